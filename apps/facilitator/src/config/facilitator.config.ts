@@ -1,0 +1,148 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { env, loadConfig, ConfigError } from '@mp/platform';
+import { loadChainManifest, type NetworkConfig } from '@mp/chain';
+import type { Address, Hex } from 'viem';
+
+export const FACILITATOR_CONFIG = Symbol('FACILITATOR_CONFIG');
+
+const envSchema = z.object({
+  FACILITATOR_PORT: env.port(4020),
+  FACILITATOR_HOST: z.string().default('127.0.0.1'),
+  DATABASE_URL: z.string().default('postgresql://postgres@127.0.0.1:5432/machine_payments'),
+  DATABASE_POOL_SIZE: env.int(20, 1),
+  CHAIN_MANIFEST: z.string().default('.local/chain.json'),
+  FACILITATOR_NETWORKS_FILE: z.string().optional(),
+  FACILITATOR_SIGNER_KEYS: env.list(),
+  SETTLE_BUDGET_MS: env.int(60_000, 100),
+  RPC_TIMEOUT_MS: env.int(10_000, 100),
+  BODY_LIMIT_BYTES: env.int(64 * 1024, 1024),
+});
+
+const hexKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte private key');
+const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed address');
+
+const networksFileSchema = z.object({
+  networks: z
+    .array(
+      z.strictObject({
+        network: z.string().regex(/^eip155:[1-9][0-9]*$/, 'must be eip155:<chainId>'),
+        displayName: z.string().min(1),
+        v1Names: z.array(z.string().min(1)).default([]),
+        rpcUrls: z.array(z.string().url()).min(1),
+        pollingIntervalMs: z.number().int().min(10).default(1_000),
+        signerKeyEnv: z.array(z.string().min(1)).min(1),
+        eip6492AllowedFactories: z.array(address).default([]),
+        assets: z
+          .array(
+            z.strictObject({
+              address,
+              symbol: z.string().min(1),
+              decimals: z.number().int().min(0).max(36),
+              eip712: z.strictObject({ name: z.string().min(1), version: z.string().min(1) }),
+            }),
+          )
+          .min(1),
+      }),
+    )
+    .min(1),
+});
+
+export interface FacilitatorConfig {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  databasePoolSize: number;
+  settleBudgetMs: number;
+  rpcTimeoutMs: number;
+  bodyLimitBytes: number;
+  networks: NetworkConfig[];
+}
+
+/**
+ * Networks come from FACILITATOR_NETWORKS_FILE (production: Base, Base Sepolia, …, keys named by env var) or,
+ * when that is unset, from the local chain manifest that `npm run chain` writes.
+ */
+export function loadFacilitatorConfig(environment: NodeJS.ProcessEnv = process.env): FacilitatorConfig {
+  const e = loadConfig(envSchema, environment);
+  const networks = e.FACILITATOR_NETWORKS_FILE
+    ? networksFromFile(e.FACILITATOR_NETWORKS_FILE, environment)
+    : networksFromManifest(e.CHAIN_MANIFEST, e.FACILITATOR_SIGNER_KEYS as Hex[]);
+  return {
+    port: e.FACILITATOR_PORT,
+    host: e.FACILITATOR_HOST,
+    databaseUrl: e.DATABASE_URL,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
+    settleBudgetMs: e.SETTLE_BUDGET_MS,
+    rpcTimeoutMs: e.RPC_TIMEOUT_MS,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    networks,
+  };
+}
+
+function networksFromFile(path: string, environment: NodeJS.ProcessEnv): NetworkConfig[] {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(resolve(path), 'utf8'));
+  } catch (error) {
+    throw new ConfigError([`FACILITATOR_NETWORKS_FILE: cannot read ${path}: ${(error as Error).message}`]);
+  }
+  const parsed = networksFileSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `FACILITATOR_NETWORKS_FILE ${path}: ${i.path.join('.')}: ${i.message}`));
+  }
+  const problems: string[] = [];
+  const networks = parsed.data.networks.map((n) => {
+    const signerKeys = n.signerKeyEnv.map((name) => {
+      const value = environment[name];
+      if (!value || !hexKey.safeParse(value).success) problems.push(`${name}: signer key for ${n.network} is missing or not a 32-byte hex key`);
+      return value as Hex;
+    });
+    return {
+      network: n.network,
+      chainId: Number(n.network.slice('eip155:'.length)),
+      displayName: n.displayName,
+      v1Names: n.v1Names,
+      rpcUrls: n.rpcUrls,
+      pollingIntervalMs: n.pollingIntervalMs,
+      signerKeys,
+      eip6492AllowedFactories: n.eip6492AllowedFactories as Address[],
+      assets: n.assets.map((a) => ({ ...a, address: a.address as Address })),
+    };
+  });
+  if (problems.length) throw new ConfigError(problems);
+  return networks;
+}
+
+function networksFromManifest(path: string, keysOverride: Hex[]): NetworkConfig[] {
+  let manifest;
+  try {
+    manifest = loadChainManifest(resolve(path));
+  } catch (error) {
+    throw new ConfigError([
+      `CHAIN_MANIFEST: cannot load ${path} (${(error as Error).message}). Start the local chain with \`npm run chain\`, or set FACILITATOR_NETWORKS_FILE.`,
+    ]);
+  }
+  const invalidKey = keysOverride.find((k) => !hexKey.safeParse(k).success);
+  if (invalidKey !== undefined) throw new ConfigError(['FACILITATOR_SIGNER_KEYS: every entry must be a 0x-prefixed 32-byte private key']);
+  const tokens = Object.values(manifest.tokens);
+  return [
+    {
+      network: manifest.network,
+      chainId: manifest.chainId,
+      displayName: 'Local anvil',
+      v1Names: ['anvil', 'localhost'],
+      rpcUrls: [manifest.rpcUrl],
+      pollingIntervalMs: 25,
+      signerKeys: keysOverride.length ? keysOverride : manifest.accounts.facilitatorSigners.map((s) => s.privateKey as Hex),
+      eip6492AllowedFactories: [],
+      assets: tokens.map((t) => ({
+        address: t.address as Address,
+        symbol: t.symbol,
+        decimals: t.decimals,
+        eip712: { name: t.name, version: t.version },
+      })),
+    },
+  ];
+}

@@ -1,0 +1,59 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { getAddress, type Address, type PublicClient } from 'viem';
+import { createNetworkClient, SignerPool, type AssetConfig, type NetworkConfig } from '@mp/chain';
+import { DEFAULT_V1_NETWORKS, isCaip2 } from '@mp/x402';
+import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
+
+export interface Network {
+  config: NetworkConfig;
+  client: PublicClient;
+  signers: SignerPool;
+  /** Accepted assets by lowercase address. */
+  assets: Map<string, AssetConfig>;
+}
+
+/** Every configured network with its RPC client, hot wallets and asset allowlist, looked up by CAIP-2 or v1 name. */
+@Injectable()
+export class NetworkRegistry {
+  private readonly byId = new Map<string, Network>();
+  private readonly v1Names = new Map<string, string>();
+
+  constructor(@Inject(FACILITATOR_CONFIG) config: FacilitatorConfig) {
+    for (const network of config.networks) {
+      const client = createNetworkClient(network, config.rpcTimeoutMs);
+      this.byId.set(network.network, {
+        config: network,
+        client,
+        signers: new SignerPool(network.signerKeys, client, network.chainId),
+        assets: new Map(network.assets.map((a) => [a.address.toLowerCase(), { ...a, address: getAddress(a.address) }])),
+      });
+      for (const name of network.v1Names) this.v1Names.set(name, network.network);
+    }
+    for (const [name, caip2] of Object.entries(DEFAULT_V1_NETWORKS)) {
+      if (!this.v1Names.has(name) && this.byId.has(caip2)) this.v1Names.set(name, caip2);
+    }
+  }
+
+  all(): Network[] {
+    return [...this.byId.values()];
+  }
+
+  /** Resolves a CAIP-2 id (v2) or a v1 network name to a configured network. */
+  resolve(network: string, x402Version: 1 | 2): Network | undefined {
+    const id = x402Version === 1 && !isCaip2(network) ? this.v1Names.get(network) : network;
+    return id === undefined ? undefined : this.byId.get(id);
+  }
+
+  /** The v1 names each network answers to, for /supported. */
+  v1NamesOf(network: string): string[] {
+    return [...this.v1Names.entries()].filter(([, id]) => id === network).map(([name]) => name);
+  }
+
+  asset(network: Network, address: string): AssetConfig | undefined {
+    return network.assets.get(address.toLowerCase());
+  }
+
+  signerAddresses(): Address[] {
+    return this.all().flatMap((n) => n.signers.addresses);
+  }
+}

@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { NetworksModule } from '../networks/networks.module';
+import { SettlementModule } from '../settlement/settlement.module';
+import { X402Controller } from './x402.controller';
+import { X402Service } from './x402.service';
+
+@Module({
+  imports: [NetworksModule, SettlementModule],
+  controllers: [X402Controller],
+  providers: [X402Service],
+})
+export class X402Module {}

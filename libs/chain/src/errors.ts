@@ -1,0 +1,25 @@
+import { BaseError, ContractFunctionRevertedError, HttpRequestError, RpcRequestError, TimeoutError } from 'viem';
+
+/**
+ * Tells a contract revert (the payment is bad) from an RPC failure (our node is sick). A sick node must never
+ * be reported to a payer as an invalid signature.
+ */
+export function isTransportFailure(error: unknown): boolean {
+  if (!(error instanceof BaseError)) return !(error instanceof Error && /revert/i.test(error.message));
+  if (error.walk((e) => e instanceof ContractFunctionRevertedError)) return false;
+  if (error.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError)) return true;
+  const rpc = error.walk((e) => e instanceof RpcRequestError) as RpcRequestError | null;
+  if (rpc) return !/revert/i.test(rpc.details ?? rpc.message) && rpc.code !== 3;
+  return !/revert/i.test(error.message);
+}
+
+/** The revert reason string of a failed call or send, if the node reported one. */
+export function revertReason(error: unknown): string | undefined {
+  if (error instanceof BaseError) {
+    const reverted = error.walk((e) => e instanceof ContractFunctionRevertedError) as ContractFunctionRevertedError | null;
+    if (reverted?.reason) return reverted.reason;
+    const match = /reverted(?: with reason string)?:? ['"]?([^'"\n]+)/i.exec(error.details ?? error.message);
+    if (match) return match[1].trim();
+  }
+  return error instanceof Error ? error.message.split('\n')[0] : undefined;
+}

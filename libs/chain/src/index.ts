@@ -1,0 +1,6 @@
+export * from './abi';
+export * from './ecdsa';
+export * from './errors';
+export * from './manifest';
+export * from './registry';
+export * from './signer';

@@ -1,0 +1,50 @@
+import { createPublicClient, defineChain, fallback, http, type Address, type Chain, type Hex, type PublicClient } from 'viem';
+
+/** A token the facilitator accepts, with the EIP-712 domain its EIP-3009 signatures use. */
+export interface AssetConfig {
+  address: Address;
+  symbol: string;
+  decimals: number;
+  /** EIP-712 domain name and version, e.g. "USD Coin" / "2" for USDC on Base. */
+  eip712: { name: string; version: string };
+}
+
+export interface NetworkConfig {
+  /** CAIP-2 id, e.g. eip155:8453. */
+  network: string;
+  chainId: number;
+  displayName: string;
+  /** x402 v1 names that map to this network, e.g. ["base"]. */
+  v1Names: string[];
+  rpcUrls: string[];
+  assets: AssetConfig[];
+  /** Private keys of the hot wallets that submit settlements. Never logged. */
+  signerKeys: Hex[];
+  /** Receipt polling interval; viem's default of 4 s on custom chains stalls every settlement. */
+  pollingIntervalMs: number;
+  /** ERC-6492 factories whose counterfactual wallets may be deployed at settlement (default: none, fail closed). */
+  eip6492AllowedFactories: Address[];
+}
+
+export function toViemChain(config: NetworkConfig): Chain {
+  return defineChain({
+    id: config.chainId,
+    name: config.displayName,
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: config.rpcUrls } },
+  });
+}
+
+/**
+ * One public client per network: every RPC URL behind a fallback, and JSON-RPC batching so concurrent
+ * verifications share HTTP round trips.
+ */
+export function createNetworkClient(config: NetworkConfig, timeoutMs = 10_000): PublicClient {
+  const transports = config.rpcUrls.map((url) => http(url, { batch: { batchSize: 64, wait: 0 }, timeout: timeoutMs, retryCount: 1 }));
+  return createPublicClient({
+    chain: toViemChain(config),
+    transport: transports.length === 1 ? transports[0] : fallback(transports, { rank: false }),
+    pollingInterval: config.pollingIntervalMs,
+    batch: { multicall: false },
+  });
+}

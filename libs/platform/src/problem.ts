@@ -1,0 +1,80 @@
+/**
+ * Errors are data: a stable code, mapped to an HTTP status in exactly this one table, and rendered as
+ * RFC 9457 problem+json. Protocol endpoints answer in their protocol's own shape instead; this is for the rest.
+ */
+export const PROBLEM_STATUS = {
+  validation_failed: 400,
+  malformed_json: 400,
+  unauthorized: 401,
+  not_found: 404,
+  method_not_allowed: 405,
+  payment_identifier_conflict: 409,
+  settlement_in_progress: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  upstream_unavailable: 503,
+} as const;
+
+export type ProblemCode = keyof typeof PROBLEM_STATUS;
+
+const TITLES: Record<ProblemCode, string> = {
+  validation_failed: 'The request body is invalid',
+  malformed_json: 'The request body is not valid JSON',
+  unauthorized: 'Authentication required',
+  not_found: 'Not found',
+  method_not_allowed: 'Method not allowed',
+  payment_identifier_conflict: 'Payment identifier reused with a different payment',
+  settlement_in_progress: 'Settlement of this payment is in progress',
+  payload_too_large: 'The request body is too large',
+  unsupported_media_type: 'Unsupported media type',
+  rate_limited: 'Too many requests',
+  internal_error: 'Internal error',
+  upstream_unavailable: 'An upstream service is unavailable',
+};
+
+export interface InvalidParam {
+  name: string;
+  reason: string;
+}
+
+export interface ProblemDetails {
+  type: string;
+  title: string;
+  status: number;
+  code: ProblemCode;
+  detail: string;
+  instance?: string;
+  invalidParams?: InvalidParam[];
+  [extension: string]: unknown;
+}
+
+export class ProblemError extends Error {
+  constructor(
+    readonly code: ProblemCode,
+    detail: string,
+    readonly extensions: { invalidParams?: InvalidParam[]; [key: string]: unknown } = {},
+  ) {
+    super(detail);
+    this.name = 'ProblemError';
+  }
+
+  get status(): number {
+    return PROBLEM_STATUS[this.code];
+  }
+}
+
+export function problemBody(code: ProblemCode, detail: string, instance?: string, extensions: Record<string, unknown> = {}): ProblemDetails {
+  return {
+    type: `urn:problem:${code}`,
+    title: TITLES[code],
+    status: PROBLEM_STATUS[code],
+    code,
+    detail,
+    ...(instance ? { instance } : {}),
+    ...extensions,
+  };
+}
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';

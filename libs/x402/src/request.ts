@@ -1,0 +1,151 @@
+import type { z } from 'zod';
+import { canonicalJson, sha256Hex } from './canonical';
+import {
+  facilitatorRequestEnvelopeSchema,
+  paymentIdentifierInfoSchema,
+  paymentPayloadV1Schema,
+  paymentPayloadV2Schema,
+  paymentRequirementsV1Schema,
+  paymentRequirementsV2Schema,
+  type PaymentRequirementsV2,
+} from './schemas';
+import { X402Reason } from './reasons';
+
+export const PAYMENT_IDENTIFIER = 'payment-identifier';
+
+/** One problem with one field, named by its dotted path in the request body. */
+export interface FieldIssue {
+  field: string;
+  message: string;
+}
+
+/** A /verify or /settle request with the v1/v2 differences folded away. Networks are still as the client sent them. */
+export interface PaymentRequest {
+  x402Version: 1 | 2;
+  /** What the requirements ask for. */
+  scheme: string;
+  network: string;
+  amount: string;
+  asset: string;
+  payTo: string;
+  maxTimeoutSeconds: number;
+  extra: Record<string, unknown>;
+  /** What the payload says it pays (v2: `accepted`; v1: the payload's own scheme and network). */
+  payloadScheme: string;
+  payloadNetwork: string;
+  accepted?: PaymentRequirementsV2;
+  /** The scheme-specific part, validated by the scheme. */
+  payload: Record<string, unknown>;
+  paymentIdentifier?: string;
+  /** sha256 of the canonical JSON of payload and requirements: equal requests, equal hash. */
+  fingerprint: string;
+}
+
+export type DecodeResult =
+  | { ok: true; request: PaymentRequest }
+  | { ok: false; kind: 'malformed'; issues: FieldIssue[] }
+  | { ok: false; kind: 'invalid'; reason: string; message: string };
+
+export function decodePaymentRequest(body: unknown): DecodeResult {
+  const envelope = facilitatorRequestEnvelopeSchema.safeParse(body);
+  if (!envelope.success) return malformed(envelope.error);
+  const { paymentPayload, paymentRequirements } = envelope.data;
+  const version = paymentPayload.x402Version;
+  if (version !== 1 && version !== 2) {
+    return { ok: false, kind: 'invalid', reason: X402Reason.invalidX402Version, message: `x402Version ${version} is not supported; use 1 or 2` };
+  }
+  if (envelope.data.x402Version !== undefined && envelope.data.x402Version !== version) {
+    return {
+      ok: false,
+      kind: 'invalid',
+      reason: X402Reason.invalidX402Version,
+      message: `x402Version ${envelope.data.x402Version} differs from paymentPayload.x402Version ${version}`,
+    };
+  }
+  const fingerprint = sha256Hex(canonicalJson({ paymentPayload, paymentRequirements }));
+
+  if (version === 2) {
+    const payload = paymentPayloadV2Schema.safeParse(paymentPayload);
+    const requirements = paymentRequirementsV2Schema.safeParse(paymentRequirements);
+    const issues = [...issuesOf(payload.error, 'paymentPayload'), ...issuesOf(requirements.error, 'paymentRequirements')];
+    if (!payload.success || !requirements.success) return { ok: false, kind: 'malformed', issues };
+    const identifier = readPaymentIdentifier(payload.data.extensions ?? undefined);
+    if (!identifier.ok) return { ok: false, kind: 'malformed', issues: [identifier.issue] };
+    const r = requirements.data;
+    return {
+      ok: true,
+      request: {
+        x402Version: 2,
+        scheme: r.scheme,
+        network: r.network,
+        amount: r.amount,
+        asset: r.asset,
+        payTo: r.payTo,
+        maxTimeoutSeconds: r.maxTimeoutSeconds,
+        extra: r.extra ?? {},
+        payloadScheme: payload.data.accepted.scheme,
+        payloadNetwork: payload.data.accepted.network,
+        accepted: payload.data.accepted,
+        payload: payload.data.payload,
+        paymentIdentifier: identifier.id,
+        fingerprint,
+      },
+    };
+  }
+
+  const payload = paymentPayloadV1Schema.safeParse(paymentPayload);
+  const requirements = paymentRequirementsV1Schema.safeParse(paymentRequirements);
+  const issues = [...issuesOf(payload.error, 'paymentPayload'), ...issuesOf(requirements.error, 'paymentRequirements')];
+  if (!payload.success || !requirements.success) return { ok: false, kind: 'malformed', issues };
+  const r = requirements.data;
+  return {
+    ok: true,
+    request: {
+      x402Version: 1,
+      scheme: r.scheme,
+      network: r.network,
+      amount: r.maxAmountRequired,
+      asset: r.asset,
+      payTo: r.payTo,
+      maxTimeoutSeconds: r.maxTimeoutSeconds,
+      extra: r.extra ?? {},
+      payloadScheme: payload.data.scheme,
+      payloadNetwork: payload.data.network,
+      payload: payload.data.payload,
+      fingerprint,
+    },
+  };
+}
+
+type IdentifierResult = { ok: true; id?: string } | { ok: false; issue: FieldIssue };
+
+function readPaymentIdentifier(extensions: Record<string, unknown> | undefined): IdentifierResult {
+  const extension = extensions?.[PAYMENT_IDENTIFIER];
+  if (extension === undefined || extension === null) return { ok: true };
+  const field = `paymentPayload.extensions.${PAYMENT_IDENTIFIER}.info`;
+  if (typeof extension !== 'object' || Array.isArray(extension)) return { ok: false, issue: { field: field.replace(/\.info$/, ''), message: 'must be an object' } };
+  const info = paymentIdentifierInfoSchema.safeParse((extension as { info?: unknown }).info);
+  if (!info.success) {
+    const [first] = issuesOf(info.error, field);
+    return { ok: false, issue: first ?? { field, message: 'is invalid' } };
+  }
+  if (info.data.required === true && info.data.id === undefined) {
+    return { ok: false, issue: { field: `${field}.id`, message: 'is required by the resource server but missing' } };
+  }
+  return { ok: true, id: info.data.id };
+}
+
+export function issuesOf(error: z.ZodError | undefined, prefix: string): FieldIssue[] {
+  if (!error) return [];
+  return error.issues.map((issue) => {
+    const path = [prefix, ...issue.path.map(String)];
+    if (issue.code === 'unrecognized_keys') {
+      return { field: path.join('.'), message: `unknown field(s): ${issue.keys.join(', ')}` };
+    }
+    return { field: path.join('.'), message: issue.message };
+  });
+}
+
+function malformed(error: z.ZodError): DecodeResult {
+  return { ok: false, kind: 'malformed', issues: issuesOf(error, 'body').map((i) => ({ ...i, field: i.field.replace(/^body\.?/, '') || 'body' })) };
+}

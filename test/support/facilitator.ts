@@ -1,0 +1,37 @@
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { configureHttpApp } from '@mp/platform';
+import { AppModule } from '../../apps/facilitator/src/app.module';
+import { loadFacilitatorConfig, type FacilitatorConfig } from '../../apps/facilitator/src/config/facilitator.config';
+
+export const TEST_DATABASE_URL = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/machine_payments_test';
+
+export interface RunningFacilitator {
+  url: string;
+  app: INestApplication;
+  config: FacilitatorConfig;
+  close(): Promise<void>;
+}
+
+/** Boots the real facilitator app on a free port against the test database and the test chain. */
+export async function startFacilitator(env: Record<string, string> = {}): Promise<RunningFacilitator> {
+  const config = loadFacilitatorConfig({ ...process.env, DATABASE_URL: TEST_DATABASE_URL, LOG_LEVEL: 'error', ...env });
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forConfig(config)] }).compile();
+  const app = moduleRef.createNestApplication({ bodyParser: false, logger: ['error'] });
+  configureHttpApp(app, { bodyLimitBytes: config.bodyLimitBytes });
+  await app.listen(0, '127.0.0.1');
+  const address = app.getHttpServer().address() as { port: number };
+  return { url: `http://127.0.0.1:${address.port}`, app, config, close: () => app.close() };
+}
+
+export async function postJson(url: string, body: unknown): Promise<{ status: number; body: any; contentType: string | null }> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // keep the text
+  }
+  return { status: response.status, body: parsed, contentType: response.headers.get('content-type') };
+}
