@@ -1,0 +1,200 @@
+import { decodeEventLog, type Address, type Hex } from 'viem';
+import { eip3009Abi } from '@mp/chain';
+import { PrismaService } from '@mp/db';
+import { balanceOf, payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
+import { postJson, startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
+
+describe('POST /settle', () => {
+  const { manifest, client } = testChain();
+  const usdc = manifest.tokens.usdc;
+  const merchant = manifest.accounts.merchant.address as Address;
+  const amount = 12_345n;
+  let facilitator: RunningFacilitator;
+  let db: PrismaService;
+
+  beforeAll(async () => {
+    facilitator = await startFacilitator({ FACILITATOR_SIGNER_KEYS: `${manifest.accounts.facilitatorSigners[0].privateKey},${manifest.accounts.facilitatorSigners[1].privateKey}` });
+    db = facilitator.app.get(PrismaService);
+  });
+  afterAll(() => facilitator?.close());
+
+  const settle = async (body: unknown) => {
+    const response = await postJson(`${facilitator.url}/settle`, body);
+    expect(response.status).toBe(200);
+    return response.body;
+  };
+  const requirements = (token = usdc) => v2Requirements(manifest, token, amount);
+  const paymentRow = (nonce: string) =>
+    db.$queryRawUnsafe<{ state: string; tx_hash: string | null; amount: string }[]>(
+      `SELECT state::text, tx_hash, amount::text FROM facilitator.payments WHERE authorization_nonce = $1`,
+      nonce.toLowerCase(),
+    );
+
+  it('transfers exactly the amount on chain and answers {success, transaction, network, payer}', async () => {
+    const payer = payerAccount(manifest, 2);
+    const payload = await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount });
+    const [payerBefore, merchantBefore] = [await balanceOf(client, usdc, payer.address), await balanceOf(client, usdc, merchant)];
+
+    const response = await settle(v2Body(payload, requirements()));
+
+    expect(response).toEqual({ success: true, transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/), network: manifest.network, payer: payer.address });
+    const receipt = await client.getTransactionReceipt({ hash: response.transaction });
+    expect(receipt.status).toBe('success');
+    const transfer = receipt.logs
+      .map((log) => { try { return decodeEventLog({ abi: eip3009Abi, ...log }); } catch { return undefined; } })
+      .find((e) => e?.eventName === 'Transfer');
+    expect(transfer?.args).toMatchObject({ from: payer.address, to: merchant, value: amount });
+    expect(await balanceOf(client, usdc, payer.address)).toBe(payerBefore - amount);
+    expect(await balanceOf(client, usdc, merchant)).toBe(merchantBefore + amount);
+    expect(await paymentRow(payload.authorization.nonce)).toEqual([{ state: 'confirmed', tx_hash: response.transaction, amount: amount.toString() }]);
+    const events = await db.$queryRawUnsafe<{ type: string }[]>(
+      `SELECT e.type FROM facilitator.payment_events e JOIN facilitator.payments p ON p.id = e.payment_id WHERE p.authorization_nonce = $1 ORDER BY e.id`,
+      payload.authorization.nonce.toLowerCase(),
+    );
+    expect(events.map((e) => e.type)).toEqual(['payment.verified', 'payment.submitted', 'payment.confirmed']);
+  });
+
+  it('answers a replay with the original success and sends nothing', async () => {
+    const payer = payerAccount(manifest, 3);
+    const body = v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount }), requirements());
+    const first = await settle(body);
+    const balance = await balanceOf(client, usdc, payer.address);
+    const replays = [await settle(body), await settle(body)];
+    expect(replays).toEqual([first, first]);
+    expect(await balanceOf(client, usdc, payer.address)).toBe(balance);
+  });
+
+  it('settles 60 concurrent copies of one payload exactly once, and every caller gets the same transaction', async () => {
+    const payer = payerAccount(manifest, 4);
+    const body = v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount }), requirements());
+    const before = await balanceOf(client, usdc, payer.address);
+
+    const responses = await Promise.all(Array.from({ length: 60 }, () => settle(body)));
+
+    const hashes = new Set(responses.map((r) => r.transaction));
+    expect(responses.every((r) => r.success === true)).toBe(true);
+    expect(hashes.size).toBe(1);
+    expect(await balanceOf(client, usdc, payer.address)).toBe(before - amount);
+    expect(await paymentRow(body.paymentPayload.payload.authorization.nonce)).toHaveLength(1);
+  });
+
+  it('settles 40 distinct payments at once without nonce collisions', async () => {
+    const payer = payerAccount(manifest, 5);
+    const before = await balanceOf(client, usdc, payer.address);
+    const bodies = await Promise.all(Array.from({ length: 40 }, async () => v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount }), requirements())));
+
+    const responses = await Promise.all(bodies.map(settle));
+
+    expect(responses.filter((r) => r.success).length).toBe(40);
+    expect(new Set(responses.map((r) => r.transaction)).size).toBe(40);
+    expect(await balanceOf(client, usdc, payer.address)).toBe(before - 40n * amount);
+  });
+
+  it('a second facilitator replica settling the same payload at the same time still sends one transfer', async () => {
+    const replica = await startFacilitator({ FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[2].privateKey });
+    try {
+      const payer = payerAccount(manifest, 6);
+      const body = v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount }), requirements());
+      const before = await balanceOf(client, usdc, payer.address);
+      const responses = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => postJson(`${i % 2 ? replica.url : facilitator.url}/settle`, body).then((r) => r.body)),
+      );
+      expect(new Set(responses.map((r) => r.transaction)).size).toBe(1);
+      expect(responses.every((r) => r.success)).toBe(true);
+      expect(await balanceOf(client, usdc, payer.address)).toBe(before - amount);
+    } finally {
+      await replica.close();
+    }
+  });
+
+  it('answers an invalid payment with success:false, the reason, an empty transaction and the network', async () => {
+    const payer = payerAccount(manifest, 2);
+    const payload = await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount + 1n });
+    expect(await settle(v2Body(payload, requirements()))).toEqual({
+      success: false,
+      errorReason: 'invalid_exact_evm_payload_authorization_value_mismatch',
+      errorMessage: expect.any(String),
+      payer: payer.address,
+      transaction: '',
+      network: manifest.network,
+    });
+    expect(await paymentRow(payload.authorization.nonce)).toEqual([]);
+  });
+
+  it('answers invalid_exact_evm_transfer_event_mismatch when the receipt does not show the transfer', async () => {
+    const token = manifest.tokens.misreportingUsdc;
+    const payer = payerAccount(manifest, 2);
+    const payload = await signAuthorization(payer, token, manifest.chainId, { to: merchant, value: amount });
+    const response = await settle(v2Body(payload, requirements(token)));
+    expect(response).toMatchObject({ success: false, errorReason: 'invalid_exact_evm_transfer_event_mismatch', transaction: expect.stringMatching(/^0x/) });
+    expect(await paymentRow(payload.authorization.nonce)).toEqual([{ state: 'failed', tx_hash: response.transaction, amount: amount.toString() }]);
+  });
+
+  it('answers settlement_pending with the hash when the receipt is late, and the outcome on the next settle', async () => {
+    const slow = await startFacilitator({ SETTLE_BUDGET_MS: '300', FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[3].privateKey });
+    await client.request({ method: 'evm_setAutomine' as never, params: [false] as never });
+    try {
+      const payer = payerAccount(manifest, 7);
+      const body = v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount }), requirements());
+      const pending = (await postJson(`${slow.url}/settle`, body)).body;
+      expect(pending).toMatchObject({ success: false, errorReason: 'settlement_pending', transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+      expect(await paymentRow(body.paymentPayload.payload.authorization.nonce)).toEqual([{ state: 'submitted', tx_hash: pending.transaction, amount: amount.toString() }]);
+
+      await client.request({ method: 'evm_mine' as never, params: [] as never });
+      const settled = (await postJson(`${slow.url}/settle`, body)).body;
+      expect(settled).toEqual({ success: true, transaction: pending.transaction, network: manifest.network, payer: payer.address });
+    } finally {
+      await client.request({ method: 'evm_setAutomine' as never, params: [true] as never });
+      await slow.close();
+    }
+  });
+
+  describe('payment-identifier extension', () => {
+    const extension = (id: string) => ({ 'payment-identifier': { info: { required: false, id }, schema: {} } });
+
+    it('returns the original outcome for the same id and payload, and 409 for the same id with another payload', async () => {
+      const payer = payerAccount(manifest, 8);
+      const id = `pay_${Date.now()}_abcdefghij`;
+      const body = v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount }), requirements(), extension(id));
+      const first = await settle(body);
+      expect(first.success).toBe(true);
+      expect(await settle(body)).toEqual(first);
+
+      const other = v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount }), requirements(), extension(id));
+      for (const path of ['settle', 'verify']) {
+        const conflict = await postJson(`${facilitator.url}/${path}`, other);
+        expect(conflict.status).toBe(409);
+        expect(conflict.contentType).toContain('application/problem+json');
+        expect(conflict.body).toMatchObject({ status: 409, code: 'payment_identifier_conflict', detail: expect.stringContaining(id) });
+      }
+      expect(await paymentRow(other.paymentPayload.payload.authorization.nonce)).toEqual([]);
+    });
+
+    it('rejects a malformed id with a 400 naming the field', async () => {
+      const payer = payerAccount(manifest, 8);
+      const body = v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount }), requirements(), extension('short'));
+      const response = await postJson(`${facilitator.url}/settle`, body);
+      expect(response.status).toBe(400);
+      expect(response.body.invalidParams[0].name).toBe('paymentPayload.extensions.payment-identifier.info.id');
+    });
+  });
+
+  describe('x402 v1', () => {
+    it('verifies and settles a v1 payload with a named network, answering with that name', async () => {
+      const payer = payerAccount(manifest, 9);
+      const payload = await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount });
+      const body = {
+        x402Version: 1,
+        paymentPayload: { x402Version: 1, scheme: 'exact', network: 'anvil', payload },
+        paymentRequirements: {
+          scheme: 'exact', network: 'anvil', maxAmountRequired: amount.toString(), resource: 'http://merchant.test/v1', description: 'v1 resource',
+          mimeType: 'application/json', payTo: merchant, maxTimeoutSeconds: 60, asset: usdc.address, extra: { name: usdc.name, version: usdc.version },
+        },
+      };
+      expect((await postJson(`${facilitator.url}/verify`, body)).body).toEqual({ isValid: true, payer: payer.address });
+      const settled = await settle(body);
+      expect(settled).toEqual({ success: true, transaction: expect.stringMatching(/^0x/), network: 'anvil', payer: payer.address });
+      expect((await client.getTransactionReceipt({ hash: settled.transaction as Hex })).status).toBe('success');
+    });
+  });
+});
