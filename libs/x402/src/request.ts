@@ -13,6 +13,9 @@ import { X402Reason } from './reasons';
 
 export const PAYMENT_IDENTIFIER = 'payment-identifier';
 
+/** Missing members read "is required" rather than zod's "expected string, received undefined". */
+const PARSE = { error: (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : undefined) };
+
 /** One problem with one field, named by its dotted path in the request body. */
 export interface FieldIssue {
   field: string;
@@ -47,8 +50,15 @@ export type DecodeResult =
   | { ok: false; kind: 'invalid'; reason: string; message: string };
 
 export function decodePaymentRequest(body: unknown): DecodeResult {
-  const envelope = facilitatorRequestEnvelopeSchema.safeParse(body);
-  if (!envelope.success) return malformed(envelope.error);
+  const envelope = facilitatorRequestEnvelopeSchema.safeParse(body, PARSE);
+  if (!envelope.success) {
+    // Name the envelope's problems and, where the parts are there, theirs too: one round trip to fix them all.
+    const parts = body as { paymentPayload?: unknown; paymentRequirements?: unknown } | null;
+    const inner = typeof parts === 'object' && parts !== null && isObject(parts.paymentPayload) && isObject(parts.paymentRequirements)
+      ? innerIssues(parts.paymentPayload, parts.paymentRequirements)
+      : [];
+    return { ok: false, kind: 'malformed', issues: [...envelopeIssues(envelope.error), ...inner] };
+  }
   const { paymentPayload, paymentRequirements } = envelope.data;
   const version = paymentPayload.x402Version;
   if (version !== 1 && version !== 2) {
@@ -65,8 +75,8 @@ export function decodePaymentRequest(body: unknown): DecodeResult {
   const fingerprint = sha256Hex(canonicalJson({ paymentPayload, paymentRequirements }));
 
   if (version === 2) {
-    const payload = paymentPayloadV2Schema.safeParse(paymentPayload);
-    const requirements = paymentRequirementsV2Schema.safeParse(paymentRequirements);
+    const payload = paymentPayloadV2Schema.safeParse(paymentPayload, PARSE);
+    const requirements = paymentRequirementsV2Schema.safeParse(paymentRequirements, PARSE);
     const issues = [...issuesOf(payload.error, 'paymentPayload'), ...issuesOf(requirements.error, 'paymentRequirements')];
     if (!payload.success || !requirements.success) return { ok: false, kind: 'malformed', issues };
     const identifier = readPaymentIdentifier(payload.data.extensions ?? undefined);
@@ -93,8 +103,8 @@ export function decodePaymentRequest(body: unknown): DecodeResult {
     };
   }
 
-  const payload = paymentPayloadV1Schema.safeParse(paymentPayload);
-  const requirements = paymentRequirementsV1Schema.safeParse(paymentRequirements);
+  const payload = paymentPayloadV1Schema.safeParse(paymentPayload, PARSE);
+  const requirements = paymentRequirementsV1Schema.safeParse(paymentRequirements, PARSE);
   const issues = [...issuesOf(payload.error, 'paymentPayload'), ...issuesOf(requirements.error, 'paymentRequirements')];
   if (!payload.success || !requirements.success) return { ok: false, kind: 'malformed', issues };
   const r = requirements.data;
@@ -146,6 +156,20 @@ export function issuesOf(error: z.ZodError | undefined, prefix: string): FieldIs
   });
 }
 
-function malformed(error: z.ZodError): DecodeResult {
-  return { ok: false, kind: 'malformed', issues: issuesOf(error, 'body').map((i) => ({ ...i, field: i.field.replace(/^body\.?/, '') || 'body' })) };
+function envelopeIssues(error: z.ZodError): FieldIssue[] {
+  return issuesOf(error, 'body').map((i) => ({ ...i, field: i.field.replace(/^body\.?/, '') || 'body' }));
+}
+
+function innerIssues(paymentPayload: Record<string, unknown>, paymentRequirements: Record<string, unknown>): FieldIssue[] {
+  const [payloadSchema, requirementsSchema] =
+    paymentPayload.x402Version === 1 ? [paymentPayloadV1Schema, paymentRequirementsV1Schema] : [paymentPayloadV2Schema, paymentRequirementsV2Schema];
+  if (paymentPayload.x402Version !== 1 && paymentPayload.x402Version !== 2) return [];
+  return [
+    ...issuesOf(payloadSchema.safeParse(paymentPayload, PARSE).error, 'paymentPayload'),
+    ...issuesOf(requirementsSchema.safeParse(paymentRequirements, PARSE).error, 'paymentRequirements'),
+  ];
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
