@@ -30,7 +30,7 @@ describe('facilitator input handling', () => {
     fetch(`${facilitator.url}${path}`, { method: 'POST', headers: { 'content-type': contentType }, body }).then(async (r) => ({
       status: r.status,
       type: r.headers.get('content-type'),
-      body: await r.json().catch(() => undefined),
+      body: (await r.json().catch(() => undefined)) as any,
     }));
 
   it.each(['/verify', '/settle'])('%s: malformed JSON is a 400 problem', async (path) => {

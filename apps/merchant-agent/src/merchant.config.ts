@@ -1,0 +1,70 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { ConfigError, env, loadConfig } from '@mp/platform';
+import { loadChainManifest } from '@mp/chain';
+
+export const MERCHANT_CONFIG = Symbol('MERCHANT_CONFIG');
+
+const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed address');
+
+const envSchema = z.object({
+  MERCHANT_PORT: env.port(4040),
+  MERCHANT_HOST: z.string().default('127.0.0.1'),
+  FACILITATOR_URL: env.url('http://127.0.0.1:4020'),
+  CHAIN_MANIFEST: z.string().default('.local/chain.json'),
+  MERCHANT_NETWORK: z.string().regex(/^eip155:[1-9][0-9]*$/, 'must be eip155:<chainId>').optional(),
+  MERCHANT_ASSET: address.optional(),
+  MERCHANT_ASSET_NAME: z.string().min(1).optional(),
+  MERCHANT_ASSET_VERSION: z.string().min(1).optional(),
+  MERCHANT_PAY_TO: address.optional(),
+  MERCHANT_PRICE: z.string().regex(/^[1-9][0-9]*$/, 'must be a positive integer of atomic units').default('10000'),
+});
+
+export interface MerchantConfig {
+  port: number;
+  host: string;
+  facilitatorUrl: string;
+  /** What the paid endpoint charges: atomic units of one EIP-3009 token on one network. */
+  price: { network: `${string}:${string}`; asset: string; amount: string; eip712: { name: string; version: string }; payTo: string };
+}
+
+/** The merchant's asset and wallet come from the environment, or from the local chain manifest when unset. */
+export function loadMerchantConfig(environment: NodeJS.ProcessEnv = process.env): MerchantConfig {
+  const e = loadConfig(envSchema, environment);
+  const explicit = e.MERCHANT_NETWORK && e.MERCHANT_ASSET && e.MERCHANT_ASSET_NAME && e.MERCHANT_ASSET_VERSION && e.MERCHANT_PAY_TO;
+  if (explicit) {
+    return {
+      port: e.MERCHANT_PORT,
+      host: e.MERCHANT_HOST,
+      facilitatorUrl: e.FACILITATOR_URL,
+      price: {
+        network: e.MERCHANT_NETWORK as `${string}:${string}`,
+        asset: e.MERCHANT_ASSET!,
+        amount: e.MERCHANT_PRICE,
+        eip712: { name: e.MERCHANT_ASSET_NAME!, version: e.MERCHANT_ASSET_VERSION! },
+        payTo: e.MERCHANT_PAY_TO!,
+      },
+    };
+  }
+  let manifest;
+  try {
+    manifest = loadChainManifest(resolve(e.CHAIN_MANIFEST));
+  } catch (error) {
+    throw new ConfigError([
+      `CHAIN_MANIFEST: cannot load ${e.CHAIN_MANIFEST} (${(error as Error).message}); start the local chain with \`npm run chain\`, or set MERCHANT_NETWORK, MERCHANT_ASSET, MERCHANT_ASSET_NAME, MERCHANT_ASSET_VERSION and MERCHANT_PAY_TO`,
+    ]);
+  }
+  const usdc = manifest.tokens.usdc;
+  return {
+    port: e.MERCHANT_PORT,
+    host: e.MERCHANT_HOST,
+    facilitatorUrl: e.FACILITATOR_URL,
+    price: {
+      network: manifest.network as `${string}:${string}`,
+      asset: e.MERCHANT_ASSET ?? usdc.address,
+      amount: e.MERCHANT_PRICE,
+      eip712: { name: e.MERCHANT_ASSET_NAME ?? usdc.name, version: e.MERCHANT_ASSET_VERSION ?? usdc.version },
+      payTo: e.MERCHANT_PAY_TO ?? manifest.accounts.merchant.address,
+    },
+  };
+}

@@ -1,0 +1,32 @@
+import type { RequestHandler } from 'express';
+import { HTTPFacilitatorClient } from '@x402/core/server';
+import { ExactEvmScheme } from '@x402/evm/exact/server';
+import { paymentMiddleware, x402ResourceServer } from '@x402/express';
+import type { MerchantConfig } from '../merchant.config';
+
+export const PAID_FORECAST_ROUTE = '/paid/forecast';
+
+/**
+ * The official @x402/express middleware in front of the paid routes, settling through our facilitator.
+ * It asks the facilitator for /supported on start, so the facilitator must be up first.
+ */
+export function createPaywall(config: MerchantConfig): RequestHandler {
+  const facilitator = new HTTPFacilitatorClient({ url: config.facilitatorUrl });
+  const server = new x402ResourceServer(facilitator).register(config.price.network, new ExactEvmScheme());
+  return paymentMiddleware(
+    {
+      [`GET ${PAID_FORECAST_ROUTE}`]: {
+        accepts: {
+          scheme: 'exact',
+          network: config.price.network,
+          payTo: config.price.payTo,
+          price: { amount: config.price.amount, asset: config.price.asset, extra: { name: config.price.eip712.name, version: config.price.eip712.version } },
+          maxTimeoutSeconds: 120,
+        },
+        description: 'A machine-readable weather forecast',
+        mimeType: 'application/json',
+      },
+    },
+    server,
+  );
+}
