@@ -3,7 +3,7 @@ import type { Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { PrismaService } from '@mp/db';
 import { signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
-import { postJson, startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
+import { startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
 
 /** Hostile and malformed input: a clear 4xx naming the problem (or the protocol's invalid answer), never a 500, nothing written. */
 describe('facilitator input handling', () => {

@@ -89,13 +89,14 @@ export function loadChainManifest(path: string = process.env.CHAIN_MANIFEST ?? '
       code === 'ENOENT'
         ? `Chain manifest not found at ${file}: start the local chain with \`npm run chain\` (or set CHAIN_MANIFEST)`
         : `Cannot read chain manifest ${file}: ${(err as Error).message}`,
+      { cause: err },
     );
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new Error(`Chain manifest ${file} is not valid JSON: ${(err as Error).message}`);
+    throw new Error(`Chain manifest ${file} is not valid JSON: ${(err as Error).message}`, { cause: err });
   }
   return parseChainManifest(json, `chain manifest ${file}`);
 }

@@ -21,7 +21,6 @@ import {
   transferWithAuthorizationTypes,
   X402Reason,
   type PaymentRequest,
-  type SettleResponse,
   type VerifyResponse,
 } from '@mp/x402';
 import { NetworkRegistry, type Network } from '../../networks/network-registry';
