@@ -16,7 +16,7 @@ async function main(): Promise<void> {
     maxAmountPerPayment: process.env.BUYER_MAX_AMOUNT ?? '1000000',
     log: (line) => console.log(`buyer: ${line}`),
   });
-  console.log(JSON.stringify(purchase, null, 2));
+  console.log(JSON.stringify(purchase));
   if (purchase.status !== 200 || !purchase.transaction) process.exit(1);
 }
 

@@ -1,0 +1,137 @@
+#!/usr/bin/env node
+// The whole system in one command:
+//   npm start            (= node scripts/demo.mjs)        runs until Ctrl-C
+//   node scripts/demo.mjs --exit                          stops after the buyer's purchase (used by the tests)
+// Builds the apps if their sources changed, migrates the database, starts a local anvil chain with the test USDC,
+// starts the facilitator, the ledger and the merchant agent, then a buyer agent pays the merchant's x402-protected
+// endpoint through the official client and the demo prints what happened, with the transaction hash and balances.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { createPublicClient, erc20Abi, http } from 'viem';
+import { startAnvil } from './lib/anvil.mjs';
+import { REPO_ROOT } from './lib/contracts.mjs';
+import { deployLocalChain, writeManifest } from './lib/deploy.mjs';
+
+const { values } = parseArgs({ options: { exit: { type: 'boolean', default: false } } });
+const env = {
+  ...process.env,
+  DATABASE_URL: process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/machine_payments',
+  LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+};
+const ports = {
+  chain: Number(process.env.CHAIN_PORT ?? 8545),
+  facilitator: Number(process.env.FACILITATOR_PORT ?? 4020),
+  ledger: Number(process.env.LEDGER_PORT ?? 4030),
+  merchant: Number(process.env.MERCHANT_PORT ?? 4040),
+};
+const logDir = path.join(REPO_ROOT, '.local', 'logs');
+const children = [];
+let anvil;
+
+const say = (line) => console.log(`demo: ${line}`);
+
+async function main() {
+  fs.mkdirSync(logDir, { recursive: true });
+  run('prisma client', ['scripts/prisma-generate.mjs', '--quiet']);
+  buildIfStale();
+  run('database migrations', ['scripts/migrate.mjs', 'deploy', '--quiet']);
+
+  anvil = await startAnvil({ port: ports.chain });
+  const manifest = await deployLocalChain({ rpcUrl: anvil.rpcUrl });
+  const manifestPath = writeManifest(path.join(REPO_ROOT, '.local', `chain-${ports.chain}.json`), manifest);
+  say(`anvil on ${anvil.rpcUrl}, test USDC at ${manifest.tokens.usdc.address}`);
+
+  const common = { ...env, CHAIN_MANIFEST: manifestPath };
+  const facilitatorUrl = `http://127.0.0.1:${ports.facilitator}`;
+  await startApp('facilitator', { ...common, FACILITATOR_PORT: String(ports.facilitator) }, `${facilitatorUrl}/health`);
+  await startApp('ledger', { ...common, LEDGER_PORT: String(ports.ledger) }, `http://127.0.0.1:${ports.ledger}/health`);
+  await startApp('merchant-agent', { ...common, MERCHANT_PORT: String(ports.merchant), FACILITATOR_URL: facilitatorUrl }, `http://127.0.0.1:${ports.merchant}/health`);
+
+  const client = createPublicClient({ transport: http(manifest.rpcUrl) });
+  const usdc = manifest.tokens.usdc.address;
+  const buyer = manifest.accounts.payers[0].address;
+  const merchant = manifest.accounts.merchant.address;
+  const balances = async () => Promise.all([buyer, merchant].map((a) => client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [a] })));
+  const before = await balances();
+
+  const url = `http://127.0.0.1:${ports.merchant}/paid/forecast`;
+  say(`buyer ${buyer} asks for ${url}`);
+  const purchase = spawnSync(process.execPath, [appEntry('merchant-agent', 'buyer/main.js'), url], { cwd: REPO_ROOT, env: common, encoding: 'utf8' });
+  process.stdout.write(purchase.stdout);
+  process.stderr.write(purchase.stderr);
+  if (purchase.status !== 0) throw new Error('the buyer could not complete the purchase');
+
+  const { transaction } = JSON.parse(purchase.stdout.slice(purchase.stdout.indexOf('{')));
+  const receipt = await client.getTransactionReceipt({ hash: transaction });
+  const after = await balances();
+  say(`transaction ${transaction}: ${receipt.status} in block ${receipt.blockNumber}, gas ${receipt.gasUsed}`);
+  say(`buyer    USDC ${formatUsdc(before[0])} → ${formatUsdc(after[0])}`);
+  say(`merchant USDC ${formatUsdc(before[1])} → ${formatUsdc(after[1])}`);
+
+  if (values.exit) return shutdown(0);
+  say(`running: facilitator ${facilitatorUrl}, ledger :${ports.ledger}, merchant :${ports.merchant}, chain ${anvil.rpcUrl}; logs in ${path.relative(process.cwd(), logDir)}; Ctrl-C stops`);
+}
+
+function run(title, args) {
+  const result = spawnSync(process.execPath, args, { cwd: REPO_ROOT, env, stdio: 'inherit' });
+  if (result.status !== 0) throw new Error(`${title} failed`);
+}
+
+function appEntry(app, file = 'main.js') {
+  return path.join(REPO_ROOT, 'dist', 'apps', app, 'apps', app, 'src', file);
+}
+
+/** Rebuilds the apps when any TypeScript source is newer than the build. */
+function buildIfStale() {
+  const built = ['facilitator', 'ledger', 'merchant-agent'].map((app) => appEntry(app));
+  const oldest = Math.min(...built.map((f) => (fs.existsSync(f) ? fs.statSync(f).mtimeMs : 0)));
+  const newest = Math.max(...['apps', 'libs'].flatMap((dir) => sourceTimes(path.join(REPO_ROOT, dir))));
+  if (oldest > newest) return;
+  say('building the apps (nest build)…');
+  const result = spawnSync('npm', ['run', '--silent', 'build'], { cwd: REPO_ROOT, env, stdio: 'inherit' });
+  if (result.status !== 0) throw new Error('build failed');
+}
+
+function sourceTimes(dir) {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : sourceTimes(full);
+    return entry.name.endsWith('.ts') && !/\.(e2e-)?spec\.ts$/.test(entry.name) ? [fs.statSync(full).mtimeMs] : [];
+  });
+}
+
+async function startApp(name, appEnv, healthUrl) {
+  const log = fs.openSync(path.join(logDir, `${name}.log`), 'w');
+  const child = spawn(process.execPath, [appEntry(name)], { cwd: REPO_ROOT, env: appEnv, stdio: ['ignore', log, log] });
+  children.push(child);
+  let exited;
+  child.on('exit', (code) => (exited = code));
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (exited !== undefined) throw new Error(`${name} exited with code ${exited}; see .local/logs/${name}.log`);
+    const ok = await fetch(healthUrl).then((r) => r.ok, () => false);
+    if (ok) return say(`${name} ready on ${new URL(healthUrl).origin}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${name} did not become healthy within 30 s; see .local/logs/${name}.log`);
+}
+
+function formatUsdc(atomic) {
+  const digits = atomic.toString().padStart(7, '0');
+  return `${digits.slice(0, -6)}.${digits.slice(-6)}`;
+}
+
+async function shutdown(code) {
+  for (const child of children) child.kill('SIGTERM');
+  await anvil?.stop().catch(() => undefined);
+  process.exit(code);
+}
+
+process.on('SIGINT', () => shutdown(0));
+process.on('SIGTERM', () => shutdown(0));
+main().catch((error) => {
+  console.error(`demo: ${error.message}`);
+  return shutdown(1);
+});

@@ -1,0 +1,28 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+
+/** The README's quick start, for real: the whole system comes up and a buyer pays the merchant on chain. */
+describe('npm start (the demo)', () => {
+  it('builds, starts chain, facilitator, ledger and merchant, and completes a paid purchase', async () => {
+    const root = path.resolve(__dirname, '..');
+    const env = {
+      ...process.env,
+      CHAIN_PORT: '8555',
+      FACILITATOR_PORT: '4120',
+      LEDGER_PORT: '4130',
+      MERCHANT_PORT: '4140',
+      DATABASE_URL: process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/machine_payments_test',
+    };
+    const child = spawn(process.execPath, ['scripts/demo.mjs', '--exit'], { cwd: root, env });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+
+    expect(output).toContain('buyer: 402 Payment Required: 10000 atomic units');
+    expect(output).toMatch(/buyer: 200 OK: settled in 0x[0-9a-f]{64} on eip155:31337/);
+    expect(output).toMatch(/demo: transaction 0x[0-9a-f]{64}: success in block \d+/);
+    expect(output).toContain('merchant USDC 0.000000 → 0.010000');
+    expect(code).toBe(0);
+  }, 240_000);
+});
