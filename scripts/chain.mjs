@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Local EVM chain for development:
-//   node scripts/chain.mjs [--port 8545] [--manifest .local/chain.json] [--block-time <s>]
+//   node scripts/chain.mjs [--port 8545] [--host 127.0.0.1] [--public-rpc-url URL] [--manifest .local/chain.json] [--block-time <s>]
 // Starts anvil, deploys the test contracts, funds the accounts, writes the manifest (always overwritten: every
 // start is a fresh chain) and runs until SIGINT/SIGTERM.
 import path from 'node:path';
@@ -12,6 +12,8 @@ import { deployLocalChain, writeManifest } from './lib/deploy.mjs';
 const { values } = parseArgs({
   options: {
     port: { type: 'string', default: '8545' },
+    host: { type: 'string', default: '127.0.0.1' },
+    'public-rpc-url': { type: 'string' },
     manifest: { type: 'string' },
     'block-time': { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
@@ -19,7 +21,7 @@ const { values } = parseArgs({
 });
 
 if (values.help) {
-  console.log('usage: node scripts/chain.mjs [--port 8545] [--manifest .local/chain.json] [--block-time <seconds>]');
+  console.log('usage: node scripts/chain.mjs [--port 8545] [--host 127.0.0.1] [--public-rpc-url URL] [--manifest .local/chain.json] [--block-time <seconds>]');
   process.exit(0);
 }
 
@@ -38,8 +40,10 @@ async function shutdown(code) {
 
 try {
   const t0 = performance.now();
-  anvil = await startAnvil({ port, blockTime });
+  anvil = await startAnvil({ port, host: values.host, blockTime });
   const manifest = await deployLocalChain({ rpcUrl: anvil.rpcUrl });
+  // In containers the other services reach the chain by another name (e.g. http://chain:8545).
+  if (values['public-rpc-url']) manifest.rpcUrl = values['public-rpc-url'];
   writeManifest(manifestPath, manifest);
   const ms = Math.round(performance.now() - t0);
   const shown = path.relative(process.cwd(), manifestPath);

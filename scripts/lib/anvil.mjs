@@ -55,11 +55,12 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Spawn anvil and wait until it answers eth_chainId.
- * @param {{ port: number, chainId?: number, accounts?: number, blockTime?: number, mnemonic?: string, readyTimeoutMs?: number }} opts
+ * @param {{ port: number, host?: string, chainId?: number, accounts?: number, blockTime?: number, mnemonic?: string, readyTimeoutMs?: number }} opts
  * @returns {Promise<{ rpcUrl: string, port: number, chainId: number, pid: number, stop: () => Promise<void> }>}
  */
 export async function startAnvil({
   port,
+  host = '127.0.0.1',
   chainId = 31337,
   accounts = 20,
   blockTime,
@@ -70,7 +71,7 @@ export async function startAnvil({
   await assertPortFree(port);
 
   const args = [
-    '--host', '127.0.0.1',
+    '--host', host,
     '--port', String(port),
     '--chain-id', String(chainId),
     '--accounts', String(accounts),
