@@ -1,0 +1,839 @@
+#!/usr/bin/env node
+// x402 facilitator benchmark: our facilitator against the reference TypeScript facilitator
+// (@x402/core x402Facilitator + @x402/evm ExactEvmScheme, bench/reference-facilitator.mjs), on the same
+// anvil chain and token, with the same pre-signed x402 v2 payloads. See bench/README.md.
+//
+//   node bench/x402-facilitator.mjs [--verify-requests 3000] [--warmup 200] [--settle-payloads 300]
+//                                   [--concurrency 32] [--runs 1] [--no-build]
+//
+// Everything it starts (anvil on 8547, ours on 4520, the reference on 4521) is its own and is stopped on
+// exit, Ctrl-C or error. All traffic goes to 127.0.0.1. Exit code 0 whether or not the goals are met
+// (they are printed as PASS/FAIL); non-zero only when the harness itself fails.
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Worker } from 'node:worker_threads';
+
+import pg from 'pg';
+import { createPublicClient, defineChain, http, parseAbi, parseAbiItem } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { x402Client } from '@x402/core/client';
+import { toClientEvmSigner } from '@x402/evm';
+import { ExactEvmScheme } from '@x402/evm/exact/client';
+
+import { startAnvil } from '../scripts/lib/anvil.mjs';
+import { migrateDeploy } from '../scripts/lib/database.mjs';
+import { deployLocalChain, writeManifest } from '../scripts/lib/deploy.mjs';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
+const OUR_MAIN = path.join(ROOT, 'dist', 'apps', 'facilitator', 'apps', 'facilitator', 'src', 'main.js');
+const REFERENCE_MAIN = path.join(ROOT, 'bench', 'reference-facilitator.mjs');
+const MANIFEST_PATH = path.join(ROOT, '.local', 'chain-bench.json');
+
+// ---------------------------------------------------------------------------------------------------------
+// options
+
+const { values: opt } = parseArgs({
+  options: {
+    'verify-requests': { type: 'string', default: '3000' },
+    warmup: { type: 'string', default: '200' },
+    'settle-payloads': { type: 'string', default: '300' },
+    concurrency: { type: 'string', default: '32' },
+    runs: { type: 'string', default: '1' },
+    amount: { type: 'string', default: '10000' },
+    'anvil-port': { type: 'string', default: '8547' },
+    'ours-port': { type: 'string', default: '4520' },
+    'reference-port': { type: 'string', default: '4521' },
+    'database-url': { type: 'string', default: 'postgresql://postgres@127.0.0.1:5432/machine_payments_bench' },
+    'no-build': { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+if (opt.help) {
+  console.log(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1, 11).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
+  process.exit(0);
+}
+const positiveInt = (name) => {
+  const v = Number(opt[name]);
+  if (!Number.isInteger(v) || v < 0 || (v === 0 && name !== 'warmup')) {
+    console.error(`--${name} must be a positive integer (got ${opt[name]})`);
+    process.exit(2);
+  }
+  return v;
+};
+const cfg = {
+  verifyRequests: positiveInt('verify-requests'),
+  warmup: positiveInt('warmup'),
+  settlePayloads: positiveInt('settle-payloads'),
+  concurrency: positiveInt('concurrency'),
+  runs: positiveInt('runs'),
+  amount: BigInt(positiveInt('amount')),
+  anvilPort: positiveInt('anvil-port'),
+  oursPort: positiveInt('ours-port'),
+  referencePort: positiveInt('reference-port'),
+  databaseUrl: opt['database-url'],
+  build: !opt['no-build'],
+  verifyTimeoutMs: 30_000,
+  // The reference waits for receipts up to the SDK default confirmationTimeoutMs (180 s); give it room.
+  settleTimeoutMs: 240_000,
+  maxTimeoutSeconds: 3600,
+};
+if (new URL(cfg.databaseUrl).hostname !== '127.0.0.1' && new URL(cfg.databaseUrl).hostname !== 'localhost') {
+  console.error('--database-url must point at 127.0.0.1');
+  process.exit(2);
+}
+
+const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+fs.mkdirSync(RESULTS_DIR, { recursive: true });
+const logFile = (side) => path.join(RESULTS_DIR, `x402-facilitator-${stamp}.${side}.log`);
+const say = (msg) => console.log(`[bench] ${msg}`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------------------------------------------------
+// process bookkeeping: everything started here is stopped on exit, Ctrl-C and errors
+
+const children = new Set();
+let anvil;
+let worker;
+let cleaning;
+
+function track(child) {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
+async function cleanup() {
+  cleaning ??= (async () => {
+    if (worker) await worker.terminate().catch(() => {});
+    await Promise.all(
+      [...children].map(
+        (child) =>
+          new Promise((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) return resolve();
+            const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+            child.once('exit', () => {
+              clearTimeout(timer);
+              resolve();
+            });
+            child.kill('SIGTERM');
+          }),
+      ),
+    );
+    if (anvil) await anvil.stop().catch(() => {});
+  })();
+  return cleaning;
+}
+
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+});
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.once(signal, () => {
+    console.error(`\n[bench] ${signal}: stopping everything`);
+    cleanup().finally(() => process.exit(130));
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// helpers
+
+function assertPortFree(port) {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', (err) =>
+      reject(err.code === 'EADDRINUSE' ? new Error(`127.0.0.1:${port} is already in use; pick another port or stop what holds it`) : err),
+    );
+    srv.listen({ port, host: '127.0.0.1', exclusive: true }, () => srv.close(() => resolve()));
+  });
+}
+
+function run(cmd, args, label) {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = track(spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] }));
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      if (code === 0) resolve(performance.now() - t0);
+      else reject(new Error(`${label} failed (${code ?? signal}):\n${out.trim().slice(-4000)}`));
+    });
+  });
+}
+
+function tail(file, lines = 40) {
+  try {
+    return fs.readFileSync(file, 'utf8').trim().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+/** Spawn a server with its output in a log file; resolves once `readyPath` answers 200. */
+async function startServer({ label, args, env, port, readyPath, log }) {
+  const out = fs.openSync(log, 'a');
+  const child = track(spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', out, out] }));
+  fs.closeSync(out);
+  let exited = null;
+  child.once('exit', (code, signal) => (exited = code ?? signal));
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (exited !== null) throw new Error(`${label} exited (${exited}) before it was ready; log ${log}:\n${tail(log)}`);
+    const ok = await fetch(`http://127.0.0.1:${port}${readyPath}`, { signal: AbortSignal.timeout(1000) })
+      .then((r) => r.status === 200)
+      .catch(() => false);
+    if (ok) return child;
+    if (Date.now() > deadline) throw new Error(`${label} did not answer ${readyPath} within 60 s; log ${log}:\n${tail(log)}`);
+    await sleep(100);
+  }
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux only; null elsewhere). */
+const CLK_TCK = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+function procCpuSeconds(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK; // utime, stime
+  } catch {
+    return null;
+  }
+}
+/** Whole-machine busy and total jiffies, from /proc/stat. */
+function machineCpu() {
+  try {
+    const [, ...nums] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
+    const v = nums.map(Number);
+    const idle = v[3] + (v[4] ?? 0);
+    const total = v.reduce((a, b) => a + b, 0);
+    return { busy: total - idle, total };
+  } catch {
+    return null;
+  }
+}
+
+function percentile(sorted, p) {
+  if (sorted.length === 0) return NaN;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
+}
+function latencyStats(latencies) {
+  const s = Float64Array.from(latencies).sort();
+  const sum = s.reduce((a, b) => a + b, 0);
+  return {
+    count: s.length,
+    mean: s.length ? sum / s.length : NaN,
+    min: s[0] ?? NaN,
+    p50: percentile(s, 50),
+    p90: percentile(s, 90),
+    p99: percentile(s, 99),
+    max: s[s.length - 1] ?? NaN,
+  };
+}
+function median(values) {
+  const v = values.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (v.length === 0) return NaN;
+  const m = v.length >> 1;
+  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+const countBy = (items, key) => items.reduce((acc, item) => ((acc[key(item)] = (acc[key(item)] ?? 0) + 1), acc), {});
+const safeJson = (text) => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// load generator (worker thread)
+
+let nextJob = 0;
+const pending = new Map();
+function startWorker() {
+  worker = new Worker(new URL('./load-worker.mjs', import.meta.url));
+  worker.on('message', (msg) => {
+    const job = pending.get(msg.id);
+    if (!job) return;
+    pending.delete(msg.id);
+    if (msg.ok) job.resolve(msg.result);
+    else job.reject(new Error(`load worker: ${msg.error}`));
+  });
+  worker.on('error', (err) => {
+    for (const job of pending.values()) job.reject(err);
+    pending.clear();
+  });
+}
+function load(origin, urlPath, bodies, concurrency, timeoutMs) {
+  return new Promise((resolve, reject) => {
+    const id = ++nextJob;
+    pending.set(id, { resolve, reject });
+    worker.postMessage({ id, cmd: 'run', origin, path: urlPath, bodies, concurrency, timeoutMs });
+  });
+}
+
+/** Run a load phase and measure the CPU the participants used meanwhile. */
+async function measuredLoad(sides, side, urlPath, bodies, timeoutMs) {
+  const pids = { ours: sides.ours.pid, reference: sides.reference.pid, anvil: anvil.pid };
+  const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, procCpuSeconds(pid)]));
+  const selfBefore = process.cpuUsage();
+  const m0 = machineCpu();
+  const result = await load(sides[side].origin, urlPath, bodies, cfg.concurrency, timeoutMs);
+  const m1 = machineCpu();
+  const self = process.cpuUsage(selfBefore);
+  const cpuSeconds = Object.fromEntries(
+    Object.entries(pids).map(([k, pid]) => {
+      const after = procCpuSeconds(pid);
+      return [k, after === null || before[k] === null ? null : +(after - before[k]).toFixed(2)];
+    }),
+  );
+  cpuSeconds.loadGenerator = +((self.user + self.system) / 1e6).toFixed(2);
+  const machineBusy = m0 && m1 ? +((m1.busy - m0.busy) / (m1.total - m0.total)).toFixed(3) : null;
+  return { ...result, cpu: { seconds: cpuSeconds, machineBusyFraction: machineBusy, wallSeconds: +(result.wallMs / 1000).toFixed(2) } };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// payloads, signed with the official x402 client
+
+function makeSigners(manifest) {
+  return manifest.accounts.payers.map((payer) =>
+    new x402Client()
+      .register(manifest.network, new ExactEvmScheme(toClientEvmSigner(privateKeyToAccount(payer.privateKey))))
+      .setSpendControls({ allowedAssets: [{ network: manifest.network, asset: manifest.tokens.usdc.address, maxAmountPerPayment: cfg.amount.toString() }] }),
+  );
+}
+
+function requirementsFor(manifest) {
+  const usdc = manifest.tokens.usdc;
+  return {
+    scheme: 'exact',
+    network: manifest.network,
+    asset: usdc.address,
+    amount: cfg.amount.toString(),
+    payTo: manifest.accounts.merchant.address,
+    maxTimeoutSeconds: cfg.maxTimeoutSeconds,
+    extra: { name: usdc.name, version: usdc.version },
+  };
+}
+
+let signedCount = 0;
+/** `count` payloads, payer i % payers; returns the request bodies (JSON strings) and what identifies each. */
+async function signPayloads(clients, requirements, count, label) {
+  const resource = { url: `http://127.0.0.1/bench/${label}`, description: 'x402 facilitator benchmark', mimeType: 'application/json' };
+  const out = [];
+  for (let i = 0; i < count; i++) {
+    const client = clients[(signedCount++) % clients.length];
+    const paymentPayload = await client.createPaymentPayload({ x402Version: 2, resource, accepts: [requirements] });
+    const { from, nonce } = paymentPayload.payload.authorization;
+    out.push({ from, nonce, body: JSON.stringify({ x402Version: 2, paymentPayload, paymentRequirements: paymentPayload.accepted }) });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// phases
+
+async function verifyPhase(sides, side, set) {
+  if (set.warmup.length) await load(sides[side].origin, '/verify', set.warmup.map((p) => p.body), cfg.concurrency, cfg.verifyTimeoutMs);
+  const r = await measuredLoad(sides, side, '/verify', set.measured.map((p) => p.body), cfg.verifyTimeoutMs);
+  const answers = Array.from({ length: r.bodies.length }, (_, i) => {
+    const body = safeJson(r.bodies[i]);
+    return { status: r.status[i], error: r.errors[i], body, text: body === undefined ? (r.bodies[i] ?? '').slice(0, 300) : undefined };
+  });
+  const valid = answers.filter((a) => a.status === 200 && a.body?.isValid === true).length;
+  const outcomes = countBy(answers, (a) =>
+    a.error ? `error: ${a.error}` : a.status !== 200 ? `HTTP ${a.status}` : a.body?.isValid === true ? 'isValid:true' : `isValid:false ${a.body?.invalidReason ?? '?'}`,
+  );
+  const firstBad = answers.find((a) => !(a.status === 200 && a.body?.isValid === true));
+  return {
+    requests: r.bodies.length,
+    wallMs: r.wallMs,
+    throughput: r.bodies.length / (r.wallMs / 1000),
+    latencyMs: latencyStats(r.latencyMs),
+    valid,
+    outcomes,
+    firstBadAnswer: firstBad ? { status: firstBad.status, error: firstBad.error, body: firstBad.body ?? firstBad.text } : null,
+    client: { eventLoopUtilization: +r.elu.utilization.toFixed(3) },
+    cpu: r.cpu,
+  };
+}
+
+async function settlePhase(sides, side, payloads) {
+  const r = await measuredLoad(sides, side, '/settle', payloads.map((p) => p.body), cfg.settleTimeoutMs);
+  const answers = payloads.map((p, i) => {
+    const body = safeJson(r.bodies[i]);
+    return {
+      from: p.from,
+      nonce: p.nonce,
+      status: r.status[i],
+      error: r.errors[i],
+      latencyMs: +r.latencyMs[i].toFixed(2),
+      success: r.status[i] === 200 && body?.success === true,
+      errorReason: body?.errorReason,
+      errorMessage: typeof body?.errorMessage === 'string' ? body.errorMessage.slice(0, 300) : undefined,
+      errorDetails: typeof body?.errorMessage === 'string' ? /^Details: (.*)$/m.exec(body.errorMessage)?.[1] : undefined,
+      serverError: r.status[i] !== 200 ? (body?.error ?? body?.message ?? (r.bodies[i] ?? '').slice(0, 300)) : undefined,
+      transaction: body?.transaction,
+    };
+  });
+  return { wallMs: r.wallMs, answers, latencyMs: latencyStats(r.latencyMs), client: { eventLoopUtilization: +r.elu.utilization.toFixed(3) }, cpu: r.cpu };
+}
+
+/** Wait until anvil has no pending transaction (automine: normally immediate). */
+async function waitForIdleChain(publicClient) {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const status = await publicClient.request({ method: 'txpool_status', params: [] });
+    const pendingTx = Number(status.pending);
+    const queued = Number(status.queued);
+    if (pendingTx === 0 || Date.now() > deadline) return { pending: pendingTx, queued };
+    await sleep(100);
+  }
+}
+
+const usdcAbi = parseAbi([
+  'function authorizationState(address authorizer, bytes32 nonce) view returns (bool)',
+  'function balanceOf(address owner) view returns (uint256)',
+]);
+const authorizationUsedEvent = parseAbiItem('event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)');
+const transferEvent = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
+
+/**
+ * On-chain truth for every settle payload: authorizationState, the AuthorizationUsed events for it and the
+ * Transfers to the merchant in those transactions. Classifies each answer against it.
+ */
+async function auditSettlements(publicClient, manifest, fromBlock, settleRuns, merchantBefore) {
+  const token = manifest.tokens.usdc.address;
+  const merchant = manifest.accounts.merchant.address;
+  const all = settleRuns.flatMap((s) => s.answers.map((a) => Object.assign(a, { side: s.side, run: s.run })));
+
+  const states = [];
+  for (let i = 0; i < all.length; i += 250) {
+    const chunk = all.slice(i, i + 250);
+    states.push(
+      ...(await publicClient.multicall({
+        allowFailure: false,
+        contracts: chunk.map((a) => ({ address: token, abi: usdcAbi, functionName: 'authorizationState', args: [a.from, a.nonce] })),
+      })),
+    );
+  }
+  const toBlock = await publicClient.getBlockNumber();
+  const [usedLogs, transferLogs, merchantAfter] = await Promise.all([
+    publicClient.getLogs({ address: token, event: authorizationUsedEvent, fromBlock, toBlock }),
+    publicClient.getLogs({ address: token, event: transferEvent, args: { to: merchant }, fromBlock, toBlock }),
+    publicClient.readContract({ address: token, abi: usdcAbi, functionName: 'balanceOf', args: [merchant] }),
+  ]);
+  const key = (from, nonce) => `${from.toLowerCase()}|${nonce.toLowerCase()}`;
+  const usedByAuth = new Map();
+  for (const log of usedLogs) {
+    const k = key(log.args.authorizer, log.args.nonce);
+    usedByAuth.set(k, [...(usedByAuth.get(k) ?? []), log]);
+  }
+  const transfersByTx = new Map();
+  for (const log of transferLogs) transfersByTx.set(log.transactionHash, [...(transfersByTx.get(log.transactionHash) ?? []), log]);
+
+  const known = new Set(all.map((a) => key(a.from, a.nonce)));
+  const attributedTx = new Set();
+  const perSide = {};
+  for (const [i, a] of all.entries()) {
+    const k = key(a.from, a.nonce);
+    const used = usedByAuth.get(k) ?? [];
+    const txs = [...new Set(used.map((l) => l.transactionHash))];
+    const transfers = txs.flatMap((tx) => (transfersByTx.get(tx) ?? []).filter((t) => t.args.from.toLowerCase() === a.from.toLowerCase()));
+    txs.forEach((tx) => attributedTx.add(tx));
+    a.onChain = states[i] === true;
+    a.onChainTx = txs;
+    a.transferCount = transfers.length;
+    a.transferred = transfers.reduce((s, t) => s + t.args.value, 0n);
+    a.lost = (a.success && !a.onChain) || (!a.success && a.onChain);
+    a.duplicated = used.length > 1 || transfers.length > 1;
+    a.txMismatch = a.success && a.onChain && typeof a.transaction === 'string' && !txs.some((tx) => tx.toLowerCase() === a.transaction.toLowerCase());
+    const side = (perSide[`${a.side}#${a.run}`] ??= { side: a.side, run: a.run, onChain: 0, transferred: 0n, transferEvents: 0, lost: 0, duplicated: 0, txMismatch: 0, lostDetails: [], duplicatedDetails: [] });
+    if (a.onChain) side.onChain++;
+    side.transferred += a.transferred;
+    side.transferEvents += a.transferCount;
+    if (a.lost) {
+      side.lost++;
+      if (side.lostDetails.length < 10) side.lostDetails.push(pick(a));
+    }
+    if (a.duplicated) {
+      side.duplicated++;
+      if (side.duplicatedDetails.length < 10) side.duplicatedDetails.push(pick(a));
+    }
+    if (a.txMismatch) side.txMismatch++;
+  }
+  for (const s of Object.values(perSide)) {
+    s.expectedTransferred = cfg.amount * BigInt(s.onChain);
+    s.transferMatchesOnChainCount = s.transferred === s.expectedTransferred && s.transferEvents === s.onChain;
+  }
+  const strayTransfers = transferLogs.filter((t) => !attributedTx.has(t.transactionHash)).length;
+  const foreignAuthorizations = usedLogs.filter((l) => !known.has(key(l.args.authorizer, l.args.nonce))).length;
+  const totalOnChain = all.filter((a) => a.onChain).length;
+  return {
+    perSide,
+    merchant: {
+      before: merchantBefore,
+      after: merchantAfter,
+      delta: merchantAfter - merchantBefore,
+      expected: cfg.amount * BigInt(totalOnChain),
+      matches: merchantAfter - merchantBefore === cfg.amount * BigInt(totalOnChain),
+    },
+    strayTransfers,
+    foreignAuthorizations,
+    fromBlock,
+    toBlock,
+  };
+}
+const pick = (a) => ({
+  from: a.from,
+  nonce: a.nonce,
+  status: a.status,
+  error: a.error,
+  success: a.success,
+  errorReason: a.errorReason,
+  errorMessage: a.errorMessage,
+  errorDetails: a.errorDetails,
+  serverError: a.serverError,
+  transaction: a.transaction,
+  onChain: a.onChain,
+  onChainTx: a.onChainTx,
+  transferCount: a.transferCount,
+});
+
+function summarizeSettle(phase, side, run) {
+  const successes = phase.answers.filter((a) => a.success).length;
+  return {
+    side,
+    run,
+    payloads: phase.answers.length,
+    succeeded: successes,
+    wallMs: phase.wallMs,
+    settlesPerSecond: successes / (phase.wallMs / 1000),
+    latencyMs: phase.latencyMs,
+    failures: countBy(
+      phase.answers.filter((a) => !a.success),
+      (a) => (a.error ? `no answer: ${a.error}` : a.status !== 200 ? `HTTP ${a.status}` : a.errorReason ?? 'success:false without errorReason'),
+    ),
+    httpStatus: countBy(phase.answers, (a) => String(a.status)),
+    client: phase.client,
+    cpu: phase.cpu,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// report
+
+const f1 = (x) => (Number.isFinite(x) ? x.toFixed(1) : '—');
+const f2 = (x) => (Number.isFinite(x) ? x.toFixed(2) : '—');
+const fRatio = (x) => (Number.isFinite(x) ? `${x.toFixed(2)}×` : '—');
+function table(rows) {
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => String(r[c] ?? '').length)));
+  return rows
+    .map((r, i) => {
+      const line = r.map((cell, c) => (c === 0 ? String(cell ?? '').padEnd(widths[c]) : String(cell ?? '').padStart(widths[c]))).join('   ');
+      return i === 0 ? `${line}\n${widths.map((w) => '-'.repeat(w)).join('   ')}` : line;
+    })
+    .join('\n');
+}
+
+function report(result) {
+  const { verify, settle, goals } = result.summary;
+  const rows = [
+    ['', 'ours', 'reference', 'ours / reference'],
+    [`/verify req/s (c=${cfg.concurrency}, n=${cfg.verifyRequests})`, f1(verify.ours.throughput), f1(verify.reference.throughput), fRatio(verify.throughputRatio)],
+    ['/verify latency p50 ms', f1(verify.ours.p50), f1(verify.reference.p50), ''],
+    ['/verify latency p90 ms', f1(verify.ours.p90), f1(verify.reference.p90), ''],
+    ['/verify latency p99 ms', f1(verify.ours.p99), f1(verify.reference.p99), ''],
+    ['/verify server CPU ms per request', f2(verify.ours.serverCpuMsPerRequest), f2(verify.reference.serverCpuMsPerRequest), ''],
+    ['/verify isValid:true', `${verify.ours.valid}/${verify.ours.requests}`, `${verify.reference.valid}/${verify.reference.requests}`, ''],
+    [`/settle succeeded (${cfg.settlePayloads} distinct, c=${cfg.concurrency})`, `${settle.ours.succeeded}/${settle.ours.payloads}`, `${settle.reference.succeeded}/${settle.reference.payloads}`, ''],
+    ['/settle settled on chain', settle.ours.onChain, settle.reference.onChain, ''],
+    ['/settle wall time s', (settle.ours.wallMs / 1000).toFixed(2), (settle.reference.wallMs / 1000).toFixed(2), ''],
+    ['/settle settles/s (successes / wall time)', f1(settle.ours.settlesPerSecond), f1(settle.reference.settlesPerSecond), fRatio(settle.settlesPerSecondRatio)],
+    ['/settle latency p50 ms', f1(settle.ours.p50), f1(settle.reference.p50), ''],
+    ['/settle latency p99 ms', f1(settle.ours.p99), f1(settle.reference.p99), ''],
+    ['lost payments', settle.ours.lost, settle.reference.lost, ''],
+    ['duplicated payments', settle.ours.duplicated, settle.reference.duplicated, ''],
+    ['success answers with a wrong tx hash', settle.ours.txMismatch, settle.reference.txMismatch, ''],
+    ['merchant Transfers = amount × on-chain count', settle.ours.transfersMatch ? 'yes' : 'NO', settle.reference.transfersMatch ? 'yes' : 'NO', ''],
+  ];
+  console.log('');
+  console.log(`x402 facilitator benchmark, ${result.startedAt}: node ${process.version}, ${os.cpus().length} CPUs, ${cfg.runs} run(s)${cfg.runs > 1 ? ' (medians)' : ''}`);
+  console.log('');
+  console.log(table(rows));
+  console.log('');
+  if (cfg.runs > 1) {
+    const perRun = [['run (first side)', 'verify req/s ours', 'reference', 'p99 ours ms', 'p50 reference ms', 'settled ours', 'reference', 'settles/s ours', 'reference']];
+    for (let r = 1; r <= cfg.runs; r++) {
+      const v = (side) => result.verifyRuns.find((x) => x.run === r && x.side === side);
+      const st = (side) => result.settleRuns.find((x) => x.run === r && x.side === side);
+      perRun.push([
+        `${r} (${r % 2 === 1 ? 'ours' : 'reference'})`,
+        f1(v('ours').throughput), f1(v('reference').throughput),
+        f1(v('ours').latencyMs.p99), f1(v('reference').latencyMs.p50),
+        st('ours').succeeded, st('reference').succeeded,
+        f1(st('ours').settlesPerSecond), f1(st('reference').settlesPerSecond),
+      ]);
+    }
+    console.log(table(perRun));
+    console.log('');
+  }
+  for (const side of ['ours', 'reference']) {
+    const failures = settle[side].failures;
+    const text = Object.keys(failures).length ? Object.entries(failures).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${v} × ${k}`).join(', ') : 'none';
+    console.log(`/settle failures, ${side}${cfg.runs > 1 ? ' (all runs)' : ''}: ${text}`);
+  }
+  for (const side of ['ours', 'reference']) {
+    const o = verify[side].outcomes;
+    if (verify[side].valid !== verify[side].requests) console.log(`/verify answers, ${side}: ${Object.entries(o).map(([k, v]) => `${v} × ${k}`).join(', ')}`);
+  }
+  const m = result.audit.merchant;
+  console.log(`merchant balance delta ${m.delta} = ${cfg.amount} × ${result.audit.totalOnChain} on-chain settlements: ${m.matches ? 'yes' : 'NO'}; stray Transfers to the merchant: ${result.audit.strayTransfers}`);
+  console.log('');
+  console.log('Goals:');
+  for (const g of goals) console.log(`  ${g.pass ? 'PASS' : 'FAIL'}  ${g.name}: ${g.detail}`);
+  console.log('');
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// main
+
+async function main() {
+  const startedAt = new Date().toISOString();
+  for (const port of [cfg.anvilPort, cfg.oursPort, cfg.referencePort]) await assertPortFree(port);
+
+  // 1. Chain.
+  anvil = await startAnvil({ port: cfg.anvilPort });
+  say(`anvil on ${anvil.rpcUrl} (pid ${anvil.pid})`);
+  const manifest = await deployLocalChain({ rpcUrl: anvil.rpcUrl });
+  writeManifest(MANIFEST_PATH, manifest);
+  say(`deployed; manifest ${path.relative(ROOT, MANIFEST_PATH)}`);
+  const chain = defineChain({
+    id: manifest.chainId,
+    name: 'bench anvil',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [anvil.rpcUrl] } },
+    contracts: { multicall3: { address: manifest.contracts.multicall3 } },
+  });
+  const publicClient = createPublicClient({ chain, transport: http(anvil.rpcUrl), pollingInterval: 100 });
+
+  // 2. Database.
+  await migrateDeploy({ databaseUrl: cfg.databaseUrl, quiet: true });
+  const db = new pg.Client({ connectionString: cfg.databaseUrl });
+  await db.connect();
+  await db.query('TRUNCATE facilitator.payments, facilitator.payment_events, facilitator.payment_idempotency_keys CASCADE');
+  await db.end();
+  say(`database ${new URL(cfg.databaseUrl).pathname.slice(1)} migrated and emptied`);
+
+  // 3. Build ours.
+  if (cfg.build) {
+    await run(process.execPath, ['scripts/prisma-generate.mjs', '--quiet'], 'prisma generate');
+    const ms = await run(path.join(ROOT, 'node_modules', '.bin', 'nest'), ['build', 'facilitator'], 'nest build facilitator');
+    say(`built ours in ${(ms / 1000).toFixed(1)} s`);
+  }
+  if (!fs.existsSync(OUR_MAIN)) throw new Error(`${path.relative(ROOT, OUR_MAIN)} is missing; run without --no-build`);
+
+  // 4. Servers.
+  const signers = manifest.accounts.facilitatorSigners;
+  const [oursChild, referenceChild] = await Promise.all([
+    startServer({
+      label: 'our facilitator',
+      args: [OUR_MAIN],
+      env: {
+        FACILITATOR_PORT: String(cfg.oursPort),
+        FACILITATOR_HOST: '127.0.0.1',
+        DATABASE_URL: cfg.databaseUrl,
+        CHAIN_MANIFEST: MANIFEST_PATH,
+        FACILITATOR_SIGNER_KEYS: signers.slice(0, 3).map((s) => s.privateKey).join(','),
+        LOG_LEVEL: 'warn',
+      },
+      port: cfg.oursPort,
+      readyPath: '/health',
+      log: logFile('ours'),
+    }),
+    startServer({
+      label: 'reference facilitator',
+      args: [REFERENCE_MAIN, '--port', String(cfg.referencePort), '--rpc-url', anvil.rpcUrl, '--private-key', signers[3].privateKey, '--token', manifest.tokens.usdc.address],
+      env: {},
+      port: cfg.referencePort,
+      readyPath: '/supported',
+      log: logFile('reference'),
+    }),
+  ]);
+  const sides = {
+    ours: { origin: `http://127.0.0.1:${cfg.oursPort}`, pid: oursChild.pid },
+    reference: { origin: `http://127.0.0.1:${cfg.referencePort}`, pid: referenceChild.pid },
+  };
+  say(`ours on ${sides.ours.origin} (pid ${oursChild.pid}, signers 0-2), reference on ${sides.reference.origin} (pid ${referenceChild.pid}, signer 3)`);
+
+  // 5. Pre-sign everything.
+  const clients = makeSigners(manifest);
+  const requirements = requirementsFor(manifest);
+  const t0 = performance.now();
+  const plan = [];
+  for (let r = 0; r < cfg.runs; r++) {
+    plan.push({
+      verify: { warmup: await signPayloads(clients, requirements, cfg.warmup, `warmup-${r}`), measured: await signPayloads(clients, requirements, cfg.verifyRequests, `verify-${r}`) },
+      settle: { ours: await signPayloads(clients, requirements, cfg.settlePayloads, `settle-ours-${r}`), reference: await signPayloads(clients, requirements, cfg.settlePayloads, `settle-reference-${r}`) },
+    });
+  }
+  say(`pre-signed ${signedCount} payloads from ${clients.length} payers with the official x402 client in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+
+  // 6. Load.
+  startWorker();
+  const verifyRuns = [];
+  const settleRuns = [];
+  let settleFromBlock;
+  let merchantBefore;
+  for (let r = 0; r < cfg.runs; r++) {
+    const order = r % 2 === 0 ? ['ours', 'reference'] : ['reference', 'ours'];
+    for (const side of order) {
+      say(`run ${r + 1}/${cfg.runs}: /verify ${side} (${cfg.warmup} warm-up + ${cfg.verifyRequests} at c=${cfg.concurrency})`);
+      const v = await verifyPhase(sides, side, plan[r].verify);
+      verifyRuns.push({ run: r + 1, side, ...v });
+      say(`  ${v.throughput.toFixed(1)} req/s, p50 ${v.latencyMs.p50.toFixed(1)} ms, p99 ${v.latencyMs.p99.toFixed(1)} ms, ${v.valid}/${v.requests} valid`);
+    }
+    if (settleFromBlock === undefined) {
+      settleFromBlock = (await publicClient.getBlockNumber()) + 1n;
+      merchantBefore = await publicClient.readContract({ address: manifest.tokens.usdc.address, abi: usdcAbi, functionName: 'balanceOf', args: [manifest.accounts.merchant.address] });
+    }
+    for (const side of order) {
+      say(`run ${r + 1}/${cfg.runs}: /settle ${side} (${cfg.settlePayloads} distinct at c=${cfg.concurrency})`);
+      const s = await settlePhase(sides, side, plan[r].settle[side]);
+      const idle = await waitForIdleChain(publicClient);
+      settleRuns.push({ run: r + 1, side, ...s, txpoolAfter: idle });
+      const ok = s.answers.filter((a) => a.success).length;
+      say(`  ${ok}/${s.answers.length} succeeded in ${(s.wallMs / 1000).toFixed(1)} s${idle.pending || idle.queued ? ` (txpool after: ${idle.pending} pending, ${idle.queued} queued)` : ''}`);
+    }
+  }
+  await sleep(500);
+  await waitForIdleChain(publicClient);
+
+  // 7. On-chain audit.
+  const audit = await auditSettlements(publicClient, manifest, settleFromBlock, settleRuns, merchantBefore);
+  audit.totalOnChain = Object.values(audit.perSide).reduce((s, x) => s + x.onChain, 0);
+
+  // 8. Summary (medians over runs).
+  const settleSummaries = settleRuns.map((s) => ({ ...summarizeSettle(s, s.side, s.run), audit: audit.perSide[`${s.side}#${s.run}`] }));
+  const verifyFor = (side) => {
+    const vs = verifyRuns.filter((v) => v.side === side);
+    return {
+      throughput: median(vs.map((v) => v.throughput)),
+      p50: median(vs.map((v) => v.latencyMs.p50)),
+      p90: median(vs.map((v) => v.latencyMs.p90)),
+      p99: median(vs.map((v) => v.latencyMs.p99)),
+      serverCpuMsPerRequest: median(vs.map((v) => (v.cpu.seconds[side] === null ? NaN : (v.cpu.seconds[side] * 1000) / v.requests))),
+      valid: vs.reduce((s, v) => s + v.valid, 0),
+      requests: vs.reduce((s, v) => s + v.requests, 0),
+      outcomes: vs.reduce((acc, v) => {
+        for (const [k, n] of Object.entries(v.outcomes)) acc[k] = (acc[k] ?? 0) + n;
+        return acc;
+      }, {}),
+    };
+  };
+  const settleFor = (side) => {
+    const ss = settleSummaries.filter((s) => s.side === side);
+    return {
+      payloads: median(ss.map((s) => s.payloads)),
+      succeeded: median(ss.map((s) => s.succeeded)),
+      onChain: median(ss.map((s) => s.audit.onChain)),
+      wallMs: median(ss.map((s) => s.wallMs)),
+      settlesPerSecond: median(ss.map((s) => s.settlesPerSecond)),
+      p50: median(ss.map((s) => s.latencyMs.p50)),
+      p99: median(ss.map((s) => s.latencyMs.p99)),
+      lost: ss.reduce((n, s) => n + s.audit.lost, 0),
+      duplicated: ss.reduce((n, s) => n + s.audit.duplicated, 0),
+      txMismatch: ss.reduce((n, s) => n + s.audit.txMismatch, 0),
+      transfersMatch: ss.every((s) => s.audit.transferMatchesOnChainCount),
+      failures: ss.reduce((acc, s) => {
+        for (const [k, n] of Object.entries(s.failures)) acc[k] = (acc[k] ?? 0) + n;
+        return acc;
+      }, {}),
+    };
+  };
+  const verify = { ours: verifyFor('ours'), reference: verifyFor('reference') };
+  verify.throughputRatio = verify.ours.throughput / verify.reference.throughput;
+  const settle = { ours: settleFor('ours'), reference: settleFor('reference') };
+  settle.settlesPerSecondRatio = settle.ours.settlesPerSecond / settle.reference.settlesPerSecond;
+  const goals = [
+    {
+      name: '/verify throughput ours ≥ 3× reference',
+      pass: verify.throughputRatio >= 3,
+      detail: `${f1(verify.ours.throughput)} / ${f1(verify.reference.throughput)} req/s = ${fRatio(verify.throughputRatio)}`,
+    },
+    {
+      name: '/verify our p99 ≤ reference p50',
+      pass: verify.ours.p99 <= verify.reference.p50,
+      detail: `${f1(verify.ours.p99)} ms vs ${f1(verify.reference.p50)} ms`,
+    },
+    {
+      name: '/verify every valid payload answered isValid:true (ours)',
+      pass: verify.ours.valid === verify.ours.requests,
+      detail: `${verify.ours.valid}/${verify.ours.requests}`,
+    },
+    {
+      name: '/settle no lost and no duplicated payment (ours)',
+      pass: settle.ours.lost === 0 && settle.ours.duplicated === 0 && settle.ours.txMismatch === 0 && settle.ours.transfersMatch && audit.merchant.matches && audit.strayTransfers === 0,
+      detail: `lost ${settle.ours.lost}, duplicated ${settle.ours.duplicated}, wrong tx hash ${settle.ours.txMismatch}, merchant balance ${audit.merchant.matches ? 'matches' : 'DOES NOT match'} the on-chain count`,
+    },
+  ];
+
+  const result = {
+    benchmark: 'x402-facilitator',
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    config: { ...cfg, amount: cfg.amount.toString() },
+    environment: {
+      node: process.version,
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model,
+      loadAverage: os.loadavg(),
+      gitCommit: (() => {
+        try {
+          return execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT }).toString().trim();
+        } catch {
+          return null;
+        }
+      })(),
+    },
+    setup: {
+      rpcUrl: anvil.rpcUrl,
+      token: manifest.tokens.usdc.address,
+      merchant: manifest.accounts.merchant.address,
+      ours: { url: sides.ours.origin, signers: signers.slice(0, 3).map((s) => s.address), log: path.relative(ROOT, logFile('ours')) },
+      reference: { url: sides.reference.origin, signers: [signers[3].address], log: path.relative(ROOT, logFile('reference')) },
+      payers: manifest.accounts.payers.map((p) => p.address),
+    },
+    summary: { verify, settle, goals },
+    audit: { ...audit, perSide: Object.values(audit.perSide) },
+    verifyRuns,
+    settleRuns: settleSummaries,
+    settleAnswers: settleRuns.flatMap((s) => s.answers),
+  };
+  const file = path.join(RESULTS_DIR, `x402-facilitator-${stamp}.json`);
+  fs.writeFileSync(file, `${JSON.stringify(result, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2)}\n`);
+  report(result);
+  say(`full results: ${path.relative(ROOT, file)}; server logs: ${path.relative(ROOT, logFile('ours'))}, ${path.relative(ROOT, logFile('reference'))}`);
+}
+
+main()
+  .then(() => cleanup())
+  .then(() => process.exit(0))
+  .catch(async (error) => {
+    console.error(`[bench] failed: ${error instanceof Error ? error.stack ?? error.message : error}`);
+    await cleanup();
+    process.exit(1);
+  });
