@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createPublicClient, defineChain, http, type Address, type Hex, type PublicClient } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { eip3009Abi, loadChainManifest, type ChainManifest, type ManifestToken } from '@mp/chain';
-import { transferWithAuthorizationTypes } from '@mp/x402';
+import { eip3009Abi, eip3009Types, loadChainManifest, type ChainManifest, type ManifestToken } from '@mp/chain';
 
 /** The chain the e2e global setup deployed. */
 export function testChain(): { manifest: ChainManifest; client: PublicClient } {
@@ -51,7 +50,7 @@ export async function signAuthorization(
   };
   const signature = await signer.signTypedData({
     domain: { name: domain.name ?? token.name, version: domain.version ?? token.version, chainId, verifyingContract: token.address as Address },
-    types: transferWithAuthorizationTypes,
+    types: eip3009Types,
     primaryType: 'TransferWithAuthorization',
     message: authorization,
   });

@@ -1,5 +1,6 @@
-import { decodeEventLog, type Address, type Hex } from 'viem';
-import { eip3009Abi } from '@mp/chain';
+import { createWalletClient, decodeEventLog, http, parseSignature, type Address, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { eip3009Abi, eip3009Types } from '@mp/chain';
 import { PrismaService } from '@mp/db';
 import { balanceOf, payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
 import { postJson, startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
@@ -71,9 +72,9 @@ describe('POST /settle', () => {
 
     const responses = await Promise.all(Array.from({ length: 60 }, () => settle(body)));
 
-    const hashes = new Set(responses.map((r) => r.transaction));
-    expect(responses.every((r) => r.success === true)).toBe(true);
-    expect(hashes.size).toBe(1);
+    const distinct = [...new Set(responses.map((r) => JSON.stringify(r)))];
+    expect(distinct, distinct.join('\n')).toHaveLength(1);
+    expect(responses[0].success).toBe(true);
     expect(await balanceOf(client, usdc, payer.address)).toBe(before - amount);
     expect(await paymentRow(body.paymentPayload.payload.authorization.nonce)).toHaveLength(1);
   });
@@ -99,8 +100,9 @@ describe('POST /settle', () => {
       const responses = await Promise.all(
         Array.from({ length: 20 }, (_, i) => postJson(`${i % 2 ? replica.url : facilitator.url}/settle`, body).then((r) => r.body)),
       );
-      expect(new Set(responses.map((r) => r.transaction)).size).toBe(1);
-      expect(responses.every((r) => r.success)).toBe(true);
+      const distinct = [...new Set(responses.map((r) => JSON.stringify(r)))];
+      expect(distinct, distinct.join('\n')).toHaveLength(1);
+      expect(responses[0].success).toBe(true);
       expect(await balanceOf(client, usdc, payer.address)).toBe(before - amount);
     } finally {
       await replica.close();
@@ -146,6 +148,65 @@ describe('POST /settle', () => {
     } finally {
       await client.request({ method: 'evm_setAutomine' as never, params: [true] as never });
       await slow.close();
+    }
+  });
+
+  it('answers invalid_exact_evm_transaction_failed when the mined settlement reverted, and keeps the hash', async () => {
+    const slow = await startFacilitator({ SETTLE_BUDGET_MS: '300', FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[3].privateKey });
+    await client.request({ method: 'evm_setAutomine' as never, params: [false] as never });
+    try {
+      const payer = payerAccount(manifest, 7);
+      const body = v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount }), requirements());
+      const pending = (await postJson(`${slow.url}/settle`, body)).body;
+      expect(pending).toMatchObject({ errorReason: 'settlement_pending' });
+
+      // The payer cancels the authorization with a higher tip, so the cancel is mined first and the settlement reverts.
+      const nonce = body.paymentPayload.payload.authorization.nonce as Hex;
+      const cancel = await payer.signTypedData({
+        domain: { name: usdc.name, version: usdc.version, chainId: manifest.chainId, verifyingContract: usdc.address as Address },
+        types: { CancelAuthorization: eip3009Types.CancelAuthorization },
+        primaryType: 'CancelAuthorization',
+        message: { authorizer: payer.address, nonce },
+      });
+      const { r, s, v } = parseSignature(cancel);
+      const wallet = createWalletClient({ account: payer, chain: client.chain, transport: http(manifest.rpcUrl) });
+      await wallet.writeContract({
+        address: usdc.address as Address, abi: eip3009Abi, functionName: 'cancelAuthorization', args: [payer.address, nonce, Number(v), r, s],
+        chain: null, gas: 200_000n, maxFeePerGas: 500_000_000_000n, maxPriorityFeePerGas: 100_000_000_000n,
+      });
+      await client.request({ method: 'evm_mine' as never, params: [] as never });
+
+      const settled = (await postJson(`${slow.url}/settle`, body)).body;
+      expect(settled).toMatchObject({ success: false, errorReason: 'invalid_exact_evm_transaction_failed', transaction: pending.transaction });
+      expect((await client.getTransactionReceipt({ hash: pending.transaction })).status).toBe('reverted');
+      expect(await paymentRow(nonce)).toEqual([{ state: 'failed', tx_hash: pending.transaction, amount: amount.toString() }]);
+    } finally {
+      await client.request({ method: 'evm_setAutomine' as never, params: [true] as never });
+      await slow.close();
+    }
+  });
+
+  it('recovers when something else used the signer\'s next nonce', async () => {
+    const key = manifest.accounts.facilitatorSigners[3].privateKey as Hex;
+    const single = await startFacilitator({ FACILITATOR_SIGNER_KEYS: key });
+    try {
+      const payer = payerAccount(manifest, 8);
+      const first = v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount }), requirements());
+      expect((await postJson(`${single.url}/settle`, first)).body.success).toBe(true);
+
+      const outsider = createWalletClient({ account: privateKeyToAccount(key), chain: client.chain, transport: http(manifest.rpcUrl) });
+      await outsider.sendTransaction({ to: merchant, value: 1n, chain: null });
+
+      const second = v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount }), requirements());
+      const secondResult = (await postJson(`${single.url}/settle`, second)).body;
+      expect(secondResult, JSON.stringify(secondResult)).toMatchObject({ success: true });
+      const events = await db.$queryRawUnsafe<{ type: string }[]>(
+        `SELECT e.type FROM facilitator.payment_events e JOIN facilitator.payments p ON p.id = e.payment_id WHERE p.authorization_nonce = $1 ORDER BY e.id`,
+        second.paymentPayload.payload.authorization.nonce.toLowerCase(),
+      );
+      expect(events.map((e) => e.type)).toEqual(['payment.verified', 'payment.submitted', 'payment.resend', 'payment.submitted', 'payment.confirmed']);
+    } finally {
+      await single.close();
     }
   });
 

@@ -150,6 +150,9 @@ export const erc1271Abi = [
 /** The value isValidSignature returns for a valid signature. */
 export const ERC1271_MAGIC_VALUE = '0x1626ba7e' as const;
 
+/** The 32-byte suffix that marks an ERC-6492 wrapped (counterfactual wallet) signature. */
+export const ERC6492_MAGIC_SUFFIX = '6492649264926492649264926492649264926492649264926492649264926492';
+
 const multicallResult = {
   name: 'returnData',
   type: 'tuple[]',

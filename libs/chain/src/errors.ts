@@ -13,13 +13,23 @@ export function isTransportFailure(error: unknown): boolean {
   return !/revert/i.test(error.message);
 }
 
-/** The revert reason string of a failed call or send, if the node reported one. */
+/**
+ * Whether a failed broadcast may still have reached the network: the request died on the way (connection,
+ * timeout, HTTP error) rather than the node answering with a JSON-RPC error, which is a definite rejection.
+ */
+export function isDeliveryUncertain(error: unknown): boolean {
+  if (!(error instanceof BaseError)) return true;
+  return error.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError) !== null;
+}
+
+/** What the node said about a failed call or send: the revert reason if there is one, else its error details. */
 export function revertReason(error: unknown): string | undefined {
   if (error instanceof BaseError) {
     const reverted = error.walk((e) => e instanceof ContractFunctionRevertedError) as ContractFunctionRevertedError | null;
     if (reverted?.reason) return reverted.reason;
-    const match = /reverted(?: with reason string)?:? ['"]?([^'"\n]+)/i.exec(error.details ?? error.message);
-    if (match) return match[1].trim();
+    const text = error.details || error.shortMessage;
+    const match = /reverted(?: with reason string)?:? ['"]?([^'"\n]+)/i.exec(text);
+    return match ? match[1].trim() : text;
   }
   return error instanceof Error ? error.message.split('\n')[0] : undefined;
 }

@@ -1,5 +1,4 @@
 export * from './canonical';
-export * from './eip3009';
 export * from './headers';
 export * from './networks';
 export * from './reasons';

@@ -131,6 +131,12 @@ export class PaymentRepository {
       `tx_hash = $4, signer = $5, tx_nonce = $6, submitted_at = now(), attempts = attempts + 1`, [tx.hash, tx.signer.toLowerCase(), tx.nonce]);
   }
 
+  /** The owner's transaction was rejected at broadcast (a stale nonce): back to verified, to be sent again. */
+  releaseUnsent(id: string, hash: Hex, reason: string): Promise<boolean> {
+    return this.transition(id, ['submitted'], 'verified', 'payment.resend', { unsentTxHash: hash, reason },
+      `tx_hash = NULL, signer = NULL, tx_nonce = NULL`, [hash.toLowerCase()], undefined, 'AND tx_hash = $4');
+  }
+
   markConfirmed(id: string, receipt: { blockNumber: bigint; gasUsed: bigint }): Promise<boolean> {
     return this.transition(id, ['submitted'], 'confirmed', 'payment.confirmed', { blockNumber: receipt.blockNumber.toString(), gasUsed: receipt.gasUsed.toString() },
       `settled_at = now()`, []);
@@ -156,13 +162,14 @@ export class PaymentRepository {
     setClause: string,
     params: unknown[],
     expectedUpdatedAt?: Date,
+    extraGuard = '',
   ): Promise<boolean> {
     const fromList = from.map((s) => `'${s}'`).join(', ');
     const staleGuard = expectedUpdatedAt ? `AND updated_at = $${4 + params.length}` : '';
     const rows = await this.db.$queryRawUnsafe<{ id: string }[]>(
       `WITH updated AS (
          UPDATE facilitator.payments SET state = '${to}', updated_at = now(), ${setClause}
-          WHERE id = $1::uuid AND state IN (${fromList}) ${staleGuard}
+          WHERE id = $1::uuid AND state IN (${fromList}) ${staleGuard} ${extraGuard}
           RETURNING id)
        INSERT INTO facilitator.payment_events (payment_id, type, data)
        SELECT id, $2, $3::jsonb FROM updated

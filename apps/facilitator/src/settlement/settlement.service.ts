@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { Hex } from 'viem';
-import { isTransportFailure, ReceiptTimeoutError, revertReason, waitForReceipt, type ContractCall, type TransactionSigner } from '@mp/chain';
+import type { Hex, TransactionReceipt } from 'viem';
+import { isDeliveryUncertain, ReceiptTimeoutError, revertReason, waitForReceipt, type ContractCall, type TransactionSigner } from '@mp/chain';
 import { ProblemError } from '@mp/platform';
 import { X402Reason, type PaymentRequest, type SettleResponse } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
@@ -62,10 +62,15 @@ export class SettlementService {
     if (existing) return this.continueExisting(payment, existing, deadline);
 
     const verified = await this.scheme.verify(payment, { simulate: false });
-    if (!verified.isValid) return this.failure(payment, verified.invalidReason ?? X402Reason.invalidPayload, verified.invalidMessage);
     const signer = payment.network.signers.pick();
-    const prepared = await this.scheme.settlementCall(payment, signer.address);
-    if (!prepared.ok) return this.failure(payment, prepared.response.invalidReason ?? X402Reason.exactEvmSimulationFailed, prepared.response.invalidMessage);
+    const prepared = verified.isValid ? await this.scheme.settlementCall(payment, signer.address) : undefined;
+    if (!prepared?.ok) {
+      // A concurrent request (perhaps on another replica) may have claimed and settled it meanwhile: report that.
+      const settledMeanwhile = await this.payments.findByKey(payment.key);
+      if (settledMeanwhile) return this.continueExisting(payment, settledMeanwhile, deadline);
+      const response = prepared?.response ?? verified;
+      return this.failure(payment, response.invalidReason ?? X402Reason.invalidPayload, response.invalidMessage);
+    }
 
     let id: string | undefined;
     try {
@@ -92,8 +97,12 @@ export class SettlementService {
     return this.submit(payment, id, signer, prepared.call, deadline);
   }
 
-  /** A payment we already know: report its outcome, finish it, or wait for the request that owns it. */
+  /**
+   * A payment we already know: report its outcome, finish it, or wait for the request that owns it. While an owner
+   * works on it we follow the database, so every concurrent caller reports the owner's outcome.
+   */
   private async continueExisting(payment: ExactEvmPayment, record: PaymentRecord, deadline: number): Promise<SettleResponse> {
+    const startedAt = Date.now();
     for (;;) {
       if (record.payloadHash !== payment.request.fingerprint && record.state !== 'failed') {
         return this.failure(payment, X402Reason.exactEvmNonceAlreadyUsed,
@@ -102,15 +111,25 @@ export class SettlementService {
       switch (record.state) {
         case 'confirmed':
           return this.success(payment, record.txHash as Hex);
-        case 'failed':
-          if (record.txHash) return this.failure(payment, record.errorReason ?? X402Reason.exactEvmTransactionFailed, record.errorMessage ?? undefined, record.txHash);
-          // Nothing reached the chain: verify afresh and try again.
-          if (!(await this.payments.reclaim(record.id, 'failed', record.updatedAt, payment.request.fingerprint))) break;
-          return this.retry(payment, record.id, deadline);
         case 'expired':
           return this.failure(payment, X402Reason.exactEvmValidBefore, 'the authorization expired before it could be settled', record.txHash ?? '');
-        case 'submitted':
-          return this.awaitReceipt(payment, record.id, record.txHash as Hex, deadline);
+        case 'failed':
+          if (record.txHash || record.updatedAt.getTime() >= startedAt) {
+            // Mined and failed (final), or failed while we waited on its owner: the owner's outcome is ours.
+            return this.failure(payment, record.errorReason ?? X402Reason.exactEvmTransactionFailed, record.errorMessage ?? undefined, record.txHash ?? '');
+          }
+          // An earlier attempt failed before anything reached the chain: this request may try again.
+          if (await this.payments.reclaim(record.id, 'failed', record.updatedAt, payment.request.fingerprint)) return this.retry(payment, record.id, deadline);
+          break;
+        case 'submitted': {
+          const outcome = await this.finishIfMined(payment, record.id, record.txHash as Hex);
+          if (outcome) return outcome;
+          if (Date.now() >= deadline) {
+            return this.failure(payment, X402Reason.settlementPending, 'the transaction is not mined yet; settle again to get its outcome', record.txHash as Hex);
+          }
+          await sleep(payment.network.config.pollingIntervalMs);
+          break;
+        }
         case 'received':
         case 'verified':
           if (Date.now() - record.updatedAt.getTime() > ABANDONED_CLAIM_MS && (await this.payments.reclaim(record.id, record.state, record.updatedAt, payment.request.fingerprint))) {
@@ -123,6 +142,15 @@ export class SettlementService {
       }
       record = await this.mustFind(record.id);
     }
+  }
+
+  /** Looks for the receipt once; if the transaction is mined, records and returns its outcome. */
+  private async finishIfMined(payment: ExactEvmPayment, id: string, hash: Hex): Promise<SettleResponse | undefined> {
+    const receipt = await payment.network.client.getTransactionReceipt({ hash }).catch((error: unknown) => {
+      if (error instanceof Error && error.name === 'TransactionReceiptNotFoundError') return undefined;
+      throw error;
+    });
+    return receipt ? this.recordReceipt(payment, id, hash, receipt) : undefined;
   }
 
   private async retry(payment: ExactEvmPayment, id: string, deadline: number): Promise<SettleResponse> {
@@ -149,15 +177,13 @@ export class SettlementService {
         return await this.awaitReceipt(payment, id, hash!, deadline);
       } catch (error) {
         if (error instanceof ClaimLostError) return this.continueExisting(payment, await this.mustFind(id), deadline);
-        // The node may have taken a transaction whose broadcast timed out: look for its receipt.
-        if (hash && isTransportFailure(error)) return this.awaitReceipt(payment, id, hash, deadline);
+        // The node may have taken a transaction whose broadcast died on the way: look for its receipt.
+        if (hash && isDeliveryUncertain(error)) return this.awaitReceipt(payment, id, hash, deadline);
         const message = revertReason(error) ?? String(error);
+        // Our nonce was stale (the signer's next nonce is re-read): send again; the payment never left our hands.
+        if (hash && attempt < 3 && NONCE_COLLISION.test(message) && (await this.payments.releaseUnsent(id, hash, message))) continue;
         const reason = hash ? this.scheme.sendFailureReason(error) : X402Reason.unexpectedSettleError;
         await this.payments.markFailedUnsent(id, reason, message);
-        if (attempt < 3 && NONCE_COLLISION.test(message)) {
-          const record = await this.mustFind(id);
-          if (await this.payments.reclaim(id, 'failed', record.updatedAt, payment.request.fingerprint)) continue;
-        }
         if (!hash) this.logger.warn(`settlement of ${payment.key.payer}/${payment.key.nonce} was not sent: ${message}`);
         return this.failure(payment, reason, message);
       }
@@ -178,6 +204,11 @@ export class SettlementService {
       const message = error instanceof ReceiptTimeoutError ? 'the transaction is not mined yet; settle again to get its outcome' : `receipt lookup failed: ${revertReason(error)}`;
       return this.failure(payment, X402Reason.settlementPending, message, hash);
     }
+    return this.recordReceipt(payment, id, hash, receipt);
+  }
+
+  /** Judges a mined settlement and records the verdict; whoever records first wins, and everyone reports it. */
+  private async recordReceipt(payment: ExactEvmPayment, id: string, hash: Hex, receipt: TransactionReceipt): Promise<SettleResponse> {
     const verdict = this.scheme.judgeReceipt(payment, receipt);
     if (verdict.success) {
       if (!(await this.payments.markConfirmed(id, receipt))) await this.assertState(id, 'confirmed');

@@ -11,14 +11,12 @@ import {
   type Hex,
   type TransactionReceipt,
 } from 'viem';
-import { eip3009Abi, erc1271Abi, isTransportFailure, recoverSigner, revertReason, type AssetConfig, type ContractCall } from '@mp/chain';
+import { eip3009Abi, eip3009Types, erc1271Abi, ERC1271_MAGIC_VALUE, ERC6492_MAGIC_SUFFIX, isTransportFailure, recoverSigner, revertReason, type AssetConfig, type ContractCall } from '@mp/chain';
 import { ProblemError } from '@mp/platform';
 import {
   deepEqual,
-  ERC6492_MAGIC_SUFFIX,
   exactEvmEip3009PayloadSchema,
   issuesOf,
-  transferWithAuthorizationTypes,
   X402Reason,
   type PaymentRequest,
   type VerifyResponse,
@@ -50,7 +48,6 @@ export class VerificationUnavailableError extends Error {
 /** validBefore must leave this much time for the settlement to land (as the reference facilitator requires). */
 const VALID_BEFORE_MARGIN_SECONDS = 6n;
 const ASSET_CODE_NEGATIVE_TTL_MS = 60_000;
-const ERC1271_MAGIC = '0x1626ba7e';
 
 /**
  * x402 `exact` on EVM with EIP-3009 (transferWithAuthorization). Runs every check the reference facilitator
@@ -240,7 +237,7 @@ export class ExactEvmScheme {
     try {
       digest = hashTypedData({
         domain: { name: String(request.extra.name), version: String(request.extra.version), chainId: network.config.chainId, verifyingContract: asset.address },
-        types: transferWithAuthorizationTypes,
+        types: eip3009Types,
         primaryType: 'TransferWithAuthorization',
         message: authorization,
       });
@@ -269,7 +266,7 @@ export class ExactEvmScheme {
     if (!(await this.hasCode(network, authorization.from))) return bad;
     try {
       const result = await network.client.readContract({ address: authorization.from, abi: erc1271Abi, functionName: 'isValidSignature', args: [digest, signature] });
-      return String(result).toLowerCase() === ERC1271_MAGIC ? true : bad;
+      return String(result).toLowerCase() === ERC1271_MAGIC_VALUE ? true : bad;
     } catch (error) {
       if (isTransportFailure(error)) throw new VerificationUnavailableError(error);
       return bad;
