@@ -19,6 +19,7 @@ import {
   type PrivateKeyAccount,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import type { AuthorizationFields } from '../support/chain';
 import { eip3009Abi, eip3009Types, erc1271Abi, ERC1271_MAGIC_VALUE, multicall3Abi, MULTICALL3_ADDRESS, smartWalletFactoryAbi } from '../../libs/chain/src/abi';
 import { loadChainManifest, type ChainManifest } from '../../libs/chain/src/manifest';
 
@@ -51,14 +52,7 @@ const latestTimestamp = async () => (await publicClient.getBlock({ blockTag: 'la
 const balanceOf = (token: Address, who: Address) =>
   publicClient.readContract({ address: token, abi: eip3009Abi, functionName: 'balanceOf', args: [who] });
 
-interface Authorization {
-  from: Address;
-  to: Address;
-  value: bigint;
-  validAfter: bigint;
-  validBefore: bigint;
-  nonce: Hex;
-}
+type Authorization = AuthorizationFields;
 
 async function authorization(over: Partial<Authorization> = {}): Promise<Authorization> {
   return {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createPublicClient, defineChain, http, type Address, type Hex, type PublicClient } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { eip3009Abi, eip3009Types, loadChainManifest, type ChainManifest, type ManifestToken } from '@mp/chain';
+import type { PaymentRequirementsV2 } from '@mp/x402';
 
 /** The chain the e2e global setup deployed. */
 export function testChain(): { manifest: ChainManifest; client: PublicClient } {
@@ -23,6 +24,7 @@ export function randomNonce(): Hex {
   return `0x${randomBytes(32).toString('hex')}`;
 }
 
+/** The fields of an EIP-3009 authorization, as signed. */
 export interface AuthorizationFields {
   from: Address;
   to: Address;
@@ -84,15 +86,7 @@ export function v2Body(payload: ExactPayload, requirements: V2Requirements, exte
   };
 }
 
-export interface V2Requirements {
-  scheme: string;
-  network: string;
-  amount: string;
-  asset: string;
-  payTo: string;
-  maxTimeoutSeconds: number;
-  extra: Record<string, unknown>;
-}
+export type V2Requirements = PaymentRequirementsV2 & { extra: Record<string, unknown> };
 
 export function v2Requirements(manifest: ChainManifest, token: ManifestToken, amount: bigint, overrides: Partial<V2Requirements> = {}): V2Requirements {
   return {
@@ -109,4 +103,18 @@ export function v2Requirements(manifest: ChainManifest, token: ManifestToken, am
 
 export async function balanceOf(client: PublicClient, token: ManifestToken, owner: Address): Promise<bigint> {
   return client.readContract({ address: token.address as Address, abi: eip3009Abi, functionName: 'balanceOf', args: [owner] });
+}
+
+/** Runs `fn` with anvil's automining off, so transactions wait in the mempool until `evm_mine`. */
+export async function withAutomineOff<T>(client: PublicClient, fn: () => Promise<T>): Promise<T> {
+  await client.request({ method: 'evm_setAutomine' as never, params: [false] as never });
+  try {
+    return await fn();
+  } finally {
+    await client.request({ method: 'evm_setAutomine' as never, params: [true] as never });
+  }
+}
+
+export async function mineBlock(client: PublicClient): Promise<void> {
+  await client.request({ method: 'evm_mine' as never, params: [] as never });
 }

@@ -2,7 +2,7 @@ import { createWalletClient, decodeEventLog, http, parseSignature, type Address,
 import { privateKeyToAccount } from 'viem/accounts';
 import { eip3009Abi, eip3009Types } from '@mp/chain';
 import { PrismaService } from '@mp/db';
-import { balanceOf, payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
+import { balanceOf, mineBlock, payerAccount, signAuthorization, testChain, v2Body, v2Requirements, withAutomineOff } from '../../../test/support/chain';
 import { postJson, startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
 
 describe('POST /settle', () => {
@@ -134,54 +134,54 @@ describe('POST /settle', () => {
 
   it('answers settlement_pending with the hash when the receipt is late, and the outcome on the next settle', async () => {
     const slow = await startFacilitator({ SETTLE_BUDGET_MS: '300', FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[3].privateKey });
-    await client.request({ method: 'evm_setAutomine' as never, params: [false] as never });
     try {
-      const payer = payerAccount(manifest, 7);
-      const body = v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount }), requirements());
-      const pending = (await postJson(`${slow.url}/settle`, body)).body;
-      expect(pending).toMatchObject({ success: false, errorReason: 'settlement_pending', transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
-      expect(await paymentRow(body.paymentPayload.payload.authorization.nonce)).toEqual([{ state: 'submitted', tx_hash: pending.transaction, amount: amount.toString() }]);
+      await withAutomineOff(client, async () => {
+        const payer = payerAccount(manifest, 7);
+        const body = v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount }), requirements());
+        const pending = (await postJson(`${slow.url}/settle`, body)).body;
+        expect(pending).toMatchObject({ success: false, errorReason: 'settlement_pending', transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+        expect(await paymentRow(body.paymentPayload.payload.authorization.nonce)).toEqual([{ state: 'submitted', tx_hash: pending.transaction, amount: amount.toString() }]);
 
-      await client.request({ method: 'evm_mine' as never, params: [] as never });
-      const settled = (await postJson(`${slow.url}/settle`, body)).body;
-      expect(settled).toEqual({ success: true, transaction: pending.transaction, network: manifest.network, payer: payer.address });
+        await mineBlock(client);
+        const settled = (await postJson(`${slow.url}/settle`, body)).body;
+        expect(settled).toEqual({ success: true, transaction: pending.transaction, network: manifest.network, payer: payer.address });
+      });
     } finally {
-      await client.request({ method: 'evm_setAutomine' as never, params: [true] as never });
       await slow.close();
     }
   });
 
   it('answers invalid_exact_evm_transaction_failed when the mined settlement reverted, and keeps the hash', async () => {
     const slow = await startFacilitator({ SETTLE_BUDGET_MS: '300', FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[3].privateKey });
-    await client.request({ method: 'evm_setAutomine' as never, params: [false] as never });
     try {
-      const payer = payerAccount(manifest, 7);
-      const body = v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount }), requirements());
-      const pending = (await postJson(`${slow.url}/settle`, body)).body;
-      expect(pending).toMatchObject({ errorReason: 'settlement_pending' });
+      await withAutomineOff(client, async () => {
+        const payer = payerAccount(manifest, 7);
+        const body = v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount }), requirements());
+        const pending = (await postJson(`${slow.url}/settle`, body)).body;
+        expect(pending).toMatchObject({ errorReason: 'settlement_pending' });
 
-      // The payer cancels the authorization with a higher tip, so the cancel is mined first and the settlement reverts.
-      const nonce = body.paymentPayload.payload.authorization.nonce as Hex;
-      const cancel = await payer.signTypedData({
-        domain: { name: usdc.name, version: usdc.version, chainId: manifest.chainId, verifyingContract: usdc.address as Address },
-        types: { CancelAuthorization: eip3009Types.CancelAuthorization },
-        primaryType: 'CancelAuthorization',
-        message: { authorizer: payer.address, nonce },
-      });
-      const { r, s, v } = parseSignature(cancel);
-      const wallet = createWalletClient({ account: payer, chain: client.chain, transport: http(manifest.rpcUrl) });
-      await wallet.writeContract({
-        address: usdc.address as Address, abi: eip3009Abi, functionName: 'cancelAuthorization', args: [payer.address, nonce, Number(v), r, s],
-        chain: null, gas: 200_000n, maxFeePerGas: 500_000_000_000n, maxPriorityFeePerGas: 100_000_000_000n,
-      });
-      await client.request({ method: 'evm_mine' as never, params: [] as never });
+        // The payer cancels the authorization with a higher tip, so the cancel is mined first and the settlement reverts.
+        const nonce = body.paymentPayload.payload.authorization.nonce as Hex;
+        const cancel = await payer.signTypedData({
+          domain: { name: usdc.name, version: usdc.version, chainId: manifest.chainId, verifyingContract: usdc.address as Address },
+          types: { CancelAuthorization: eip3009Types.CancelAuthorization },
+          primaryType: 'CancelAuthorization',
+          message: { authorizer: payer.address, nonce },
+        });
+        const { r, s, v } = parseSignature(cancel);
+        const wallet = createWalletClient({ account: payer, chain: client.chain, transport: http(manifest.rpcUrl) });
+        await wallet.writeContract({
+          address: usdc.address as Address, abi: eip3009Abi, functionName: 'cancelAuthorization', args: [payer.address, nonce, Number(v), r, s],
+          chain: null, gas: 200_000n, maxFeePerGas: 500_000_000_000n, maxPriorityFeePerGas: 100_000_000_000n,
+        });
+        await mineBlock(client);
 
-      const settled = (await postJson(`${slow.url}/settle`, body)).body;
-      expect(settled).toMatchObject({ success: false, errorReason: 'invalid_exact_evm_transaction_failed', transaction: pending.transaction });
-      expect((await client.getTransactionReceipt({ hash: pending.transaction })).status).toBe('reverted');
-      expect(await paymentRow(nonce)).toEqual([{ state: 'failed', tx_hash: pending.transaction, amount: amount.toString() }]);
+        const settled = (await postJson(`${slow.url}/settle`, body)).body;
+        expect(settled).toMatchObject({ success: false, errorReason: 'invalid_exact_evm_transaction_failed', transaction: pending.transaction });
+        expect((await client.getTransactionReceipt({ hash: pending.transaction })).status).toBe('reverted');
+        expect(await paymentRow(nonce)).toEqual([{ state: 'failed', tx_hash: pending.transaction, amount: amount.toString() }]);
+      });
     } finally {
-      await client.request({ method: 'evm_setAutomine' as never, params: [true] as never });
       await slow.close();
     }
   });

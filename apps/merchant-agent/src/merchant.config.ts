@@ -28,43 +28,33 @@ export interface MerchantConfig {
   price: { network: `${string}:${string}`; asset: string; amount: string; eip712: { name: string; version: string }; payTo: string };
 }
 
-/** The merchant's asset and wallet come from the environment, or from the local chain manifest when unset. */
+/** The merchant's asset and wallet come from the environment; what is unset comes from the local chain manifest. */
 export function loadMerchantConfig(environment: NodeJS.ProcessEnv = process.env): MerchantConfig {
   const e = loadConfig(envSchema, environment);
-  const explicit = e.MERCHANT_NETWORK && e.MERCHANT_ASSET && e.MERCHANT_ASSET_NAME && e.MERCHANT_ASSET_VERSION && e.MERCHANT_PAY_TO;
-  if (explicit) {
-    return {
-      port: e.MERCHANT_PORT,
-      host: e.MERCHANT_HOST,
-      facilitatorUrl: e.FACILITATOR_URL,
-      price: {
-        network: e.MERCHANT_NETWORK as `${string}:${string}`,
-        asset: e.MERCHANT_ASSET!,
-        amount: e.MERCHANT_PRICE,
-        eip712: { name: e.MERCHANT_ASSET_NAME!, version: e.MERCHANT_ASSET_VERSION! },
-        payTo: e.MERCHANT_PAY_TO!,
-      },
-    };
-  }
-  let manifest;
-  try {
-    manifest = loadChainManifest(resolve(e.CHAIN_MANIFEST));
-  } catch (error) {
-    throw new ConfigError([
-      `CHAIN_MANIFEST: cannot load ${e.CHAIN_MANIFEST} (${(error as Error).message}); start the local chain with \`npm run chain\`, or set MERCHANT_NETWORK, MERCHANT_ASSET, MERCHANT_ASSET_NAME, MERCHANT_ASSET_VERSION and MERCHANT_PAY_TO`,
-    ]);
-  }
-  const usdc = manifest.tokens.usdc;
+  const complete = e.MERCHANT_NETWORK && e.MERCHANT_ASSET && e.MERCHANT_ASSET_NAME && e.MERCHANT_ASSET_VERSION && e.MERCHANT_PAY_TO;
+  const local = complete ? undefined : localDefaults(e.CHAIN_MANIFEST);
   return {
     port: e.MERCHANT_PORT,
     host: e.MERCHANT_HOST,
     facilitatorUrl: e.FACILITATOR_URL,
     price: {
-      network: manifest.network as `${string}:${string}`,
-      asset: e.MERCHANT_ASSET ?? usdc.address,
+      network: (e.MERCHANT_NETWORK ?? local!.network) as `${string}:${string}`,
+      asset: e.MERCHANT_ASSET ?? local!.asset,
       amount: e.MERCHANT_PRICE,
-      eip712: { name: e.MERCHANT_ASSET_NAME ?? usdc.name, version: e.MERCHANT_ASSET_VERSION ?? usdc.version },
-      payTo: e.MERCHANT_PAY_TO ?? manifest.accounts.merchant.address,
+      eip712: { name: e.MERCHANT_ASSET_NAME ?? local!.name, version: e.MERCHANT_ASSET_VERSION ?? local!.version },
+      payTo: e.MERCHANT_PAY_TO ?? local!.payTo,
     },
   };
+}
+
+function localDefaults(manifestPath: string) {
+  try {
+    const manifest = loadChainManifest(resolve(manifestPath));
+    const { address, name, version } = manifest.tokens.usdc;
+    return { network: manifest.network, asset: address, name, version, payTo: manifest.accounts.merchant.address };
+  } catch (error) {
+    throw new ConfigError([
+      `CHAIN_MANIFEST: cannot load ${manifestPath} (${(error as Error).message}); start the local chain with \`npm run chain\`, or set MERCHANT_NETWORK, MERCHANT_ASSET, MERCHANT_ASSET_NAME, MERCHANT_ASSET_VERSION and MERCHANT_PAY_TO`,
+    ]);
+  }
 }

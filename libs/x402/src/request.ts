@@ -73,15 +73,14 @@ export function decodePaymentRequest(body: unknown): DecodeResult {
     };
   }
   const fingerprint = sha256Hex(canonicalJson({ paymentPayload, paymentRequirements }));
+  const issues = innerIssues(paymentPayload, paymentRequirements);
+  if (issues.length) return { ok: false, kind: 'malformed', issues };
 
   if (version === 2) {
-    const payload = paymentPayloadV2Schema.safeParse(paymentPayload, PARSE);
-    const requirements = paymentRequirementsV2Schema.safeParse(paymentRequirements, PARSE);
-    const issues = [...issuesOf(payload.error, 'paymentPayload'), ...issuesOf(requirements.error, 'paymentRequirements')];
-    if (!payload.success || !requirements.success) return { ok: false, kind: 'malformed', issues };
-    const identifier = readPaymentIdentifier(payload.data.extensions ?? undefined);
+    const payload = paymentPayloadV2Schema.parse(paymentPayload);
+    const r = paymentRequirementsV2Schema.parse(paymentRequirements);
+    const identifier = readPaymentIdentifier(payload.extensions ?? undefined);
     if (!identifier.ok) return { ok: false, kind: 'malformed', issues: [identifier.issue] };
-    const r = requirements.data;
     return {
       ok: true,
       request: {
@@ -93,21 +92,18 @@ export function decodePaymentRequest(body: unknown): DecodeResult {
         payTo: r.payTo,
         maxTimeoutSeconds: r.maxTimeoutSeconds,
         extra: r.extra ?? {},
-        payloadScheme: payload.data.accepted.scheme,
-        payloadNetwork: payload.data.accepted.network,
-        accepted: payload.data.accepted,
-        payload: payload.data.payload,
+        payloadScheme: payload.accepted.scheme,
+        payloadNetwork: payload.accepted.network,
+        accepted: payload.accepted,
+        payload: payload.payload,
         paymentIdentifier: identifier.id,
         fingerprint,
       },
     };
   }
 
-  const payload = paymentPayloadV1Schema.safeParse(paymentPayload, PARSE);
-  const requirements = paymentRequirementsV1Schema.safeParse(paymentRequirements, PARSE);
-  const issues = [...issuesOf(payload.error, 'paymentPayload'), ...issuesOf(requirements.error, 'paymentRequirements')];
-  if (!payload.success || !requirements.success) return { ok: false, kind: 'malformed', issues };
-  const r = requirements.data;
+  const payload = paymentPayloadV1Schema.parse(paymentPayload);
+  const r = paymentRequirementsV1Schema.parse(paymentRequirements);
   return {
     ok: true,
     request: {
@@ -119,9 +115,9 @@ export function decodePaymentRequest(body: unknown): DecodeResult {
       payTo: r.payTo,
       maxTimeoutSeconds: r.maxTimeoutSeconds,
       extra: r.extra ?? {},
-      payloadScheme: payload.data.scheme,
-      payloadNetwork: payload.data.network,
-      payload: payload.data.payload,
+      payloadScheme: payload.scheme,
+      payloadNetwork: payload.network,
+      payload: payload.payload,
       fingerprint,
     },
   };
