@@ -1,0 +1,348 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { RequestMethod, type DynamicModule, type INestApplication, type Type } from '@nestjs/common';
+import { METHOD_METADATA, MODULE_METADATA, PATH_METADATA } from '@nestjs/common/constants';
+import { Test } from '@nestjs/testing';
+import type { z } from 'zod';
+import { ConfigError, configureHttpApp, PROBLEM_STATUS, problemBody, type ProblemCode } from '@mp/platform';
+import {
+  decodePaymentRequest,
+  exactEvmEip3009PayloadSchema,
+  facilitatorRequestEnvelopeSchema,
+  paymentIdentifierInfoSchema,
+  paymentPayloadV1Schema,
+  paymentPayloadV2Schema,
+  paymentRequirementsV1Schema,
+  paymentRequirementsV2Schema,
+  resourceInfoSchema,
+  X402Reason,
+} from '@mp/x402';
+import { AppModule as FacilitatorModule } from '../apps/facilitator/src/app.module';
+import { loadFacilitatorConfig } from '../apps/facilitator/src/config/facilitator.config';
+import { AppModule as LedgerModule } from '../apps/ledger/src/app.module';
+import { loadLedgerConfig, type LedgerConfig } from '../apps/ledger/src/ledger.config';
+import { AppModule as MerchantModule } from '../apps/merchant-agent/src/app.module';
+import { loadMerchantConfig, type MerchantConfig } from '../apps/merchant-agent/src/merchant.config';
+import { createPaywall } from '../apps/merchant-agent/src/paid-http/paywall';
+import { startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from './support/facilitator';
+
+/** Keeps docs/ true to the code: routes, problem codes, reasons, wire schemas, env vars and the example networks files. */
+const ROOT = path.resolve(__dirname, '..');
+const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
+const openapi = JSON.parse(read('docs/api/openapi.json'));
+const openapiText = read('docs/api/openapi.json');
+const configurationMd = read('docs/configuration.md');
+
+type Service = 'facilitator' | 'ledger' | 'merchant-agent';
+const SERVICES: Service[] = ['facilitator', 'ledger', 'merchant-agent'];
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+interface Operation {
+  route: string;
+  method: string;
+  path: string;
+  op: any;
+  item: any;
+}
+
+const operations: Operation[] = Object.entries(openapi.paths as Record<string, any>).flatMap(([p, item]) =>
+  HTTP_METHODS.filter((m) => item[m]).map((m) => ({ route: `${m.toUpperCase()} ${p}`, method: m.toUpperCase(), path: p, op: item[m], item })),
+);
+const documented = (service: Service) => operations.filter((o) => (o.op.tags as string[]).includes(service));
+
+/** "GET /health"-style routes of every controller reachable from a module, read from Nest's decorator metadata. */
+function nestRoutes(root: Type<unknown> | DynamicModule): string[] {
+  const seen = new Set<unknown>();
+  const controllers = new Set<Type<unknown>>();
+  const visit = (entry: unknown): void => {
+    if (!entry || seen.has(entry) || (typeof entry !== 'function' && typeof entry !== 'object')) return;
+    seen.add(entry);
+    const dynamic = typeof entry === 'object' && 'module' in entry ? (entry as DynamicModule) : undefined;
+    const moduleClass = (dynamic ? dynamic.module : entry) as Type<unknown>;
+    const own: Type<unknown>[] = [...(Reflect.getMetadata(MODULE_METADATA.CONTROLLERS, moduleClass) ?? []), ...(dynamic?.controllers ?? [])];
+    own.forEach((c) => controllers.add(c));
+    [...(Reflect.getMetadata(MODULE_METADATA.IMPORTS, moduleClass) ?? []), ...(dynamic?.imports ?? [])].forEach(visit);
+  };
+  visit(root);
+  const join = (...parts: string[]) => `/${parts.map((p) => p.replace(/^\/+|\/+$/g, '')).filter(Boolean).join('/')}`;
+  const routes: string[] = [];
+  for (const controller of controllers) {
+    const bases = ([] as string[]).concat(Reflect.getMetadata(PATH_METADATA, controller) ?? '/');
+    const prototype = controller.prototype as Record<string, unknown>;
+    for (const name of Object.getOwnPropertyNames(prototype)) {
+      const handler = name === 'constructor' ? undefined : prototype[name];
+      if (typeof handler !== 'function') continue;
+      const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
+      if (method === undefined) continue;
+      const paths = ([] as string[]).concat(Reflect.getMetadata(PATH_METADATA, handler) ?? '/');
+      for (const base of bases) for (const p of paths) routes.push(`${RequestMethod[method]} ${join(base, p)}`);
+    }
+  }
+  return routes.sort();
+}
+
+const resolveRef = (node: any): any => (node?.$ref ? (node.$ref as string).split('/').slice(1).reduce((o: any, k: string) => o[k], openapi) : node);
+
+/** Every example body of every response of every operation, with its status and content type. */
+function responseExamples(): { route: string; status: string; contentType: string; value: any }[] {
+  return operations.flatMap(({ route, op }) =>
+    Object.entries(op.responses as Record<string, unknown>).flatMap(([status, raw]) =>
+      Object.entries((resolveRef(raw).content ?? {}) as Record<string, any>).flatMap(([contentType, media]) => [
+        ...Object.values((media.examples ?? {}) as Record<string, any>).map((e) => ({ route, status, contentType, value: resolveRef(e).value })),
+        ...(media.example !== undefined ? [{ route, status, contentType, value: media.example }] : []),
+      ]),
+    ),
+  );
+}
+
+describe('docs', () => {
+  describe('docs/api/openapi.json routes', () => {
+    it('is OpenAPI 3.1 with one server per service on its default port, and every operation tagged with a service', () => {
+      expect(openapi.openapi).toMatch(/^3\.1\./);
+      const ports: Record<Service, number> = {
+        facilitator: loadFacilitatorConfig({ CHAIN_MANIFEST: process.env.CHAIN_MANIFEST }).port,
+        ledger: loadLedgerConfig({}).port,
+        'merchant-agent': loadMerchantConfig({ CHAIN_MANIFEST: process.env.CHAIN_MANIFEST }).port,
+      };
+      expect(ports).toEqual({ facilitator: 4020, ledger: 4030, 'merchant-agent': 4040 });
+      const portOf = (server: { url: string }) => Number(new URL(server.url).port);
+      expect((openapi.servers as { url: string }[]).map(portOf).sort()).toEqual(Object.values(ports).sort());
+      for (const { route, op, item } of operations) {
+        const tags = op.tags as Service[];
+        expect(tags.length, route).toBeGreaterThan(0);
+        expect(SERVICES, route).toEqual(expect.arrayContaining(tags));
+        const servers = (op.servers ?? item.servers) as { url: string }[];
+        expect(servers.map(portOf).sort(), `servers of ${route}`).toEqual(tags.map((t) => ports[t]).sort());
+      }
+    });
+
+    it('documents exactly the routes of every controller of every app', () => {
+      const facilitatorConfig = loadFacilitatorConfig({ CHAIN_MANIFEST: process.env.CHAIN_MANIFEST });
+      const apps: Record<Service, DynamicModule> = {
+        facilitator: FacilitatorModule.forConfig(facilitatorConfig),
+        ledger: LedgerModule.forConfig({} as LedgerConfig),
+        'merchant-agent': MerchantModule.forConfig({} as MerchantConfig),
+      };
+      for (const service of SERVICES) {
+        const inCode = nestRoutes(apps[service]);
+        expect(inCode.length, service).toBeGreaterThan(0);
+        expect(documented(service).map((o) => o.route).sort(), `documented routes of ${service}`).toEqual(inCode);
+      }
+    });
+
+    describe('against the running apps', () => {
+      let facilitator: RunningFacilitator;
+      let ledger: INestApplication;
+      let merchant: INestApplication;
+      const urls = {} as Record<Service, string>;
+
+      const listen = async (app: INestApplication) => {
+        await app.listen(0, '127.0.0.1');
+        return `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
+      };
+
+      beforeAll(async () => {
+        facilitator = await startFacilitator();
+        urls.facilitator = facilitator.url;
+
+        const ledgerConfig = loadLedgerConfig({ ...process.env, DATABASE_URL: TEST_DATABASE_URL });
+        ledger = (await Test.createTestingModule({ imports: [LedgerModule.forConfig(ledgerConfig)] }).compile()).createNestApplication({ bodyParser: false, logger: ['error'] });
+        configureHttpApp(ledger);
+        urls.ledger = await listen(ledger);
+
+        const merchantConfig = loadMerchantConfig({ ...process.env, FACILITATOR_URL: facilitator.url });
+        merchant = (await Test.createTestingModule({ imports: [MerchantModule.forConfig(merchantConfig)] }).compile()).createNestApplication({ bodyParser: false, logger: ['error'] });
+        configureHttpApp(merchant);
+        merchant.use(createPaywall(merchantConfig));
+        urls['merchant-agent'] = await listen(merchant);
+      });
+      afterAll(async () => {
+        await merchant?.close();
+        await ledger?.close();
+        await facilitator?.close();
+      });
+
+      it.each(SERVICES)('every documented %s operation exists and answers one of its documented statuses', async (service) => {
+        const ops = documented(service);
+        expect(ops.length).toBeGreaterThan(0);
+        for (const { route, method, path: p, op } of ops) {
+          const hasBody = Boolean(op.requestBody);
+          const response = await fetch(`${urls[service]}${p}`, {
+            method,
+            ...(hasBody ? { headers: { 'content-type': 'application/json' }, body: '{}' } : {}),
+          });
+          await response.arrayBuffer();
+          expect(response.status, `${service} ${route}`).not.toBe(404);
+          expect(Object.keys(op.responses), `${service} ${route} answered ${response.status}`).toContain(String(response.status));
+        }
+      });
+
+      it('an undocumented route is a 404 problem, as documented', async () => {
+        const response = await fetch(`${urls.facilitator}/no-such-route`);
+        expect(response.status).toBe(404);
+        expect(await response.json()).toMatchObject({ code: 'not_found', type: 'urn:problem:not_found' });
+      });
+    });
+  });
+
+  describe('problem codes', () => {
+    it('ProblemCode lists every code of PROBLEM_STATUS with its status', () => {
+      const schema = openapi.components.schemas.ProblemCode;
+      expect([...schema.enum].sort()).toEqual(Object.keys(PROBLEM_STATUS).sort());
+      expect(schema['x-problem-status']).toEqual(PROBLEM_STATUS);
+      for (const [code, status] of Object.entries(PROBLEM_STATUS)) {
+        expect(schema.description, code).toContain(`| \`${code}\` | ${status} |`);
+      }
+    });
+
+    it('every problem example has the code, status, type and title the code produces', () => {
+      const problems = responseExamples().filter((e) => e.contentType === 'application/problem+json');
+      expect(problems.length).toBeGreaterThan(5);
+      for (const { route, status, value } of problems) {
+        const code = value.code as ProblemCode;
+        expect(PROBLEM_STATUS, `${route} ${status}`).toHaveProperty(code);
+        const expected = problemBody(code, value.detail, value.instance);
+        expect(value, `${route} ${status}`).toMatchObject({ type: expected.type, title: expected.title, status: expected.status });
+        expect(String(value.status), `${route}: example under the wrong status`).toBe(status);
+      }
+      const codes = new Set(problems.map((p) => p.value.code));
+      for (const code of ['validation_failed', 'malformed_json', 'payment_identifier_conflict', 'payload_too_large', 'unsupported_media_type', 'internal_error', 'upstream_unavailable']) {
+        expect(codes, code).toContain(code);
+      }
+    });
+  });
+
+  describe('x402 reasons', () => {
+    it('X402Reason lists every reason, each with where it is emitted', () => {
+      const reasons = Object.values(X402Reason);
+      const schema = openapi.components.schemas.X402Reason;
+      expect([...schema.enum].sort()).toEqual([...reasons].sort());
+      expect(Object.keys(schema['x-emitted-by']).sort()).toEqual([...reasons].sort());
+      for (const reason of reasons) {
+        expect(schema.description, reason).toContain(`| \`${reason}\` |`);
+        expect(openapiText).toContain(reason);
+      }
+    });
+
+    it('every verify/settle example answers with a real reason', () => {
+      const values = new Set<string>(Object.values(X402Reason));
+      const answers = responseExamples().filter((e) => ['POST /verify', 'POST /settle'].includes(e.route) && e.status === '200');
+      expect(answers.length).toBeGreaterThan(10);
+      for (const { route, value } of answers) {
+        const reason = value.invalidReason ?? value.errorReason;
+        if (reason !== undefined) expect(values, `${route}: ${reason}`).toContain(reason);
+        if (route === 'POST /settle') expect(value, route).toEqual(expect.objectContaining({ transaction: expect.any(String), network: expect.any(String) }));
+      }
+    });
+  });
+
+  describe('wire schemas', () => {
+    const schemas = openapi.components.schemas;
+    const pairs: [string, any, z.ZodObject][] = [
+      ['ResourceInfo', schemas.ResourceInfo, resourceInfoSchema],
+      ['PaymentRequirementsV2', schemas.PaymentRequirementsV2, paymentRequirementsV2Schema],
+      ['PaymentPayloadV2', schemas.PaymentPayloadV2, paymentPayloadV2Schema],
+      ['PaymentRequirementsV1', schemas.PaymentRequirementsV1, paymentRequirementsV1Schema],
+      ['PaymentPayloadV1', schemas.PaymentPayloadV1, paymentPayloadV1Schema],
+      ['FacilitatorRequestV2', schemas.FacilitatorRequestV2, facilitatorRequestEnvelopeSchema],
+      ['FacilitatorRequestV1', schemas.FacilitatorRequestV1, facilitatorRequestEnvelopeSchema],
+      ['ExactEvmEip3009Payload', schemas.ExactEvmEip3009Payload, exactEvmEip3009PayloadSchema],
+      ['ExactEvmEip3009Payload.authorization', schemas.ExactEvmEip3009Payload.properties.authorization, exactEvmEip3009PayloadSchema.shape.authorization],
+      ['PaymentIdentifierExtension.info', schemas.PaymentIdentifierExtension.properties.info, paymentIdentifierInfoSchema],
+    ];
+
+    it.each(pairs)('%s has the members, required members and strictness of its zod schema', (_name, documentedSchema, zodSchema) => {
+      const shape = zodSchema.shape as Record<string, z.ZodType>;
+      expect(Object.keys(documentedSchema.properties).sort()).toEqual(Object.keys(shape).sort());
+      const required = Object.keys(shape).filter((k) => !shape[k].safeParse(undefined).success);
+      expect([...(documentedSchema.required ?? [])].sort()).toEqual(required.sort());
+      const strict = (zodSchema.safeParse({ __unknown__: 1 }).error?.issues ?? []).some((i) => i.code === 'unrecognized_keys');
+      expect(documentedSchema.additionalProperties === false).toBe(strict);
+    });
+
+    it('every request example of /verify and /settle decodes with the facilitator\'s own decoder', () => {
+      for (const route of ['/verify', '/settle']) {
+        const examples = Object.entries(openapi.paths[route].post.requestBody.content['application/json'].examples as Record<string, { value: unknown }>);
+        expect(examples.length).toBeGreaterThanOrEqual(3);
+        for (const [name, { value }] of examples) {
+          const decoded = decodePaymentRequest(value);
+          expect(decoded, `${route} ${name}`).toMatchObject({ ok: true });
+          if (decoded.ok) expect(exactEvmEip3009PayloadSchema.safeParse(decoded.request.payload).success, `${route} ${name}`).toBe(true);
+        }
+      }
+    });
+  });
+
+  describe('docs/configuration.md', () => {
+    /** Keys of `const envSchema = z.object({ … })` in a config source file. */
+    const envSchemaKeys = (file: string) => {
+      const block = /const envSchema = z\.object\(\{([\s\S]*?)\n\}\);/.exec(read(file));
+      expect(block, `envSchema in ${file}`).not.toBeNull();
+      return [...block![1].matchAll(/^\s+([A-Z][A-Z0-9_]*):/gm)].map((m) => m[1]);
+    };
+    const sourceFiles = (dir: string, pattern: RegExp): string[] =>
+      readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+        const rel = path.join(dir, entry.name);
+        if (entry.isDirectory()) return entry.name === 'generated' || entry.name === 'node_modules' ? [] : sourceFiles(rel, pattern);
+        return pattern.test(entry.name) && !/\.(e2e-)?spec\.ts$/.test(entry.name) ? [rel] : [];
+      });
+    const documentedVariables = new Set([...configurationMd.matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((m) => m[1]));
+
+    it('names every variable of every app config schema', () => {
+      const files = ['apps/facilitator/src/config/facilitator.config.ts', 'apps/ledger/src/ledger.config.ts', 'apps/merchant-agent/src/merchant.config.ts'];
+      const keys = files.flatMap(envSchemaKeys);
+      expect(keys).toEqual(expect.arrayContaining(['FACILITATOR_PORT', 'SETTLE_BUDGET_MS', 'LEDGER_PORT', 'MERCHANT_PRICE', 'DATABASE_URL']));
+      expect(keys.filter((k) => !documentedVariables.has(k))).toEqual([]);
+    });
+
+    it('names every variable the apps, libraries, scripts and test setup read from process.env', () => {
+      const files = [
+        ...['apps', 'libs'].flatMap((dir) => sourceFiles(dir, /\.ts$/)),
+        ...sourceFiles('scripts', /\.m?js$/),
+        'test/global-setup.ts',
+        ...sourceFiles('test/support', /\.ts$/),
+        'prisma.config.ts',
+      ];
+      const used = new Set(files.flatMap((file) => [...read(file).matchAll(/process\.env\.([A-Z][A-Z0-9_]*)/g)].map((m) => m[1])));
+      expect([...used]).toEqual(expect.arrayContaining(['DATABASE_URL', 'LOG_LEVEL', 'CHAIN_PORT', 'TEST_ANVIL_PORT', 'BUYER_PRIVATE_KEY']));
+      expect([...used].filter((k) => !documentedVariables.has(k))).toEqual([]);
+    });
+  });
+
+  describe('example networks files', () => {
+    const dummyKey = (n: number) => `0x${n.toString(16).padStart(2, '0').repeat(32)}`;
+    const examples = [
+      { file: 'docs/examples/networks.base-sepolia.json', network: 'eip155:84532', asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e', eip712: { name: 'USDC', version: '2' } },
+      { file: 'docs/examples/networks.base.json', network: 'eip155:8453', asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', eip712: { name: 'USD Coin', version: '2' } },
+    ];
+    const signerVariables = (file: string) => (JSON.parse(read(file)).networks as { signerKeyEnv: string[] }[]).flatMap((n) => n.signerKeyEnv);
+
+    it.each(examples)('$file loads through loadFacilitatorConfig', ({ file, network, asset, eip712 }) => {
+      const names = signerVariables(file);
+      const env = { FACILITATOR_NETWORKS_FILE: path.join(ROOT, file), ...Object.fromEntries(names.map((name, i) => [name, dummyKey(i + 1)])) };
+      const config = loadFacilitatorConfig(env);
+      expect(config.networks).toHaveLength(1);
+      expect(config.networks[0]).toMatchObject({ network, chainId: Number(network.split(':')[1]), signerKeys: names.map((_, i) => dummyKey(i + 1)) });
+      expect(config.networks[0].assets).toEqual([{ address: asset, symbol: 'USDC', decimals: 6, eip712 }]);
+    });
+
+    it.each(examples)('$file without its signer keys fails naming them', ({ file }) => {
+      const names = signerVariables(file);
+      let error: unknown;
+      try {
+        loadFacilitatorConfig({ FACILITATOR_NETWORKS_FILE: path.join(ROOT, file) });
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(ConfigError);
+      for (const name of names) expect((error as ConfigError).message).toContain(name);
+    });
+
+    it.each(examples)('$file is shown verbatim in configuration.md, and its signer variables are documented', ({ file }) => {
+      const blocks = [...configurationMd.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]));
+      expect(blocks).toContainEqual(JSON.parse(read(file)));
+      expect(configurationMd).toContain(file);
+      for (const name of signerVariables(file)) expect(configurationMd).toContain(`\`${name}\``);
+    });
+  });
+});
