@@ -14,10 +14,11 @@ export default async function setup(project: TestProject) {
   // In a child process: the migration engine's connection pool would hold this process open for 10 s.
   execFileSync(process.execPath, [path.join(repoRoot, 'scripts/migrate.mjs'), 'deploy', '--quiet'], { stdio: 'inherit', env: process.env });
 
-  const anvil = await startAnvil({ port: Number(process.env.TEST_ANVIL_PORT ?? 8546) });
+  const port = Number(process.env.TEST_ANVIL_PORT ?? 8546);
+  const anvil = await startAnvil({ port });
   try {
     const manifest = await deployLocalChain({ rpcUrl: anvil.rpcUrl });
-    process.env.CHAIN_MANIFEST = writeManifest(path.join(repoRoot, '.local', 'chain-test.json'), manifest);
+    process.env.CHAIN_MANIFEST = writeManifest(path.join(repoRoot, '.local', `chain-test-${port}.json`), manifest);
   } catch (err) {
     await anvil.stop();
     throw err;

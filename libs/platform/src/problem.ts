@@ -77,4 +77,4 @@ export function problemBody(code: ProblemCode, detail: string, instance?: string
   };
 }
 
-export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';

@@ -1,5 +1,6 @@
-import { Controller, Get, HttpException } from '@nestjs/common';
+import { Controller, Get } from '@nestjs/common';
 import { PrismaService } from '@mp/db';
+import { ProblemError } from '@mp/platform';
 import { NetworkRegistry } from '../networks/network-registry';
 
 /** Liveness plus a shallow readiness check of the database and every chain RPC. */
@@ -25,9 +26,8 @@ export class HealthController {
         ),
       ),
     );
-    const ok = Object.values(checks).every((v) => v.startsWith('ok'));
-    const body = { status: ok ? 'ok' : 'degraded', checks };
-    if (!ok) throw new HttpException(body, 503);
-    return body;
+    const down = Object.entries(checks).filter(([, v]) => !v.startsWith('ok')).map(([name]) => name);
+    if (down.length) throw new ProblemError('upstream_unavailable', `degraded: ${down.join(', ')} unavailable`, { health: 'degraded', checks });
+    return { status: 'ok', checks };
   }
 }

@@ -54,6 +54,6 @@ export class NetworkRegistry {
   }
 
   signerAddresses(): Address[] {
-    return this.all().flatMap((n) => n.signers.addresses);
+    return [...new Set(this.all().flatMap((n) => n.signers.addresses))];
   }
 }

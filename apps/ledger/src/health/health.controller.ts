@@ -1,5 +1,6 @@
-import { Controller, Get, HttpException } from '@nestjs/common';
+import { Controller, Get } from '@nestjs/common';
 import { PrismaService } from '@mp/db';
+import { ProblemError } from '@mp/platform';
 
 @Controller('health')
 export class HealthController {
@@ -11,7 +12,8 @@ export class HealthController {
       await this.db.$queryRawUnsafe('SELECT 1');
       return { status: 'ok', checks: { database: 'ok' } };
     } catch (error) {
-      throw new HttpException({ status: 'degraded', checks: { database: `down: ${(error as Error).message}` } }, 503);
+      const checks = { database: `down: ${(error as Error).message}` };
+      throw new ProblemError('upstream_unavailable', 'degraded: database unavailable', { health: 'degraded', checks });
     }
   }
 }

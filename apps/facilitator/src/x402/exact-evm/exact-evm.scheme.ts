@@ -201,6 +201,8 @@ export class ExactEvmScheme {
   /** Maps an error from sending the settlement to a reason, as the reference does. */
   sendFailureReason(error: unknown): string {
     const message = error instanceof Error ? error.message : String(error);
+    // The facilitator's own wallet cannot pay gas: our problem, never the payer's.
+    if (/insufficient funds for (gas|intrinsic)|gas required exceeds allowance/i.test(message)) return X402Reason.unexpectedSettleError;
     if (/authorization.*(expired|valid before)|AuthorizationExpired/i.test(message)) return X402Reason.exactEvmValidBefore;
     if (/authorization.*not.*valid|AuthorizationNotYetValid/i.test(message)) return X402Reason.exactEvmValidAfter;
     if (/authorization.*used|AuthorizationAlreadyUsed|AuthorizationUsedOrCanceled/i.test(message)) return X402Reason.exactEvmNonceAlreadyUsed;
