@@ -7,6 +7,9 @@ import type { Address, Hex } from 'viem';
 
 export const FACILITATOR_CONFIG = Symbol('FACILITATOR_CONFIG');
 
+const hexKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte private key');
+const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed address');
+
 const envSchema = z.object({
   FACILITATOR_PORT: env.port(4020),
   FACILITATOR_HOST: z.string().default('127.0.0.1'),
@@ -15,13 +18,11 @@ const envSchema = z.object({
   CHAIN_MANIFEST: z.string().default('.local/chain.json'),
   FACILITATOR_NETWORKS_FILE: z.string().optional(),
   FACILITATOR_SIGNER_KEYS: env.list(),
+  FACILITATOR_EIP6492_FACTORIES: env.list().pipe(z.array(address)),
   SETTLE_BUDGET_MS: env.int(60_000, 100),
   RPC_TIMEOUT_MS: env.int(10_000, 100),
   BODY_LIMIT_BYTES: env.int(64 * 1024, 1024),
 });
-
-const hexKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte private key');
-const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed address');
 
 const networksFileSchema = z.object({
   networks: z
@@ -66,9 +67,13 @@ export interface FacilitatorConfig {
  */
 export function loadFacilitatorConfig(environment: NodeJS.ProcessEnv = process.env): FacilitatorConfig {
   const e = loadConfig(envSchema, environment);
+  if (e.FACILITATOR_NETWORKS_FILE && e.FACILITATOR_EIP6492_FACTORIES.length) {
+    // Not silently ignored: an operator who sets it expects counterfactual wallets to be accepted somewhere.
+    throw new ConfigError(['FACILITATOR_EIP6492_FACTORIES: applies to the local chain manifest only; with FACILITATOR_NETWORKS_FILE, list the factories in each network\'s eip6492AllowedFactories']);
+  }
   const networks = e.FACILITATOR_NETWORKS_FILE
     ? networksFromFile(e.FACILITATOR_NETWORKS_FILE, environment)
-    : networksFromManifest(e.CHAIN_MANIFEST, e.FACILITATOR_SIGNER_KEYS as Hex[]);
+    : networksFromManifest(e.CHAIN_MANIFEST, e.FACILITATOR_SIGNER_KEYS as Hex[], e.FACILITATOR_EIP6492_FACTORIES as Address[]);
   return {
     port: e.FACILITATOR_PORT,
     host: e.FACILITATOR_HOST,
@@ -115,7 +120,7 @@ function networksFromFile(path: string, environment: NodeJS.ProcessEnv): Network
   return networks;
 }
 
-function networksFromManifest(path: string, keysOverride: Hex[]): NetworkConfig[] {
+function networksFromManifest(path: string, keysOverride: Hex[], eip6492AllowedFactories: Address[]): NetworkConfig[] {
   let manifest;
   try {
     manifest = loadChainManifest(resolve(path));
@@ -136,7 +141,8 @@ function networksFromManifest(path: string, keysOverride: Hex[]): NetworkConfig[
       rpcUrls: [manifest.rpcUrl],
       pollingIntervalMs: 25,
       signerKeys: keysOverride.length ? keysOverride : manifest.accounts.facilitatorSigners.map((s) => s.privateKey as Hex),
-      eip6492AllowedFactories: [],
+      // Empty (fail closed) unless FACILITATOR_EIP6492_FACTORIES names factories.
+      eip6492AllowedFactories,
       assets: tokens.map((t) => ({
         address: t.address as Address,
         symbol: t.symbol,

@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import {
+  decodeFunctionResult,
   encodeFunctionData,
   getAddress,
   hashTypedData,
@@ -11,7 +12,20 @@ import {
   type Hex,
   type TransactionReceipt,
 } from 'viem';
-import { eip3009Abi, eip3009Types, erc1271Abi, ERC1271_MAGIC_VALUE, ERC6492_MAGIC_SUFFIX, isTransportFailure, recoverSigner, revertReason, type AssetConfig, type ContractCall } from '@mp/chain';
+import {
+  eip3009Abi,
+  eip3009Types,
+  erc1271Abi,
+  ERC1271_MAGIC_VALUE,
+  ERC6492_MAGIC_SUFFIX,
+  isTransportFailure,
+  MULTICALL3_ADDRESS,
+  multicall3Abi,
+  recoverSigner,
+  revertReason,
+  type AssetConfig,
+  type ContractCall,
+} from '@mp/chain';
 import { ProblemError } from '@mp/platform';
 import {
   deepEqual,
@@ -36,6 +50,14 @@ export interface ExactEvmPayment {
   key: { network: string; asset: string; payer: string; nonce: string };
 }
 
+/** The factory call of an ERC-6492 signature whose wallet is not deployed yet (a counterfactual payer). */
+export interface Eip6492Deployment {
+  factory: Address;
+  factoryCalldata: Hex;
+}
+
+type SignatureCheck = { ok: true; deployment?: Eip6492Deployment } | { ok: false; reason: string; message: string };
+
 export type Resolution = { ok: true; payment: ExactEvmPayment } | { ok: false; response: VerifyResponse };
 
 export class VerificationUnavailableError extends Error {
@@ -47,7 +69,8 @@ export class VerificationUnavailableError extends Error {
 
 /** validBefore must leave this much time for the settlement to land (as the reference facilitator requires). */
 const VALID_BEFORE_MARGIN_SECONDS = 6n;
-const ASSET_CODE_NEGATIVE_TTL_MS = 60_000;
+const CODE_NEGATIVE_TTL_MS = 60_000;
+const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 
 /**
  * x402 `exact` on EVM with EIP-3009 (transferWithAuthorization). Runs every check the reference facilitator
@@ -58,7 +81,8 @@ const ASSET_CODE_NEGATIVE_TTL_MS = 60_000;
 export class ExactEvmScheme {
   readonly scheme = 'exact';
   private readonly logger = new Logger(ExactEvmScheme.name);
-  private readonly assetHasCode = new Map<string, number | true>();
+  /** `network:address` → true (has code, for good) or the time it was last seen without code. */
+  private readonly contractCode = new Map<string, number | true>();
 
   constructor(
     private readonly networks: NetworkRegistry,
@@ -137,7 +161,7 @@ export class ExactEvmScheme {
     assetCheck.catch(() => undefined);
 
     const signature = await this.checkSignature(payment);
-    if (signature !== true) return fail(signature.reason, signature.message);
+    if (!signature.ok) return fail(signature.reason, signature.message);
     if (!isAddressEqual(authorization.to, safeAddress(request.payTo))) {
       return fail(X402Reason.exactEvmRecipientMismatch, `the authorization pays ${authorization.to}, the requirements ask for ${request.payTo}`);
     }
@@ -159,29 +183,51 @@ export class ExactEvmScheme {
       return fail(X402Reason.exactEvmTokenVersionMismatch, `the token's EIP-712 version is "${asset.eip712.version}", the requirements say "${String(request.extra.version)}"`);
     }
     if (options.simulate) {
-      try {
-        await payment.network.client.call({ to: asset.address, data: this.transferCalldata(payment) });
-      } catch (error) {
-        if (isTransportFailure(error)) throw new VerificationUnavailableError(error);
-        return this.diagnose(payment, error);
-      }
+      // A counterfactual payer's signature has not been checked yet: the token checks it (ERC-1271 on the wallet
+      // the factory call has just deployed) inside this simulation, as in the reference.
+      const simulation = signature.deployment ? await this.simulateCounterfactual(payment, signature.deployment) : await this.simulateTransfer(payment);
+      if (simulation !== true) return simulation;
     }
     return { isValid: true, payer };
   }
 
-  /** The settlement transaction, with its gas estimated from the signer that will send it (which simulates it). */
+  /**
+   * The settlement transaction, with its gas estimated from the signer that will send it (which simulates it).
+   *
+   * For a counterfactual ERC-6492 payer whose factory is allowed, it is ONE transaction to Multicall3
+   * `aggregate3([factory call (allowFailure), transferWithAuthorization(bytes inner signature)])`. The reference
+   * sends two (deploy, wait for its receipt, then transfer). One is better here:
+   * - atomic: the wallet is deployed if and only if the payment lands, so we never pay for a deployment whose
+   *   transfer then fails (balance moved, nonce used, authorization expired while we waited for the first receipt);
+   * - it fits exactly-once settlement as it is: one claim, one nonce, one hash recorded before broadcast, one
+   *   receipt to judge, so a crash or timeout between two transactions cannot leave half a settlement behind;
+   * - one block of latency instead of two;
+   * - the allowlisted factory is called by Multicall3, never with our hot wallet as msg.sender.
+   * The factory call may fail (allowFailure) because someone else may deploy the wallet first; the transfer may
+   * not, so the whole transaction reverts if the payment would.
+   */
   async settlementCall(payment: ExactEvmPayment, from: Address): Promise<{ ok: true; call: ContractCall } | { ok: false; response: VerifyResponse }> {
-    const data = this.transferCalldata(payment);
+    const counterfactual = await this.counterfactualDeployment(payment);
+    if (counterfactual && !counterfactual.ok) return { ok: false, response: { isValid: false, invalidReason: counterfactual.reason, invalidMessage: counterfactual.message, payer: payment.payer } };
+    const deployment = counterfactual?.deployment;
+    if (deployment && !(await this.isContract(payment.network, MULTICALL3_ADDRESS))) {
+      return { ok: false, response: this.noMulticall(payment) };
+    }
+    const to = deployment ? MULTICALL3_ADDRESS : payment.asset.address;
+    const data = deployment ? this.counterfactualCalldata(payment, deployment) : this.transferCalldata(payment);
     try {
-      const gas = await payment.network.client.estimateGas({ account: from, to: payment.asset.address, data });
-      return { ok: true, call: { to: payment.asset.address, data, gas: (gas * 12n) / 10n + 5_000n } };
+      const gas = await payment.network.client.estimateGas({ account: from, to, data });
+      return { ok: true, call: { to, data, gas: (gas * 12n) / 10n + 5_000n } };
     } catch (error) {
       if (isTransportFailure(error)) throw new VerificationUnavailableError(error);
       return { ok: false, response: await this.diagnose(payment, error) };
     }
   }
 
-  /** Judges a mined settlement: it must have succeeded and moved exactly the authorized amount. */
+  /**
+   * Judges a mined settlement: it must have succeeded and moved exactly the authorized amount. The token emits the
+   * Transfer log whether it was called directly or through Multicall3 (counterfactual payers).
+   */
   judgeReceipt(payment: ExactEvmPayment, receipt: TransactionReceipt): { success: true } | { success: false; reason: string; message: string } {
     if (receipt.status !== 'success') {
       return { success: false, reason: X402Reason.exactEvmTransactionFailed, message: `transaction ${receipt.transactionHash} reverted` };
@@ -229,11 +275,104 @@ export class ExactEvmScheme {
     return encodeFunctionData({ abi: eip3009Abi, functionName: 'transferWithAuthorization', args: [from, to, value, validAfter, validBefore, nonce, signature] });
   }
 
+  /** Multicall3 aggregate3: deploy the payer's wallet (may fail: already deployed), then the transfer (must not fail). */
+  private counterfactualCalldata(payment: ExactEvmPayment, deployment: Eip6492Deployment): Hex {
+    const { from, to, value, validAfter, validBefore, nonce } = payment.authorization;
+    const transfer = encodeFunctionData({
+      abi: eip3009Abi,
+      functionName: 'transferWithAuthorization',
+      args: [from, to, value, validAfter, validBefore, nonce, this.innerSignature(payment.signature)],
+    });
+    return encodeFunctionData({
+      abi: multicall3Abi,
+      functionName: 'aggregate3',
+      args: [[
+        { target: deployment.factory, allowFailure: true, callData: deployment.factoryCalldata },
+        { target: payment.asset.address, allowFailure: false, callData: transfer },
+      ]],
+    });
+  }
+
   private innerSignature(signature: Hex): Hex {
     return signature.endsWith(ERC6492_MAGIC_SUFFIX) ? parseErc6492Signature(signature).signature : signature;
   }
 
-  private async checkSignature(payment: ExactEvmPayment): Promise<true | { reason: string; message: string }> {
+  /** One eth_call of the transfer itself. */
+  private async simulateTransfer(payment: ExactEvmPayment): Promise<true | VerifyResponse> {
+    try {
+      await payment.network.client.call({ to: payment.asset.address, data: this.transferCalldata(payment) });
+      return true;
+    } catch (error) {
+      if (isTransportFailure(error)) throw new VerificationUnavailableError(error);
+      return this.diagnose(payment, error);
+    }
+  }
+
+  /** One eth_call of the settlement a counterfactual payer gets: Multicall3 aggregate3 of factory call + transfer. */
+  private async simulateCounterfactual(payment: ExactEvmPayment, deployment: Eip6492Deployment): Promise<true | VerifyResponse> {
+    let data: Hex | undefined;
+    try {
+      ({ data } = await payment.network.client.call({ to: MULTICALL3_ADDRESS, data: this.counterfactualCalldata(payment, deployment) }));
+    } catch (error) {
+      if (isTransportFailure(error)) throw new VerificationUnavailableError(error);
+      return this.diagnose(payment, error);
+    }
+    // A call to an address without code "succeeds" with no data: only a decoded aggregate3 answer counts.
+    let results: readonly { success: boolean }[] | undefined;
+    try {
+      results = data ? decodeFunctionResult({ abi: multicall3Abi, functionName: 'aggregate3', data }) : undefined;
+    } catch {
+      results = undefined;
+    }
+    if (results?.length !== 2) return this.noMulticall(payment);
+    return results[1].success ? true : this.diagnose(payment, new Error('the transfer failed inside Multicall3'));
+  }
+
+  private noMulticall(payment: ExactEvmPayment): VerifyResponse {
+    return {
+      isValid: false,
+      invalidReason: X402Reason.exactEvmSimulationFailed,
+      invalidMessage: `Multicall3 (${MULTICALL3_ADDRESS}) is not deployed on ${payment.network.config.network}, so a counterfactual wallet cannot be deployed and charged here`,
+      payer: payment.payer,
+    };
+  }
+
+  /**
+   * For an ERC-6492-wrapped signature whose payer has no code: the factory call if the factory is allowed on this
+   * network, else why not. Undefined when the signature is not wrapped or the wallet is already deployed (then the
+   * wrapper is ignored and the inner signature is an ordinary ERC-1271 one).
+   */
+  private async counterfactualDeployment(payment: ExactEvmPayment): Promise<SignatureCheck | undefined> {
+    if (!payment.signature.endsWith(ERC6492_MAGIC_SUFFIX)) return undefined;
+    let parsed;
+    try {
+      parsed = parseErc6492Signature(payment.signature);
+    } catch {
+      return { ok: false, reason: X402Reason.exactEvmFailedToParseSignature, message: 'the ERC-6492 signature wrapper cannot be decoded' };
+    }
+    const { from } = payment.authorization;
+    if (await this.hasCode(payment.network, from)) return undefined;
+    const { address: factory, data: factoryCalldata } = parsed;
+    if (!factory || !factoryCalldata || factoryCalldata === '0x' || isAddressEqual(factory, ZERO_ADDRESS)) {
+      // As the reference: a wrapper without deployment data is no counterfactual signature, and no valid one either.
+      return { ok: false, reason: X402Reason.exactEvmSignature, message: `the ERC-6492 wrapper names no factory call, and ${from} has no code` };
+    }
+    const allowed = payment.network.config.eip6492AllowedFactories.some((a) => a.toLowerCase() === factory.toLowerCase());
+    if (!allowed) {
+      return {
+        ok: false,
+        reason: X402Reason.eip6492FactoryNotAllowed,
+        message: `the payer's wallet is not deployed and its factory ${factory} is not on this facilitator's allowlist for ${payment.network.config.network}`,
+      };
+    }
+    return { ok: true, deployment: { factory: getAddress(factory), factoryCalldata } };
+  }
+
+  /**
+   * EOA (native recovery), deployed contract wallet (ERC-1271, also when the signature is ERC-6492-wrapped), or
+   * counterfactual wallet with an allowed factory: that signature is checked by the simulation, as in the reference.
+   */
+  private async checkSignature(payment: ExactEvmPayment): Promise<SignatureCheck> {
     const { authorization, asset, request, network } = payment;
     let digest: Hex;
     try {
@@ -244,31 +383,18 @@ export class ExactEvmScheme {
         message: authorization,
       });
     } catch {
-      return { reason: X402Reason.exactEvmSignature, message: 'the authorization cannot be hashed as EIP-712 typed data' };
+      return { ok: false, reason: X402Reason.exactEvmSignature, message: 'the authorization cannot be hashed as EIP-712 typed data' };
     }
-    const bad = { reason: X402Reason.exactEvmSignature, message: `the signature is not ${authorization.from}'s over this authorization` };
-    let signature = payment.signature;
-    if (signature.endsWith(ERC6492_MAGIC_SUFFIX)) {
-      let parsed;
-      try {
-        parsed = parseErc6492Signature(signature);
-      } catch {
-        return { reason: X402Reason.exactEvmFailedToParseSignature, message: 'the ERC-6492 signature wrapper cannot be decoded' };
-      }
-      if (!(await this.hasCode(network, authorization.from))) {
-        return {
-          reason: X402Reason.eip6492FactoryNotAllowed,
-          message: `the payer's wallet is not deployed and its factory ${parsed.address ?? '(none)'} is not on this facilitator's allowlist`,
-        };
-      }
-      signature = parsed.signature;
-    }
+    const bad: SignatureCheck = { ok: false, reason: X402Reason.exactEvmSignature, message: `the signature is not ${authorization.from}'s over this authorization` };
+    const counterfactual = await this.counterfactualDeployment(payment);
+    if (counterfactual) return counterfactual;
+    const signature = this.innerSignature(payment.signature);
     const recovered = recoverSigner(digest, signature);
-    if (recovered !== undefined && isAddressEqual(recovered, authorization.from)) return true;
+    if (recovered !== undefined && isAddressEqual(recovered, authorization.from)) return { ok: true };
     if (!(await this.hasCode(network, authorization.from))) return bad;
     try {
       const result = await network.client.readContract({ address: authorization.from, abi: erc1271Abi, functionName: 'isValidSignature', args: [digest, signature] });
-      return String(result).toLowerCase() === ERC1271_MAGIC_VALUE ? true : bad;
+      return String(result).toLowerCase() === ERC1271_MAGIC_VALUE ? { ok: true } : bad;
     } catch (error) {
       if (isTransportFailure(error)) throw new VerificationUnavailableError(error);
       return bad;
@@ -284,14 +410,19 @@ export class ExactEvmScheme {
     }
   }
 
-  /** Whether the asset has contract code; positive answers are cached for good, negative ones briefly. */
-  private async assetIsContract(payment: ExactEvmPayment): Promise<boolean> {
-    const key = `${payment.network.config.network}:${payment.asset.address}`;
-    const cached = this.assetHasCode.get(key);
+  /** Whether the asset has contract code. */
+  private assetIsContract(payment: ExactEvmPayment): Promise<boolean> {
+    return this.isContract(payment.network, payment.asset.address);
+  }
+
+  /** Whether an address has contract code; positive answers are cached for good, negative ones briefly. */
+  private async isContract(network: Network, address: Address): Promise<boolean> {
+    const key = `${network.config.network}:${address.toLowerCase()}`;
+    const cached = this.contractCode.get(key);
     if (cached === true) return true;
-    if (cached !== undefined && this.clock.nowMs() - cached < ASSET_CODE_NEGATIVE_TTL_MS) return false;
-    const deployed = await this.hasCode(payment.network, payment.asset.address);
-    this.assetHasCode.set(key, deployed ? true : this.clock.nowMs());
+    if (cached !== undefined && this.clock.nowMs() - cached < CODE_NEGATIVE_TTL_MS) return false;
+    const deployed = await this.hasCode(network, address);
+    this.contractCode.set(key, deployed ? true : this.clock.nowMs());
     return deployed;
   }
 
