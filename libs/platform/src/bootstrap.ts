@@ -1,11 +1,15 @@
-import { type INestApplication, Logger, type LogLevel } from '@nestjs/common';
+import { type INestApplication, Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { jsonBody, DEFAULT_BODY_LIMIT_BYTES } from './json-body';
+import { createLogger } from './logger';
+import { observabilityMiddleware } from './observability.module';
 import { ProblemFilter } from './problem.filter';
 
 export interface HttpAppOptions {
   bodyLimitBytes?: number;
+  /** The app's logger; default: {@link createLogger} (LOG_FORMAT, LOG_LEVEL), or Nest's plain logger at these levels. */
+  logger?: LoggerService;
   logLevels?: LogLevel[];
 }
 
@@ -13,17 +17,24 @@ export interface HttpAppOptions {
 export async function createHttpApp(module: unknown, options: HttpAppOptions = {}): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(module as never, {
     bodyParser: false,
-    logger: options.logLevels ?? logLevelsFromEnv(),
+    logger: options.logger ?? options.logLevels ?? createLogger(),
   });
   configureHttpApp(app, options);
   return app;
 }
 
+/**
+ * The platform's HTTP conventions on a created app. With the ObservabilityModule imported, request ids, HTTP metrics
+ * and the docs assets come first, so even a body refused by the reader has a request id and is measured.
+ */
 export function configureHttpApp(app: INestApplication, options: HttpAppOptions = {}): void {
   const express = app as NestExpressApplication;
   express.disable('x-powered-by');
   express.set('etag', false);
+  const observability = observabilityMiddleware(app);
+  if (observability) express.use(...observability.beforeBody);
   express.use(jsonBody(options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES));
+  if (observability) express.use(...observability.afterBody);
   app.useGlobalFilters(new ProblemFilter());
   app.enableShutdownHooks();
 }
@@ -31,10 +42,4 @@ export function configureHttpApp(app: INestApplication, options: HttpAppOptions 
 export async function listen(app: INestApplication, port: number, host: string, name: string): Promise<void> {
   await app.listen(port, host);
   new Logger(name).log(`listening on http://${host}:${port}`);
-}
-
-export function logLevelsFromEnv(level = process.env.LOG_LEVEL ?? 'log'): LogLevel[] {
-  const order: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
-  const index = order.indexOf(level as LogLevel);
-  return order.slice(0, index < 0 ? 4 : index + 1);
 }

@@ -3,3 +3,7 @@ export * from './config';
 export * from './json-body';
 export * from './problem';
 export * from './problem.filter';
+export * from './logger';
+export * from './metrics';
+export * from './observability.module';
+export * from './readiness';

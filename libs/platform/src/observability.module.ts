@@ -1,0 +1,272 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Controller, type DynamicModule, Get, Header, Inject, type INestApplication, Logger, Module, Res } from '@nestjs/common';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { currentRequestId, redactHeaders, requestContext } from './logger';
+import { Metrics, UNMATCHED_ROUTE, type MetricsOptions } from './metrics';
+import { ProblemError } from './problem';
+import { Readiness } from './readiness';
+
+/**
+ * Observability for every app, in one global module:
+ *
+ *   imports: [ObservabilityModule.forRoot({ service: 'ledger' })]
+ *
+ * provides {@link Metrics} (the app's Prometheus registry) and {@link Readiness} (checks registered by the app), and
+ * serves `GET /metrics`, `GET /ready`, `GET /docs` (Swagger UI from the installed swagger-ui-dist, assets under
+ * `/docs/assets/`) and `GET /docs/openapi.json`. `configureHttpApp` installs its middleware in front of everything
+ * else: request ids (`x-request-id`, also in every log line), HTTP request metrics, the debug access log and the
+ * Swagger UI assets.
+ */
+
+export interface ObservabilityOptions {
+  /** The app's name, e.g. `facilitator`; shown on the docs page. */
+  service: string;
+  metrics?: MetricsOptions;
+  /** Default timeout of one readiness check; 2000 ms. */
+  readinessTimeoutMs?: number;
+  /** The OpenAPI document served at /docs/openapi.json; default: the nearest `docs/api/openapi.json` above this file, else under the working directory. */
+  openapiPath?: string;
+}
+
+export const OBSERVABILITY_OPTIONS = Symbol('OBSERVABILITY_OPTIONS');
+
+export const REQUEST_ID_HEADER = 'x-request-id';
+const SANE_REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9._:+=@/-]{0,127}$/;
+
+/** An incoming request id is kept if it is one token of at most 128 safe characters; otherwise we make our own. */
+export function acceptRequestId(value: unknown): string | undefined {
+  return typeof value === 'string' && SANE_REQUEST_ID.test(value) ? value : undefined;
+}
+
+// ----------------------------------------------------------------------------------------------------- controllers
+
+@Controller('metrics')
+export class MetricsController {
+  constructor(private readonly metrics: Metrics) {}
+
+  @Get()
+  @Header('cache-control', 'no-store')
+  async scrape(@Res({ passthrough: true }) res: Response): Promise<string> {
+    const body = await this.metrics.scrape();
+    res.setHeader('content-type', this.metrics.contentType);
+    return body;
+  }
+}
+
+@Controller('ready')
+export class ReadyController {
+  constructor(private readonly readiness: Readiness) {}
+
+  @Get()
+  @Header('cache-control', 'no-store')
+  ready() {
+    return this.readiness.assertReady();
+  }
+}
+
+const ASSETS_PATH = '/docs/assets';
+/** The swagger-ui-dist files the docs page may load; nothing else under /docs/assets is served. */
+const SWAGGER_UI_FILES = ['swagger-ui.css', 'swagger-ui.css.map', 'swagger-ui-bundle.js', 'swagger-ui-bundle.js.map', 'favicon-32x32.png', 'favicon-16x16.png'];
+const DOCS_INIT = `window.addEventListener('load', function () {
+  window.ui = SwaggerUIBundle({ url: '/docs/openapi.json', dom_id: '#swagger-ui', deepLinking: true, presets: [SwaggerUIBundle.presets.apis] });
+});
+`;
+
+@Controller('docs')
+export class DocsController {
+  private openapi: string | undefined;
+
+  constructor(@Inject(OBSERVABILITY_OPTIONS) private readonly options: ObservabilityOptions) {}
+
+  @Get()
+  @Header('content-type', 'text/html; charset=utf-8')
+  @Header('content-security-policy', "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'")
+  page(): string {
+    const title = `${escapeHtml(this.options.service)} API`;
+    return `<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <title>${title}</title>
+  <link rel="stylesheet" href="${ASSETS_PATH}/swagger-ui.css">
+  <link rel="icon" type="image/png" href="${ASSETS_PATH}/favicon-32x32.png" sizes="32x32">
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="${ASSETS_PATH}/swagger-ui-bundle.js"></script>
+  <script src="${ASSETS_PATH}/init.js"></script>
+</body>
+</html>
+`;
+  }
+
+  @Get('openapi.json')
+  @Header('content-type', 'application/json; charset=utf-8')
+  document(): string {
+    if (this.openapi === undefined) {
+      const file = this.options.openapiPath ?? findOpenapi();
+      if (!file || !existsSync(file)) throw new ProblemError('not_found', 'docs/api/openapi.json is not installed with this app');
+      this.openapi = readFileSync(file, 'utf8');
+    }
+    return this.openapi;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------- module
+
+@Module({})
+export class ObservabilityModule {
+  static forRoot(options: ObservabilityOptions): DynamicModule {
+    return {
+      module: ObservabilityModule,
+      global: true,
+      controllers: [MetricsController, ReadyController, DocsController],
+      providers: [
+        { provide: OBSERVABILITY_OPTIONS, useValue: options },
+        { provide: Metrics, useFactory: () => new Metrics(options.metrics) },
+        { provide: Readiness, useFactory: () => new Readiness(options.readinessTimeoutMs) },
+      ],
+      exports: [OBSERVABILITY_OPTIONS, Metrics, Readiness],
+    };
+  }
+}
+
+// ------------------------------------------------------------------------------------------------------ middleware
+
+export interface ObservabilityMiddleware {
+  /** Before the body reader: request id and context, HTTP metrics and access log, docs assets. */
+  beforeBody: RequestHandler[];
+  /** After the body reader, which resumes in the socket's async context: re-enters the request's context. */
+  afterBody: RequestHandler[];
+}
+
+/** The middleware of an app that imports {@link ObservabilityModule}, or undefined if it does not. */
+export function observabilityMiddleware(app: INestApplication): ObservabilityMiddleware | undefined {
+  let metrics: Metrics;
+  try {
+    metrics = app.get(Metrics, { strict: false });
+  } catch {
+    return undefined;
+  }
+  const routes = new RouteTemplates(app);
+  return {
+    beforeBody: [requestIdMiddleware(), httpMetricsMiddleware(metrics, (req, res) => routes.of(req, res)), docsAssetsMiddleware()],
+    afterBody: [reenterRequestContext()],
+  };
+}
+
+/** Takes a sane `x-request-id` or makes one, echoes it, and runs the rest of the request in its context. */
+export function requestIdMiddleware(): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const requestId = acceptRequestId(req.headers[REQUEST_ID_HEADER]) ?? randomUUID();
+    res.locals.requestId = requestId;
+    res.setHeader(REQUEST_ID_HEADER, requestId);
+    requestContext.run({ requestId }, next);
+  };
+}
+
+function reenterRequestContext(): RequestHandler {
+  return (_req: Request, res: Response, next: NextFunction) => {
+    const requestId = res.locals.requestId as string | undefined;
+    if (requestId && currentRequestId() !== requestId) requestContext.run({ requestId }, next);
+    else next();
+  };
+}
+
+/** Observes `http_request_duration_seconds` when the response is written, and logs the request at debug level. */
+export function httpMetricsMiddleware(metrics: Metrics, routeOf: (req: Request, res: Response) => string): RequestHandler {
+  const logger = new Logger('HTTP');
+  return (req: Request, res: Response, next: NextFunction) => {
+    const started = process.hrtime.bigint();
+    res.once('finish', () => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const route = routeOf(req, res);
+      metrics.observeHttpRequest(req.method, route, res.statusCode, seconds);
+      const requestId = res.locals.requestId as string | undefined;
+      const log = () =>
+        logger.debug(`${req.method} ${req.path} ${res.statusCode} ${(seconds * 1000).toFixed(1)} ms`, {
+          method: req.method,
+          path: req.path,
+          route,
+          status: res.statusCode,
+          durationMs: Math.round(seconds * 1e4) / 10,
+          headers: redactHeaders(req.headers),
+        });
+      if (requestId) requestContext.run({ requestId }, log);
+      else log();
+    });
+    next();
+  };
+}
+
+/** Serves the allowlisted swagger-ui-dist files and the page's init script under /docs/assets/. */
+function docsAssetsMiddleware(): RequestHandler {
+  let root: string | undefined;
+  return (req: Request, res: Response, next: NextFunction) => {
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || !req.path.startsWith(`${ASSETS_PATH}/`)) return next();
+    const file = req.path.slice(ASSETS_PATH.length + 1);
+    res.locals.metricsRoute = ASSETS_PATH;
+    if (file === 'init.js') {
+      res.setHeader('content-type', 'text/javascript; charset=utf-8');
+      res.setHeader('cache-control', 'public, max-age=3600');
+      res.end(req.method === 'HEAD' ? undefined : DOCS_INIT);
+      return;
+    }
+    if (!SWAGGER_UI_FILES.includes(file)) return next();
+    root ??= path.dirname(require.resolve('swagger-ui-dist/package.json'));
+    res.sendFile(path.join(root, file), { maxAge: 86_400_000 }, (error) => {
+      if (error && !res.headersSent) next(error);
+    });
+  };
+}
+
+/**
+ * The route template of a request for the `route` label: the Express route that answered it, or the first route
+ * whose pattern matches (a request answered before routing: a refused body, a paywall's 402), else `unmatched`.
+ */
+class RouteTemplates {
+  constructor(private readonly app: INestApplication) {}
+
+  of(req: Request, res: Response): string {
+    const explicit = res.locals.metricsRoute as string | undefined;
+    if (explicit) return explicit;
+    if (req.route?.path && typeof req.route.path === 'string') return `${req.baseUrl}${req.route.path}`;
+    return this.match(req.method, req.path) ?? UNMATCHED_ROUTE;
+  }
+
+  private match(method: string, requestPath: string): string | undefined {
+    try {
+      const stack = (this.app.getHttpAdapter().getInstance() as { router?: { stack?: RouterLayer[] } }).router?.stack ?? [];
+      for (const layer of stack) {
+        if (!layer.route || typeof layer.match !== 'function') continue;
+        if (!layer.route._handlesMethod?.(method)) continue;
+        const matched = layer.match(requestPath);
+        if (matched && typeof layer.route.path === 'string') return layer.route.path;
+      }
+    } catch {
+      // an Express without these internals: the request is unmatched
+    }
+    return undefined;
+  }
+}
+
+interface RouterLayer {
+  route?: { path: unknown; _handlesMethod?(method: string): boolean };
+  match?(path: string): unknown;
+}
+
+function findOpenapi(): string | undefined {
+  for (let dir = __dirname; ; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, 'docs', 'api', 'openapi.json');
+    if (existsSync(candidate)) return candidate;
+    if (path.dirname(dir) === dir) break;
+  }
+  const fromCwd = path.resolve('docs/api/openapi.json');
+  return existsSync(fromCwd) ? fromCwd : undefined;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
