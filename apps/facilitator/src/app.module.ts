@@ -1,20 +1,59 @@
-import { type DynamicModule, Module } from '@nestjs/common';
-import { DbModule } from '@mp/db';
+import { type DynamicModule, Inject, Module, type OnModuleInit } from '@nestjs/common';
+import { DbModule, PrismaService } from '@mp/db';
+import { FacilitatorMetrics, Metrics, ObservabilityModule, Readiness, redisCheck } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from './config/facilitator.config';
 import { HealthController } from './health/health.controller';
+import { NetworkRegistry } from './networks/network-registry';
 import { NetworksModule } from './networks/networks.module';
 import { X402Module } from './x402/x402.module';
 
 @Module({})
-export class AppModule {
+export class AppModule implements OnModuleInit {
   static forConfig(config: FacilitatorConfig): DynamicModule {
     return {
       module: AppModule,
       global: true,
-      imports: [DbModule.forRoot({ url: config.databaseUrl, poolSize: config.databasePoolSize, applicationName: 'facilitator' }), NetworksModule, X402Module],
+      imports: [
+        DbModule.forRoot({ url: config.databaseUrl, poolSize: config.databasePoolSize, applicationName: 'facilitator' }),
+        ObservabilityModule.forRoot({ service: 'facilitator' }),
+        NetworksModule,
+        X402Module,
+      ],
       controllers: [HealthController],
-      providers: [{ provide: FACILITATOR_CONFIG, useValue: config }],
-      exports: [FACILITATOR_CONFIG],
+      providers: [
+        { provide: FACILITATOR_CONFIG, useValue: config },
+        {
+          provide: FacilitatorMetrics,
+          inject: [Metrics, NetworkRegistry],
+          // Labels name configured networks only (CAIP-2, v1 names mapped); anything a client invents is "unknown".
+          useFactory: (metrics: Metrics, networks: NetworkRegistry) => new FacilitatorMetrics(metrics, { resolveNetwork: (n) => networks.resolve(n, 1)?.config.network }),
+        },
+      ],
+      exports: [FACILITATOR_CONFIG, FacilitatorMetrics],
     };
+  }
+
+  constructor(
+    @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
+    private readonly readiness: Readiness,
+    private readonly db: PrismaService,
+    private readonly networks: NetworkRegistry,
+    private readonly metrics: FacilitatorMetrics,
+  ) {}
+
+  /** GET /ready: the database, Redis and every chain RPC; signer balances are read when /metrics is scraped. */
+  onModuleInit(): void {
+    this.readiness.register('database', async () => {
+      await this.db.$queryRawUnsafe('SELECT 1');
+    });
+    this.readiness.register('redis', redisCheck(this.config.redisUrl));
+    for (const network of this.networks.all()) {
+      this.readiness.register(network.config.network, async () => `block ${await network.client.getBlockNumber()}`);
+    }
+    this.metrics.trackSignerBalances(
+      this.networks.all().flatMap((network) =>
+        network.signers.addresses.map((signer) => ({ network: network.config.network, signer, read: () => network.client.getBalance({ address: signer }) })),
+      ),
+    );
   }
 }

@@ -1,17 +1,35 @@
-import { type DynamicModule, Module } from '@nestjs/common';
-import { DbModule } from '@mp/db';
+import { type DynamicModule, Inject, Module, type OnModuleInit } from '@nestjs/common';
+import { DbModule, PrismaService } from '@mp/db';
+import { ObservabilityModule, Readiness, redisCheck } from '@mp/platform';
 import { HealthController } from './health/health.controller';
 import { LEDGER_CONFIG, type LedgerConfig } from './ledger.config';
 
-/** The ledger: for now it boots with its config and health; the double-entry core comes next (issue 5). */
+/** The ledger: for now it boots with its config, health, readiness and metrics; the double-entry core comes next (issue 5). */
 @Module({})
-export class AppModule {
+export class AppModule implements OnModuleInit {
   static forConfig(config: LedgerConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [DbModule.forRoot({ url: config.databaseUrl, poolSize: config.databasePoolSize, applicationName: 'ledger' })],
+      imports: [
+        DbModule.forRoot({ url: config.databaseUrl, poolSize: config.databasePoolSize, applicationName: 'ledger' }),
+        ObservabilityModule.forRoot({ service: 'ledger' }),
+      ],
       controllers: [HealthController],
       providers: [{ provide: LEDGER_CONFIG, useValue: config }],
     };
+  }
+
+  constructor(
+    @Inject(LEDGER_CONFIG) private readonly config: LedgerConfig,
+    private readonly readiness: Readiness,
+    private readonly db: PrismaService,
+  ) {}
+
+  /** GET /ready: the database and Redis. */
+  onModuleInit(): void {
+    this.readiness.register('database', async () => {
+      await this.db.$queryRawUnsafe('SELECT 1');
+    });
+    this.readiness.register('redis', redisCheck(this.config.redisUrl));
   }
 }

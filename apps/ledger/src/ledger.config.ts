@@ -8,6 +8,7 @@ const envSchema = z.object({
   LEDGER_HOST: z.string().default('127.0.0.1'),
   DATABASE_URL: z.string().default('postgresql://postgres@127.0.0.1:5432/machine_payments'),
   DATABASE_POOL_SIZE: env.int(10, 1),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
 });
 
 export interface LedgerConfig {
@@ -15,9 +16,10 @@ export interface LedgerConfig {
   host: string;
   databaseUrl: string;
   databasePoolSize: number;
+  redisUrl: string;
 }
 
 export function loadLedgerConfig(environment: NodeJS.ProcessEnv = process.env): LedgerConfig {
   const e = loadConfig(envSchema, environment);
-  return { port: e.LEDGER_PORT, host: e.LEDGER_HOST, databaseUrl: e.DATABASE_URL, databasePoolSize: e.DATABASE_POOL_SIZE };
+  return { port: e.LEDGER_PORT, host: e.LEDGER_HOST, databaseUrl: e.DATABASE_URL, databasePoolSize: e.DATABASE_POOL_SIZE, redisUrl: e.REDIS_URL };
 }

@@ -1,15 +1,18 @@
 import 'reflect-metadata';
-import { ConfigError, createHttpApp, listen } from '@mp/platform';
+import { ConfigError, createHttpApp, createLogger, listen, registerLogSecrets, urlSecrets } from '@mp/platform';
 import { AppModule } from './app.module';
 import { loadLedgerConfig } from './ledger.config';
 
 async function main(): Promise<void> {
+  const logger = createLogger('ledger');
   const config = loadLedgerConfig();
-  const app = await createHttpApp(AppModule.forConfig(config));
+  registerLogSecrets([...urlSecrets(config.databaseUrl), ...urlSecrets(config.redisUrl)]);
+  const app = await createHttpApp(AppModule.forConfig(config), { logger });
   await listen(app, config.port, config.host, 'ledger');
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof ConfigError ? error.message : error);
+  if (error instanceof ConfigError) console.error(error.message);
+  else createLogger('ledger').fatal('the ledger stopped', error instanceof Error ? error.stack : String(error));
   process.exit(1);
 });

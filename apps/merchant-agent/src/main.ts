@@ -1,17 +1,19 @@
 import 'reflect-metadata';
-import { ConfigError, createHttpApp, listen } from '@mp/platform';
+import { ConfigError, createHttpApp, createLogger, listen } from '@mp/platform';
 import { AppModule } from './app.module';
 import { loadMerchantConfig } from './merchant.config';
 import { createPaywall } from './paid-http/paywall';
 
 async function main(): Promise<void> {
+  const logger = createLogger('merchant-agent');
   const config = loadMerchantConfig();
-  const app = await createHttpApp(AppModule.forConfig(config));
+  const app = await createHttpApp(AppModule.forConfig(config), { logger });
   app.use(createPaywall(config));
   await listen(app, config.port, config.host, 'merchant-agent');
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof ConfigError ? error.message : error);
+  if (error instanceof ConfigError) console.error(error.message);
+  else createLogger('merchant-agent').fatal('the merchant agent stopped', error instanceof Error ? error.stack : String(error));
   process.exit(1);
 });

@@ -22,6 +22,7 @@ const envSchema = z.object({
   SETTLE_BUDGET_MS: env.int(60_000, 100),
   RPC_TIMEOUT_MS: env.int(10_000, 100),
   BODY_LIMIT_BYTES: env.int(64 * 1024, 1024),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
 });
 
 const networksFileSchema = z.object({
@@ -51,6 +52,7 @@ const networksFileSchema = z.object({
 });
 
 export interface FacilitatorConfig {
+  redisUrl: string;
   port: number;
   host: string;
   databaseUrl: string;
@@ -75,6 +77,7 @@ export function loadFacilitatorConfig(environment: NodeJS.ProcessEnv = process.e
     ? networksFromFile(e.FACILITATOR_NETWORKS_FILE, environment)
     : networksFromManifest(e.CHAIN_MANIFEST, e.FACILITATOR_SIGNER_KEYS as Hex[], e.FACILITATOR_EIP6492_FACTORIES as Address[]);
   return {
+    redisUrl: e.REDIS_URL,
     port: e.FACILITATOR_PORT,
     host: e.FACILITATOR_HOST,
     databaseUrl: e.DATABASE_URL,

@@ -1,0 +1,376 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import type { Address } from 'viem';
+import { AppLogger, configureHttpApp, createHttpApp, METRIC_NAMES, privateKeyForms, registerLogSecrets } from '@mp/platform';
+import { AppModule as FacilitatorModule } from '../apps/facilitator/src/app.module';
+import { loadFacilitatorConfig } from '../apps/facilitator/src/config/facilitator.config';
+import { AppModule as LedgerModule } from '../apps/ledger/src/app.module';
+import { loadLedgerConfig } from '../apps/ledger/src/ledger.config';
+import { AppModule as MerchantModule } from '../apps/merchant-agent/src/app.module';
+import { loadMerchantConfig } from '../apps/merchant-agent/src/merchant.config';
+import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from './support/chain';
+import { postJson, startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from './support/facilitator';
+
+/** /metrics, request ids and JSON logs, /ready and /health, /docs: the observability of the three apps, end to end. */
+const ROOT = path.resolve(__dirname, '..');
+const CLOSED_REDIS = 'redis://127.0.0.1:6390';
+
+interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+function parseExposition(text: string): Sample[] {
+  return text
+    .split('\n')
+    .filter((line) => line && !line.startsWith('#'))
+    .map((line) => {
+      const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+      if (!m) throw new Error(`unparsable exposition line: ${line}`);
+      const labels = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1], l[2]]));
+      return { name: m[1], labels, value: Number(m[3]) };
+    });
+}
+
+/** The value of the one sample with exactly these labels (0 if absent). */
+function valueOf(samples: Sample[], name: string, labels: Record<string, string> = {}): number {
+  const found = samples.filter(
+    (s) => s.name === name && Object.keys(s.labels).length === Object.keys(labels).length && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
+  );
+  expect(found.length, `${name}${JSON.stringify(labels)}`).toBeLessThanOrEqual(1);
+  return found[0]?.value ?? 0;
+}
+
+async function scrape(url: string): Promise<{ text: string; samples: Sample[]; contentType: string | null }> {
+  const response = await fetch(`${url}/metrics`);
+  expect(response.status).toBe(200);
+  const text = await response.text();
+  return { text, samples: parseExposition(text), contentType: response.headers.get('content-type') };
+}
+
+async function getJson(url: string): Promise<{ status: number; body: any; contentType: string | null; headers: Headers }> {
+  const response = await fetch(url);
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined, contentType: response.headers.get('content-type'), headers: response.headers };
+}
+
+/** A port nothing listens on (fetch refuses well-known "bad" ports such as 9, so take one the OS handed out). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function listen(app: INestApplication): Promise<string> {
+  await app.listen(0, '127.0.0.1');
+  return `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
+}
+
+describe('observability', () => {
+  const { manifest } = testChain();
+  const usdc = manifest.tokens.usdc;
+  const merchant = manifest.accounts.merchant.address as Address;
+  const payer = payerAccount(manifest, 2);
+  const amount = 10_000n;
+  const requirements = (overrides = {}) => v2Requirements(manifest, usdc, amount, overrides);
+  const network = manifest.network;
+
+  describe('facilitator', () => {
+    let facilitator: RunningFacilitator;
+    beforeAll(async () => {
+      facilitator = await startFacilitator({ SETTLE_BUDGET_MS: '10000' });
+    });
+    afterAll(() => facilitator?.close());
+
+    it('GET /metrics is the Prometheus text format with the whole catalogue and the process metrics', async () => {
+      const { text, contentType } = await scrape(facilitator.url);
+      expect(contentType).toBe('text/plain; version=0.0.4; charset=utf-8');
+      const types: Record<string, string> = {
+        [METRIC_NAMES.verifyDuration]: 'histogram',
+        [METRIC_NAMES.settleDuration]: 'histogram',
+        [METRIC_NAMES.verifyTotal]: 'counter',
+        [METRIC_NAMES.settleTotal]: 'counter',
+        [METRIC_NAMES.queueDepth]: 'gauge',
+        [METRIC_NAMES.settlementsPending]: 'gauge',
+        [METRIC_NAMES.gasSpent]: 'counter',
+        [METRIC_NAMES.signerBalance]: 'gauge',
+        [METRIC_NAMES.httpRequestDuration]: 'histogram',
+        [METRIC_NAMES.collectErrors]: 'counter',
+        process_cpu_seconds_total: 'counter',
+        nodejs_eventloop_lag_seconds: 'gauge',
+      };
+      for (const [name, type] of Object.entries(types)) {
+        expect(text, name).toContain(`# HELP ${name} `);
+        expect(text, name).toContain(`# TYPE ${name} ${type}`);
+      }
+    });
+
+    it('reads every signer balance at scrape time', async () => {
+      const { samples } = await scrape(facilitator.url);
+      for (const signer of manifest.accounts.facilitatorSigners) {
+        expect(valueOf(samples, METRIC_NAMES.signerBalance, { network, signer: signer.address }), signer.address).toBeGreaterThan(0);
+      }
+    });
+
+    it('counts verify and settle answers by network, outcome and reason, and times them', async () => {
+      const before = (await scrape(facilitator.url)).samples;
+      const payload = await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount });
+      const cheap = await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount - 1n });
+
+      expect((await postJson(`${facilitator.url}/verify`, v2Body(payload, requirements()))).body).toMatchObject({ isValid: true });
+      expect((await postJson(`${facilitator.url}/verify`, v2Body(cheap, requirements()))).body).toMatchObject({ isValid: false });
+      expect((await postJson(`${facilitator.url}/verify`, v2Body(payload, requirements({ network: 'eip155:424242' })))).body).toMatchObject({ invalidReason: 'invalid_network' });
+      expect((await postJson(`${facilitator.url}/verify`, { x402Version: 2 })).status).toBe(400);
+      const settled = (await postJson(`${facilitator.url}/settle`, v2Body(payload, requirements()))).body;
+      expect(settled).toMatchObject({ success: true });
+      expect((await postJson(`${facilitator.url}/settle`, v2Body(cheap, requirements()))).body).toMatchObject({ success: false });
+
+      const after = (await scrape(facilitator.url)).samples;
+      const delta = (name: string, labels: Record<string, string>) => valueOf(after, name, labels) - valueOf(before, name, labels);
+      expect(delta(METRIC_NAMES.verifyTotal, { network, outcome: 'valid', reason: 'none' })).toBe(1);
+      expect(delta(METRIC_NAMES.verifyTotal, { network, outcome: 'invalid', reason: 'invalid_exact_evm_payload_authorization_value_mismatch' })).toBe(1);
+      // A network nobody configured is not a label value: client input never reaches the label set.
+      expect(delta(METRIC_NAMES.verifyTotal, { network: 'unknown', outcome: 'invalid', reason: 'invalid_network' })).toBe(1);
+      expect(delta(METRIC_NAMES.verifyTotal, { network: 'unknown', outcome: 'invalid', reason: 'validation_failed' })).toBe(1);
+      expect(after.some((s) => Object.values(s.labels).includes('eip155:424242'))).toBe(false);
+      expect(delta(METRIC_NAMES.settleTotal, { network, outcome: 'success', reason: 'none' })).toBe(1);
+      expect(delta(METRIC_NAMES.settleTotal, { network, outcome: 'invalid', reason: 'invalid_exact_evm_payload_authorization_value_mismatch' })).toBe(1);
+
+      expect(delta(`${METRIC_NAMES.verifyDuration}_count`, { network, outcome: 'valid' })).toBe(1);
+      expect(delta(`${METRIC_NAMES.verifyDuration}_sum`, { network, outcome: 'valid' })).toBeGreaterThan(0);
+      expect(delta(`${METRIC_NAMES.verifyDuration}_bucket`, { network, outcome: 'valid', le: '+Inf' })).toBe(1);
+      expect(delta(`${METRIC_NAMES.settleDuration}_count`, { network, outcome: 'success' })).toBe(1);
+      expect(delta(`${METRIC_NAMES.settleDuration}_sum`, { network, outcome: 'success' })).toBeGreaterThan(0);
+      expect(delta(`${METRIC_NAMES.settleDuration}_count`, { network, outcome: 'invalid' })).toBe(1);
+    });
+
+    it('labels HTTP requests by route template, never by raw URL, including bodies refused before routing', async () => {
+      const before = (await scrape(facilitator.url)).samples;
+      await fetch(`${facilitator.url}/supported`).then((r) => r.arrayBuffer());
+      await fetch(`${facilitator.url}/no-such-route/secret-looking-path-123`).then((r) => r.arrayBuffer());
+      const refused = await fetch(`${facilitator.url}/verify`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' });
+      expect(refused.status).toBe(415);
+      await refused.arrayBuffer();
+      const after = await scrape(facilitator.url);
+      const delta = (labels: Record<string, string>) =>
+        valueOf(after.samples, `${METRIC_NAMES.httpRequestDuration}_count`, labels) - valueOf(before, `${METRIC_NAMES.httpRequestDuration}_count`, labels);
+      expect(delta({ method: 'GET', route: '/supported', status: '200' })).toBe(1);
+      expect(delta({ method: 'GET', route: 'unmatched', status: '404' })).toBe(1);
+      expect(delta({ method: 'POST', route: '/verify', status: '415' })).toBe(1);
+      expect(after.text).not.toContain('secret-looking-path-123');
+    });
+
+    it('echoes a sane x-request-id and replaces anything else with its own', async () => {
+      const idOf = async (headers: Record<string, string>) => (await fetch(`${facilitator.url}/health`, { headers })).headers.get('x-request-id');
+      expect(await idOf({ 'x-request-id': 'client-7f3a:retry.2' })).toBe('client-7f3a:retry.2');
+      const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+      expect(await idOf({})).toMatch(uuid);
+      expect(await idOf({ 'x-request-id': 'two words' })).toMatch(uuid);
+      expect(await idOf({ 'x-request-id': 'a'.repeat(129) })).toMatch(uuid);
+      expect(await idOf({ 'x-request-id': 'a'.repeat(128) })).toBe('a'.repeat(128));
+      const refused = await fetch(`${facilitator.url}/settle`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'refused-1' }, body: '{' });
+      expect(refused.status).toBe(400);
+      expect(refused.headers.get('x-request-id')).toBe('refused-1');
+    });
+
+    it('GET /ready checks the database, Redis and every RPC; GET /health checks nothing', async () => {
+      const ready = await getJson(`${facilitator.url}/ready`);
+      expect(ready.status).toBe(200);
+      expect(ready.body).toEqual({ status: 'ready', checks: { database: 'ok', redis: 'ok', [network]: expect.stringMatching(/^ok \(block \d+\)$/) } });
+      expect(await getJson(`${facilitator.url}/health`)).toMatchObject({ status: 200, body: { status: 'ok' } });
+    });
+
+    it('GET /docs is Swagger UI loading its assets from the app itself', async () => {
+      const response = await fetch(`${facilitator.url}/docs`);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      const html = await response.text();
+      expect(html).toContain('<div id="swagger-ui"></div>');
+      expect(html).not.toMatch(/(?:src|href)="(?:https?:)?\/\//);
+      const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
+      expect(assets).toEqual(expect.arrayContaining(['/docs/assets/swagger-ui.css', '/docs/assets/swagger-ui-bundle.js', '/docs/assets/init.js']));
+      for (const asset of assets) {
+        const r = await fetch(`${facilitator.url}${asset}`);
+        const body = await r.text();
+        expect(r.status, asset).toBe(200);
+        expect(body.length, asset).toBeGreaterThan(100);
+        if (asset.endsWith('.js')) expect(r.headers.get('content-type'), asset).toMatch(/javascript/);
+        if (asset.endsWith('.css')) expect(r.headers.get('content-type'), asset).toMatch(/^text\/css/);
+      }
+      expect(await fetch(`${facilitator.url}/docs/assets/init.js`).then((r) => r.text())).toContain("'/docs/openapi.json'");
+      for (const other of ['/docs/assets/index.html', '/docs/assets/package.json', '/docs/assets/..%2F..%2Fpackage.json']) {
+        expect((await fetch(`${facilitator.url}${other}`)).status, other).toBe(404);
+      }
+    });
+
+    it('GET /docs/openapi.json is docs/api/openapi.json, byte for byte', async () => {
+      const response = await fetch(`${facilitator.url}/docs/openapi.json`);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(await response.text()).toBe(readFileSync(path.join(ROOT, 'docs/api/openapi.json'), 'utf8'));
+    });
+  });
+
+  describe('facilitator with a dead RPC', () => {
+    let facilitator: RunningFacilitator;
+    beforeAll(async () => {
+      const file = path.join(mkdtempSync(path.join(tmpdir(), 'observability-')), 'networks.json');
+      const asset = { address: usdc.address, symbol: 'USDC', decimals: 6, eip712: { name: usdc.name, version: usdc.version } };
+      writeFileSync(file, JSON.stringify({
+        networks: [
+          { network, displayName: 'anvil', rpcUrls: [manifest.rpcUrl], pollingIntervalMs: 25, signerKeyEnv: ['TEST_SIGNER_KEY'], assets: [asset] },
+          { network: 'eip155:999999', displayName: 'dead rpc', rpcUrls: ['http://127.0.0.1:9'], signerKeyEnv: ['TEST_SIGNER_KEY'], assets: [asset] },
+        ],
+      }));
+      facilitator = await startFacilitator({ FACILITATOR_NETWORKS_FILE: file, TEST_SIGNER_KEY: manifest.accounts.facilitatorSigners[3].privateKey, RPC_TIMEOUT_MS: '500' });
+    });
+    afterAll(() => facilitator?.close());
+
+    it('GET /ready is 503 upstream_unavailable naming the network; GET /health stays 200', async () => {
+      const ready = await getJson(`${facilitator.url}/ready`);
+      expect(ready.status).toBe(503);
+      expect(ready.contentType).toBe('application/problem+json; charset=utf-8');
+      expect(ready.body).toMatchObject({
+        type: 'urn:problem:upstream_unavailable',
+        code: 'upstream_unavailable',
+        status: 503,
+        detail: 'not ready: eip155:999999 unavailable',
+        instance: '/ready',
+        health: 'degraded',
+        checks: { database: 'ok', redis: 'ok', [network]: expect.stringMatching(/^ok \(block \d+\)$/), 'eip155:999999': expect.stringMatching(/^down: /) },
+      });
+      expect(ready.body.checks['eip155:999999']).not.toContain('http://');
+      expect(await getJson(`${facilitator.url}/health`)).toMatchObject({ status: 200, body: { status: 'ok' } });
+    });
+
+    it('a failed balance read is counted and does not break the scrape', async () => {
+      const { samples } = await scrape(facilitator.url);
+      expect(valueOf(samples, METRIC_NAMES.collectErrors, { collector: 'signer_balances' })).toBeGreaterThanOrEqual(1);
+      expect(valueOf(samples, METRIC_NAMES.signerBalance, { network, signer: manifest.accounts.facilitatorSigners[3].address })).toBeGreaterThan(0);
+    });
+  });
+
+  describe('facilitator with Redis unreachable', () => {
+    let facilitator: RunningFacilitator;
+    beforeAll(async () => {
+      facilitator = await startFacilitator({ REDIS_URL: CLOSED_REDIS });
+    });
+    // Bounded: the settlement queue's shutdown waits for a Redis that never comes (reported; not what this tests).
+    afterAll(() => Promise.race([facilitator?.close(), new Promise((resolve) => setTimeout(resolve, 5_000))]));
+
+    it('GET /ready is 503 naming redis; GET /health stays 200', async () => {
+      const ready = await getJson(`${facilitator.url}/ready`);
+      expect(ready.status).toBe(503);
+      expect(ready.body).toMatchObject({
+        code: 'upstream_unavailable',
+        detail: 'not ready: redis unavailable',
+        checks: { database: 'ok', redis: expect.stringMatching(/^down: .*ECONNREFUSED/), [network]: expect.stringMatching(/^ok/) },
+      });
+      expect(await getJson(`${facilitator.url}/health`)).toMatchObject({ status: 200, body: { status: 'ok' } });
+    });
+  });
+
+  describe('ledger and merchant agent', () => {
+    const apps: INestApplication[] = [];
+    let facilitator: RunningFacilitator;
+    beforeAll(async () => {
+      facilitator = await startFacilitator();
+    });
+    afterAll(async () => {
+      for (const app of apps) await app.close();
+      await facilitator?.close();
+    });
+
+    const ledger = async (env: Record<string, string> = {}) => {
+      const config = loadLedgerConfig({ ...process.env, DATABASE_URL: TEST_DATABASE_URL, ...env });
+      const app = (await Test.createTestingModule({ imports: [LedgerModule.forConfig(config)] }).compile()).createNestApplication({ bodyParser: false, logger: ['error'] });
+      configureHttpApp(app);
+      apps.push(app);
+      return listen(app);
+    };
+    const merchantAgent = async (facilitatorUrl: string) => {
+      const config = loadMerchantConfig({ ...process.env, FACILITATOR_URL: facilitatorUrl });
+      const app = (await Test.createTestingModule({ imports: [MerchantModule.forConfig(config)] }).compile()).createNestApplication({ bodyParser: false, logger: ['error'] });
+      configureHttpApp(app);
+      apps.push(app);
+      return listen(app);
+    };
+
+    it('ledger: /ready checks the database and Redis, /health is liveness, /metrics and /docs are served', async () => {
+      const url = await ledger();
+      expect(await getJson(`${url}/ready`)).toMatchObject({ status: 200, body: { status: 'ready', checks: { database: 'ok', redis: 'ok' } } });
+      expect(await getJson(`${url}/health`)).toMatchObject({ status: 200, body: { status: 'ok' } });
+      const { text } = await scrape(url);
+      expect(text).toContain('# TYPE http_request_duration_seconds histogram');
+      expect(text).not.toContain('x402_verify_total');
+      expect((await fetch(`${url}/docs`)).status).toBe(200);
+      expect(await fetch(`${url}/docs/openapi.json`).then((r) => r.text())).toBe(readFileSync(path.join(ROOT, 'docs/api/openapi.json'), 'utf8'));
+    });
+
+    it('ledger: /ready is 503 naming redis when Redis is unreachable', async () => {
+      const url = await ledger({ REDIS_URL: CLOSED_REDIS });
+      expect(await getJson(`${url}/ready`)).toMatchObject({ status: 503, body: { code: 'upstream_unavailable', checks: { database: 'ok', redis: expect.stringMatching(/^down: /) } } });
+      expect((await getJson(`${url}/health`)).status).toBe(200);
+    });
+
+    it('merchant agent: /ready follows the facilitator\'s /health', async () => {
+      const up = await merchantAgent(facilitator.url);
+      expect(await getJson(`${up}/ready`)).toMatchObject({ status: 200, body: { status: 'ready', checks: { facilitator: 'ok' } } });
+      const down = await merchantAgent(`http://127.0.0.1:${await closedPort()}`);
+      expect(await getJson(`${down}/ready`)).toMatchObject({
+        status: 503,
+        body: { code: 'upstream_unavailable', detail: 'not ready: facilitator unavailable', checks: { facilitator: expect.stringMatching(/^down: .*ECONNREFUSED/) } },
+      });
+      expect((await getJson(`${down}/health`)).status).toBe(200);
+    });
+  });
+
+  // Last: createHttpApp installs its logger as Nest's global logger for the rest of this file.
+  describe('JSON logs', () => {
+    const lines: string[] = [];
+    let app: INestApplication;
+    let url: string;
+    const config = loadFacilitatorConfig({ ...process.env, DATABASE_URL: TEST_DATABASE_URL });
+    const keys = config.networks.flatMap((n) => n.signerKeys);
+
+    beforeAll(async () => {
+      registerLogSecrets(keys.flatMap(privateKeyForms));
+      const logger = new AppLogger({ service: 'facilitator', format: 'json', levels: ['fatal', 'error', 'warn', 'log', 'debug'], write: (line) => lines.push(line) });
+      app = await createHttpApp(FacilitatorModule.forConfig(config), { bodyLimitBytes: config.bodyLimitBytes, logger });
+      url = await listen(app);
+    });
+    afterAll(() => app?.close());
+
+    it('writes one JSON object per line, with the request id of the request being handled', async () => {
+      const response = await fetch(`${url}/supported`, { headers: { 'x-request-id': 'log-test-1', authorization: 'Bearer do-not-log-me', 'x-api-key': 'do-not-log-me-either' } });
+      expect(response.headers.get('x-request-id')).toBe('log-test-1');
+      await response.arrayBuffer();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const records = lines.map((line) => JSON.parse(line));
+      const access = records.find((r) => r.requestId === 'log-test-1');
+      expect(access).toMatchObject({ level: 'debug', service: 'facilitator', context: 'HTTP', requestId: 'log-test-1', message: expect.stringContaining('GET /supported 200') });
+      expect(access.params).toMatchObject({ method: 'GET', route: '/supported', status: 200, headers: { authorization: '[REDACTED]', 'x-api-key': '[REDACTED]' } });
+      expect(records.find((r) => r.message === 'Nest application successfully started')).toMatchObject({ level: 'log', service: 'facilitator' });
+    });
+
+    it('a request that is logged while being handled carries its id (error path)', async () => {
+      const response = await postJson(`${url}/verify`, { x402Version: 2 });
+      expect(response.status).toBe(400);
+      const ids = new Set(lines.map((line) => JSON.parse(line).requestId).filter(Boolean));
+      expect(ids.size).toBeGreaterThanOrEqual(2);
+    });
+
+    it('never writes a signer key or a redacted header value', () => {
+      const all = lines.join('\n').toLowerCase();
+      expect(all).not.toContain('do-not-log-me');
+      for (const key of keys) for (const form of privateKeyForms(key)) expect(all).not.toContain(form.toLowerCase());
+    });
+  });
+});
