@@ -13,6 +13,7 @@ import { createPublicClient, erc20Abi, http } from 'viem';
 import { startAnvil } from './lib/anvil.mjs';
 import { REPO_ROOT } from './lib/contracts.mjs';
 import { deployLocalChain, writeManifest } from './lib/deploy.mjs';
+import { resetLocalState } from './lib/local-state.mjs';
 
 const { values } = parseArgs({ options: { exit: { type: 'boolean', default: false } } });
 const env = {
@@ -37,6 +38,8 @@ async function main() {
   run('prisma client', ['scripts/prisma-generate.mjs', '--quiet']);
   buildIfStale();
   run('database migrations', ['scripts/migrate.mjs', 'deploy', '--quiet']);
+  // Every start is a fresh chain, so the demo database's earlier payments and queued jobs are cleared.
+  await resetLocalState({ databaseUrl: env.DATABASE_URL });
 
   anvil = await startAnvil({ port: ports.chain });
   const manifest = await deployLocalChain({ rpcUrl: anvil.rpcUrl });

@@ -188,7 +188,8 @@ describe('POST /settle', () => {
 
   it('recovers when something else used the signer\'s next nonce', async () => {
     const key = manifest.accounts.facilitatorSigners[3].privateKey as Hex;
-    const single = await startFacilitator({ FACILITATOR_SIGNER_KEYS: key });
+    // Its own queue, so its own worker (holding the wallet whose nonce was taken) sends the settlement.
+    const single = await startFacilitator({ FACILITATOR_SIGNER_KEYS: key, QUEUE_PREFIX: 'mp:test-nonce-recovery' });
     try {
       const payer = payerAccount(manifest, 8);
       const first = v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount }), requirements());

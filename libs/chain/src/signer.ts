@@ -11,7 +11,17 @@ export interface SignedTransaction {
   hash: Hex;
   nonce: number;
   signer: Address;
+  /** The serialized signed transaction, kept so it can be broadcast again after a crash. */
+  raw: Hex;
+  to: Address;
+  data: Hex;
+  gas: bigint;
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
 }
+
+/** A replacement must outbid its predecessor by at least 10% on both fees (geth's rule); we bump by 25%. */
+const REPLACEMENT_BUMP_PERCENT = 125n;
 
 const FEE_CACHE_MS = 1_000;
 
@@ -27,6 +37,8 @@ export class TransactionSigner {
   private tail: Promise<unknown> = Promise.resolve();
   private fees: { at: number; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint } | undefined;
   private inFlight = 0;
+  /** Whether this process may send from the wallet now (it holds the wallet's lease). */
+  enabled = true;
 
   constructor(
     privateKey: Hex,
@@ -43,8 +55,37 @@ export class TransactionSigner {
   }
 
   send(call: ContractCall, beforeBroadcast: (tx: SignedTransaction) => Promise<void>): Promise<SignedTransaction> {
+    return this.serialized(() => this.sendNow(call, beforeBroadcast));
+  }
+
+  /**
+   * Replaces a transaction stuck in the mempool: same nonce and call, fees raised by a quarter (at least the
+   * current market), so at most one of the two is ever mined.
+   */
+  replace(previous: SignedTransaction, beforeBroadcast: (tx: SignedTransaction) => Promise<void>): Promise<SignedTransaction> {
+    return this.serialized(async () => {
+      const market = await this.currentFees(true);
+      const bump = (fee: bigint, floor: bigint) => {
+        const raised = (fee * REPLACEMENT_BUMP_PERCENT) / 100n + 1n;
+        return raised > floor ? raised : floor;
+      };
+      const maxPriorityFeePerGas = bump(previous.maxPriorityFeePerGas, market.maxPriorityFeePerGas);
+      const maxFeePerGas = bump(previous.maxFeePerGas, market.maxFeePerGas > maxPriorityFeePerGas ? market.maxFeePerGas : maxPriorityFeePerGas);
+      const tx = await this.sign({ to: previous.to, data: previous.data, gas: previous.gas }, previous.nonce, { maxFeePerGas, maxPriorityFeePerGas });
+      await beforeBroadcast(tx);
+      await this.client.sendRawTransaction({ serializedTransaction: tx.raw });
+      return tx;
+    });
+  }
+
+  /** Forgets the cached nonce; the next send reads the pending nonce from the chain again. */
+  resetNonce(): void {
+    this.nextNonce = undefined;
+  }
+
+  private serialized<T>(work: () => Promise<T>): Promise<T> {
     this.inFlight += 1;
-    const run = this.tail.then(() => this.sendNow(call, beforeBroadcast));
+    const run = this.tail.then(work);
     this.tail = run.catch(() => undefined);
     return run.finally(() => {
       this.inFlight -= 1;
@@ -53,8 +94,20 @@ export class TransactionSigner {
 
   private async sendNow(call: ContractCall, beforeBroadcast: (tx: SignedTransaction) => Promise<void>): Promise<SignedTransaction> {
     const nonce = this.nextNonce ?? (await this.client.getTransactionCount({ address: this.address, blockTag: 'pending' }));
-    const fees = await this.currentFees();
-    const serializedTransaction = await this.account.signTransaction({
+    const tx = await this.sign(call, nonce, await this.currentFees());
+    await beforeBroadcast(tx);
+    try {
+      await this.client.sendRawTransaction({ serializedTransaction: tx.raw });
+    } catch (error) {
+      this.nextNonce = undefined;
+      throw error;
+    }
+    this.nextNonce = nonce + 1;
+    return tx;
+  }
+
+  private async sign(call: ContractCall, nonce: number, fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }): Promise<SignedTransaction> {
+    const raw = await this.account.signTransaction({
       type: 'eip1559',
       chainId: this.chainId,
       nonce,
@@ -64,20 +117,11 @@ export class TransactionSigner {
       maxFeePerGas: fees.maxFeePerGas,
       maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
     });
-    const tx: SignedTransaction = { hash: keccak256(serializedTransaction), nonce, signer: this.address };
-    await beforeBroadcast(tx);
-    try {
-      await this.client.sendRawTransaction({ serializedTransaction });
-    } catch (error) {
-      this.nextNonce = undefined;
-      throw error;
-    }
-    this.nextNonce = nonce + 1;
-    return tx;
+    return { hash: keccak256(raw), nonce, signer: this.address, raw, to: call.to, data: call.data, gas: call.gas, ...fees };
   }
 
-  private async currentFees() {
-    if (this.fees && Date.now() - this.fees.at < FEE_CACHE_MS) return this.fees;
+  private async currentFees(fresh = false) {
+    if (!fresh && this.fees && Date.now() - this.fees.at < FEE_CACHE_MS) return this.fees;
     const estimate = await this.client.estimateFeesPerGas();
     this.fees = { at: Date.now(), maxFeePerGas: estimate.maxFeePerGas, maxPriorityFeePerGas: estimate.maxPriorityFeePerGas };
     return this.fees;
@@ -97,12 +141,18 @@ export class SignerPool {
     return this.signers.map((s) => s.address);
   }
 
-  pick(): TransactionSigner {
-    if (this.signers.length === 0) throw new Error('no signer keys are configured for this network');
-    let best = this.signers[this.cursor % this.signers.length];
-    for (const signer of this.signers) if (signer.load < best.load) best = signer;
+  /** The least busy wallet this process may send from, or undefined when it holds none right now. */
+  pick(): TransactionSigner | undefined {
+    const usable = this.signers.filter((s) => s.enabled);
+    if (usable.length === 0) return undefined;
+    let best = usable[this.cursor % usable.length];
+    for (const signer of usable) if (signer.load < best.load) best = signer;
     this.cursor += 1;
     return best;
+  }
+
+  byAddress(address: string): TransactionSigner | undefined {
+    return this.signers.find((s) => s.address.toLowerCase() === address.toLowerCase());
   }
 }
 

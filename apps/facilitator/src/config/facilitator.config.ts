@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { env, loadConfig, ConfigError } from '@mp/platform';
@@ -23,6 +25,13 @@ const envSchema = z.object({
   RPC_TIMEOUT_MS: env.int(10_000, 100),
   BODY_LIMIT_BYTES: env.int(64 * 1024, 1024),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
+  FACILITATOR_ROLE: z.enum(['all', 'api', 'worker']).default('all'),
+  FACILITATOR_INSTANCE_ID: z.string().regex(/^[\w.:-]{1,64}$/, 'letters, digits and . _ : - only').optional(),
+  QUEUE_PREFIX: z.string().regex(/^[\w.:-]{1,64}$/, 'letters, digits and . _ : - only').optional(),
+  SETTLE_WORKER_CONCURRENCY: env.int(64, 1),
+  SIGNER_LEASE_MS: env.int(30_000, 1_000),
+  STUCK_TX_AFTER_MS: env.int(30_000, 100),
+  RECOVERY_INTERVAL_MS: env.int(5_000, 100),
 });
 
 const networksFileSchema = z.object({
@@ -52,7 +61,17 @@ const networksFileSchema = z.object({
 });
 
 export interface FacilitatorConfig {
+  /** api answers HTTP; worker sends and confirms settlements; all does both (the default, and what tests run). */
+  role: 'all' | 'api' | 'worker';
+  /** Names this process in signer leases; a restart under the same id takes its leases back at once. */
+  instanceId: string;
   redisUrl: string;
+  /** Namespaces queues and leases in Redis: one per database, so deployments sharing a Redis never mix. */
+  queuePrefix: string;
+  workerConcurrency: number;
+  signerLeaseMs: number;
+  stuckTxAfterMs: number;
+  recoveryIntervalMs: number;
   port: number;
   host: string;
   databaseUrl: string;
@@ -77,7 +96,14 @@ export function loadFacilitatorConfig(environment: NodeJS.ProcessEnv = process.e
     ? networksFromFile(e.FACILITATOR_NETWORKS_FILE, environment)
     : networksFromManifest(e.CHAIN_MANIFEST, e.FACILITATOR_SIGNER_KEYS as Hex[], e.FACILITATOR_EIP6492_FACTORIES as Address[]);
   return {
+    role: e.FACILITATOR_ROLE,
+    instanceId: e.FACILITATOR_INSTANCE_ID ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`,
     redisUrl: e.REDIS_URL,
+    queuePrefix: e.QUEUE_PREFIX ?? `mp:${databaseName(e.DATABASE_URL)}`,
+    workerConcurrency: e.SETTLE_WORKER_CONCURRENCY,
+    signerLeaseMs: e.SIGNER_LEASE_MS,
+    stuckTxAfterMs: e.STUCK_TX_AFTER_MS,
+    recoveryIntervalMs: e.RECOVERY_INTERVAL_MS,
     port: e.FACILITATOR_PORT,
     host: e.FACILITATOR_HOST,
     databaseUrl: e.DATABASE_URL,
@@ -154,4 +180,12 @@ function networksFromManifest(path: string, keysOverride: Hex[], eip6492AllowedF
       })),
     },
   ];
+}
+
+function databaseName(url: string): string {
+  try {
+    return decodeURIComponent(new URL(url).pathname.slice(1)) || 'postgres';
+  } catch {
+    return 'default';
+  }
 }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { isUniqueViolation, PrismaService, withTransaction } from '@mp/db';
+import type { SignedTransaction } from '@mp/chain';
 import type { Hex } from 'viem';
 
 export type PaymentState = 'received' | 'verified' | 'submitted' | 'confirmed' | 'failed' | 'expired';
@@ -15,6 +16,22 @@ export interface PaymentRecord {
   updatedAt: Date;
 }
 
+/** What a worker needs to send and judge a settlement, from the record alone. */
+export interface SettlementRecord extends PaymentRecord {
+  network: string;
+  asset: string;
+  payer: string;
+  payTo: string;
+  amount: bigint;
+  validBefore: bigint;
+  settleTo: Hex;
+  settleData: Hex;
+}
+
+export interface StoredTransaction extends SignedTransaction {
+  createdAt: Date;
+}
+
 export interface NewPayment {
   network: string;
   asset: string;
@@ -28,6 +45,8 @@ export interface NewPayment {
   x402Version: number;
   payloadHash: string;
   paymentIdentifier?: string;
+  settleTo: string;
+  settleData: string;
 }
 
 export class IdempotencyConflictError extends Error {
@@ -38,6 +57,9 @@ export class IdempotencyConflictError extends Error {
 
 const RECORD_COLUMNS = `id, state::text AS state, payload_hash AS "payloadHash", tx_hash AS "txHash", signer,
   error_reason AS "errorReason", error_message AS "errorMessage", updated_at AS "updatedAt"`;
+
+const SETTLEMENT_COLUMNS = `${RECORD_COLUMNS}, network, asset, payer, pay_to AS "payTo", amount::text AS amount,
+  valid_before::text AS "validBefore", settle_to AS "settleTo", settle_data AS "settleData"`;
 
 /**
  * The facilitator's durable payment records. Every state change is a compare-and-set on the current state,
@@ -64,7 +86,52 @@ export class PaymentRepository {
     return rows[0];
   }
 
-  /** The payload a payment identifier was first used with, if any. */
+  async findForSettlement(id: string): Promise<SettlementRecord | undefined> {
+    const rows = await this.db.$queryRawUnsafe<(Omit<SettlementRecord, 'amount' | 'validBefore'> & { amount: string; validBefore: string })[]>(
+      `SELECT ${SETTLEMENT_COLUMNS} FROM facilitator.payments WHERE id = $1::uuid`,
+      id,
+    );
+    const row = rows[0];
+    return row && { ...row, amount: BigInt(row.amount), validBefore: BigInt(row.validBefore) };
+  }
+
+  /** Every transaction signed for a payment, oldest first. */
+  async transactions(paymentId: string): Promise<StoredTransaction[]> {
+    const rows = await this.db.$queryRawUnsafe<Record<string, string | number | Date>[]>(
+      `SELECT t.hash, t.nonce, t.signer, t.raw_tx AS raw, t.max_fee_per_gas::text AS "maxFeePerGas",
+              t.max_priority_fee_per_gas::text AS "maxPriorityFeePerGas", t.gas_limit::text AS gas, t.created_at AS "createdAt",
+              p.settle_to AS "to", p.settle_data AS data
+         FROM facilitator.payment_transactions t JOIN facilitator.payments p ON p.id = t.payment_id
+        WHERE t.payment_id = $1::uuid ORDER BY t.created_at, t.hash`,
+      paymentId,
+    );
+    return rows.map((r) => ({
+      hash: r.hash as Hex,
+      nonce: Number(r.nonce),
+      signer: r.signer as Hex,
+      raw: r.raw as Hex,
+      to: r.to as Hex,
+      data: r.data as Hex,
+      gas: BigInt(r.gas as string),
+      maxFeePerGas: BigInt(r.maxFeePerGas as string),
+      maxPriorityFeePerGas: BigInt(r.maxPriorityFeePerGas as string),
+      createdAt: r.createdAt as Date,
+    }));
+  }
+
+  /** Payments in a state for longer than `olderThanMs`: the work a crashed or busy worker left behind. */
+  async stale(states: PaymentState[], olderThanMs: number, limit = 500): Promise<{ id: string; state: PaymentState }[]> {
+    return this.db.$queryRawUnsafe(
+      `SELECT id, state::text AS state FROM facilitator.payments
+        WHERE state::text = ANY($1::text[]) AND updated_at < now() - ($2::int * interval '1 millisecond')
+        ORDER BY updated_at LIMIT $3`,
+      states,
+      olderThanMs,
+      limit,
+    );
+  }
+
+  /** The payment identifier's payload, if the identifier was used before. */
   async identifierFingerprint(key: string): Promise<string | undefined> {
     const rows = await this.db.$queryRawUnsafe<{ payloadHash: string }[]>(
       `SELECT payload_hash AS "payloadHash" FROM facilitator.payment_idempotency_keys WHERE key = $1`,
@@ -83,12 +150,12 @@ export class PaymentRepository {
         const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
           `WITH inserted AS (
              INSERT INTO facilitator.payments (network, asset, payer, authorization_nonce, pay_to, amount, valid_after, valid_before,
-                                               scheme, x402_version, payload_hash, state, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6::numeric, $7::numeric, $8::numeric, $9, $10, $11, 'verified', now())
+                                               scheme, x402_version, payload_hash, settle_to, settle_data, state, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6::numeric, $7::numeric, $8::numeric, $9, $10, $11, $12, $13, 'verified', now())
              ON CONFLICT (network, asset, payer, authorization_nonce) DO NOTHING
              RETURNING id)
            INSERT INTO facilitator.payment_events (payment_id, type, data)
-           SELECT id, 'payment.verified', $12::jsonb FROM inserted
+           SELECT id, 'payment.verified', $14::jsonb FROM inserted
            RETURNING payment_id AS id`,
           p.network,
           p.asset,
@@ -101,6 +168,8 @@ export class PaymentRepository {
           p.scheme,
           p.x402Version,
           p.payloadHash,
+          p.settleTo.toLowerCase(),
+          p.settleData,
           JSON.stringify({ network: p.network, asset: p.asset, payer: p.payer, payTo: p.payTo, amount: p.amount.toString(), nonce: p.nonce }),
         );
         const id = rows[0]?.id;
@@ -120,37 +189,92 @@ export class PaymentRepository {
     }
   }
 
-  /** Takes over a payment whose earlier attempt failed before anything reached the chain, or whose owner vanished. */
-  async reclaim(id: string, from: PaymentState, updatedAt: Date, payloadHash: string): Promise<boolean> {
-    return this.transition(id, [from], 'verified', 'payment.retried', { payloadHash }, `payload_hash = $4, error_reason = NULL, error_message = NULL, tx_hash = NULL`, [payloadHash], updatedAt);
+  /** Takes over a payment whose earlier attempt failed before anything reached the chain. */
+  reclaim(id: string, updatedAt: Date, payloadHash: string): Promise<boolean> {
+    return this.transition(id, ['failed'], 'verified', 'payment.retried', { payloadHash },
+      `payload_hash = $4, error_reason = NULL, error_message = NULL, tx_hash = NULL`, [payloadHash], `AND tx_hash IS NULL AND updated_at = $5`, [updatedAt]);
   }
 
-  /** Records the signed transaction before it is broadcast. */
-  markSubmitted(id: string, tx: { hash: Hex; nonce: number; signer: string }): Promise<boolean> {
-    return this.transition(id, ['verified'], 'submitted', 'payment.submitted', { txHash: tx.hash, signer: tx.signer, txNonce: tx.nonce },
-      `tx_hash = $4, signer = $5, tx_nonce = $6, submitted_at = now(), attempts = attempts + 1`, [tx.hash, tx.signer.toLowerCase(), tx.nonce]);
+  /** Records a signed settlement transaction before it is broadcast, and moves the payment to submitted. */
+  async recordSubmitted(id: string, tx: SignedTransaction, network: string): Promise<boolean> {
+    const rows = await this.db.$queryRawUnsafe<{ id: string }[]>(
+      `WITH updated AS (
+         UPDATE facilitator.payments SET state = 'submitted', updated_at = now(), tx_hash = $2, signer = $3, tx_nonce = $4,
+                submitted_at = now(), attempts = attempts + 1
+          WHERE id = $1::uuid AND state = 'verified'
+          RETURNING id),
+       stored AS (
+         INSERT INTO facilitator.payment_transactions (hash, payment_id, network, signer, nonce, raw_tx, max_fee_per_gas, max_priority_fee_per_gas, gas_limit)
+         SELECT $2, id, $5, $3, $4, $6, $7::numeric, $8::numeric, $9::numeric FROM updated
+         RETURNING payment_id)
+       INSERT INTO facilitator.payment_events (payment_id, type, data)
+       SELECT payment_id, 'payment.submitted', $10::jsonb FROM stored
+       RETURNING payment_id AS id`,
+      id,
+      tx.hash,
+      tx.signer.toLowerCase(),
+      tx.nonce,
+      network,
+      tx.raw,
+      tx.maxFeePerGas.toString(),
+      tx.maxPriorityFeePerGas.toString(),
+      tx.gas.toString(),
+      JSON.stringify({ txHash: tx.hash, signer: tx.signer, txNonce: tx.nonce }),
+    );
+    return rows.length === 1;
   }
 
-  /** The owner's transaction was rejected at broadcast (a stale nonce): back to verified, to be sent again. */
-  releaseUnsent(id: string, hash: Hex, reason: string): Promise<boolean> {
-    return this.transition(id, ['submitted'], 'verified', 'payment.resend', { unsentTxHash: hash, reason },
-      `tx_hash = NULL, signer = NULL, tx_nonce = NULL`, [hash.toLowerCase()], undefined, 'AND tx_hash = $4');
+  /** Records a fee-bumped replacement (same signer and nonce) before it is broadcast. */
+  async recordReplacement(id: string, tx: SignedTransaction, network: string): Promise<boolean> {
+    const rows = await this.db.$queryRawUnsafe<{ id: string }[]>(
+      `WITH updated AS (
+         UPDATE facilitator.payments SET updated_at = now(), tx_hash = $2 WHERE id = $1::uuid AND state = 'submitted' RETURNING id),
+       stored AS (
+         INSERT INTO facilitator.payment_transactions (hash, payment_id, network, signer, nonce, raw_tx, max_fee_per_gas, max_priority_fee_per_gas, gas_limit)
+         SELECT $2, id, $5, $3, $4, $6, $7::numeric, $8::numeric, $9::numeric FROM updated
+         RETURNING payment_id)
+       INSERT INTO facilitator.payment_events (payment_id, type, data)
+       SELECT payment_id, 'payment.replaced', $10::jsonb FROM stored
+       RETURNING payment_id AS id`,
+      id,
+      tx.hash,
+      tx.signer.toLowerCase(),
+      tx.nonce,
+      network,
+      tx.raw,
+      tx.maxFeePerGas.toString(),
+      tx.maxPriorityFeePerGas.toString(),
+      tx.gas.toString(),
+      JSON.stringify({ txHash: tx.hash, maxFeePerGas: tx.maxFeePerGas.toString(), maxPriorityFeePerGas: tx.maxPriorityFeePerGas.toString() }),
+    );
+    return rows.length === 1;
   }
 
-  markConfirmed(id: string, receipt: { blockNumber: bigint; gasUsed: bigint }): Promise<boolean> {
-    return this.transition(id, ['submitted'], 'confirmed', 'payment.confirmed', { blockNumber: receipt.blockNumber.toString(), gasUsed: receipt.gasUsed.toString() },
-      `settled_at = now()`, []);
+  /** The transaction never took (its nonce went elsewhere, or the node refused it as stale): back to verified, to be sent again. */
+  releaseUnsent(id: string, reason: string): Promise<boolean> {
+    return this.transition(id, ['submitted'], 'verified', 'payment.resend', { reason }, `tx_hash = NULL, signer = NULL, tx_nonce = NULL`, []);
+  }
+
+  markConfirmed(id: string, hash: string, receipt: { blockNumber: bigint; gasUsed: bigint; effectiveGasPrice?: bigint }): Promise<boolean> {
+    return this.transition(id, ['submitted'], 'confirmed', 'payment.confirmed',
+      { txHash: hash, blockNumber: receipt.blockNumber.toString(), gasUsed: receipt.gasUsed.toString(), effectiveGasPrice: receipt.effectiveGasPrice?.toString() },
+      `settled_at = now(), tx_hash = $4`, [hash]);
   }
 
   /** A failure on chain (the transaction was mined): final. The hash stays as evidence. */
-  markFailedOnChain(id: string, reason: string, message: string): Promise<boolean> {
-    return this.transition(id, ['submitted'], 'failed', 'payment.failed', { reason, message }, `error_reason = $4, error_message = $5`, [reason, message]);
+  markFailedOnChain(id: string, hash: string, reason: string, message: string): Promise<boolean> {
+    return this.transition(id, ['submitted'], 'failed', 'payment.failed', { txHash: hash, reason, message }, `tx_hash = $4, error_reason = $5, error_message = $6`, [hash, reason, message]);
   }
 
-  /** A failure before anything reached the chain: the payment may be retried, so the hash of the unsent transaction is dropped. */
+  /** A failure before anything reached the chain: a later request may retry the payment. */
   markFailedUnsent(id: string, reason: string, message: string): Promise<boolean> {
     return this.transition(id, ['verified', 'submitted'], 'failed', 'payment.failed', { reason, message, broadcast: false },
       `error_reason = $4, error_message = $5, tx_hash = NULL, signer = NULL, tx_nonce = NULL`, [reason, message]);
+  }
+
+  /** The authorization's validBefore passed with nothing mined: it can never settle now. */
+  markExpired(id: string, from: PaymentState[], message: string): Promise<boolean> {
+    return this.transition(id, from, 'expired', 'payment.expired', { message }, `error_reason = 'invalid_exact_evm_payload_authorization_valid_before', error_message = $4`, [message]);
   }
 
   private async transition(
@@ -161,15 +285,14 @@ export class PaymentRepository {
     eventData: Record<string, unknown>,
     setClause: string,
     params: unknown[],
-    expectedUpdatedAt?: Date,
-    extraGuard = '',
+    guard = '',
+    guardParams: unknown[] = [],
   ): Promise<boolean> {
     const fromList = from.map((s) => `'${s}'`).join(', ');
-    const staleGuard = expectedUpdatedAt ? `AND updated_at = $${4 + params.length}` : '';
     const rows = await this.db.$queryRawUnsafe<{ id: string }[]>(
       `WITH updated AS (
          UPDATE facilitator.payments SET state = '${to}', updated_at = now(), ${setClause}
-          WHERE id = $1::uuid AND state IN (${fromList}) ${staleGuard} ${extraGuard}
+          WHERE id = $1::uuid AND state IN (${fromList}) ${guard}
           RETURNING id)
        INSERT INTO facilitator.payment_events (payment_id, type, data)
        SELECT id, $2, $3::jsonb FROM updated
@@ -178,7 +301,7 @@ export class PaymentRepository {
       eventType,
       JSON.stringify(eventData),
       ...params,
-      ...(expectedUpdatedAt ? [expectedUpdatedAt] : []),
+      ...guardParams,
     );
     return rows.length === 1;
   }

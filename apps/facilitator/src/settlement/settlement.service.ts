@@ -1,21 +1,21 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { Hex, TransactionReceipt } from 'viem';
-import { isDeliveryUncertain, ReceiptTimeoutError, revertReason, waitForReceipt, type ContractCall, type TransactionSigner } from '@mp/chain';
+import type { Hex } from 'viem';
 import { ProblemError } from '@mp/platform';
 import { X402Reason, type PaymentRequest, type SettleResponse } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { ExactEvmScheme, VerificationUnavailableError, type ExactEvmPayment } from '../x402/exact-evm/exact-evm.scheme';
 import { IdempotencyConflictError, PaymentRepository, type PaymentRecord } from './payment.repository';
+import { SettlementEvents } from './settlement.events';
+import { SettlementQueue } from './settlement.queue';
 
-const OWNER_POLL_MS = 20;
-/** A claimed payment with no transaction after this long lost its owner (crash); another request may take it over. */
-const ABANDONED_CLAIM_MS = 120_000;
-const NONCE_COLLISION = /nonce too low|nonce too high|replacement transaction underpriced|already known|nonce has already been used/i;
+/** How often a waiting request re-reads a payment whose worker runs in another process. */
+const POLL_MS = 200;
 
 /**
- * Exactly-once settlement. Every payment is claimed in PostgreSQL (unique per network, asset, payer and
- * authorization nonce) before anything is sent; the transaction hash is recorded before broadcast; duplicates,
- * concurrent or later, get the outcome of the one settlement.
+ * Exactly-once settlement, the API side. A payment is verified, then claimed in PostgreSQL (unique per network,
+ * asset, payer and authorization nonce) and handed to the settlement queue; the request waits for the outcome up
+ * to SETTLE_BUDGET_MS and otherwise answers settlement_pending. Duplicates, concurrent or later, follow the same
+ * record and report the same outcome.
  */
 @Injectable()
 export class SettlementService {
@@ -27,6 +27,8 @@ export class SettlementService {
     @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
     private readonly scheme: ExactEvmScheme,
     private readonly payments: PaymentRepository,
+    private readonly queue: SettlementQueue,
+    private readonly events: SettlementEvents,
   ) {}
 
   async settle(request: PaymentRequest): Promise<SettleResponse> {
@@ -59,16 +61,18 @@ export class SettlementService {
 
   private async settleOnce(payment: ExactEvmPayment, deadline: number): Promise<SettleResponse> {
     const existing = await this.payments.findByKey(payment.key);
-    if (existing) return this.continueExisting(payment, existing, deadline);
+    if (existing) return this.follow(payment, existing, deadline);
 
+    // Verify and simulate the exact transaction before anything is written: bad payments leave no trace.
     const verified = await this.scheme.verify(payment, { simulate: false });
-    const signer = payment.network.signers.pick();
-    const prepared = verified.isValid ? await this.scheme.settlementCall(payment, signer.address) : undefined;
+    const estimator = payment.network.signers.signers[0]?.address;
+    const prepared = verified.isValid && estimator ? await this.scheme.settlementCall(payment, estimator) : undefined;
     if (!prepared?.ok) {
       // A concurrent request (perhaps on another replica) may have claimed and settled it meanwhile: report that.
       const settledMeanwhile = await this.payments.findByKey(payment.key);
-      if (settledMeanwhile) return this.continueExisting(payment, settledMeanwhile, deadline);
+      if (settledMeanwhile) return this.follow(payment, settledMeanwhile, deadline);
       const response = prepared?.response ?? verified;
+      if (!estimator && verified.isValid) return this.failure(payment, X402Reason.unexpectedSettleError, `no signer is configured for ${payment.key.network}`);
       return this.failure(payment, response.invalidReason ?? X402Reason.invalidPayload, response.invalidMessage);
     }
 
@@ -84,24 +88,25 @@ export class SettlementService {
         x402Version: payment.request.x402Version,
         payloadHash: payment.request.fingerprint,
         paymentIdentifier: payment.request.paymentIdentifier,
+        settleTo: prepared.call.to,
+        settleData: prepared.call.data,
       });
     } catch (error) {
       if (error instanceof IdempotencyConflictError) throw conflict(error.key);
       throw error;
     }
-    if (!id) {
-      const winner = await this.payments.findByKey(payment.key);
-      if (!winner) throw new Error('payment claim lost to a record that does not exist');
-      return this.continueExisting(payment, winner, deadline);
-    }
-    return this.submit(payment, id, signer, prepared.call, deadline);
+    if (id) await this.queue.submit(id);
+    const record = await this.payments.findByKey(payment.key);
+    if (!record) throw new Error('a claimed payment is missing');
+    return this.follow(payment, record, deadline);
   }
 
   /**
-   * A payment we already know: report its outcome, finish it, or wait for the request that owns it. While an owner
-   * works on it we follow the database, so every concurrent caller reports the owner's outcome.
+   * Waits for the payment's outcome, following the database (woken at once by a worker in this process), and
+   * reports it; every caller of one payment reports the same outcome. A payment whose earlier attempt failed
+   * before anything reached the chain is retried.
    */
-  private async continueExisting(payment: ExactEvmPayment, record: PaymentRecord, deadline: number): Promise<SettleResponse> {
+  private async follow(payment: ExactEvmPayment, record: PaymentRecord, deadline: number): Promise<SettleResponse> {
     const startedAt = Date.now();
     for (;;) {
       if (record.payloadHash !== payment.request.fingerprint && record.state !== 'failed') {
@@ -112,115 +117,33 @@ export class SettlementService {
         case 'confirmed':
           return this.success(payment, record.txHash as Hex);
         case 'expired':
-          return this.failure(payment, X402Reason.exactEvmValidBefore, 'the authorization expired before it could be settled', record.txHash ?? '');
+          return this.failure(payment, X402Reason.exactEvmValidBefore, record.errorMessage ?? 'the authorization expired before it could be settled', record.txHash ?? '');
         case 'failed':
           if (record.txHash || record.updatedAt.getTime() >= startedAt) {
-            // Mined and failed (final), or failed while we waited on its owner: the owner's outcome is ours.
+            // Mined and failed (final), or failed while we waited: the outcome of this payment is that failure.
             return this.failure(payment, record.errorReason ?? X402Reason.exactEvmTransactionFailed, record.errorMessage ?? undefined, record.txHash ?? '');
           }
-          // An earlier attempt failed before anything reached the chain: this request may try again.
-          if (await this.payments.reclaim(record.id, 'failed', record.updatedAt, payment.request.fingerprint)) return this.retry(payment, record.id, deadline);
+          // An earlier attempt failed before anything reached the chain: verify again and try once more.
+          if (await this.payments.reclaim(record.id, record.updatedAt, payment.request.fingerprint)) {
+            const verified = await this.scheme.verify(payment, { simulate: true });
+            if (!verified.isValid) {
+              await this.payments.markFailedUnsent(record.id, verified.invalidReason ?? X402Reason.invalidPayload, verified.invalidMessage ?? '');
+              return this.failure(payment, verified.invalidReason ?? X402Reason.invalidPayload, verified.invalidMessage);
+            }
+            await this.queue.submit(record.id);
+          }
           break;
-        case 'submitted': {
-          const outcome = await this.finishIfMined(payment, record.id, record.txHash as Hex);
-          if (outcome) return outcome;
+        default:
           if (Date.now() >= deadline) {
-            return this.failure(payment, X402Reason.settlementPending, 'the transaction is not mined yet; settle again to get its outcome', record.txHash as Hex);
+            const message = record.txHash ? 'the transaction is not mined yet; settle again to get its outcome' : 'the settlement is queued; settle again to get its outcome';
+            return this.failure(payment, X402Reason.settlementPending, message, record.txHash ?? '');
           }
-          await sleep(payment.network.config.pollingIntervalMs);
-          break;
-        }
-        case 'received':
-        case 'verified':
-          if (Date.now() - record.updatedAt.getTime() > ABANDONED_CLAIM_MS && (await this.payments.reclaim(record.id, record.state, record.updatedAt, payment.request.fingerprint))) {
-            return this.retry(payment, record.id, deadline);
-          }
-          if (Date.now() >= deadline) {
-            return this.failure(payment, X402Reason.settlementPending, 'another request is settling this payment; retry shortly');
-          }
-          await sleep(OWNER_POLL_MS);
+          await this.events.next(record.id, Math.min(POLL_MS, deadline - Date.now()));
       }
-      record = await this.mustFind(record.id);
+      const next = await this.payments.findById(record.id);
+      if (!next) throw new Error(`payment ${record.id} disappeared`);
+      record = next;
     }
-  }
-
-  /** Looks for the receipt once; if the transaction is mined, records and returns its outcome. */
-  private async finishIfMined(payment: ExactEvmPayment, id: string, hash: Hex): Promise<SettleResponse | undefined> {
-    const receipt = await payment.network.client.getTransactionReceipt({ hash }).catch((error: unknown) => {
-      if (error instanceof Error && error.name === 'TransactionReceiptNotFoundError') return undefined;
-      throw error;
-    });
-    return receipt ? this.recordReceipt(payment, id, hash, receipt) : undefined;
-  }
-
-  private async retry(payment: ExactEvmPayment, id: string, deadline: number): Promise<SettleResponse> {
-    const verified = await this.scheme.verify(payment, { simulate: false });
-    const signer = payment.network.signers.pick();
-    const prepared = verified.isValid ? await this.scheme.settlementCall(payment, signer.address) : undefined;
-    if (!verified.isValid || !prepared?.ok) {
-      const response = prepared && !prepared.ok ? prepared.response : verified;
-      const reason = response.invalidReason ?? X402Reason.invalidPayload;
-      await this.payments.markFailedUnsent(id, reason, response.invalidMessage ?? reason);
-      return this.failure(payment, reason, response.invalidMessage);
-    }
-    return this.submit(payment, id, signer, prepared.call, deadline);
-  }
-
-  private async submit(payment: ExactEvmPayment, id: string, signer: TransactionSigner, call: ContractCall, deadline: number): Promise<SettleResponse> {
-    for (let attempt = 1; ; attempt++) {
-      let hash: Hex | undefined;
-      try {
-        await signer.send(call, async (tx) => {
-          if (!(await this.payments.markSubmitted(id, tx))) throw new ClaimLostError();
-          hash = tx.hash;
-        });
-        return await this.awaitReceipt(payment, id, hash!, deadline);
-      } catch (error) {
-        if (error instanceof ClaimLostError) return this.continueExisting(payment, await this.mustFind(id), deadline);
-        // The node may have taken a transaction whose broadcast died on the way: look for its receipt.
-        if (hash && isDeliveryUncertain(error)) return this.awaitReceipt(payment, id, hash, deadline);
-        const message = revertReason(error) ?? String(error);
-        // Our nonce was stale (the signer's next nonce is re-read): send again; the payment never left our hands.
-        if (hash && attempt < 3 && NONCE_COLLISION.test(message) && (await this.payments.releaseUnsent(id, hash, message))) continue;
-        const reason = hash ? this.scheme.sendFailureReason(error) : X402Reason.unexpectedSettleError;
-        await this.payments.markFailedUnsent(id, reason, message);
-        if (!hash) this.logger.warn(`settlement of ${payment.key.payer}/${payment.key.nonce} was not sent: ${message}`);
-        return this.failure(payment, reason, message);
-      }
-    }
-  }
-
-  private async mustFind(id: string): Promise<PaymentRecord> {
-    const record = await this.payments.findById(id);
-    if (!record) throw new Error(`payment ${id} disappeared`);
-    return record;
-  }
-
-  private async awaitReceipt(payment: ExactEvmPayment, id: string, hash: Hex, deadline: number): Promise<SettleResponse> {
-    let receipt;
-    try {
-      receipt = await waitForReceipt(payment.network.client, hash, Math.max(0, deadline - Date.now()), payment.network.config.pollingIntervalMs);
-    } catch (error) {
-      const message = error instanceof ReceiptTimeoutError ? 'the transaction is not mined yet; settle again to get its outcome' : `receipt lookup failed: ${revertReason(error)}`;
-      return this.failure(payment, X402Reason.settlementPending, message, hash);
-    }
-    return this.recordReceipt(payment, id, hash, receipt);
-  }
-
-  /** Judges a mined settlement and records the verdict; whoever records first wins, and everyone reports it. */
-  private async recordReceipt(payment: ExactEvmPayment, id: string, hash: Hex, receipt: TransactionReceipt): Promise<SettleResponse> {
-    const verdict = this.scheme.judgeReceipt(payment, receipt);
-    if (verdict.success) {
-      if (!(await this.payments.markConfirmed(id, receipt))) await this.assertState(id, 'confirmed');
-      return this.success(payment, hash);
-    }
-    if (!(await this.payments.markFailedOnChain(id, verdict.reason, verdict.message))) await this.assertState(id, 'failed');
-    return this.failure(payment, verdict.reason, verdict.message, hash);
-  }
-
-  private async assertState(id: string, expected: string): Promise<void> {
-    const record = await this.payments.findById(id);
-    if (record?.state !== expected) throw new Error(`payment ${id} is ${record?.state}, expected ${expected}`);
   }
 
   private unexpected(payment: ExactEvmPayment, error: unknown): SettleResponse {
@@ -239,16 +162,6 @@ export class SettlementService {
   }
 }
 
-class ClaimLostError extends Error {
-  constructor() {
-    super('another request took over this payment');
-  }
-}
-
 function conflict(key: string): ProblemError {
   return new ProblemError('payment_identifier_conflict', `payment identifier "${key}" was already used with a different payment payload`, { paymentIdentifier: key });
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

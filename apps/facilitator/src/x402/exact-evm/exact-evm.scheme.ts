@@ -58,6 +58,12 @@ export interface Eip6492Deployment {
 
 type SignatureCheck = { ok: true; deployment?: Eip6492Deployment } | { ok: false; reason: string; message: string };
 
+/** What a mined settlement must show: the token, and the transfer the authorization allows. */
+export interface SettledTransfer {
+  asset: { address: Address };
+  authorization: { from: Address; to: Address; value: bigint };
+}
+
 export type Resolution = { ok: true; payment: ExactEvmPayment } | { ok: false; response: VerifyResponse };
 
 export class VerificationUnavailableError extends Error {
@@ -228,7 +234,7 @@ export class ExactEvmScheme {
    * Judges a mined settlement: it must have succeeded and moved exactly the authorized amount. The token emits the
    * Transfer log whether it was called directly or through Multicall3 (counterfactual payers).
    */
-  judgeReceipt(payment: ExactEvmPayment, receipt: TransactionReceipt): { success: true } | { success: false; reason: string; message: string } {
+  judgeReceipt(payment: SettledTransfer, receipt: TransactionReceipt): { success: true } | { success: false; reason: string; message: string } {
     if (receipt.status !== 'success') {
       return { success: false, reason: X402Reason.exactEvmTransactionFailed, message: `transaction ${receipt.transactionHash} reverted` };
     }

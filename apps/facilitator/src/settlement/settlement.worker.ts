@@ -1,0 +1,218 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { DelayedError, type Job, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { getAddress, type Hex, type TransactionReceipt } from 'viem';
+import { isDeliveryUncertain, isTransportFailure, revertReason, type TransactionSigner } from '@mp/chain';
+import { X402Reason } from '@mp/x402';
+import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
+import { NetworkRegistry, type Network } from '../networks/network-registry';
+import { Clock } from '../x402/clock';
+import { ExactEvmScheme } from '../x402/exact-evm/exact-evm.scheme';
+import { PaymentRepository, type SettlementRecord } from './payment.repository';
+import { SettlementEvents } from './settlement.events';
+import { SETTLEMENT_QUEUE, SettlementQueue, type SettlementJobData, type SettlementJobName } from './settlement.queue';
+
+const NONCE_TAKEN = /nonce too low|nonce has already been used|replacement transaction underpriced|already known|nonce too high/i;
+/** A settlement is not sent this close to its authorization's expiry: it could not be mined in time. */
+const EXPIRY_MARGIN_SECONDS = 6n;
+const NO_SIGNER_RETRY_MS = 250;
+
+class ClaimLostError extends Error {}
+
+/**
+ * Sends and follows settlements. `submit` signs with a leased hot wallet, records the transaction before the
+ * broadcast and hands over to `confirm`, which follows every transaction of the payment until one is mined:
+ * it rebroadcasts the very same bytes if the node lost them (a crash between record and broadcast), replaces a
+ * transaction stuck in the mempool with higher fees, and puts the payment back to be sent again if its nonce
+ * went to another transaction. A recovery sweep re-enqueues whatever a crashed worker left behind.
+ */
+@Injectable()
+export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(SettlementWorker.name);
+  private worker: Worker<SettlementJobData, void, SettlementJobName> | undefined;
+  private connection: Redis | undefined;
+  private sweepTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
+    private readonly networks: NetworkRegistry,
+    private readonly scheme: ExactEvmScheme,
+    private readonly payments: PaymentRepository,
+    private readonly queue: SettlementQueue,
+    private readonly events: SettlementEvents,
+    private readonly clock: Clock,
+  ) {}
+
+  onModuleInit(): void {
+    if (this.config.role === 'api') return;
+    this.connection = new Redis(this.config.redisUrl, { maxRetriesPerRequest: null });
+    this.connection.on('error', (error: Error) => this.logger.debug(`redis: ${error.message}`));
+    this.worker = new Worker(SETTLEMENT_QUEUE, (job, token) => this.process(job, token), {
+      connection: this.connection,
+      prefix: this.config.queuePrefix,
+      concurrency: this.config.workerConcurrency,
+    });
+    this.worker.on('failed', (job, error) => this.logger.warn(`${job?.name} ${job?.data.paymentId} failed (attempt ${job?.attemptsMade}): ${error.message}`));
+    this.worker.on('error', (error) => this.logger.debug(`worker: ${error.message}`));
+    void this.sweep();
+    this.sweepTimer = setInterval(() => void this.sweep(), this.config.recoveryIntervalMs);
+    this.sweepTimer.unref();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    await this.worker?.close().catch(() => undefined);
+    this.connection?.disconnect();
+  }
+
+  private async process(job: Job<SettlementJobData, void, SettlementJobName>, token?: string): Promise<void> {
+    const { paymentId } = job.data;
+    const retryLater = async (ms: number) => {
+      await job.moveToDelayed(Date.now() + ms, token);
+      throw new DelayedError();
+    };
+    if (job.name === 'submit') return this.submit(paymentId, retryLater);
+    return this.confirm(paymentId, retryLater);
+  }
+
+  private async submit(paymentId: string, retryLater: (ms: number) => Promise<void>): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const record = await this.payments.findForSettlement(paymentId);
+      if (!record || record.state !== 'verified') return;
+      const network = this.networkOf(record);
+      if (!network) return this.fail(record, X402Reason.invalidNetwork, `network ${record.network} is no longer configured`);
+      if (record.validBefore <= this.clock.nowSeconds() + EXPIRY_MARGIN_SECONDS) {
+        if (await this.payments.markExpired(paymentId, ['verified'], 'the authorization expired before the settlement could be sent')) this.events.changed(paymentId);
+        return;
+      }
+      const signer = network.signers.pick();
+      if (!signer) return retryLater(NO_SIGNER_RETRY_MS);
+
+      let gas: bigint;
+      try {
+        gas = await network.client.estimateGas({ account: signer.address, to: record.settleTo, data: record.settleData });
+      } catch (error) {
+        if (isTransportFailure(error)) throw error;
+        const reason = this.scheme.sendFailureReason(error);
+        return this.fail(record, reason === X402Reason.exactEvmTransactionFailed ? X402Reason.exactEvmSimulationFailed : reason, revertReason(error) ?? 'the transfer would revert');
+      }
+
+      let hash: Hex | undefined;
+      try {
+        await signer.send({ to: record.settleTo, data: record.settleData, gas: (gas * 12n) / 10n + 5_000n }, async (tx) => {
+          if (!(await this.payments.recordSubmitted(paymentId, tx, record.network))) throw new ClaimLostError();
+          hash = tx.hash;
+        });
+      } catch (error) {
+        if (error instanceof ClaimLostError) return;
+        if (!hash) throw error; // nothing recorded, nothing sent: the job runs again
+        if (!isDeliveryUncertain(error)) {
+          const message = revertReason(error) ?? String(error);
+          if (NONCE_TAKEN.test(message) && attempt < 3 && (await this.payments.releaseUnsent(paymentId, message))) continue;
+          return this.fail(record, this.scheme.sendFailureReason(error), message);
+        }
+        // The broadcast died on the way; the node may have it. `confirm` finds out and rebroadcasts if not.
+      }
+      this.events.changed(paymentId);
+      await this.queue.confirm(paymentId);
+      return;
+    }
+  }
+
+  private async confirm(paymentId: string, retryLater: (ms: number) => Promise<void>): Promise<void> {
+    const record = await this.payments.findForSettlement(paymentId);
+    if (!record || record.state !== 'submitted') return;
+    const network = this.networkOf(record);
+    if (!network) return;
+    const transactions = await this.payments.transactions(paymentId);
+    for (const tx of transactions) {
+      const receipt = await this.receipt(network, tx.hash);
+      if (receipt) return this.recordReceipt(record, tx.hash, receipt);
+    }
+    const latest = transactions.at(-1);
+    if (!latest) {
+      if (await this.payments.releaseUnsent(paymentId, 'submitted without a recorded transaction')) await this.queue.submit(paymentId);
+      return;
+    }
+    const known = await network.client.getTransaction({ hash: latest.hash }).catch((error: unknown) => {
+      if (error instanceof Error && error.name === 'TransactionNotFoundError') return undefined;
+      throw error;
+    });
+    if (!known) {
+      // The node does not have it: never broadcast (we crashed after recording it) or dropped. Send the same bytes.
+      try {
+        await network.client.sendRawTransaction({ serializedTransaction: latest.raw });
+        this.logger.log(`rebroadcast ${latest.hash} for payment ${paymentId}`);
+      } catch (error) {
+        const message = revertReason(error) ?? String(error);
+        if (!isDeliveryUncertain(error) && /nonce too low|nonce has already been used/i.test(message)) {
+          // Its nonce was used by another transaction: unless ours was mined meanwhile, it never will be. Send anew.
+          for (const tx of transactions) {
+            const receipt = await this.receipt(network, tx.hash);
+            if (receipt) return this.recordReceipt(record, tx.hash, receipt);
+          }
+          network.signers.byAddress(latest.signer)?.resetNonce();
+          if (await this.payments.releaseUnsent(paymentId, `nonce ${latest.nonce} of ${latest.signer} went to another transaction`)) {
+            this.events.changed(paymentId);
+            await this.queue.submit(paymentId);
+          }
+          return;
+        }
+        if (!/already known/i.test(message)) this.logger.warn(`rebroadcast of ${latest.hash} failed: ${message}`);
+      }
+    } else if (Date.now() - latest.createdAt.getTime() > this.config.stuckTxAfterMs && record.validBefore > this.clock.nowSeconds() + EXPIRY_MARGIN_SECONDS) {
+      await this.replace(network, record, latest);
+    }
+    return retryLater(network.config.pollingIntervalMs);
+  }
+
+  private async replace(network: Network, record: SettlementRecord, stuck: Parameters<TransactionSigner['replace']>[0]): Promise<void> {
+    const signer = network.signers.byAddress(stuck.signer);
+    if (!signer?.enabled) return; // only the lease holder may touch this wallet's nonces
+    try {
+      const replacement = await signer.replace(stuck, async (tx) => {
+        if (!(await this.payments.recordReplacement(record.id, tx, record.network))) throw new ClaimLostError();
+      });
+      this.logger.warn(`replaced stuck ${stuck.hash} with ${replacement.hash} (max fee ${replacement.maxFeePerGas})`);
+    } catch (error) {
+      if (!(error instanceof ClaimLostError)) this.logger.warn(`replacing ${stuck.hash} failed: ${revertReason(error)}`);
+    }
+  }
+
+  private async recordReceipt(record: SettlementRecord, hash: Hex, receipt: TransactionReceipt): Promise<void> {
+    const verdict = this.scheme.judgeReceipt(
+      { asset: { address: getAddress(record.asset) }, authorization: { from: getAddress(record.payer), to: getAddress(record.payTo), value: record.amount } },
+      receipt,
+    );
+    const recorded = verdict.success
+      ? await this.payments.markConfirmed(record.id, hash, receipt)
+      : await this.payments.markFailedOnChain(record.id, hash, verdict.reason, verdict.message);
+    if (recorded) this.events.changed(record.id);
+  }
+
+  private async fail(record: SettlementRecord, reason: string, message: string): Promise<void> {
+    if (await this.payments.markFailedUnsent(record.id, reason, message)) this.events.changed(record.id);
+  }
+
+  private async receipt(network: Network, hash: Hex): Promise<TransactionReceipt | undefined> {
+    return network.client.getTransactionReceipt({ hash }).catch((error: unknown) => {
+      if (error instanceof Error && error.name === 'TransactionReceiptNotFoundError') return undefined;
+      throw error;
+    });
+  }
+
+  private networkOf(record: SettlementRecord): Network | undefined {
+    return this.networks.resolve(record.network, 2);
+  }
+
+  /** Re-enqueues what a crashed worker, a lost job or a Redis outage left behind. Jobs are idempotent. */
+  private async sweep(): Promise<void> {
+    try {
+      for (const { id, state } of await this.payments.stale(['verified', 'submitted'], this.config.recoveryIntervalMs)) {
+        await (state === 'verified' ? this.queue.submit(id) : this.queue.confirm(id));
+      }
+    } catch (error) {
+      this.logger.debug(`recovery sweep skipped: ${(error as Error).message}`);
+    }
+  }
+}

@@ -1,0 +1,34 @@
+// A fresh local chain makes every recorded payment meaningless (and dangerous: a worker would rebroadcast old
+// signed transactions on the new chain). The demo and the tests start from empty facilitator tables and queues.
+import pg from 'pg';
+import { Redis } from 'ioredis';
+
+/** The Redis prefix the facilitator derives from its database, unless QUEUE_PREFIX overrides it. */
+export function queuePrefixFor(databaseUrl) {
+  return process.env.QUEUE_PREFIX ?? `mp:${decodeURIComponent(new URL(databaseUrl).pathname.slice(1)) || 'postgres'}`;
+}
+
+export async function resetLocalState({ databaseUrl, redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' }) {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(
+      'TRUNCATE facilitator.payment_transactions, facilitator.payment_events, facilitator.payment_idempotency_keys, facilitator.payments',
+    );
+  } finally {
+    await client.end();
+  }
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
+  await redis.connect();
+  try {
+    const prefix = queuePrefixFor(databaseUrl);
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      if (keys.length) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
