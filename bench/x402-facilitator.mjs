@@ -18,7 +18,6 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 
-import pg from 'pg';
 import { createPublicClient, defineChain, http, parseAbi, parseAbiItem } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { x402Client } from '@x402/core/client';
@@ -26,6 +25,7 @@ import { toClientEvmSigner } from '@x402/evm';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 
 import { startAnvil } from '../scripts/lib/anvil.mjs';
+import { resetLocalState } from '../scripts/lib/local-state.mjs';
 import { migrateDeploy } from '../scripts/lib/database.mjs';
 import { deployLocalChain, writeManifest } from '../scripts/lib/deploy.mjs';
 
@@ -632,10 +632,7 @@ async function main() {
 
   // 2. Database.
   await migrateDeploy({ databaseUrl: cfg.databaseUrl, quiet: true });
-  const db = new pg.Client({ connectionString: cfg.databaseUrl });
-  await db.connect();
-  await db.query('TRUNCATE facilitator.payments, facilitator.payment_events, facilitator.payment_idempotency_keys CASCADE');
-  await db.end();
+  await resetLocalState({ databaseUrl: cfg.databaseUrl });
   say(`database ${new URL(cfg.databaseUrl).pathname.slice(1)} migrated and emptied`);
 
   // 3. Build ours.
