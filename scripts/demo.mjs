@@ -11,6 +11,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createPublicClient, erc20Abi, http } from 'viem';
 import { startAnvil } from './lib/anvil.mjs';
+import { appEntry, buildIfStale } from './lib/build.mjs';
 import { REPO_ROOT } from './lib/contracts.mjs';
 import { deployLocalChain, writeManifest } from './lib/deploy.mjs';
 import { resetLocalState } from './lib/local-state.mjs';
@@ -36,7 +37,7 @@ const say = (line) => console.log(`demo: ${line}`);
 async function main() {
   fs.mkdirSync(logDir, { recursive: true });
   run('prisma client', ['scripts/prisma-generate.mjs', '--quiet']);
-  buildIfStale();
+  buildIfStale({ env, log: say });
   run('database migrations', ['scripts/migrate.mjs', 'deploy', '--quiet']);
   // Every start is a fresh chain, so the demo database's earlier payments and queued jobs are cleared.
   await resetLocalState({ databaseUrl: env.DATABASE_URL });
@@ -80,29 +81,6 @@ async function main() {
 function run(title, args) {
   const result = spawnSync(process.execPath, args, { cwd: REPO_ROOT, env, stdio: 'inherit' });
   if (result.status !== 0) throw new Error(`${title} failed`);
-}
-
-function appEntry(app, file = 'main.js') {
-  return path.join(REPO_ROOT, 'dist', 'apps', app, 'apps', app, 'src', file);
-}
-
-/** Rebuilds the apps when any TypeScript source is newer than the build. */
-function buildIfStale() {
-  const built = ['facilitator', 'ledger', 'merchant-agent'].map((app) => appEntry(app));
-  const oldest = Math.min(...built.map((f) => (fs.existsSync(f) ? fs.statSync(f).mtimeMs : 0)));
-  const newest = Math.max(...['apps', 'libs'].flatMap((dir) => sourceTimes(path.join(REPO_ROOT, dir))));
-  if (oldest > newest) return;
-  say('building the apps (nest build)…');
-  const result = spawnSync('npm', ['run', '--silent', 'build'], { cwd: REPO_ROOT, env, stdio: 'inherit' });
-  if (result.status !== 0) throw new Error('build failed');
-}
-
-function sourceTimes(dir) {
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : sourceTimes(full);
-    return entry.name.endsWith('.ts') && !/\.(e2e-)?spec\.ts$/.test(entry.name) ? [fs.statSync(full).mtimeMs] : [];
-  });
 }
 
 async function startApp(name, appEnv, healthUrl) {
