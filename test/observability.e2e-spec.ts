@@ -12,6 +12,7 @@ import { AppModule as LedgerModule } from '../apps/ledger/src/app.module';
 import { loadLedgerConfig } from '../apps/ledger/src/ledger.config';
 import { AppModule as MerchantModule } from '../apps/merchant-agent/src/app.module';
 import { loadMerchantConfig } from '../apps/merchant-agent/src/merchant.config';
+import { createPaywall } from '../apps/merchant-agent/src/paid-http/paywall';
 import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from './support/chain';
 import { postJson, startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from './support/facilitator';
 
@@ -320,6 +321,21 @@ describe('observability', () => {
       expect((await getJson(`${url}/health`)).status).toBe(200);
     });
 
+    it('merchant agent: a 402 from the paywall, answered before routing, is labelled with its route', async () => {
+      const config = loadMerchantConfig({ ...process.env, FACILITATOR_URL: facilitator.url });
+      const app = (await Test.createTestingModule({ imports: [MerchantModule.forConfig(config)] }).compile()).createNestApplication({ bodyParser: false, logger: ['error'] });
+      configureHttpApp(app);
+      app.use(createPaywall(config));
+      apps.push(app);
+      const url = await listen(app);
+      const response = await fetch(`${url}/paid/forecast`);
+      expect(response.status).toBe(402);
+      expect(response.headers.get('x-request-id')).toBeTruthy();
+      await response.arrayBuffer();
+      const { samples } = await scrape(url);
+      expect(valueOf(samples, `${METRIC_NAMES.httpRequestDuration}_count`, { method: 'GET', route: '/paid/forecast', status: '402' })).toBe(1);
+    });
+
     it('merchant agent: /ready follows the facilitator\'s /health', async () => {
       const up = await merchantAgent(facilitator.url);
       expect(await getJson(`${up}/ready`)).toMatchObject({ status: 200, body: { status: 'ready', checks: { facilitator: 'ok' } } });
@@ -360,11 +376,17 @@ describe('observability', () => {
       expect(records.find((r) => r.message === 'Nest application successfully started')).toMatchObject({ level: 'log', service: 'facilitator' });
     });
 
-    it('a request that is logged while being handled carries its id (error path)', async () => {
-      const response = await postJson(`${url}/verify`, { x402Version: 2 });
-      expect(response.status).toBe(400);
-      const ids = new Set(lines.map((line) => JSON.parse(line).requestId).filter(Boolean));
-      expect(ids.size).toBeGreaterThanOrEqual(2);
+    it('a line logged deep inside the handler, after the body was read and the chain was asked, carries the request id', async () => {
+      const zero = '0x0000000000000000000000000000000000000000' as Address;
+      const payload = await signAuthorization(payer, usdc, manifest.chainId, { to: zero, value: amount });
+      const response = await fetch(`${url}/verify`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-request-id': 'log-test-2' },
+        body: JSON.stringify(v2Body(payload, requirements({ payTo: zero }))),
+      });
+      expect(await response.json()).toMatchObject({ isValid: false, invalidReason: 'invalid_exact_evm_transaction_simulation_failed' });
+      const records = lines.map((line) => JSON.parse(line));
+      expect(records.find((r) => r.context === 'ExactEvmScheme')).toMatchObject({ level: 'debug', requestId: 'log-test-2', message: expect.stringMatching(/^simulation failed for /) });
     });
 
     it('never writes a signer key or a redacted header value', () => {
