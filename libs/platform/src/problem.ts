@@ -78,3 +78,19 @@ export function problemBody(code: ProblemCode, detail: string, instance?: string
 }
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
+
+const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03']);
+const UNAVAILABLE_MESSAGE = /ECONNREFUSED|ECONNRESET|Connection terminated|terminating connection|Can't reach database|timeout exceeded when trying to connect|connection is closed|Connection is closed|server closed the connection/i;
+
+/**
+ * Whether an error means a backing service (PostgreSQL, Redis) is unreachable rather than that the request or
+ * our code is wrong: such errors are answered 503 upstream_unavailable, and the client may retry.
+ */
+export function isUnavailableError(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
+    if (e instanceof Error && UNAVAILABLE_MESSAGE.test(e.message)) return true;
+  }
+  return false;
+}

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Hex } from 'viem';
-import { ProblemError } from '@mp/platform';
+import { isUnavailableError, ProblemError } from '@mp/platform';
 import { X402Reason, type PaymentRequest, type SettleResponse } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { ExactEvmScheme, VerificationUnavailableError, type ExactEvmPayment } from '../x402/exact-evm/exact-evm.scheme';
@@ -148,7 +148,9 @@ export class SettlementService {
 
   private unexpected(payment: ExactEvmPayment, error: unknown): SettleResponse {
     if (error instanceof ProblemError) throw error;
+    // The chain is unreachable: a protocol answer (nothing was claimed). The database or queue: a 503 to retry.
     if (error instanceof VerificationUnavailableError) return this.failure(payment, X402Reason.unexpectedSettleError, error.message);
+    if (isUnavailableError(error)) throw error;
     this.logger.error(`settlement of ${payment.key.payer}/${payment.key.nonce} failed`, error instanceof Error ? error.stack : String(error));
     return this.failure(payment, X402Reason.unexpectedSettleError, 'an unexpected error stopped the settlement; it has been logged, and settling again is safe');
   }
