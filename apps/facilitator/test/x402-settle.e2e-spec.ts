@@ -91,6 +91,34 @@ describe('POST /settle', () => {
     expect(await balanceOf(client, usdc, payer.address)).toBe(before - 40n * amount);
   });
 
+  it('spreads 64 concurrent settlements over 4 hot wallets with zero nonce errors', async () => {
+    const four = await startFacilitator({
+      FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners.map((s) => s.privateKey).join(','),
+      QUEUE_PREFIX: 'mp:test-four-signers',
+    });
+    try {
+      const bodies = await Promise.all(
+        Array.from({ length: 64 }, async (_, i) => v2Body(await signAuthorization(payerAccount(manifest, 5 + (i % 4)), usdc, manifest.chainId, { to: merchant, value: amount }), requirements())),
+      );
+      const responses = await Promise.all(bodies.map((body) => postJson(`${four.url}/settle`, body).then((r) => r.body)));
+      expect(responses.filter((r) => !r.success)).toEqual([]);
+      const nonces = bodies.map((b) => b.paymentPayload.payload.authorization.nonce.toLowerCase());
+      const events = await db.$queryRawUnsafe<{ type: string; n: bigint }[]>(
+        `SELECT e.type, count(*) AS n FROM facilitator.payment_events e JOIN facilitator.payments p ON p.id = e.payment_id
+          WHERE p.authorization_nonce = ANY($1) GROUP BY e.type ORDER BY e.type`,
+        nonces,
+      );
+      expect(events.map((e) => [e.type, Number(e.n)])).toEqual([['payment.confirmed', 64], ['payment.submitted', 64], ['payment.verified', 64]]);
+      const signers = await db.$queryRawUnsafe<{ signer: string }[]>(
+        `SELECT DISTINCT signer FROM facilitator.payments WHERE authorization_nonce = ANY($1)`,
+        nonces,
+      );
+      expect(signers).toHaveLength(4);
+    } finally {
+      await four.close();
+    }
+  });
+
   it('a second facilitator replica settling the same payload at the same time still sends one transfer', async () => {
     const replica = await startFacilitator({ FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[2].privateKey });
     try {
