@@ -658,7 +658,7 @@ async function main() {
         LOG_LEVEL: 'warn',
       },
       port: cfg.oursPort,
-      readyPath: '/health',
+      readyPath: '/ready',
       log: logFile('ours'),
     }),
     startServer({

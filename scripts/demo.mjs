@@ -49,9 +49,9 @@ async function main() {
 
   const common = { ...env, CHAIN_MANIFEST: manifestPath };
   const facilitatorUrl = `http://127.0.0.1:${ports.facilitator}`;
-  await startApp('facilitator', { ...common, FACILITATOR_PORT: String(ports.facilitator) }, `${facilitatorUrl}/health`);
-  await startApp('ledger', { ...common, LEDGER_PORT: String(ports.ledger) }, `http://127.0.0.1:${ports.ledger}/health`);
-  await startApp('merchant-agent', { ...common, MERCHANT_PORT: String(ports.merchant), FACILITATOR_URL: facilitatorUrl }, `http://127.0.0.1:${ports.merchant}/health`);
+  await startApp('facilitator', { ...common, FACILITATOR_PORT: String(ports.facilitator) }, `${facilitatorUrl}/ready`);
+  await startApp('ledger', { ...common, LEDGER_PORT: String(ports.ledger) }, `http://127.0.0.1:${ports.ledger}/ready`);
+  await startApp('merchant-agent', { ...common, MERCHANT_PORT: String(ports.merchant), FACILITATOR_URL: facilitatorUrl }, `http://127.0.0.1:${ports.merchant}/ready`);
 
   const client = createPublicClient({ transport: http(manifest.rpcUrl) });
   const usdc = manifest.tokens.usdc.address;
@@ -83,7 +83,7 @@ function run(title, args) {
   if (result.status !== 0) throw new Error(`${title} failed`);
 }
 
-async function startApp(name, appEnv, healthUrl) {
+async function startApp(name, appEnv, readyUrl) {
   const log = fs.openSync(path.join(logDir, `${name}.log`), 'w');
   const child = spawn(process.execPath, [appEntry(name)], { cwd: REPO_ROOT, env: appEnv, stdio: ['ignore', log, log] });
   children.push(child);
@@ -92,11 +92,11 @@ async function startApp(name, appEnv, healthUrl) {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     if (exited !== undefined) throw new Error(`${name} exited with code ${exited}; see .local/logs/${name}.log`);
-    const ok = await fetch(healthUrl).then((r) => r.ok, () => false);
-    if (ok) return say(`${name} ready on ${new URL(healthUrl).origin}`);
+    const ok = await fetch(readyUrl).then((r) => r.ok, () => false);
+    if (ok) return say(`${name} ready on ${new URL(readyUrl).origin}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`${name} did not become healthy within 30 s; see .local/logs/${name}.log`);
+  throw new Error(`${name} did not become ready within 30 s; see .local/logs/${name}.log`);
 }
 
 function formatUsdc(atomic) {

@@ -1,5 +1,14 @@
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import path from 'node:path';
+
+const freePort = () =>
+  new Promise<string>((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(String(port)));
+    });
+  });
 
 /** The README's quick start, for real: the whole system comes up and a buyer pays the merchant on chain. */
 describe('npm start (the demo)', () => {
@@ -7,11 +16,12 @@ describe('npm start (the demo)', () => {
     const root = path.resolve(__dirname, '..');
     const env = {
       ...process.env,
-      CHAIN_PORT: '8555',
-      FACILITATOR_PORT: '4120',
-      LEDGER_PORT: '4130',
-      MERCHANT_PORT: '4140',
-      DATABASE_URL: process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/machine_payments_test',
+      CHAIN_PORT: await freePort(),
+      FACILITATOR_PORT: await freePort(),
+      LEDGER_PORT: await freePort(),
+      MERCHANT_PORT: await freePort(),
+      // Its own database: the demo clears its tables at start.
+      DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/machine_payments_demo_test',
     };
     const child = spawn(process.execPath, ['scripts/demo.mjs', '--exit'], { cwd: root, env });
     let output = '';

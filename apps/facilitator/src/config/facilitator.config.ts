@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
+import { privateKeyVerify } from 'secp256k1';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { env, loadConfig, ConfigError } from '@mp/platform';
@@ -9,7 +10,11 @@ import type { Address, Hex } from 'viem';
 
 export const FACILITATOR_CONFIG = Symbol('FACILITATOR_CONFIG');
 
-const hexKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte private key');
+// A key outside 1..n-1 would make viem throw a message that prints the key: refuse it here, naming only the variable.
+const hexKey = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte private key')
+  .refine((key) => privateKeyVerify(Buffer.from(key.slice(2), 'hex')), 'is not a valid secp256k1 private key');
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed address');
 
 const envSchema = z.object({
@@ -130,7 +135,7 @@ function networksFromFile(path: string, environment: NodeJS.ProcessEnv): Network
   const networks = parsed.data.networks.map((n) => {
     const signerKeys = n.signerKeyEnv.map((name) => {
       const value = environment[name];
-      if (!value || !hexKey.safeParse(value).success) problems.push(`${name}: signer key for ${n.network} is missing or not a 32-byte hex key`);
+      if (!value || !hexKey.safeParse(value).success) problems.push(`${name}: signer key for ${n.network} is missing, not a 32-byte hex key, or not a valid secp256k1 private key`);
       return value as Hex;
     });
     return {

@@ -131,6 +131,12 @@ export class PaymentRepository {
     );
   }
 
+  /** How many payments are accepted but not yet settled or failed. */
+  async countInFlight(): Promise<number> {
+    const rows = await this.db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM facilitator.payments WHERE state IN ('verified', 'submitted')`);
+    return rows[0]?.n ?? 0;
+  }
+
   /** The payment identifier's payload, if the identifier was used before. */
   async identifierFingerprint(key: string): Promise<string | undefined> {
     const rows = await this.db.$queryRawUnsafe<{ payloadHash: string }[]>(

@@ -45,7 +45,7 @@ export class SettlementQueue implements OnModuleInit, OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
-    await this.queue.close().catch(() => undefined);
+    await Promise.race([this.queue.close().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
     this.connection.disconnect();
   }
 

@@ -3,6 +3,7 @@ import { DelayedError, type Job, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { getAddress, type Hex, type TransactionReceipt } from 'viem';
 import { isDeliveryUncertain, isTransportFailure, revertReason, type TransactionSigner } from '@mp/chain';
+import { FacilitatorMetrics } from '@mp/platform';
 import { X402Reason } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { NetworkRegistry, type Network } from '../networks/network-registry';
@@ -32,6 +33,7 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
   private worker: Worker<SettlementJobData, void, SettlementJobName> | undefined;
   private connection: Redis | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
+  private readonly stopCollecting: (() => void)[] = [];
 
   constructor(
     @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
@@ -41,9 +43,14 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
     private readonly queue: SettlementQueue,
     private readonly events: SettlementEvents,
     private readonly clock: Clock,
+    private readonly metrics: FacilitatorMetrics,
   ) {}
 
   onModuleInit(): void {
+    this.stopCollecting.push(
+      this.metrics.onCollect('settlement_queue', async () => this.metrics.setQueueDepth(await this.queue.queue.getJobCounts('waiting', 'active', 'delayed'))),
+      this.metrics.onCollect('settlements_pending', async () => this.metrics.setSettlementsPending(await this.payments.countInFlight())),
+    );
     if (this.config.role === 'api') return;
     this.connection = new Redis(this.config.redisUrl, { maxRetriesPerRequest: null });
     this.connection.on('error', (error: Error) => this.logger.debug(`redis: ${error.message}`));
@@ -60,8 +67,11 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
+    for (const stop of this.stopCollecting) stop();
     if (this.sweepTimer) clearInterval(this.sweepTimer);
-    await this.worker?.close().catch(() => undefined);
+    // Let running jobs finish, but never hang shutdown on an unreachable Redis: their records make them resumable.
+    const closed = this.worker?.close().catch(() => undefined);
+    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 3_000).unref())]);
     this.connection?.disconnect();
   }
 
@@ -187,7 +197,9 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
     const recorded = verdict.success
       ? await this.payments.markConfirmed(record.id, hash, receipt)
       : await this.payments.markFailedOnChain(record.id, hash, verdict.reason, verdict.message);
-    if (recorded) this.events.changed(record.id);
+    if (!recorded) return; // another worker recorded it (and counted its gas)
+    this.metrics.recordGasUsed(record.network, receipt);
+    this.events.changed(record.id);
   }
 
   private async fail(record: SettlementRecord, reason: string, message: string): Promise<void> {
