@@ -214,6 +214,42 @@ describe('POST /settle', () => {
     }
   });
 
+  it('replaces a settlement stuck in the mempool with higher fees, and exactly one of the two is mined', async () => {
+    const stuck = await startFacilitator({
+      SETTLE_BUDGET_MS: '300', STUCK_TX_AFTER_MS: '200', QUEUE_PREFIX: 'mp:test-stuck',
+      FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[3].privateKey,
+    });
+    try {
+      await withAutomineOff(client, async () => {
+        const payer = payerAccount(manifest, 9);
+        const body = v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount }), requirements());
+        const pending = (await postJson(`${stuck.url}/settle`, body)).body;
+        expect(pending).toMatchObject({ errorReason: 'settlement_pending', transaction: expect.stringMatching(/^0x/) });
+
+        const nonce = body.paymentPayload.payload.authorization.nonce.toLowerCase();
+        const transactions = () =>
+          db.$queryRawUnsafe<{ hash: string; nonce: number; fee: string }[]>(
+            `SELECT t.hash, t.nonce, t.max_fee_per_gas::text AS fee FROM facilitator.payment_transactions t
+               JOIN facilitator.payments p ON p.id = t.payment_id WHERE p.authorization_nonce = $1 ORDER BY t.created_at`,
+            nonce,
+          );
+        for (let i = 0; i < 100 && (await transactions()).length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+        const [original, replacement] = await transactions();
+        expect(replacement.nonce).toBe(original.nonce);
+        expect(BigInt(replacement.fee)).toBeGreaterThan((BigInt(original.fee) * 11n) / 10n);
+
+        await mineBlock(client);
+        let settled = (await postJson(`${stuck.url}/settle`, body)).body;
+        for (let i = 0; i < 20 && !settled.success; i++) settled = (await postJson(`${stuck.url}/settle`, body)).body;
+        expect(settled).toMatchObject({ success: true });
+        const mined = await Promise.all((await transactions()).map((t) => client.getTransactionReceipt({ hash: t.hash as Hex }).then(() => t.hash, () => undefined)));
+        expect(mined.filter(Boolean)).toEqual([settled.transaction]);
+      });
+    } finally {
+      await stuck.close();
+    }
+  });
+
   it('recovers when something else used the signer\'s next nonce', async () => {
     const key = manifest.accounts.facilitatorSigners[3].privateKey as Hex;
     // Its own queue, so its own worker (holding the wallet whose nonce was taken) sends the settlement.

@@ -37,6 +37,7 @@ const envSchema = z.object({
   SIGNER_LEASE_MS: env.int(30_000, 1_000),
   STUCK_TX_AFTER_MS: env.int(30_000, 100),
   RECOVERY_INTERVAL_MS: env.int(5_000, 100),
+  SIGNER_MIN_BALANCE_WEI: z.string().regex(/^[0-9]{1,40}$/, 'must be an integer number of wei').default('10000000000000000'),
 });
 
 const networksFileSchema = z.object({
@@ -77,6 +78,8 @@ export interface FacilitatorConfig {
   signerLeaseMs: number;
   stuckTxAfterMs: number;
   recoveryIntervalMs: number;
+  /** Below this native balance a hot wallet is reported (log warning; the balance is also a metric). */
+  signerMinBalanceWei: bigint;
   port: number;
   host: string;
   databaseUrl: string;
@@ -109,6 +112,7 @@ export function loadFacilitatorConfig(environment: NodeJS.ProcessEnv = process.e
     signerLeaseMs: e.SIGNER_LEASE_MS,
     stuckTxAfterMs: e.STUCK_TX_AFTER_MS,
     recoveryIntervalMs: e.RECOVERY_INTERVAL_MS,
+    signerMinBalanceWei: BigInt(e.SIGNER_MIN_BALANCE_WEI),
     port: e.FACILITATOR_PORT,
     host: e.FACILITATOR_HOST,
     databaseUrl: e.DATABASE_URL,

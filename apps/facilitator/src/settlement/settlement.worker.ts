@@ -17,6 +17,7 @@ const NONCE_TAKEN = /nonce too low|nonce has already been used|replacement trans
 /** A settlement is not sent this close to its authorization's expiry: it could not be mined in time. */
 const EXPIRY_MARGIN_SECONDS = 6n;
 const NO_SIGNER_RETRY_MS = 250;
+const BALANCE_CHECK_MS = 60_000;
 
 class ClaimLostError extends Error {}
 
@@ -33,6 +34,7 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
   private worker: Worker<SettlementJobData, void, SettlementJobName> | undefined;
   private connection: Redis | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
+  private balanceTimer: NodeJS.Timeout | undefined;
   private readonly stopCollecting: (() => void)[] = [];
 
   constructor(
@@ -64,11 +66,15 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
     void this.sweep();
     this.sweepTimer = setInterval(() => void this.sweep(), this.config.recoveryIntervalMs);
     this.sweepTimer.unref();
+    void this.checkBalances();
+    this.balanceTimer = setInterval(() => void this.checkBalances(), BALANCE_CHECK_MS);
+    this.balanceTimer.unref();
   }
 
   async onModuleDestroy(): Promise<void> {
     for (const stop of this.stopCollecting) stop();
     if (this.sweepTimer) clearInterval(this.sweepTimer);
+    if (this.balanceTimer) clearInterval(this.balanceTimer);
     // Let running jobs finish, but never hang shutdown on an unreachable Redis: their records make them resumable.
     const closed = this.worker?.close().catch(() => undefined);
     await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 3_000).unref())]);
@@ -215,6 +221,18 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
 
   private networkOf(record: SettlementRecord): Network | undefined {
     return this.networks.resolve(record.network, 2);
+  }
+
+  /** Warns about hot wallets this worker sends from whose gas money runs low (the balance is a metric too). */
+  private async checkBalances(): Promise<void> {
+    for (const network of this.networks.all()) {
+      for (const signer of network.signers.signers.filter((s) => s.enabled)) {
+        const balance = await network.client.getBalance({ address: signer.address }).catch(() => undefined);
+        if (balance !== undefined && balance < this.config.signerMinBalanceWei) {
+          this.logger.warn(`hot wallet ${signer.address} on ${network.config.network} has ${balance} wei, below SIGNER_MIN_BALANCE_WEI (${this.config.signerMinBalanceWei}); top it up`);
+        }
+      }
+    }
   }
 
   /** Re-enqueues what a crashed worker, a lost job or a Redis outage left behind. Jobs are idempotent. */
