@@ -151,38 +151,16 @@ export class PaymentRepository {
    * its payment identifier, all in one transaction. Returns the new id, or undefined when another request holds it.
    */
   async claim(p: NewPayment): Promise<string | undefined> {
+    // Without an identifier the claim is one statement; with one, the binding joins it in a transaction.
+    if (!p.paymentIdentifier) return this.insertPayment(this.db, p);
+    const key = p.paymentIdentifier;
     try {
       return await withTransaction(this.db, async (tx) => {
-        const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
-          `WITH inserted AS (
-             INSERT INTO facilitator.payments (network, asset, payer, authorization_nonce, pay_to, amount, valid_after, valid_before,
-                                               scheme, x402_version, payload_hash, settle_to, settle_data, state, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6::numeric, $7::numeric, $8::numeric, $9, $10, $11, $12, $13, 'verified', now())
-             ON CONFLICT (network, asset, payer, authorization_nonce) DO NOTHING
-             RETURNING id)
-           INSERT INTO facilitator.payment_events (payment_id, type, data)
-           SELECT id, 'payment.verified', $14::jsonb FROM inserted
-           RETURNING payment_id AS id`,
-          p.network,
-          p.asset,
-          p.payer,
-          p.nonce,
-          p.payTo,
-          p.amount.toString(),
-          p.validAfter.toString(),
-          p.validBefore.toString(),
-          p.scheme,
-          p.x402Version,
-          p.payloadHash,
-          p.settleTo.toLowerCase(),
-          p.settleData,
-          JSON.stringify({ network: p.network, asset: p.asset, payer: p.payer, payTo: p.payTo, amount: p.amount.toString(), nonce: p.nonce }),
-        );
-        const id = rows[0]?.id;
-        if (id && p.paymentIdentifier) {
+        const id = await this.insertPayment(tx, p);
+        if (id) {
           await tx.$executeRawUnsafe(
             `INSERT INTO facilitator.payment_idempotency_keys (key, payload_hash, payment_id) VALUES ($1, $2, $3::uuid)`,
-            p.paymentIdentifier,
+            key,
             p.payloadHash,
             id,
           );
@@ -190,9 +168,38 @@ export class PaymentRepository {
         return id;
       });
     } catch (error) {
-      if (p.paymentIdentifier && isUniqueViolation(error)) throw new IdempotencyConflictError(p.paymentIdentifier);
+      if (isUniqueViolation(error)) throw new IdempotencyConflictError(key);
       throw error;
     }
+  }
+
+  private async insertPayment(db: Pick<PrismaService, '$queryRawUnsafe'>, p: NewPayment): Promise<string | undefined> {
+    const rows = await db.$queryRawUnsafe<{ id: string }[]>(
+      `WITH inserted AS (
+         INSERT INTO facilitator.payments (network, asset, payer, authorization_nonce, pay_to, amount, valid_after, valid_before,
+                                           scheme, x402_version, payload_hash, settle_to, settle_data, state, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6::numeric, $7::numeric, $8::numeric, $9, $10, $11, $12, $13, 'verified', now())
+         ON CONFLICT (network, asset, payer, authorization_nonce) DO NOTHING
+         RETURNING id)
+       INSERT INTO facilitator.payment_events (payment_id, type, data)
+       SELECT id, 'payment.verified', $14::jsonb FROM inserted
+       RETURNING payment_id AS id`,
+      p.network,
+      p.asset,
+      p.payer,
+      p.nonce,
+      p.payTo,
+      p.amount.toString(),
+      p.validAfter.toString(),
+      p.validBefore.toString(),
+      p.scheme,
+      p.x402Version,
+      p.payloadHash,
+      p.settleTo.toLowerCase(),
+      p.settleData,
+      JSON.stringify({ network: p.network, asset: p.asset, payer: p.payer, payTo: p.payTo, amount: p.amount.toString(), nonce: p.nonce }),
+    );
+    return rows[0]?.id;
   }
 
   /** Takes over a payment whose earlier attempt failed before anything reached the chain. */

@@ -95,10 +95,16 @@ export class SettlementService {
       if (error instanceof IdempotencyConflictError) throw conflict(error.key);
       throw error;
     }
-    if (id) await this.queue.submit(id);
-    const record = await this.payments.findByKey(payment.key);
-    if (!record) throw new Error('a claimed payment is missing');
-    return this.follow(payment, record, deadline);
+    if (!id) {
+      const winner = await this.payments.findByKey(payment.key);
+      if (!winner) throw new Error('a claimed payment is missing');
+      return this.follow(payment, winner, deadline);
+    }
+    await this.queue.submit(id);
+    const claimed: PaymentRecord = {
+      id, state: 'verified', payloadHash: payment.request.fingerprint, txHash: null, signer: null, errorReason: null, errorMessage: null, updatedAt: new Date(),
+    };
+    return this.follow(payment, claimed, deadline);
   }
 
   /**

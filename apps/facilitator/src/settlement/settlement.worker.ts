@@ -130,6 +130,9 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
         // The broadcast died on the way; the node may have it. `confirm` finds out and rebroadcasts if not.
       }
       this.events.changed(paymentId);
+      // On a chain that mines at once (or a fast L2) the receipt is often already there: record it without a job.
+      const receipt = hash ? await this.receipt(network, hash).catch(() => undefined) : undefined;
+      if (receipt && hash) return this.recordReceipt(record, hash, receipt);
       await this.queue.confirm(paymentId);
       return;
     }
