@@ -21,6 +21,8 @@ const env = {
   ...process.env,
   DATABASE_URL: process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/machine_payments',
   LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+  // The demo has no merchant accounts: the facilitator takes /verify and /settle without an API key.
+  FACILITATOR_OPEN_MODE: 'true',
 };
 const ports = {
   chain: Number(process.env.CHAIN_PORT ?? 8545),

@@ -6,6 +6,10 @@ import { loadFacilitatorConfig, type FacilitatorConfig } from '../../apps/facili
 
 export const TEST_DATABASE_URL = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/machine_payments_test';
 
+// Tests run the facilitator in open mode (no API key needed on /verify and /settle) unless they pass
+// FACILITATOR_OPEN_MODE themselves; set here too, so facilitators that tests spawn as processes inherit it.
+process.env.FACILITATOR_OPEN_MODE ??= 'true';
+
 export interface RunningFacilitator {
   url: string;
   app: INestApplication;
@@ -15,7 +19,7 @@ export interface RunningFacilitator {
 
 /** Boots the real facilitator app on a free port against the test database and the test chain. */
 export async function startFacilitator(env: Record<string, string> = {}): Promise<RunningFacilitator> {
-  const config = loadFacilitatorConfig({ ...process.env, DATABASE_URL: TEST_DATABASE_URL, LOG_LEVEL: 'error', ...env });
+  const config = loadFacilitatorConfig({ ...process.env, DATABASE_URL: TEST_DATABASE_URL, LOG_LEVEL: 'error', FACILITATOR_OPEN_MODE: 'true', ...env });
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forConfig(config)] }).compile();
   const app = moduleRef.createNestApplication({ bodyParser: false, logger: ['error'] });
   configureHttpApp(app, { bodyLimitBytes: config.bodyLimitBytes });

@@ -3,6 +3,7 @@ import { DbModule, PrismaService } from '@mp/db';
 import { FacilitatorMetrics, Metrics, ObservabilityModule, Readiness, redisCheck } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from './config/facilitator.config';
 import { HealthController } from './health/health.controller';
+import { MerchantsModule } from './merchants/merchants.module';
 import { NetworkRegistry } from './networks/network-registry';
 import { NetworksModule } from './networks/networks.module';
 import { X402Module } from './x402/x402.module';
@@ -17,6 +18,7 @@ export class AppModule implements OnModuleInit {
         DbModule.forRoot({ url: config.databaseUrl, poolSize: config.databasePoolSize, applicationName: 'facilitator' }),
         ObservabilityModule.forRoot({ service: 'facilitator' }),
         NetworksModule,
+        MerchantsModule,
         X402Module,
       ],
       controllers: [HealthController],

@@ -11,6 +11,7 @@ const envSchema = z.object({
   MERCHANT_PORT: env.port(4040),
   MERCHANT_HOST: z.string().default('127.0.0.1'),
   FACILITATOR_URL: env.url('http://127.0.0.1:4020'),
+  FACILITATOR_API_KEY: z.string().regex(/^\S+$/, 'must be one token without spaces').optional(),
   CHAIN_MANIFEST: z.string().default('.local/chain.json'),
   MERCHANT_NETWORK: z.string().regex(/^eip155:[1-9][0-9]*$/, 'must be eip155:<chainId>').optional(),
   MERCHANT_ASSET: address.optional(),
@@ -24,6 +25,8 @@ export interface MerchantConfig {
   port: number;
   host: string;
   facilitatorUrl: string;
+  /** The merchant's API key for the facilitator's /verify and /settle (sent as a Bearer token); unset in open mode. */
+  facilitatorApiKey?: string;
   /** What the paid endpoint charges: atomic units of one EIP-3009 token on one network. */
   price: { network: `${string}:${string}`; asset: string; amount: string; eip712: { name: string; version: string }; payTo: string };
 }
@@ -37,6 +40,7 @@ export function loadMerchantConfig(environment: NodeJS.ProcessEnv = process.env)
     port: e.MERCHANT_PORT,
     host: e.MERCHANT_HOST,
     facilitatorUrl: e.FACILITATOR_URL,
+    facilitatorApiKey: e.FACILITATOR_API_KEY,
     price: {
       network: (e.MERCHANT_NETWORK ?? local!.network) as `${string}:${string}`,
       asset: e.MERCHANT_ASSET ?? local!.asset,

@@ -38,6 +38,16 @@ const envSchema = z.object({
   STUCK_TX_AFTER_MS: env.int(30_000, 100),
   RECOVERY_INTERVAL_MS: env.int(5_000, 100),
   SIGNER_MIN_BALANCE_WEI: z.string().regex(/^[0-9]{1,40}$/, 'must be an integer number of wei').default('10000000000000000'),
+  // merchants: API keys, rate limits, webhooks
+  FACILITATOR_OPEN_MODE: env.bool(false),
+  API_KEY_CACHE_MS: env.int(5_000, 0),
+  RATE_LIMIT_PER_MINUTE: env.int(600, 0),
+  RATE_LIMIT_BURST: z.coerce.number().int().min(1).optional(),
+  WEBHOOK_MAX_ATTEMPTS: env.int(8, 1),
+  WEBHOOK_TIMEOUT_MS: env.int(5_000, 100),
+  WEBHOOK_RETRY_BASE_MS: env.int(1_000, 10),
+  WEBHOOK_RETRY_MAX_MS: env.int(600_000, 10),
+  WEBHOOK_POLL_MS: env.int(500, 10),
 });
 
 const networksFileSchema = z.object({
@@ -88,6 +98,13 @@ export interface FacilitatorConfig {
   rpcTimeoutMs: number;
   bodyLimitBytes: number;
   networks: NetworkConfig[];
+  /** true: /verify and /settle also answer requests without an API key (local demo and tests only). */
+  openMode: boolean;
+  /** How long a resolved API key is trusted before it is read again (revocation takes up to this long). */
+  apiKeyCacheMs: number;
+  /** Token bucket per API key: refills perMinute tokens a minute, holds at most burst; perMinute 0 turns it off. */
+  rateLimit: { perMinute: number; burst: number };
+  webhooks: { maxAttempts: number; timeoutMs: number; retryBaseMs: number; retryMaxMs: number; pollMs: number };
 }
 
 /**
@@ -121,6 +138,16 @@ export function loadFacilitatorConfig(environment: NodeJS.ProcessEnv = process.e
     rpcTimeoutMs: e.RPC_TIMEOUT_MS,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     networks,
+    openMode: e.FACILITATOR_OPEN_MODE,
+    apiKeyCacheMs: e.API_KEY_CACHE_MS,
+    rateLimit: { perMinute: e.RATE_LIMIT_PER_MINUTE, burst: e.RATE_LIMIT_BURST ?? Math.max(1, e.RATE_LIMIT_PER_MINUTE) },
+    webhooks: {
+      maxAttempts: e.WEBHOOK_MAX_ATTEMPTS,
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      retryBaseMs: e.WEBHOOK_RETRY_BASE_MS,
+      retryMaxMs: e.WEBHOOK_RETRY_MAX_MS,
+      pollMs: e.WEBHOOK_POLL_MS,
+    },
   };
 }
 

@@ -14,6 +14,8 @@ export interface PaymentRecord {
   errorReason: string | null;
   errorMessage: string | null;
   updatedAt: Date;
+  /** the merchant whose API key claimed it; null in open mode without a key */
+  merchantId: string | null;
 }
 
 /** What a worker needs to send and judge a settlement, from the record alone. */
@@ -47,6 +49,7 @@ export interface NewPayment {
   paymentIdentifier?: string;
   settleTo: string;
   settleData: string;
+  merchantId?: string | null;
 }
 
 export class IdempotencyConflictError extends Error {
@@ -56,7 +59,7 @@ export class IdempotencyConflictError extends Error {
 }
 
 const RECORD_COLUMNS = `id, state::text AS state, payload_hash AS "payloadHash", tx_hash AS "txHash", signer,
-  error_reason AS "errorReason", error_message AS "errorMessage", updated_at AS "updatedAt"`;
+  error_reason AS "errorReason", error_message AS "errorMessage", updated_at AS "updatedAt", merchant_id AS "merchantId"`;
 
 const SETTLEMENT_COLUMNS = `${RECORD_COLUMNS}, network, asset, payer, pay_to AS "payTo", amount::text AS amount,
   valid_before::text AS "validBefore", settle_to AS "settleTo", settle_data AS "settleData"`;
@@ -177,8 +180,8 @@ export class PaymentRepository {
     const rows = await db.$queryRawUnsafe<{ id: string }[]>(
       `WITH inserted AS (
          INSERT INTO facilitator.payments (network, asset, payer, authorization_nonce, pay_to, amount, valid_after, valid_before,
-                                           scheme, x402_version, payload_hash, settle_to, settle_data, state, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6::numeric, $7::numeric, $8::numeric, $9, $10, $11, $12, $13, 'verified', now())
+                                           scheme, x402_version, payload_hash, settle_to, settle_data, merchant_id, state, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6::numeric, $7::numeric, $8::numeric, $9, $10, $11, $12, $13, $15::uuid, 'verified', now())
          ON CONFLICT (network, asset, payer, authorization_nonce) DO NOTHING
          RETURNING id)
        INSERT INTO facilitator.payment_events (payment_id, type, data)
@@ -198,6 +201,7 @@ export class PaymentRepository {
       p.settleTo.toLowerCase(),
       p.settleData,
       JSON.stringify({ network: p.network, asset: p.asset, payer: p.payer, payTo: p.payTo, amount: p.amount.toString(), nonce: p.nonce }),
+      p.merchantId ?? null,
     );
     return rows[0]?.id;
   }

@@ -31,7 +31,8 @@ export class SettlementService {
     private readonly events: SettlementEvents,
   ) {}
 
-  async settle(request: PaymentRequest): Promise<SettleResponse> {
+  /** `merchantId`: the merchant whose API key asks (null in open mode without a key); it owns the claim. */
+  async settle(request: PaymentRequest, merchantId: string | null = null): Promise<SettleResponse> {
     const deadline = Date.now() + this.config.settleBudgetMs;
     const resolution = this.scheme.resolve(request);
     if (!resolution.ok) {
@@ -40,10 +41,10 @@ export class SettlementService {
     }
     const payment = resolution.payment;
     await this.assertIdentifierFree(request);
-    const flightKey = `${payment.key.network}|${payment.key.asset}|${payment.key.payer}|${payment.key.nonce}|${request.fingerprint}`;
+    const flightKey = `${payment.key.network}|${payment.key.asset}|${payment.key.payer}|${payment.key.nonce}|${request.fingerprint}|${merchantId}`;
     const running = this.inFlight.get(flightKey);
     if (running) return running;
-    const run = this.settleOnce(payment, deadline).catch((error: unknown) => this.unexpected(payment, error));
+    const run = this.settleOnce(payment, deadline, merchantId).catch((error: unknown) => this.unexpected(payment, error));
     this.inFlight.set(flightKey, run);
     try {
       return await run;
@@ -59,9 +60,9 @@ export class SettlementService {
     if (bound !== undefined && bound !== request.fingerprint) throw conflict(request.paymentIdentifier);
   }
 
-  private async settleOnce(payment: ExactEvmPayment, deadline: number): Promise<SettleResponse> {
+  private async settleOnce(payment: ExactEvmPayment, deadline: number, merchantId: string | null): Promise<SettleResponse> {
     const existing = await this.payments.findByKey(payment.key);
-    if (existing) return this.follow(payment, existing, deadline);
+    if (existing) return this.follow(payment, existing, deadline, merchantId);
 
     // Verify and simulate the exact transaction before anything is written: bad payments leave no trace.
     const verified = await this.scheme.verify(payment, { simulate: false });
@@ -70,7 +71,7 @@ export class SettlementService {
     if (!prepared?.ok) {
       // A concurrent request (perhaps on another replica) may have claimed and settled it meanwhile: report that.
       const settledMeanwhile = await this.payments.findByKey(payment.key);
-      if (settledMeanwhile) return this.follow(payment, settledMeanwhile, deadline);
+      if (settledMeanwhile) return this.follow(payment, settledMeanwhile, deadline, merchantId);
       const response = prepared?.response ?? verified;
       if (!estimator && verified.isValid) return this.failure(payment, X402Reason.unexpectedSettleError, `no signer is configured for ${payment.key.network}`);
       return this.failure(payment, response.invalidReason ?? X402Reason.invalidPayload, response.invalidMessage);
@@ -90,6 +91,7 @@ export class SettlementService {
         paymentIdentifier: payment.request.paymentIdentifier,
         settleTo: prepared.call.to,
         settleData: prepared.call.data,
+        merchantId,
       });
     } catch (error) {
       if (error instanceof IdempotencyConflictError) throw conflict(error.key);
@@ -98,13 +100,13 @@ export class SettlementService {
     if (!id) {
       const winner = await this.payments.findByKey(payment.key);
       if (!winner) throw new Error('a claimed payment is missing');
-      return this.follow(payment, winner, deadline);
+      return this.follow(payment, winner, deadline, merchantId);
     }
     await this.queue.submit(id);
     const claimed: PaymentRecord = {
-      id, state: 'verified', payloadHash: payment.request.fingerprint, txHash: null, signer: null, errorReason: null, errorMessage: null, updatedAt: new Date(),
+      id, state: 'verified', payloadHash: payment.request.fingerprint, txHash: null, signer: null, errorReason: null, errorMessage: null, updatedAt: new Date(), merchantId,
     };
-    return this.follow(payment, claimed, deadline);
+    return this.follow(payment, claimed, deadline, merchantId);
   }
 
   /**
@@ -112,9 +114,13 @@ export class SettlementService {
    * reports it; every caller of one payment reports the same outcome. A payment whose earlier attempt failed
    * before anything reached the chain is retried.
    */
-  private async follow(payment: ExactEvmPayment, record: PaymentRecord, deadline: number): Promise<SettleResponse> {
+  private async follow(payment: ExactEvmPayment, record: PaymentRecord, deadline: number, merchantId: string | null): Promise<SettleResponse> {
     const startedAt = Date.now();
     for (;;) {
+      if (record.merchantId !== merchantId) {
+        // Another merchant's (or an open-mode) payment: say only that the authorization is taken, never its outcome.
+        return this.failure(payment, X402Reason.exactEvmNonceAlreadyUsed, 'this authorization was already presented to this facilitator');
+      }
       if (record.payloadHash !== payment.request.fingerprint && record.state !== 'failed') {
         return this.failure(payment, X402Reason.exactEvmNonceAlreadyUsed,
           `this authorization was already presented with a different payload${record.txHash ? ` and settled by ${record.txHash}` : ''}`);

@@ -1,9 +1,15 @@
-import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post, UseGuards } from '@nestjs/common';
 import { FacilitatorMetrics } from '@mp/platform';
 import type { SettleResponse, SupportedResponse, VerifyResponse } from '@mp/x402';
+import { CurrentMerchant, OpenModeAllowed } from '../merchants/current-merchant';
+import { MerchantAuthGuard } from '../merchants/merchant-auth.guard';
+import type { MerchantPrincipal } from '../merchants/merchant-auth.service';
 import { X402Service } from './x402.service';
 
-/** Wire-compatible with @x402/core's HTTPFacilitatorClient: invalid payments are HTTP 200 with isValid/success false. */
+/**
+ * Wire-compatible with @x402/core's HTTPFacilitatorClient: invalid payments are HTTP 200 with isValid/success false.
+ * /verify and /settle need a merchant API key (unless FACILITATOR_OPEN_MODE); /supported is public.
+ */
 @Controller()
 export class X402Controller {
   constructor(
@@ -13,14 +19,18 @@ export class X402Controller {
 
   @Post('verify')
   @HttpCode(200)
+  @UseGuards(MerchantAuthGuard)
+  @OpenModeAllowed()
   verify(@Body() body: unknown): Promise<VerifyResponse> {
     return this.metrics.measureVerify(body, () => this.x402.verify(body));
   }
 
   @Post('settle')
   @HttpCode(200)
-  settle(@Body() body: unknown): Promise<SettleResponse> {
-    return this.metrics.measureSettle(body, () => this.x402.settle(body));
+  @UseGuards(MerchantAuthGuard)
+  @OpenModeAllowed()
+  settle(@Body() body: unknown, @CurrentMerchant() merchant: MerchantPrincipal | undefined): Promise<SettleResponse> {
+    return this.metrics.measureSettle(body, () => this.x402.settle(body, merchant?.merchantId ?? null));
   }
 
   @Get('supported')

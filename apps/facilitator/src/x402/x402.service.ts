@@ -33,10 +33,11 @@ export class X402Service {
     }
   }
 
-  async settle(body: unknown): Promise<SettleResponse> {
+  /** `merchantId`: the caller's merchant (from its API key), or null in open mode without a key. */
+  async settle(body: unknown, merchantId: string | null = null): Promise<SettleResponse> {
     const decoded = this.decode(body);
     if (!decoded.ok) return decoded.settle;
-    return this.settlement.settle(decoded.request);
+    return this.settlement.settle(decoded.request, merchantId);
   }
 
   supported(): SupportedResponse {

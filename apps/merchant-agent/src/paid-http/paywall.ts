@@ -2,6 +2,7 @@ import type { RequestHandler } from 'express';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
 import { paymentMiddleware, x402ResourceServer } from '@x402/express';
+import { registerLogSecrets } from '@mp/platform';
 import type { MerchantConfig } from '../merchant.config';
 
 export const PAID_FORECAST_ROUTE = '/paid/forecast';
@@ -11,7 +12,13 @@ export const PAID_FORECAST_ROUTE = '/paid/forecast';
  * It asks the facilitator for /supported on start, so the facilitator must be up first.
  */
 export function createPaywall(config: MerchantConfig): RequestHandler {
-  const facilitator = new HTTPFacilitatorClient({ url: config.facilitatorUrl });
+  const apiKey = config.facilitatorApiKey;
+  registerLogSecrets([apiKey]);
+  const facilitator = new HTTPFacilitatorClient({
+    url: config.facilitatorUrl,
+    // @x402/core wants headers per facilitator path; /supported is public, so the key goes to /verify and /settle only.
+    ...(apiKey ? { createAuthHeaders: async () => ({ verify: { authorization: `Bearer ${apiKey}` }, settle: { authorization: `Bearer ${apiKey}` } }) } : {}),
+  });
   const server = new x402ResourceServer(facilitator).register(config.price.network, new ExactEvmScheme());
   return paymentMiddleware(
     {

@@ -1,0 +1,51 @@
+import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request, Response } from 'express';
+import { ProblemError } from '@mp/platform';
+import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
+import { presentedApiKey } from './api-key';
+import { OPEN_MODE_ALLOWED, type MerchantRequest } from './current-merchant';
+import { MerchantAuth } from './merchant-auth.service';
+import { RateLimiter } from './rate-limiter';
+
+/**
+ * Requires a valid merchant API key (`Authorization: Bearer <key>` or `X-API-Key: <key>`), then takes one token
+ * from the key's rate limit. Missing, malformed, unknown and revoked keys and disabled merchants all get the very
+ * same 401, so the answer never tells whether a merchant or key exists. A route marked {@link OpenModeAllowed}
+ * also takes requests without any key when FACILITATOR_OPEN_MODE is on; a key that is present is checked anyway.
+ */
+@Injectable()
+export class MerchantAuthGuard implements CanActivate {
+  constructor(
+    @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
+    private readonly auth: MerchantAuth,
+    private readonly limiter: RateLimiter,
+    private readonly reflector: Reflector,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const http = context.switchToHttp();
+    const request = http.getRequest<Request & MerchantRequest>();
+    const response = http.getResponse<Response>();
+    const key = presentedApiKey(request.headers);
+    if (key === undefined) {
+      const openAllowed = this.reflector.getAllAndOverride<boolean>(OPEN_MODE_ALLOWED, [context.getHandler(), context.getClass()]);
+      if (this.config.openMode && openAllowed) return true;
+      throw unauthorized(response);
+    }
+    const merchant = await this.auth.authenticate(key);
+    if (!merchant) throw unauthorized(response);
+    const verdict = await this.limiter.consume(merchant.keyId);
+    if (!verdict.allowed) {
+      response.setHeader('retry-after', String(verdict.retryAfterSeconds));
+      throw new ProblemError('rate_limited', `too many requests with this API key; retry in ${verdict.retryAfterSeconds} s`, { retryAfter: verdict.retryAfterSeconds });
+    }
+    request.merchant = merchant;
+    return true;
+  }
+}
+
+function unauthorized(response: Response): ProblemError {
+  response.setHeader('www-authenticate', 'Bearer realm="facilitator"');
+  return new ProblemError('unauthorized', 'a valid API key is required');
+}

@@ -1,0 +1,21 @@
+import { Global, Module } from '@nestjs/common';
+import { MerchantAuthGuard } from './merchant-auth.guard';
+import { MerchantAuth } from './merchant-auth.service';
+import { MerchantRepository } from './merchant.repository';
+import { PaymentsController } from './payments.controller';
+import { RateLimiter } from './rate-limiter';
+import { WebhookDispatcher } from './webhooks/webhook-dispatcher';
+import { WebhookRepository } from './webhooks/webhook.repository';
+
+/**
+ * Merchant accounts: API keys and the guard that checks them on /verify, /settle and /payments, per-key rate
+ * limits, a merchant's read API (GET /payments), and signed webhooks (sent by the worker role). Global, so the
+ * guard can be used on any controller.
+ */
+@Global()
+@Module({
+  controllers: [PaymentsController],
+  providers: [MerchantRepository, MerchantAuth, RateLimiter, MerchantAuthGuard, WebhookRepository, WebhookDispatcher],
+  exports: [MerchantAuth, RateLimiter, MerchantAuthGuard],
+})
+export class MerchantsModule {}

@@ -1,0 +1,72 @@
+import { getAddress } from 'viem';
+
+export type PaymentViewState = 'received' | 'verified' | 'submitted' | 'confirmed' | 'failed' | 'expired';
+export const PAYMENT_VIEW_STATES: readonly PaymentViewState[] = ['received', 'verified', 'submitted', 'confirmed', 'failed', 'expired'];
+
+/** A payment as merchants see it, in GET /payments and in webhooks. Amounts are decimal strings of atomic units. */
+export interface PaymentView {
+  id: string;
+  state: PaymentViewState;
+  /** CAIP-2 */
+  network: string;
+  /** token contract, checksummed */
+  asset: string;
+  payer: string;
+  payTo: string;
+  amount: string;
+  /** the EIP-3009 authorization nonce */
+  nonce: string;
+  scheme: string;
+  x402Version: number;
+  /** the x402 payment-identifier the payment was settled under, if any */
+  paymentIdentifier: string | null;
+  txHash: string | null;
+  errorReason: string | null;
+  errorMessage: string | null;
+  createdAt: string;
+  updatedAt: string;
+  settledAt: string | null;
+}
+
+/** Columns of `facilitator.payments p` that make a {@link PaymentViewRow}. */
+export const PAYMENT_VIEW_COLUMNS = `p.id, p.state::text AS state, p.network, p.asset, p.payer, p.pay_to AS "payTo", p.amount::text AS amount,
+  p.authorization_nonce AS nonce, p.scheme, p.x402_version AS "x402Version",
+  (SELECT k.key FROM facilitator.payment_idempotency_keys k WHERE k.payment_id = p.id ORDER BY k.created_at LIMIT 1) AS "paymentIdentifier",
+  p.tx_hash AS "txHash", p.error_reason AS "errorReason", p.error_message AS "errorMessage",
+  p.created_at AS "createdAt", p.updated_at AS "updatedAt", p.settled_at AS "settledAt"`;
+
+export interface PaymentViewRow extends Omit<PaymentView, 'createdAt' | 'updatedAt' | 'settledAt'> {
+  createdAt: Date;
+  updatedAt: Date;
+  settledAt: Date | null;
+}
+
+export function toPaymentView(row: PaymentViewRow): PaymentView {
+  return {
+    id: row.id,
+    state: row.state,
+    network: row.network,
+    asset: checksummed(row.asset),
+    payer: checksummed(row.payer),
+    payTo: checksummed(row.payTo),
+    amount: row.amount,
+    nonce: row.nonce,
+    scheme: row.scheme,
+    x402Version: row.x402Version,
+    paymentIdentifier: row.paymentIdentifier,
+    txHash: row.txHash,
+    errorReason: row.errorReason,
+    errorMessage: row.errorMessage,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    settledAt: row.settledAt?.toISOString() ?? null,
+  };
+}
+
+function checksummed(address: string): string {
+  try {
+    return getAddress(address);
+  } catch {
+    return address;
+  }
+}

@@ -1,0 +1,90 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Redis } from 'ioredis';
+import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
+
+/**
+ * A token bucket per key in one Lua script (atomic, so replicas share one budget): it holds at most `burst` tokens
+ * and refills at `rate` tokens per millisecond by Redis's own clock. A request takes one token or is refused with
+ * the milliseconds until a token is back. Returns {allowed, tokens left (floored), wait ms}.
+ */
+const TOKEN_BUCKET = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local rate = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local state = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
+local tokens = tonumber(state[1]) or burst
+local ts = tonumber(state[2]) or now
+tokens = math.min(burst, tokens + math.max(0, now - ts) * rate)
+local allowed = 0
+local wait = 0
+if tokens >= 1 then
+  tokens = tokens - 1
+  allowed = 1
+else
+  wait = math.ceil((1 - tokens) / rate)
+end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(now))
+redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate) + 1000)
+return { allowed, math.floor(tokens), wait }
+`;
+
+export type RateLimitVerdict = { allowed: true; remaining?: number } | { allowed: false; retryAfterSeconds: number };
+
+type WithBucket = Redis & { tokenBucket(key: string, rate: string, burst: string): Promise<[number, number, number]> };
+
+/**
+ * Per-API-key rate limits (RATE_LIMIT_PER_MINUTE, RATE_LIMIT_BURST), kept in Redis. If Redis cannot answer within
+ * 250 ms the request is let through and the outage is logged (at most once a minute): an unavailable limiter
+ * must not stop payments.
+ */
+@Injectable()
+export class RateLimiter implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(RateLimiter.name);
+  private readonly redis: WithBucket | undefined;
+  private readonly rate: string;
+  private readonly burst: string;
+  private lastWarning = 0;
+
+  constructor(@Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig) {
+    const { perMinute, burst } = config.rateLimit;
+    this.rate = String(perMinute / 60_000);
+    this.burst = String(burst);
+    if (perMinute === 0) return;
+    const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2_000, commandTimeout: 250 });
+    redis.on('error', (error: Error) => this.logger.debug(`redis: ${error.message}`));
+    redis.defineCommand('tokenBucket', { numberOfKeys: 1, lua: TOKEN_BUCKET });
+    this.redis = redis as WithBucket;
+  }
+
+  async onModuleInit(): Promise<void> {
+    const redis = this.redis;
+    if (!redis || redis.status === 'ready') return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 2_000);
+      redis.once('ready', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  onModuleDestroy(): void {
+    this.redis?.disconnect();
+  }
+
+  async consume(keyId: string): Promise<RateLimitVerdict> {
+    if (!this.redis) return { allowed: true };
+    try {
+      const [allowed, remaining, waitMs] = await this.redis.tokenBucket(`${this.config.queuePrefix}:ratelimit:${keyId}`, this.rate, this.burst);
+      return allowed === 1 ? { allowed: true, remaining } : { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) };
+    } catch (error) {
+      const now = Date.now();
+      if (now - this.lastWarning > 60_000) {
+        this.lastWarning = now;
+        this.logger.warn(`rate limits are not enforced while Redis is unavailable (${(error as Error).message})`);
+      }
+      return { allowed: true };
+    }
+  }
+}

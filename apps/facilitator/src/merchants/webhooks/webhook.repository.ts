@@ -1,0 +1,177 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { PrismaService, withTransaction } from '@mp/db';
+import { PAYMENT_VIEW_COLUMNS, toPaymentView, type PaymentView, type PaymentViewRow } from '../payment-view';
+
+/** The events merchants are told about: final outcomes only. */
+export const WEBHOOK_EVENT_TYPES = ['payment.confirmed', 'payment.failed', 'payment.expired'] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+/** What a merchant receives (the exact JSON is stored with the delivery and re-sent byte for byte). */
+export interface WebhookEvent {
+  /** the delivery id, also the Webhook-Id header; the same on every retry */
+  id: string;
+  type: WebhookEventType;
+  /** when the event happened (ISO 8601) */
+  createdAt: string;
+  data: { payment: PaymentView };
+}
+
+export interface DueDelivery {
+  id: string;
+  url: string;
+  body: string;
+  attempt: number;
+  secret: string;
+  merchantDisabled: boolean;
+}
+
+export type AttemptOutcome =
+  | { kind: 'delivered'; responseStatus: number; durationMs: number }
+  | { kind: 'retry'; responseStatus: number | null; error: string; durationMs: number; delayMs: number }
+  | { kind: 'failed'; responseStatus: number | null; error: string; durationMs: number };
+
+const CURSOR = 'webhooks';
+
+interface ScannedEvent extends PaymentViewRow {
+  eventId: string;
+  type: string;
+  eventAt: Date;
+  eventData: Record<string, unknown> | string | null;
+  old: boolean;
+  merchantId: string | null;
+  url: string | null;
+  merchantDisabled: boolean | null;
+  queued: boolean;
+}
+
+/**
+ * The webhook side of the payment_events outbox. Enqueueing reads events above a cursor (one reader at a time:
+ * the cursor row is locked with SKIP LOCKED) and creates one delivery per (merchant, final event); the cursor only
+ * moves past events older than `lagMs`, so an event whose transaction commits late (its id is lower than one
+ * already seen) is still picked up by the next scan. Deliveries are claimed with FOR UPDATE SKIP LOCKED and
+ * leased by pushing next_attempt_at ahead, so any number of workers can send without sending one attempt twice.
+ */
+@Injectable()
+export class WebhookRepository {
+  constructor(private readonly db: PrismaService) {}
+
+  async ensureCursor(): Promise<void> {
+    await this.db.$executeRawUnsafe(`INSERT INTO facilitator.outbox_cursors (name, last_event_id) VALUES ($1, 0) ON CONFLICT (name) DO NOTHING`, CURSOR);
+  }
+
+  /** Creates the deliveries of new events; returns how many events it scanned (a full batch: call again). */
+  enqueue(batch: number, lagMs: number): Promise<number> {
+    return withTransaction(this.db, async (tx) => {
+      const cursor = await tx.$queryRawUnsafe<{ last: string }[]>(
+        `SELECT last_event_id::text AS last FROM facilitator.outbox_cursors WHERE name = $1 FOR UPDATE SKIP LOCKED`,
+        CURSOR,
+      );
+      if (!cursor.length) return 0; // another worker is enqueueing right now
+      const events = await tx.$queryRawUnsafe<ScannedEvent[]>(
+        `SELECT e.id::text AS "eventId", e.type, e.created_at AS "eventAt", e.data AS "eventData",
+                e.created_at < now() - ($3::int * interval '1 millisecond') AS old,
+                p.merchant_id AS "merchantId", m.webhook_url AS url, m.disabled_at IS NOT NULL AS "merchantDisabled",
+                EXISTS (SELECT 1 FROM facilitator.webhook_deliveries d WHERE d.merchant_id = p.merchant_id AND d.event_id = e.id) AS queued,
+                ${PAYMENT_VIEW_COLUMNS}
+           FROM facilitator.payment_events e
+           JOIN facilitator.payments p ON p.id = e.payment_id
+           LEFT JOIN facilitator.merchants m ON m.id = p.merchant_id
+          WHERE e.id > $1::bigint
+          ORDER BY e.id
+          LIMIT $2`,
+        cursor[0].last,
+        batch,
+        lagMs,
+      );
+      const wanted = events.filter((e) => (WEBHOOK_EVENT_TYPES as readonly string[]).includes(e.type) && e.merchantId && e.url && !e.merchantDisabled && !e.queued);
+      if (wanted.length) {
+        const deliveries = wanted.map((e) => {
+          const id = randomUUID();
+          const event: WebhookEvent = { id, type: e.type as WebhookEventType, createdAt: e.eventAt.toISOString(), data: { payment: paymentAsOf(e) } };
+          return { id, merchantId: e.merchantId as string, eventId: e.eventId, type: e.type, url: e.url as string, body: JSON.stringify(event) };
+        });
+        await tx.$executeRawUnsafe(
+          `INSERT INTO facilitator.webhook_deliveries (id, merchant_id, event_id, event_type, url, body)
+           SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::text[], $5::text[], $6::text[])
+           ON CONFLICT (merchant_id, event_id) DO NOTHING`,
+          deliveries.map((d) => d.id),
+          deliveries.map((d) => d.merchantId),
+          deliveries.map((d) => d.eventId),
+          deliveries.map((d) => d.type),
+          deliveries.map((d) => d.url),
+          deliveries.map((d) => d.body),
+        );
+      }
+      // Move past the leading run of events old enough that nothing below them can still appear.
+      let last: string | undefined;
+      for (const event of events) {
+        if (!event.old) break;
+        last = event.eventId;
+      }
+      if (last) {
+        await tx.$executeRawUnsafe(`UPDATE facilitator.outbox_cursors SET last_event_id = $2::bigint, updated_at = now() WHERE name = $1`, CURSOR, last);
+      }
+      return events.length;
+    });
+  }
+
+  /** Takes up to `limit` deliveries that are due, counting the attempt and leasing them for `leaseMs`. */
+  claimDue(limit: number, leaseMs: number): Promise<DueDelivery[]> {
+    return this.db.$queryRawUnsafe<DueDelivery[]>(
+      `WITH due AS (
+         SELECT id FROM facilitator.webhook_deliveries
+          WHERE status = 'pending' AND next_attempt_at <= now()
+          ORDER BY next_attempt_at
+          LIMIT $1
+          FOR UPDATE SKIP LOCKED)
+       UPDATE facilitator.webhook_deliveries d
+          SET attempt = d.attempt + 1, next_attempt_at = now() + ($2::int * interval '1 millisecond')
+         FROM due, facilitator.merchants m
+        WHERE d.id = due.id AND m.id = d.merchant_id
+       RETURNING d.id, d.url, d.body, d.attempt, m.webhook_secret AS secret, m.disabled_at IS NOT NULL AS "merchantDisabled"`,
+      limit,
+      leaseMs,
+    );
+  }
+
+  /** Records one attempt in the log and its effect on the delivery, in one statement. */
+  async record(id: string, attempt: number, outcome: AttemptOutcome): Promise<void> {
+    const error = outcome.kind === 'delivered' ? null : outcome.error.slice(0, 500);
+    const update =
+      outcome.kind === 'delivered'
+        ? `UPDATE facilitator.webhook_deliveries SET status = 'delivered', delivered_at = now(), response_status = $3, error = NULL
+            WHERE id = $1::uuid AND status = 'pending' RETURNING id`
+        : outcome.kind === 'retry'
+          ? `UPDATE facilitator.webhook_deliveries SET response_status = $3, error = $4, next_attempt_at = now() + ($6::int * interval '1 millisecond')
+              WHERE id = $1::uuid AND status = 'pending' AND attempt = $2 RETURNING id`
+          : `UPDATE facilitator.webhook_deliveries SET status = 'failed', response_status = $3, error = $4
+              WHERE id = $1::uuid AND status = 'pending' AND attempt = $2 RETURNING id`;
+    await this.db.$executeRawUnsafe(
+      `WITH updated AS (${update})
+       INSERT INTO facilitator.webhook_delivery_attempts (delivery_id, attempt, response_status, error, duration_ms)
+       VALUES ($1::uuid, $2, $3, $4, $5)`,
+      id,
+      attempt,
+      outcome.responseStatus,
+      error,
+      outcome.durationMs,
+      ...(outcome.kind === 'retry' ? [outcome.delayMs] : []),
+    );
+  }
+}
+
+/** The payment as of the event: the row, with the outcome the event recorded (the row may have moved on since). */
+function paymentAsOf(e: ScannedEvent): PaymentView {
+  const view = toPaymentView(e);
+  const data = (typeof e.eventData === 'string' ? JSON.parse(e.eventData) : e.eventData ?? {}) as Record<string, unknown>;
+  const text = (value: unknown) => (typeof value === 'string' ? value : null);
+  switch (e.type) {
+    case 'payment.confirmed':
+      return { ...view, state: 'confirmed', txHash: text(data.txHash) ?? view.txHash, errorReason: null, errorMessage: null };
+    case 'payment.failed':
+      return { ...view, state: 'failed', txHash: text(data.txHash), errorReason: text(data.reason) ?? view.errorReason, errorMessage: text(data.message) ?? view.errorMessage };
+    default:
+      return { ...view, state: 'expired', errorMessage: text(data.message) ?? view.errorMessage };
+  }
+}

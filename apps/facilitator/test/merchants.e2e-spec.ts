@@ -1,0 +1,394 @@
+import { spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import type { Address, Hex } from 'viem';
+import { PrismaService } from '@mp/db';
+import { configureHttpApp } from '@mp/platform';
+import { AppModule as MerchantAppModule } from '../../merchant-agent/src/app.module';
+import { buy } from '../../merchant-agent/src/buyer/buyer';
+import { loadMerchantConfig } from '../../merchant-agent/src/merchant.config';
+import { createPaywall } from '../../merchant-agent/src/paid-http/paywall';
+import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
+import { startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from '../../../test/support/facilitator';
+
+const ROOT = path.resolve(__dirname, '../../..');
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** scripts/merchants.mjs against the test database. */
+function cli(...args: string[]): CliResult {
+  const r = spawnSync(process.execPath, ['scripts/merchants.mjs', ...args], { cwd: ROOT, env: { ...process.env, DATABASE_URL: TEST_DATABASE_URL }, encoding: 'utf8' });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function cliJson(...args: string[]): any {
+  const r = cli(...args, '--json');
+  expect(r.code, r.stderr).toBe(0);
+  return JSON.parse(r.stdout);
+}
+
+interface Answer {
+  status: number;
+  body: any;
+  headers: Headers;
+}
+
+async function call(url: string, init: { method?: string; body?: unknown; key?: string; keyHeader?: 'authorization' | 'x-api-key' } = {}): Promise<Answer> {
+  const headers: Record<string, string> = {};
+  if (init.body !== undefined) headers['content-type'] = 'application/json';
+  if (init.key !== undefined) headers[init.keyHeader ?? 'authorization'] = (init.keyHeader ?? 'authorization') === 'authorization' ? `Bearer ${init.key}` : init.key;
+  const response = await fetch(url, { method: init.method ?? (init.body === undefined ? 'GET' : 'POST'), headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
+  const text = await response.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // keep the text
+  }
+  return { status: response.status, body, headers: response.headers };
+}
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+
+describe('merchants: API keys, tenant isolation, rate limits and the CLI', () => {
+  const { manifest } = testChain();
+  const usdc = manifest.tokens.usdc;
+  const merchantAddress = manifest.accounts.merchant.address as Address;
+  const amount = 4_321n;
+  const signer = manifest.accounts.facilitatorSigners[0].privateKey;
+  let facilitator: RunningFacilitator;
+  let db: PrismaService;
+  let a: { merchantId: string; keyId: string; apiKey: string; webhookSecret: string };
+  let b: { merchantId: string; keyId: string; apiKey: string };
+
+  const payment = async (payerIndex = 8) =>
+    v2Body(await signAuthorization(payerAccount(manifest, payerIndex), usdc, manifest.chainId, { to: merchantAddress, value: amount }), v2Requirements(manifest, usdc, amount));
+  const settle = (body: unknown, key?: string, base = facilitator.url) => call(`${base}/settle`, { body, key });
+
+  beforeAll(async () => {
+    facilitator = await startFacilitator({ FACILITATOR_OPEN_MODE: 'false', API_KEY_CACHE_MS: '0', FACILITATOR_SIGNER_KEYS: signer, QUEUE_PREFIX: 'mp:test-merchants' });
+    db = facilitator.app.get(PrismaService);
+    a = cliJson('create', '--name', 'Merchant A');
+    b = cliJson('create', '--name', 'Merchant B', '--webhook-url', 'https://b.example/hooks');
+  });
+  afterAll(() => facilitator?.close());
+
+  describe('the CLI', () => {
+    it('creates a merchant with a first key and a webhook secret, printed once', () => {
+      expect(a).toEqual({
+        merchantId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        name: 'Merchant A',
+        webhookUrl: null,
+        keyId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        apiKey: expect.stringMatching(/^mpk_[a-z2-7]{8}_[a-z2-7]{32}$/),
+        webhookSecret: expect.stringMatching(/^[0-9a-f]{64}$/),
+      });
+      const human = cli('create', '--name', 'Merchant printed');
+      expect(human.code).toBe(0);
+      expect(human.stdout).toMatch(/api key\s+mpk_[a-z2-7]{8}_[a-z2-7]{32}\n/);
+      expect(human.stdout).toMatch(/webhook secret\s+[0-9a-f]{64}\n/);
+      expect(human.stdout).toContain('shown this once');
+    });
+
+    it('lists merchants and keys by prefix only, never the key or the secret', () => {
+      const listed = cli('list');
+      expect(listed.code).toBe(0);
+      expect(listed.stdout).toContain(a.merchantId);
+      expect(listed.stdout).toContain(`${a.apiKey.slice(0, 12)}_…`);
+      expect(listed.stdout).not.toContain(a.apiKey);
+      expect(listed.stdout).not.toContain(a.webhookSecret);
+      const json = cliJson('list');
+      expect(json.find((m: any) => m.merchantId === b.merchantId)).toMatchObject({ name: 'Merchant B', webhookUrl: 'https://b.example/hooks', disabledAt: null, keys: [{ keyId: b.keyId, revokedAt: null }] });
+    });
+
+    it('answers bad usage with exit code 2 and unknown ids with exit code 1', () => {
+      expect(cli().code).toBe(2);
+      expect(cli('frobnicate').code).toBe(2);
+      expect(cli('create').code).toBe(2);
+      expect(cli('create', '--name', 'x', '--webhook-url', 'ftp://x').code).toBe(2);
+      expect(cli('keys', 'create', '--merchant', 'not-a-uuid').code).toBe(2);
+      const unknown = '00000000-0000-4000-8000-000000000000';
+      expect(cli('keys', 'create', '--merchant', unknown)).toMatchObject({ code: 1, stderr: expect.stringContaining(`no merchant ${unknown}`) });
+      expect(cli('keys', 'revoke', unknown).code).toBe(1);
+      expect(cli('disable', unknown).code).toBe(1);
+      expect(cli('set-webhook', unknown, 'none').code).toBe(1);
+    });
+
+    it('makes keys that work against the running facilitator, on /settle with Bearer and with X-API-Key', async () => {
+      const key = cliJson('keys', 'create', '--merchant', a.merchantId, '--name', 'second');
+      expect(key).toEqual({ merchantId: a.merchantId, keyId: expect.any(String), apiKey: expect.stringMatching(/^mpk_/) });
+      const bearer = await settle(await payment(), key.apiKey);
+      expect(bearer.body).toMatchObject({ success: true });
+      const header = await call(`${facilitator.url}/settle`, { body: await payment(), key: key.apiKey, keyHeader: 'x-api-key' });
+      expect(header.body).toMatchObject({ success: true });
+      const used = await db.$queryRawUnsafe<{ last_used_at: Date | null }[]>(`SELECT last_used_at FROM facilitator.api_keys WHERE id = $1::uuid`, key.keyId);
+      expect(used[0].last_used_at).toBeInstanceOf(Date);
+    });
+  });
+
+  describe('authentication', () => {
+    it('answers a missing, malformed, unknown or revoked key and a disabled merchant with the very same 401', async () => {
+      const revoked = cliJson('keys', 'create', '--merchant', a.merchantId);
+      expect((await call(`${facilitator.url}/payments`, { key: revoked.apiKey })).status).toBe(200);
+      expect(cliJson('keys', 'revoke', revoked.keyId)).toMatchObject({ keyId: revoked.keyId, revokedAt: expect.any(String) });
+      const disabled = cliJson('create', '--name', 'Merchant disabled');
+      expect(cli('disable', disabled.merchantId).code).toBe(0);
+      const unknown = `mpk_${a.apiKey.slice(4, 12)}_${'a'.repeat(32)}`; // a real prefix, a wrong secret
+
+      for (const route of ['/verify', '/settle', '/payments', `/payments/00000000-0000-4000-8000-000000000000`]) {
+        const method = route === '/verify' || route === '/settle' ? 'POST' : 'GET';
+        const body = method === 'POST' ? await payment() : undefined;
+        const answers = await Promise.all([
+          call(`${facilitator.url}${route}`, { method, body }),
+          call(`${facilitator.url}${route}`, { method, body, key: 'not-a-key' }),
+          call(`${facilitator.url}${route}`, { method, body, key: unknown }),
+          call(`${facilitator.url}${route}`, { method, body, key: unknown, keyHeader: 'x-api-key' }),
+          call(`${facilitator.url}${route}`, { method, body, key: revoked.apiKey }),
+          call(`${facilitator.url}${route}`, { method, body, key: disabled.apiKey }),
+        ]);
+        for (const answer of answers) {
+          expect(answer.status, route).toBe(401);
+          expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+          expect(answer.headers.get('www-authenticate')).toMatch(/^Bearer/);
+          expect(answer.body).toEqual({
+            type: 'urn:problem:unauthorized',
+            title: 'Authentication required',
+            status: 401,
+            code: 'unauthorized',
+            detail: 'a valid API key is required',
+            instance: route,
+          });
+        }
+      }
+    });
+
+    it('keeps /supported, /health, /ready, /metrics and /docs public', async () => {
+      for (const route of ['/supported', '/health', '/ready', '/metrics', '/docs']) {
+        expect((await call(`${facilitator.url}${route}`)).status, route).toBe(200);
+      }
+    });
+
+    it('stores only the sha256 of a key: no table holds the key or its secret part', async () => {
+      const { createHash } = await import('node:crypto');
+      const rows = await db.$queryRawUnsafe<{ prefix: string; hash: string }[]>(`SELECT prefix, hash FROM facilitator.api_keys WHERE id = $1::uuid`, a.keyId);
+      expect(rows).toEqual([{ prefix: a.apiKey.slice(4, 12), hash: createHash('sha256').update(a.apiKey).digest('hex') }]);
+      const secretPart = a.apiKey.slice(13);
+      for (const table of ['merchants', 'api_keys', 'payments', 'payment_events', 'payment_idempotency_keys', 'webhook_deliveries', 'webhook_delivery_attempts']) {
+        const found = await db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM facilitator.${table} t WHERE t::text LIKE $1`, `%${secretPart}%`);
+        expect(found[0].n, table).toBe(0);
+      }
+    });
+  });
+
+  describe('tenant isolation', () => {
+    it('lets a merchant read its own payment, with amounts as decimal strings', async () => {
+      const body = await payment();
+      const settled = await settle(body, a.apiKey);
+      expect(settled.body).toMatchObject({ success: true });
+      const [{ id }] = await db.$queryRawUnsafe<{ id: string }[]>(
+        `SELECT id FROM facilitator.payments WHERE authorization_nonce = $1`,
+        body.paymentPayload.payload.authorization.nonce.toLowerCase(),
+      );
+      const read = await call(`${facilitator.url}/payments/${id}`, { key: a.apiKey });
+      expect(read.status).toBe(200);
+      expect(read.headers.get('cache-control')).toBe('no-store');
+      expect(read.body).toEqual({
+        id,
+        state: 'confirmed',
+        network: manifest.network,
+        asset: usdc.address,
+        payer: payerAccount(manifest, 8).address,
+        payTo: merchantAddress,
+        amount: '4321',
+        nonce: body.paymentPayload.payload.authorization.nonce.toLowerCase(),
+        scheme: 'exact',
+        x402Version: 2,
+        paymentIdentifier: null,
+        txHash: settled.body.transaction,
+        errorReason: null,
+        errorMessage: null,
+        createdAt: expect.stringMatching(/Z$/),
+        updatedAt: expect.stringMatching(/Z$/),
+        settledAt: expect.stringMatching(/Z$/),
+      });
+    });
+
+    it("merchant B cannot read, list or settle into merchant A's payment", async () => {
+      const body = await payment();
+      const settled = await settle(body, a.apiKey);
+      expect(settled.body).toMatchObject({ success: true });
+      const [{ id }] = await db.$queryRawUnsafe<{ id: string }[]>(
+        `SELECT id FROM facilitator.payments WHERE authorization_nonce = $1`,
+        body.paymentPayload.payload.authorization.nonce.toLowerCase(),
+      );
+
+      const read = await call(`${facilitator.url}/payments/${id}`, { key: b.apiKey });
+      const missing = await call(`${facilitator.url}/payments/00000000-0000-4000-8000-000000000000`, { key: b.apiKey });
+      expect(read.status).toBe(404);
+      expect(read.body).toMatchObject({ code: 'not_found', detail: `no payment ${id}` });
+      expect(missing.status).toBe(404);
+
+      const list = await call(`${facilitator.url}/payments?limit=100`, { key: b.apiKey });
+      expect(list.status).toBe(200);
+      expect(list.body.data.map((p: any) => p.id)).not.toContain(id);
+      expect((await call(`${facilitator.url}/payments?limit=100`, { key: a.apiKey })).body.data.map((p: any) => p.id)).toContain(id);
+
+      // B presents A's settled payload: the authorization is taken, and nothing of A's outcome is told.
+      const replay = await settle(body, b.apiKey);
+      expect(replay.status).toBe(200);
+      expect(replay.body).toEqual({
+        success: false,
+        errorReason: 'invalid_exact_evm_nonce_already_used',
+        errorMessage: 'this authorization was already presented to this facilitator',
+        payer: payerAccount(manifest, 8).address,
+        transaction: '',
+        network: manifest.network,
+      });
+      expect(JSON.stringify(replay.body)).not.toContain(settled.body.transaction.slice(2));
+      // A still gets its own outcome, and the record is still A's.
+      expect((await settle(body, a.apiKey)).body).toEqual(settled.body);
+      const owner = await db.$queryRawUnsafe<{ merchant_id: string }[]>(`SELECT merchant_id::text FROM facilitator.payments WHERE id = $1::uuid`, id);
+      expect(owner).toEqual([{ merchant_id: a.merchantId }]);
+    });
+
+    it('two merchants presenting one fresh payload at once: one settles it, the other is told it is taken', async () => {
+      const body = await payment(9);
+      const answers = await Promise.all([settle(body, a.apiKey), settle(body, b.apiKey), settle(body, a.apiKey), settle(body, b.apiKey)]);
+      const winners = answers.filter((r) => r.body.success);
+      const losers = answers.filter((r) => !r.body.success);
+      expect(winners.length).toBe(2);
+      expect(losers.map((r) => r.body)).toEqual([
+        expect.objectContaining({ errorReason: 'invalid_exact_evm_nonce_already_used', transaction: '' }),
+        expect.objectContaining({ errorReason: 'invalid_exact_evm_nonce_already_used', transaction: '' }),
+      ]);
+      expect(new Set(winners.map((r) => r.body.transaction)).size).toBe(1);
+    });
+
+    it('an open-mode payment taken without a key belongs to no merchant', async () => {
+      const open = await startFacilitator({ FACILITATOR_OPEN_MODE: 'true', API_KEY_CACHE_MS: '0', FACILITATOR_SIGNER_KEYS: signer, QUEUE_PREFIX: 'mp:test-merchants' });
+      try {
+        const body = await payment();
+        const anonymous = await settle(body, undefined, open.url);
+        expect(anonymous.body).toMatchObject({ success: true });
+        expect((await settle(body, a.apiKey)).body).toMatchObject({ success: false, errorReason: 'invalid_exact_evm_nonce_already_used', transaction: '' });
+        // In open mode a key that is presented is still checked, and scopes the payment.
+        expect((await settle(await payment(), 'mpk_wrongwro_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', open.url)).status).toBe(401);
+        const scoped = await payment();
+        expect((await settle(scoped, a.apiKey, open.url)).body).toMatchObject({ success: true });
+        expect((await settle(scoped, undefined, open.url)).body).toMatchObject({ errorReason: 'invalid_exact_evm_nonce_already_used' });
+        // The read API always needs a key.
+        expect((await call(`${open.url}/payments`)).status).toBe(401);
+      } finally {
+        await open.close();
+      }
+    });
+  });
+
+  describe('GET /payments', () => {
+    it('pages newest first with an opaque cursor, and filters by state', async () => {
+      const merchant = cliJson('create', '--name', 'Merchant pages');
+      const bodies = [await payment(), await payment(), await payment()];
+      const hashes: string[] = [];
+      for (const body of bodies) hashes.push((await settle(body, merchant.apiKey)).body.transaction);
+      const failing = await signAuthorization(payerAccount(manifest, 8), manifest.tokens.misreportingUsdc, manifest.chainId, { to: merchantAddress, value: amount });
+      expect((await settle(v2Body(failing, v2Requirements(manifest, manifest.tokens.misreportingUsdc, amount)), merchant.apiKey)).body).toMatchObject({ success: false });
+
+      const first = await call(`${facilitator.url}/payments?limit=2`, { key: merchant.apiKey });
+      expect(first.status).toBe(200);
+      expect(first.body.data.map((p: any) => p.state)).toEqual(['failed', 'confirmed']);
+      expect(first.body.data[0]).toMatchObject({ errorReason: 'invalid_exact_evm_transfer_event_mismatch', txHash: expect.stringMatching(/^0x/) });
+      expect(first.body.data[1].txHash).toBe(hashes[2]);
+      expect(first.body.nextCursor).toEqual(expect.any(String));
+      const second = await call(`${facilitator.url}/payments?limit=2&cursor=${first.body.nextCursor}`, { key: merchant.apiKey });
+      expect(second.body.data.map((p: any) => p.txHash)).toEqual([hashes[1], hashes[0]]);
+      expect(second.body.nextCursor).toBeNull();
+      const confirmed = await call(`${facilitator.url}/payments?state=confirmed`, { key: merchant.apiKey });
+      expect(confirmed.body.data.map((p: any) => p.txHash)).toEqual([hashes[2], hashes[1], hashes[0]]);
+      expect((await call(`${facilitator.url}/payments?state=expired`, { key: merchant.apiKey })).body).toEqual({ data: [], nextCursor: null });
+    });
+
+    it('refuses bad parameters with a 400 naming them', async () => {
+      const bad = async (query: string, name: string) => {
+        const answer = await call(`${facilitator.url}/payments${query}`, { key: a.apiKey });
+        expect(answer.status, query).toBe(400);
+        expect(answer.body).toMatchObject({ code: 'validation_failed', invalidParams: [expect.objectContaining({ name })] });
+      };
+      await bad('?limit=0', 'limit');
+      await bad('?limit=101', 'limit');
+      await bad('?limit=ten', 'limit');
+      await bad('?state=paid', 'state');
+      await bad('?cursor=bm9wZQ', 'cursor');
+      await bad('?colour=blue', 'colour');
+      await bad('/not-a-uuid', 'id');
+    });
+  });
+
+  describe('rate limits', () => {
+    it('answers 429 rate_limited with Retry-After once a key has used its burst, per key', async () => {
+      const limited = await startFacilitator({ FACILITATOR_OPEN_MODE: 'false', RATE_LIMIT_PER_MINUTE: '3', RATE_LIMIT_BURST: '3', QUEUE_PREFIX: 'mp:test-merchants-limits', FACILITATOR_ROLE: 'api' });
+      try {
+        const key = cliJson('keys', 'create', '--merchant', a.merchantId).apiKey;
+        const statuses = [];
+        for (let i = 0; i < 3; i++) statuses.push((await call(`${limited.url}/payments`, { key })).status);
+        expect(statuses).toEqual([200, 200, 200]);
+        const refused = await call(`${limited.url}/payments`, { key });
+        expect(refused.status).toBe(429);
+        const retryAfter = Number(refused.headers.get('retry-after'));
+        expect(retryAfter).toBeGreaterThanOrEqual(19);
+        expect(retryAfter).toBeLessThanOrEqual(20);
+        expect(refused.body).toMatchObject({ type: 'urn:problem:rate_limited', status: 429, code: 'rate_limited', retryAfter });
+        // /settle is limited by the same bucket, and answers the same problem.
+        expect((await settle(await payment(), key, limited.url)).status).toBe(429);
+        // Another key of the same merchant has its own budget; a wrong key is still 401, not 429.
+        const other = cliJson('keys', 'create', '--merchant', a.merchantId).apiKey;
+        expect((await call(`${limited.url}/payments`, { key: other })).status).toBe(200);
+        expect((await call(`${limited.url}/payments`, { key: `${key.slice(0, -1)}a` })).status).toBe(401);
+      } finally {
+        await limited.close();
+      }
+    });
+
+    it('lets traffic through when Redis is unreachable (fails open)', async () => {
+      const deadRedis = `redis://127.0.0.1:${await freePort()}`;
+      const blind = await startFacilitator({ FACILITATOR_OPEN_MODE: 'false', RATE_LIMIT_PER_MINUTE: '1', RATE_LIMIT_BURST: '1', REDIS_URL: deadRedis, FACILITATOR_ROLE: 'api' });
+      try {
+        for (let i = 0; i < 3; i++) expect((await call(`${blind.url}/payments`, { key: a.apiKey })).status).toBe(200);
+      } finally {
+        await blind.close();
+      }
+    });
+  });
+
+  describe('the merchant agent with FACILITATOR_API_KEY', () => {
+    let merchant: INestApplication | undefined;
+    afterAll(() => merchant?.close());
+
+    it('pays through the official client and paywall against a facilitator that requires keys; the payment is the merchant\'s', async () => {
+      const config = loadMerchantConfig({ ...process.env, FACILITATOR_URL: facilitator.url, FACILITATOR_API_KEY: b.apiKey, MERCHANT_PRICE: '7000' });
+      merchant = (await Test.createTestingModule({ imports: [MerchantAppModule.forConfig(config)] }).compile()).createNestApplication({ bodyParser: false, logger: ['error'] });
+      configureHttpApp(merchant);
+      merchant.use(createPaywall(config));
+      await merchant.listen(0, '127.0.0.1');
+      const url = `http://127.0.0.1:${(merchant.getHttpServer().address() as { port: number }).port}/paid/forecast`;
+      const payer = manifest.accounts.payers[9];
+
+      const purchase = await buy({ url, privateKey: payer.privateKey as Hex, network: manifest.network as `${string}:${string}`, asset: usdc.address, maxAmountPerPayment: '100000' });
+
+      expect(purchase.status).toBe(200);
+      const list = await call(`${facilitator.url}/payments?limit=5`, { key: b.apiKey });
+      expect(list.body.data[0]).toMatchObject({ state: 'confirmed', amount: '7000', txHash: purchase.transaction });
+    });
+  });
+});

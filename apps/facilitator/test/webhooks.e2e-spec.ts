@@ -1,0 +1,188 @@
+import { spawnSync } from 'node:child_process';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer as createTcpServer } from 'node:net';
+import path from 'node:path';
+import type { Address } from 'viem';
+import { verifyWebhookSignature } from '@mp/clients';
+import { PrismaService } from '@mp/db';
+import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
+import { startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from '../../../test/support/facilitator';
+
+const ROOT = path.resolve(__dirname, '../../..');
+
+function createMerchant(...args: string[]): { merchantId: string; apiKey: string; webhookSecret: string } {
+  const r = spawnSync(process.execPath, ['scripts/merchants.mjs', 'create', ...args, '--json'], { cwd: ROOT, env: { ...process.env, DATABASE_URL: TEST_DATABASE_URL }, encoding: 'utf8' });
+  expect(r.status, r.stderr).toBe(0);
+  return JSON.parse(r.stdout);
+}
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+  answered: number;
+}
+
+/** A merchant's webhook endpoint on 127.0.0.1 that answers 500 to the first `failures` attempts of each delivery. */
+async function startReceiver(failures: number, onRequest?: () => Promise<void>): Promise<{ url: string; received: Received[]; server: Server }> {
+  const received: Received[] = [];
+  const attempts = new Map<string, number>();
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      await onRequest?.();
+      const id = String(req.headers['webhook-id']);
+      const n = (attempts.get(id) ?? 0) + 1;
+      attempts.set(id, n);
+      const answered = n <= failures ? 500 : 204;
+      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), answered });
+      res.writeHead(answered).end(answered === 500 ? 'not yet' : undefined);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks?token=t0p`, received, server };
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = createTcpServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+
+describe('webhooks to merchants', () => {
+  const { manifest } = testChain();
+  const usdc = manifest.tokens.usdc;
+  const merchantAddress = manifest.accounts.merchant.address as Address;
+  const amount = 5_555n;
+  let facilitator: RunningFacilitator;
+  let db: PrismaService;
+  const servers: Server[] = [];
+
+  const settle = async (apiKey: string, token = usdc) => {
+    const body = v2Body(await signAuthorization(payerAccount(manifest, 7), token, manifest.chainId, { to: merchantAddress, value: amount }), v2Requirements(manifest, token, amount));
+    const response = await fetch(`${facilitator.url}/settle`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` }, body: JSON.stringify(body) });
+    return { nonce: body.paymentPayload.payload.authorization.nonce.toLowerCase(), answer: (await response.json()) as any };
+  };
+  const deliveries = (merchantId: string) =>
+    db.$queryRawUnsafe<{ id: string; event_type: string; status: string; attempt: number; response_status: number | null; error: string | null; delivered_at: Date | null }[]>(
+      `SELECT id::text, event_type, status::text, attempt, response_status, error, delivered_at FROM facilitator.webhook_deliveries WHERE merchant_id = $1::uuid ORDER BY created_at`,
+      merchantId,
+    );
+  const attemptLog = (deliveryId: string) =>
+    db.$queryRawUnsafe<{ attempt: number; response_status: number | null; error: string | null }[]>(
+      `SELECT attempt, response_status, error FROM facilitator.webhook_delivery_attempts WHERE delivery_id = $1::uuid ORDER BY id`,
+      deliveryId,
+    );
+
+  beforeAll(async () => {
+    facilitator = await startFacilitator({
+      FACILITATOR_OPEN_MODE: 'false',
+      FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[1].privateKey,
+      QUEUE_PREFIX: 'mp:test-webhooks',
+      WEBHOOK_POLL_MS: '50',
+      WEBHOOK_RETRY_BASE_MS: '200',
+      WEBHOOK_MAX_ATTEMPTS: '3',
+      WEBHOOK_TIMEOUT_MS: '2000',
+    });
+    db = facilitator.app.get(PrismaService);
+  });
+  afterAll(async () => {
+    await facilitator?.close();
+    for (const server of servers) server.close();
+  });
+
+  it('delivers payment.confirmed to a receiver that fails twice, signed so the receiver can verify it, and logs all three attempts', async () => {
+    const receiver = await startReceiver(2);
+    servers.push(receiver.server);
+    const merchant = createMerchant('--name', 'Webhook merchant', '--webhook-url', receiver.url);
+
+    const { answer } = await settle(merchant.apiKey);
+    expect(answer).toMatchObject({ success: true });
+
+    const accepted = await until('the third attempt', () => receiver.received.find((r) => r.answered === 204));
+    const attempts = receiver.received;
+    expect(attempts.map((r) => r.answered)).toEqual([500, 500, 204]);
+    // One event, three attempts: the same id and the same bytes every time, a fresh signature per attempt.
+    expect(new Set(attempts.map((r) => r.headers['webhook-id'])).size).toBe(1);
+    expect(new Set(attempts.map((r) => r.body)).size).toBe(1);
+    for (const r of attempts) {
+      expect(r.headers['content-type']).toBe('application/json');
+      expect(r.headers['webhook-signature']).toMatch(/^v1=[0-9a-f]{64}$/);
+      expect(verifyWebhookSignature({ secret: merchant.webhookSecret, headers: r.headers, body: r.body })).toMatchObject({ ok: true, id: r.headers['webhook-id'] });
+      expect(verifyWebhookSignature({ secret: 'f'.repeat(64), headers: r.headers, body: r.body })).toEqual({ ok: false, reason: 'bad_signature' });
+    }
+
+    const event = JSON.parse(accepted.body);
+    expect(event).toEqual({ id: accepted.headers['webhook-id'], type: 'payment.confirmed', createdAt: expect.stringMatching(/Z$/), data: { payment: expect.any(Object) } });
+    const read = await fetch(`${facilitator.url}/payments/${event.data.payment.id}`, { headers: { authorization: `Bearer ${merchant.apiKey}` } });
+    expect(event.data.payment).toEqual(await read.json());
+    expect(event.data.payment).toMatchObject({ state: 'confirmed', amount: '5555', txHash: answer.transaction });
+
+    const [delivery] = await until('the delivery to be recorded', async () => {
+      const rows = await deliveries(merchant.merchantId);
+      return rows[0]?.status === 'delivered' ? rows : undefined;
+    });
+    expect(delivery).toMatchObject({ id: event.id, event_type: 'payment.confirmed', status: 'delivered', attempt: 3, response_status: 204, error: null, delivered_at: expect.any(Date) });
+    expect(await attemptLog(delivery.id)).toEqual([
+      { attempt: 1, response_status: 500, error: 'HTTP 500' },
+      { attempt: 2, response_status: 500, error: 'HTTP 500' },
+      { attempt: 3, response_status: 204, error: null },
+    ]);
+    // Only the final outcome is sent: verified and submitted are not.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await deliveries(merchant.merchantId)).toHaveLength(1);
+  });
+
+  it('sends payment.failed with the reason, and gives up after WEBHOOK_MAX_ATTEMPTS on an unreachable receiver', async () => {
+    const receiver = await startReceiver(0);
+    servers.push(receiver.server);
+    const failing = createMerchant('--name', 'Failed payments', '--webhook-url', receiver.url);
+    const token = manifest.tokens.misreportingUsdc;
+    expect((await settle(failing.apiKey, token)).answer).toMatchObject({ success: false, errorReason: 'invalid_exact_evm_transfer_event_mismatch' });
+    const got = await until('payment.failed', () => receiver.received[0]);
+    expect(JSON.parse(got.body)).toMatchObject({ type: 'payment.failed', data: { payment: { state: 'failed', errorReason: 'invalid_exact_evm_transfer_event_mismatch', txHash: expect.stringMatching(/^0x/) } } });
+
+    const unreachable = createMerchant('--name', 'Unreachable', '--webhook-url', `http://127.0.0.1:${await freePort()}/hooks`);
+    expect((await settle(unreachable.apiKey)).answer).toMatchObject({ success: true });
+    const [delivery] = await until('the delivery to fail', async () => {
+      const rows = await deliveries(unreachable.merchantId);
+      return rows[0]?.status === 'failed' ? rows : undefined;
+    });
+    expect(delivery).toMatchObject({ status: 'failed', attempt: 3, response_status: null, delivered_at: null });
+    const log = await attemptLog(delivery.id);
+    expect(log.map((l) => l.attempt)).toEqual([1, 2, 3]);
+    for (const l of log) expect(l.error).toMatch(/ECONNREFUSED|connect/i);
+  });
+
+  it('sends nothing for a merchant without a webhook URL, and stops sending to a merchant once it is disabled', async () => {
+    const silent = createMerchant('--name', 'No webhooks');
+    expect((await settle(silent.apiKey)).answer).toMatchObject({ success: true });
+
+    const receiver = await startReceiver(99, async () => {
+      // The merchant is disabled while its first attempt is being answered (with a 500).
+      await db.$executeRawUnsafe(`UPDATE facilitator.merchants SET disabled_at = now() WHERE id = $1::uuid`, disabled.merchantId);
+    });
+    servers.push(receiver.server);
+    const disabled = createMerchant('--name', 'Disabled later', '--webhook-url', receiver.url);
+    expect((await settle(disabled.apiKey)).answer).toMatchObject({ success: true });
+    const [delivery] = await until('the delivery to fail', async () => {
+      const rows = await deliveries(disabled.merchantId);
+      return rows[0]?.status === 'failed' ? rows : undefined;
+    });
+    expect(delivery).toMatchObject({ attempt: 2, error: 'the merchant is disabled' });
+    expect(receiver.received).toHaveLength(1);
+    expect(await deliveries(silent.merchantId)).toEqual([]);
+  });
+});

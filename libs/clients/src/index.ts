@@ -1,0 +1,2 @@
+// @mp/clients — what merchants and other services use to talk to ours (no Nest).
+export * from './webhooks';
