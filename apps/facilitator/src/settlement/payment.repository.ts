@@ -207,9 +207,10 @@ export class PaymentRepository {
   }
 
   /** Takes over a payment whose earlier attempt failed before anything reached the chain. */
-  reclaim(id: string, updatedAt: Date, payloadHash: string): Promise<boolean> {
+  reclaim(id: string, updatedAt: Date, payloadHash: string, call: { to: string; data: string }): Promise<boolean> {
     return this.transition(id, ['failed'], 'verified', 'payment.retried', { payloadHash },
-      `payload_hash = $4, error_reason = NULL, error_message = NULL, tx_hash = NULL`, [payloadHash], `AND tx_hash IS NULL AND updated_at = $5`, [updatedAt]);
+      `payload_hash = $4, settle_to = $5, settle_data = $6, error_reason = NULL, error_message = NULL, tx_hash = NULL`,
+      [payloadHash, call.to.toLowerCase(), call.data], `AND tx_hash IS NULL AND updated_at = $7`, [updatedAt]);
   }
 
   /** Records a signed settlement transaction before it is broadcast, and moves the payment to submitted. */

@@ -59,6 +59,16 @@ export class SettlementQueue implements OnModuleInit, OnModuleDestroy {
     return this.add('confirm', paymentId, delayMs);
   }
 
+  /**
+   * For the recovery sweep: enqueue again even if BullMQ gave up on an earlier job of the payment (a failed job keeps
+   * its id, and a job id that exists is never added twice).
+   */
+  async requeue(name: SettlementJobName, paymentId: string): Promise<void> {
+    const existing = await this.queue.getJob(`${name}-${paymentId}`);
+    if (existing && (await existing.isFailed())) await existing.remove();
+    await this.add(name, paymentId, 0);
+  }
+
   private async add(name: SettlementJobName, paymentId: string, delay: number): Promise<void> {
     try {
       await this.queue.add(name, { paymentId }, { jobId: `${name}-${paymentId}`, delay });

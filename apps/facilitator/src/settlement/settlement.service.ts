@@ -135,14 +135,16 @@ export class SettlementService {
             // Mined and failed (final), or failed while we waited: the outcome of this payment is that failure.
             return this.failure(payment, record.errorReason ?? X402Reason.exactEvmTransactionFailed, record.errorMessage ?? undefined, record.txHash ?? '');
           }
-          // An earlier attempt failed before anything reached the chain: verify again and try once more.
-          if (await this.payments.reclaim(record.id, record.updatedAt, payment.request.fingerprint)) {
-            const verified = await this.scheme.verify(payment, { simulate: true });
-            if (!verified.isValid) {
-              await this.payments.markFailedUnsent(record.id, verified.invalidReason ?? X402Reason.invalidPayload, verified.invalidMessage ?? '');
-              return this.failure(payment, verified.invalidReason ?? X402Reason.invalidPayload, verified.invalidMessage);
+          {
+            // An earlier attempt failed before anything reached the chain: verify again (this payload's call) and retry.
+            const verified = await this.scheme.verify(payment, { simulate: false });
+            const estimator = payment.network.signers.signers[0]?.address;
+            const prepared = verified.isValid && estimator ? await this.scheme.settlementCall(payment, estimator) : undefined;
+            if (!prepared?.ok) {
+              const response = prepared?.response ?? verified;
+              return this.failure(payment, response.invalidReason ?? X402Reason.invalidPayload, response.invalidMessage);
             }
-            await this.queue.submit(record.id);
+            if (await this.payments.reclaim(record.id, record.updatedAt, payment.request.fingerprint, prepared.call)) await this.queue.submit(record.id);
           }
           break;
         default:

@@ -110,6 +110,11 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
       } catch (error) {
         if (isTransportFailure(error)) throw error;
         const reason = this.scheme.sendFailureReason(error);
+        if (reason === X402Reason.unexpectedSettleError) {
+          // Our wallet cannot pay the gas: not the payer's failure. Retry later, perhaps from another wallet.
+          this.logger.error(`hot wallet ${signer.address} on ${record.network} cannot send: ${revertReason(error)}`);
+          throw error;
+        }
         return this.fail(record, reason === X402Reason.exactEvmTransactionFailed ? X402Reason.exactEvmSimulationFailed : reason, revertReason(error) ?? 'the transfer would revert');
       }
 
@@ -242,7 +247,7 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
   private async sweep(): Promise<void> {
     try {
       for (const { id, state } of await this.payments.stale(['verified', 'submitted'], this.config.recoveryIntervalMs)) {
-        await (state === 'verified' ? this.queue.submit(id) : this.queue.confirm(id));
+        await this.queue.requeue(state === 'verified' ? 'submit' : 'confirm', id);
       }
     } catch (error) {
       this.logger.debug(`recovery sweep skipped: ${(error as Error).message}`);
