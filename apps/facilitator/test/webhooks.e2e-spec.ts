@@ -1,10 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { createServer as createTcpServer } from 'node:net';
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import pg from 'pg';
 import type { Address } from 'viem';
 import { verifyWebhookSignature } from '@mp/clients';
 import { PrismaService } from '@mp/db';
+import { WebhookRepository } from '../src/merchants/webhooks/webhook.repository';
 import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
 import { startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from '../../../test/support/facilitator';
 
@@ -99,7 +102,7 @@ describe('webhooks to merchants', () => {
     db = facilitator.app.get(PrismaService);
   });
   afterAll(async () => {
-    await facilitator?.close();
+    await facilitator?.close().catch(() => undefined);
     for (const server of servers) server.close();
   });
 
@@ -184,5 +187,59 @@ describe('webhooks to merchants', () => {
     expect(delivery).toMatchObject({ attempt: 2, error: 'the merchant is disabled' });
     expect(receiver.received).toHaveLength(1);
     expect(await deliveries(silent.merchantId)).toEqual([]);
+  });
+
+  it('reads the outbox in pages, picks up an event that commits after a later one, and moves its cursor only past old events', async () => {
+    await facilitator.close(); // no other dispatcher may read the outbox during this test
+    const api = await startFacilitator({ FACILITATOR_ROLE: 'api', QUEUE_PREFIX: 'mp:test-webhooks' });
+    const late = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await late.connect();
+    try {
+      const repo = api.app.get(WebhookRepository);
+      const sql = api.app.get(PrismaService);
+      const merchant = createMerchant('--name', 'Outbox pages', '--webhook-url', 'http://127.0.0.1:9/hooks');
+      await repo.ensureCursor();
+      await repo.enqueue(1_000, 0); // catch up with everything earlier tests left
+      const cursor = async () => (await sql.$queryRawUnsafe<{ last: string }[]>(`SELECT last_event_id::text AS last FROM facilitator.outbox_cursors WHERE name = 'webhooks'`))[0].last;
+      const newPayment = async () =>
+        (
+          await sql.$queryRawUnsafe<{ id: string }[]>(
+            `INSERT INTO facilitator.payments (network, asset, payer, authorization_nonce, pay_to, amount, valid_after, valid_before, scheme, x402_version,
+                                               payload_hash, state, updated_at, merchant_id, tx_hash)
+             VALUES ($1, $2, $3, $4, $5, 1, 0, 9999999999, 'exact', 2, 'test', 'confirmed', now(), $6::uuid, $7) RETURNING id::text`,
+            manifest.network, usdc.address.toLowerCase(), payerAccount(manifest, 7).address.toLowerCase(), `0x${randomBytes(32).toString('hex')}`,
+            merchantAddress.toLowerCase(), merchant.merchantId, `0x${randomBytes(32).toString('hex')}`,
+          )
+        )[0].id;
+      const event = `INSERT INTO facilitator.payment_events (payment_id, type, data) VALUES ($1::uuid, 'payment.confirmed', '{}'::jsonb)`;
+      const queued = async () => (await deliveries(merchant.merchantId)).length;
+      const start = await cursor();
+
+      // An event whose transaction is still open gets its id now but becomes visible only after later events.
+      const held = await newPayment();
+      await late.query('BEGIN');
+      await late.query(event.replace('$1::uuid', `'${held}'::uuid`));
+      for (let i = 0; i < 5; i++) await sql.$executeRawUnsafe(event, await newPayment());
+
+      // Young events: all five are queued, reading two per page, but the cursor stays.
+      expect(await repo.enqueue(2, 60_000)).toBe(false);
+      expect(await queued()).toBe(5);
+      expect(await cursor()).toBe(start);
+
+      // The held event commits late, with a lower id than the five: the rescan finds it.
+      await late.query('COMMIT');
+      expect(await repo.enqueue(2, 60_000)).toBe(false);
+      expect(await queued()).toBe(6);
+
+      // Once old, the cursor moves past them all (a page at a time: true means read on).
+      expect(await repo.enqueue(2, 0, 1)).toBe(true);
+      while (await repo.enqueue(2, 0, 1));
+      const max = (await sql.$queryRawUnsafe<{ max: string }[]>(`SELECT max(id)::text AS max FROM facilitator.payment_events`))[0].max;
+      expect(await cursor()).toBe(max);
+      expect(await queued()).toBe(6);
+    } finally {
+      await late.end();
+      await api.close();
+    }
   });
 });

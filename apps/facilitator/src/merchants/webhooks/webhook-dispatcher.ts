@@ -60,7 +60,7 @@ export class WebhookDispatcher implements OnModuleInit, OnModuleDestroy {
         await this.deliveries.ensureCursor();
         this.cursorReady = true;
       }
-      while ((await this.deliveries.enqueue(ENQUEUE_BATCH, OUTBOX_LAG_MS)) === ENQUEUE_BATCH && !this.stopped);
+      while ((await this.deliveries.enqueue(ENQUEUE_BATCH, OUTBOX_LAG_MS)) && !this.stopped);
       const room = CONCURRENCY - this.inFlight.size;
       if (room <= 0 || this.stopped) return;
       const lease = this.config.webhooks.timeoutMs + 30_000;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { PrismaService, withTransaction } from '@mp/db';
+import { PrismaService, withTransaction, type Tx } from '@mp/db';
 import { PAYMENT_VIEW_COLUMNS, toPaymentView, type PaymentView, type PaymentViewRow } from '../payment-view';
 
 /** The events merchants are told about: final outcomes only. */
@@ -60,60 +60,78 @@ export class WebhookRepository {
     await this.db.$executeRawUnsafe(`INSERT INTO facilitator.outbox_cursors (name, last_event_id) VALUES ($1, 0) ON CONFLICT (name) DO NOTHING`, CURSOR);
   }
 
-  /** Creates the deliveries of new events; returns how many events it scanned (a full batch: call again). */
-  enqueue(batch: number, lagMs: number): Promise<number> {
+  /**
+   * Creates the deliveries of new events, reading up to `maxPages` pages of `batch` events above the cursor.
+   * Returns true when it stopped with old events still unread (call again at once).
+   */
+  enqueue(batch: number, lagMs: number, maxPages = 10): Promise<boolean> {
     return withTransaction(this.db, async (tx) => {
       const cursor = await tx.$queryRawUnsafe<{ last: string }[]>(
         `SELECT last_event_id::text AS last FROM facilitator.outbox_cursors WHERE name = $1 FOR UPDATE SKIP LOCKED`,
         CURSOR,
       );
-      if (!cursor.length) return 0; // another worker is enqueueing right now
-      const events = await tx.$queryRawUnsafe<ScannedEvent[]>(
-        `SELECT e.id::text AS "eventId", e.type, e.created_at AS "eventAt", e.data AS "eventData",
-                e.created_at < now() - ($3::int * interval '1 millisecond') AS old,
-                p.merchant_id AS "merchantId", m.webhook_url AS url, m.disabled_at IS NOT NULL AS "merchantDisabled",
-                EXISTS (SELECT 1 FROM facilitator.webhook_deliveries d WHERE d.merchant_id = p.merchant_id AND d.event_id = e.id) AS queued,
-                ${PAYMENT_VIEW_COLUMNS}
-           FROM facilitator.payment_events e
-           JOIN facilitator.payments p ON p.id = e.payment_id
-           LEFT JOIN facilitator.merchants m ON m.id = p.merchant_id
-          WHERE e.id > $1::bigint
-          ORDER BY e.id
-          LIMIT $2`,
-        cursor[0].last,
-        batch,
-        lagMs,
-      );
-      const wanted = events.filter((e) => (WEBHOOK_EVENT_TYPES as readonly string[]).includes(e.type) && e.merchantId && e.url && !e.merchantDisabled && !e.queued);
-      if (wanted.length) {
-        const deliveries = wanted.map((e) => {
-          const id = randomUUID();
-          const event: WebhookEvent = { id, type: e.type as WebhookEventType, createdAt: e.eventAt.toISOString(), data: { payment: paymentAsOf(e) } };
-          return { id, merchantId: e.merchantId as string, eventId: e.eventId, type: e.type, url: e.url as string, body: JSON.stringify(event) };
-        });
-        await tx.$executeRawUnsafe(
-          `INSERT INTO facilitator.webhook_deliveries (id, merchant_id, event_id, event_type, url, body)
-           SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::text[], $5::text[], $6::text[])
-           ON CONFLICT (merchant_id, event_id) DO NOTHING`,
-          deliveries.map((d) => d.id),
-          deliveries.map((d) => d.merchantId),
-          deliveries.map((d) => d.eventId),
-          deliveries.map((d) => d.type),
-          deliveries.map((d) => d.url),
-          deliveries.map((d) => d.body),
-        );
-      }
-      // Move past the leading run of events old enough that nothing below them can still appear.
+      if (!cursor.length) return false; // another worker is enqueueing right now
+      let from = cursor[0].last;
       let last: string | undefined;
-      for (const event of events) {
-        if (!event.old) break;
-        last = event.eventId;
+      let leading = true;
+      let full = false;
+      for (let page = 0; page < maxPages; page++) {
+        const events = await this.scan(tx, from, batch, lagMs);
+        await this.insertDeliveries(tx, events);
+        // The cursor moves past the leading run of events old enough that nothing below them can still appear.
+        for (const event of events) {
+          if (leading && event.old) last = event.eventId;
+          else leading = false;
+        }
+        full = events.length === batch;
+        if (!full) break;
+        from = events[events.length - 1].eventId;
       }
       if (last) {
         await tx.$executeRawUnsafe(`UPDATE facilitator.outbox_cursors SET last_event_id = $2::bigint, updated_at = now() WHERE name = $1`, CURSOR, last);
       }
-      return events.length;
+      return full && leading;
     });
+  }
+
+  private scan(tx: Tx, after: string, batch: number, lagMs: number): Promise<ScannedEvent[]> {
+    return tx.$queryRawUnsafe<ScannedEvent[]>(
+      `SELECT e.id::text AS "eventId", e.type, e.created_at AS "eventAt", e.data AS "eventData",
+              e.created_at < now() - ($3::int * interval '1 millisecond') AS old,
+              p.merchant_id AS "merchantId", m.webhook_url AS url, m.disabled_at IS NOT NULL AS "merchantDisabled",
+              EXISTS (SELECT 1 FROM facilitator.webhook_deliveries d WHERE d.merchant_id = p.merchant_id AND d.event_id = e.id) AS queued,
+              ${PAYMENT_VIEW_COLUMNS}
+         FROM facilitator.payment_events e
+         JOIN facilitator.payments p ON p.id = e.payment_id
+         LEFT JOIN facilitator.merchants m ON m.id = p.merchant_id
+        WHERE e.id > $1::bigint
+        ORDER BY e.id
+        LIMIT $2`,
+      after,
+      batch,
+      lagMs,
+    );
+  }
+
+  private async insertDeliveries(tx: Tx, events: ScannedEvent[]): Promise<void> {
+    const wanted = events.filter((e) => (WEBHOOK_EVENT_TYPES as readonly string[]).includes(e.type) && e.merchantId && e.url && !e.merchantDisabled && !e.queued);
+    if (!wanted.length) return;
+    const deliveries = wanted.map((e) => {
+      const id = randomUUID();
+      const event: WebhookEvent = { id, type: e.type as WebhookEventType, createdAt: e.eventAt.toISOString(), data: { payment: paymentAsOf(e) } };
+      return { id, merchantId: e.merchantId as string, eventId: e.eventId, type: e.type, url: e.url as string, body: JSON.stringify(event) };
+    });
+    await tx.$executeRawUnsafe(
+      `INSERT INTO facilitator.webhook_deliveries (id, merchant_id, event_id, event_type, url, body)
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::text[], $5::text[], $6::text[])
+       ON CONFLICT (merchant_id, event_id) DO NOTHING`,
+      deliveries.map((d) => d.id),
+      deliveries.map((d) => d.merchantId),
+      deliveries.map((d) => d.eventId),
+      deliveries.map((d) => d.type),
+      deliveries.map((d) => d.url),
+      deliveries.map((d) => d.body),
+    );
   }
 
   /** Takes up to `limit` deliveries that are due, counting the attempt and leasing them for `leaseMs`. */
