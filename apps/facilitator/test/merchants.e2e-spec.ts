@@ -78,7 +78,7 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
   const settle = (body: unknown, key?: string, base = facilitator.url) => call(`${base}/settle`, { body, key });
 
   beforeAll(async () => {
-    facilitator = await startFacilitator({ FACILITATOR_OPEN_MODE: 'false', API_KEY_CACHE_MS: '0', FACILITATOR_SIGNER_KEYS: signer, QUEUE_PREFIX: 'mp:test-merchants' });
+    facilitator = await startFacilitator({ FACILITATOR_OPEN_MODE: 'false', API_KEY_CACHE_MS: '0', FACILITATOR_SIGNER_KEYS: signer });
     db = facilitator.app.get(PrismaService);
     a = cliJson('create', '--name', 'Merchant A');
     b = cliJson('create', '--name', 'Merchant B', '--webhook-url', 'https://b.example/hooks');
@@ -277,7 +277,7 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
     });
 
     it('an open-mode payment taken without a key belongs to no merchant', async () => {
-      const open = await startFacilitator({ FACILITATOR_OPEN_MODE: 'true', API_KEY_CACHE_MS: '0', FACILITATOR_SIGNER_KEYS: signer, QUEUE_PREFIX: 'mp:test-merchants' });
+      const open = await startFacilitator({ FACILITATOR_OPEN_MODE: 'true', API_KEY_CACHE_MS: '0', FACILITATOR_SIGNER_KEYS: signer });
       try {
         const body = await payment();
         const anonymous = await settle(body, undefined, open.url);
@@ -337,7 +337,7 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
 
   describe('rate limits', () => {
     it('answers 429 rate_limited with Retry-After once a key has used its burst, per key', async () => {
-      const limited = await startFacilitator({ FACILITATOR_OPEN_MODE: 'false', RATE_LIMIT_PER_MINUTE: '3', RATE_LIMIT_BURST: '3', QUEUE_PREFIX: 'mp:test-merchants-limits', FACILITATOR_ROLE: 'api' });
+      const limited = await startFacilitator({ FACILITATOR_OPEN_MODE: 'false', RATE_LIMIT_PER_MINUTE: '3', RATE_LIMIT_BURST: '3', FACILITATOR_ROLE: 'api' });
       try {
         const key = cliJson('keys', 'create', '--merchant', a.merchantId).apiKey;
         const statuses = [];

@@ -93,7 +93,6 @@ describe('webhooks to merchants', () => {
     facilitator = await startFacilitator({
       FACILITATOR_OPEN_MODE: 'false',
       FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[1].privateKey,
-      QUEUE_PREFIX: 'mp:test-webhooks',
       WEBHOOK_POLL_MS: '50',
       WEBHOOK_RETRY_BASE_MS: '200',
       WEBHOOK_MAX_ATTEMPTS: '3',
@@ -191,7 +190,7 @@ describe('webhooks to merchants', () => {
 
   it('reads the outbox in pages, picks up an event that commits after a later one, and moves its cursor only past old events', async () => {
     await facilitator.close(); // no other dispatcher may read the outbox during this test
-    const api = await startFacilitator({ FACILITATOR_ROLE: 'api', QUEUE_PREFIX: 'mp:test-webhooks' });
+    const api = await startFacilitator({ FACILITATOR_ROLE: 'api' });
     const late = new pg.Client({ connectionString: TEST_DATABASE_URL });
     await late.connect();
     try {
