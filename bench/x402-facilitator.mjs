@@ -655,6 +655,7 @@ async function main() {
         DATABASE_URL: cfg.databaseUrl,
         CHAIN_MANIFEST: MANIFEST_PATH,
         FACILITATOR_SIGNER_KEYS: signers.slice(0, 3).map((s) => s.privateKey).join(','),
+        FACILITATOR_OPEN_MODE: 'true', // the reference has no API keys either
         LOG_LEVEL: 'warn',
       },
       port: cfg.oursPort,

@@ -126,7 +126,7 @@ describe('docs', () => {
       for (const service of SERVICES) {
         const inCode = nestRoutes(apps[service]);
         expect(inCode.length, service).toBeGreaterThan(0);
-        expect(documented(service).map((o) => o.route).sort(), `documented routes of ${service}`).toEqual(inCode);
+        expect(documented(service).map((o) => o.route.replace(/\{(\w+)\}/g, ':$1')).sort(), `documented routes of ${service}`).toEqual(inCode);
       }
     });
 

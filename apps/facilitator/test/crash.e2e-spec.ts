@@ -37,6 +37,7 @@ describe('crash safety', () => {
         FACILITATOR_PORT: String(port),
         FACILITATOR_SIGNER_KEYS: [0, 1].map((i) => manifest.accounts.facilitatorSigners[i].privateKey).join(','),
         FACILITATOR_INSTANCE_ID: 'crash-test',
+        FACILITATOR_OPEN_MODE: 'true',
         QUEUE_PREFIX: 'mp:crash-test',
         SETTLE_BUDGET_MS: '3000',
         RECOVERY_INTERVAL_MS: '300',

@@ -250,6 +250,27 @@ describe('POST /settle', () => {
     }
   });
 
+  it('refuses a settlement whose gas would exceed the asset\'s cap, with a clear reason and nothing written', async () => {
+    // 1% of the payment at 3,000 USDC per ETH: a cent cannot pay for its gas, a hundred dollars can.
+    const capped = await startFacilitator({
+      FACILITATOR_GAS_CAP_BPS: '100', FACILITATOR_NATIVE_PRICE: '3000000000', QUEUE_PREFIX: 'mp:test-gas-cap',
+      FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[3].privateKey,
+    });
+    try {
+      const payer = payerAccount(manifest, 9);
+      const cent = v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: 10_000n }), v2Requirements(manifest, usdc, 10_000n));
+      const refused = (await postJson(`${capped.url}/settle`, cent)).body;
+      expect(refused).toMatchObject({ success: false, errorReason: 'settlement_gas_exceeds_cap', transaction: '' });
+      expect(refused.errorMessage).toMatch(/more than 1% of the payment/);
+      expect(await paymentRow(cent.paymentPayload.payload.authorization.nonce)).toEqual([]);
+
+      const hundred = v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: 100_000_000n }), v2Requirements(manifest, usdc, 100_000_000n));
+      expect((await postJson(`${capped.url}/settle`, hundred)).body).toMatchObject({ success: true });
+    } finally {
+      await capped.close();
+    }
+  });
+
   it('recovers when something else used the signer\'s next nonce', async () => {
     const key = manifest.accounts.facilitatorSigners[3].privateKey as Hex;
     // Its own queue, so its own worker (holding the wallet whose nonce was taken) sends the settlement.

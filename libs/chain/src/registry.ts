@@ -7,6 +7,11 @@ export interface AssetConfig {
   decimals: number;
   /** EIP-712 domain name and version, e.g. "USD Coin" / "2" for USDC on Base. */
   eip712: { name: string; version: string };
+  /**
+   * Refuse settlements whose gas would cost more than `maxShareBps` basis points of the payment, pricing gas with
+   * `nativePrice`: atomic units of this asset that one whole native token (10^18 wei) is worth. Unset: no cap.
+   */
+  gasCap?: { maxShareBps: number; nativePrice: bigint };
 }
 
 export interface NetworkConfig {

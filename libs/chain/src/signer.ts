@@ -115,7 +115,8 @@ export class TransactionSigner {
     return { hash: keccak256(raw), nonce, signer: this.address, raw, to: call.to, data: call.data, gas: call.gas, ...fees };
   }
 
-  private async currentFees(fresh = false) {
+  /** The fees this wallet would bid now (cached for a second). */
+  async currentFees(fresh = false) {
     if (!fresh && this.fees && Date.now() - this.fees.at < FEE_CACHE_MS) return this.fees;
     const estimate = await this.client.estimateFeesPerGas();
     this.fees = { at: Date.now(), maxFeePerGas: estimate.maxFeePerGas, maxPriorityFeePerGas: estimate.maxPriorityFeePerGas };

@@ -38,6 +38,8 @@ export const X402Reason = {
   exactEvmUndeployedSmartWallet: 'invalid_exact_evm_payload_undeployed_smart_wallet',
   eip6492FactoryNotAllowed: 'eip6492_factory_not_allowed',
   smartWalletDeploymentFailed: 'smart_wallet_deployment_failed',
+  // ours: the facilitator's own policy, not a protocol reason of @x402/evm
+  settlementGasExceedsCap: 'settlement_gas_exceeds_cap',
 } as const;
 
 export type X402ReasonCode = (typeof X402Reason)[keyof typeof X402Reason];

@@ -5,7 +5,7 @@ import { privateKeyVerify } from 'secp256k1';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { env, loadConfig, ConfigError } from '@mp/platform';
-import { loadChainManifest, type NetworkConfig } from '@mp/chain';
+import { loadChainManifest, type AssetConfig, type NetworkConfig } from '@mp/chain';
 import type { Address, Hex } from 'viem';
 
 export const FACILITATOR_CONFIG = Symbol('FACILITATOR_CONFIG');
@@ -26,6 +26,8 @@ const envSchema = z.object({
   FACILITATOR_NETWORKS_FILE: z.string().optional(),
   FACILITATOR_SIGNER_KEYS: env.list(),
   FACILITATOR_EIP6492_FACTORIES: env.list().pipe(z.array(address)),
+  FACILITATOR_GAS_CAP_BPS: z.coerce.number().int().min(1).max(10_000).optional(),
+  FACILITATOR_NATIVE_PRICE: z.string().regex(/^[1-9][0-9]{0,40}$/, 'atomic units of the asset per native token').optional(),
   SETTLE_BUDGET_MS: env.int(60_000, 100),
   RPC_TIMEOUT_MS: env.int(10_000, 100),
   BODY_LIMIT_BYTES: env.int(64 * 1024, 1024),
@@ -68,6 +70,12 @@ const networksFileSchema = z.object({
               symbol: z.string().min(1),
               decimals: z.number().int().min(0).max(36),
               eip712: z.strictObject({ name: z.string().min(1), version: z.string().min(1) }),
+              gasCap: z
+                .strictObject({
+                  maxShareBps: z.number().int().min(1).max(10_000),
+                  nativePrice: z.string().regex(/^[1-9][0-9]{0,40}$/, 'atomic units of the asset per native token, as a decimal string'),
+                })
+                .optional(),
             }),
           )
           .min(1),
@@ -119,7 +127,7 @@ export function loadFacilitatorConfig(environment: NodeJS.ProcessEnv = process.e
   }
   const networks = e.FACILITATOR_NETWORKS_FILE
     ? networksFromFile(e.FACILITATOR_NETWORKS_FILE, environment)
-    : networksFromManifest(e.CHAIN_MANIFEST, e.FACILITATOR_SIGNER_KEYS as Hex[], e.FACILITATOR_EIP6492_FACTORIES as Address[]);
+    : networksFromManifest(e.CHAIN_MANIFEST, e.FACILITATOR_SIGNER_KEYS as Hex[], e.FACILITATOR_EIP6492_FACTORIES as Address[], manifestGasCap(e));
   return {
     role: e.FACILITATOR_ROLE,
     instanceId: e.FACILITATOR_INSTANCE_ID ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`,
@@ -178,14 +186,18 @@ function networksFromFile(path: string, environment: NodeJS.ProcessEnv): Network
       pollingIntervalMs: n.pollingIntervalMs,
       signerKeys,
       eip6492AllowedFactories: n.eip6492AllowedFactories as Address[],
-      assets: n.assets.map((a) => ({ ...a, address: a.address as Address })),
+      assets: n.assets.map(({ gasCap, ...a }) => ({
+        ...a,
+        address: a.address as Address,
+        ...(gasCap ? { gasCap: { maxShareBps: gasCap.maxShareBps, nativePrice: BigInt(gasCap.nativePrice) } } : {}),
+      })),
     };
   });
   if (problems.length) throw new ConfigError(problems);
   return networks;
 }
 
-function networksFromManifest(path: string, keysOverride: Hex[], eip6492AllowedFactories: Address[]): NetworkConfig[] {
+function networksFromManifest(path: string, keysOverride: Hex[], eip6492AllowedFactories: Address[], gasCap?: AssetConfig['gasCap']): NetworkConfig[] {
   let manifest;
   try {
     manifest = loadChainManifest(resolve(path));
@@ -213,9 +225,20 @@ function networksFromManifest(path: string, keysOverride: Hex[], eip6492AllowedF
         symbol: t.symbol,
         decimals: t.decimals,
         eip712: { name: t.name, version: t.version },
+        ...(gasCap ? { gasCap } : {}),
       })),
     },
   ];
+}
+
+/** Local manifest only: FACILITATOR_GAS_CAP_BPS and FACILITATOR_NATIVE_PRICE go together (the networks file has gasCap per asset). */
+function manifestGasCap(e: { FACILITATOR_GAS_CAP_BPS?: number; FACILITATOR_NATIVE_PRICE?: string; FACILITATOR_NETWORKS_FILE?: string }): AssetConfig['gasCap'] {
+  if (e.FACILITATOR_GAS_CAP_BPS === undefined && e.FACILITATOR_NATIVE_PRICE === undefined) return undefined;
+  if (e.FACILITATOR_GAS_CAP_BPS === undefined || e.FACILITATOR_NATIVE_PRICE === undefined) {
+    throw new ConfigError(['FACILITATOR_GAS_CAP_BPS and FACILITATOR_NATIVE_PRICE: set both or neither']);
+  }
+  if (e.FACILITATOR_NETWORKS_FILE) throw new ConfigError(['FACILITATOR_GAS_CAP_BPS: applies to the local chain manifest only; with FACILITATOR_NETWORKS_FILE, set gasCap on each asset']);
+  return { maxShareBps: e.FACILITATOR_GAS_CAP_BPS, nativePrice: BigInt(e.FACILITATOR_NATIVE_PRICE) };
 }
 
 function databaseName(url: string): string {

@@ -77,6 +77,9 @@ export class SettlementService {
       return this.failure(payment, response.invalidReason ?? X402Reason.invalidPayload, response.invalidMessage);
     }
 
+    const uneconomic = await this.gasOverCap(payment, prepared.call.gas);
+    if (uneconomic) return this.failure(payment, X402Reason.settlementGasExceedsCap, uneconomic);
+
     let id: string | undefined;
     try {
       id = await this.payments.claim({
@@ -158,6 +161,18 @@ export class SettlementService {
       if (!next) throw new Error(`payment ${record.id} disappeared`);
       record = next;
     }
+  }
+
+  /** The asset's gas cap: gas at today's fee, priced in the asset, must stay within its share of the payment. */
+  private async gasOverCap(payment: ExactEvmPayment, gas: bigint): Promise<string | undefined> {
+    const cap = payment.asset.gasCap;
+    const signer = payment.network.signers.signers[0];
+    if (!cap || !signer) return undefined;
+    const { maxFeePerGas } = await signer.currentFees();
+    const costInAsset = (gas * maxFeePerGas * cap.nativePrice) / 10n ** 18n;
+    const allowed = (payment.authorization.value * BigInt(cap.maxShareBps)) / 10_000n;
+    if (costInAsset <= allowed) return undefined;
+    return `settling would cost about ${costInAsset} atomic units of ${payment.asset.symbol} in gas, more than ${cap.maxShareBps / 100}% of the payment (${allowed})`;
   }
 
   private unexpected(payment: ExactEvmPayment, error: unknown): SettleResponse {
