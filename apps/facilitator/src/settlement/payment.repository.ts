@@ -214,19 +214,43 @@ export class PaymentRepository {
   }
 
   /** Records a signed settlement transaction before it is broadcast, and moves the payment to submitted. */
-  async recordSubmitted(id: string, tx: SignedTransaction, network: string): Promise<boolean> {
+  recordSubmitted(id: string, tx: SignedTransaction, network: string): Promise<boolean> {
+    return this.recordTransaction(id, tx, network, {
+      from: 'verified',
+      set: `state = 'submitted', tx_hash = $2, signer = $3, tx_nonce = $4, submitted_at = now(), attempts = attempts + 1`,
+      event: 'payment.submitted',
+      data: { txHash: tx.hash, signer: tx.signer, txNonce: tx.nonce },
+    });
+  }
+
+  /** Records a fee-bumped replacement (same signer and nonce) before it is broadcast. */
+  recordReplacement(id: string, tx: SignedTransaction, network: string): Promise<boolean> {
+    return this.recordTransaction(id, tx, network, {
+      from: 'submitted',
+      set: `tx_hash = $2`,
+      event: 'payment.replaced',
+      data: { txHash: tx.hash, maxFeePerGas: tx.maxFeePerGas.toString(), maxPriorityFeePerGas: tx.maxPriorityFeePerGas.toString() },
+    });
+  }
+
+  /** One statement: the compare-and-set on the payment, the signed transaction and the event, or none of them. */
+  private async recordTransaction(
+    id: string,
+    tx: SignedTransaction,
+    network: string,
+    change: { from: PaymentState; set: string; event: string; data: Record<string, unknown> },
+  ): Promise<boolean> {
     const rows = await this.db.$queryRawUnsafe<{ id: string }[]>(
       `WITH updated AS (
-         UPDATE facilitator.payments SET state = 'submitted', updated_at = now(), tx_hash = $2, signer = $3, tx_nonce = $4,
-                submitted_at = now(), attempts = attempts + 1
-          WHERE id = $1::uuid AND state = 'verified'
+         UPDATE facilitator.payments SET updated_at = now(), ${change.set}
+          WHERE id = $1::uuid AND state = '${change.from}'
           RETURNING id),
        stored AS (
          INSERT INTO facilitator.payment_transactions (hash, payment_id, network, signer, nonce, raw_tx, max_fee_per_gas, max_priority_fee_per_gas, gas_limit)
          SELECT $2, id, $5, $3, $4, $6, $7::numeric, $8::numeric, $9::numeric FROM updated
          RETURNING payment_id)
        INSERT INTO facilitator.payment_events (payment_id, type, data)
-       SELECT payment_id, 'payment.submitted', $10::jsonb FROM stored
+       SELECT payment_id, '${change.event}', $10::jsonb FROM stored
        RETURNING payment_id AS id`,
       id,
       tx.hash,
@@ -237,33 +261,7 @@ export class PaymentRepository {
       tx.maxFeePerGas.toString(),
       tx.maxPriorityFeePerGas.toString(),
       tx.gas.toString(),
-      JSON.stringify({ txHash: tx.hash, signer: tx.signer, txNonce: tx.nonce }),
-    );
-    return rows.length === 1;
-  }
-
-  /** Records a fee-bumped replacement (same signer and nonce) before it is broadcast. */
-  async recordReplacement(id: string, tx: SignedTransaction, network: string): Promise<boolean> {
-    const rows = await this.db.$queryRawUnsafe<{ id: string }[]>(
-      `WITH updated AS (
-         UPDATE facilitator.payments SET updated_at = now(), tx_hash = $2 WHERE id = $1::uuid AND state = 'submitted' RETURNING id),
-       stored AS (
-         INSERT INTO facilitator.payment_transactions (hash, payment_id, network, signer, nonce, raw_tx, max_fee_per_gas, max_priority_fee_per_gas, gas_limit)
-         SELECT $2, id, $5, $3, $4, $6, $7::numeric, $8::numeric, $9::numeric FROM updated
-         RETURNING payment_id)
-       INSERT INTO facilitator.payment_events (payment_id, type, data)
-       SELECT payment_id, 'payment.replaced', $10::jsonb FROM stored
-       RETURNING payment_id AS id`,
-      id,
-      tx.hash,
-      tx.signer.toLowerCase(),
-      tx.nonce,
-      network,
-      tx.raw,
-      tx.maxFeePerGas.toString(),
-      tx.maxPriorityFeePerGas.toString(),
-      tx.gas.toString(),
-      JSON.stringify({ txHash: tx.hash, maxFeePerGas: tx.maxFeePerGas.toString(), maxPriorityFeePerGas: tx.maxPriorityFeePerGas.toString() }),
+      JSON.stringify(change.data),
     );
     return rows.length === 1;
   }
