@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Hex } from 'viem';
+import type { ContractCall } from '@mp/chain';
 import { isUnavailableError, ProblemError } from '@mp/platform';
 import { X402Reason, type PaymentRequest, type SettleResponse } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
@@ -65,16 +66,12 @@ export class SettlementService {
     if (existing) return this.follow(payment, existing, deadline, merchantId);
 
     // Verify and simulate the exact transaction before anything is written: bad payments leave no trace.
-    const verified = await this.scheme.verify(payment, { simulate: false });
-    const estimator = payment.network.signers.signers[0]?.address;
-    const prepared = verified.isValid && estimator ? await this.scheme.settlementCall(payment, estimator) : undefined;
-    if (!prepared?.ok) {
+    const prepared = await this.prepare(payment);
+    if (!prepared.ok) {
       // A concurrent request (perhaps on another replica) may have claimed and settled it meanwhile: report that.
       const settledMeanwhile = await this.payments.findByKey(payment.key);
       if (settledMeanwhile) return this.follow(payment, settledMeanwhile, deadline, merchantId);
-      const response = prepared?.response ?? verified;
-      if (!estimator && verified.isValid) return this.failure(payment, X402Reason.unexpectedSettleError, `no signer is configured for ${payment.key.network}`);
-      return this.failure(payment, response.invalidReason ?? X402Reason.invalidPayload, response.invalidMessage);
+      return prepared.failure;
     }
 
     const uneconomic = await this.gasOverCap(payment, prepared.call.gas);
@@ -140,13 +137,8 @@ export class SettlementService {
           }
           {
             // An earlier attempt failed before anything reached the chain: verify again (this payload's call) and retry.
-            const verified = await this.scheme.verify(payment, { simulate: false });
-            const estimator = payment.network.signers.signers[0]?.address;
-            const prepared = verified.isValid && estimator ? await this.scheme.settlementCall(payment, estimator) : undefined;
-            if (!prepared?.ok) {
-              const response = prepared?.response ?? verified;
-              return this.failure(payment, response.invalidReason ?? X402Reason.invalidPayload, response.invalidMessage);
-            }
+            const prepared = await this.prepare(payment);
+            if (!prepared.ok) return prepared.failure;
             if (await this.payments.reclaim(record.id, record.updatedAt, payment.request.fingerprint, prepared.call)) await this.queue.submit(record.id);
           }
           break;
@@ -161,6 +153,17 @@ export class SettlementService {
       if (!next) throw new Error(`payment ${record.id} disappeared`);
       record = next;
     }
+  }
+
+  /** Verifies the payment and builds its settlement call, estimating its gas (which simulates it). */
+  private async prepare(payment: ExactEvmPayment): Promise<{ ok: true; call: ContractCall } | { ok: false; failure: SettleResponse }> {
+    const verified = await this.scheme.verify(payment, { simulate: false });
+    if (!verified.isValid) return { ok: false, failure: this.failure(payment, verified.invalidReason ?? X402Reason.invalidPayload, verified.invalidMessage) };
+    const estimator = payment.network.signers.signers[0]?.address;
+    if (!estimator) return { ok: false, failure: this.failure(payment, X402Reason.unexpectedSettleError, `no signer is configured for ${payment.key.network}`) };
+    const prepared = await this.scheme.settlementCall(payment, estimator);
+    if (!prepared.ok) return { ok: false, failure: this.failure(payment, prepared.response.invalidReason ?? X402Reason.exactEvmSimulationFailed, prepared.response.invalidMessage) };
+    return prepared;
   }
 
   /** The asset's gas cap: gas at today's fee, priced in the asset, must stay within its share of the payment. */
