@@ -1,5 +1,5 @@
 import { ecdsaSign } from 'secp256k1';
-import { bytesToHex, hexToBytes, keccak256, serializeTransaction, type Address, type Hex, type PublicClient, type TransactionReceipt, type TransactionSerializableEIP1559 } from 'viem';
+import { bytesToHex, hexToBytes, keccak256, serializeTransaction, type Address, type Hex, type PublicClient, type TransactionSerializableEIP1559 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 
 export interface ContractCall {
@@ -158,27 +158,5 @@ export class SignerPool {
 
   byAddress(address: string): TransactionSigner | undefined {
     return this.signers.find((s) => s.address.toLowerCase() === address.toLowerCase());
-  }
-}
-
-export class ReceiptTimeoutError extends Error {
-  constructor(readonly hash: Hex, timeoutMs: number) {
-    super(`no receipt for ${hash} within ${timeoutMs} ms`);
-    this.name = 'ReceiptTimeoutError';
-  }
-}
-
-/** Polls for a receipt until the deadline. Checks at once: on an automining chain the receipt is already there. */
-export async function waitForReceipt(client: PublicClient, hash: Hex, timeoutMs: number, pollingIntervalMs: number): Promise<TransactionReceipt> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const receipt = await client.getTransactionReceipt({ hash }).catch((error: unknown) => {
-      if (error instanceof Error && error.name === 'TransactionReceiptNotFoundError') return undefined;
-      throw error;
-    });
-    if (receipt) return receipt;
-    const left = deadline - Date.now();
-    if (left <= 0) throw new ReceiptTimeoutError(hash, timeoutMs);
-    await new Promise((resolve) => setTimeout(resolve, Math.min(pollingIntervalMs, left)));
   }
 }
