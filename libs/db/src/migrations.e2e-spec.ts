@@ -69,14 +69,15 @@ describe('scripts/lib/database.mjs migrateDeploy', () => {
     expect(amount).toEqual([{ data_type: 'numeric', numeric_precision: 78, numeric_scale: 0 }]);
   });
 
-  it('has the unique constraint on (network, asset, payer, authorization_nonce) and on tx_hash', async () => {
+  it('has the unique constraint on (network, asset, payer, authorization_nonce) and an index on tx_hash', async () => {
     const rows = await query<{ indexname: string; indexdef: string }>(
       url,
       `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'facilitator' AND tablename = 'payments' ORDER BY 1`,
     );
     const byName = Object.fromEntries(rows.map((r) => [r.indexname, r.indexdef]));
     expect(byName.payments_authorization_key).toMatch(/^CREATE UNIQUE INDEX .*\(network, asset, payer, authorization_nonce\)$/);
-    expect(byName.payments_tx_hash_key).toMatch(/^CREATE UNIQUE INDEX .*\(tx_hash\)$/);
+    // not unique: one batch transaction settles several payments
+    expect(byName.payments_tx_hash_idx).toMatch(/^CREATE INDEX .*\(tx_hash\)$/);
     expect(byName.payments_state_updated_at_idx).toMatch(/\(state, updated_at\)$/);
   });
 

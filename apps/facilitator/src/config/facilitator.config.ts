@@ -39,6 +39,8 @@ const envSchema = z.object({
   SIGNER_LEASE_MS: env.int(30_000, 1_000),
   STUCK_TX_AFTER_MS: env.int(30_000, 100),
   RECOVERY_INTERVAL_MS: env.int(5_000, 100),
+  SETTLE_BATCH_MAX: z.coerce.number().int().min(1).max(100).default(1),
+  SETTLE_BATCH_WINDOW_MS: env.int(20, 1),
   SIGNER_MIN_BALANCE_WEI: z.string().regex(/^[0-9]{1,40}$/, 'must be an integer number of wei').default('10000000000000000'),
   // merchants: API keys, rate limits, webhooks
   FACILITATOR_OPEN_MODE: env.bool(false),
@@ -96,6 +98,10 @@ export interface FacilitatorConfig {
   signerLeaseMs: number;
   stuckTxAfterMs: number;
   recoveryIntervalMs: number;
+  /** Up to this many payments of one network share one Multicall3 transaction (1: no batching). */
+  batchMax: number;
+  /** How long a batch waits for more payments before it is sent. */
+  batchWindowMs: number;
   /** Below this native balance a hot wallet is reported (log warning; the balance is also a metric). */
   signerMinBalanceWei: bigint;
   port: number;
@@ -137,6 +143,8 @@ export function loadFacilitatorConfig(environment: NodeJS.ProcessEnv = process.e
     signerLeaseMs: e.SIGNER_LEASE_MS,
     stuckTxAfterMs: e.STUCK_TX_AFTER_MS,
     recoveryIntervalMs: e.RECOVERY_INTERVAL_MS,
+    batchMax: e.SETTLE_BATCH_MAX,
+    batchWindowMs: e.SETTLE_BATCH_WINDOW_MS,
     signerMinBalanceWei: BigInt(e.SIGNER_MIN_BALANCE_WEI),
     port: e.FACILITATOR_PORT,
     host: e.FACILITATOR_HOST,

@@ -23,6 +23,7 @@ export interface SettlementRecord extends PaymentRecord {
   network: string;
   asset: string;
   payer: string;
+  authorizationNonce: Hex;
   payTo: string;
   amount: bigint;
   validBefore: bigint;
@@ -52,6 +53,8 @@ export interface NewPayment {
   merchantId?: string | null;
 }
 
+class BatchClaimLostError extends Error {}
+
 export class IdempotencyConflictError extends Error {
   constructor(readonly key: string) {
     super(`payment identifier ${key} was already used for a different payment`);
@@ -61,7 +64,7 @@ export class IdempotencyConflictError extends Error {
 const RECORD_COLUMNS = `id, state::text AS state, payload_hash AS "payloadHash", tx_hash AS "txHash", signer,
   error_reason AS "errorReason", error_message AS "errorMessage", updated_at AS "updatedAt", merchant_id AS "merchantId"`;
 
-const SETTLEMENT_COLUMNS = `${RECORD_COLUMNS}, network, asset, payer, pay_to AS "payTo", amount::text AS amount,
+const SETTLEMENT_COLUMNS = `${RECORD_COLUMNS}, network, asset, payer, authorization_nonce AS "authorizationNonce", pay_to AS "payTo", amount::text AS amount,
   valid_before::text AS "validBefore", settle_to AS "settleTo", settle_data AS "settleData"`;
 
 /**
@@ -215,22 +218,63 @@ export class PaymentRepository {
 
   /** Records a signed settlement transaction before it is broadcast, and moves the payment to submitted. */
   recordSubmitted(id: string, tx: SignedTransaction, network: string): Promise<boolean> {
-    return this.recordTransaction(id, tx, network, {
-      from: 'verified',
+    return this.recordTransaction(id, tx, network, this.submittedChange(tx));
+  }
+
+  private submittedChange(tx: SignedTransaction) {
+    return {
+      from: 'verified' as const,
       set: `state = 'submitted', tx_hash = $2, signer = $3, tx_nonce = $4, submitted_at = now(), attempts = attempts + 1`,
       event: 'payment.submitted',
       data: { txHash: tx.hash, signer: tx.signer, txNonce: tx.nonce },
+    };
+  }
+
+  /**
+   * Records a signed batch transaction for every payment in it before it is broadcast: all of them move to
+   * submitted, or (if any was taken meanwhile) none does.
+   */
+  async recordSubmittedBatch(ids: string[], tx: SignedTransaction, network: string): Promise<boolean> {
+    try {
+      return await withTransaction(this.db, async (db) => {
+        for (const id of ids) {
+          if (!(await this.recordTransaction(id, tx, network, this.submittedChange(tx), db))) throw new BatchClaimLostError();
+        }
+        return true;
+      }, { retries: 0 });
+    } catch (error) {
+      if (error instanceof BatchClaimLostError) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Records a fee-bumped replacement (same signer and nonce) before it is broadcast, for every payment the stuck
+   * transaction settles (a batch settles several), so whichever of the two is mined, each payment knows it.
+   */
+  async recordReplacement(stuckHash: string, tx: SignedTransaction, network: string): Promise<boolean> {
+    const ids = await this.db.$queryRawUnsafe<{ id: string }[]>(
+      `SELECT id FROM facilitator.payments WHERE tx_hash = $1 AND state = 'submitted'`,
+      stuckHash,
+    );
+    if (ids.length === 0) return false;
+    return withTransaction(this.db, async (db) => {
+      for (const { id } of ids) {
+        await this.recordTransaction(id, tx, network, {
+          from: 'submitted',
+          set: `tx_hash = $2`,
+          event: 'payment.replaced',
+          data: { txHash: tx.hash, replaces: stuckHash, maxFeePerGas: tx.maxFeePerGas.toString(), maxPriorityFeePerGas: tx.maxPriorityFeePerGas.toString() },
+        }, db);
+      }
+      return true;
     });
   }
 
-  /** Records a fee-bumped replacement (same signer and nonce) before it is broadcast. */
-  recordReplacement(id: string, tx: SignedTransaction, network: string): Promise<boolean> {
-    return this.recordTransaction(id, tx, network, {
-      from: 'submitted',
-      set: `tx_hash = $2`,
-      event: 'payment.replaced',
-      data: { txHash: tx.hash, maxFeePerGas: tx.maxFeePerGas.toString(), maxPriorityFeePerGas: tx.maxPriorityFeePerGas.toString() },
-    });
+  /** How many payments a transaction settles (1, or the size of a batch). */
+  async paymentsOfTransaction(hash: string): Promise<number> {
+    const rows = await this.db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM facilitator.payment_transactions WHERE hash = $1`, hash);
+    return rows[0]?.n ?? 0;
   }
 
   /** One statement: the compare-and-set on the payment, the signed transaction and the event, or none of them. */
@@ -239,8 +283,9 @@ export class PaymentRepository {
     tx: SignedTransaction,
     network: string,
     change: { from: PaymentState; set: string; event: string; data: Record<string, unknown> },
+    db: Pick<PrismaService, '$queryRawUnsafe'> = this.db,
   ): Promise<boolean> {
-    const rows = await this.db.$queryRawUnsafe<{ id: string }[]>(
+    const rows = await db.$queryRawUnsafe<{ id: string }[]>(
       `WITH updated AS (
          UPDATE facilitator.payments SET updated_at = now(), ${change.set}
           WHERE id = $1::uuid AND state = '${change.from}'
@@ -269,6 +314,28 @@ export class PaymentRepository {
   /** The transaction never took (its nonce went elsewhere, or the node refused it as stale): back to verified, to be sent again. */
   releaseUnsent(id: string, reason: string): Promise<boolean> {
     return this.transition(id, ['submitted'], 'verified', 'payment.resend', { reason }, `tx_hash = NULL, signer = NULL, tx_nonce = NULL`, []);
+  }
+
+  /**
+   * Its transfer failed inside a batch that was mined: the batch transaction did not settle this payment, so it is
+   * detached from it, and the payment goes back to verified to be sent alone.
+   */
+  async releaseFromBatch(id: string, batchHash: string): Promise<boolean> {
+    const rows = await this.db.$queryRawUnsafe<{ id: string }[]>(
+      `WITH updated AS (
+         UPDATE facilitator.payments SET state = 'verified', updated_at = now(), tx_hash = NULL, signer = NULL, tx_nonce = NULL
+          WHERE id = $1::uuid AND state = 'submitted'
+          RETURNING id),
+       detached AS (
+         DELETE FROM facilitator.payment_transactions WHERE payment_id IN (SELECT id FROM updated) AND hash = $2 RETURNING payment_id)
+       INSERT INTO facilitator.payment_events (payment_id, type, data)
+       SELECT id, 'payment.resend', $3::jsonb FROM updated
+       RETURNING payment_id AS id`,
+      id,
+      batchHash,
+      JSON.stringify({ reason: `its transfer failed inside batch ${batchHash}` }),
+    );
+    return rows.length === 1;
   }
 
   markConfirmed(id: string, hash: string, receipt: { blockNumber: bigint; gasUsed: bigint; effectiveGasPrice?: bigint }): Promise<boolean> {

@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { DelayedError, type Job, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { getAddress, type Hex, type TransactionReceipt } from 'viem';
-import { isDeliveryUncertain, isTransportFailure, revertReason, type TransactionSigner } from '@mp/chain';
+import { encodeFunctionData, getAddress, isAddressEqual, type Hex, type TransactionReceipt } from 'viem';
+import { isDeliveryUncertain, isTransportFailure, MULTICALL3_ADDRESS, multicall3Abi, revertReason, type TransactionSigner } from '@mp/chain';
 import { FacilitatorMetrics } from '@mp/platform';
 import { X402Reason } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
@@ -21,6 +21,13 @@ const BALANCE_CHECK_MS = 60_000;
 
 class ClaimLostError extends Error {}
 
+interface BatchEntry {
+  record: SettlementRecord;
+  gas: bigint;
+  /** The batch transaction's hash once it is recorded (and broadcast), or undefined: send this payment alone. */
+  resolve(hash: Hex | undefined): void;
+}
+
 /**
  * Sends and follows settlements. `submit` signs with a leased hot wallet, records the transaction before the
  * broadcast and hands over to `confirm`, which follows every transaction of the payment until one is mined:
@@ -36,6 +43,8 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
   private sweepTimer: NodeJS.Timeout | undefined;
   private balanceTimer: NodeJS.Timeout | undefined;
   private readonly stopCollecting: (() => void)[] = [];
+  /** Payments waiting, per network, to share one Multicall3 transaction. */
+  private readonly batches = new Map<string, { entries: BatchEntry[]; timer: NodeJS.Timeout }>();
 
   constructor(
     @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
@@ -118,6 +127,13 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
         return this.fail(record, reason === X402Reason.exactEvmTransactionFailed ? X402Reason.exactEvmSimulationFailed : reason, revertReason(error) ?? 'the transfer would revert');
       }
 
+      if (this.config.batchMax > 1 && !isAddressEqual(record.settleTo, MULTICALL3_ADDRESS)) {
+        const batchHash = await this.joinBatch(network, record, gas);
+        if (batchHash) return this.afterSend(record, network, batchHash);
+        const current = await this.payments.findForSettlement(paymentId);
+        if (!current || current.state !== 'verified') return;
+      }
+
       let hash: Hex | undefined;
       try {
         await signer.send({ to: record.settleTo, data: record.settleData, gas: (gas * 12n) / 10n + 5_000n }, async (tx) => {
@@ -134,12 +150,68 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
         }
         // The broadcast died on the way; the node may have it. `confirm` finds out and rebroadcasts if not.
       }
-      this.events.changed(paymentId);
-      // On a chain that mines at once (or a fast L2) the receipt is often already there: record it without a job.
-      const receipt = hash ? await this.receipt(network, hash).catch(() => undefined) : undefined;
-      if (receipt && hash) return this.recordReceipt(record, hash, receipt);
-      await this.queue.confirm(paymentId);
-      return;
+      return this.afterSend(record, network, hash!);
+    }
+  }
+
+  private async afterSend(record: SettlementRecord, network: Network, hash: Hex): Promise<void> {
+    this.events.changed(record.id);
+    // On a chain that mines at once (or a fast L2) the receipt is often already there: record it without a job.
+    const receipt = await this.receipt(network, hash).catch(() => undefined);
+    if (receipt) return this.recordReceipt(record, hash, receipt);
+    await this.queue.confirm(record.id);
+  }
+
+  /** Waits for the payment's batch to be sent; undefined means it goes alone (a batch of one, or the batch failed). */
+  private joinBatch(network: Network, record: SettlementRecord, gas: bigint): Promise<Hex | undefined> {
+    return new Promise((resolve) => {
+      const key = network.config.network;
+      let batch = this.batches.get(key);
+      if (!batch) {
+        batch = { entries: [], timer: setTimeout(() => void this.sendBatch(key, network), this.config.batchWindowMs) };
+        this.batches.set(key, batch);
+      }
+      batch.entries.push({ record, gas, resolve });
+      if (batch.entries.length >= this.config.batchMax) {
+        clearTimeout(batch.timer);
+        void this.sendBatch(key, network);
+      }
+    });
+  }
+
+  /**
+   * One Multicall3 `aggregate3` transaction for the batch, each transfer with allowFailure, so one bad authorization
+   * cannot fail the others. Recorded for every payment before broadcast; if the node refuses it, each payment goes
+   * back to be sent alone.
+   */
+  private async sendBatch(key: string, network: Network): Promise<void> {
+    const batch = this.batches.get(key);
+    if (!batch) return;
+    this.batches.delete(key);
+    const { entries } = batch;
+    const alone = () => entries.forEach((e) => e.resolve(undefined));
+    const signer = network.signers.pick();
+    if (entries.length === 1 || !signer) return alone();
+    const data = encodeFunctionData({
+      abi: multicall3Abi,
+      functionName: 'aggregate3',
+      args: [entries.map((e) => ({ target: e.record.settleTo, allowFailure: true, callData: e.record.settleData }))],
+    });
+    const gas = (entries.reduce((sum, e) => sum + e.gas, 0n) * 12n) / 10n + 50_000n;
+    let hash: Hex | undefined;
+    try {
+      await signer.send({ to: MULTICALL3_ADDRESS, data, gas }, async (tx) => {
+        if (!(await this.payments.recordSubmittedBatch(entries.map((e) => e.record.id), tx, network.config.network))) throw new ClaimLostError();
+        hash = tx.hash;
+      });
+      entries.forEach((e) => e.resolve(hash));
+    } catch (error) {
+      if (hash && isDeliveryUncertain(error)) return entries.forEach((e) => e.resolve(hash)); // `confirm` finds out
+      if (hash) {
+        const message = revertReason(error) ?? String(error);
+        for (const e of entries) await this.payments.releaseUnsent(e.record.id, `batch ${hash} refused: ${message}`);
+      }
+      alone();
     }
   }
 
@@ -195,7 +267,7 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
     if (!signer?.enabled) return; // only the lease holder may touch this wallet's nonces
     try {
       const replacement = await signer.replace(stuck, async (tx) => {
-        if (!(await this.payments.recordReplacement(record.id, tx, record.network))) throw new ClaimLostError();
+        if (!(await this.payments.recordReplacement(stuck.hash, tx, record.network))) throw new ClaimLostError();
       });
       this.logger.warn(`replaced stuck ${stuck.hash} with ${replacement.hash} (max fee ${replacement.maxFeePerGas})`);
     } catch (error) {
@@ -205,14 +277,24 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
 
   private async recordReceipt(record: SettlementRecord, hash: Hex, receipt: TransactionReceipt): Promise<void> {
     const verdict = this.scheme.judgeReceipt(
-      { asset: { address: getAddress(record.asset) }, authorization: { from: getAddress(record.payer), to: getAddress(record.payTo), value: record.amount } },
+      {
+        asset: { address: getAddress(record.asset) },
+        authorization: { from: getAddress(record.payer), to: getAddress(record.payTo), value: record.amount, nonce: record.authorizationNonce },
+      },
       receipt,
     );
+    const batched = receipt.to !== null && isAddressEqual(receipt.to, MULTICALL3_ADDRESS) && !isAddressEqual(record.settleTo, MULTICALL3_ADDRESS);
+    if (!verdict.success && batched && receipt.status === 'success') {
+      // Its own call failed inside a batch that succeeded: its authorization is unused. Send it alone, which names the reason.
+      if (await this.payments.releaseFromBatch(record.id, hash)) await this.queue.submit(record.id);
+      return;
+    }
     const recorded = verdict.success
       ? await this.payments.markConfirmed(record.id, hash, receipt)
       : await this.payments.markFailedOnChain(record.id, hash, verdict.reason, verdict.message);
     if (!recorded) return; // another worker recorded it (and counted its gas)
-    this.metrics.recordGasUsed(record.network, receipt);
+    const shares = batched ? await this.payments.paymentsOfTransaction(hash) : 1;
+    this.metrics.addGasSpent(record.network, (receipt.gasUsed * receipt.effectiveGasPrice) / BigInt(Math.max(1, shares)));
     this.events.changed(record.id);
   }
 

@@ -61,7 +61,7 @@ type SignatureCheck = { ok: true; deployment?: Eip6492Deployment } | { ok: false
 /** What a mined settlement must show: the token, and the transfer the authorization allows. */
 export interface SettledTransfer {
   asset: { address: Address };
-  authorization: { from: Address; to: Address; value: bigint };
+  authorization: { from: Address; to: Address; value: bigint; nonce: Hex };
 }
 
 export type Resolution = { ok: true; payment: ExactEvmPayment } | { ok: false; response: VerifyResponse };
@@ -238,8 +238,17 @@ export class ExactEvmScheme {
     if (receipt.status !== 'success') {
       return { success: false, reason: X402Reason.exactEvmTransactionFailed, message: `transaction ${receipt.transactionHash} reverted` };
     }
-    const transfers = parseEventLogs({ abi: eip3009Abi, eventName: 'Transfer', logs: receipt.logs.filter((l) => isAddressEqual(l.address, payment.asset.address)) });
-    const { from, to, value } = payment.authorization;
+    const tokenLogs = receipt.logs.filter((l) => isAddressEqual(l.address, payment.asset.address));
+    const { from, to, value, nonce } = payment.authorization;
+    // Which authorization was used, not only which amount moved: in a batch, two payments of one payer may be alike.
+    const used = parseEventLogs({ abi: eip3009Abi, eventName: 'AuthorizationUsed', logs: tokenLogs }).some((log) => {
+      const args = log.args as { authorizer: Address; nonce: Hex };
+      return isAddressEqual(args.authorizer, from) && args.nonce.toLowerCase() === nonce.toLowerCase();
+    });
+    if (!used) {
+      return { success: false, reason: X402Reason.exactEvmTransferEventMismatch, message: `transaction ${receipt.transactionHash} did not use authorization ${nonce} of ${from}` };
+    }
+    const transfers = parseEventLogs({ abi: eip3009Abi, eventName: 'Transfer', logs: tokenLogs });
     const matched = transfers.some((log) => {
       const args = log.args as { from: Address; to: Address; value: bigint };
       return isAddressEqual(args.from, from) && isAddressEqual(args.to, to) && args.value === value;

@@ -1,0 +1,81 @@
+import { createWalletClient, erc20Abi, http, parseEventLogs, type Address, type Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { eip3009Abi } from '@mp/chain';
+import { balanceOf, payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
+import { postJson, startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
+
+/** Batch settlement: several EIP-3009 authorizations in one Multicall3 transaction, each with its own exact outcome. */
+describe('batch settlement', () => {
+  const { manifest, client } = testChain();
+  const usdc = manifest.tokens.usdc;
+  const merchant = manifest.accounts.merchant.address as Address;
+  const amount = 7_000n;
+  let facilitator: RunningFacilitator;
+
+  beforeAll(async () => {
+    facilitator = await startFacilitator({
+      SETTLE_BATCH_MAX: '10', SETTLE_BATCH_WINDOW_MS: '150', RECOVERY_INTERVAL_MS: '200', QUEUE_PREFIX: 'mp:test-batch',
+      FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[3].privateKey,
+    });
+  });
+  afterAll(() => facilitator?.close());
+
+  const settle = (body: unknown) => postJson(`${facilitator.url}/settle`, body).then((r) => r.body);
+  const requirements = () => v2Requirements(manifest, usdc, amount);
+
+  it('settles 20 concurrent payments in a few shared transactions, each exactly once, for less gas per payment', async () => {
+    const bodies = await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => v2Body(await signAuthorization(payerAccount(manifest, i % 5), usdc, manifest.chainId, { to: merchant, value: amount }), requirements())),
+    );
+    const before = await balanceOf(client, usdc, merchant);
+    const responses = await Promise.all(bodies.map(settle));
+
+    expect(responses.filter((r) => !r.success)).toEqual([]);
+    const hashes = [...new Set(responses.map((r) => r.transaction as Hex))];
+    expect(hashes.length).toBeLessThanOrEqual(4);
+    expect(await balanceOf(client, usdc, merchant)).toBe(before + 20n * amount);
+    let gas = 0n;
+    for (const hash of hashes) {
+      const receipt = await client.getTransactionReceipt({ hash });
+      gas += receipt.gasUsed;
+      const used = parseEventLogs({ abi: eip3009Abi, eventName: 'AuthorizationUsed', logs: receipt.logs }).map((l) => (l.args as { nonce: string }).nonce);
+      const mine = bodies.filter((_, i) => responses[i].transaction === hash).map((b) => b.paymentPayload.payload.authorization.nonce);
+      expect(used.sort()).toEqual(mine.sort());
+    }
+
+    // The same payment alone, for comparison (a facilitator without batching).
+    const single = await startFacilitator({ QUEUE_PREFIX: 'mp:test-batch-single', FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[2].privateKey });
+    try {
+      const alone = await postJson(`${single.url}/settle`, v2Body(await signAuthorization(payerAccount(manifest, 0), usdc, manifest.chainId, { to: merchant, value: amount }), requirements()));
+      const singleGas = (await client.getTransactionReceipt({ hash: alone.body.transaction })).gasUsed;
+      const perPayment = gas / 20n;
+      console.log(`gas per payment: batched ${perPayment} (${hashes.length} transactions), alone ${singleGas} (${(Number(perPayment) * 100) / Number(singleGas)}%)`);
+      expect(perPayment).toBeLessThan(singleGas);
+    } finally {
+      await single.close();
+    }
+  });
+
+  it('one authorization failing inside a batch neither fails nor doubles the others; it gets its own reason', async () => {
+    // A payer that can afford one of its two payments: each simulates alone, only one can succeed on chain.
+    const funder = payerAccount(manifest, 6);
+    const broke = privateKeyToAccount(generatePrivateKey());
+    const wallet = createWalletClient({ account: funder, chain: client.chain, transport: http(manifest.rpcUrl) });
+    await client.waitForTransactionReceipt({
+      hash: await wallet.writeContract({ address: usdc.address as Address, abi: erc20Abi, functionName: 'transfer', args: [broke.address, (amount * 3n) / 2n], chain: null }),
+    });
+    const bodies = [
+      ...(await Promise.all([0, 1].map(async () => v2Body(await signAuthorization(broke, usdc, manifest.chainId, { to: merchant, value: amount }), requirements())))),
+      ...(await Promise.all([7, 8, 9].map(async (i) => v2Body(await signAuthorization(payerAccount(manifest, i), usdc, manifest.chainId, { to: merchant, value: amount }), requirements())))),
+    ];
+    const before = await balanceOf(client, usdc, merchant);
+    const responses = await Promise.all(bodies.map(settle));
+
+    const failed = responses.filter((r) => !r.success);
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatchObject({ errorReason: 'invalid_exact_evm_insufficient_balance', transaction: '' });
+    expect(responses.filter((r) => r.success)).toHaveLength(4);
+    expect(await balanceOf(client, usdc, merchant)).toBe(before + 4n * amount);
+    expect(await balanceOf(client, usdc, broke.address)).toBe(amount / 2n);
+  });
+});
