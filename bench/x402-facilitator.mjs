@@ -4,7 +4,8 @@
 // anvil chain and token, with the same pre-signed x402 v2 payloads. See bench/README.md.
 //
 //   node bench/x402-facilitator.mjs [--verify-requests 3000] [--warmup 200] [--settle-payloads 300]
-//                                   [--concurrency 32] [--runs 1] [--no-build]
+//                                   [--concurrency 32] [--runs 1] [--batch 1] [--no-build]
+//   --batch N: our facilitator settles up to N payments per Multicall3 transaction (SETTLE_BATCH_MAX)
 //
 // Everything it starts (anvil on 8547, ours on 4520, the reference on 4521) is its own and is stopped on
 // exit, Ctrl-C or error. All traffic goes to 127.0.0.1. Exit code 0 whether or not the goals are met
@@ -51,6 +52,7 @@ const { values: opt } = parseArgs({
     'reference-port': { type: 'string', default: '4521' },
     'database-url': { type: 'string', default: 'postgresql://postgres@127.0.0.1:5432/machine_payments_bench' },
     'no-build': { type: 'boolean', default: false },
+    batch: { type: 'string', default: '1' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -73,6 +75,7 @@ const cfg = {
   concurrency: positiveInt('concurrency'),
   runs: positiveInt('runs'),
   amount: BigInt(positiveInt('amount')),
+  batch: positiveInt('batch'),
   anvilPort: positiveInt('anvil-port'),
   oursPort: positiveInt('ours-port'),
   referencePort: positiveInt('reference-port'),
@@ -452,7 +455,11 @@ async function auditSettlements(publicClient, manifest, fromBlock, settleRuns, m
     const k = key(a.from, a.nonce);
     const used = usedByAuth.get(k) ?? [];
     const txs = [...new Set(used.map((l) => l.transactionHash))];
-    const transfers = txs.flatMap((tx) => (transfersByTx.get(tx) ?? []).filter((t) => t.args.from.toLowerCase() === a.from.toLowerCase()));
+    // The token emits AuthorizationUsed, then the authorization's Transfer: the next log of the same transaction.
+    // (Matching by payer alone would count a batch's other payments of the same payer as duplicates.)
+    const transfers = used.flatMap((u) =>
+      (transfersByTx.get(u.transactionHash) ?? []).filter((t) => t.logIndex === u.logIndex + 1 && t.args.from.toLowerCase() === a.from.toLowerCase()),
+    );
     txs.forEach((tx) => attributedTx.add(tx));
     a.onChain = states[i] === true;
     a.onChainTx = txs;
@@ -478,6 +485,12 @@ async function auditSettlements(publicClient, manifest, fromBlock, settleRuns, m
   for (const s of Object.values(perSide)) {
     s.expectedTransferred = cfg.amount * BigInt(s.onChain);
     s.transferMatchesOnChainCount = s.transferred === s.expectedTransferred && s.transferEvents === s.onChain;
+    // Gas of every transaction that settled one of this side's payments, shared out over those payments.
+    const hashes = [...new Set(all.filter((a) => a.side === s.side && a.run === s.run && a.onChain).flatMap((a) => a.onChainTx))];
+    let gas = 0n;
+    for (const hash of hashes) gas += (await publicClient.getTransactionReceipt({ hash })).gasUsed;
+    s.transactions = hashes.length;
+    s.gasPerPayment = s.onChain ? Number(gas / BigInt(s.onChain)) : 0;
   }
   const strayTransfers = transferLogs.filter((t) => !attributedTx.has(t.transactionHash)).length;
   const foreignAuthorizations = usedLogs.filter((l) => !known.has(key(l.args.authorizer, l.args.nonce))).length;
@@ -568,6 +581,8 @@ function report(result) {
     ['lost payments', settle.ours.lost, settle.reference.lost, ''],
     ['duplicated payments', settle.ours.duplicated, settle.reference.duplicated, ''],
     ['success answers with a wrong tx hash', settle.ours.txMismatch, settle.reference.txMismatch, ''],
+    [`/settle gas per settled payment${cfg.batch > 1 ? ` (ours in batches of ≤${cfg.batch})` : ''}`, settle.ours.gasPerPayment, settle.reference.gasPerPayment, fRatio(settle.ours.gasPerPayment / settle.reference.gasPerPayment)],
+    ['/settle transactions sent', settle.ours.transactions, settle.reference.transactions, ''],
     ['merchant Transfers = amount × on-chain count', settle.ours.transfersMatch ? 'yes' : 'NO', settle.reference.transfersMatch ? 'yes' : 'NO', ''],
   ];
   console.log('');
@@ -656,6 +671,7 @@ async function main() {
         CHAIN_MANIFEST: MANIFEST_PATH,
         FACILITATOR_SIGNER_KEYS: signers.slice(0, 3).map((s) => s.privateKey).join(','),
         FACILITATOR_OPEN_MODE: 'true', // the reference has no API keys either
+        SETTLE_BATCH_MAX: String(cfg.batch),
         LOG_LEVEL: 'warn',
       },
       port: cfg.oursPort,
@@ -755,6 +771,8 @@ async function main() {
       lost: ss.reduce((n, s) => n + s.audit.lost, 0),
       duplicated: ss.reduce((n, s) => n + s.audit.duplicated, 0),
       txMismatch: ss.reduce((n, s) => n + s.audit.txMismatch, 0),
+      gasPerPayment: median(ss.map((s) => s.audit.gasPerPayment)),
+      transactions: median(ss.map((s) => s.audit.transactions)),
       transfersMatch: ss.every((s) => s.audit.transferMatchesOnChainCount),
       failures: ss.reduce((acc, s) => {
         for (const [k, n] of Object.entries(s.failures)) acc[k] = (acc[k] ?? 0) + n;
