@@ -1,5 +1,6 @@
 import 'reflect-metadata';
-import { ConfigError, createHttpApp, createLogger, listen, privateKeyForms, registerLogSecrets, urlSecrets } from '@mp/platform';
+import type { NextFunction, Request, Response } from 'express';
+import { ConfigError, createHttpApp, createLogger, listen, privateKeyForms, PROBLEM_CONTENT_TYPE, problemBody, registerLogSecrets, urlSecrets } from '@mp/platform';
 import { AppModule } from './app.module';
 import { loadFacilitatorConfig } from './config/facilitator.config';
 
@@ -13,7 +14,15 @@ async function main(): Promise<void> {
     ...urlSecrets(config.redisUrl),
   ]);
   const app = await createHttpApp(AppModule.forConfig(config), { bodyLimitBytes: config.bodyLimitBytes, logger });
+  if (config.role === 'worker') app.use(operationalRoutesOnly);
   await listen(app, config.port, config.host, 'facilitator');
+}
+
+/** A worker-only process serves its health, readiness, metrics and docs, never the payment API. */
+function operationalRoutesOnly(req: Request, res: Response, next: NextFunction): void {
+  if (/^\/(health|ready|metrics|docs)(\/|$)/.test(req.path)) return next();
+  const body = problemBody('not_found', 'this process only runs settlement workers (FACILITATOR_ROLE=worker); send API requests to an api process', req.originalUrl);
+  res.status(body.status).setHeader('content-type', PROBLEM_CONTENT_TYPE).end(JSON.stringify(body));
 }
 
 main().catch((error: unknown) => {
