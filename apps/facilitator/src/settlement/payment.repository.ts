@@ -29,6 +29,8 @@ export interface SettlementRecord extends PaymentRecord {
   validBefore: bigint;
   settleTo: Hex;
   settleData: Hex;
+  /** The claim's gas estimate; set only until the first send, so only a first send can skip estimating again. */
+  settleGas: bigint | null;
 }
 
 export interface StoredTransaction extends SignedTransaction {
@@ -50,6 +52,7 @@ export interface NewPayment {
   paymentIdentifier?: string;
   settleTo: string;
   settleData: string;
+  settleGas: bigint;
   merchantId?: string | null;
 }
 
@@ -65,7 +68,7 @@ const RECORD_COLUMNS = `id, state::text AS state, payload_hash AS "payloadHash",
   error_reason AS "errorReason", error_message AS "errorMessage", updated_at AS "updatedAt", merchant_id AS "merchantId"`;
 
 const SETTLEMENT_COLUMNS = `${RECORD_COLUMNS}, network, asset, payer, authorization_nonce AS "authorizationNonce", pay_to AS "payTo", amount::text AS amount,
-  valid_before::text AS "validBefore", settle_to AS "settleTo", settle_data AS "settleData"`;
+  valid_before::text AS "validBefore", settle_to AS "settleTo", settle_data AS "settleData", settle_gas::text AS "settleGas"`;
 
 /**
  * The facilitator's durable payment records. Every state change is a compare-and-set on the current state,
@@ -93,12 +96,12 @@ export class PaymentRepository {
   }
 
   async findForSettlement(id: string): Promise<SettlementRecord | undefined> {
-    const rows = await this.db.$queryRawUnsafe<(Omit<SettlementRecord, 'amount' | 'validBefore'> & { amount: string; validBefore: string })[]>(
+    const rows = await this.db.$queryRawUnsafe<(Omit<SettlementRecord, 'amount' | 'validBefore' | 'settleGas'> & { amount: string; validBefore: string; settleGas: string | null })[]>(
       `SELECT ${SETTLEMENT_COLUMNS} FROM facilitator.payments WHERE id = $1::uuid`,
       id,
     );
     const row = rows[0];
-    return row && { ...row, amount: BigInt(row.amount), validBefore: BigInt(row.validBefore) };
+    return row && { ...row, amount: BigInt(row.amount), validBefore: BigInt(row.validBefore), settleGas: row.settleGas === null ? null : BigInt(row.settleGas) };
   }
 
   /** Every transaction signed for a payment, oldest first. */
@@ -183,8 +186,8 @@ export class PaymentRepository {
     const rows = await db.$queryRawUnsafe<{ id: string }[]>(
       `WITH inserted AS (
          INSERT INTO facilitator.payments (network, asset, payer, authorization_nonce, pay_to, amount, valid_after, valid_before,
-                                           scheme, x402_version, payload_hash, settle_to, settle_data, merchant_id, state, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6::numeric, $7::numeric, $8::numeric, $9, $10, $11, $12, $13, $15::uuid, 'verified', now())
+                                           scheme, x402_version, payload_hash, settle_to, settle_data, merchant_id, settle_gas, state, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6::numeric, $7::numeric, $8::numeric, $9, $10, $11, $12, $13, $15::uuid, $16::numeric, 'verified', now())
          ON CONFLICT (network, asset, payer, authorization_nonce) DO NOTHING
          RETURNING id)
        INSERT INTO facilitator.payment_events (payment_id, type, data)
@@ -205,6 +208,7 @@ export class PaymentRepository {
       p.settleData,
       JSON.stringify({ network: p.network, asset: p.asset, payer: p.payer, payTo: p.payTo, amount: p.amount.toString(), nonce: p.nonce }),
       p.merchantId ?? null,
+      p.settleGas.toString(),
     );
     return rows[0]?.id;
   }
@@ -212,7 +216,7 @@ export class PaymentRepository {
   /** Takes over a payment whose earlier attempt failed before anything reached the chain. */
   reclaim(id: string, updatedAt: Date, payloadHash: string, call: { to: string; data: string }): Promise<boolean> {
     return this.transition(id, ['failed'], 'verified', 'payment.retried', { payloadHash },
-      `payload_hash = $4, settle_to = $5, settle_data = $6, error_reason = NULL, error_message = NULL, tx_hash = NULL`,
+      `payload_hash = $4, settle_to = $5, settle_data = $6, settle_gas = NULL, error_reason = NULL, error_message = NULL, tx_hash = NULL`,
       [payloadHash, call.to.toLowerCase(), call.data], `AND tx_hash IS NULL AND updated_at = $7`, [updatedAt]);
   }
 
@@ -224,7 +228,7 @@ export class PaymentRepository {
   private submittedChange(tx: SignedTransaction) {
     return {
       from: 'verified' as const,
-      set: `state = 'submitted', tx_hash = $2, signer = $3, tx_nonce = $4, submitted_at = now(), attempts = attempts + 1`,
+      set: `state = 'submitted', tx_hash = $2, signer = $3, tx_nonce = $4, submitted_at = now(), attempts = attempts + 1, settle_gas = NULL`,
       event: 'payment.submitted',
       data: { txHash: tx.hash, signer: tx.signer, txNonce: tx.nonce },
     };

@@ -91,6 +91,7 @@ export class SettlementService {
         paymentIdentifier: payment.request.paymentIdentifier,
         settleTo: prepared.call.to,
         settleData: prepared.call.data,
+        settleGas: prepared.call.gas,
         merchantId,
       });
     } catch (error) {

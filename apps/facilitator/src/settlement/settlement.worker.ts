@@ -18,6 +18,8 @@ const NONCE_TAKEN = /nonce too low|nonce has already been used|replacement trans
 const EXPIRY_MARGIN_SECONDS = 6n;
 const NO_SIGNER_RETRY_MS = 250;
 const BALANCE_CHECK_MS = 60_000;
+/** How long a claim's gas estimate stands in for a new simulation. */
+const FRESH_CLAIM_MS = 10_000;
 
 class ClaimLostError extends Error {}
 
@@ -115,7 +117,12 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
 
       let gas: bigint;
       try {
-        gas = await network.client.estimateGas({ account: signer.address, to: record.settleTo, data: record.settleData });
+        // A fresh first send reuses the claim's own estimate (made seconds ago, which simulated this very call);
+        // anything older, or sent before, is simulated again first.
+        gas =
+          record.settleGas !== null && Date.now() - record.updatedAt.getTime() < FRESH_CLAIM_MS
+            ? record.settleGas
+            : await network.client.estimateGas({ account: signer.address, to: record.settleTo, data: record.settleData });
       } catch (error) {
         if (isTransportFailure(error)) throw error;
         const reason = this.scheme.sendFailureReason(error);
