@@ -29,6 +29,8 @@ export interface NetworkConfig {
   pollingIntervalMs: number;
   /** ERC-6492 factories whose counterfactual wallets may be deployed at settlement (default: none, fail closed). */
   eip6492AllowedFactories: Address[];
+  /** Fee ceiling per gas for every send and replacement (MAX_FEE_PER_GAS_WEI); unset: none. */
+  maxFeePerGas?: bigint;
 }
 
 export function toViemChain(config: NetworkConfig): Chain {

@@ -45,6 +45,8 @@ export class TransactionSigner {
     privateKey: Hex,
     private readonly client: PublicClient,
     private readonly chainId: number,
+    /** The most this wallet ever bids per gas (unset: no ceiling). */
+    private readonly feeCap?: bigint,
   ) {
     this.address = privateKeyToAccount(privateKey).address;
     this.privateKey = hexToBytes(privateKey);
@@ -72,6 +74,9 @@ export class TransactionSigner {
       };
       const maxPriorityFeePerGas = bump(previous.maxPriorityFeePerGas, market.maxPriorityFeePerGas);
       const maxFeePerGas = bump(previous.maxFeePerGas, market.maxFeePerGas > maxPriorityFeePerGas ? market.maxFeePerGas : maxPriorityFeePerGas);
+      if (this.feeCap !== undefined && maxFeePerGas > this.feeCap) {
+        throw new FeeCapError(`replacing ${previous.hash} would bid ${maxFeePerGas} wei per gas, above the cap of ${this.feeCap}`);
+      }
       const tx = await this.sign({ to: previous.to, data: previous.data, gas: previous.gas }, previous.nonce, { maxFeePerGas, maxPriorityFeePerGas });
       await beforeBroadcast(tx);
       await this.client.sendRawTransaction({ serializedTransaction: tx.raw });
@@ -119,7 +124,10 @@ export class TransactionSigner {
   async currentFees(fresh = false) {
     if (!fresh && this.fees && Date.now() - this.fees.at < FEE_CACHE_MS) return this.fees;
     const estimate = await this.client.estimateFeesPerGas();
-    this.fees = { at: Date.now(), maxFeePerGas: estimate.maxFeePerGas, maxPriorityFeePerGas: estimate.maxPriorityFeePerGas };
+    const cap = this.feeCap ?? estimate.maxFeePerGas;
+    const maxFeePerGas = estimate.maxFeePerGas < cap ? estimate.maxFeePerGas : cap;
+    const maxPriorityFeePerGas = estimate.maxPriorityFeePerGas < maxFeePerGas ? estimate.maxPriorityFeePerGas : maxFeePerGas;
+    this.fees = { at: Date.now(), maxFeePerGas, maxPriorityFeePerGas };
     return this.fees;
   }
 }
@@ -133,13 +141,21 @@ export function signEip1559(transaction: TransactionSerializableEIP1559, private
   return serializeTransaction(transaction, { r: bytesToHex(signature.subarray(0, 32)), s: bytesToHex(signature.subarray(32, 64)), yParity: recid });
 }
 
+/** A replacement would have to bid above the configured fee ceiling: the transaction stays as it is. */
+export class FeeCapError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'FeeCapError';
+  }
+}
+
 /** Several hot wallets on one network; each settlement goes to the least busy one. */
 export class SignerPool {
   readonly signers: TransactionSigner[];
   private cursor = 0;
 
-  constructor(keys: Hex[], client: PublicClient, chainId: number) {
-    this.signers = keys.map((key) => new TransactionSigner(key, client, chainId));
+  constructor(keys: Hex[], client: PublicClient, chainId: number, feeCap?: bigint) {
+    this.signers = keys.map((key) => new TransactionSigner(key, client, chainId, feeCap));
   }
 
   get addresses(): Address[] {

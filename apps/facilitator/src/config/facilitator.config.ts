@@ -40,6 +40,8 @@ const envSchema = z.object({
   STUCK_TX_AFTER_MS: env.int(30_000, 100),
   RECOVERY_INTERVAL_MS: env.int(5_000, 100),
   SETTLE_BATCH_MAX: z.coerce.number().int().min(1).max(100).default(1),
+  SIGNER_LEASES_PER_WORKER: env.int(0, 0),
+  MAX_FEE_PER_GAS_WEI: z.string().regex(/^[1-9][0-9]{0,30}$/, 'must be a positive integer number of wei').optional(),
   SETTLE_BATCH_WINDOW_MS: env.int(20, 1),
   SIGNER_MIN_BALANCE_WEI: z.string().regex(/^[0-9]{1,40}$/, 'must be an integer number of wei').default('10000000000000000'),
   // merchants: API keys, rate limits, webhooks
@@ -100,6 +102,8 @@ export interface FacilitatorConfig {
   recoveryIntervalMs: number;
   /** Up to this many payments of one network share one Multicall3 transaction (1: no batching). */
   batchMax: number;
+  /** At most this many hot wallets per network held by one worker (0: all it can get), so wallets spread over workers. */
+  signerLeasesPerWorker: number;
   /** How long a batch waits for more payments before it is sent. */
   batchWindowMs: number;
   /** Below this native balance a hot wallet is reported (log warning; the balance is also a metric). */
@@ -131,9 +135,11 @@ export function loadFacilitatorConfig(environment: NodeJS.ProcessEnv = process.e
     // Not silently ignored: an operator who sets it expects counterfactual wallets to be accepted somewhere.
     throw new ConfigError(['FACILITATOR_EIP6492_FACTORIES: applies to the local chain manifest only; with FACILITATOR_NETWORKS_FILE, list the factories in each network\'s eip6492AllowedFactories']);
   }
-  const networks = e.FACILITATOR_NETWORKS_FILE
+  const feeCap = e.MAX_FEE_PER_GAS_WEI === undefined ? undefined : BigInt(e.MAX_FEE_PER_GAS_WEI);
+  const configured = e.FACILITATOR_NETWORKS_FILE
     ? networksFromFile(e.FACILITATOR_NETWORKS_FILE, environment)
     : networksFromManifest(e.CHAIN_MANIFEST, e.FACILITATOR_SIGNER_KEYS as Hex[], e.FACILITATOR_EIP6492_FACTORIES as Address[], manifestGasCap(e));
+  const networks = configured.map((n) => (feeCap === undefined ? n : { ...n, maxFeePerGas: feeCap }));
   return {
     role: e.FACILITATOR_ROLE,
     instanceId: e.FACILITATOR_INSTANCE_ID ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`,
@@ -144,6 +150,7 @@ export function loadFacilitatorConfig(environment: NodeJS.ProcessEnv = process.e
     stuckTxAfterMs: e.STUCK_TX_AFTER_MS,
     recoveryIntervalMs: e.RECOVERY_INTERVAL_MS,
     batchMax: e.SETTLE_BATCH_MAX,
+    signerLeasesPerWorker: e.SIGNER_LEASES_PER_WORKER,
     batchWindowMs: e.SETTLE_BATCH_WINDOW_MS,
     signerMinBalanceWei: BigInt(e.SIGNER_MIN_BALANCE_WEI),
     port: e.FACILITATOR_PORT,

@@ -24,7 +24,7 @@ export class NetworkRegistry {
       this.byId.set(network.network, {
         config: network,
         client,
-        signers: new SignerPool(network.signerKeys, client, network.chainId),
+        signers: new SignerPool(network.signerKeys, client, network.chainId, network.maxFeePerGas),
         assets: new Map(network.assets.map((a) => [a.address.toLowerCase(), { ...a, address: getAddress(a.address) }])),
       });
       for (const name of network.v1Names) this.v1Names.set(name, network.network);

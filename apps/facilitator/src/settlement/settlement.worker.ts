@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } f
 import { DelayedError, type Job, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { encodeFunctionData, getAddress, isAddressEqual, type Hex, type TransactionReceipt } from 'viem';
-import { isDeliveryUncertain, isTransportFailure, MULTICALL3_ADDRESS, multicall3Abi, revertReason, type TransactionSigner } from '@mp/chain';
+import { FeeCapError, isDeliveryUncertain, isTransportFailure, MULTICALL3_ADDRESS, multicall3Abi, revertReason, type TransactionSigner } from '@mp/chain';
 import { FacilitatorMetrics } from '@mp/platform';
 import { X402Reason } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
@@ -278,7 +278,8 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
       });
       this.logger.warn(`replaced stuck ${stuck.hash} with ${replacement.hash} (max fee ${replacement.maxFeePerGas})`);
     } catch (error) {
-      if (!(error instanceof ClaimLostError)) this.logger.warn(`replacing ${stuck.hash} failed: ${revertReason(error)}`);
+      if (error instanceof FeeCapError) this.logger.debug(error.message);
+      else if (!(error instanceof ClaimLostError)) this.logger.warn(`replacing ${stuck.hash} failed: ${revertReason(error)}`);
     }
   }
 

@@ -47,29 +47,42 @@ export class SignerLeases implements OnModuleInit, OnModuleDestroy {
   }
 
   private async renew(): Promise<void> {
-    await Promise.all(
-      this.signers().map(async ({ key, signer, network }) => {
-        try {
-          const held = (await this.redis.eval(ACQUIRE, 1, key, this.config.instanceId, String(this.config.signerLeaseMs))) === 1;
-          if (held) this.lastRenewed.set(signer, Date.now());
-          if (held && !signer.enabled) {
-            signer.resetNonce();
-            signer.enabled = true;
-            this.logger.log(`holding ${signer.address} on ${network}`);
-          } else if (!held && signer.enabled) {
-            signer.enabled = false;
-            this.logger.warn(`lost the lease on ${signer.address} on ${network}; another worker holds it`);
-          }
-        } catch (error) {
-          // Redis unreachable: stop sending before the lease can lapse and another worker take the wallet.
-          const renewed = this.lastRenewed.get(signer) ?? 0;
-          if (signer.enabled && Date.now() - renewed > (this.config.signerLeaseMs * 2) / 3) {
-            signer.enabled = false;
-            this.logger.warn(`cannot renew the lease on ${signer.address} (${(error as Error).message}); not sending from it`);
-          }
-        }
-      }),
-    );
+    const all = this.signers();
+    // Renew what this worker holds; without a cap, try every free wallet too.
+    const cap = this.config.signerLeasesPerWorker;
+    await Promise.all(all.filter(({ signer }) => signer.enabled || !cap).map((entry) => this.claim(entry)));
+    if (!cap) return;
+    // With a cap, take free wallets one at a time until this worker holds `cap` on each network, leaving the rest.
+    for (const network of new Set(all.map((e) => e.network))) {
+      const mine = all.filter((e) => e.network === network);
+      for (const entry of mine.filter((e) => !e.signer.enabled)) {
+        if (mine.filter((e) => e.signer.enabled).length >= cap) break;
+        await this.claim(entry);
+      }
+    }
+  }
+
+  /** Takes or renews one wallet's lease, and enables or disables sending from it accordingly. */
+  private async claim({ key, signer, network }: { key: string; signer: TransactionSigner; network: string }): Promise<void> {
+    try {
+      const held = (await this.redis.eval(ACQUIRE, 1, key, this.config.instanceId, String(this.config.signerLeaseMs))) === 1;
+      if (held) this.lastRenewed.set(signer, Date.now());
+      if (held && !signer.enabled) {
+        signer.resetNonce();
+        signer.enabled = true;
+        this.logger.log(`holding ${signer.address} on ${network}`);
+      } else if (!held && signer.enabled) {
+        signer.enabled = false;
+        this.logger.warn(`lost the lease on ${signer.address} on ${network}; another worker holds it`);
+      }
+    } catch (error) {
+      // Redis unreachable: stop sending before the lease can lapse and another worker take the wallet.
+      const renewed = this.lastRenewed.get(signer) ?? 0;
+      if (signer.enabled && Date.now() - renewed > (this.config.signerLeaseMs * 2) / 3) {
+        signer.enabled = false;
+        this.logger.warn(`cannot renew the lease on ${signer.address} (${(error as Error).message}); not sending from it`);
+      }
+    }
   }
 
   private signers() {
