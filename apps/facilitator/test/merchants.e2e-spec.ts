@@ -193,6 +193,23 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
   });
 
   describe('tenant isolation', () => {
+    it('scopes payment identifiers to the merchant: the same id for two merchants is no conflict and no leak', async () => {
+      const id = `shared_id_${Date.now()}_0123456789`;
+      const withId = async (payerIndex: number) => {
+        const body = await payment(payerIndex);
+        return { ...body, paymentPayload: { ...body.paymentPayload, extensions: { 'payment-identifier': { info: { required: false, id }, schema: {} } } } };
+      };
+      const first = await settle(await withId(7), a.apiKey);
+      expect(first.body).toMatchObject({ success: true });
+      const second = await settle(await withId(9), b.apiKey);
+      expect(second.status).toBe(200);
+      expect(second.body).toMatchObject({ success: true });
+      expect(second.body.transaction).not.toBe(first.body.transaction);
+      // Within one merchant the identifier still guards against a different payload.
+      const conflict = await settle(await withId(6), a.apiKey);
+      expect(conflict.status).toBe(409);
+    });
+
     it('lets a merchant read its own payment, with amounts as decimal strings', async () => {
       const body = await payment();
       const settled = await settle(body, a.apiKey);

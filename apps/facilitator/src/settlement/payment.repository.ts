@@ -147,9 +147,10 @@ export class PaymentRepository {
   }
 
   /** The payment identifier's payload, if the identifier was used before. */
-  async identifierFingerprint(key: string): Promise<string | undefined> {
+  async identifierFingerprint(key: string, merchantId: string | null): Promise<string | undefined> {
     const rows = await this.db.$queryRawUnsafe<{ payloadHash: string }[]>(
-      `SELECT payload_hash AS "payloadHash" FROM facilitator.payment_idempotency_keys WHERE key = $1`,
+      `SELECT payload_hash AS "payloadHash" FROM facilitator.payment_idempotency_keys WHERE scope = $1 AND key = $2`,
+      merchantId ?? '',
       key,
     );
     return rows[0]?.payloadHash;
@@ -168,10 +169,11 @@ export class PaymentRepository {
         const id = await this.insertPayment(tx, p);
         if (id) {
           await tx.$executeRawUnsafe(
-            `INSERT INTO facilitator.payment_idempotency_keys (key, payload_hash, payment_id) VALUES ($1, $2, $3::uuid)`,
+            `INSERT INTO facilitator.payment_idempotency_keys (scope, key, payload_hash, payment_id) VALUES ($4, $1, $2, $3::uuid)`,
             key,
             p.payloadHash,
             id,
+            p.merchantId ?? '',
           );
         }
         return id;

@@ -41,7 +41,7 @@ export class SettlementService {
       return { success: false, errorReason: invalidReason, errorMessage: invalidMessage, payer, transaction: '', network: request.network };
     }
     const payment = resolution.payment;
-    await this.assertIdentifierFree(request);
+    await this.assertIdentifierFree(request, merchantId);
     const flightKey = `${payment.key.network}|${payment.key.asset}|${payment.key.payer}|${payment.key.nonce}|${request.fingerprint}|${merchantId}`;
     const running = this.inFlight.get(flightKey);
     if (running) return running;
@@ -54,10 +54,10 @@ export class SettlementService {
     }
   }
 
-  /** /verify refuses a payment identifier already bound to another payload, as /settle does. */
-  async assertIdentifierFree(request: PaymentRequest): Promise<void> {
+  /** /verify refuses a payment identifier the merchant already bound to another payload, as /settle does. */
+  async assertIdentifierFree(request: PaymentRequest, merchantId: string | null): Promise<void> {
     if (!request.paymentIdentifier) return;
-    const bound = await this.payments.identifierFingerprint(request.paymentIdentifier);
+    const bound = await this.payments.identifierFingerprint(request.paymentIdentifier, merchantId);
     if (bound !== undefined && bound !== request.fingerprint) throw conflict(request.paymentIdentifier);
   }
 

@@ -21,8 +21,8 @@ export class X402Controller {
   @HttpCode(200)
   @UseGuards(MerchantAuthGuard)
   @OpenModeAllowed()
-  verify(@Body() body: unknown): Promise<VerifyResponse> {
-    return this.metrics.measureVerify(body, () => this.x402.verify(body));
+  verify(@Body() body: unknown, @CurrentMerchant() merchant: MerchantPrincipal | undefined): Promise<VerifyResponse> {
+    return this.metrics.measureVerify(body, () => this.x402.verify(body, merchant?.merchantId ?? null));
   }
 
   @Post('settle')

@@ -16,12 +16,12 @@ export class X402Service {
     private readonly networks: NetworkRegistry,
   ) {}
 
-  async verify(body: unknown): Promise<VerifyResponse> {
+  async verify(body: unknown, merchantId: string | null = null): Promise<VerifyResponse> {
     const decoded = this.decode(body);
     if (!decoded.ok) return decoded.verify;
     const resolution = this.scheme.resolve(decoded.request);
     if (!resolution.ok) return resolution.response;
-    await this.settlement.assertIdentifierFree(decoded.request);
+    await this.settlement.assertIdentifierFree(decoded.request, merchantId);
     try {
       return await this.scheme.verify(resolution.payment, { simulate: true });
     } catch (error) {
