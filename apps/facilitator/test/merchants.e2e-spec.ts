@@ -353,6 +353,22 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
   });
 
   describe('rate limits', () => {
+    it('slows down an address that keeps presenting bad keys, before looking at its keys', async () => {
+      const strict = await startFacilitator({
+        FACILITATOR_OPEN_MODE: 'false', AUTH_FAILURES_PER_MINUTE: '3', QUEUE_PREFIX: `mp:test-authfail-${Date.now()}`, FACILITATOR_SIGNER_KEYS: signer,
+      });
+      try {
+        const body = await payment(5);
+        for (let i = 0; i < 3; i++) expect((await settle(body, 'mpk_aaaaaaaa_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', strict.url)).status).toBe(401);
+        const locked = await settle(body, a.apiKey, strict.url);
+        expect(locked.status).toBe(429);
+        expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(0);
+        expect(locked.body).toMatchObject({ code: 'rate_limited', detail: expect.stringContaining('failed API-key attempts') });
+      } finally {
+        await strict.close();
+      }
+    });
+
     it('answers 429 rate_limited with Retry-After once a key has used its burst, per key', async () => {
       const limited = await startFacilitator({ FACILITATOR_OPEN_MODE: 'false', RATE_LIMIT_PER_MINUTE: '3', RATE_LIMIT_BURST: '3', FACILITATOR_ROLE: 'api' });
       try {

@@ -49,6 +49,7 @@ const envSchema = z.object({
   API_KEY_CACHE_MS: env.int(5_000, 0),
   RATE_LIMIT_PER_MINUTE: env.int(600, 0),
   RATE_LIMIT_BURST: z.coerce.number().int().min(1).optional(),
+  AUTH_FAILURES_PER_MINUTE: env.int(30, 0),
   WEBHOOK_MAX_ATTEMPTS: env.int(8, 1),
   WEBHOOK_TIMEOUT_MS: env.int(5_000, 100),
   WEBHOOK_RETRY_BASE_MS: env.int(1_000, 10),
@@ -122,6 +123,8 @@ export interface FacilitatorConfig {
   apiKeyCacheMs: number;
   /** Token bucket per API key: refills perMinute tokens a minute, holds at most burst; perMinute 0 turns it off. */
   rateLimit: { perMinute: number; burst: number };
+  /** Failed API-key attempts one client address may make per minute before it gets 429 (0: no limit). */
+  authFailuresPerMinute: number;
   webhooks: { maxAttempts: number; timeoutMs: number; retryBaseMs: number; retryMaxMs: number; pollMs: number };
 }
 
@@ -163,6 +166,7 @@ export function loadFacilitatorConfig(environment: NodeJS.ProcessEnv = process.e
     networks,
     openMode: e.FACILITATOR_OPEN_MODE,
     apiKeyCacheMs: e.API_KEY_CACHE_MS,
+    authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
     rateLimit: { perMinute: e.RATE_LIMIT_PER_MINUTE, burst: e.RATE_LIMIT_BURST ?? Math.max(1, e.RATE_LIMIT_PER_MINUTE) },
     webhooks: {
       maxAttempts: e.WEBHOOK_MAX_ATTEMPTS,

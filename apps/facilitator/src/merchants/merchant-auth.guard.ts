@@ -6,6 +6,7 @@ import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitato
 import { presentedApiKey } from './api-key';
 import { OPEN_MODE_ALLOWED, type MerchantRequest } from './current-merchant';
 import { MerchantAuth } from './merchant-auth.service';
+import { AuthFailureLimiter } from './auth-failure-limiter';
 import { RateLimiter } from './rate-limiter';
 
 /**
@@ -20,6 +21,7 @@ export class MerchantAuthGuard implements CanActivate {
     @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
     private readonly auth: MerchantAuth,
     private readonly limiter: RateLimiter,
+    private readonly failures: AuthFailureLimiter,
     private readonly reflector: Reflector,
   ) {}
 
@@ -33,16 +35,25 @@ export class MerchantAuthGuard implements CanActivate {
       if (this.config.openMode && openAllowed) return true;
       throw unauthorized(response);
     }
+    // An address that keeps presenting bad keys is slowed down before its key is looked at.
+    const address = request.ip ?? request.socket.remoteAddress ?? 'unknown';
+    const locked = await this.failures.lockedFor(address);
+    if (locked) throw rateLimited(response, locked, 'too many failed API-key attempts from this address');
     const merchant = await this.auth.authenticate(key);
-    if (!merchant) throw unauthorized(response);
-    const verdict = await this.limiter.consume(merchant.keyId);
-    if (!verdict.allowed) {
-      response.setHeader('retry-after', String(verdict.retryAfterSeconds));
-      throw new ProblemError('rate_limited', `too many requests with this API key; retry in ${verdict.retryAfterSeconds} s`, { retryAfter: verdict.retryAfterSeconds });
+    if (!merchant) {
+      await this.failures.recordFailure(address);
+      throw unauthorized(response);
     }
+    const verdict = await this.limiter.consume(merchant.keyId);
+    if (!verdict.allowed) throw rateLimited(response, verdict.retryAfterSeconds, 'too many requests with this API key');
     request.merchant = merchant;
     return true;
   }
+}
+
+function rateLimited(response: Response, seconds: number, what: string): ProblemError {
+  response.setHeader('retry-after', String(seconds));
+  return new ProblemError('rate_limited', `${what}; retry in ${seconds} s`, { retryAfter: seconds });
 }
 
 function unauthorized(response: Response): ProblemError {

@@ -1,4 +1,5 @@
 import { Global, Module } from '@nestjs/common';
+import { AuthFailureLimiter } from './auth-failure-limiter';
 import { MerchantAuthGuard } from './merchant-auth.guard';
 import { MerchantAuth } from './merchant-auth.service';
 import { MerchantRepository } from './merchant.repository';
@@ -15,7 +16,7 @@ import { WebhookRepository } from './webhooks/webhook.repository';
 @Global()
 @Module({
   controllers: [PaymentsController],
-  providers: [MerchantRepository, MerchantAuth, RateLimiter, MerchantAuthGuard, WebhookRepository, WebhookDispatcher],
-  exports: [MerchantAuth, RateLimiter, MerchantAuthGuard],
+  providers: [MerchantRepository, MerchantAuth, RateLimiter, AuthFailureLimiter, MerchantAuthGuard, WebhookRepository, WebhookDispatcher],
+  exports: [MerchantAuth, RateLimiter, AuthFailureLimiter, MerchantAuthGuard],
 })
 export class MerchantsModule {}
