@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { Base64UrlError, decodeBase64UrlText, encodeBase64Url } from './base64url';
-import { canonicalize, JcsError } from './jcs';
+import { canonicalize } from './jcs';
 import { ok, type Result } from './problems';
 
 /** mppx refuses `request` parameters longer than this (characters of base64url). */
@@ -314,4 +314,3 @@ export function parseWwwAuthenticateLines(lines: string[]): Result<Challenge[], 
   return all.length === 0 ? malformed('no Payment challenge') : ok(all);
 }
 
-export { JcsError };

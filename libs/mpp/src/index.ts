@@ -1,0 +1,27 @@
+export { canonicalize, JcsError } from './jcs';
+export { Base64UrlError, decodeBase64Url, decodeBase64UrlText, encodeBase64Url } from './base64url';
+export {
+  assertSecret,
+  challengeBindingInput,
+  challengeFromParams,
+  challengeId,
+  challengeSchema,
+  createChallenge,
+  decodeOpaque,
+  encodeOpaque,
+  isBound,
+  MAX_REQUEST_PARAM_LENGTH,
+  MIN_SECRET_BYTES,
+  PAYMENT_AUTHORIZATION_HEADER,
+  parseWwwAuthenticate,
+  parseWwwAuthenticateLines,
+  serializeChallenge,
+  serializeChallenges,
+  serializeRequest,
+  type Challenge,
+  type ChallengeError,
+  type ChallengeFields,
+} from './challenge';
+export { parseCredential, serializeCredential, verifyBinding, type Credential, type VerifyBindingOptions } from './credential';
+export { decodeReceipt, encodeReceipt, PAYMENT_RECEIPT_HEADER, receiptSchema, type Receipt } from './receipt';
+export { fail, ok, PROBLEM_BASE, PROBLEMS, problemType, toProblemDetails, type MppError, type ProblemCode, type ProblemDetails, type Result } from './problems';
