@@ -88,7 +88,10 @@ export function assertSecret(secret: string): void {
 export function createChallenge(secret: string, fields: ChallengeFields): Challenge {
   assertSecret(secret);
   const { id: _ignored, ...checked } = challengeSchema.parse({ ...fields, id: 'x' });
-  return challengeSchema.parse({ id: challengeId(secret, checked), ...checked });
+  // The issued request is the one the wire carries (canonical JSON has no -0, no undefined members), so a client's
+  // echo of it deep-equals what was issued.
+  const request = JSON.parse(canonicalize(checked.request)) as Challenge['request'];
+  return challengeSchema.parse({ id: challengeId(secret, { ...checked, request }), ...checked, request });
 }
 
 /** Constant-time check that `challenge.id` is the HMAC of its other fields under `secret`. */
