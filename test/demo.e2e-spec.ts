@@ -1,14 +1,6 @@
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import path from 'node:path';
-
-const freePort = () =>
-  new Promise<string>((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(String(port)));
-    });
-  });
+import { freePort } from './support/net';
 
 /** The README's quick start, for real: the whole system comes up and a buyer pays the merchant on chain. */
 describe('npm start (the demo)', () => {
@@ -16,10 +8,10 @@ describe('npm start (the demo)', () => {
     const root = path.resolve(__dirname, '..');
     const env = {
       ...process.env,
-      CHAIN_PORT: await freePort(),
-      FACILITATOR_PORT: await freePort(),
-      LEDGER_PORT: await freePort(),
-      MERCHANT_PORT: await freePort(),
+      CHAIN_PORT: String(await freePort()),
+      FACILITATOR_PORT: String(await freePort()),
+      LEDGER_PORT: String(await freePort()),
+      MERCHANT_PORT: String(await freePort()),
       // Its own database: the demo clears its tables at start.
       DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/machine_payments_demo_test',
     };

@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { parseEventLogs, type Address, type Hex } from 'viem';
 import { eip3009Abi } from '@mp/chain';
 import { appEntry, buildIfStale } from '../../../scripts/lib/build.mjs';
 import { balanceOf, payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
 import { TEST_DATABASE_URL } from '../../../test/support/facilitator';
 import pg from 'pg';
+import { freePort } from '../../../test/support/net';
 
 /**
  * Kill the facilitator (SIGKILL) twice in the middle of 220 settlements and start it again: afterwards every
@@ -19,14 +19,6 @@ describe('crash safety', () => {
   const total = 220;
   let child: ChildProcess | undefined;
   let url = '';
-
-  const freePort = () =>
-    new Promise<number>((resolve) => {
-      const server = createServer().listen(0, '127.0.0.1', () => {
-        const { port } = server.address() as { port: number };
-        server.close(() => resolve(port));
-      });
-    });
 
   async function start(port: number): Promise<void> {
     url = `http://127.0.0.1:${port}`;

@@ -1,11 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Address } from 'viem';
 import { balanceOf, payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
 import { postJson, startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from '../../../test/support/facilitator';
+import { freePort } from '../../../test/support/net';
 import { startTcpProxy, type TcpProxy } from '../../../test/support/tcp-proxy';
 
 /** Faults in what the facilitator depends on: the chain RPC, Redis and PostgreSQL, each behind a proxy we can break. */
@@ -99,12 +100,7 @@ describe('faults', () => {
     const stopRedis = () => new Promise<void>((resolve) => (redis?.once('exit', () => resolve()), redis?.kill('SIGKILL')));
 
     beforeAll(async () => {
-      port = await new Promise<number>((resolve) => {
-        const server = createServer().listen(0, '127.0.0.1', () => {
-          const { port: p } = server.address() as { port: number };
-          server.close(() => resolve(p));
-        });
-      });
+      port = await freePort();
       await startRedis();
       facilitator = await startFacilitator({
         REDIS_URL: `redis://127.0.0.1:${port}`, FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[1].privateKey,

@@ -1,5 +1,4 @@
 import { spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
@@ -12,6 +11,7 @@ import { loadMerchantConfig } from '../../merchant-agent/src/merchant.config';
 import { createPaywall } from '../../merchant-agent/src/paid-http/paywall';
 import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
 import { startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from '../../../test/support/facilitator';
+import { freePort } from '../../../test/support/net';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
@@ -53,14 +53,6 @@ async function call(url: string, init: { method?: string; body?: unknown; key?: 
   }
   return { status: response.status, body, headers: response.headers };
 }
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 
 describe('merchants: API keys, tenant isolation, rate limits and the CLI', () => {
   const { manifest } = testChain();

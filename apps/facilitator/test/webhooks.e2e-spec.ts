@@ -1,6 +1,5 @@
 import { spawnSync } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import { createServer as createTcpServer } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import pg from 'pg';
@@ -10,6 +9,7 @@ import { PrismaService } from '@mp/db';
 import { WebhookRepository } from '../src/merchants/webhooks/webhook.repository';
 import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
 import { startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from '../../../test/support/facilitator';
+import { freePort } from '../../../test/support/net';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
@@ -55,14 +55,6 @@ async function until<T>(what: string, probe: () => Promise<T | undefined> | T | 
     await new Promise((r) => setTimeout(r, 50));
   }
 }
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createTcpServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 
 describe('webhooks to merchants', () => {
   const { manifest } = testChain();

@@ -30,6 +30,13 @@ describe('POST /settle', () => {
       `SELECT state::text, tx_hash, amount::text FROM facilitator.payments WHERE authorization_nonce = $1`,
       nonce.toLowerCase(),
     );
+  const eventTypes = async (nonce: string) =>
+    (
+      await db.$queryRawUnsafe<{ type: string }[]>(
+        `SELECT e.type FROM facilitator.payment_events e JOIN facilitator.payments p ON p.id = e.payment_id WHERE p.authorization_nonce = $1 ORDER BY e.id`,
+        nonce.toLowerCase(),
+      )
+    ).map((e) => e.type);
 
   it('transfers exactly the amount on chain and answers {success, transaction, network, payer}', async () => {
     const payer = payerAccount(manifest, 2);
@@ -48,11 +55,7 @@ describe('POST /settle', () => {
     expect(await balanceOf(client, usdc, payer.address)).toBe(payerBefore - amount);
     expect(await balanceOf(client, usdc, merchant)).toBe(merchantBefore + amount);
     expect(await paymentRow(payload.authorization.nonce)).toEqual([{ state: 'confirmed', tx_hash: response.transaction, amount: amount.toString() }]);
-    const events = await db.$queryRawUnsafe<{ type: string }[]>(
-      `SELECT e.type FROM facilitator.payment_events e JOIN facilitator.payments p ON p.id = e.payment_id WHERE p.authorization_nonce = $1 ORDER BY e.id`,
-      payload.authorization.nonce.toLowerCase(),
-    );
-    expect(events.map((e) => e.type)).toEqual(['payment.verified', 'payment.submitted', 'payment.confirmed']);
+    expect(await eventTypes(payload.authorization.nonce)).toEqual(['payment.verified', 'payment.submitted', 'payment.confirmed']);
   });
 
   it('answers a replay with the original success and sends nothing', async () => {
@@ -286,11 +289,9 @@ describe('POST /settle', () => {
       const second = v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount }), requirements());
       const secondResult = (await postJson(`${single.url}/settle`, second)).body;
       expect(secondResult, JSON.stringify(secondResult)).toMatchObject({ success: true });
-      const events = await db.$queryRawUnsafe<{ type: string }[]>(
-        `SELECT e.type FROM facilitator.payment_events e JOIN facilitator.payments p ON p.id = e.payment_id WHERE p.authorization_nonce = $1 ORDER BY e.id`,
-        second.paymentPayload.payload.authorization.nonce.toLowerCase(),
-      );
-      expect(events.map((e) => e.type)).toEqual(['payment.verified', 'payment.submitted', 'payment.resend', 'payment.submitted', 'payment.confirmed']);
+      expect(await eventTypes(second.paymentPayload.payload.authorization.nonce)).toEqual([
+        'payment.verified', 'payment.submitted', 'payment.resend', 'payment.submitted', 'payment.confirmed',
+      ]);
     } finally {
       await single.close();
     }
