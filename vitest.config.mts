@@ -12,6 +12,7 @@ const alias = {
   '@mp/platform': lib('platform'),
   '@mp/db': lib('db'),
   '@mp/clients': lib('clients'),
+  '@mp/stripe': lib('stripe'),
 };
 
 // SWC keeps Nest's decorator metadata exact; unit specs run in parallel, anything that touches the

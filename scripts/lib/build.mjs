@@ -1,14 +1,22 @@
-// Builds the three apps into dist/ when any TypeScript source is newer than the build.
+// Builds the apps into dist/ when any TypeScript source is newer than the build.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT } from './contracts.mjs';
 
-export const APPS = ['facilitator', 'ledger', 'merchant-agent'];
+/** Each app's source folder; nest build mirrors it under dist/apps/<app>/. The fake Stripe server lives in a library. */
+const APP_SOURCES = {
+  facilitator: 'apps/facilitator/src',
+  ledger: 'apps/ledger/src',
+  'merchant-agent': 'apps/merchant-agent/src',
+  'fake-stripe': 'libs/stripe/src',
+};
+
+export const APPS = Object.keys(APP_SOURCES);
 
 /** The compiled entry of an app (or another file of it, relative to its src/). */
 export function appEntry(app, file = 'main.js') {
-  return path.join(REPO_ROOT, 'dist', 'apps', app, 'apps', app, 'src', file);
+  return path.join(REPO_ROOT, 'dist', 'apps', app, APP_SOURCES[app], file);
 }
 
 /** Returns true when it had to build. Throws if the build fails. */

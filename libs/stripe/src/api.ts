@@ -1,0 +1,25 @@
+import type { EventLog, RequestInfo } from './events';
+import type { FormObject } from './form';
+import type { Store } from './store';
+
+/** What every handler works with: the objects, the event log and the (test-adjustable) clock. */
+export interface ApiContext {
+  store: Store;
+  events: EventLog;
+  nowSeconds(): number;
+}
+
+export interface ApiRequest {
+  params: FormObject;
+  /** the `:id` parts of the route, in order */
+  pathIds: string[];
+  /** the path without the query string (lists echo it as `url`) */
+  path: string;
+  info: RequestInfo;
+}
+
+/**
+ * Returns the JSON body of a 200 answer, or throws ApiError. Handlers are synchronous on purpose: a request's checks and
+ * changes happen in one turn of the event loop, so two requests (even with the same idempotency key) never interleave.
+ */
+export type Handler = (context: ApiContext, request: ApiRequest) => object;

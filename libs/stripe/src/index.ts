@@ -1,0 +1,7 @@
+export { DEFAULT_API_VERSION, MAX_BODY_BYTES, startFakeStripe, stripeClientOptions, type FakeStripe, type FakeStripeOptions } from './fake-stripe.server';
+export { SPT_ERROR_CODES, type StripeErrorBody } from './errors';
+export { decodeForm, FormError, type FormObject, type FormValue } from './form';
+export { stripeFee } from './balance-transactions';
+export { TEST_PAYMENT_METHODS, type PaymentOutcome } from './test-tokens';
+export { DEFAULT_RETRY_DELAYS_MS, stripeSignatureHeader, type WebhookEndpoint } from './webhooks';
+export type { BalanceTransaction, Charge, PaymentIntent, Refund, SharedPaymentToken, StripeEvent, StripeEventType } from './store';

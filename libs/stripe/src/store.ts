@@ -1,0 +1,176 @@
+/**
+ * The fake's objects, shaped like Stripe's JSON (snake_case, unix-second timestamps, ids with Stripe's prefixes).
+ * Only the fields the fake fills are listed; everything lives in memory for the life of the process.
+ */
+
+export interface SharedPaymentToken {
+  id: string;
+  /** how it was minted: the seller's test helper, or the agent's live-style endpoint; one store, one id either way */
+  object: 'shared_payment.granted_token' | 'shared_payment.issued_token';
+  created: number;
+  livemode: false;
+  payment_method: string;
+  usage_limits: { currency: string; max_amount: number; expires_at: number };
+  seller_details: { network_id?: string; network_business_profile?: string } | null;
+  deactivated_at: number | null;
+  deactivated_reason: 'consumed' | 'revoked' | 'expired' | null;
+  usage_details: { amount_captured: { currency: string; value: number } } | null;
+}
+
+export type PaymentIntentStatus = 'requires_payment_method' | 'requires_confirmation' | 'requires_action' | 'processing' | 'succeeded' | 'canceled';
+
+export interface LastPaymentError {
+  type: 'card_error';
+  code: string;
+  decline_code: string;
+  message: string;
+  charge: string;
+  payment_method: { id: string; object: 'payment_method'; type: 'card' };
+}
+
+export interface PaymentIntent {
+  id: string;
+  object: 'payment_intent';
+  amount: number;
+  amount_capturable: number;
+  amount_received: number;
+  automatic_payment_methods: { enabled: boolean; allow_redirects?: 'always' | 'never' } | null;
+  canceled_at: number | null;
+  cancellation_reason: string | null;
+  capture_method: 'automatic';
+  client_secret: string;
+  confirmation_method: 'automatic';
+  created: number;
+  currency: string;
+  customer: null;
+  description: string | null;
+  last_payment_error: LastPaymentError | null;
+  latest_charge: string | null;
+  livemode: false;
+  metadata: Record<string, string>;
+  next_action: { type: 'use_stripe_sdk'; use_stripe_sdk: { type: 'three_d_secure_redirect'; stripe_js: string } } | null;
+  payment_method: string | null;
+  payment_method_types: string[];
+  shared_payment_granted_token: string | null;
+  status: PaymentIntentStatus;
+}
+
+export interface Charge {
+  id: string;
+  object: 'charge';
+  amount: number;
+  amount_captured: number;
+  amount_refunded: number;
+  balance_transaction: string | null;
+  captured: boolean;
+  created: number;
+  currency: string;
+  description: string | null;
+  failure_code: string | null;
+  failure_message: string | null;
+  livemode: false;
+  metadata: Record<string, string>;
+  paid: boolean;
+  payment_intent: string;
+  payment_method: string;
+  refunded: boolean;
+  status: 'succeeded' | 'failed';
+}
+
+export interface Refund {
+  id: string;
+  object: 'refund';
+  amount: number;
+  balance_transaction: string;
+  charge: string;
+  created: number;
+  currency: string;
+  metadata: Record<string, string>;
+  payment_intent: string;
+  reason: 'duplicate' | 'fraudulent' | 'requested_by_customer' | null;
+  status: 'succeeded';
+}
+
+export interface BalanceTransaction {
+  id: string;
+  object: 'balance_transaction';
+  amount: number;
+  available_on: number;
+  created: number;
+  currency: string;
+  description: string | null;
+  exchange_rate: null;
+  fee: number;
+  fee_details: { amount: number; application: null; currency: string; description: string; type: 'stripe_fee' }[];
+  net: number;
+  reporting_category: 'charge' | 'refund';
+  source: string;
+  status: 'available';
+  type: 'charge' | 'refund';
+}
+
+export type StripeEventType =
+  | 'payment_intent.created'
+  | 'payment_intent.succeeded'
+  | 'payment_intent.payment_failed'
+  | 'payment_intent.requires_action'
+  | 'payment_intent.canceled'
+  | 'charge.succeeded'
+  | 'charge.failed'
+  | 'charge.refunded'
+  | 'refund.created'
+  | 'shared_payment.granted_token.used';
+
+export interface StripeEvent {
+  id: string;
+  object: 'event';
+  api_version: string;
+  created: number;
+  data: { object: unknown };
+  livemode: false;
+  pending_webhooks: number;
+  request: { id: string | null; idempotency_key: string | null };
+  type: StripeEventType;
+}
+
+/** Objects of one kind, in creation order (a Map keeps insertion order). */
+export class Collection<T extends { id: string; created: number }> {
+  private readonly byId = new Map<string, T>();
+
+  add(item: T): T {
+    this.byId.set(item.id, item);
+    return item;
+  }
+
+  get(id: string): T | undefined {
+    return this.byId.get(id);
+  }
+
+  /** Oldest first. */
+  all(): T[] {
+    return [...this.byId.values()];
+  }
+}
+
+export class Store {
+  readonly tokens = new Collection<SharedPaymentToken>();
+  readonly paymentIntents = new Collection<PaymentIntent>();
+  readonly charges = new Collection<Charge>();
+  readonly refunds = new Collection<Refund>();
+  readonly balanceTransactions = new Collection<BalanceTransaction>();
+  readonly events = new Collection<StripeEvent>();
+
+  /** Any stored object by its id (the prefix says which kind); used by `expand`. */
+  find(id: string): { id: string; created: number } | undefined {
+    const prefix = id.slice(0, id.indexOf('_') + 1);
+    const byPrefix: Record<string, Collection<{ id: string; created: number }> | undefined> = {
+      spt_: this.tokens,
+      pi_: this.paymentIntents,
+      ch_: this.charges,
+      re_: this.refunds,
+      txn_: this.balanceTransactions,
+      evt_: this.events,
+    };
+    return byPrefix[prefix]?.get(id);
+  }
+}
