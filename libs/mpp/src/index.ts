@@ -25,3 +25,27 @@ export {
 export { parseCredential, serializeCredential, verifyBinding, type Credential, type VerifyBindingOptions } from './credential';
 export { decodeReceipt, encodeReceipt, PAYMENT_RECEIPT_HEADER, receiptSchema, type Receipt } from './receipt';
 export { fail, ok, PROBLEM_BASE, PROBLEMS, problemType, toProblemDetails, type MppError, type ProblemCode, type ProblemDetails, type Result } from './problems';
+export { CHALLENGE_NONCE_KEY, matchOffer, type Offer, type Terms } from './terms';
+export {
+  checkEvmCharge,
+  EVM_METHOD,
+  evmAuthorizationPayloadSchema,
+  evmChallengeNonce,
+  evmChargeRequestSchema,
+  evmSource,
+  normalizeEvmChargeRequest,
+  type EvmAuthorizationPayload,
+  type EvmChargeCredential,
+  type EvmChargeRequest,
+} from './methods/evm-charge';
+export {
+  checkStripeCharge,
+  sptPayloadSchema,
+  STRIPE_METHOD,
+  stripeChargeRequestSchema,
+  stripeIdempotencyKey,
+  type SptPayload,
+  type StripeChargeCredential,
+  type StripeChargeRequest,
+} from './methods/stripe-charge';
+export { bodyDigest } from './digest';
