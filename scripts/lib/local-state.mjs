@@ -13,7 +13,7 @@ export async function resetLocalState({ databaseUrl, redisUrl = process.env.REDI
   await client.connect();
   try {
     await client.query(
-      `TRUNCATE facilitator.webhook_delivery_attempts, facilitator.webhook_deliveries, facilitator.outbox_cursors,
+      `TRUNCATE facilitator.webhook_delivery_attempts, facilitator.webhook_deliveries, facilitator.outbox_cursors, facilitator.mpp_claims, facilitator.stripe_events,
                 facilitator.payment_transactions, facilitator.payment_events, facilitator.payment_idempotency_keys, facilitator.payments`,
     );
   } finally {
