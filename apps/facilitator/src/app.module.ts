@@ -4,6 +4,7 @@ import { FacilitatorMetrics, Metrics, ObservabilityModule, Readiness, redisCheck
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from './config/facilitator.config';
 import { HealthController } from './health/health.controller';
 import { MerchantsModule } from './merchants/merchants.module';
+import { MppModule } from './mpp/mpp.module';
 import { NetworkRegistry } from './networks/network-registry';
 import { NetworksModule } from './networks/networks.module';
 import { X402Module } from './x402/x402.module';
@@ -20,6 +21,7 @@ export class AppModule implements OnModuleInit {
         NetworksModule,
         MerchantsModule,
         X402Module,
+        MppModule,
       ],
       controllers: [HealthController],
       providers: [

@@ -12,6 +12,8 @@ async function main(): Promise<void> {
     ...config.networks.flatMap((n) => [...n.signerKeys.flatMap(privateKeyForms), ...n.rpcUrls.flatMap(urlSecrets)]),
     ...urlSecrets(config.databaseUrl),
     ...urlSecrets(config.redisUrl),
+    config.stripe?.secretKey,
+    config.stripe?.webhookSecret,
   ]);
   const app = await createHttpApp(AppModule.forConfig(config), { bodyLimitBytes: config.bodyLimitBytes, logger });
   if (config.role === 'worker') app.use(operationalRoutesOnly);

@@ -1,2 +1,3 @@
 // @mp/clients — what merchants and other services use to talk to ours (no Nest).
 export * from './webhooks';
+export * from './mpp-facilitator';

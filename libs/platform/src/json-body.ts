@@ -39,7 +39,10 @@ export function jsonBody(limitBytes = DEFAULT_BODY_LIMIT_BYTES): RequestHandler 
     req.on('end', () => {
       if (done) return;
       done = true;
-      const text = Buffer.concat(chunks).toString('utf8');
+      const raw = Buffer.concat(chunks);
+      // Kept for signature checks over the exact bytes (Stripe webhooks).
+      (req as Request & { rawBody?: Buffer }).rawBody = raw;
+      const text = raw.toString('utf8');
       try {
         req.body = JSON.parse(text);
       } catch (error) {

@@ -5,6 +5,7 @@
 export const PROBLEM_STATUS = {
   validation_failed: 400,
   malformed_json: 400,
+  webhook_signature_invalid: 400,
   unauthorized: 401,
   not_found: 404,
   method_not_allowed: 405,
@@ -22,6 +23,7 @@ export type ProblemCode = keyof typeof PROBLEM_STATUS;
 const TITLES: Record<ProblemCode, string> = {
   validation_failed: 'The request body is invalid',
   malformed_json: 'The request body is not valid JSON',
+  webhook_signature_invalid: 'The webhook signature does not verify',
   unauthorized: 'Authentication required',
   not_found: 'Not found',
   method_not_allowed: 'Method not allowed',

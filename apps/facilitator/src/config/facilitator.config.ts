@@ -55,6 +55,15 @@ const envSchema = z.object({
   WEBHOOK_RETRY_BASE_MS: env.int(1_000, 10),
   WEBHOOK_RETRY_MAX_MS: env.int(600_000, 10),
   WEBHOOK_POLL_MS: env.int(500, 10),
+  // MPP and Stripe
+  MPP_CHALLENGE_TTL_SECONDS: env.int(300, 10),
+  STRIPE_SECRET_KEY: z.string().regex(/^(sk|rk)_(test|live)_[A-Za-z0-9_]+$/, 'must be a Stripe secret or restricted key (sk_test_..., sk_live_...)').optional(),
+  STRIPE_API_BASE: z.string().url().default('https://api.stripe.com'),
+  STRIPE_API_VERSION: z.string().min(1).default('2026-07-29.preview'),
+  STRIPE_SPT_PLACEMENT: z.enum(['top_level', 'payment_method_data']).default('top_level'),
+  STRIPE_TIMEOUT_MS: env.int(20_000, 100),
+  STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_/, 'must be a webhook signing secret (whsec_...)').optional(),
+  STRIPE_NETWORK_ID: z.string().min(1).optional(),
 });
 
 const networksFileSchema = z.object({
@@ -126,6 +135,27 @@ export interface FacilitatorConfig {
   /** Failed API-key attempts one client address may make per minute before it gets 429 (0: no limit). */
   authFailuresPerMinute: number;
   webhooks: { maxAttempts: number; timeoutMs: number; retryBaseMs: number; retryMaxMs: number; pollMs: number };
+  mpp: {
+    /** Default lifetime of an issued challenge. */
+    challengeTtlSeconds: number;
+  };
+  /** undefined: the stripe method is not offered. */
+  stripe?: StripeConfig;
+}
+
+export interface StripeConfig {
+  secretKey: string;
+  /** where the API is: https://api.stripe.com, or a local fake in tests and the demo */
+  apiBase: URL;
+  /** Stripe-Version sent with PaymentIntents (Shared Payment Tokens need a preview version) */
+  apiVersion: string;
+  /** where the Shared Payment Token goes in the PaymentIntent: top-level shared_payment_granted_token, or inside payment_method_data */
+  sptPlacement: 'top_level' | 'payment_method_data';
+  timeoutMs: number;
+  /** verifies Stripe-Signature on POST /stripe/webhooks; undefined: that endpoint answers 404 */
+  webhookSecret?: string;
+  /** the seller's Stripe network id offered when a stripe offer names none */
+  networkId?: string;
 }
 
 /**
@@ -175,6 +205,20 @@ export function loadFacilitatorConfig(environment: NodeJS.ProcessEnv = process.e
       retryMaxMs: e.WEBHOOK_RETRY_MAX_MS,
       pollMs: e.WEBHOOK_POLL_MS,
     },
+    mpp: { challengeTtlSeconds: e.MPP_CHALLENGE_TTL_SECONDS },
+    ...(e.STRIPE_SECRET_KEY
+      ? {
+          stripe: {
+            secretKey: e.STRIPE_SECRET_KEY,
+            apiBase: new URL(e.STRIPE_API_BASE),
+            apiVersion: e.STRIPE_API_VERSION,
+            sptPlacement: e.STRIPE_SPT_PLACEMENT,
+            timeoutMs: e.STRIPE_TIMEOUT_MS,
+            ...(e.STRIPE_WEBHOOK_SECRET && { webhookSecret: e.STRIPE_WEBHOOK_SECRET }),
+            ...(e.STRIPE_NETWORK_ID && { networkId: e.STRIPE_NETWORK_ID }),
+          },
+        }
+      : {}),
   };
 }
 

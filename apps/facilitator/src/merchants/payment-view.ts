@@ -7,17 +7,27 @@ export const PAYMENT_VIEW_STATES: readonly PaymentViewState[] = ['received', 've
 export interface PaymentView {
   id: string;
   state: PaymentViewState;
-  /** CAIP-2 */
+  /** which API accepted it */
+  protocol: 'x402' | 'mpp';
+  /** evm: settled on chain; stripe: a PaymentIntent */
+  rail: 'evm' | 'stripe';
+  /** CAIP-2, or "stripe" */
   network: string;
-  /** token contract, checksummed */
+  /** token contract, checksummed; on Stripe the currency */
   asset: string;
   payer: string;
   payTo: string;
   amount: string;
-  /** the EIP-3009 authorization nonce */
+  /** the EIP-3009 authorization nonce (on Stripe, the MPP challenge id) */
   nonce: string;
+  /** the x402 scheme, or the MPP method */
   scheme: string;
-  x402Version: number;
+  /** x402 payments only */
+  x402Version: number | null;
+  /** MPP payments only: the challenge the credential answered */
+  challengeId: string | null;
+  /** Stripe payments only: the PaymentIntent */
+  reference: string | null;
   /** the x402 payment-identifier the payment was settled under, if any */
   paymentIdentifier: string | null;
   txHash: string | null;
@@ -31,6 +41,7 @@ export interface PaymentView {
 /** Columns of `facilitator.payments p` that make a {@link PaymentViewRow}. */
 export const PAYMENT_VIEW_COLUMNS = `p.id, p.state::text AS state, p.network, p.asset, p.payer, p.pay_to AS "payTo", p.amount::text AS amount,
   p.authorization_nonce AS nonce, p.scheme, p.x402_version AS "x402Version",
+  p.protocol, p.rail, p.challenge_id AS "challengeId", p.reference,
   (SELECT k.key FROM facilitator.payment_idempotency_keys k WHERE k.payment_id = p.id ORDER BY k.created_at LIMIT 1) AS "paymentIdentifier",
   p.tx_hash AS "txHash", p.error_reason AS "errorReason", p.error_message AS "errorMessage",
   p.created_at AS "createdAt", p.updated_at AS "updatedAt", p.settled_at AS "settledAt"`;
@@ -45,6 +56,8 @@ export function toPaymentView(row: PaymentViewRow): PaymentView {
   return {
     id: row.id,
     state: row.state,
+    protocol: row.protocol,
+    rail: row.rail,
     network: row.network,
     asset: checksummed(row.asset),
     payer: checksummed(row.payer),
@@ -53,6 +66,8 @@ export function toPaymentView(row: PaymentViewRow): PaymentView {
     nonce: row.nonce,
     scheme: row.scheme,
     x402Version: row.x402Version,
+    challengeId: row.challengeId,
+    reference: row.reference,
     paymentIdentifier: row.paymentIdentifier,
     txHash: row.txHash,
     errorReason: row.errorReason,

@@ -47,13 +47,31 @@ export interface NewPayment {
   validAfter: bigint;
   validBefore: bigint;
   scheme: string;
-  x402Version: number;
   payloadHash: string;
   paymentIdentifier?: string;
   settleTo: string;
   settleData: string;
   settleGas: bigint;
   merchantId?: string | null;
+  origin: PaymentOrigin;
+}
+
+/** Which protocol's API accepted a payment: an x402 payload, or an MPP credential answering a challenge. */
+export type PaymentOrigin = { protocol: 'x402'; x402Version: 1 | 2 } | { protocol: 'mpp'; challengeId: string };
+
+/** A payment settled off chain (a Stripe PaymentIntent): recorded like a chain payment, with the same events. */
+export interface NewExternalPayment {
+  rail: 'stripe';
+  network: string;
+  asset: string;
+  payer: string;
+  challengeId: string;
+  payTo: string;
+  amount: bigint;
+  validBefore: bigint;
+  method: string;
+  payloadHash: string;
+  merchantId: string | null;
 }
 
 class BatchClaimLostError extends Error {}
@@ -128,11 +146,11 @@ export class PaymentRepository {
     }));
   }
 
-  /** Payments in a state for longer than `olderThanMs`: the work a crashed or busy worker left behind. */
+  /** Chain payments in a state for longer than `olderThanMs`: the work a crashed or busy worker left behind. */
   async stale(states: PaymentState[], olderThanMs: number, limit = 500): Promise<{ id: string; state: PaymentState }[]> {
     return this.db.$queryRawUnsafe(
       `SELECT id, state::text AS state FROM facilitator.payments
-        WHERE state::text = ANY($1::text[]) AND updated_at < now() - ($2::int * interval '1 millisecond')
+        WHERE rail = 'evm' AND state::text = ANY($1::text[]) AND updated_at < now() - ($2::int * interval '1 millisecond')
         ORDER BY updated_at LIMIT $3`,
       states,
       olderThanMs,
@@ -188,8 +206,10 @@ export class PaymentRepository {
     const rows = await db.$queryRawUnsafe<{ id: string }[]>(
       `WITH inserted AS (
          INSERT INTO facilitator.payments (network, asset, payer, authorization_nonce, pay_to, amount, valid_after, valid_before,
-                                           scheme, x402_version, payload_hash, settle_to, settle_data, merchant_id, settle_gas, state, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6::numeric, $7::numeric, $8::numeric, $9, $10, $11, $12, $13, $15::uuid, $16::numeric, 'verified', now())
+                                           scheme, x402_version, payload_hash, settle_to, settle_data, merchant_id, settle_gas,
+                                           protocol, challenge_id, state, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6::numeric, $7::numeric, $8::numeric, $9, $10, $11, $12, $13, $15::uuid, $16::numeric,
+                 $17, $18, 'verified', now())
          ON CONFLICT (network, asset, payer, authorization_nonce) DO NOTHING
          RETURNING id)
        INSERT INTO facilitator.payment_events (payment_id, type, data)
@@ -204,15 +224,78 @@ export class PaymentRepository {
       p.validAfter.toString(),
       p.validBefore.toString(),
       p.scheme,
-      p.x402Version,
+      p.origin.protocol === 'x402' ? p.origin.x402Version : null,
       p.payloadHash,
       p.settleTo.toLowerCase(),
       p.settleData,
-      JSON.stringify({ network: p.network, asset: p.asset, payer: p.payer, payTo: p.payTo, amount: p.amount.toString(), nonce: p.nonce }),
+      JSON.stringify({
+        network: p.network, asset: p.asset, payer: p.payer, payTo: p.payTo, amount: p.amount.toString(), nonce: p.nonce,
+        protocol: p.origin.protocol, rail: 'evm', ...(p.origin.protocol === 'mpp' && { method: p.scheme, challengeId: p.origin.challengeId }),
+      }),
       p.merchantId ?? null,
       p.settleGas.toString(),
+      p.origin.protocol,
+      p.origin.protocol === 'mpp' ? p.origin.challengeId : null,
     );
     return rows[0]?.id;
+  }
+
+  /** Records an off-chain payment as verified (with its payment.verified event) before its rail is asked to settle it. */
+  async insertExternal(p: NewExternalPayment): Promise<string | undefined> {
+    const rows = await this.db.$queryRawUnsafe<{ id: string }[]>(
+      `WITH inserted AS (
+         INSERT INTO facilitator.payments (network, asset, payer, authorization_nonce, pay_to, amount, valid_after, valid_before,
+                                           scheme, payload_hash, merchant_id, protocol, rail, challenge_id, state, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6::numeric, 0, $7::numeric, $8, $9, $10::uuid, 'mpp', $11, $4, 'verified', now())
+         ON CONFLICT (network, asset, payer, authorization_nonce) DO NOTHING
+         RETURNING id)
+       INSERT INTO facilitator.payment_events (payment_id, type, data)
+       SELECT id, 'payment.verified', $12::jsonb FROM inserted
+       RETURNING payment_id AS id`,
+      p.network,
+      p.asset,
+      p.payer,
+      p.challengeId,
+      p.payTo,
+      p.amount.toString(),
+      p.validBefore.toString(),
+      p.method,
+      p.payloadHash,
+      p.merchantId,
+      p.rail,
+      JSON.stringify({
+        network: p.network, asset: p.asset, payer: p.payer, payTo: p.payTo, amount: p.amount.toString(), nonce: p.challengeId,
+        protocol: 'mpp', rail: p.rail, method: p.method, challengeId: p.challengeId,
+      }),
+    );
+    return rows[0]?.id;
+  }
+
+  /**
+   * The off-chain rail took the money: `reference` is its record (a PaymentIntent id). `from` includes failed only
+   * for the processor's own word after the fact (a webhook): its record is the truth.
+   */
+  markSettledExternally(id: string, reference: string, details: Record<string, unknown> = {}, from: PaymentState[] = ['verified']): Promise<boolean> {
+    return this.transition(id, from, 'confirmed', 'payment.confirmed', { reference, ...details }, `settled_at = now(), reference = $4, error_reason = NULL, error_message = NULL`, [reference]);
+  }
+
+  /** The off-chain rail refused it: final (a new credential is a new payment). */
+  markFailedExternally(id: string, reason: string, message: string, reference?: string): Promise<boolean> {
+    return this.transition(id, ['verified'], 'failed', 'payment.failed', { reason, message, ...(reference && { reference }) },
+      `error_reason = $4, error_message = $5, reference = COALESCE($6, reference)`, [reason, message, reference ?? null]);
+  }
+
+  /** The off-chain payment an MPP challenge created, if any; `merchantId` undefined: whoever's it is (webhooks). */
+  async findByChallenge(rail: 'stripe', challengeId: string, merchantId?: string | null): Promise<PaymentRecord | undefined> {
+    const rows = await this.db.$queryRawUnsafe<PaymentRecord[]>(
+      `SELECT ${RECORD_COLUMNS} FROM facilitator.payments
+        WHERE rail = $1 AND challenge_id = $2 AND ($4 OR merchant_id IS NOT DISTINCT FROM $3::uuid)`,
+      rail,
+      challengeId,
+      merchantId ?? null,
+      merchantId === undefined,
+    );
+    return rows[0];
   }
 
   /** Takes over a payment whose earlier attempt failed before anything reached the chain. */

@@ -11,6 +11,6 @@ import { SignerLeases } from './signer-leases';
 @Module({
   imports: [NetworksModule],
   providers: [PaymentRepository, SettlementEvents, SettlementQueue, SettlementService, SettlementWorker, SignerLeases],
-  exports: [SettlementService, SettlementQueue],
+  exports: [SettlementService, SettlementQueue, PaymentRepository],
 })
 export class SettlementModule {}

@@ -5,7 +5,7 @@ import { isUnavailableError, ProblemError } from '@mp/platform';
 import { X402Reason, type PaymentRequest, type SettleResponse } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { ExactEvmScheme, VerificationUnavailableError, type ExactEvmPayment } from '../x402/exact-evm/exact-evm.scheme';
-import { IdempotencyConflictError, PaymentRepository, type PaymentRecord } from './payment.repository';
+import { IdempotencyConflictError, PaymentRepository, type PaymentOrigin, type PaymentRecord } from './payment.repository';
 import { SettlementEvents } from './settlement.events';
 import { SettlementQueue } from './settlement.queue';
 
@@ -32,8 +32,11 @@ export class SettlementService {
     private readonly events: SettlementEvents,
   ) {}
 
-  /** `merchantId`: the merchant whose API key asks (null in open mode without a key); it owns the claim. */
-  async settle(request: PaymentRequest, merchantId: string | null = null): Promise<SettleResponse> {
+  /**
+   * `merchantId`: the merchant whose API key asks (null in open mode without a key); it owns the claim.
+   * `origin`: an MPP credential settles through here too, recorded as such.
+   */
+  async settle(request: PaymentRequest, merchantId: string | null = null, origin?: PaymentOrigin): Promise<SettleResponse> {
     const deadline = Date.now() + this.config.settleBudgetMs;
     const resolution = this.scheme.resolve(request);
     if (!resolution.ok) {
@@ -45,7 +48,7 @@ export class SettlementService {
     const flightKey = `${payment.key.network}|${payment.key.asset}|${payment.key.payer}|${payment.key.nonce}|${request.fingerprint}|${merchantId}`;
     const running = this.inFlight.get(flightKey);
     if (running) return running;
-    const run = this.settleOnce(payment, deadline, merchantId).catch((error: unknown) => this.unexpected(payment, error));
+    const run = this.settleOnce(payment, deadline, merchantId, origin ?? { protocol: 'x402', x402Version: request.x402Version }).catch((error: unknown) => this.unexpected(payment, error));
     this.inFlight.set(flightKey, run);
     try {
       return await run;
@@ -61,7 +64,7 @@ export class SettlementService {
     if (bound !== undefined && bound !== request.fingerprint) throw conflict(request.paymentIdentifier);
   }
 
-  private async settleOnce(payment: ExactEvmPayment, deadline: number, merchantId: string | null): Promise<SettleResponse> {
+  private async settleOnce(payment: ExactEvmPayment, deadline: number, merchantId: string | null, origin: PaymentOrigin): Promise<SettleResponse> {
     const existing = await this.payments.findByKey(payment.key);
     if (existing) return this.follow(payment, existing, deadline, merchantId);
 
@@ -85,8 +88,8 @@ export class SettlementService {
         amount: payment.authorization.value,
         validAfter: payment.authorization.validAfter,
         validBefore: payment.authorization.validBefore,
-        scheme: this.scheme.scheme,
-        x402Version: payment.request.x402Version,
+        scheme: origin.protocol === 'mpp' ? 'evm' : this.scheme.scheme,
+        origin,
         payloadHash: payment.request.fingerprint,
         paymentIdentifier: payment.request.paymentIdentifier,
         settleTo: prepared.call.to,

@@ -1,0 +1,32 @@
+import type { Challenge, Credential, MppError } from '@mp/mpp';
+
+/** A credential whose challenge we issued for this route, handed to the rail of its method. */
+export interface ChargeAttempt {
+  challenge: Challenge;
+  credential: Credential;
+  /** sha256 of the credential as presented */
+  credentialHash: string;
+  merchantId: string | null;
+}
+
+export type RequestCheck = { ok: true; request: Record<string, unknown> } | { ok: false; problems: string[] };
+
+export type RailVerdict = { ok: true; payer?: string } | { ok: false; error: MppError };
+
+export type RailSettlement =
+  | { ok: true; reference: string; payer?: string }
+  /** `final: false`: the outcome is not known yet (pending on chain, or the processor unreachable): the claim stays. */
+  | { ok: false; error: MppError; final: boolean };
+
+/** One MPP payment method with intent `charge`: how its requests are issued, its credentials checked and settled. */
+export interface ChargeRail {
+  readonly method: string;
+  /** Validates an offer's request and returns it exactly as it will be issued (defaults made explicit). */
+  normalize(request: unknown): RequestCheck;
+  /** Every check short of moving money; no side effects. */
+  verify(attempt: ChargeAttempt): Promise<RailVerdict>;
+  /** Moves the money for a claimed challenge, exactly once. */
+  settle(attempt: ChargeAttempt): Promise<RailSettlement>;
+}
+
+export const CHARGE_RAILS = Symbol('CHARGE_RAILS');

@@ -1,0 +1,59 @@
+import { randomBytes } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { PrismaService } from '@mp/db';
+import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
+
+/** The longest a challenge may live: a rotated-out secret is accepted for this long after the rotation. */
+export const MAX_CHALLENGE_TTL_SECONDS = 3600;
+
+export interface ScopeSecrets {
+  secret: string;
+  /** still accepted: challenges issued before the rotation have not all expired yet */
+  previous: string[];
+}
+
+/**
+ * One HMAC secret per merchant (scope = merchant id, '' in open mode), made on first use and kept in PostgreSQL so
+ * every replica binds and checks challenge ids alike. Read through a short cache, as API keys are.
+ */
+@Injectable()
+export class MppSecrets {
+  private readonly cache = new Map<string, { value: ScopeSecrets; until: number }>();
+
+  constructor(
+    @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
+    private readonly db: PrismaService,
+  ) {}
+
+  async forScope(scope: string): Promise<ScopeSecrets> {
+    const cached = this.cache.get(scope);
+    if (cached && cached.until > Date.now()) return cached.value;
+    await this.db.$executeRawUnsafe(
+      `INSERT INTO facilitator.mpp_secrets (scope, secret) VALUES ($1, $2) ON CONFLICT (scope) DO NOTHING`,
+      scope,
+      randomBytes(32).toString('hex'),
+    );
+    const rows = await this.db.$queryRawUnsafe<{ secret: string; previous: string | null; recent: boolean }[]>(
+      `SELECT secret, previous_secret AS previous, rotated_at > now() - ($2::int * interval '1 second') AS recent
+         FROM facilitator.mpp_secrets WHERE scope = $1`,
+      scope,
+      MAX_CHALLENGE_TTL_SECONDS,
+    );
+    const row = rows[0];
+    if (!row) throw new Error(`the MPP secret of scope "${scope}" is missing`);
+    const value = { secret: row.secret, previous: row.previous && row.recent ? [row.previous] : [] };
+    this.cache.set(scope, { value, until: Date.now() + this.config.apiKeyCacheMs });
+    return value;
+  }
+
+  /** A new secret; the old one keeps verifying the challenges it issued until they have expired. */
+  async rotate(scope: string): Promise<void> {
+    await this.forScope(scope);
+    await this.db.$executeRawUnsafe(
+      `UPDATE facilitator.mpp_secrets SET previous_secret = secret, secret = $2, rotated_at = now() WHERE scope = $1`,
+      scope,
+      randomBytes(32).toString('hex'),
+    );
+    this.cache.delete(scope);
+  }
+}

@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { PAYMENT_AUTHORIZATION_HEADER } from '@mp/mpp';
+import { ProblemError } from '@mp/platform';
+import { MAX_CHALLENGE_TTL_SECONDS } from './mpp-secrets';
+
+/** Missing members read "is required" rather than zod's "expected string, received undefined". */
+const PARSE = { error: (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : undefined) };
+
+const offerSchema = z.strictObject({
+  method: z.string().regex(/^[a-z][a-z0-9:_-]*$/, 'must be a lowercase payment method name such as "evm" or "stripe"'),
+  intent: z.string().regex(/^[a-z][a-z0-9_-]*$/, 'must be a lowercase intent such as "charge"'),
+  request: z.record(z.string(), z.unknown()),
+  description: z.string().max(1024).optional(),
+});
+
+/**
+ * A route's payment terms: what the merchant issues challenges from, and what a credential presented on that route
+ * must have been issued for. The same object goes to /mpp/challenges, /mpp/verify and /mpp/settle.
+ */
+export const termsSchema = z.strictObject({
+  realm: z.string().min(1).max(256),
+  offers: z.array(offerSchema).min(1).max(8),
+  /** seconds a new challenge is valid; default MPP_CHALLENGE_TTL_SECONDS */
+  expiresIn: z.number().int().min(10).max(MAX_CHALLENGE_TTL_SECONDS).optional(),
+  /** RFC 9530 digest of the request body the challenge is for */
+  digest: z.string().regex(/^sha-256=:[A-Za-z0-9+/]+=*:$/, 'must be an RFC 9530 digest, sha-256=:<base64>:').optional(),
+  /** a flat map echoed back by the client and bound into the challenge id */
+  opaque: z.record(z.string().refine((key) => key !== '_nonce', 'the key _nonce is reserved'), z.string()).optional(),
+  /** ask the client to send the credential in Payment-Authorization (draft -02) */
+  header: z.literal(PAYMENT_AUTHORIZATION_HEADER).optional(),
+});
+
+export type TermsInput = z.infer<typeof termsSchema>;
+
+export const credentialBodySchema = z.strictObject({
+  /** the Authorization (or Payment-Authorization) header value as the client sent it: `Payment <base64url>` */
+  credential: z.string().min(1).max(32 * 1024),
+  /** which header carried it */
+  credentialHeader: z.enum(['Authorization', PAYMENT_AUTHORIZATION_HEADER]).default('Authorization'),
+  terms: termsSchema,
+});
+
+export type CredentialBody = z.infer<typeof credentialBodySchema>;
+
+export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+  const parsed = schema.safeParse(body, PARSE);
+  if (parsed.success) return parsed.data;
+  const invalidParams = parsed.error.issues.map((i) => ({ name: i.path.join('.') || '(body)', reason: i.message }));
+  throw new ProblemError('validation_failed', `invalid field(s): ${invalidParams.map((p) => p.name).join(', ')}`, { invalidParams });
+}

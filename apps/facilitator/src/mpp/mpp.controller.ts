@@ -1,0 +1,45 @@
+import { Body, Controller, Get, HttpCode, Post, Res, UseGuards } from '@nestjs/common';
+import type { Response } from 'express';
+import { CurrentMerchant, OpenModeAllowed } from '../merchants/current-merchant';
+import { MerchantAuthGuard } from '../merchants/merchant-auth.guard';
+import type { MerchantPrincipal } from '../merchants/merchant-auth.service';
+import { credentialBodySchema, parseBody, termsSchema } from './mpp.api';
+import { MppService, type IssuedChallenges, type MppAnswer } from './mpp.service';
+
+/**
+ * MPP for merchants: issue challenges for a route, then verify or settle the credential a client sent back.
+ * Payment failures answer with the spec's status, problem+json and fresh WWW-Authenticate challenges, ready to relay.
+ */
+@Controller('mpp')
+@UseGuards(MerchantAuthGuard)
+@OpenModeAllowed()
+export class MppController {
+  constructor(private readonly mpp: MppService) {}
+
+  @Get('supported')
+  supported(): { methods: { method: string; intents: string[] }[] } {
+    return { methods: this.mpp.methods() };
+  }
+
+  @Post('challenges')
+  @HttpCode(201)
+  challenges(@Body() body: unknown, @CurrentMerchant() merchant: MerchantPrincipal | undefined): Promise<IssuedChallenges> {
+    return this.mpp.issue(parseBody(termsSchema, body), merchant?.merchantId ?? null);
+  }
+
+  @Post('verify')
+  async verify(@Body() body: unknown, @CurrentMerchant() merchant: MerchantPrincipal | undefined, @Res({ passthrough: true }) res: Response): Promise<unknown> {
+    return send(res, await this.mpp.verify(parseBody(credentialBodySchema, body), merchant?.merchantId ?? null));
+  }
+
+  @Post('settle')
+  async settle(@Body() body: unknown, @CurrentMerchant() merchant: MerchantPrincipal | undefined, @Res({ passthrough: true }) res: Response): Promise<unknown> {
+    return send(res, await this.mpp.settle(parseBody(credentialBodySchema, body), merchant?.merchantId ?? null));
+  }
+}
+
+function send(res: Response, answer: MppAnswer): Record<string, unknown> {
+  res.status(answer.status);
+  for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+  return answer.body;
+}

@@ -1,0 +1,33 @@
+import { Module } from '@nestjs/common';
+import { NetworksModule } from '../networks/networks.module';
+import { SettlementModule } from '../settlement/settlement.module';
+import { StripeEvents } from '../stripe/stripe-events.repository';
+import { StripeModule } from '../stripe/stripe.module';
+import { StripeWebhooksController } from '../stripe/stripe-webhooks.controller';
+import { CHARGE_RAILS } from './charges/charge-rail';
+import { EvmChargeRail } from './charges/evm-charge.rail';
+import { StripeChargeRail } from './charges/stripe-charge.rail';
+import { MppClaims } from './mpp-claims.repository';
+import { MppController } from './mpp.controller';
+import { MppSecrets } from './mpp-secrets';
+import { MppService } from './mpp.service';
+
+/**
+ * MPP (the Payment HTTP authentication scheme): challenges, credentials, single-use claims, one rail per method,
+ * and Stripe's webhooks, which settle what a PaymentIntent call could not tell.
+ */
+@Module({
+  imports: [NetworksModule, SettlementModule, StripeModule],
+  controllers: [MppController, StripeWebhooksController],
+  providers: [
+    MppService,
+    MppSecrets,
+    MppClaims,
+    StripeEvents,
+    EvmChargeRail,
+    StripeChargeRail,
+    { provide: CHARGE_RAILS, inject: [EvmChargeRail, StripeChargeRail], useFactory: (evm: EvmChargeRail, stripe: StripeChargeRail) => [evm, stripe] },
+  ],
+  exports: [MppClaims],
+})
+export class MppModule {}

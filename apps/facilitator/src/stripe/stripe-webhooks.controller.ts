@@ -1,0 +1,69 @@
+import { Controller, HttpCode, Inject, Logger, Optional, Post, Req } from '@nestjs/common';
+import type { Request } from 'express';
+import type Stripe from 'stripe';
+import { ProblemError } from '@mp/platform';
+import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
+import { PaymentRepository } from '../settlement/payment.repository';
+import { MppClaims } from '../mpp/mpp-claims.repository';
+import { STRIPE_CLIENT } from './stripe.client';
+import { StripeEvents } from './stripe-events.repository';
+
+/**
+ * Stripe's webhooks: verified on the raw body (Stripe-Signature, STRIPE_WEBHOOK_SECRET), handled once per event id.
+ * They settle what a PaymentIntent call could not tell us (Stripe was unreachable, or the customer acted later).
+ */
+@Controller('stripe')
+export class StripeWebhooksController {
+  private readonly logger = new Logger(StripeWebhooksController.name);
+
+  constructor(
+    @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
+    @Optional() @Inject(STRIPE_CLIENT) private readonly stripe: Stripe | undefined,
+    private readonly events: StripeEvents,
+    private readonly payments: PaymentRepository,
+    private readonly claims: MppClaims,
+  ) {}
+
+  @Post('webhooks')
+  @HttpCode(200)
+  async receive(@Req() req: Request & { rawBody?: Buffer }): Promise<{ received: true; duplicate?: true }> {
+    const secret = this.config.stripe?.webhookSecret;
+    if (!secret || !this.stripe) throw new ProblemError('not_found', 'Stripe webhooks are not configured on this facilitator (set STRIPE_WEBHOOK_SECRET)');
+    const signature = req.headers['stripe-signature'];
+    if (typeof signature !== 'string' || !req.rawBody) throw new ProblemError('webhook_signature_invalid', 'a Stripe webhook needs a JSON body and a Stripe-Signature header');
+    let event: Stripe.Event;
+    try {
+      event = this.stripe.webhooks.constructEvent(req.rawBody, signature, secret);
+    } catch (error) {
+      throw new ProblemError('webhook_signature_invalid', `the Stripe-Signature does not verify: ${(error as Error).message}`);
+    }
+    if (await this.events.seen(event.id)) return { received: true, duplicate: true };
+    // Handle, then record: a crash in between means a redelivery handles it again, which the transitions tolerate.
+    await this.handle(event);
+    const object = event.data.object as { id?: string };
+    const fresh = await this.events.record({ id: event.id, type: event.type, objectId: object.id ?? null, created: event.created, data: event.data.object });
+    return fresh ? { received: true } : { received: true, duplicate: true };
+  }
+
+  private async handle(event: Stripe.Event): Promise<void> {
+    if (event.type !== 'payment_intent.succeeded' && event.type !== 'payment_intent.payment_failed') return;
+    const intent = event.data.object;
+    const challengeId = intent.metadata?.challenge_id;
+    if (!challengeId) return;
+    const payment = await this.payments.findByChallenge('stripe', challengeId);
+    if (!payment) {
+      this.logger.warn(`Stripe event ${event.id}: PaymentIntent ${intent.id} names challenge ${challengeId}, which has no payment here`);
+      return;
+    }
+    if (event.type === 'payment_intent.succeeded') {
+      if (await this.payments.markSettledExternally(payment.id, intent.id, { amountReceived: String(intent.amount_received), currency: intent.currency, via: 'webhook' }, ['verified', 'failed'])) {
+        this.logger.log(`Stripe event ${event.id}: payment ${payment.id} settled by ${intent.id}`);
+      }
+      await this.claims.resolveByReference(challengeId, 'settled', intent.id);
+    } else {
+      const message = intent.last_payment_error?.message ?? 'the PaymentIntent failed';
+      await this.payments.markFailedExternally(payment.id, intent.last_payment_error?.decline_code ?? intent.last_payment_error?.code ?? 'payment_failed', message, intent.id);
+      await this.claims.resolveByReference(challengeId, 'failed', intent.id);
+    }
+  }
+}

@@ -1,0 +1,144 @@
+import { getAddress, type Address } from 'viem';
+import { Mppx, evm } from 'mppx/client';
+import { Receipt as MppxReceipt } from 'mppx';
+import { PrismaService } from '@mp/db';
+import { decodeReceipt, parseCredential, serializeCredential, toProblemDetails } from '@mp/mpp';
+import { balanceOf, payerAccount, testChain } from '../../../test/support/chain';
+import { postJson, startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
+
+describe('MPP method evm (charge) through the facilitator, credentials made by the official mppx client', () => {
+  const { manifest, client } = testChain();
+  const usdc = manifest.tokens.usdc;
+  const merchant = getAddress(manifest.accounts.merchant.address) as Address;
+  let facilitator: RunningFacilitator;
+  let db: PrismaService;
+
+  const terms = (amount = '25000', extra: Record<string, unknown> = {}) => ({
+    realm: 'shop.example',
+    offers: [{ method: 'evm', intent: 'charge', request: { amount, currency: usdc.address, recipient: merchant, methodDetails: { chainId: manifest.chainId } } }],
+    ...extra,
+  });
+
+  /** A 402 as the merchant would send it, from the facilitator's challenges. */
+  const challengeResponse = async (routeTerms: object) => {
+    const issued = await postJson(`${facilitator.url}/mpp/challenges`, routeTerms);
+    expect(issued.status).toBe(201);
+    const headers = new Headers();
+    for (const value of issued.body.wwwAuthenticate) headers.append('WWW-Authenticate', value);
+    return { issued: issued.body, response: new Response(null, { status: 402, headers }) };
+  };
+
+  const payWith = (payerIndex: number) =>
+    Mppx.create({ methods: [evm.charge({ account: payerAccount(manifest, payerIndex), authorization: { name: usdc.name, version: usdc.version } })], polyfill: false });
+
+  beforeAll(async () => {
+    facilitator = await startFacilitator();
+    db = facilitator.app.get(PrismaService);
+  });
+  afterAll(() => facilitator?.close());
+
+  it('issues challenges whose WWW-Authenticate mppx parses, with the request made canonical', async () => {
+    const { issued } = await challengeResponse(terms());
+    expect(issued.challenges).toHaveLength(1);
+    const [challenge] = issued.challenges;
+    expect(challenge).toMatchObject({
+      realm: 'shop.example',
+      method: 'evm',
+      intent: 'charge',
+      request: { amount: '25000', currency: getAddress(usdc.address), recipient: merchant, methodDetails: { chainId: manifest.chainId, credentialTypes: ['authorization'], decimals: usdc.decimals } },
+    });
+    expect(challenge.id).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(Date.parse(challenge.expires) - Date.now()).toBeGreaterThan(250_000);
+  });
+
+  it('settles the mppx credential on chain and returns a Payment-Receipt mppx reads', async () => {
+    const payer = payerAccount(manifest, 3);
+    const { response } = await challengeResponse(terms());
+    const credential = await payWith(3).createCredential(response);
+    const before = await balanceOf(client, usdc, merchant);
+
+    const settled = await fetch(`${facilitator.url}/mpp/settle`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ credential, terms: terms() }) });
+    const body = (await settled.json()) as any;
+    expect(settled.status).toBe(200);
+    expect(body).toMatchObject({ success: true, payer: payer.address, receipt: { status: 'success', method: 'evm', reference: expect.stringMatching(/^0x[0-9a-f]{64}$/) } });
+    const header = settled.headers.get('payment-receipt')!;
+    expect(settled.headers.get('cache-control')).toBe('private');
+    expect(MppxReceipt.deserialize(header)).toMatchObject({ status: 'success', method: 'evm', reference: body.receipt.reference });
+    expect(decodeReceipt(header)).toEqual({ ok: true, value: body.receipt });
+
+    expect(await balanceOf(client, usdc, merchant)).toBe(before + 25_000n);
+    const receipt = await client.getTransactionReceipt({ hash: body.receipt.reference });
+    expect(receipt.status).toBe('success');
+    const [row] = await db.$queryRawUnsafe<{ state: string; protocol: string; scheme: string; challenge_id: string; x402_version: number | null }[]>(
+      `SELECT state::text, protocol, scheme, challenge_id, x402_version FROM facilitator.payments WHERE tx_hash = $1`,
+      body.receipt.reference,
+    );
+    expect(row).toEqual({ state: 'confirmed', protocol: 'mpp', scheme: 'evm', challenge_id: body.receipt.challengeId, x402_version: null });
+
+    // The same credential again: already used, with a fresh challenge, and nothing moves.
+    const replay = await postJson(`${facilitator.url}/mpp/settle`, { credential, terms: terms() });
+    expect(replay.status).toBe(402);
+    expect(replay.body).toMatchObject({ type: 'https://paymentauth.org/problems/invalid-challenge', challengeId: body.receipt.challengeId, challenges: [expect.objectContaining({ method: 'evm' })] });
+    expect(await balanceOf(client, usdc, merchant)).toBe(before + 25_000n);
+  });
+
+  it('settles one credential presented 8 times at once exactly once', async () => {
+    const { response } = await challengeResponse(terms('31000'));
+    const credential = await payWith(4).createCredential(response);
+    const before = await balanceOf(client, usdc, merchant);
+    const answers = await Promise.all(Array.from({ length: 8 }, () => postJson(`${facilitator.url}/mpp/settle`, { credential, terms: terms('31000') })));
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
+    expect(answers.filter((a) => a.status === 402).map((a) => a.body.type)).toEqual(Array(7).fill('https://paymentauth.org/problems/invalid-challenge'));
+    expect(await balanceOf(client, usdc, merchant)).toBe(before + 31_000n);
+  });
+
+  it('refuses a challenge issued for cheaper terms (cross-route), and settles nothing', async () => {
+    const { response } = await challengeResponse(terms('1000'));
+    const credential = await payWith(5).createCredential(response);
+    const answer = await postJson(`${facilitator.url}/mpp/settle`, { credential, terms: terms('90000') });
+    expect(answer.status).toBe(402);
+    expect(answer.body.type).toBe('https://paymentauth.org/problems/invalid-challenge');
+    expect(answer.body.challenges[0].request.amount).toBe('90000');
+  });
+
+  it('answers each problem type the spec names, with fresh challenges on 402s', async () => {
+    const { response, issued } = await challengeResponse(terms());
+    const good = await payWith(6).createCredential(response);
+    const parsed = parseCredential(good);
+    if (!parsed.ok) throw new Error('mppx credential did not parse');
+    const tampered = serializeCredential({ ...parsed.value, challenge: { ...parsed.value.challenge, request: { ...parsed.value.challenge.request, amount: '1' } } });
+    const expired = serializeCredential({ ...parsed.value, challenge: { ...parsed.value.challenge, expires: '2020-01-01T00:00:00Z' } });
+    const wrongPayload = serializeCredential({ ...parsed.value, payload: { ...(parsed.value.payload as object), value: '1' } });
+    const badSignature = serializeCredential({ ...parsed.value, payload: { ...(parsed.value.payload as object), signature: `0x${'11'.repeat(65)}` } });
+    const unknownMethod = serializeCredential({ ...parsed.value, challenge: { ...parsed.value.challenge, method: 'tempo' } });
+
+    const cases: [string, string, number][] = [
+      [tampered, 'invalid-challenge', 402],
+      [expired, 'invalid-challenge', 402], // the expiry is bound too: changing it breaks the HMAC first
+      [wrongPayload, 'payment-insufficient', 402],
+      [badSignature, 'verification-failed', 402],
+      [unknownMethod, 'invalid-challenge', 402],
+      ['Payment !!!not-base64!!!', 'malformed-credential', 402],
+      [`Payment ${Buffer.from('{"challenge":1}').toString('base64url')}`, 'malformed-credential', 402],
+      [`${good}, ${good}`, 'bad-request', 400],
+    ];
+    for (const [credential, type, status] of cases) {
+      const answer = await postJson(`${facilitator.url}/mpp/settle`, { credential, terms: terms() });
+      expect({ type: answer.body.type, status: answer.status, detail: answer.body.detail }).toEqual({ type: `https://paymentauth.org/problems/${type}`, status, detail: expect.any(String) });
+      expect(answer.contentType).toMatch(/^application\/problem\+json/);
+      expect(answer.body.challenges?.length).toBe(1);
+    }
+    // Expired for real: a challenge that lived 10 s, answered after it expired.
+    const short = await challengeResponse(terms('25000', { expiresIn: 10 }));
+    expect(short.issued.challenges[0].id).not.toBe(issued.challenges[0].id);
+    // The method the route does not accept at all.
+    const stripeOnly = { realm: 'shop.example', offers: [{ method: 'evm', intent: 'charge', request: { amount: '5', currency: usdc.address, recipient: merchant, methodDetails: { chainId: manifest.chainId } } }] };
+    const other = await postJson(`${facilitator.url}/mpp/settle`, { credential: unknownMethod, terms: stripeOnly });
+    expect(other.body.type).toBe('https://paymentauth.org/problems/invalid-challenge');
+    expect(toProblemDetails('method-unsupported').status).toBe(400);
+
+    // None of it moved money or used up the good challenge: it still settles.
+    const settled = await postJson(`${facilitator.url}/mpp/settle`, { credential: good, terms: terms() });
+    expect(settled.status).toBe(200);
+  });
+});
