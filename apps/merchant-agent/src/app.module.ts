@@ -3,6 +3,8 @@ import { httpCheck, ObservabilityModule, Readiness } from '@mp/platform';
 import { MERCHANT_CONFIG, type MerchantConfig } from './merchant.config';
 import { HealthController } from './health/health.controller';
 import { ForecastController } from './paid-http/forecast.controller';
+import { DiscoveryController } from './mpp/discovery.controller';
+import { MppForecastController } from './mpp/mpp-forecast.controller';
 
 @Module({})
 export class AppModule implements OnModuleInit {
@@ -10,7 +12,7 @@ export class AppModule implements OnModuleInit {
     return {
       module: AppModule,
       imports: [ObservabilityModule.forRoot({ service: 'merchant-agent' })],
-      controllers: [HealthController, ForecastController],
+      controllers: [HealthController, ForecastController, MppForecastController, DiscoveryController],
       providers: [{ provide: MERCHANT_CONFIG, useValue: config }],
     };
   }

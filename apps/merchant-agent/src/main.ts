@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { ConfigError, createHttpApp, createLogger, listen } from '@mp/platform';
 import { AppModule } from './app.module';
 import { loadMerchantConfig } from './merchant.config';
+import { createMppPaywall } from './mpp/mpp-paywall';
 import { createPaywall } from './paid-http/paywall';
 
 async function main(): Promise<void> {
@@ -9,6 +10,7 @@ async function main(): Promise<void> {
   const config = loadMerchantConfig();
   const app = await createHttpApp(AppModule.forConfig(config), { logger });
   app.use(createPaywall(config));
+  app.use(createMppPaywall(config));
   await listen(app, config.port, config.host, 'merchant-agent');
 }
 

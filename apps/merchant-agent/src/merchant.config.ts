@@ -19,6 +19,10 @@ const envSchema = z.object({
   MERCHANT_ASSET_VERSION: z.string().min(1).optional(),
   MERCHANT_PAY_TO: address.optional(),
   MERCHANT_PRICE: z.string().regex(/^[1-9][0-9]*$/, 'must be a positive integer of atomic units').default('10000'),
+  MPP_REALM: z.string().min(1).default('merchant-agent.local'),
+  MERCHANT_STRIPE_NETWORK_ID: z.string().min(1).optional(),
+  MERCHANT_STRIPE_PRICE: z.string().regex(/^[1-9][0-9]{0,7}$/, 'must be a positive integer of the currency\'s minor units').default('50'),
+  MERCHANT_STRIPE_CURRENCY: z.string().regex(/^[a-z]{3}$/, 'must be a lowercase ISO 4217 code').default('usd'),
 });
 
 export interface MerchantConfig {
@@ -29,6 +33,12 @@ export interface MerchantConfig {
   facilitatorApiKey?: string;
   /** What the paid endpoint charges: atomic units of one EIP-3009 token on one network. */
   price: { network: `${string}:${string}`; asset: string; amount: string; eip712: { name: string; version: string }; payTo: string };
+  mpp: {
+    /** the protection space of the MPP challenges (`realm`) */
+    realm: string;
+    /** the stripe offer, made only when MERCHANT_STRIPE_NETWORK_ID names the seller's Stripe profile */
+    stripe?: { networkId: string; amount: string; currency: string };
+  };
 }
 
 /** The merchant's asset and wallet come from the environment; what is unset comes from the local chain manifest. */
@@ -47,6 +57,10 @@ export function loadMerchantConfig(environment: NodeJS.ProcessEnv = process.env)
       amount: e.MERCHANT_PRICE,
       eip712: { name: e.MERCHANT_ASSET_NAME ?? local!.name, version: e.MERCHANT_ASSET_VERSION ?? local!.version },
       payTo: e.MERCHANT_PAY_TO ?? local!.payTo,
+    },
+    mpp: {
+      realm: e.MPP_REALM,
+      ...(e.MERCHANT_STRIPE_NETWORK_ID && { stripe: { networkId: e.MERCHANT_STRIPE_NETWORK_ID, amount: e.MERCHANT_STRIPE_PRICE, currency: e.MERCHANT_STRIPE_CURRENCY } }),
     },
   };
 }

@@ -1,0 +1,72 @@
+import { Controller, Get, Header, Inject } from '@nestjs/common';
+import { MERCHANT_CONFIG, type MerchantConfig } from '../merchant.config';
+import { MPP_FORECAST_ROUTE } from './mpp-paywall';
+import { mppTerms } from './mpp-terms';
+
+/**
+ * GET /openapi.json: the payment discovery document (draft-payment-discovery): `x-service-info` at the root and
+ * `x-payment-info` on each paid operation. Advisory only; the 402's challenges are what a client pays.
+ */
+@Controller()
+export class DiscoveryController {
+  constructor(@Inject(MERCHANT_CONFIG) private readonly config: MerchantConfig) {}
+
+  @Get('openapi.json')
+  @Header('Cache-Control', 'max-age=300')
+  document() {
+    const offers = mppTerms(this.config, '').offers.map((offer) => ({
+      intent: offer.intent,
+      method: offer.method,
+      amount: String(offer.request.amount),
+      currency: String(offer.request.currency),
+      description: offer.method === 'evm' ? `${offer.request.amount} atomic units of the token on ${this.config.price.network}` : `${offer.request.amount} minor units of ${String(offer.request.currency).toUpperCase()} through Stripe`,
+    }));
+    return {
+      openapi: '3.1.0',
+      info: { title: 'Merchant agent', version: '0.1.0', description: 'A sample merchant selling forecasts to machines over x402, MPP and A2A.' },
+      'x-service-info': { categories: ['weather', 'data'], docs: { apiReference: '/openapi.json', homepage: '/' } },
+      paths: {
+        [MPP_FORECAST_ROUTE]: {
+          post: {
+            summary: 'A machine-readable forecast, paid with MPP (evm or stripe charge)',
+            'x-payment-info': { offers },
+            requestBody: {
+              required: false,
+              content: { 'application/json': { schema: { type: 'object', properties: { city: { type: 'string' } }, additionalProperties: false } } },
+            },
+            responses: {
+              '200': {
+                description: 'The forecast; the Payment-Receipt header carries the receipt',
+                headers: { 'Payment-Receipt': { schema: { type: 'string' }, description: 'base64url JSON receipt' } },
+                content: { 'application/json': { schema: { $ref: '#/components/schemas/Forecast' } } },
+              },
+              '402': {
+                description: 'Payment required: one WWW-Authenticate: Payment challenge per accepted method',
+                headers: { 'WWW-Authenticate': { schema: { type: 'string' } } },
+                content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+              },
+            },
+          },
+        },
+      },
+      components: {
+        schemas: {
+          Forecast: {
+            type: 'object',
+            required: ['location', 'issuedAt', 'hours'],
+            properties: {
+              location: { type: 'string' },
+              issuedAt: { type: 'string', format: 'date-time' },
+              hours: { type: 'array', items: { type: 'object', properties: { in: { type: 'integer' }, tempC: { type: 'number' }, sky: { type: 'string' } } } },
+            },
+          },
+          Problem: {
+            type: 'object',
+            required: ['type', 'title', 'status'],
+            properties: { type: { type: 'string', format: 'uri' }, title: { type: 'string' }, status: { type: 'integer' }, detail: { type: 'string' }, challengeId: { type: 'string' } },
+          },
+        },
+      },
+    };
+  }
+}

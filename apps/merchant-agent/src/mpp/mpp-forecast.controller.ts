@@ -1,0 +1,12 @@
+import { Body, Controller, HttpCode, Post } from '@nestjs/common';
+import { forecastFor } from '../paid-http/forecast';
+
+/** The MPP-paid resource. Reaching this handler means the MPP paywall has already settled the payment. */
+@Controller('mpp')
+export class MppForecastController {
+  @Post('forecast')
+  @HttpCode(200)
+  forecast(@Body() body: { city?: unknown } | undefined) {
+    return forecastFor(typeof body?.city === 'string' ? body.city : 'Lisbon');
+  }
+}

@@ -1,0 +1,71 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { MppFacilitatorClient, MppFacilitatorError, type MppProblem } from '@mp/clients';
+import { bodyDigest, PAYMENT_RECEIPT_HEADER, toProblemDetails } from '@mp/mpp';
+import { registerLogSecrets } from '@mp/platform';
+import type { MerchantConfig } from '../merchant.config';
+import { mppTerms } from './mpp-terms';
+
+export const MPP_FORECAST_ROUTE = '/mpp/forecast';
+export const MPP_FORECAST_RESOURCE = `POST ${MPP_FORECAST_ROUTE}`;
+
+/**
+ * MPP in front of POST /mpp/forecast: without a credential, a 402 with one WWW-Authenticate challenge per method
+ * (from our facilitator, bound to this route and to the request body's digest); with one, the facilitator settles
+ * it before the handler runs, and the answer carries the Payment-Receipt. Failures are relayed as the facilitator
+ * words them (status, problem+json, fresh challenges).
+ */
+export function createMppPaywall(config: MerchantConfig): RequestHandler {
+  registerLogSecrets([config.facilitatorApiKey]);
+  const facilitator = new MppFacilitatorClient({ url: config.facilitatorUrl, ...(config.facilitatorApiKey && { apiKey: config.facilitatorApiKey }) });
+
+  return async (req: Request, res: Response, next: NextFunction) => {
+    if (req.method !== 'POST' || req.path !== MPP_FORECAST_ROUTE) return next();
+    const raw = (req as Request & { rawBody?: Buffer }).rawBody;
+    const terms = mppTerms(config, MPP_FORECAST_RESOURCE, raw && raw.length ? { digest: bodyDigest(raw) } : {});
+    try {
+      const credentials = paymentCredentials(req);
+      if (credentials.length === 0) {
+        const issued = await facilitator.challenges(terms);
+        return relay(res, 402, toProblemDetails('payment-required', { detail: 'this resource is paid; answer one of the challenges' }), issued.wwwAuthenticate);
+      }
+      if (credentials.length > 1) {
+        const issued = await facilitator.challenges(terms);
+        return relay(res, 400, toProblemDetails('bad-request', { detail: 'send exactly one Payment credential' }), issued.wwwAuthenticate);
+      }
+      const [credential] = credentials;
+      const settled = await facilitator.settle(credential!.value, terms, credential!.header);
+      if (!settled.ok) return relay(res, settled.status, withoutChallenges(settled.problem), settled.wwwAuthenticate);
+      res.setHeader(PAYMENT_RECEIPT_HEADER, settled.paymentReceipt);
+      res.setHeader('Cache-Control', 'private');
+      next();
+    } catch (error) {
+      const detail = error instanceof MppFacilitatorError ? error.message : `the payment facilitator is unreachable: ${(error as Error).message}`;
+      relay(res, 503, { type: 'urn:problem:upstream_unavailable', title: 'Payment facilitator unavailable', status: 503, detail }, []);
+    }
+  };
+}
+
+/** Every Payment credential in the request: Authorization and Payment-Authorization, repeated fields included. */
+function paymentCredentials(req: Request): { header: 'Authorization' | 'Payment-Authorization'; value: string }[] {
+  const found: { header: 'Authorization' | 'Payment-Authorization'; value: string }[] = [];
+  // rawHeaders: Node keeps only the first of several Authorization fields in req.headers.
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i]!.toLowerCase();
+    const value = req.rawHeaders[i + 1]!;
+    if (name === 'payment-authorization') found.push({ header: 'Payment-Authorization', value });
+    else if (name === 'authorization' && /^payment\s/i.test(value.trim())) found.push({ header: 'Authorization', value });
+  }
+  return found;
+}
+
+function relay(res: Response, status: number, problem: object, wwwAuthenticate: string[]): void {
+  res.status(status).setHeader('Cache-Control', 'no-store');
+  if (wwwAuthenticate.length) res.setHeader('WWW-Authenticate', wwwAuthenticate);
+  res.setHeader('Content-Type', 'application/problem+json');
+  res.end(JSON.stringify(problem));
+}
+
+/** The challenges travel in WWW-Authenticate; the body keeps the problem itself. */
+function withoutChallenges({ challenges: _challenges, ...problem }: MppProblem): object {
+  return problem;
+}
