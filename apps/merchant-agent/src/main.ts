@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { ConfigError, createHttpApp, createLogger, listen } from '@mp/platform';
 import { AppModule } from './app.module';
 import { loadMerchantConfig } from './merchant.config';
+import { createMcpHandler } from './mcp/mcp-handler';
 import { createMppPaywall } from './mpp/mpp-paywall';
 import { createPaywall } from './paid-http/paywall';
 
@@ -10,6 +11,7 @@ async function main(): Promise<void> {
   const config = loadMerchantConfig();
   const app = await createHttpApp(AppModule.forConfig(config), { logger });
   app.use(createPaywall(config));
+  app.use('/mcp', createMcpHandler(config));
   app.use(createMppPaywall(config));
   await listen(app, config.port, config.host, 'merchant-agent');
 }

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { MppFacilitatorClient, MppSettlement, MppTerms } from '@mp/clients';
 import { serializeCredential, toProblemDetails, type Credential } from '@mp/mpp';
+import { isObject } from './is-object';
 import { paymentError, paymentUnavailable } from './payment-errors';
 
 /** Where MCP carries the credential (request `params._meta`) and the receipt (result `_meta`). */
@@ -55,8 +56,4 @@ function toHeaderValue(value: unknown): string | undefined {
   if (!isObject(value) || !('payload' in value) || !isObject(value.challenge) || !isObject(value.challenge.request)) return undefined;
   // Parsed from JSON, so JCS can encode it; the facilitator checks the rest (id binding, fields, payload).
   return serializeCredential(value as unknown as Credential);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
