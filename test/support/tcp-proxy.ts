@@ -1,10 +1,11 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
-export type ProxyMode = 'pass' | 'refuse' | 'hang';
+export type ProxyMode = 'pass' | 'refuse' | 'hang' | 'swallow';
 
 /**
  * A TCP proxy on 127.0.0.1 in front of a local service, which a test can break: `refuse` drops every connection
- * (open ones too), `hang` accepts and never answers, `pass` forwards again.
+ * (open ones too), `hang` accepts and never answers, `swallow` forwards requests but loses every answer (the
+ * service acted, the caller never hears), `pass` forwards again.
  */
 export interface TcpProxy {
   port: number;
@@ -27,7 +28,9 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     upstream.on('close', () => sockets.delete(upstream));
     upstream.on('error', () => client.destroy());
     client.on('close', () => upstream.destroy());
-    client.pipe(upstream).pipe(client);
+    client.pipe(upstream);
+    if (mode === 'swallow') upstream.resume();
+    else upstream.pipe(client);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { PrismaService } from '@mp/db';
 
-export type ClaimState = 'claimed' | 'settled' | 'failed';
+/** claimed: settling now; retryable: its outcome was unknown when the attempt ended; settled; failed. */
+export type ClaimState = 'claimed' | 'retryable' | 'settled' | 'failed';
 
 export interface Claim {
   state: ClaimState;
@@ -55,14 +56,14 @@ export class MppClaims {
   }
 
   /**
-   * Takes over a claim whose holder left it unfinished (crashed, or its outcome was unknown) for longer than
-   * `staleMs`: only with the same credential, and only one taker wins (compare-and-set on updated_at).
+   * Takes over a claim left unfinished: at once when its last attempt ended with the outcome unknown, or when its
+   * holder has been silent for `staleMs` (a crash). Only with the same credential; one taker wins.
    */
   async takeOver(scope: string, challengeId: string, credentialHash: string, staleMs: number): Promise<boolean> {
     const rows = await this.db.$queryRawUnsafe<{ id: string }[]>(
-      `UPDATE facilitator.mpp_claims SET updated_at = now()
-        WHERE scope = $1 AND challenge_id = $2 AND credential_hash = $3 AND state = 'claimed'
-          AND updated_at < now() - ($4::int * interval '1 millisecond')
+      `UPDATE facilitator.mpp_claims SET state = 'claimed', updated_at = now()
+        WHERE scope = $1 AND challenge_id = $2 AND credential_hash = $3
+          AND (state = 'retryable' OR (state = 'claimed' AND updated_at < now() - ($4::int * interval '1 millisecond')))
         RETURNING challenge_id AS id`,
       scope,
       challengeId,
@@ -70,6 +71,16 @@ export class MppClaims {
       staleMs,
     );
     return rows.length === 1;
+  }
+
+  /** The attempt ended without knowing the outcome: the same credential may drive it again. */
+  async retryable(scope: string, challengeId: string, detail: string): Promise<void> {
+    await this.db.$executeRawUnsafe(
+      `UPDATE facilitator.mpp_claims SET state = 'retryable', detail = $3, updated_at = now() WHERE scope = $1 AND challenge_id = $2 AND state = 'claimed'`,
+      scope,
+      challengeId,
+      detail,
+    );
   }
 
   async settled(scope: string, challengeId: string, reference: string): Promise<void> {
@@ -94,7 +105,7 @@ export class MppClaims {
   /** Marks the claim of a Stripe payment settled or failed when only Stripe's webhook could tell. */
   async resolveByReference(challengeId: string, state: 'settled' | 'failed', reference: string): Promise<void> {
     await this.db.$executeRawUnsafe(
-      `UPDATE facilitator.mpp_claims SET state = $2, reference = $3, updated_at = now() WHERE challenge_id = $1 AND state = 'claimed'`,
+      `UPDATE facilitator.mpp_claims SET state = $2, reference = $3, updated_at = now() WHERE challenge_id = $1 AND state IN ('claimed', 'retryable')`,
       challengeId,
       state,
       reference,

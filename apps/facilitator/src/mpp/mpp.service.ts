@@ -93,7 +93,7 @@ export class MppService {
     const { attempt, rail } = accepted;
     const used = await this.claims.find(scopeOf(merchantId), attempt.challenge.id);
     if (used) return this.problem(body, merchantId, { code: 'invalid-challenge', detail: 'this challenge has already been used' }, attempt.challenge.id);
-    const verdict = await rail.verify(attempt);
+    const verdict = await rail.verify(attempt, { beforeSettle: false });
     if (!verdict.ok) return this.problem(body, merchantId, verdict.error, attempt.challenge.id);
     return {
       status: 200,
@@ -117,7 +117,7 @@ export class MppService {
       if (!retry) return this.problem(body, merchantId, { code: 'invalid-challenge', detail: 'this challenge has already been used' }, challenge.id);
     } else {
       // Every check first, so a forged credential cannot use up somebody else's challenge.
-      const verdict = await rail.verify(attempt);
+      const verdict = await rail.verify(attempt, { beforeSettle: true });
       if (!verdict.ok) return this.problem(body, merchantId, verdict.error, challenge.id);
       const claimed = await this.claims.claim({
         scope,
@@ -133,6 +133,7 @@ export class MppService {
     const settled = await rail.settle(attempt);
     if (!settled.ok) {
       if (settled.final) await this.claims.failed(scope, challenge.id, settled.error.code, settled.error.detail);
+      else await this.claims.retryable(scope, challenge.id, settled.error.detail);
       return this.problem(body, merchantId, settled.error, challenge.id);
     }
     await this.claims.settled(scope, challenge.id, settled.reference);

@@ -23,8 +23,11 @@ export interface ChargeRail {
   readonly method: string;
   /** Validates an offer's request and returns it exactly as it will be issued (defaults made explicit). */
   normalize(request: unknown): RequestCheck;
-  /** Every check short of moving money; no side effects. */
-  verify(attempt: ChargeAttempt): Promise<RailVerdict>;
+  /**
+   * Checks short of moving money; no side effects. `beforeSettle`: only what must hold before the challenge is
+   * claimed (settlement itself checks the rest atomically), so no work is done twice.
+   */
+  verify(attempt: ChargeAttempt, options: { beforeSettle: boolean }): Promise<RailVerdict>;
   /** Moves the money for a claimed challenge, exactly once. */
   settle(attempt: ChargeAttempt): Promise<RailSettlement>;
 }

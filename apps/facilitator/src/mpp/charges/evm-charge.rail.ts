@@ -36,13 +36,14 @@ export class EvmChargeRail implements ChargeRail {
     return { ok: true, request: normalizeEvmChargeRequest(parsed.data, asset.decimals) };
   }
 
-  async verify(attempt: ChargeAttempt): Promise<RailVerdict> {
+  async verify(attempt: ChargeAttempt, { beforeSettle }: { beforeSettle: boolean }): Promise<RailVerdict> {
     const checked = this.check(attempt);
     if (!checked.ok) return checked;
     const resolution = this.scheme.resolve(this.paymentRequest(attempt, checked.value));
     if (!resolution.ok) return { ok: false, error: fromX402(resolution.response.invalidReason ?? X402Reason.invalidPayload, resolution.response.invalidMessage) };
     try {
-      const verdict = await this.scheme.verify(resolution.payment, { simulate: true });
+      // Before settling, the signature and the chain's facts; the settlement engine simulates the transfer itself.
+      const verdict = await this.scheme.verify(resolution.payment, { simulate: !beforeSettle });
       if (!verdict.isValid) return { ok: false, error: fromX402(verdict.invalidReason ?? X402Reason.invalidPayload, verdict.invalidMessage) };
       return { ok: true, payer: checked.value.payer };
     } catch (error) {

@@ -44,10 +44,12 @@ export class StripeChargeRail implements ChargeRail {
     return { ok: true, request: parsed.data };
   }
 
-  async verify(attempt: ChargeAttempt): Promise<RailVerdict> {
+  async verify(attempt: ChargeAttempt, { beforeSettle }: { beforeSettle: boolean }): Promise<RailVerdict> {
     const checked = this.check(attempt);
     if (!checked.ok) return checked;
     const { request, payload } = checked.value;
+    // Settling asks Stripe once: the confirmed PaymentIntent checks the token atomically, so no lookup first.
+    if (beforeSettle) return { ok: true, payer: payload.spt };
     let token: GrantedToken;
     try {
       token = await this.client().rawRequest('GET', `/v1/shared_payment/granted_tokens/${encodeURIComponent(payload.spt)}`, {}, { apiVersion: this.settings().apiVersion });
