@@ -6,6 +6,7 @@
 //   node scripts/merchants.mjs keys revoke <keyId>
 //   node scripts/merchants.mjs set-webhook <merchantId> <url|none>
 //   node scripts/merchants.mjs disable <merchantId>
+//   node scripts/merchants.mjs rotate-mpp-secret <merchantId>
 //   node scripts/merchants.mjs list
 //
 // Add --json for machine-readable output. API keys and the webhook secret are printed once, when they are made,
@@ -22,6 +23,7 @@ const USAGE = `usage:
   node scripts/merchants.mjs keys revoke <keyId> [--json]
   node scripts/merchants.mjs set-webhook <merchantId> <url|none> [--json]
   node scripts/merchants.mjs disable <merchantId> [--json]
+  node scripts/merchants.mjs rotate-mpp-secret <merchantId> [--json]
   node scripts/merchants.mjs list [--json]`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -129,6 +131,21 @@ const commands = {
     const { rowCount } = await db.query(`UPDATE facilitator.merchants SET webhook_url = $2 WHERE id = $1`, [merchantId, url]);
     if (!rowCount) throw new Failure(`no merchant ${merchantId}`);
     return { result: { merchantId, webhookUrl: url }, lines: [`merchant ${merchantId}: webhook url ${url ?? '(none)'}`] };
+  },
+
+  // The facilitator accepts the previous secret for an hour (the longest a challenge lives), then only the new one;
+  // replicas pick the new one up within API_KEY_CACHE_MS.
+  async 'rotate-mpp-secret'(db, { positionals }) {
+    const merchantId = uuid(positionals[0], 'the merchant id');
+    const { rows } = await db.query(`SELECT 1 FROM facilitator.merchants WHERE id = $1`, [merchantId]);
+    if (!rows.length) throw new Failure(`no merchant ${merchantId}`);
+    const { rows: rotated } = await db.query(
+      `INSERT INTO facilitator.mpp_secrets (scope, secret) VALUES ($1, $2)
+       ON CONFLICT (scope) DO UPDATE SET previous_secret = mpp_secrets.secret, secret = EXCLUDED.secret, rotated_at = now()
+       RETURNING rotated_at`,
+      [merchantId, randomBytes(32).toString('hex')],
+    );
+    return { result: { merchantId, rotatedAt: rotated[0].rotated_at }, lines: [`merchant ${merchantId}: MPP challenge secret rotated; the previous one is accepted for one more hour`] };
   },
 
   async disable(db, { positionals }) {

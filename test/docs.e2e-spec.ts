@@ -23,8 +23,11 @@ import { AppModule as LedgerModule } from '../apps/ledger/src/app.module';
 import { loadLedgerConfig, type LedgerConfig } from '../apps/ledger/src/ledger.config';
 import { AppModule as MerchantModule } from '../apps/merchant-agent/src/app.module';
 import { loadMerchantConfig, type MerchantConfig } from '../apps/merchant-agent/src/merchant.config';
+import { createMppPaywall } from '../apps/merchant-agent/src/mpp/mpp-paywall';
 import { createPaywall } from '../apps/merchant-agent/src/paid-http/paywall';
+import { PROBLEM_BASE, PROBLEMS } from '@mp/mpp';
 import { startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from './support/facilitator';
+import { startTestStripe, type TestStripe } from './support/stripe';
 
 /** Keeps docs/ true to the code: routes, problem codes, reasons, wire schemas, env vars and the example networks files. */
 const ROOT = path.resolve(__dirname, '..');
@@ -141,8 +144,11 @@ describe('docs', () => {
         return `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
       };
 
+      let stripe: TestStripe;
+
       beforeAll(async () => {
-        facilitator = await startFacilitator();
+        stripe = await startTestStripe();
+        facilitator = await startFacilitator(stripe.facilitatorEnv);
         urls.facilitator = facilitator.url;
 
         const ledgerConfig = loadLedgerConfig({ ...process.env, DATABASE_URL: TEST_DATABASE_URL });
@@ -154,12 +160,14 @@ describe('docs', () => {
         merchant = (await Test.createTestingModule({ imports: [MerchantModule.forConfig(merchantConfig)] }).compile()).createNestApplication({ bodyParser: false, logger: ['error'] });
         configureHttpApp(merchant);
         merchant.use(createPaywall(merchantConfig));
+        merchant.use(createMppPaywall(merchantConfig));
         urls['merchant-agent'] = await listen(merchant);
       });
       afterAll(async () => {
         await merchant?.close();
         await ledger?.close();
         await facilitator?.close();
+        await stripe?.fake.stop();
       });
 
       it.each(SERVICES)('every documented %s operation exists and answers one of its documented statuses', async (service) => {
@@ -196,7 +204,7 @@ describe('docs', () => {
     });
 
     it('every problem example has the code, status, type and title the code produces', () => {
-      const problems = responseExamples().filter((e) => e.contentType === 'application/problem+json');
+      const problems = responseExamples().filter((e) => e.contentType === 'application/problem+json' && !String(e.value?.type).startsWith(PROBLEM_BASE));
       expect(problems.length).toBeGreaterThan(5);
       for (const { route, status, value } of problems) {
         const code = value.code as ProblemCode;
@@ -208,6 +216,31 @@ describe('docs', () => {
       const codes = new Set(problems.map((p) => p.value.code));
       for (const code of ['validation_failed', 'malformed_json', 'payment_identifier_conflict', 'payload_too_large', 'unsupported_media_type', 'internal_error', 'upstream_unavailable']) {
         expect(codes, code).toContain(code);
+      }
+    });
+  });
+
+  describe('MPP problem types', () => {
+    const mppExamples = () => responseExamples().filter((e) => String(e.value?.type).startsWith(PROBLEM_BASE));
+
+    it('MppProblemType lists the Payment scheme\'s problem types with the status each is answered with', () => {
+      const schema = openapi.components.schemas.MppProblemType;
+      const types = Object.keys(PROBLEMS).filter((code) => !code.startsWith('session/'));
+      expect([...schema.enum].sort()).toEqual(types.map((t) => `${PROBLEM_BASE}${t}`).sort());
+      for (const type of types) {
+        expect(schema['x-problem-status'][type], type).toBe(PROBLEMS[type as keyof typeof PROBLEMS].status);
+        expect(schema.description, type).toContain(`| \`${type}\` | ${PROBLEMS[type as keyof typeof PROBLEMS].status} |`);
+      }
+    });
+
+    it('every MPP problem example has the title and status its type has', () => {
+      const examples = mppExamples();
+      expect(examples.length).toBeGreaterThan(5);
+      for (const { route, status, value } of examples) {
+        const code = (value.type as string).slice(PROBLEM_BASE.length) as keyof typeof PROBLEMS;
+        expect(PROBLEMS, `${route}: ${value.type}`).toHaveProperty(code);
+        expect({ title: value.title, status: value.status }, `${route} ${status}`).toEqual({ title: PROBLEMS[code].title, status: PROBLEMS[code].status });
+        expect(String(value.status), `${route}: example under the wrong status`).toBe(status);
       }
     });
   });

@@ -1,10 +1,13 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
 import { getAddress, type Address } from 'viem';
 import { Mppx, evm } from 'mppx/client';
 import { Receipt as MppxReceipt } from 'mppx';
 import { PrismaService } from '@mp/db';
-import { decodeReceipt, parseCredential, serializeCredential, toProblemDetails } from '@mp/mpp';
+import { decodeReceipt, parseCredential, serializeCredential } from '@mp/mpp';
 import { balanceOf, payerAccount, testChain } from '../../../test/support/chain';
-import { postJson, startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
+import { postJson, startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from '../../../test/support/facilitator';
+import { Clock } from '../src/x402/clock';
 
 describe('MPP method evm (charge) through the facilitator, credentials made by the official mppx client', () => {
   const { manifest, client } = testChain();
@@ -32,7 +35,8 @@ describe('MPP method evm (charge) through the facilitator, credentials made by t
     Mppx.create({ methods: [evm.charge({ account: payerAccount(manifest, payerIndex), authorization: { name: usdc.name, version: usdc.version } })], polyfill: false });
 
   beforeAll(async () => {
-    facilitator = await startFacilitator();
+    // API_KEY_CACHE_MS 0: a rotated MPP secret is read at once.
+    facilitator = await startFacilitator({ API_KEY_CACHE_MS: '0' });
     db = facilitator.app.get(PrismaService);
   });
   afterAll(() => facilitator?.close());
@@ -128,17 +132,52 @@ describe('MPP method evm (charge) through the facilitator, credentials made by t
       expect(answer.contentType).toMatch(/^application\/problem\+json/);
       expect(answer.body.challenges?.length).toBe(1);
     }
-    // Expired for real: a challenge that lived 10 s, answered after it expired.
-    const short = await challengeResponse(terms('25000', { expiresIn: 10 }));
-    expect(short.issued.challenges[0].id).not.toBe(issued.challenges[0].id);
-    // The method the route does not accept at all.
-    const stripeOnly = { realm: 'shop.example', offers: [{ method: 'evm', intent: 'charge', request: { amount: '5', currency: usdc.address, recipient: merchant, methodDetails: { chainId: manifest.chainId } } }] };
-    const other = await postJson(`${facilitator.url}/mpp/settle`, { credential: unknownMethod, terms: stripeOnly });
-    expect(other.body.type).toBe('https://paymentauth.org/problems/invalid-challenge');
-    expect(toProblemDetails('method-unsupported').status).toBe(400);
+    // Every issuance is a new challenge, even for the same terms within the same second.
+    expect((await challengeResponse(terms())).issued.challenges[0].id).not.toBe(issued.challenges[0].id);
+    // Expired for real: answered after the challenge's expiry (the facilitator's clock moved on).
+    const clock = facilitator.app.get(Clock);
+    const real = clock.nowMs.bind(clock);
+    clock.nowMs = () => real() + 301_000;
+    try {
+      const late = await postJson(`${facilitator.url}/mpp/settle`, { credential: good, terms: terms() });
+      expect({ type: late.body.type, status: late.status }).toEqual({ type: 'https://paymentauth.org/problems/payment-expired', status: 402 });
+    } finally {
+      clock.nowMs = real;
+    }
 
     // None of it moved money or used up the good challenge: it still settles.
     const settled = await postJson(`${facilitator.url}/mpp/settle`, { credential: good, terms: terms() });
     expect(settled.status).toBe(200);
+  });
+
+  it('binds challenges with a secret per merchant: another merchant\'s key cannot settle them, and a rotation keeps old challenges valid', async () => {
+    const cli = (...args: string[]) => {
+      const r = spawnSync(process.execPath, ['scripts/merchants.mjs', ...args, '--json'], { cwd: path.resolve(__dirname, '../../..'), env: { ...process.env, DATABASE_URL: TEST_DATABASE_URL }, encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+      return JSON.parse(r.stdout);
+    };
+    const a = cli('create', '--name', 'MPP merchant A');
+    const b = cli('create', '--name', 'MPP merchant B');
+    const as = (key: string) => (url: string, body: unknown) =>
+      fetch(`${facilitator.url}${url}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+    const asA = as(a.apiKey);
+    const asB = as(b.apiKey);
+
+    const issued = await asA('/mpp/challenges', terms('12000'));
+    const headers = new Headers();
+    for (const value of issued.body.wwwAuthenticate) headers.append('WWW-Authenticate', value);
+    const credential = await payWith(5).createCredential(new Response(null, { status: 402, headers }));
+
+    // B's secret did not issue it, and open mode's neither.
+    expect((await asB('/mpp/settle', { credential, terms: terms('12000') })).body.type).toBe('https://paymentauth.org/problems/invalid-challenge');
+    expect((await postJson(`${facilitator.url}/mpp/verify`, { credential, terms: terms('12000') })).body.type).toBe('https://paymentauth.org/problems/invalid-challenge');
+
+    cli('rotate-mpp-secret', a.merchantId);
+    const fresh = await asA('/mpp/challenges', terms('12000'));
+    expect(fresh.body.challenges[0].id).not.toBe(issued.body.challenges[0].id);
+    const settled = await asA('/mpp/settle', { credential, terms: terms('12000') });
+    expect(settled.status).toBe(200);
+    const [payment] = await db.$queryRawUnsafe<{ merchant_id: string }[]>(`SELECT merchant_id::text FROM facilitator.payments WHERE challenge_id = $1`, settled.body.receipt.challengeId);
+    expect(payment?.merchant_id).toBe(a.merchantId);
   });
 });

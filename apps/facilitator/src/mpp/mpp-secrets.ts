@@ -14,7 +14,8 @@ export interface ScopeSecrets {
 
 /**
  * One HMAC secret per merchant (scope = merchant id, '' in open mode), made on first use and kept in PostgreSQL so
- * every replica binds and checks challenge ids alike. Read through a short cache, as API keys are.
+ * every replica binds and checks challenge ids alike. Read through a short cache, as API keys are. Rotated by
+ * `npm run merchants -- rotate-mpp-secret`, which keeps the previous secret for MAX_CHALLENGE_TTL_SECONDS.
  */
 @Injectable()
 export class MppSecrets {
@@ -44,16 +45,5 @@ export class MppSecrets {
     const value = { secret: row.secret, previous: row.previous && row.recent ? [row.previous] : [] };
     this.cache.set(scope, { value, until: Date.now() + this.config.apiKeyCacheMs });
     return value;
-  }
-
-  /** A new secret; the old one keeps verifying the challenges it issued until they have expired. */
-  async rotate(scope: string): Promise<void> {
-    await this.forScope(scope);
-    await this.db.$executeRawUnsafe(
-      `UPDATE facilitator.mpp_secrets SET previous_secret = secret, secret = $2, rotated_at = now() WHERE scope = $1`,
-      scope,
-      randomBytes(32).toString('hex'),
-    );
-    this.cache.delete(scope);
   }
 }

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { MppFacilitatorClient, MppFacilitatorError, type MppProblem } from '@mp/clients';
 import { bodyDigest, PAYMENT_RECEIPT_HEADER, toProblemDetails } from '@mp/mpp';
-import { registerLogSecrets } from '@mp/platform';
+import { problemBody, registerLogSecrets } from '@mp/platform';
 import type { MerchantConfig } from '../merchant.config';
 import { mppTerms } from './mpp-terms';
 
@@ -40,7 +40,7 @@ export function createMppPaywall(config: MerchantConfig): RequestHandler {
       next();
     } catch (error) {
       const detail = error instanceof MppFacilitatorError ? error.message : `the payment facilitator is unreachable: ${(error as Error).message}`;
-      relay(res, 503, { type: 'urn:problem:upstream_unavailable', title: 'Payment facilitator unavailable', status: 503, detail }, []);
+      relay(res, 503, problemBody('upstream_unavailable', detail, req.originalUrl), []);
     }
   };
 }
