@@ -131,6 +131,13 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
   });
 
   describe('authentication', () => {
+    it('tells another service whose key it is (GET /merchants/me), and nothing without a valid key', async () => {
+      expect(await call(`${facilitator.url}/merchants/me`, { key: a.apiKey })).toMatchObject({ status: 200, body: { merchantId: a.merchantId, name: 'Merchant A', keyId: a.keyId } });
+      expect(await call(`${facilitator.url}/merchants/me`, { key: b.apiKey, keyHeader: 'x-api-key' })).toMatchObject({ status: 200, body: { merchantId: b.merchantId } });
+      expect((await call(`${facilitator.url}/merchants/me`)).status).toBe(401);
+      expect((await call(`${facilitator.url}/merchants/me`, { key: `${a.apiKey}x` })).status).toBe(401);
+    });
+
     it('answers a missing, malformed, unknown or revoked key and a disabled merchant with the very same 401', async () => {
       const revoked = cliJson('keys', 'create', '--merchant', a.merchantId);
       expect((await call(`${facilitator.url}/payments`, { key: revoked.apiKey })).status).toBe(200);
@@ -216,6 +223,8 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
       expect(read.body).toEqual({
         id,
         state: 'confirmed',
+        protocol: 'x402',
+        rail: 'evm',
         network: manifest.network,
         asset: usdc.address,
         payer: payerAccount(manifest, 8).address,
@@ -224,6 +233,8 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
         nonce: body.paymentPayload.payload.authorization.nonce.toLowerCase(),
         scheme: 'exact',
         x402Version: 2,
+        challengeId: null,
+        reference: null,
         paymentIdentifier: null,
         txHash: settled.body.transaction,
         errorReason: null,

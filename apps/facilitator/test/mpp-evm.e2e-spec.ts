@@ -114,6 +114,8 @@ describe('MPP method evm (charge) through the facilitator, credentials made by t
     const expired = serializeCredential({ ...parsed.value, challenge: { ...parsed.value.challenge, expires: '2020-01-01T00:00:00Z' } });
     const wrongPayload = serializeCredential({ ...parsed.value, payload: { ...(parsed.value.payload as object), value: '1' } });
     const badSignature = serializeCredential({ ...parsed.value, payload: { ...(parsed.value.payload as object), signature: `0x${'11'.repeat(65)}` } });
+    const { signature: _signature, ...unsigned } = parsed.value.payload as Record<string, unknown>;
+    const missingSignature = serializeCredential({ ...parsed.value, payload: unsigned });
     const unknownMethod = serializeCredential({ ...parsed.value, challenge: { ...parsed.value.challenge, method: 'tempo' } });
 
     const cases: [string, string, number][] = [
@@ -121,6 +123,7 @@ describe('MPP method evm (charge) through the facilitator, credentials made by t
       [expired, 'invalid-challenge', 402], // the expiry is bound too: changing it breaks the HMAC first
       [wrongPayload, 'payment-insufficient', 402],
       [badSignature, 'verification-failed', 402],
+      [missingSignature, 'invalid-payload', 402],
       [unknownMethod, 'invalid-challenge', 402],
       ['Payment !!!not-base64!!!', 'malformed-credential', 402],
       [`Payment ${Buffer.from('{"challenge":1}').toString('base64url')}`, 'malformed-credential', 402],

@@ -183,6 +183,25 @@ describe('MPP method stripe (charge)', () => {
     expect(await forged.json()).toMatchObject({ code: 'webhook_signature_invalid' });
   });
 
+  it('puts the token in payment_method_data when STRIPE_SPT_PLACEMENT says so (newer API versions)', async () => {
+    const other = await startFacilitator({ ...stripe.facilitatorEnv, STRIPE_SPT_PLACEMENT: 'payment_method_data', STRIPE_API_VERSION: '2026-04-22.preview' });
+    try {
+      const issued = await postJson(`${other.url}/mpp/challenges`, terms('550'));
+      const headers = new Headers();
+      for (const value of issued.body.wwwAuthenticate) headers.append('WWW-Authenticate', value);
+      const credential = await Mppx.create({ methods: [stripe.mppxMethod()], polyfill: false }).createCredential(new Response(null, { status: 402, headers }));
+      const answer = await postJson(`${other.url}/mpp/settle`, { credential, terms: terms('550') });
+      expect(answer.status).toBe(200);
+      const intent = await stripe.buyer.paymentIntents.retrieve(answer.body.receipt.reference);
+      expect(intent.status).toBe('succeeded');
+      const [request] = stripe.fake.requests().filter((r) => r.method === 'POST' && r.path === '/v1/payment_intents' && r.idempotencyKey?.startsWith(`mpp_${answer.body.receipt.challengeId}_`));
+      expect(request).toMatchObject({ stripeVersion: '2026-04-22.preview', params: { payment_method_data: { shared_payment_granted_token: expect.stringMatching(/^spt_/) } } });
+      expect(request!.params).not.toHaveProperty('shared_payment_granted_token');
+    } finally {
+      await other.close();
+    }
+  });
+
   it('still settles evm credentials alongside (both rails in one facilitator)', async () => {
     const issued = await postJson(`${facilitator.url}/mpp/challenges`, { realm: 'shop.example', offers: [evmOffer, stripeOffer()] });
     expect(issued.body.challenges.map((c: { method: string }) => c.method)).toEqual(['evm', 'stripe']);

@@ -57,8 +57,8 @@ describe('scripts/lib/database.mjs migrateDeploy', () => {
       `SELECT table_name FROM information_schema.tables WHERE table_schema = 'facilitator' ORDER BY 1`,
     );
     expect(tables.map((t) => t.table_name)).toEqual([
-      'api_keys', 'merchants', 'outbox_cursors', 'payment_events', 'payment_idempotency_keys', 'payment_transactions', 'payments',
-      'webhook_deliveries', 'webhook_delivery_attempts',
+      'api_keys', 'merchants', 'mpp_claims', 'mpp_secrets', 'outbox_cursors', 'payment_events', 'payment_idempotency_keys', 'payment_transactions', 'payments',
+      'stripe_events', 'webhook_deliveries', 'webhook_delivery_attempts',
     ]);
 
     const amount = await query<{ data_type: string; numeric_precision: number; numeric_scale: number }>(

@@ -66,8 +66,7 @@ describe('challenge id (spec test vector)', () => {
 });
 
 // Independent computation with the primitives mppx itself uses (ox Json.canonicalize, Hash.hmac256,
-// Base64 url/no-pad), following mppx's computeId. mppx is not installed here, so this is the
-// closest executable cross-check: it pins our node:crypto path to ox's for random inputs.
+// Base64 url/no-pad), following mppx's computeId; mppx-interop.spec.ts checks against mppx itself.
 function oxChallengeId(secret: string, c: Omit<Challenge, 'id'>): string {
   const request = Base64.fromString(Json.canonicalize(c.request), { url: true, pad: false });
   const input = [c.realm, c.method, c.intent, request, c.expires ?? '', c.digest ?? '', c.opaque ?? ''].join('|');

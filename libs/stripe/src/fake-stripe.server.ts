@@ -39,6 +39,8 @@ export interface FakeStripe {
   addWebhookEndpoint(url: string, secret: string): void;
   /** every event so far, oldest first */
   events(): StripeEvent[];
+  /** every API request that reached a route so far, oldest first: what a client really sent */
+  requests(): RecordedRequest[];
   /** waits until every queued webhook delivery finished (succeeded or was given up) */
   drainWebhooks(): Promise<void>;
 }
@@ -50,6 +52,14 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 /** Options for `new Stripe(key, options)` that point the real SDK at the fake. */
 export function stripeClientOptions(fake: Pick<FakeStripe, 'host' | 'port'>): { host: string; port: number; protocol: 'http'; maxNetworkRetries: number } {
   return { host: fake.host, port: fake.port, protocol: 'http', maxNetworkRetries: 0 };
+}
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  params: unknown;
+  idempotencyKey?: string;
+  stripeVersion: string;
 }
 
 interface Reply {
@@ -67,6 +77,7 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
   const nowSeconds = () => Math.floor(nowMs() / 1000);
   const context: ApiContext = { store, events: new EventLog(store, webhooks, nowSeconds), nowSeconds };
   const idempotency = new IdempotencyStore(nowMs);
+  const recorded: RecordedRequest[] = [];
 
   const server = http.createServer((req, res) => {
     const requestId = newId('req');
@@ -93,6 +104,7 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     const params = method === 'POST' ? decodeParams(await readBody(req), req.headers['content-type']) : decodeParams(url.search);
     const expand = readExpand(params);
     const request = { method, path: url.pathname, params };
+    recorded.push({ ...request, ...(idempotencyKey !== undefined && { idempotencyKey }), stripeVersion: apiVersion });
     const echo: Record<string, string> = idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {};
 
     // From here to `save` nothing awaits, so a second request with this key cannot slip in between (handlers are sync).
@@ -128,6 +140,7 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
   return {
     host,
     port: address.port,
+    requests: () => [...recorded],
     url: `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`,
     async stop() {
       webhooks.stop();

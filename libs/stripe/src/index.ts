@@ -1,4 +1,4 @@
-export { DEFAULT_API_VERSION, MAX_BODY_BYTES, startFakeStripe, stripeClientOptions, type FakeStripe, type FakeStripeOptions } from './fake-stripe.server';
+export { DEFAULT_API_VERSION, MAX_BODY_BYTES, startFakeStripe, stripeClientOptions, type FakeStripe, type FakeStripeOptions, type RecordedRequest } from './fake-stripe.server';
 export { SPT_ERROR_CODES, type StripeErrorBody } from './errors';
 export { decodeForm, FormError, type FormObject, type FormValue } from './form';
 export { stripeFee } from './balance-transactions';

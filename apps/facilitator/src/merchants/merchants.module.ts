@@ -3,6 +3,7 @@ import { AuthFailureLimiter } from './auth-failure-limiter';
 import { MerchantAuthGuard } from './merchant-auth.guard';
 import { MerchantAuth } from './merchant-auth.service';
 import { MerchantRepository } from './merchant.repository';
+import { MeController } from './me.controller';
 import { PaymentsController } from './payments.controller';
 import { RateLimiter } from './rate-limiter';
 import { WebhookDispatcher } from './webhooks/webhook-dispatcher';
@@ -15,7 +16,7 @@ import { WebhookRepository } from './webhooks/webhook.repository';
  */
 @Global()
 @Module({
-  controllers: [PaymentsController],
+  controllers: [PaymentsController, MeController],
   providers: [MerchantRepository, MerchantAuth, RateLimiter, AuthFailureLimiter, MerchantAuthGuard, WebhookRepository, WebhookDispatcher],
   exports: [MerchantAuth, RateLimiter, AuthFailureLimiter, MerchantAuthGuard],
 })
