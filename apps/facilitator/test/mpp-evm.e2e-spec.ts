@@ -6,6 +6,7 @@ import { Receipt as MppxReceipt } from 'mppx';
 import { PrismaService } from '@mp/db';
 import { decodeReceipt, parseCredential, serializeCredential } from '@mp/mpp';
 import { balanceOf, payerAccount, testChain } from '../../../test/support/chain';
+import { paymentRequiredResponse } from '../../../test/support/mpp';
 import { postJson, startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from '../../../test/support/facilitator';
 import { Clock } from '../src/x402/clock';
 
@@ -26,9 +27,7 @@ describe('MPP method evm (charge) through the facilitator, credentials made by t
   const challengeResponse = async (routeTerms: object) => {
     const issued = await postJson(`${facilitator.url}/mpp/challenges`, routeTerms);
     expect(issued.status).toBe(201);
-    const headers = new Headers();
-    for (const value of issued.body.wwwAuthenticate) headers.append('WWW-Authenticate', value);
-    return { issued: issued.body, response: new Response(null, { status: 402, headers }) };
+    return { issued: issued.body, response: paymentRequiredResponse(issued.body.wwwAuthenticate) };
   };
 
   const payWith = (payerIndex: number) =>
@@ -167,9 +166,7 @@ describe('MPP method evm (charge) through the facilitator, credentials made by t
     const asB = as(b.apiKey);
 
     const issued = await asA('/mpp/challenges', terms('12000'));
-    const headers = new Headers();
-    for (const value of issued.body.wwwAuthenticate) headers.append('WWW-Authenticate', value);
-    const credential = await payWith(5).createCredential(new Response(null, { status: 402, headers }));
+    const credential = await payWith(5).createCredential(paymentRequiredResponse(issued.body.wwwAuthenticate));
 
     // B's secret did not issue it, and open mode's neither.
     expect((await asB('/mpp/settle', { credential, terms: terms('12000') })).body.type).toBe('https://paymentauth.org/problems/invalid-challenge');

@@ -4,6 +4,7 @@ import { PrismaService } from '@mp/db';
 import { serializeCredential } from '@mp/mpp';
 import { stripeSignatureHeader } from '@mp/stripe';
 import { payerAccount, testChain } from '../../../test/support/chain';
+import { paymentRequiredResponse } from '../../../test/support/mpp';
 import { postJson, startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
 import { startTestStripe, TEST_STRIPE_WEBHOOK_SECRET, type TestStripe } from '../../../test/support/stripe';
 import { startTcpProxy, type TcpProxy } from '../../../test/support/tcp-proxy';
@@ -25,10 +26,8 @@ describe('MPP method stripe (charge)', () => {
   const credentialFor = async (routeTerms: object, paymentMethod = 'pm_card_visa') => {
     const issued = await postJson(`${facilitator.url}/mpp/challenges`, routeTerms);
     expect(issued.status).toBe(201);
-    const headers = new Headers();
-    for (const value of issued.body.wwwAuthenticate) headers.append('WWW-Authenticate', value);
     const mppx = Mppx.create({ methods: [stripe.mppxMethod(paymentMethod)], polyfill: false });
-    return mppx.createCredential(new Response(null, { status: 402, headers }));
+    return mppx.createCredential(paymentRequiredResponse(issued.body.wwwAuthenticate));
   };
   const settle = (credential: string, routeTerms: object = terms()) => postJson(`${facilitator.url}/mpp/settle`, { credential, terms: routeTerms });
   const intentsOf = async (challengeId: string) => (await stripe.buyer.paymentIntents.list({ limit: 100 })).data.filter((pi) => pi.metadata.challenge_id === challengeId);
@@ -187,9 +186,7 @@ describe('MPP method stripe (charge)', () => {
     const other = await startFacilitator({ ...stripe.facilitatorEnv, STRIPE_SPT_PLACEMENT: 'payment_method_data', STRIPE_API_VERSION: '2026-04-22.preview' });
     try {
       const issued = await postJson(`${other.url}/mpp/challenges`, terms('550'));
-      const headers = new Headers();
-      for (const value of issued.body.wwwAuthenticate) headers.append('WWW-Authenticate', value);
-      const credential = await Mppx.create({ methods: [stripe.mppxMethod()], polyfill: false }).createCredential(new Response(null, { status: 402, headers }));
+      const credential = await Mppx.create({ methods: [stripe.mppxMethod()], polyfill: false }).createCredential(paymentRequiredResponse(issued.body.wwwAuthenticate));
       const answer = await postJson(`${other.url}/mpp/settle`, { credential, terms: terms('550') });
       expect(answer.status).toBe(200);
       const intent = await stripe.buyer.paymentIntents.retrieve(answer.body.receipt.reference);
@@ -205,10 +202,8 @@ describe('MPP method stripe (charge)', () => {
   it('still settles evm credentials alongside (both rails in one facilitator)', async () => {
     const issued = await postJson(`${facilitator.url}/mpp/challenges`, { realm: 'shop.example', offers: [evmOffer, stripeOffer()] });
     expect(issued.body.challenges.map((c: { method: string }) => c.method)).toEqual(['evm', 'stripe']);
-    const headers = new Headers();
-    for (const value of issued.body.wwwAuthenticate) headers.append('WWW-Authenticate', value);
     const mppx = Mppx.create({ methods: [evm.charge({ account: payerAccount(manifest, 7), authorization: { name: usdc.name, version: usdc.version } })], polyfill: false });
-    const credential = await mppx.createCredential(new Response(null, { status: 402, headers }));
+    const credential = await mppx.createCredential(paymentRequiredResponse(issued.body.wwwAuthenticate));
     const answer = await settle(credential, { realm: 'shop.example', offers: [evmOffer, stripeOffer()] });
     expect(answer.body.receipt).toMatchObject({ method: 'evm', reference: expect.stringMatching(/^0x/) });
   });
