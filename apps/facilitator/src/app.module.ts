@@ -5,6 +5,7 @@ import { FACILITATOR_CONFIG, type FacilitatorConfig } from './config/facilitator
 import { HealthController } from './health/health.controller';
 import { MerchantsModule } from './merchants/merchants.module';
 import { MppModule } from './mpp/mpp.module';
+import { OutboxModule } from './outbox/outbox.module';
 import { NetworkRegistry } from './networks/network-registry';
 import { NetworksModule } from './networks/networks.module';
 import { X402Module } from './x402/x402.module';
@@ -22,6 +23,7 @@ export class AppModule implements OnModuleInit {
         MerchantsModule,
         X402Module,
         MppModule,
+        OutboxModule,
       ],
       controllers: [HealthController],
       providers: [

@@ -55,6 +55,8 @@ const envSchema = z.object({
   WEBHOOK_RETRY_BASE_MS: env.int(1_000, 10),
   WEBHOOK_RETRY_MAX_MS: env.int(600_000, 10),
   WEBHOOK_POLL_MS: env.int(500, 10),
+  OUTBOX_PUBLISH: env.bool(true),
+  OUTBOX_POLL_MS: env.int(200, 10),
   // MPP and Stripe
   MPP_CHALLENGE_TTL_SECONDS: env.int(300, 10),
   STRIPE_SECRET_KEY: z.string().regex(/^(sk|rk)_(test|live)_[A-Za-z0-9_]+$/, 'must be a Stripe secret or restricted key (sk_test_..., sk_live_...)').optional(),
@@ -135,6 +137,8 @@ export interface FacilitatorConfig {
   /** Failed API-key attempts one client address may make per minute before it gets 429 (0: no limit). */
   authFailuresPerMinute: number;
   webhooks: { maxAttempts: number; timeoutMs: number; retryBaseMs: number; retryMaxMs: number; pollMs: number };
+  /** Publishing payment events to the ledger's BullMQ queue (worker role). */
+  outbox: { publish: boolean; pollMs: number };
   mpp: {
     /** Default lifetime of an issued challenge. */
     challengeTtlSeconds: number;
@@ -205,6 +209,7 @@ export function loadFacilitatorConfig(environment: NodeJS.ProcessEnv = process.e
       retryMaxMs: e.WEBHOOK_RETRY_MAX_MS,
       pollMs: e.WEBHOOK_POLL_MS,
     },
+    outbox: { publish: e.OUTBOX_PUBLISH, pollMs: e.OUTBOX_POLL_MS },
     mpp: { challengeTtlSeconds: e.MPP_CHALLENGE_TTL_SECONDS },
     ...(e.STRIPE_SECRET_KEY
       ? {
