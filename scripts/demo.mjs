@@ -3,8 +3,9 @@
 //   npm start            (= node scripts/demo.mjs)        runs until Ctrl-C
 //   node scripts/demo.mjs --exit                          stops after the buyer's purchase (used by the tests)
 // Builds the apps if their sources changed, migrates the database, starts a local anvil chain with the test USDC,
-// starts the facilitator, the ledger and the merchant agent, then a buyer agent pays the merchant's x402-protected
-// endpoint through the official client and the demo prints what happened, with the transaction hash and balances.
+// the local fake Stripe, the facilitator, the ledger and the merchant agent. Then buyers pay the merchant: its
+// x402-protected endpoint through the official x402 client, and its MPP endpoint through the official mppx client
+// (on chain with the evm method, and with a test card through Stripe); the demo prints what happened.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -29,7 +30,9 @@ const ports = {
   facilitator: Number(process.env.FACILITATOR_PORT ?? 4020),
   ledger: Number(process.env.LEDGER_PORT ?? 4030),
   merchant: Number(process.env.MERCHANT_PORT ?? 4040),
+  stripe: Number(process.env.FAKE_STRIPE_PORT ?? 12111),
 };
+const STRIPE_WEBHOOK_SECRET = 'whsec_local_demo';
 const logDir = path.join(REPO_ROOT, '.local', 'logs');
 const children = [];
 let anvil;
@@ -51,9 +54,21 @@ async function main() {
 
   const common = { ...env, CHAIN_MANIFEST: manifestPath };
   const facilitatorUrl = `http://127.0.0.1:${ports.facilitator}`;
-  await startApp('facilitator', { ...common, FACILITATOR_PORT: String(ports.facilitator) }, `${facilitatorUrl}/ready`);
+  const stripeUrl = `http://127.0.0.1:${ports.stripe}`;
+  await startApp(
+    'fake-stripe',
+    { ...common, FAKE_STRIPE_PORT: String(ports.stripe), FAKE_STRIPE_WEBHOOK_URL: `${facilitatorUrl}/stripe/webhooks`, FAKE_STRIPE_WEBHOOK_SECRET: STRIPE_WEBHOOK_SECRET },
+    `${stripeUrl}/v1/events`,
+    { authorization: 'Bearer sk_test_demo' },
+  );
+  const stripeEnv = { STRIPE_SECRET_KEY: 'sk_test_demo_facilitator', STRIPE_API_BASE: stripeUrl, STRIPE_WEBHOOK_SECRET };
+  await startApp('facilitator', { ...common, ...stripeEnv, FACILITATOR_PORT: String(ports.facilitator) }, `${facilitatorUrl}/ready`);
   await startApp('ledger', { ...common, LEDGER_PORT: String(ports.ledger) }, `http://127.0.0.1:${ports.ledger}/ready`);
-  await startApp('merchant-agent', { ...common, MERCHANT_PORT: String(ports.merchant), FACILITATOR_URL: facilitatorUrl }, `http://127.0.0.1:${ports.merchant}/ready`);
+  await startApp(
+    'merchant-agent',
+    { ...common, MERCHANT_PORT: String(ports.merchant), FACILITATOR_URL: facilitatorUrl, MERCHANT_STRIPE_NETWORK_ID: 'profile_demo_merchant' },
+    `http://127.0.0.1:${ports.merchant}/ready`,
+  );
 
   const client = createPublicClient({ transport: http(manifest.rpcUrl) });
   const usdc = manifest.tokens.usdc.address;
@@ -76,8 +91,22 @@ async function main() {
   say(`buyer    USDC ${formatUsdc(before[0])} → ${formatUsdc(after[0])}`);
   say(`merchant USDC ${formatUsdc(before[1])} → ${formatUsdc(after[1])}`);
 
+  const mppUrl = `http://127.0.0.1:${ports.merchant}/mpp/forecast`;
+  for (const method of ['evm', 'stripe']) {
+    say(`MPP: a buyer pays ${mppUrl} with method ${method}`);
+    const mpp = spawnSync(process.execPath, [appEntry('merchant-agent', 'mpp/mpp-buyer.main.js'), method, mppUrl], {
+      cwd: REPO_ROOT,
+      env: { ...common, BUYER_PRIVATE_KEY: manifest.accounts.payers[1].privateKey, BUYER_STRIPE_API_BASE: stripeUrl },
+      encoding: 'utf8',
+    });
+    process.stderr.write(mpp.stderr);
+    if (mpp.status !== 0) throw new Error(`the MPP ${method} purchase failed: ${mpp.stdout.trim().split('\n').at(-1)}`);
+    const { receipt } = JSON.parse(mpp.stdout.slice(mpp.stdout.indexOf('{')));
+    say(`MPP ${method}: paid, Payment-Receipt reference ${receipt.reference} (challenge ${receipt.challengeId})`);
+  }
+
   if (values.exit) return shutdown(0);
-  say(`running: facilitator ${facilitatorUrl}, ledger :${ports.ledger}, merchant :${ports.merchant}, chain ${anvil.rpcUrl}; logs in ${path.relative(process.cwd(), logDir)}; Ctrl-C stops`);
+  say(`running: facilitator ${facilitatorUrl}, ledger :${ports.ledger}, merchant :${ports.merchant}, chain ${anvil.rpcUrl}, fake Stripe ${stripeUrl}; logs in ${path.relative(process.cwd(), logDir)}; Ctrl-C stops`);
 }
 
 function run(title, args) {
@@ -85,7 +114,7 @@ function run(title, args) {
   if (result.status !== 0) throw new Error(`${title} failed`);
 }
 
-async function startApp(name, appEnv, readyUrl) {
+async function startApp(name, appEnv, readyUrl, headers = {}) {
   const log = fs.openSync(path.join(logDir, `${name}.log`), 'w');
   const child = spawn(process.execPath, [appEntry(name)], { cwd: REPO_ROOT, env: appEnv, stdio: ['ignore', log, log] });
   children.push(child);
@@ -94,7 +123,7 @@ async function startApp(name, appEnv, readyUrl) {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     if (exited !== undefined) throw new Error(`${name} exited with code ${exited}; see .local/logs/${name}.log`);
-    const ok = await fetch(readyUrl).then((r) => r.ok, () => false);
+    const ok = await fetch(readyUrl, { headers }).then((r) => r.ok, () => false);
     if (ok) return say(`${name} ready on ${new URL(readyUrl).origin}`);
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -12,6 +12,7 @@ describe('npm start (the demo)', () => {
       FACILITATOR_PORT: String(await freePort()),
       LEDGER_PORT: String(await freePort()),
       MERCHANT_PORT: String(await freePort()),
+      FAKE_STRIPE_PORT: String(await freePort()),
       // Its own database: the demo clears its tables at start.
       DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/machine_payments_demo_test',
     };
@@ -25,6 +26,8 @@ describe('npm start (the demo)', () => {
     expect(output).toMatch(/buyer: 200 OK: settled in 0x[0-9a-f]{64} on eip155:31337/);
     expect(output).toMatch(/demo: transaction 0x[0-9a-f]{64}: success in block \d+/);
     expect(output).toContain('merchant USDC 0.000000 → 0.010000');
+    expect(output).toMatch(/demo: MPP evm: paid, Payment-Receipt reference 0x[0-9a-f]{64}/);
+    expect(output).toMatch(/demo: MPP stripe: paid, Payment-Receipt reference pi_\w+/);
     expect(code).toBe(0);
   }, 240_000);
 });
