@@ -13,6 +13,7 @@ const alias = {
   '@mp/db': lib('db'),
   '@mp/clients': lib('clients'),
   '@mp/stripe': lib('stripe'),
+  '@mp/ledger': lib('ledger'),
 };
 
 // SWC keeps Nest's decorator metadata exact; unit specs run in parallel, anything that touches the
