@@ -2,20 +2,24 @@ import { type DynamicModule, Inject, Module, type OnModuleInit } from '@nestjs/c
 import { DbModule, PrismaService } from '@mp/db';
 import { ObservabilityModule, Readiness, redisCheck } from '@mp/platform';
 import { HealthController } from './health/health.controller';
+import { LedgerHttpModule } from './http/ledger-http.module';
 import { LEDGER_CONFIG, type LedgerConfig } from './ledger.config';
 
-/** The ledger: for now it boots with its config, health, readiness and metrics; the double-entry core comes next (issue 5). */
+/** The ledger: double-entry accounts and transfers over PostgreSQL (issue 5), with health, readiness and metrics. */
 @Module({})
 export class AppModule implements OnModuleInit {
   static forConfig(config: LedgerConfig): DynamicModule {
     return {
       module: AppModule,
+      global: true,
       imports: [
         DbModule.forRoot({ url: config.databaseUrl, poolSize: config.databasePoolSize, applicationName: 'ledger' }),
         ObservabilityModule.forRoot({ service: 'ledger' }),
+        LedgerHttpModule,
       ],
       controllers: [HealthController],
       providers: [{ provide: LEDGER_CONFIG, useValue: config }],
+      exports: [LEDGER_CONFIG],
     };
   }
 

@@ -3,12 +3,22 @@ import { env, loadConfig } from '@mp/platform';
 
 export const LEDGER_CONFIG = Symbol('LEDGER_CONFIG');
 
+/** TigerBeetle's largest batch: a request carries at most this many transfers by default. */
+const TIGERBEETLE_BATCH_MAX = 8189;
+
 const envSchema = z.object({
   LEDGER_PORT: env.port(4030),
   LEDGER_HOST: z.string().default('127.0.0.1'),
   DATABASE_URL: z.string().default('postgresql://postgres@127.0.0.1:5432/machine_payments'),
   DATABASE_POOL_SIZE: env.int(10, 1),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
+  FACILITATOR_URL: env.url('http://127.0.0.1:4020'),
+  FACILITATOR_TIMEOUT_MS: env.int(3_000, 100),
+  API_KEY_CACHE_MS: env.int(5_000, 0),
+  BODY_LIMIT_BYTES: env.int(4 * 1024 * 1024, 1024),
+  LEDGER_BATCH_MAX: z.coerce.number().int().min(1).max(TIGERBEETLE_BATCH_MAX).default(TIGERBEETLE_BATCH_MAX),
+  LEDGER_WRITE_CONCURRENCY: env.int(4, 1),
+  PENDING_EXPIRY_INTERVAL_MS: env.int(1_000, 0),
 });
 
 export interface LedgerConfig {
@@ -17,9 +27,34 @@ export interface LedgerConfig {
   databaseUrl: string;
   databasePoolSize: number;
   redisUrl: string;
+  /** where merchants' API keys are resolved (GET /merchants/me); the ledger never reads the facilitator's tables */
+  facilitatorUrl: string;
+  facilitatorTimeoutMs: number;
+  /** how long a resolved API key is trusted before it is asked again (a revoked key works at most this long) */
+  apiKeyCacheMs: number;
+  bodyLimitBytes: number;
+  /** most accounts or transfers in one request */
+  batchMax: number;
+  /** write transactions one process runs at once; concurrent requests beyond that share the next transaction */
+  writeConcurrency: number;
+  /** how often pending transfers past their timeout are released; 0: never (another replica does it) */
+  pendingExpiryIntervalMs: number;
 }
 
 export function loadLedgerConfig(environment: NodeJS.ProcessEnv = process.env): LedgerConfig {
   const e = loadConfig(envSchema, environment);
-  return { port: e.LEDGER_PORT, host: e.LEDGER_HOST, databaseUrl: e.DATABASE_URL, databasePoolSize: e.DATABASE_POOL_SIZE, redisUrl: e.REDIS_URL };
+  return {
+    port: e.LEDGER_PORT,
+    host: e.LEDGER_HOST,
+    databaseUrl: e.DATABASE_URL,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
+    redisUrl: e.REDIS_URL,
+    facilitatorUrl: e.FACILITATOR_URL.replace(/\/+$/, ''),
+    facilitatorTimeoutMs: e.FACILITATOR_TIMEOUT_MS,
+    apiKeyCacheMs: e.API_KEY_CACHE_MS,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    batchMax: e.LEDGER_BATCH_MAX,
+    writeConcurrency: e.LEDGER_WRITE_CONCURRENCY,
+    pendingExpiryIntervalMs: e.PENDING_EXPIRY_INTERVAL_MS,
+  };
 }

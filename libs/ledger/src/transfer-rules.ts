@@ -277,15 +277,21 @@ export class TransferBatch {
 
 /**
  * Releases the reservations of expired pending transfers: the pending totals fall by their amounts, nothing is
- * posted. Returns the accounts with their new balances.
+ * posted. Returns the accounts they touched, with their new balances.
  */
 export function releaseExpired(accounts: Iterable<Account>, expired: Iterable<Pick<Transfer, 'debitAccountId' | 'creditAccountId' | 'amount'>>): Account[] {
-  const byId = new Map([...accounts].map((a) => [a.id, { ...a }]));
+  const byId = new Map([...accounts].map((a) => [a.id, a]));
+  const touched = new Map<string, Account>();
+  const take = (id: string) => touched.get(id) ?? { ...byId.get(id)! };
   for (const p of expired) {
-    byId.get(p.debitAccountId)!.debitsPending -= p.amount;
-    byId.get(p.creditAccountId)!.creditsPending -= p.amount;
+    const dr = take(p.debitAccountId);
+    dr.debitsPending -= p.amount;
+    touched.set(dr.id, dr);
+    const cr = take(p.creditAccountId);
+    cr.creditsPending -= p.amount;
+    touched.set(cr.id, cr);
   }
-  return [...byId.values()];
+  return [...touched.values()];
 }
 
 function balancesChanged(a: Account, b: Account): boolean {

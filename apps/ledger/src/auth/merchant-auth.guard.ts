@@ -1,0 +1,32 @@
+import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { ProblemError } from '@mp/platform';
+import { presentedApiKey } from './api-key';
+import type { MerchantRequest } from './current-merchant';
+import { MerchantDirectory } from './merchant-directory';
+
+/**
+ * Requires a merchant's API key (`Authorization: Bearer mpk_…` or `X-API-Key`). Missing, malformed, unknown and
+ * revoked keys get the same 401, so the answer never tells whether a key exists.
+ */
+@Injectable()
+export class MerchantAuthGuard implements CanActivate {
+  constructor(private readonly directory: MerchantDirectory) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const http = context.switchToHttp();
+    const request = http.getRequest<Request & MerchantRequest>();
+    const response = http.getResponse<Response>();
+    const key = presentedApiKey(request.headers);
+    const merchant = key === undefined ? undefined : await this.directory.resolve(key).catch((error: unknown) => {
+      if (error instanceof ProblemError && error.code === 'rate_limited') response.setHeader('retry-after', String(error.extensions.retryAfter));
+      throw error;
+    });
+    if (!merchant) {
+      response.setHeader('www-authenticate', 'Bearer realm="ledger"');
+      throw new ProblemError('unauthorized', 'a valid API key is required (Authorization: Bearer <key> or X-API-Key)');
+    }
+    request.merchant = merchant;
+    return true;
+  }
+}

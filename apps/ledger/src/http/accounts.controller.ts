@@ -1,0 +1,44 @@
+import { Body, Controller, Get, Header, HttpCode, Inject, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { ProblemError } from '@mp/platform';
+import { CurrentMerchant } from '../auth/current-merchant';
+import { MerchantAuthGuard } from '../auth/merchant-auth.guard';
+import type { Merchant } from '../auth/merchant-directory';
+import { LedgerService } from '../core/ledger.service';
+import { LEDGER_CONFIG, type LedgerConfig } from '../ledger.config';
+import { decodeKey, encodeCursor } from './cursor';
+import { accountListQuery, parseAccounts, parseId, parseQuery } from './requests';
+import { accountResultView, accountView } from './views';
+
+/** A merchant's accounts: create (TigerBeetle's create_accounts), list, read with balances. */
+@Controller('accounts')
+@UseGuards(MerchantAuthGuard)
+export class AccountsController {
+  constructor(
+    @Inject(LEDGER_CONFIG) private readonly config: LedgerConfig,
+    private readonly ledger: LedgerService,
+  ) {}
+
+  @Post()
+  @HttpCode(200)
+  async create(@CurrentMerchant() merchant: Merchant, @Body() body: unknown) {
+    const accounts = parseAccounts(body, this.config.batchMax);
+    const results = await this.ledger.createAccounts(merchant.merchantId, accounts);
+    return { results: results.map((r, i) => accountResultView(accounts[i], r, i)) };
+  }
+
+  @Get()
+  @Header('cache-control', 'no-store')
+  async list(@CurrentMerchant() merchant: Merchant, @Query() query: unknown) {
+    const { limit, cursor, ...filter } = parseQuery(accountListQuery, query);
+    const page = await this.ledger.listAccounts(merchant.merchantId, filter, limit, cursor === undefined ? undefined : decodeKey(cursor));
+    return { data: page.rows.map(accountView), nextCursor: page.next ? encodeCursor([page.next]) : null };
+  }
+
+  @Get(':id')
+  @Header('cache-control', 'no-store')
+  async get(@CurrentMerchant() merchant: Merchant, @Param('id') id: string) {
+    const [account] = await this.ledger.lookupAccounts(merchant.merchantId, [parseId(id)]);
+    if (!account) throw new ProblemError('not_found', `no account ${id}`);
+    return accountView(account);
+  }
+}

@@ -1,0 +1,146 @@
+import { z } from 'zod';
+import { isAtomicString } from '@mp/money';
+import {
+  ACCOUNT_FLAG_NAMES,
+  AccountFlag,
+  encodeFlags,
+  normalizeAsset,
+  parseLedgerId,
+  TRANSFER_FLAG_NAMES,
+  TransferFlag,
+  type AccountInput,
+  type TransferInput,
+} from '@mp/ledger';
+import { ProblemError } from '@mp/platform';
+import { TRANSFER_STATUSES } from '../core/transfer.queries';
+
+/**
+ * Request bodies and queries. Anything malformed (types, formats, unknown members or flags) is a 400 naming the
+ * field, and nothing of the request is applied; values that are well formed but break a ledger rule (a zero
+ * amount, an unknown account, a limit) are answered per event with TigerBeetle's result codes instead.
+ */
+
+/** Missing members read "is required" rather than zod's "expected string, received undefined". */
+const PARSE = { error: (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : undefined) };
+
+const ledgerId = z.string().transform((value, ctx) => parseLedgerId(value) ?? fail(ctx, value, 'must be a UUID or a 128-bit unsigned integer in decimal'));
+
+const asset = z
+  .string()
+  .transform((value, ctx) => normalizeAsset(value) ?? fail(ctx, value, 'must be an asset such as "eip155:8453/0x833589fcd6edb6e08f4c7c32d4f71b54bda02913" or "stripe/usd"'));
+
+const amount = z.string({ error: 'must be a decimal string of atomic units, e.g. "1500000"' }).transform((value, ctx) => {
+  if (value.startsWith('-')) return fail(ctx, value, 'must not be negative: to move money the other way, swap debitAccountId and creditAccountId');
+  return isAtomicString(value) ? BigInt(value) : fail(ctx, value, 'must be a whole number of atomic units in decimal, e.g. "1500000" (no sign, decimal point or exponent; at most 2^256-1)');
+});
+
+const code = z.number().int().min(0).max(65_535);
+const reference = z.string().min(1).max(256);
+
+const accountSchema = z.strictObject({
+  id: ledgerId,
+  asset,
+  code,
+  flags: z.array(z.enum(ACCOUNT_FLAG_NAMES as [string, ...string[]])).max(ACCOUNT_FLAG_NAMES.length).default([]),
+  normalBalance: z.enum(['credit', 'debit']).optional(),
+  reference: reference.optional(),
+});
+
+const transferSchema = z.strictObject({
+  id: ledgerId,
+  debitAccountId: ledgerId.optional(),
+  creditAccountId: ledgerId.optional(),
+  amount: amount.optional(),
+  pendingId: ledgerId.optional(),
+  asset: asset.optional(),
+  code: code.optional(),
+  flags: z.array(z.enum(TRANSFER_FLAG_NAMES as [string, ...string[]])).max(TRANSFER_FLAG_NAMES.length).default([]),
+  /** seconds */
+  timeout: z.number().int().min(0).max(2 ** 31 - 1).optional(),
+  reference: reference.optional(),
+});
+
+export function parseAccounts(body: unknown, max: number): AccountInput[] {
+  return parse(batch(accountSchema, max, 'accounts'), body).map((a) => ({
+    ...a,
+    flags: encodeFlags(a.flags as (keyof typeof AccountFlag)[], AccountFlag),
+  }));
+}
+
+export function parseTransfers(body: unknown, max: number): TransferInput[] {
+  return parse(batch(transferSchema, max, 'transfers'), body).map((t) => ({
+    ...t,
+    flags: encodeFlags(t.flags as (keyof typeof TransferFlag)[], TransferFlag),
+  }));
+}
+
+const limit = (max: number, fallback: number) =>
+  z
+    .string()
+    .regex(/^[1-9][0-9]{0,4}$/, `must be an integer from 1 to ${max}`)
+    .transform(Number)
+    .refine((n) => n <= max, `must be an integer from 1 to ${max}`)
+    .default(fallback);
+const time = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time, e.g. 2026-12-01T00:00:00Z' }).transform((s) => new Date(s));
+const cursor = z.string().max(200).optional();
+const codeQuery = z.string().regex(/^[0-9]{1,5}$/, 'must be an integer from 0 to 65535').transform(Number).refine((n) => n <= 65_535, 'must be an integer from 0 to 65535');
+
+export const accountListQuery = z.strictObject({ asset: asset.optional(), code: codeQuery.optional(), limit: limit(1000, 100), cursor });
+
+export const transferListQuery = z
+  .strictObject({
+    account: ledgerId.optional(),
+    asset: asset.optional(),
+    code: codeQuery.optional(),
+    from: time.optional(),
+    to: time.optional(),
+    status: z.enum(TRANSFER_STATUSES as [string, ...string[]]).optional(),
+    limit: limit(1000, 100),
+    cursor,
+  })
+  .refine((q) => !q.from || !q.to || q.from <= q.to, { message: 'must not be before from', path: ['to'] });
+
+export const statementQuery = z
+  .strictObject({ account: ledgerId, from: time.optional(), to: time.optional(), limit: limit(10_000, 1000), cursor })
+  .refine((q) => !q.from || !q.to || q.from <= q.to, { message: 'must not be before from', path: ['to'] });
+
+export function parseId(value: string, name = 'id'): string {
+  const id = parseLedgerId(value);
+  if (id === undefined) throw invalid([{ name, reason: 'must be a UUID or a 128-bit unsigned integer in decimal' }], 'path parameter');
+  return id;
+}
+
+export function parseQuery<S extends z.ZodType>(schema: S, query: unknown): z.infer<S> {
+  const parsed = schema.safeParse(query, PARSE);
+  if (parsed.success) return parsed.data;
+  throw invalid(
+    parsed.error.issues.map((i) => ({
+      name: i.code === 'unrecognized_keys' ? i.keys.join(', ') : i.path.join('.'),
+      reason: i.code === 'unrecognized_keys' ? 'unknown query parameter' : i.message,
+    })),
+    'query parameter',
+  );
+}
+
+function batch<S extends z.ZodType>(item: S, max: number, what: string) {
+  return z.array(item, { error: `must be a JSON array of ${what}` }).min(1, `must hold 1 to ${max} ${what}`).max(max, `must hold 1 to ${max} ${what}`);
+}
+
+function parse<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+  const parsed = schema.safeParse(body, PARSE);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.slice(0, 50).map((i) => ({
+    name: (i.code === 'unrecognized_keys' ? [...i.path, i.keys.join(', ')] : i.path).map((p, k) => (typeof p === 'number' ? `[${p}]` : k ? `.${String(p)}` : String(p))).join('') || '(body)',
+    reason: i.code === 'unrecognized_keys' ? 'unknown member' : i.message,
+  }));
+  throw invalid(issues, 'field');
+}
+
+function invalid(invalidParams: { name: string; reason: string }[], what: string): ProblemError {
+  return new ProblemError('validation_failed', `invalid ${what}(s): ${invalidParams.map((p) => p.name).join(', ')}`, { invalidParams });
+}
+
+function fail(ctx: z.RefinementCtx, input: unknown, message: string): never {
+  ctx.addIssue({ code: 'custom', message, input });
+  return z.NEVER as never;
+}
