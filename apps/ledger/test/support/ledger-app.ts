@@ -1,0 +1,33 @@
+import { randomUUID } from 'node:crypto';
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { PrismaService } from '@mp/db';
+import { configureHttpApp } from '@mp/platform';
+import { AppModule } from '../../src/app.module';
+import { LedgerService } from '../../src/core/ledger.service';
+import { loadLedgerConfig, type LedgerConfig } from '../../src/ledger.config';
+
+export const TEST_DATABASE_URL = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/machine_payments_test';
+
+export interface RunningLedger {
+  url: string;
+  app: INestApplication;
+  config: LedgerConfig;
+  ledger: LedgerService;
+  db: PrismaService;
+  close(): Promise<void>;
+}
+
+/** Boots the real ledger app on a free port against the test database. */
+export async function startLedger(env: Record<string, string> = {}): Promise<RunningLedger> {
+  const config = loadLedgerConfig({ ...process.env, DATABASE_URL: TEST_DATABASE_URL, LOG_LEVEL: 'error', DATABASE_POOL_SIZE: '4', ...env });
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forConfig(config)] }).compile();
+  const app = moduleRef.createNestApplication({ bodyParser: false, logger: ['error'] });
+  configureHttpApp(app, { bodyLimitBytes: config.bodyLimitBytes });
+  await app.listen(0, '127.0.0.1');
+  const { port } = app.getHttpServer().address() as { port: number };
+  return { url: `http://127.0.0.1:${port}`, app, config, ledger: app.get(LedgerService), db: app.get(PrismaService), close: () => app.close() };
+}
+
+/** A merchant id of its own for each test: merchants never see each other's accounts, so tests never collide. */
+export const newMerchant = () => randomUUID();
