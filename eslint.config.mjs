@@ -17,7 +17,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['libs/money/**/*.ts', 'libs/x402/**/*.ts', 'libs/mpp/**/*.ts', 'libs/chain/**/*.ts', 'libs/stripe/**/*.ts', 'libs/ledger/**/*.ts'],
+    files: ['libs/money/**/*.ts', 'libs/x402/**/*.ts', 'libs/mpp/**/*.ts', 'libs/chain/**/*.ts', 'libs/stripe/**/*.ts', 'libs/ledger/**/*.ts', 'libs/reconciliation/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ group: ['@nestjs/*', '@prisma/*', 'express', '@mp/db', '@mp/platform'], message: 'protocol, money and chain libraries import no Nest, Prisma or HTTP framework' }] }],
     },

@@ -14,6 +14,7 @@ const alias = {
   '@mp/clients': lib('clients'),
   '@mp/stripe': lib('stripe'),
   '@mp/ledger': lib('ledger'),
+  '@mp/reconciliation': lib('reconciliation'),
 };
 
 // SWC keeps Nest's decorator metadata exact; unit specs run in parallel, anything that touches the

@@ -1,0 +1,34 @@
+import { csvField, toCsv } from './csv';
+import { reconcile } from './reconcile';
+import { bookedAs, chainLog, LATER, PERIOD, stripePayment, WINDOW_MS } from './testing/entries';
+
+describe('toCsv', () => {
+  const log = chainLog(1, 0, 1_500_000n);
+  const payment = stripePayment('pi_1', 500n, 'chal_1');
+  const report = reconcile({ ledger: [{ ...bookedAs('l,1', log), amount: 1_500_001n }], external: [log, payment], period: PERIOD, pendingWindowMs: WINDOW_MS, now: LATER });
+
+  it('writes a header and one CRLF-terminated line per row, amounts as atomic decimal strings', () => {
+    const lines = toCsv(report).split('\r\n');
+    expect(lines[0]).toBe('row_kind,source,asset,entry_kind,reference,occurred_at,ledger_id,ledger_reference,ledger_state,ledger_amount,external_reference,external_amount,difference,duplicate_of,advice');
+    expect(lines).toHaveLength(report.rows.length + 2);
+    expect(lines.at(-1)).toBe('');
+    expect(lines[2]).toContain(',"l,1",');
+    expect(lines[2]).toContain(',1500001,');
+    expect(lines[2]).toContain(',1500000,-1,');
+  });
+
+  it('quotes fields with quotes, commas or line breaks (RFC 4180) and leaves others bare', () => {
+    expect(csvField('plain')).toBe('plain');
+    expect(csvField('a,b')).toBe('"a,b"');
+    expect(csvField('say "hi"')).toBe('"say ""hi"""');
+    expect(csvField('two\nlines')).toBe('"two\nlines"');
+    expect(csvField('cr\r')).toBe('"cr\r"');
+  });
+
+  it('defuses text a spreadsheet would run as a formula, but not negative amounts', () => {
+    const hostile = reconcile({ ledger: [], external: [{ ...payment, reference: '=HYPERLINK("http://x")' }], period: PERIOD, pendingWindowMs: WINDOW_MS, now: LATER });
+    const line = toCsv(hostile).split('\r\n')[1];
+    expect(line).toContain(`"'=HYPERLINK(""http://x"")"`);
+    expect(toCsv(report)).toContain(',-1,');
+  });
+});

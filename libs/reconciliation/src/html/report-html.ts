@@ -1,0 +1,129 @@
+import { adviceFor } from '../advice';
+import type { HistoryPoint } from '../history';
+import { BREAK_KINDS, isBreak, type AssetInfo, type ReconReport, type ReconRow, type RowKind } from '../model';
+import { historyChart } from './chart';
+import { assetInfo, assetLabel, escapeHtml as e, formatAmount, formatTime } from './format';
+import { REPORT_CSS } from './report.css';
+
+export interface ReportPageOptions {
+  title?: string;
+  merchantId?: string;
+  /** symbols and decimals of the report's assets (Stripe currencies are known without it) */
+  assets?: AssetInfo[];
+  /** where the same report is as CSV and JSON, shown as links */
+  links?: { csv?: string; json?: string };
+}
+
+const KIND_LABELS: Record<RowKind, string> = {
+  matched: 'Matched',
+  pending: 'Pending',
+  missing_in_ledger: 'Missing in ledger',
+  missing_externally: 'Missing externally',
+  amount_mismatch: 'Amount mismatch',
+  duplicate: 'Duplicate',
+};
+
+/**
+ * The report as one self-contained HTML page for a browser: summary, totals per asset, a chart of volume and breaks
+ * over the period, and the table of breaks. No scripts and no external assets (inline CSS, inline SVG); every value
+ * from the data is escaped.
+ */
+export function renderReportHtml(report: ReconReport, history: HistoryPoint[], options: ReportPageOptions = {}): string {
+  const known = new Map((options.assets ?? []).map((a) => [a.asset, a]));
+  const info = (asset: string) => assetInfo(asset, known);
+  const { summary } = report;
+  const title = options.title ?? 'Reconciliation report';
+  const period = `${formatTime(summary.period.from)} to ${formatTime(summary.period.to)}`;
+  const breaks = report.rows.filter((r) => isBreak(r.kind));
+  const status = summary.breaks === 0 ? `<p class="status clean">Clean: nothing to resolve</p>` : `<p class="status broken">${summary.breaks} break${summary.breaks === 1 ? '' : 's'} to resolve</p>`;
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${e(title)} · ${e(period)}</title>
+<style>${REPORT_CSS}</style>
+</head>
+<body>
+<header>
+<h1>${e(title)}</h1>
+<p class="meta">${options.merchantId ? `Merchant <code>${e(options.merchantId)}</code> · ` : ''}Period ${e(period)} · Generated ${e(formatTime(summary.generatedAt))}</p>
+${status}
+</header>
+<main>
+<section aria-labelledby="summary-title"><h2 id="summary-title">Summary</h2>
+<ul class="cards" data-testid="summary">${(['matched', 'pending', ...BREAK_KINDS] as RowKind[]).map((k) => card(k, summary.counts[k])).join('')}</ul>
+<p class="note">${summary.ledgerEntries} ledger entr${summary.ledgerEntries === 1 ? 'y' : 'ies'} and ${summary.externalEntries} external entr${summary.externalEntries === 1 ? 'y' : 'ies'} in ${summary.rows} row${summary.rows === 1 ? '' : 's'}.</p>
+</section>
+<section aria-labelledby="totals-title"><h2 id="totals-title">Totals per asset</h2>
+${totalsTable(report, info)}
+</section>
+<section aria-labelledby="chart-title"><h2 id="chart-title">Volume and breaks over time</h2>
+${charts(report, history, info)}
+</section>
+<section aria-labelledby="breaks-title"><h2 id="breaks-title">Breaks (${breaks.length})</h2>
+${breaks.length === 0 ? '<p class="note" data-testid="breaks">No breaks: every entry of the period is matched or pending.</p>' : breaksTable(breaks, info)}
+</section>
+</main>
+<footer>${links(options.links)}Breaks are resolved by correcting transfers in the ledger, never by editing one; the next run shows them matched.</footer>
+</body>
+</html>
+`;
+}
+
+function card(kind: RowKind, count: number): string {
+  const tone = kind === 'matched' ? 'good' : kind === 'pending' ? 'neutral' : count > 0 ? 'bad' : 'neutral';
+  return `<li class="card ${tone}" data-kind="${e(kind)}"><span class="count">${count}</span><span class="label">${e(KIND_LABELS[kind])}</span></li>`;
+}
+
+function totalsTable(report: ReconReport, info: (asset: string) => AssetInfo | undefined): string {
+  if (report.totals.length === 0) return '<p class="note" data-testid="totals">No entries in this period.</p>';
+  const rows = report.totals.map((t) => {
+    const i = info(t.asset);
+    const breaks = BREAK_KINDS.reduce((sum, k) => sum + t.breaks[k], 0);
+    return `<tr data-asset="${e(t.asset)}" data-source="${e(t.source)}">
+<th scope="row" title="${e(t.asset)}">${e(assetLabel(t.asset, i))}</th><td>${e(t.source)}</td>
+<td class="num">${t.ledger.count}</td><td class="num">${e(formatAmount(t.ledger.net, i))}</td>
+<td class="num">${t.external.count}</td><td class="num">${e(formatAmount(t.external.net, i))}</td>
+<td class="num">${t.matched.count}</td><td class="num">${t.pending}</td>
+<td class="num${breaks ? ' bad' : ''}">${breaks}</td><td class="num${t.difference !== 0n ? ' bad' : ''}">${e(formatAmount(t.difference, i))}</td></tr>`;
+  });
+  return `<table data-testid="totals"><thead><tr><th scope="col">Asset</th><th scope="col">Source</th><th scope="col" class="num">Ledger entries</th><th scope="col" class="num">Ledger net</th><th scope="col" class="num">External entries</th><th scope="col" class="num">External net</th><th scope="col" class="num">Matched</th><th scope="col" class="num">Pending</th><th scope="col" class="num">Breaks</th><th scope="col" class="num">Difference</th></tr></thead>
+<tbody>${rows.join('')}</tbody></table>
+<p class="note">Net: payments in minus refunds, fees and gas out. Difference: external net minus ledger net.</p>`;
+}
+
+function charts(report: ReconReport, history: HistoryPoint[], info: (asset: string) => AssetInfo | undefined): string {
+  const assets = [...new Set(history.map((p) => p.asset))];
+  if (assets.length === 0) return '<p class="note">Nothing to draw.</p>';
+  const { from, to } = report.summary.period;
+  const hourly = to.getTime() - from.getTime() <= 2 * 24 * 3_600_000;
+  const legend = '<p class="legend"><span class="swatch volume"></span>payment volume <span class="swatch breaks"></span>breaks</p>';
+  return (
+    legend +
+    assets
+      .map((asset) => {
+        const label = assetLabel(asset, info(asset));
+        return `<figure data-testid="chart">${historyChart(history.filter((p) => p.asset === asset), label, info(asset), hourly)}<figcaption>${e(label)}</figcaption></figure>`;
+      })
+      .join('')
+  );
+}
+
+function breaksTable(rows: ReconRow[], info: (asset: string) => AssetInfo | undefined): string {
+  const body = rows.map((r) => {
+    const i = info(r.asset);
+    return `<tr data-kind="${e(r.kind)}">
+<td><span class="kind ${e(r.kind)}">${e(KIND_LABELS[r.kind])}</span></td><td>${e(formatTime(r.occurredAt))}</td><td>${e(`${r.source} ${r.entryKind}`)}</td>
+<td title="${e(r.asset)}">${e(assetLabel(r.asset, i))}</td><td><code>${e(r.reference)}</code></td>
+<td class="num">${r.ledger ? e(formatAmount(r.ledger.amount, i)) : '—'}</td><td class="num">${r.external ? e(formatAmount(r.external.amount, i)) : '—'}</td>
+<td class="num">${r.difference === undefined ? '' : e(formatAmount(r.difference, i))}</td><td>${e(adviceFor(r))}</td></tr>`;
+  });
+  return `<table data-testid="breaks"><thead><tr><th scope="col">Kind</th><th scope="col">When</th><th scope="col">What</th><th scope="col">Asset</th><th scope="col">Reference</th><th scope="col" class="num">Ledger</th><th scope="col" class="num">External</th><th scope="col" class="num">Difference</th><th scope="col">To resolve</th></tr></thead>
+<tbody>${body.join('')}</tbody></table>`;
+}
+
+function links(given: ReportPageOptions['links']): string {
+  const parts = [given?.csv && `<a href="${e(given.csv)}">CSV</a>`, given?.json && `<a href="${e(given.json)}">JSON</a>`].filter(Boolean);
+  return parts.length ? `<p>Also as ${parts.join(' · ')}.</p>` : '';
+}

@@ -1,0 +1,10 @@
+// @mp/reconciliation — the ledger against the chain and Stripe: matching, totals and readable reports (no Nest, Prisma or HTTP).
+export * from './advice';
+export * from './csv';
+export * from './history';
+export * from './html/report-html';
+export * from './json';
+export * from './model';
+export * from './reconcile';
+export * from './references';
+export * from './totals';

@@ -1,0 +1,135 @@
+/**
+ * Reconciliation compares two views of the same money: what the ledger booked and what the outside world (the chain,
+ * Stripe) shows. Amounts are bigint atomic units of their asset and always positive; the kind says the direction.
+ */
+
+/** Where a movement of money happened. */
+export type EntrySource = 'chain' | 'stripe';
+export const ENTRY_SOURCES: readonly EntrySource[] = ['chain', 'stripe'];
+
+/** payment: money in; refund, fee and gas: money out. */
+export type EntryKind = 'payment' | 'refund' | 'fee' | 'gas';
+export const ENTRY_KINDS: readonly EntryKind[] = ['payment', 'refund', 'fee', 'gas'];
+
+export type BreakKind = 'missing_in_ledger' | 'missing_externally' | 'amount_mismatch' | 'duplicate';
+export const BREAK_KINDS: readonly BreakKind[] = ['missing_in_ledger', 'missing_externally', 'amount_mismatch', 'duplicate'];
+
+export type RowKind = 'matched' | 'pending' | BreakKind;
+export const ROW_KINDS: readonly RowKind[] = ['matched', 'pending', ...BREAK_KINDS];
+
+export function isBreak(kind: RowKind): kind is BreakKind {
+  return kind !== 'matched' && kind !== 'pending';
+}
+
+/** A half-open interval [from, to). */
+export interface Period {
+  from: Date;
+  to: Date;
+}
+
+/**
+ * One movement as the ledger booked it.
+ *
+ * `reference` names the external movement, in one of these forms:
+ * - chain: `<txHash>:<logIndex>` (one Transfer log), or just `<txHash>` when the ledger knows only the transaction
+ *   (e.g. from the facilitator's settlement); it then matches a Transfer log of that transaction to the merchant of
+ *   the same asset, the one with the same amount first;
+ * - stripe: the PaymentIntent id (`pi_…`) or the MPP challenge id (`metadata.challenge_id`) of a payment, the refund
+ *   id (`re_…`) or its PaymentIntent id for a refund, the balance transaction id (`txn_…`) or the PaymentIntent id for
+ *   a Stripe fee.
+ */
+export interface LedgerEntry {
+  id: string;
+  merchantId: string;
+  source: EntrySource;
+  /** `eip155:31337/0x…` (token address lowercase) or `stripe/usd` */
+  asset: string;
+  reference: string;
+  kind: EntryKind;
+  amount: bigint;
+  /** pending: a two-phase transfer not yet posted or voided */
+  state: 'pending' | 'posted';
+  occurredAt: Date;
+}
+
+/** One movement as the chain or Stripe shows it. */
+export interface ExternalEntry {
+  source: EntrySource;
+  asset: string;
+  /** its own unique id: `<txHash>:<logIndex>`, `pi_…`, `re_…`, `txn_…` */
+  reference: string;
+  /** other ids unique to this movement that a ledger entry may name instead (a PaymentIntent's challenge id) */
+  aliases?: string[];
+  /** what holds it, when that may hold several (a transaction's logs, a PaymentIntent's refunds) */
+  container?: string;
+  kind: EntryKind;
+  amount: bigint;
+  occurredAt: Date;
+  /** what an operator needs to find it: block, from, to, charge, metadata… */
+  details: Record<string, string>;
+}
+
+export interface ReconRow {
+  /** stable across runs: the same break found again has the same key */
+  key: string;
+  kind: RowKind;
+  source: EntrySource;
+  asset: string;
+  entryKind: EntryKind;
+  /** the external reference when there is one, else the ledger's */
+  reference: string;
+  /** the ledger entry's time when there is one (it decides the row's period), else the external entry's */
+  occurredAt: Date;
+  ledger?: LedgerEntry;
+  external?: ExternalEntry;
+  /** amount_mismatch: external − ledger */
+  difference?: bigint;
+  /** duplicate: the key of the entry this one repeats (a ledger entry id, or an external reference) */
+  duplicateOf?: string;
+}
+
+/** Count and signed net amount (payments in, everything else out). */
+export interface Tally {
+  count: number;
+  net: bigint;
+}
+
+export interface AssetTotals {
+  asset: string;
+  source: EntrySource;
+  ledger: Tally;
+  external: Tally;
+  matched: Tally;
+  pending: number;
+  breaks: Record<BreakKind, number>;
+  /** external.net − ledger.net */
+  difference: bigint;
+}
+
+export interface ReconSummary {
+  period: Period;
+  generatedAt: Date;
+  rows: number;
+  counts: Record<RowKind, number>;
+  breaks: number;
+  ledgerEntries: number;
+  externalEntries: number;
+}
+
+export interface ReconReport {
+  rows: ReconRow[];
+  totals: AssetTotals[];
+  summary: ReconSummary;
+}
+
+/** How to show an asset's amounts to people. */
+export interface AssetInfo {
+  asset: string;
+  symbol: string;
+  decimals: number;
+}
+
+/** Money in is positive, money out negative. */
+export function signed(kind: EntryKind, amount: bigint): bigint {
+  return kind === 'payment' ? amount : -amount;
+}
