@@ -17,7 +17,7 @@ const envSchema = z.object({
   API_KEY_CACHE_MS: env.int(5_000, 0),
   BODY_LIMIT_BYTES: env.int(4 * 1024 * 1024, 1024),
   LEDGER_BATCH_MAX: z.coerce.number().int().min(1).max(TIGERBEETLE_BATCH_MAX).default(TIGERBEETLE_BATCH_MAX),
-  LEDGER_WRITE_CONCURRENCY: env.int(4, 1),
+  LEDGER_WRITE_CONCURRENCY: env.int(2, 1),
   PENDING_EXPIRY_INTERVAL_MS: env.int(1_000, 0),
 });
 
