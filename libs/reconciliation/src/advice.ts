@@ -1,8 +1,9 @@
 import type { ReconRow } from './model';
 
 /**
- * What an operator does about a row, in one sentence. Breaks are resolved by correcting transfers in the ledger
- * (never by editing a transfer); the next run then matches the correction and the break is gone.
+ * What an operator does about a row, in one sentence (amounts in atomic units). Breaks are resolved by transfers in
+ * the ledger, never by editing one: a new booking, or a correcting transfer naming the entry it corrects; the next
+ * run folds it in and the break is gone.
  */
 export function adviceFor(row: ReconRow): string {
   switch (row.kind) {
@@ -15,12 +16,12 @@ export function adviceFor(row: ReconRow): string {
     case 'missing_in_ledger':
       return `book a ${row.entryKind} transfer of ${row.external!.amount} with reference ${row.reference}`;
     case 'missing_externally':
-      return `check ${row.source} for ${row.ledger!.reference}; if it never happened, book a transfer reversing ${row.ledger!.id}`;
+      return `check ${row.source} for ${row.ledger!.reference}; if it never happened, reverse ${row.ledger!.id} with a correcting transfer`;
     case 'amount_mismatch':
-      return `book a correcting ${row.entryKind} transfer of ${abs(row.difference!)} (${row.difference! > 0n ? 'more' : 'less'} than booked) with reference ${row.reference}`;
+      return `correct ${row.ledger!.id} by ${row.difference! > 0n ? '+' : '-'}${abs(row.difference!)} with a correcting transfer (${row.source} shows ${row.external!.amount})`;
     case 'duplicate':
       return row.ledger
-        ? `book a transfer reversing ${row.ledger.id}, which repeats ${row.duplicateOf}`
+        ? `reverse ${row.ledger.id} with a correcting transfer: it repeats ${row.duplicateOf}`
         : `${row.source} shows this ${row.entryKind} twice (also ${row.duplicateOf}): refund it, or book it if it was meant`;
   }
 }

@@ -9,11 +9,11 @@ describe('toCsv', () => {
 
   it('writes a header and one CRLF-terminated line per row, amounts as atomic decimal strings', () => {
     const lines = toCsv(report).split('\r\n');
-    expect(lines[0]).toBe('row_kind,source,asset,entry_kind,reference,occurred_at,ledger_id,ledger_reference,ledger_state,ledger_amount,external_reference,external_amount,difference,duplicate_of,advice');
+    expect(lines[0]).toBe('row_kind,source,asset,entry_kind,reference,occurred_at,ledger_id,ledger_reference,ledger_state,ledger_amount,ledger_corrections,external_reference,external_amount,difference,duplicate_of,advice');
     expect(lines).toHaveLength(report.rows.length + 2);
     expect(lines.at(-1)).toBe('');
     expect(lines[2]).toContain(',"l,1",');
-    expect(lines[2]).toContain(',1500001,');
+    expect(lines[2]).toContain(',1500001,,');
     expect(lines[2]).toContain(',1500000,-1,');
   });
 

@@ -12,6 +12,7 @@ const COLUMNS: readonly [string, (row: ReconRow) => string, 'text' | 'number'][]
   ['ledger_reference', (r) => r.ledger?.reference ?? '', 'text'],
   ['ledger_state', (r) => r.ledger?.state ?? '', 'text'],
   ['ledger_amount', (r) => r.ledger?.amount.toString() ?? '', 'number'],
+  ['ledger_corrections', (r) => r.corrections?.join(' ') ?? '', 'text'],
   ['external_reference', (r) => r.external?.reference ?? '', 'text'],
   ['external_amount', (r) => r.external?.amount.toString() ?? '', 'number'],
   ['difference', (r) => r.difference?.toString() ?? '', 'number'],

@@ -14,6 +14,7 @@ export interface LedgerEntryJson {
   amount: string;
   state: 'pending' | 'posted';
   occurredAt: string;
+  corrects?: string;
 }
 
 export interface ExternalEntryJson {
@@ -37,6 +38,7 @@ export interface ReconRowJson {
   reference: string;
   occurredAt: string;
   ledger?: LedgerEntryJson;
+  corrections?: string[];
   external?: ExternalEntryJson;
   difference?: string;
   duplicateOf?: string;
@@ -66,6 +68,7 @@ export interface ReconSummaryJson {
   breaks: number;
   ledgerEntries: number;
   externalEntries: number;
+  corrections: number;
 }
 
 export interface ReconReportJson {
@@ -84,6 +87,7 @@ export function rowToJson(row: ReconRow): ReconRowJson {
     reference: row.reference,
     occurredAt: row.occurredAt.toISOString(),
     ...(row.ledger && { ledger: { ...row.ledger, amount: row.ledger.amount.toString(), occurredAt: row.ledger.occurredAt.toISOString() } }),
+    ...(row.corrections && { corrections: [...row.corrections] }),
     ...(row.external && { external: { ...row.external, amount: row.external.amount.toString(), occurredAt: row.external.occurredAt.toISOString() } }),
     ...(row.difference !== undefined && { difference: row.difference.toString() }),
     ...(row.duplicateOf !== undefined && { duplicateOf: row.duplicateOf }),

@@ -1,6 +1,7 @@
 /**
  * Reconciliation compares two views of the same money: what the ledger booked and what the outside world (the chain,
- * Stripe) shows. Amounts are bigint atomic units of their asset and always positive; the kind says the direction.
+ * Stripe) shows. Amounts are bigint atomic units of their asset, positive: the kind says the direction. Breaks are
+ * resolved by correcting transfers in the ledger, never by editing one.
  */
 
 /** Where a movement of money happened. */
@@ -28,7 +29,7 @@ export interface Period {
 }
 
 /**
- * One movement as the ledger booked it.
+ * One movement as the ledger booked it. Amounts are positive, except a correction's (see `corrects`).
  *
  * `reference` names the external movement, in one of these forms:
  * - chain: `<txHash>:<logIndex>` (one Transfer log), or just `<txHash>` when the ledger knows only the transaction
@@ -50,6 +51,12 @@ export interface LedgerEntry {
   /** pending: a two-phase transfer not yet posted or voided */
   state: 'pending' | 'posted';
   occurredAt: Date;
+  /**
+   * A correcting transfer: the id of the entry it corrects. Its amount is added to that entry's, negative to take
+   * away (a full reversal leaves nothing to reconcile). It counts in the period of the entry it corrects, however
+   * much later it was booked; without that entry among the input it is left to that entry's period.
+   */
+  corrects?: string;
 }
 
 /** One movement as the chain or Stripe shows it. */
@@ -80,7 +87,10 @@ export interface ReconRow {
   reference: string;
   /** the ledger entry's time when there is one (it decides the row's period), else the external entry's */
   occurredAt: Date;
+  /** as corrected: its amount is the booking plus its corrections */
   ledger?: LedgerEntry;
+  /** ids of the correcting entries folded into `ledger` */
+  corrections?: string[];
   external?: ExternalEntry;
   /** amount_mismatch: external − ledger */
   difference?: bigint;
@@ -114,6 +124,8 @@ export interface ReconSummary {
   breaks: number;
   ledgerEntries: number;
   externalEntries: number;
+  /** correcting entries folded into the entries they correct (fully reversed entries have no row) */
+  corrections: number;
 }
 
 export interface ReconReport {

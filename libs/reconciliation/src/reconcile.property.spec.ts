@@ -64,8 +64,9 @@ describe('reconcile (properties)', () => {
     );
   });
 
-  it('one injected break yields exactly one row that is not matched, of the right kind', () => {
+  it('one injected break yields exactly one row that is not matched, of the right kind, and the advised transfer resolves it', () => {
     const injections = ['missing_in_ledger', 'missing_externally', 'amount_mismatch', 'duplicate', 'duplicate charge'] as const;
+    const afterThePeriod = new Date(PERIOD.to.getTime() + 3_600_000);
     fc.assert(
       fc.property(
         bookedSets.filter((s) => s.external.length > 0),
@@ -74,19 +75,36 @@ describe('reconcile (properties)', () => {
         fc.bigInt({ min: 1n, max: 1000n }),
         ({ ledger, external }, injection, pick, delta) => {
           const i = pick % external.length;
-          if (injection === 'missing_in_ledger') ledger = ledger.filter((_, j) => j !== i);
-          if (injection === 'missing_externally') external = external.filter((_, j) => j !== i);
-          if (injection === 'amount_mismatch') ledger = ledger.map((l, j) => (j === i ? { ...l, amount: l.amount + delta } : l));
-          if (injection === 'duplicate') ledger = [...ledger, { ...ledger[i], id: 'again', occurredAt: new Date(ledger[i].occurredAt.getTime() + 1) }];
-          if (injection === 'duplicate charge') {
-            // a second PaymentIntent for the same challenge
+          let fix: LedgerEntry;
+          const correction = (of: LedgerEntry, amount: bigint) => ({ ...of, id: 'fix', corrects: of.id, amount, occurredAt: afterThePeriod });
+          if (injection === 'missing_in_ledger') {
+            fix = { ...ledger[i], id: 'fix' };
+            ledger = ledger.filter((_, j) => j !== i);
+          } else if (injection === 'missing_externally') {
+            external = external.filter((_, j) => j !== i);
+            fix = correction(ledger[i], -ledger[i].amount);
+          } else if (injection === 'amount_mismatch') {
+            ledger = ledger.map((l, j) => (j === i ? { ...l, amount: l.amount + delta } : l));
+            fix = correction(ledger[i], -delta);
+          } else if (injection === 'duplicate') {
+            const again = { ...ledger[i], id: 'again', occurredAt: new Date(ledger[i].occurredAt.getTime() + 1) };
+            ledger = [...ledger, again];
+            fix = correction(again, -again.amount);
+          } else {
+            // a second PaymentIntent for the same challenge, which the merchant keeps and books
             fc.pre(external[i].aliases !== undefined);
-            external = [...external, { ...external[i], reference: 'pi_again', occurredAt: new Date(external[i].occurredAt.getTime() + 1) }];
+            const twin = { ...external[i], reference: 'pi_again', occurredAt: new Date(external[i].occurredAt.getTime() + 1) };
+            external = [...external, twin];
+            fix = bookedAs('fix', twin);
           }
           const report = run(ledger, external);
           const unmatched = report.rows.filter((r) => r.kind !== 'matched');
           expect(unmatched.map((r) => r.kind)).toEqual([injection === 'duplicate charge' ? 'duplicate' : injection]);
           expect(report.summary.breaks).toBe(1);
+
+          const resolved = run([...ledger, fix], external);
+          expect(resolved.rows.every((r) => r.kind === 'matched')).toBe(true);
+          expect(resolved.summary.corrections).toBe(fix.corrects ? 1 : 0);
         },
       ),
     );

@@ -109,6 +109,27 @@ describe('reconcile', () => {
     expect(report.rows.map((r) => [r.kind, r.ledger?.id])).toEqual([['matched', 'l1']]);
   });
 
+  it('folds correcting entries into the entry they correct, even when booked after the period', () => {
+    const log = chainLog(1, 0, 4n);
+    const booked = { ...bookedAs('l1', log), amount: 5n };
+    const later = new Date(PERIOD.to.getTime() + 86_400_000);
+    const fix = ledgerEntry('fix', { reference: 'whatever', amount: -1n, corrects: 'l1', occurredAt: later });
+    const report = run([booked, fix], [log]);
+    expect(report.rows).toHaveLength(1);
+    expect(report.rows[0]).toMatchObject({ kind: 'matched', ledger: { id: 'l1', amount: 4n }, corrections: ['fix'] });
+    expect(report.summary.corrections).toBe(1);
+  });
+
+  it('leaves out an entry its corrections reverse completely, and corrections of entries of other periods', () => {
+    const entry = ledgerEntry('l1', { reference: `${txHash(4)}:0`, amount: 5n });
+    const reversal = ledgerEntry('r1', { reference: 'x', amount: -3n, corrects: 'l1' });
+    const rest = ledgerEntry('r2', { reference: 'x', amount: -2n, corrects: 'r1' });
+    const stray = ledgerEntry('r3', { reference: 'x', amount: -9n, corrects: 'elsewhere' });
+    const report = run([entry, reversal, rest, stray], []);
+    expect(report.rows).toEqual([]);
+    expect(report.summary).toMatchObject({ rows: 0, corrections: 2, breaks: 0 });
+  });
+
   it('is deterministic whatever the order of its input', () => {
     const logs = [chainLog(1, 0, 5n, '09:00:00'), chainLog(2, 0, 6n, '09:00:00'), chainLog(3, 1, 7n, '11:00:00')];
     const ledger = [bookedAs('a', logs[0]), { ...bookedAs('b', logs[1]), amount: 1n }, ledgerEntry('c', { reference: txHash(5), amount: 3n })];

@@ -1,4 +1,5 @@
 import type { ExternalEntry, LedgerEntry, Period, ReconReport, ReconRow, RowKind } from './model';
+import { applyCorrections } from './corrections';
 import { summarize, totalsOf } from './totals';
 
 export interface ReconcileInput {
@@ -30,7 +31,8 @@ interface Candidate {
 }
 
 /**
- * Pairs ledger entries with external entries and classifies every entry exactly once:
+ * Pairs ledger entries (as corrected by their correcting entries) with external entries and classifies every entry
+ * exactly once:
  * - a pair is `matched` (same amount), `amount_mismatch`, or `pending` when the ledger entry is still pending;
  * - a ledger entry without a pair is a `duplicate` when it names a movement another ledger entry already took, or
  *   repeats an earlier entry's reference and amount; else `pending` while young or pending, else `missing_externally`;
@@ -48,14 +50,22 @@ export function reconcile(input: ReconcileInput): ReconReport {
     if (!group) groups.set(key, (group = { ledger: [], external: [] }));
     return group;
   };
-  for (const entry of input.ledger) groupOf(entry).ledger.push(entry);
+  const corrected = applyCorrections(input.ledger);
+  for (const entry of corrected.entries) groupOf(entry).ledger.push(entry);
   for (const entry of input.external) groupOf(entry).external.push(entry);
 
-  const rows = [...groups.values()].flatMap((group) => reconcileGroup(group.ledger, group.external, input));
-  const inPeriod = rows.filter((row) => row.occurredAt >= input.period.from && row.occurredAt < input.period.to).sort(compareRows);
-  const ledgerEntries = inPeriod.filter((r) => r.ledger).length;
-  const externalEntries = inPeriod.filter((r) => r.external).length;
-  return { rows: inPeriod, totals: totalsOf(inPeriod), summary: summarize(inPeriod, input.period, input.now, ledgerEntries, externalEntries) };
+  const inPeriod = (at: Date) => at >= input.period.from && at < input.period.to;
+  const rows = [...groups.values()]
+    .flatMap((group) => reconcileGroup(group.ledger, group.external, input))
+    .filter((row) => inPeriod(row.occurredAt))
+    .map((row) => (row.ledger && corrected.correctionsOf.has(row.ledger.id) ? { ...row, corrections: corrected.correctionsOf.get(row.ledger.id)! } : row))
+    .sort(compareRows);
+  const corrections = [...corrected.entries, ...corrected.reversed].filter((e) => inPeriod(e.occurredAt)).reduce((n, e) => n + (corrected.correctionsOf.get(e.id)?.length ?? 0), 0);
+  return {
+    rows,
+    totals: totalsOf(rows),
+    summary: summarize(rows, input.period, input.now, { ledger: rows.filter((r) => r.ledger).length, external: rows.filter((r) => r.external).length, corrections }),
+  };
 }
 
 function reconcileGroup(ledgerEntries: LedgerEntry[], externalEntries: ExternalEntry[], input: ReconcileInput): ReconRow[] {

@@ -18,7 +18,7 @@ export function totalsOf(rows: ReconRow[]): AssetTotals[] {
   return all;
 }
 
-export function summarize(rows: ReconRow[], period: Period, generatedAt: Date, ledgerEntries: number, externalEntries: number): ReconSummary {
+export function summarize(rows: ReconRow[], period: Period, generatedAt: Date, entries: { ledger: number; external: number; corrections: number }): ReconSummary {
   const counts = Object.fromEntries(ROW_KINDS.map((k) => [k, 0])) as Record<RowKind, number>;
   for (const row of rows) counts[row.kind]++;
   return {
@@ -27,8 +27,9 @@ export function summarize(rows: ReconRow[], period: Period, generatedAt: Date, l
     rows: rows.length,
     counts,
     breaks: rows.filter((r) => isBreak(r.kind)).length,
-    ledgerEntries,
-    externalEntries,
+    ledgerEntries: entries.ledger,
+    externalEntries: entries.external,
+    corrections: entries.corrections,
   };
 }
 
