@@ -1,6 +1,8 @@
 import { type DynamicModule, Inject, Module, type OnModuleInit } from '@nestjs/common';
+import { DbModule, PrismaService } from '@mp/db';
 import { httpCheck, ObservabilityModule, Readiness } from '@mp/platform';
 import { MERCHANT_CONFIG, type MerchantConfig } from './merchant.config';
+import { A2aModule } from './a2a/a2a.module';
 import { HealthController } from './health/health.controller';
 import { ForecastController } from './paid-http/forecast.controller';
 import { DiscoveryController } from './mpp/discovery.controller';
@@ -11,7 +13,11 @@ export class AppModule implements OnModuleInit {
   static forConfig(config: MerchantConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [ObservabilityModule.forRoot({ service: 'merchant-agent' })],
+      imports: [
+        DbModule.forRoot({ url: config.databaseUrl, poolSize: config.databasePoolSize, applicationName: 'merchant-agent' }),
+        ObservabilityModule.forRoot({ service: 'merchant-agent' }),
+        A2aModule.forConfig(config),
+      ],
       controllers: [HealthController, ForecastController, MppForecastController, DiscoveryController],
       providers: [{ provide: MERCHANT_CONFIG, useValue: config }],
     };
@@ -20,10 +26,14 @@ export class AppModule implements OnModuleInit {
   constructor(
     @Inject(MERCHANT_CONFIG) private readonly config: MerchantConfig,
     private readonly readiness: Readiness,
+    private readonly db: PrismaService,
   ) {}
 
-  /** GET /ready: the facilitator answers its /health (the paywall cannot verify or settle without it). */
+  /** GET /ready: the database (the A2A tasks) and the facilitator's /health (nothing is verified or settled without it). */
   onModuleInit(): void {
+    this.readiness.register('database', async () => {
+      await this.db.$queryRawUnsafe('SELECT 1');
+    });
     this.readiness.register('facilitator', httpCheck(new URL('/health', this.config.facilitatorUrl).toString()));
   }
 }

@@ -1,5 +1,8 @@
 import 'reflect-metadata';
-import { ConfigError, createHttpApp, createLogger, listen } from '@mp/platform';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { ConfigError, configureHttpApp, createLogger, listen } from '@mp/platform';
+import { mountA2a } from './a2a/mount-a2a';
 import { AppModule } from './app.module';
 import { loadMerchantConfig } from './merchant.config';
 import { createMcpHandler } from './mcp/mcp-handler';
@@ -9,7 +12,9 @@ import { createPaywall } from './paid-http/paywall';
 async function main(): Promise<void> {
   const logger = createLogger('merchant-agent');
   const config = loadMerchantConfig();
-  const app = await createHttpApp(AppModule.forConfig(config), { logger });
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forConfig(config), { bodyParser: false, logger });
+  mountA2a(app); // before the platform's JSON reader (see mountA2a)
+  configureHttpApp(app);
   app.use(createPaywall(config));
   app.use('/mcp', createMcpHandler(config));
   app.use(createMppPaywall(config));

@@ -10,6 +10,9 @@ const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed a
 const envSchema = z.object({
   MERCHANT_PORT: env.port(4040),
   MERCHANT_HOST: z.string().default('127.0.0.1'),
+  MERCHANT_PUBLIC_URL: z.string().url().regex(/^https?:\/\//, 'must be an http(s) URL').optional(),
+  DATABASE_URL: z.string().default('postgresql://postgres@127.0.0.1:5432/machine_payments'),
+  DATABASE_POOL_SIZE: env.int(10, 1),
   FACILITATOR_URL: env.url('http://127.0.0.1:4020'),
   FACILITATOR_API_KEY: z.string().regex(/^\S+$/, 'must be one token without spaces').optional(),
   CHAIN_MANIFEST: z.string().default('.local/chain.json'),
@@ -19,6 +22,7 @@ const envSchema = z.object({
   MERCHANT_ASSET_VERSION: z.string().min(1).optional(),
   MERCHANT_PAY_TO: address.optional(),
   MERCHANT_PRICE: z.string().regex(/^[1-9][0-9]*$/, 'must be a positive integer of atomic units').default('10000'),
+  MERCHANT_HAIKU_PRICE: z.string().regex(/^[1-9][0-9]*$/, 'must be a positive integer of atomic units').default('5000'),
   MPP_REALM: z.string().min(1).default('merchant-agent.local'),
   MERCHANT_STRIPE_NETWORK_ID: z.string().min(1).optional(),
   MERCHANT_STRIPE_PRICE: z.string().regex(/^[1-9][0-9]{0,7}$/, 'must be a positive integer of the currency\'s minor units').default('50'),
@@ -28,11 +32,19 @@ const envSchema = z.object({
 export interface MerchantConfig {
   port: number;
   host: string;
+  /** Where buyers reach this agent (no trailing slash): the A2A card's interface URLs and the payments' resource URLs. */
+  publicUrl: string;
+  databaseUrl: string;
+  databasePoolSize: number;
   facilitatorUrl: string;
   /** The merchant's API key for the facilitator's /verify and /settle (sent as a Bearer token); unset in open mode. */
   facilitatorApiKey?: string;
   /** What the paid endpoint charges: atomic units of one EIP-3009 token on one network. */
   price: { network: `${string}:${string}`; asset: string; amount: string; eip712: { name: string; version: string }; payTo: string };
+  a2a: {
+    /** What the A2A `haiku` skill charges, in atomic units of the price's asset (the `forecast` skill charges `price.amount`). */
+    haikuPrice: string;
+  };
   mpp: {
     /** the protection space of the MPP challenges (`realm`) */
     realm: string;
@@ -49,6 +61,9 @@ export function loadMerchantConfig(environment: NodeJS.ProcessEnv = process.env)
   return {
     port: e.MERCHANT_PORT,
     host: e.MERCHANT_HOST,
+    publicUrl: (e.MERCHANT_PUBLIC_URL ?? `http://${e.MERCHANT_HOST}:${e.MERCHANT_PORT}`).replace(/\/+$/, ''),
+    databaseUrl: e.DATABASE_URL,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
     facilitatorUrl: e.FACILITATOR_URL,
     facilitatorApiKey: e.FACILITATOR_API_KEY,
     price: {
@@ -58,6 +73,7 @@ export function loadMerchantConfig(environment: NodeJS.ProcessEnv = process.env)
       eip712: { name: e.MERCHANT_ASSET_NAME ?? local!.name, version: e.MERCHANT_ASSET_VERSION ?? local!.version },
       payTo: e.MERCHANT_PAY_TO ?? local!.payTo,
     },
+    a2a: { haikuPrice: e.MERCHANT_HAIKU_PRICE },
     mpp: {
       realm: e.MPP_REALM,
       ...(e.MERCHANT_STRIPE_NETWORK_ID && { stripe: { networkId: e.MERCHANT_STRIPE_NETWORK_ID, amount: e.MERCHANT_STRIPE_PRICE, currency: e.MERCHANT_STRIPE_CURRENCY } }),

@@ -1,0 +1,46 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { DefaultRequestHandler } from '@a2a-js/sdk/server';
+import { MERCHANT_CONFIG, type MerchantConfig } from '../merchant.config';
+import { agentCard } from './agent-card';
+import { MerchantExecutor } from './merchant-executor';
+import { PaidSkillsRequestHandler } from './paid-skills-request-handler';
+import { PgTaskStore } from './pg-task-store';
+import { SKILLS, skillCatalog, type Skill } from './skills';
+import { TaskBusManager } from './task-bus-manager';
+import { facilitatorClient, X402_FACILITATOR } from './x402/facilitator';
+import { PaymentFlow } from './x402/payment-flow';
+import { TaskPayments } from './x402/payment.repository';
+
+/** What the A2A routers serve (mountA2a): the SDK's request handler over our executor, task store and payments. */
+export const A2A_REQUEST_HANDLER = Symbol('A2A_REQUEST_HANDLER');
+
+/** The merchant's A2A agent. Needs PrismaService (DbModule) from the app. */
+@Module({})
+export class A2aModule {
+  static forConfig(config: MerchantConfig): DynamicModule {
+    return {
+      module: A2aModule,
+      providers: [
+        { provide: MERCHANT_CONFIG, useValue: config },
+        { provide: SKILLS, useValue: skillCatalog(config) },
+        { provide: X402_FACILITATOR, useValue: facilitatorClient(config) },
+        PgTaskStore,
+        TaskPayments,
+        PaymentFlow,
+        MerchantExecutor,
+        {
+          provide: A2A_REQUEST_HANDLER,
+          inject: [SKILLS, PgTaskStore, MerchantExecutor, TaskPayments],
+          useFactory: (skills: ReadonlyMap<string, Skill>, tasks: PgTaskStore, executor: MerchantExecutor, payments: TaskPayments) => {
+            const sdk = new DefaultRequestHandler(agentCard(config, skills), tasks, executor, new TaskBusManager(), undefined, undefined, undefined, undefined, {
+              // A task waiting for its payment holds no bus: it may wait forever, and after a restart it has none anyway.
+              keepBusAliveStates: [],
+            });
+            return new PaidSkillsRequestHandler(sdk, skills, payments);
+          },
+        },
+      ],
+      exports: [A2A_REQUEST_HANDLER],
+    };
+  }
+}

@@ -1,0 +1,65 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { TaskState } from '@a2a-js/sdk';
+import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
+import { MERCHANT_CONFIG, type MerchantConfig } from '../merchant.config';
+import { A2A_REST_PATH } from './a2a-paths';
+import { PgTaskStore } from './pg-task-store';
+import { parseSkillRequest, SKILLS, type Skill, type SkillRequest } from './skills';
+import { agentMessage, taskStatus } from './task-events';
+import { TaskTurn } from './task-turn';
+import { activatedX402Uris, X402_METADATA } from './x402/extension';
+import { paymentOffer } from './x402/offer';
+import { PaymentFlow } from './x402/payment-flow';
+import { TaskPayments } from './x402/payment.repository';
+
+/**
+ * The merchant's skills behind A2A. A free skill answers with a message. A paid one opens a task that waits in
+ * input-required for its x402 payment; the follow-up messages on that task pay, decline or ask again (PaymentFlow).
+ * Which skills exist and whether the caller activated the x402 extension is checked before this runs
+ * (PaidSkillsRequestHandler), where it can still be answered with an A2A error.
+ */
+@Injectable()
+export class MerchantExecutor implements AgentExecutor {
+  constructor(
+    @Inject(MERCHANT_CONFIG) private readonly config: MerchantConfig,
+    @Inject(SKILLS) private readonly skills: ReadonlyMap<string, Skill>,
+    private readonly payments: TaskPayments,
+    private readonly flow: PaymentFlow,
+    private readonly tasks: PgTaskStore,
+  ) {}
+
+  async execute(ctx: RequestContext, bus: ExecutionEventBus): Promise<void> {
+    const extensions = activatedX402Uris(ctx.context.requestedExtensions);
+    if (!ctx.task) return this.start(ctx, parseSkillRequest(ctx.userMessage, this.skills), bus, extensions);
+
+    const turn = new TaskTurn(ctx.task, bus, extensions);
+    const payment = await this.payments.find(ctx.task.id);
+    if (!payment) return turn.reply('This task takes no payment and no further messages.');
+    switch (ctx.userMessage.metadata?.[X402_METADATA.status]) {
+      case 'payment-submitted':
+        return this.flow.submit(turn, payment, ctx.userMessage);
+      case 'payment-rejected':
+        return this.flow.reject(turn, payment);
+      default:
+        return this.flow.remind(turn, payment);
+    }
+  }
+
+  /** Only a task waiting for its payment is ever canceled here (PaidSkillsRequestHandler holds the others back). */
+  async cancelTask(taskId: string, bus: ExecutionEventBus): Promise<void> {
+    const scope = { taskId, contextId: await this.tasks.contextIdOf(taskId) };
+    bus.publish(AgentEvent.statusUpdate({ ...scope, status: taskStatus(TaskState.TASK_STATE_CANCELED, agentMessage(scope, 'Canceled; nothing was charged.')), metadata: undefined }));
+  }
+
+  private async start(ctx: RequestContext, { skill, input }: SkillRequest, bus: ExecutionEventBus, extensions: string[]): Promise<void> {
+    if (!skill.paid) {
+      bus.publish(AgentEvent.message(agentMessage({ taskId: '', contextId: ctx.contextId }, [skill.run(input).part], undefined, extensions)));
+      return;
+    }
+    const task = { id: ctx.taskId, contextId: ctx.contextId, history: [ctx.userMessage], metadata: { skill: skill.id } };
+    const offer = paymentOffer(this.config.price, skill.paid.amount, { url: `${this.config.publicUrl}${A2A_REST_PATH}/tasks/${task.id}`, description: `${skill.card.name}: ${input}` });
+    // Stored before the buyer can see it: a payment always finds the offer it answers.
+    const payment = await this.payments.offer({ taskId: task.id, skill: skill.id, input, settleTiming: skill.paid.settleTiming, offer });
+    return this.flow.remind(new TaskTurn(task, bus, extensions), payment);
+  }
+}

@@ -1,0 +1,140 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { TaskState, type Message } from '@a2a-js/sdk';
+import type { FacilitatorClient } from '@x402/core/server';
+import type { SettleResponse } from '@x402/core/types';
+import { X402Reason } from '@mp/x402';
+import { SKILLS, type Skill } from '../skills';
+import type { TaskTurn } from '../task-turn';
+import { errorCodeFor } from './error-codes';
+import { X402_METADATA, x402Metadata, type X402PaymentStatus } from './extension';
+import { settlePayment, verifyPayment, X402_FACILITATOR } from './facilitator';
+import { TaskPayments, type PaymentStatus, type TaskPayment, type Transition } from './payment.repository';
+import { checkSubmission } from './submitted-payment';
+
+/** Payloads a task takes before it fails: a buyer may correct a rejected one (a new signature, more funds). */
+export const MAX_PAYMENT_ATTEMPTS = 3;
+
+const X402_STATUS: Partial<Record<PaymentStatus, X402PaymentStatus>> = {
+  required: 'payment-required',
+  submitted: 'payment-submitted',
+  verified: 'payment-verified',
+  completed: 'payment-completed',
+  failed: 'payment-failed',
+  rejected: 'payment-rejected',
+};
+
+interface AttemptFailure {
+  reason: string;
+  message: string;
+  payer?: string;
+}
+
+/**
+ * The a2a-x402 payment of a paid task, one follow-up message at a time (spec v0.2 §5, §7.1, §9): an offer repeated,
+ * declined, or paid. A payment is verified by the facilitator, then settled before or after the skill's work as the
+ * skill says, and the task completes with every receipt. Failures before settlement leave the task input-required
+ * for another attempt; a failed settlement fails it.
+ */
+@Injectable()
+export class PaymentFlow {
+  constructor(
+    private readonly payments: TaskPayments,
+    @Inject(X402_FACILITATOR) private readonly facilitator: FacilitatorClient,
+    @Inject(SKILLS) private readonly skills: ReadonlyMap<string, Skill>,
+  ) {}
+
+  /** Asks for the payment, as a new task does and as any message without a payment does again. */
+  async remind(turn: TaskTurn, payment: TaskPayment): Promise<void> {
+    if (payment.status !== 'required') return this.refuse(turn, payment.taskId);
+    const [offered] = payment.offer.accepts;
+    turn.start(
+      TaskState.TASK_STATE_INPUT_REQUIRED,
+      `Payment required for ${payment.skill}: ${offered.amount} atomic units of ${offered.asset} on ${offered.network}. Sign x402.payment.required and send it as x402.payment.payload with x402.payment.status payment-submitted.`,
+      x402Metadata('payment-required', { required: payment.offer }),
+    );
+  }
+
+  async reject(turn: TaskTurn, payment: TaskPayment): Promise<void> {
+    if (!(await this.payments.transition(payment.taskId, ['required'], 'rejected'))) return this.refuse(turn, payment.taskId);
+    turn.start(TaskState.TASK_STATE_FAILED, 'The payment was declined; nothing was charged.', x402Metadata('payment-rejected'));
+  }
+
+  async submit(turn: TaskTurn, payment: TaskPayment, message: Message): Promise<void> {
+    const check = checkSubmission(message.metadata?.[X402_METADATA.payload], payment.offer);
+    const claim = await this.payments.claim(payment.taskId, check.ok ? { messageId: message.messageId, payer: check.payer, nonce: check.nonce, payload: check.payload } : undefined);
+    if (claim.kind === 'not-awaiting') return this.refuse(turn, payment.taskId);
+    turn.start(TaskState.TASK_STATE_WORKING, 'Payment received; verifying it.', x402Metadata('payment-submitted'));
+    if (claim.kind === 'replayed') {
+      return this.attemptFailed(turn, payment, claim.attempts, { reason: X402Reason.exactEvmNonceAlreadyUsed, message: 'this authorization was submitted before; sign a new one' });
+    }
+    if (!check.ok) return this.attemptFailed(turn, payment, claim.attempts, check);
+
+    const [requirements] = payment.offer.accepts;
+    const verified = await verifyPayment(this.facilitator, check.payload, requirements);
+    if (!verified.isValid) {
+      const reason = verified.invalidReason ?? X402Reason.invalidPayload;
+      return this.attemptFailed(turn, payment, claim.attempts, { reason, message: verified.invalidMessage ?? reason, payer: verified.payer });
+    }
+    await this.move(payment.taskId, 'submitted', 'verified', { payer: verified.payer ?? check.payer });
+    turn.status(TaskState.TASK_STATE_WORKING, 'Payment verified.', x402Metadata('payment-verified'));
+
+    const skill = this.skills.get(payment.skill);
+    if (!skill) throw new Error(`task ${payment.taskId} was offered for skill ${payment.skill}, which this agent no longer has`);
+    const work = () => skill.run(payment.input);
+    // after-work: a skill that fails costs nothing; before-work: nothing is done for a payment that does not settle.
+    const output = payment.settleTiming === 'after-work' ? work() : undefined;
+    const settlement = await settlePayment(this.facilitator, check.payload, requirements);
+    if (!settlement.success) return this.settlementFailed(turn, payment, settlement);
+    const paid = await this.move(payment.taskId, 'verified', 'completed', { transaction: settlement.transaction, receipt: settlement });
+    const { name, part } = output ?? work();
+    turn.artifact(name, part);
+    turn.status(
+      TaskState.TASK_STATE_COMPLETED,
+      `Paid: ${requirements.amount} atomic units in transaction ${settlement.transaction} on ${settlement.network}. Your ${payment.skill} is in the artifacts.`,
+      x402Metadata('payment-completed', { receipts: paid.receipts }),
+    );
+  }
+
+  /** A payload that did not verify: nothing moved, so the buyer may sign again, until the attempts run out. */
+  private async attemptFailed(turn: TaskTurn, payment: TaskPayment, attempts: number, failure: AttemptFailure): Promise<void> {
+    const error = errorCodeFor(failure.reason);
+    const [{ network }] = payment.offer.accepts;
+    const receipt: SettleResponse = { success: false, errorReason: failure.reason, errorMessage: failure.message, transaction: '', network, ...(failure.payer && { payer: failure.payer }) };
+    const final = attempts >= MAX_PAYMENT_ATTEMPTS;
+    const updated = await this.move(payment.taskId, 'submitted', final ? 'failed' : 'required', { error, receipt });
+    const text = `Payment failed (${error}): ${failure.message}. Attempt ${attempts} of ${MAX_PAYMENT_ATTEMPTS}; nothing was charged.`;
+    const failed = x402Metadata('payment-failed', { error, receipts: updated.receipts });
+    if (final) return turn.status(TaskState.TASK_STATE_FAILED, text, failed);
+    turn.status(TaskState.TASK_STATE_WORKING, text, failed);
+    turn.status(
+      TaskState.TASK_STATE_INPUT_REQUIRED,
+      `${text} Sign x402.payment.required again to retry.`,
+      x402Metadata('payment-required', { required: payment.offer, error, receipts: updated.receipts }),
+    );
+  }
+
+  private async settlementFailed(turn: TaskTurn, payment: TaskPayment, settlement: SettleResponse): Promise<void> {
+    const error = errorCodeFor(settlement.errorReason);
+    const updated = await this.move(payment.taskId, 'verified', 'failed', { error, receipt: settlement, ...(settlement.transaction && { transaction: settlement.transaction }) });
+    const unknown = settlement.transaction ? ` Transaction ${settlement.transaction} may still be mined; the merchant reconciles it.` : '';
+    turn.status(
+      TaskState.TASK_STATE_FAILED,
+      `The payment did not settle (${error}): ${settlement.errorMessage ?? settlement.errorReason}.${unknown}`,
+      x402Metadata('payment-failed', { error, receipts: updated.receipts }),
+    );
+  }
+
+  /** A message that found the payment past `required` (paid, being paid, or closed) changes nothing. */
+  private async refuse(turn: TaskTurn, taskId: string): Promise<void> {
+    const current = await this.payments.find(taskId);
+    const status = current && X402_STATUS[current.status];
+    turn.reply(`This task takes one payment, and its payment is ${current?.status ?? 'gone'}: this message changed nothing.`, status && x402Metadata(status));
+  }
+
+  /** A move only this turn can make: it holds the claim on the payment. */
+  private async move(taskId: string, from: PaymentStatus, to: PaymentStatus, change: Transition): Promise<TaskPayment> {
+    const moved = await this.payments.transition(taskId, [from], to, change);
+    if (!moved) throw new Error(`the payment of task ${taskId} left ${from} while this turn held it`);
+    return moved;
+  }
+}

@@ -1,0 +1,134 @@
+import { Injectable } from '@nestjs/common';
+import type { PaymentPayload, PaymentRequired, SettleResponse } from '@x402/core/types';
+import { PrismaService, withTransaction } from '@mp/db';
+import type { SettleTiming } from '../skills';
+import type { X402ErrorCode } from './error-codes';
+
+/** A task's payment: required (offered) → submitted → verified → completed | failed; or rejected, canceled. */
+export type PaymentStatus = 'required' | 'submitted' | 'verified' | 'completed' | 'failed' | 'rejected' | 'canceled';
+
+export interface TaskPayment {
+  taskId: string;
+  skill: string;
+  input: string;
+  settleTiming: SettleTiming;
+  status: PaymentStatus;
+  offer: PaymentRequired;
+  attempts: number;
+  payer: string | null;
+  transaction: string | null;
+  error: X402ErrorCode | null;
+  receipts: SettleResponse[];
+}
+
+export interface NewTaskPayment {
+  taskId: string;
+  skill: string;
+  input: string;
+  settleTiming: SettleTiming;
+  offer: PaymentRequired;
+}
+
+export interface Submission {
+  messageId: string;
+  payer: string;
+  nonce: string;
+  payload: PaymentPayload;
+}
+
+/** claimed: this caller processes the payment; not-awaiting: the task takes no payment now; replayed: the authorization was used before. */
+export type Claim = { kind: 'claimed'; attempts: number } | { kind: 'replayed'; attempts: number } | { kind: 'not-awaiting' };
+
+export interface Transition {
+  error?: X402ErrorCode;
+  payer?: string;
+  transaction?: string;
+  /** appended to the receipts */
+  receipt?: SettleResponse;
+}
+
+const COLUMNS = `task_id AS "taskId", skill, input, settle_timing AS "settleTiming", status, offer, attempts, payer, transaction, error, receipts`;
+
+/**
+ * The payments of paid tasks (merchant.a2a_payments). Every change names the status it leaves, so of two replicas or
+ * two concurrent messages exactly one moves a payment on; the loser sees nothing returned.
+ */
+@Injectable()
+export class TaskPayments {
+  constructor(private readonly db: PrismaService) {}
+
+  async offer(p: NewTaskPayment): Promise<TaskPayment> {
+    const [accepts] = p.offer.accepts;
+    const [offered] = await this.db.$queryRawUnsafe<TaskPayment[]>(
+      `INSERT INTO merchant.a2a_payments (task_id, skill, input, settle_timing, status, offer, network, asset, pay_to, amount)
+       VALUES ($1, $2, $3, $4, 'required', $5::jsonb, $6, $7, $8, $9::numeric)
+       RETURNING ${COLUMNS}`,
+      p.taskId,
+      p.skill,
+      p.input,
+      p.settleTiming,
+      JSON.stringify(p.offer),
+      accepts.network,
+      accepts.asset.toLowerCase(),
+      accepts.payTo.toLowerCase(),
+      accepts.amount,
+    );
+    return offered;
+  }
+
+  async find(taskId: string): Promise<TaskPayment | undefined> {
+    const rows = await this.db.$queryRawUnsafe<TaskPayment[]>(`SELECT ${COLUMNS} FROM merchant.a2a_payments WHERE task_id = $1`, taskId);
+    return rows[0];
+  }
+
+  /**
+   * Takes the task's one pending payment for this submission, in one transaction: the payment leaves `required`, and
+   * a well-formed authorization is recorded, unique per (network, asset, payer, nonce) across all tasks. Without a
+   * submission (a malformed payload) only the attempt is counted.
+   */
+  async claim(taskId: string, submission?: Submission): Promise<Claim> {
+    return withTransaction(this.db, async (tx) => {
+      const [claimed] = await tx.$queryRawUnsafe<{ attempts: number; network: string; asset: string }[]>(
+        `UPDATE merchant.a2a_payments SET status = 'submitted', attempts = attempts + 1, updated_at = now()
+          WHERE task_id = $1 AND status = 'required'
+          RETURNING attempts, network, asset`,
+        taskId,
+      );
+      if (!claimed) return { kind: 'not-awaiting' } as const;
+      if (!submission) return { kind: 'claimed', attempts: claimed.attempts } as const;
+      const recorded = await tx.$queryRawUnsafe<{ id: bigint }[]>(
+        `INSERT INTO merchant.a2a_payment_submissions (task_id, message_id, network, asset, payer, nonce, payload)
+         VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb)
+         ON CONFLICT (network, asset, payer, nonce) DO NOTHING
+         RETURNING id`,
+        taskId,
+        submission.messageId,
+        claimed.network,
+        claimed.asset,
+        submission.payer,
+        submission.nonce,
+        JSON.stringify(submission.payload),
+      );
+      return { kind: recorded.length ? 'claimed' : 'replayed', attempts: claimed.attempts } as const;
+    });
+  }
+
+  /** Moves the payment from one of `from` to `to`; undefined when it was in none of them (someone else moved it). */
+  async transition(taskId: string, from: readonly PaymentStatus[], to: PaymentStatus, change: Transition = {}): Promise<TaskPayment | undefined> {
+    const rows = await this.db.$queryRawUnsafe<TaskPayment[]>(
+      `UPDATE merchant.a2a_payments
+          SET status = $3, error = COALESCE($4, error), payer = COALESCE($5, payer), transaction = COALESCE($6, transaction),
+              receipts = receipts || $7::jsonb, updated_at = now()
+        WHERE task_id = $1 AND status = ANY($2::text[])
+        RETURNING ${COLUMNS}`,
+      taskId,
+      from,
+      to,
+      change.error ?? null,
+      change.payer?.toLowerCase() ?? null,
+      change.transaction ?? null,
+      JSON.stringify(change.receipt ? [change.receipt] : []),
+    );
+    return rows[0];
+  }
+}
