@@ -1,0 +1,119 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { createPublicClient, fallback, getAddress, http, type Address, type PublicClient } from 'viem';
+import { chainAsset, chainLogReference, type ExternalEntry, type Period } from '@mp/reconciliation';
+import { RECON_CONFIG, type ChainNetwork, type ReconciliationConfig } from '../reconciliation.config';
+import type { MerchantAddress } from '../reconciliation.ports';
+import { BlockClock } from './block-clock';
+import { transferLogs, type TransferLog } from './transfer-logs';
+
+export interface ChainScanRequest {
+  period: Period;
+  addresses: MerchantAddress[];
+  /** `eip155:8453/0x…` */
+  assets: string[];
+  onProgress?(scannedBlocks: number, totalBlocks: number): void;
+}
+
+interface NetworkScan {
+  network: ChainNetwork;
+  client: PublicClient;
+  clock: BlockClock;
+  tokens: Address[];
+  to: Address[];
+  fromBlock: bigint;
+  toBlock: bigint;
+}
+
+export class UnknownNetworkError extends Error {}
+
+/**
+ * The chain side: every ERC-20 Transfer of the accepted assets to the merchant's addresses in the period, the
+ * facilitator's settlements included (they are such transfers). The period becomes a block range by binary search
+ * on block timestamps; logs are read with eth_getLogs in ranges of at most RECON_BLOCK_RANGE blocks.
+ */
+@Injectable()
+export class ChainScanner {
+  private readonly clients = new Map<string, { client: PublicClient; clock: BlockClock }>();
+
+  constructor(@Inject(RECON_CONFIG) private readonly config: ReconciliationConfig) {}
+
+  async scan(request: ChainScanRequest): Promise<ExternalEntry[]> {
+    const scans = await this.plan(request);
+    const total = scans.reduce((sum, s) => sum + Number(s.toBlock - s.fromBlock + 1n), 0);
+    let done = 0;
+    request.onProgress?.(0, total);
+    const entries: ExternalEntry[] = [];
+    for (const scan of scans) {
+      const logs = await transferLogs(scan.client, {
+        tokens: scan.tokens,
+        to: scan.to,
+        fromBlock: scan.fromBlock,
+        toBlock: scan.toBlock,
+        maxRange: this.config.blockRange,
+        onBlocks: (scanned) => request.onProgress?.(done + Number(scanned), total),
+      });
+      done += Number(scan.toBlock - scan.fromBlock + 1n);
+      for (const log of logs) entries.push(await this.entryOf(scan, log));
+    }
+    request.onProgress?.(total, total);
+    return entries;
+  }
+
+  /** One block range per network that has both accepted assets and merchant addresses. */
+  private async plan(request: ChainScanRequest): Promise<NetworkScan[]> {
+    const byNetwork = new Map<string, { tokens: Set<Address>; to: Set<Address> }>();
+    const of = (network: string) => byNetwork.get(network) ?? byNetwork.set(network, { tokens: new Set(), to: new Set() }).get(network)!;
+    for (const asset of request.assets) {
+      const [network, token] = asset.split('/');
+      if (/^0x[0-9a-fA-F]{40}$/.test(token ?? '')) of(network).tokens.add(getAddress(token));
+    }
+    for (const a of request.addresses) of(a.network).to.add(getAddress(a.address));
+    const scans: NetworkScan[] = [];
+    for (const [name, { tokens, to }] of [...byNetwork].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      if (tokens.size === 0 || to.size === 0) continue;
+      const network = this.config.networks.find((n) => n.network === name);
+      if (!network) throw new UnknownNetworkError(`no RPC URL for ${name}: add it to RECON_CHAIN_RPC_URLS`);
+      const { client, clock } = this.clientFor(network);
+      const latest = await client.getBlockNumber({ cacheTime: 0 });
+      const fromBlock = await clock.firstBlockAtOrAfter(request.period.from, latest);
+      const toBlock = (await clock.firstBlockAtOrAfter(request.period.to, latest)) - 1n;
+      if (toBlock < fromBlock) continue;
+      scans.push({ network, client, clock, tokens: [...tokens], to: [...to], fromBlock, toBlock });
+    }
+    return scans;
+  }
+
+  private async entryOf(scan: NetworkScan, log: TransferLog): Promise<ExternalEntry> {
+    if (log.blockTimestamp !== undefined && log.blockTimestamp !== null) scan.clock.remember(log.blockNumber, Number(log.blockTimestamp));
+    const seconds = await scan.clock.timestampOf(log.blockNumber);
+    return {
+      source: 'chain',
+      asset: chainAsset(scan.network.network, log.address),
+      reference: chainLogReference(log.transactionHash, log.logIndex),
+      container: log.transactionHash.toLowerCase(),
+      kind: 'payment',
+      amount: log.args.value,
+      occurredAt: new Date(seconds * 1000),
+      details: {
+        network: scan.network.network,
+        token: log.address.toLowerCase(),
+        from: log.args.from.toLowerCase(),
+        to: log.args.to.toLowerCase(),
+        transactionHash: log.transactionHash.toLowerCase(),
+        logIndex: String(log.logIndex),
+        blockNumber: log.blockNumber.toString(),
+      },
+    };
+  }
+
+  private clientFor(network: ChainNetwork): { client: PublicClient; clock: BlockClock } {
+    let entry = this.clients.get(network.network);
+    if (!entry) {
+      const transports = network.rpcUrls.map((url) => http(url, { timeout: this.config.rpcTimeoutMs, retryCount: 1 }));
+      const client = createPublicClient({ transport: transports.length === 1 ? transports[0] : fallback(transports) }) as PublicClient;
+      entry = { client, clock: new BlockClock(client) };
+      this.clients.set(network.network, entry);
+    }
+    return entry;
+  }
+}

@@ -1,0 +1,48 @@
+import { parseAbiItem, type Address, type Log, type PublicClient } from 'viem';
+
+export const TRANSFER_EVENT = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
+export type TransferLog = Log<bigint, number, false, typeof TRANSFER_EVENT, true>;
+
+/** What nodes and providers answer when one eth_getLogs asks for too much (too many blocks or results). */
+const TOO_MUCH = /range|too many|too large|limit|exceed|more than \d+|response size/i;
+
+export interface TransferLogQuery {
+  tokens: Address[];
+  /** the recipients: any of these */
+  to: Address[];
+  fromBlock: bigint;
+  toBlock: bigint;
+  /** most blocks per request; halved while the node refuses, grown back after successes */
+  maxRange: number;
+  /** after each range: how many blocks of this query are done */
+  onBlocks?(scanned: bigint): void;
+}
+
+/** Transfer logs of `tokens` to `to` in [fromBlock, toBlock], in block ranges. */
+export async function transferLogs(client: Pick<PublicClient, 'getLogs'>, query: TransferLogQuery): Promise<TransferLog[]> {
+  const logs: TransferLog[] = [];
+  const max = BigInt(query.maxRange);
+  let range = max;
+  for (let start = query.fromBlock; start <= query.toBlock; ) {
+    const end = start + range - 1n < query.toBlock ? start + range - 1n : query.toBlock;
+    try {
+      logs.push(...(await client.getLogs({ address: query.tokens, event: TRANSFER_EVENT, args: { to: query.to }, fromBlock: start, toBlock: end, strict: true })));
+    } catch (error) {
+      if (range === 1n || !isTooMuch(error)) throw error;
+      range /= 2n;
+      continue;
+    }
+    query.onBlocks?.(end - query.fromBlock + 1n);
+    start = end + 1n;
+    if (range < max) range = range * 2n > max ? max : range * 2n;
+  }
+  return logs;
+}
+
+function isTooMuch(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e && depth < 6; e = (e as { cause?: unknown }).cause, depth++) {
+    const details = [(e as { details?: unknown }).details, (e as { message?: unknown }).message].filter((m) => typeof m === 'string').join(' ');
+    if (TOO_MUCH.test(details) || (e as { code?: unknown }).code === -32005) return true;
+  }
+  return false;
+}

@@ -1,0 +1,48 @@
+import { ConfigError } from '@mp/platform';
+import { loadReconciliationConfig, parseRpcUrls } from './reconciliation.config';
+
+describe('reconciliation config', () => {
+  it('has local defaults: queue prefix per database, a daily schedule, 2,000-block ranges, no Stripe', () => {
+    const config = loadReconciliationConfig({ DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/books', CHAIN_MANIFEST: '/nonexistent.json' });
+    expect(config).toMatchObject({ queuePrefix: 'mp:books', schedule: '15 0 * * *', schedulePeriod: 'day', blockRange: 2000, pendingWindowMs: 600_000, worker: true, networks: [] });
+    expect(config.stripe).toBeUndefined();
+    expect(config.reportLinkSecret).toHaveLength(32);
+  });
+
+  it('reads RPC URLs per network, several per network in order', () => {
+    expect(parseRpcUrls('eip155:8453=https://a.example|https://b.example; eip155:84532=https://c.example')).toEqual([
+      { network: 'eip155:8453', chainId: 8453, rpcUrls: ['https://a.example', 'https://b.example'] },
+      { network: 'eip155:84532', chainId: 84532, rpcUrls: ['https://c.example'] },
+    ]);
+  });
+
+  it.each([
+    ['eip155:8453', 'not eip155:<chainId>=<url>'],
+    ['solana:1=https://x', 'not eip155:<chainId>=<url>'],
+    ['eip155:1=ftp://x', 'not eip155:<chainId>=<url>'],
+    ['eip155:1=https://a;eip155:1=https://b', 'listed twice'],
+  ])('refuses RECON_CHAIN_RPC_URLS=%s', (value, message) => {
+    expect(() => loadReconciliationConfig({ RECON_CHAIN_RPC_URLS: value })).toThrow(message);
+  });
+
+  it('turns the schedule off, and names the variable of a bad value', () => {
+    expect(loadReconciliationConfig({ RECON_SCHEDULE: 'off', CHAIN_MANIFEST: '/nonexistent.json' }).schedule).toBeUndefined();
+    for (const [name, value] of [['RECON_SCHEDULE', 'daily'], ['RECON_BLOCK_RANGE', '0'], ['STRIPE_SECRET_KEY', 'pk_test_x'], ['RECON_REPORT_LINK_SECRET', 'short']]) {
+      const error = (() => {
+        try {
+          loadReconciliationConfig({ [name]: value });
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).message).toContain(name);
+    }
+  });
+
+  it('reads Stripe with a restricted key and the fake\'s URL', () => {
+    const config = loadReconciliationConfig({ STRIPE_SECRET_KEY: 'rk_live_abc', STRIPE_API_BASE: 'http://127.0.0.1:12111', CHAIN_MANIFEST: '/nonexistent.json' });
+    expect(config.stripe).toMatchObject({ secretKey: 'rk_live_abc', timeoutMs: 20_000 });
+    expect(config.stripe?.apiBase.port).toBe('12111');
+  });
+});

@@ -1,0 +1,65 @@
+import { type DynamicModule, type InjectionToken, Module, type ModuleMetadata, type Provider, type Type } from '@nestjs/common';
+import { ReportBuilder } from '../reports/report.builder';
+import { ReportsController } from '../reports/reports.controller';
+import { ChainScanner } from './chain/chain-scanner';
+import { LoggingBreakNotifier } from './logging-break-notifier';
+import { RECON_CONFIG, type ReconciliationConfig } from './reconciliation.config';
+import { ReconciliationController } from './reconciliation.controller';
+import { LEDGER_SOURCE, RECON_BREAK_NOTIFIER, RECON_MERCHANT, type BreakNotifier, type LedgerSource, type MerchantResolver } from './reconciliation.ports';
+import { ReconciliationQueue } from './reconciliation.queue';
+import { ReconciliationRunner } from './reconciliation.runner';
+import { ReconciliationWorker } from './reconciliation.worker';
+import { ReportLinks } from './report-links';
+import { RunAccess } from './run-access';
+import { RunRepository } from './run.repository';
+import { StripeScanner } from './stripe/stripe-scanner';
+
+/** How a port is bound: a class, another provider, a factory or a value (Nest's provider forms without `provide`). */
+export type Binding<T> =
+  | { useClass: Type<T> }
+  | { useExisting: InjectionToken }
+  | { useFactory: (...args: any[]) => T | Promise<T>; inject?: InjectionToken[] }
+  | { useValue: T };
+
+export interface ReconciliationModuleOptions {
+  config: ReconciliationConfig;
+  /** modules whose providers the bindings need */
+  imports?: ModuleMetadata['imports'];
+  ledgerSource: Binding<LedgerSource>;
+  merchantResolver: Binding<MerchantResolver>;
+  /** default: a warning in the log */
+  breakNotifier?: Binding<BreakNotifier>;
+}
+
+/**
+ * Reconciliation of the ledger against the chain and Stripe: the API (POST/GET /reconciliations…, CSV and HTML
+ * reports), the `reconciliation` queue with its worker and schedule. Needs PrismaService (the app's global DbModule).
+ */
+@Module({})
+export class ReconciliationModule {
+  static forRoot(options: ReconciliationModuleOptions): DynamicModule {
+    const bind = <T,>(provide: symbol, binding: Binding<T>) => ({ provide, ...binding }) as Provider;
+    return {
+      module: ReconciliationModule,
+      imports: options.imports ?? [],
+      // ReportsController first: its `:id.csv` route must be matched before `:id`.
+      controllers: [ReportsController, ReconciliationController],
+      providers: [
+        { provide: RECON_CONFIG, useValue: options.config },
+        bind(LEDGER_SOURCE, options.ledgerSource),
+        bind(RECON_MERCHANT, options.merchantResolver),
+        bind(RECON_BREAK_NOTIFIER, options.breakNotifier ?? { useClass: LoggingBreakNotifier }),
+        ChainScanner,
+        StripeScanner,
+        RunRepository,
+        ReportLinks,
+        RunAccess,
+        ReconciliationQueue,
+        ReconciliationRunner,
+        ReconciliationWorker,
+        ReportBuilder,
+      ],
+      exports: [ReconciliationRunner, ReconciliationWorker, RunRepository],
+    };
+  }
+}

@@ -1,0 +1,72 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { ProblemError } from '@mp/platform';
+import { RECON_CONFIG, type ReconciliationConfig } from './reconciliation.config';
+
+export const RECONCILIATION_QUEUE = 'reconciliation';
+/** run: one run by id; schedule: the job scheduler's tick, which creates the period's runs. */
+export type ReconciliationJobName = 'run' | 'schedule';
+export type ReconciliationJobData = { runId: string } | Record<string, never>;
+/** The job scheduler's id: also the name of the jobs it makes. */
+export const SCHEDULER_ID = 'schedule' satisfies ReconciliationJobName;
+export const RUN_ATTEMPTS = 3;
+
+/**
+ * The producer side of the `reconciliation` queue, and its job scheduler (RECON_SCHEDULE): upserted at boot, so every
+ * replica agrees on one schedule, removed when the schedule is off. Fails fast when Redis is down (503 to the API).
+ */
+@Injectable()
+export class ReconciliationQueue implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('Reconciliation');
+  private readonly connection: Redis;
+  readonly queue: Queue<ReconciliationJobData, void, ReconciliationJobName>;
+
+  constructor(@Inject(RECON_CONFIG) private readonly config: ReconciliationConfig) {
+    this.connection = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2_000 });
+    this.connection.on('error', (error: Error) => this.logger.debug(`redis: ${error.message}`));
+    this.queue = new Queue(RECONCILIATION_QUEUE, {
+      connection: this.connection,
+      prefix: config.queuePrefix,
+      defaultJobOptions: { attempts: RUN_ATTEMPTS, backoff: { type: 'exponential', delay: 5_000 }, removeOnComplete: { age: 24 * 3600 }, removeOnFail: 1_000 },
+    });
+    this.queue.on('error', (error: Error) => this.logger.debug(`queue: ${error.message}`));
+  }
+
+  async onModuleInit(): Promise<void> {
+    await this.ready();
+    try {
+      if (this.config.schedule) await this.queue.upsertJobScheduler(SCHEDULER_ID, { pattern: this.config.schedule, tz: 'UTC' }, { name: 'schedule', data: {} });
+      else await this.queue.removeJobScheduler(SCHEDULER_ID);
+    } catch (error) {
+      // A bad pattern must stop the boot; Redis being down must not (the next boot or replica sets it).
+      if (this.connection.status === 'ready') throw new Error(`RECON_SCHEDULE: ${(error as Error).message}`);
+      this.logger.warn(`the reconciliation schedule could not be set (${(error as Error).message})`);
+    }
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await Promise.race([this.queue.close().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+    this.connection.disconnect();
+  }
+
+  /** Asks a worker to run it. Idempotent: one job per run. */
+  async enqueue(runId: string): Promise<void> {
+    try {
+      await this.queue.add('run', { runId }, { jobId: `run-${runId}` });
+    } catch (error) {
+      throw new ProblemError('upstream_unavailable', `the reconciliation queue is unavailable (${(error as Error).message}); try again`);
+    }
+  }
+
+  private async ready(): Promise<void> {
+    if (this.connection.status === 'ready') return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 2_000);
+      this.connection.once('ready', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+}

@@ -1,0 +1,71 @@
+import { z } from 'zod';
+import { ProblemError } from '@mp/platform';
+import { ROW_KINDS, type Period } from '@mp/reconciliation';
+import type { RowFilter } from './run.repository';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DAY_MS = 24 * 3_600_000;
+/** Missing members read "is required" rather than zod's "expected string, received undefined". */
+const PARSE = { error: (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : undefined) };
+const instant = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with a time zone, e.g. 2026-11-30T00:00:00Z' });
+
+const runRequest = z.strictObject({
+  merchantId: z.string().regex(UUID, 'must be a UUID').optional(),
+  from: instant,
+  to: instant,
+});
+
+const rowsQuery = z.strictObject({
+  kind: z.enum(['all', 'breaks', ...ROW_KINDS] as [string, ...string[]]).optional(),
+  limit: z
+    .string()
+    .regex(/^[1-9][0-9]{0,3}$/, 'must be an integer from 1 to 1000')
+    .transform(Number)
+    .refine((n) => n <= 1000, 'must be an integer from 1 to 1000')
+    .optional(),
+  cursor: z.string().regex(/^(0|[1-9][0-9]{0,8})$/, 'is not a cursor this API returned').optional(),
+  token: z.string().max(200).optional(),
+});
+
+const readQuery = z.strictObject({ token: z.string().max(200).optional() });
+
+export interface RunRequest {
+  /** the merchant the caller means; must be the API key's when given */
+  merchantId?: string;
+  period: Period;
+}
+
+/** POST /reconciliations: a period of at most `maxPeriodDays`, from before to. */
+export function parseRunRequest(body: unknown, maxPeriodDays: number): RunRequest {
+  const parsed = runRequest.safeParse(body ?? {}, PARSE);
+  if (!parsed.success) throw invalid(parsed.error.issues, 'body');
+  const period = { from: new Date(parsed.data.from), to: new Date(parsed.data.to) };
+  if (period.from >= period.to) throw invalid([{ path: ['to'], message: 'must be after from' }], 'body');
+  if (period.to.getTime() - period.from.getTime() > maxPeriodDays * DAY_MS) throw invalid([{ path: ['to'], message: `the period may span at most ${maxPeriodDays} days` }], 'body');
+  return { ...(parsed.data.merchantId && { merchantId: parsed.data.merchantId.toLowerCase() }), period };
+}
+
+export function parseRunId(id: string): string {
+  if (!UUID.test(id)) throw invalid([{ path: ['id'], message: 'must be a reconciliation id (a UUID)' }], 'path parameter');
+  return id.toLowerCase();
+}
+
+export function parseRowsQuery(query: unknown): { filter: RowFilter; limit: number; after: number; token?: string } {
+  const parsed = rowsQuery.safeParse(query ?? {});
+  if (!parsed.success) throw invalid(parsed.error.issues, 'query parameter');
+  const { kind = 'all', limit = 500, cursor, token } = parsed.data;
+  return { filter: kind as RowFilter, limit, after: cursor === undefined ? -1 : Number(cursor), ...(token && { token }) };
+}
+
+export function parseReadQuery(query: unknown): { token?: string } {
+  const parsed = readQuery.safeParse(query ?? {});
+  if (!parsed.success) throw invalid(parsed.error.issues, 'query parameter');
+  return parsed.data;
+}
+
+function invalid(issues: readonly { path: readonly PropertyKey[]; message: string; code?: string; keys?: string[] }[], where: string): ProblemError {
+  const params = issues.map((i) =>
+    i.code === 'unrecognized_keys' ? { name: (i.keys ?? []).join(', '), reason: `unknown ${where === 'body' ? 'member' : where}` } : { name: i.path.join('.') || where, reason: i.message },
+  );
+  return new ProblemError('validation_failed', `invalid ${where}(s): ${params.map((p) => p.name).join(', ')}`, { invalidParams: params });
+}

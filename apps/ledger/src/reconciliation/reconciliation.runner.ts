@@ -1,0 +1,81 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { reconcile, type LedgerEntry } from '@mp/reconciliation';
+import { ChainScanner } from './chain/chain-scanner';
+import { RECON_CONFIG, type ReconciliationConfig } from './reconciliation.config';
+import { LEDGER_SOURCE, RECON_BREAK_NOTIFIER, type BreakNotifier, type LedgerSource } from './reconciliation.ports';
+import { percentOf, type Phase } from './progress';
+import { ReportLinks } from './report-links';
+import { RunRepository, type RunProgress, type RunRecord } from './run.repository';
+import { StripeScanner } from './stripe/stripe-scanner';
+
+export type ProgressListener = (progress: RunProgress & { percent: number }) => void;
+
+/**
+ * One run: the ledger's entries, the chain's Transfer logs and Stripe's objects of the period (each side read a
+ * pending window wider, so that what lags across a boundary still pairs), matched; the report stored with the run;
+ * the merchant told about breaks no earlier run reported. Running it again after it completed does nothing.
+ */
+@Injectable()
+export class ReconciliationRunner {
+  private readonly logger = new Logger('Reconciliation');
+
+  constructor(
+    @Inject(RECON_CONFIG) private readonly config: ReconciliationConfig,
+    @Inject(LEDGER_SOURCE) private readonly ledger: LedgerSource,
+    @Inject(RECON_BREAK_NOTIFIER) private readonly notifier: BreakNotifier,
+    private readonly runs: RunRepository,
+    private readonly chain: ChainScanner,
+    private readonly stripe: StripeScanner,
+    private readonly links: ReportLinks,
+  ) {}
+
+  async run(runId: string, onProgress: ProgressListener = () => {}): Promise<void> {
+    const run = await this.runs.findForWork(runId);
+    if (!run || run.status === 'completed') return this.notifyOnce(run);
+    await this.runs.start(run.id);
+    const progress = (phase: Phase, done: number, total: number) => onProgress({ phase, done, total, percent: percentOf({ phase, done, total }) });
+    const margin = this.config.pendingWindowMs;
+    const wide = { from: new Date(run.period.from.getTime() - margin), to: new Date(run.period.to.getTime() + margin) };
+
+    progress('ledger', 0, 1);
+    const [entries, addresses, assets] = await Promise.all([this.ledger.entries(run.merchantId, wide), this.ledger.addresses(run.merchantId), this.ledger.assets(run.merchantId)]);
+    const chainEntries = await this.chain.scan({
+      period: { from: wide.from, to: new Date(Math.min(wide.to.getTime(), Date.now())) },
+      addresses,
+      assets: assets.map((a) => a.asset),
+      onProgress: (done, total) => progress('chain', done, total),
+    });
+    progress('stripe', 0, 1);
+    const stripeEntries = await this.stripe.scan({ merchantId: run.merchantId, period: wide, onProgress: (read) => progress('stripe', read, 0) });
+    progress('matching', 0, 1);
+    const covered = this.coverage();
+    const reconciled = entries.filter((e) => covered.has(`${e.source}/${e.kind}`));
+    const report = reconcile({ ledger: reconciled, external: [...chainEntries, ...stripeEntries], period: run.period, pendingWindowMs: this.config.pendingWindowMs, now: new Date() });
+    const leftOut = kindsLeftOut(entries, covered);
+    if (leftOut.size) this.logger.log(`run ${run.id}: ledger entries of kinds no scan covers left out (${[...leftOut].join(', ')})`);
+    await this.runs.complete(run, report, { reconciled: [...covered], leftOut: entries.length - reconciled.length });
+    progress('matching', 1, 1);
+    await this.notifyOnce(await this.runs.findForWork(run.id));
+  }
+
+  /** What the scans cover: chain payments, and with Stripe configured its payments, refunds and (optionally) fees. */
+  private coverage(): Set<string> {
+    return new Set(['chain/payment', ...(this.stripe.enabled ? ['stripe/payment', 'stripe/refund', ...(this.config.stripeFees ? ['stripe/fee'] : [])] : [])]);
+  }
+
+  /** At least once per completed run with new breaks: the notice is sent before it is recorded as sent. */
+  private async notifyOnce(run: RunRecord | undefined): Promise<void> {
+    if (!run || run.status !== 'completed' || run.notifiedAt || !run.summary || run.summary.breaks === 0) return;
+    const breaks = (await this.runs.rows(run.id, 'breaks', -1, 10_000)).map((r) => r.row);
+    const earlier = await this.runs.reportedBefore(run, breaks.map((b) => b.key));
+    const newBreaks = breaks.filter((b) => !earlier.has(b.key));
+    if (newBreaks.length > 0) {
+      await this.notifier.notify({ type: 'reconciliation.breaks_found', runId: run.id, merchantId: run.merchantId, summary: run.summary, newBreaks, reportPath: this.links.reportPath(run.id) });
+    }
+    await this.runs.markNotified(run.id);
+  }
+}
+
+function kindsLeftOut(entries: LedgerEntry[], covered: Set<string>): Set<string> {
+  return new Set(entries.map((e) => `${e.source}/${e.kind}`).filter((k) => !covered.has(k)));
+}

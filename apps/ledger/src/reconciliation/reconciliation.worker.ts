@@ -1,0 +1,85 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { type Job, UnrecoverableError, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { UnknownNetworkError } from './chain/chain-scanner';
+import { RECON_CONFIG, type ReconciliationConfig } from './reconciliation.config';
+import { LEDGER_SOURCE, type LedgerSource } from './reconciliation.ports';
+import { RECONCILIATION_QUEUE, ReconciliationQueue, RUN_ATTEMPTS, type ReconciliationJobData, type ReconciliationJobName } from './reconciliation.queue';
+import { ReconciliationRunner } from './reconciliation.runner';
+import { RunRepository, type RunProgress } from './run.repository';
+import { lastCompletePeriod, scheduledRunId } from './scheduled-runs';
+
+/** How often a running job's progress is written to its run (the API reads it from there). */
+const PROGRESS_EVERY_MS = 250;
+
+/**
+ * Runs reconciliation jobs (RECON_WORKER): `run` does one run with progress; `schedule` creates the last complete
+ * period's run for every merchant the ledger knows and enqueues them. A run that fails is retried; after the last
+ * attempt (or at once when retrying cannot help) it is marked failed with the reason.
+ */
+@Injectable()
+export class ReconciliationWorker implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('Reconciliation');
+  private worker: Worker<ReconciliationJobData, void, ReconciliationJobName> | undefined;
+  private connection: Redis | undefined;
+
+  constructor(
+    @Inject(RECON_CONFIG) private readonly config: ReconciliationConfig,
+    @Inject(LEDGER_SOURCE) private readonly ledger: LedgerSource,
+    private readonly runner: ReconciliationRunner,
+    private readonly runs: RunRepository,
+    private readonly queue: ReconciliationQueue,
+  ) {}
+
+  onModuleInit(): void {
+    if (!this.config.worker) return;
+    this.connection = new Redis(this.config.redisUrl, { maxRetriesPerRequest: null });
+    this.connection.on('error', (error: Error) => this.logger.debug(`redis: ${error.message}`));
+    this.worker = new Worker(RECONCILIATION_QUEUE, (job) => this.process(job), { connection: this.connection, prefix: this.config.queuePrefix, concurrency: 2 });
+    this.worker.on('failed', (job, error) => this.logger.warn(`${job?.name} ${JSON.stringify(job?.data)} failed (attempt ${job?.attemptsMade}): ${error.message}`));
+    this.worker.on('error', (error) => this.logger.debug(`worker: ${error.message}`));
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    const closed = this.worker?.close().catch(() => undefined);
+    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 3_000).unref())]);
+    this.connection?.disconnect();
+  }
+
+  private async process(job: Job<ReconciliationJobData, void, ReconciliationJobName>): Promise<void> {
+    if (job.name === 'schedule') {
+      await this.schedule(new Date());
+      return;
+    }
+    const { runId } = job.data as { runId: string };
+    let lastWrite = 0;
+    try {
+      await this.runner.run(runId, (progress) => {
+        void job.updateProgress(progress).catch(() => undefined);
+        const now = Date.now();
+        if (now - lastWrite < PROGRESS_EVERY_MS && progress.done < progress.total) return;
+        lastWrite = now;
+        void this.runs.progress(runId, progress satisfies RunProgress).catch(() => undefined);
+      });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      const final = error instanceof UnknownNetworkError || job.attemptsMade + 1 >= (job.opts.attempts ?? RUN_ATTEMPTS);
+      if (final) await this.runs.fail(runId, message);
+      else await this.runs.retrying(runId, message);
+      throw final ? new UnrecoverableError(message) : error;
+    }
+  }
+
+  /** One run per merchant for the last complete period; ids derived from (merchant, period), so a second tick adds none. */
+  async schedule(now: Date): Promise<string[]> {
+    const period = lastCompletePeriod(now, this.config.schedulePeriod);
+    const ids: string[] = [];
+    for (const merchantId of await this.ledger.merchants()) {
+      const id = scheduledRunId(merchantId, period);
+      if (await this.runs.create({ id, merchantId, period, trigger: 'schedule' })) ids.push(id);
+      await this.queue.enqueue(id);
+    }
+    if (ids.length) this.logger.log(`scheduled ${ids.length} reconciliation run(s) of ${period.from.toISOString()} to ${period.to.toISOString()}`);
+    return ids;
+  }
+}

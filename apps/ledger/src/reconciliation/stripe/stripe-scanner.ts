@@ -1,0 +1,111 @@
+import { Inject, Injectable } from '@nestjs/common';
+import Stripe from 'stripe';
+import { stripeAsset, type ExternalEntry, type Period } from '@mp/reconciliation';
+import { RECON_CONFIG, type ReconciliationConfig } from '../reconciliation.config';
+
+export interface StripeScanRequest {
+  merchantId: string;
+  period: Period;
+  /** after each object read */
+  onProgress?(objectsRead: number): void;
+}
+
+type Expanded<T, K extends keyof T, V> = Omit<T, K> & { [P in K]: V };
+
+/**
+ * The Stripe side, read-only: the merchant's succeeded PaymentIntents (named by `metadata.merchant_id`, which the
+ * facilitator sets, and also known by their `metadata.challenge_id`), their refunds, and Stripe's fee on each charge
+ * (from its balance transaction), all created in the period. PaymentIntents without the merchant's id are not theirs.
+ */
+@Injectable()
+export class StripeScanner {
+  private readonly stripe: Stripe | undefined;
+
+  constructor(@Inject(RECON_CONFIG) private readonly config: ReconciliationConfig) {
+    const settings = config.stripe;
+    if (!settings) return;
+    const protocol = settings.apiBase.protocol === 'http:' ? 'http' : 'https';
+    this.stripe = new Stripe(settings.secretKey, {
+      host: settings.apiBase.hostname,
+      port: settings.apiBase.port ? Number(settings.apiBase.port) : protocol === 'http' ? 80 : 443,
+      protocol,
+      timeout: settings.timeoutMs,
+      // reads only: retrying is always safe
+      maxNetworkRetries: 2,
+      appInfo: { name: 'machine-payments-ledger-reconciliation' },
+    });
+  }
+
+  get enabled(): boolean {
+    return this.stripe !== undefined;
+  }
+
+  async scan(request: StripeScanRequest): Promise<ExternalEntry[]> {
+    if (!this.stripe) return [];
+    const created = { gte: Math.floor(request.period.from.getTime() / 1000), lt: Math.ceil(request.period.to.getTime() / 1000) };
+    const ours = (metadata: Stripe.Metadata | null | undefined) => metadata?.merchant_id === request.merchantId;
+    const entries: ExternalEntry[] = [];
+    let read = 0;
+    const progress = () => request.onProgress?.(++read);
+
+    await this.stripe.paymentIntents.list({ created, limit: 100 }).autoPagingEach((intent) => {
+      progress();
+      if (intent.status === 'succeeded' && ours(intent.metadata)) entries.push(paymentEntry(intent));
+    });
+    await this.stripe.refunds.list({ created, limit: 100, expand: ['data.payment_intent'] }).autoPagingEach((refund) => {
+      progress();
+      const intent = refund.payment_intent as Stripe.PaymentIntent | null;
+      if (refund.status === 'succeeded' && intent && ours(intent.metadata)) entries.push(refundEntry(refund as Expanded<Stripe.Refund, 'payment_intent', Stripe.PaymentIntent>));
+    });
+    if (this.config.stripeFees) {
+      await this.stripe.balanceTransactions.list({ created, limit: 100, type: 'charge', expand: ['data.source'] }).autoPagingEach((txn) => {
+        progress();
+        const charge = txn.source as Stripe.Charge | null;
+        if (txn.fee > 0 && charge && typeof charge === 'object' && ours(charge.metadata)) entries.push(feeEntry(txn, charge));
+      });
+    }
+    return entries;
+  }
+}
+
+function paymentEntry(intent: Stripe.PaymentIntent): ExternalEntry {
+  const challengeId = intent.metadata.challenge_id;
+  return {
+    source: 'stripe',
+    asset: stripeAsset(intent.currency),
+    reference: intent.id,
+    ...(challengeId && { aliases: [challengeId] }),
+    kind: 'payment',
+    amount: BigInt(intent.amount_received),
+    occurredAt: new Date(intent.created * 1000),
+    details: { paymentIntent: intent.id, status: intent.status, ...(challengeId && { challengeId }), ...(typeof intent.latest_charge === 'string' && { charge: intent.latest_charge }) },
+  };
+}
+
+function refundEntry(refund: Expanded<Stripe.Refund, 'payment_intent', Stripe.PaymentIntent>): ExternalEntry {
+  return {
+    source: 'stripe',
+    asset: stripeAsset(refund.currency),
+    reference: refund.id,
+    container: refund.payment_intent.id,
+    kind: 'refund',
+    amount: BigInt(refund.amount),
+    occurredAt: new Date(refund.created * 1000),
+    details: { refund: refund.id, paymentIntent: refund.payment_intent.id, ...(refund.reason && { reason: refund.reason }) },
+  };
+}
+
+/** Stripe's fee on a charge: named by its balance transaction, also by the PaymentIntent (one succeeded charge each). */
+function feeEntry(txn: Stripe.BalanceTransaction, charge: Stripe.Charge): ExternalEntry {
+  const intent = typeof charge.payment_intent === 'string' ? charge.payment_intent : charge.payment_intent?.id;
+  return {
+    source: 'stripe',
+    asset: stripeAsset(txn.currency),
+    reference: txn.id,
+    ...(intent && { aliases: [intent] }),
+    kind: 'fee',
+    amount: BigInt(txn.fee),
+    occurredAt: new Date(txn.created * 1000),
+    details: { balanceTransaction: txn.id, charge: charge.id, ...(intent && { paymentIntent: intent }) },
+  };
+}
