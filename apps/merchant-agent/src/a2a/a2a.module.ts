@@ -32,10 +32,7 @@ export class A2aModule {
           provide: A2A_REQUEST_HANDLER,
           inject: [SKILLS, PgTaskStore, MerchantExecutor, TaskPayments],
           useFactory: (skills: ReadonlyMap<string, Skill>, tasks: PgTaskStore, executor: MerchantExecutor, payments: TaskPayments) => {
-            const sdk = new DefaultRequestHandler(agentCard(config, skills), tasks, executor, new TaskBusManager(), undefined, undefined, undefined, undefined, {
-              // A task waiting for its payment holds no bus: it may wait forever, and after a restart it has none anyway.
-              keepBusAliveStates: [],
-            });
+            const sdk = new DefaultRequestHandler(agentCard(config, skills), tasks, executor, new TaskBusManager());
             return new PaidSkillsRequestHandler(sdk, skills, payments);
           },
         },

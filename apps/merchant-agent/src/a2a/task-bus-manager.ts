@@ -1,45 +1,40 @@
-import {
-  DefaultExecutionEventBusManager,
-  resolveUserScope,
-  type ExecutionEventBus,
-  type ExecutionEventBusManager,
-  type ServerCallContext,
-} from '@a2a-js/sdk/server';
-import type { TaskState } from '@a2a-js/sdk';
+import { DefaultExecutionEventBus, resolveUserScope, type ExecutionEventBus, type ExecutionEventBusManager, type ServerCallContext } from '@a2a-js/sdk/server';
 
 /**
- * The SDK's one bus per task, released only when the last execution on it returns. Two messages on one task can run
- * at once (a buyer resubmitting its payment while the first is settling): the SDK would close the shared bus when
- * the quick one returns, and the events of the one still settling would never reach the task store.
+ * A bus per execution rather than the SDK's one per task. Two messages on one task can run at once (a buyer
+ * resubmitting its payment while the first settles): on a shared bus the quick one's answer would end the other's
+ * event queue, whose events would then never reach the task store. Each request here hears its own execution only;
+ * a resubscriber or a cancellation follows the oldest one still running (the one doing the work).
  */
 export class TaskBusManager implements ExecutionEventBusManager {
-  private readonly buses = new DefaultExecutionEventBusManager();
-  private readonly running = new Map<string, number>();
+  private readonly running = new Map<string, ExecutionEventBus[]>();
 
   createOrGetByTaskId(taskId: string, context?: ServerCallContext): ExecutionEventBus {
     const key = keyOf(taskId, context);
-    this.running.set(key, (this.running.get(key) ?? 0) + 1);
-    return this.buses.createOrGetByTaskId(taskId, context);
+    const bus = new DefaultExecutionEventBus();
+    this.running.set(key, [...(this.running.get(key) ?? []), bus]);
+    return bus;
   }
 
   getByTaskId(taskId: string, context?: ServerCallContext): ExecutionEventBus | undefined {
-    return this.buses.getByTaskId(taskId, context);
+    return this.running.get(keyOf(taskId, context))?.[0];
   }
 
   cleanupByTaskId(taskId: string, context?: ServerCallContext): void {
-    this.buses.cleanupByTaskId(taskId, context);
+    const key = keyOf(taskId, context);
+    for (const bus of this.running.get(key) ?? []) bus.removeAllListeners();
+    this.running.delete(key);
   }
 
-  /** true (kept, settled later) while another execution still runs on the bus; false: the SDK's policy applies. */
-  settleByTaskId(taskId: string, _bus: ExecutionEventBus, _lastState: TaskState | undefined, context: ServerCallContext): boolean {
+  /** Every execution's bus ends with it: a task waiting for a message needs none, and after a restart has none. */
+  settleByTaskId(taskId: string, bus: ExecutionEventBus, _lastState: unknown, context: ServerCallContext): boolean {
+    bus.finished();
+    bus.removeAllListeners();
     const key = keyOf(taskId, context);
-    const left = (this.running.get(key) ?? 1) - 1;
-    if (left > 0) {
-      this.running.set(key, left);
-      return true;
-    }
-    this.running.delete(key);
-    return false;
+    const left = (this.running.get(key) ?? []).filter((b) => b !== bus);
+    if (left.length) this.running.set(key, left);
+    else this.running.delete(key);
+    return true;
   }
 }
 
