@@ -13,15 +13,15 @@ const TRANSFERS: Record<Path, number> = { 'coalescing writer': 1_000, 'one trans
 
 
 /**
- * Many writers on one hot account, on two ledger instances (as two replicas: each its own pool of 8). Through the
- * store, each of the 32 writers' transfers is a transaction of its own, so 16 transactions contend for the same
+ * Many writers on one hot account, on two ledger instances (as two replicas: each with a write pool of 8). Through
+ * the store, each of the 32 writers' transfers is a transaction of its own, so 16 transactions contend for the same
  * account row at once; through the coalescing writer, each replica batches what arrives together, and the
  * replicas' batches contend.
  */
 describe('ledger under concurrent writers', () => {
   let replicas: RunningLedger[];
   beforeAll(async () => {
-    replicas = await Promise.all([1, 2].map(() => startLedger({ PENDING_EXPIRY_INTERVAL_MS: '0', DATABASE_POOL_SIZE: '8', LEDGER_WRITE_CONCURRENCY: '4' })));
+    replicas = await Promise.all([1, 2].map(() => startLedger({ PENDING_EXPIRY_INTERVAL_MS: '0', DATABASE_POOL_SIZE: '2', LEDGER_WRITE_CONCURRENCY: '7' })));
   });
   afterAll(() => Promise.all(replicas?.map((r) => r.close()) ?? []));
 

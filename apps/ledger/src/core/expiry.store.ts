@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { PrismaService } from '@mp/db';
 import { releaseExpired } from '@mp/ledger';
 import { ACCOUNT_JSON, byMerchant, toAccount, type AccountRow } from './rows';
+import { WritePool } from './write-pool';
 
 /** Pending transfers past their timeout, oldest first: the sweep's next round. */
 const DUE_SQL = `
@@ -35,19 +36,25 @@ const UPDATE_SQL = `
   UPDATE ledger.accounts a SET debits_pending = u.dp, credits_pending = u.cp
     FROM unnest($1::bigint[], $2::numeric[], $3::numeric[]) AS u(key, dp, cp) WHERE a.key = u.key`;
 
-/** Releases the reservations of pending transfers whose timeout passed (TigerBeetle's expiry). */
+/**
+ * Releases the reservations of pending transfers whose timeout passed (TigerBeetle's expiry). It takes account
+ * locks, so its transaction runs on the write path's pool, like the transfers' own.
+ */
 @Injectable()
 export class ExpiryStore {
-  constructor(private readonly db: PrismaService) {}
+  constructor(
+    private readonly db: PrismaService,
+    private readonly pool: WritePool,
+  ) {}
 
   /** Releases up to `limit` expired reservations; returns how many it released. */
   async releaseDue(limit: number): Promise<number> {
     const due = await this.db.$queryRawUnsafe<{ merchantId: string; id: string }[]>(DUE_SQL, limit);
     if (!due.length) return 0;
     const keys = [due.map((d) => d.merchantId), due.map((d) => d.id)];
-    return this.db.$transaction(async (tx) => {
-      const [locked] = await tx.$queryRawUnsafe<{ now: Date; accounts: AccountRow[] }[]>(LOCK_SQL, ...keys);
-      const taken = await tx.$queryRawUnsafe<{ merchantId: string; debitAccountId: string; creditAccountId: string; amount: string }[]>(TAKE_SQL, ...keys, locked.now);
+    return this.pool.transaction(async (run) => {
+      const [locked] = await run<{ now: Date; accounts: AccountRow[] }>('ledger_expiry_lock', LOCK_SQL, keys);
+      const taken = await run<{ merchantId: string; debitAccountId: string; creditAccountId: string; amount: string }>('ledger_expiry_take', TAKE_SQL, [...keys, locked.now]);
       const accountsOf = byMerchant(locked.accounts.map(toAccount));
       const released = [...byMerchant(taken)].flatMap(([merchantId, expired]) => {
         const accounts = accountsOf.get(merchantId) ?? [];
@@ -55,7 +62,7 @@ export class ExpiryStore {
         return releaseExpired(accounts, expired.map((e) => ({ ...e, amount: BigInt(e.amount) }))).map((a) => ({ ...a, key: keyOf.get(a.id)! }));
       });
       if (released.length) {
-        await tx.$executeRawUnsafe(UPDATE_SQL, released.map((a) => a.key), released.map((a) => a.debitsPending.toString()), released.map((a) => a.creditsPending.toString()));
+        await run('ledger_expiry_update', UPDATE_SQL, [released.map((a) => a.key), released.map((a) => a.debitsPending.toString()), released.map((a) => a.creditsPending.toString())]);
       }
       return taken.length;
     });

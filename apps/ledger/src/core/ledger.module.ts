@@ -6,6 +6,7 @@ import { PendingExpiry } from './pending-expiry';
 import { TransferQueries } from './transfer.queries';
 import { TransferStore } from './transfer.store';
 import { TransferWriter } from './transfer-writer';
+import { WritePool } from './write-pool';
 
 /**
  * The double-entry core on PostgreSQL: accounts, transfers, statements and the expiry of pending transfers.
@@ -13,7 +14,7 @@ import { TransferWriter } from './transfer-writer';
  * cluster) could replace them. Needs LEDGER_CONFIG and PrismaService from the root module.
  */
 @Module({
-  providers: [AccountStore, TransferStore, TransferQueries, ExpiryStore, TransferWriter, PendingExpiry, LedgerService],
+  providers: [WritePool, AccountStore, TransferStore, TransferQueries, ExpiryStore, TransferWriter, PendingExpiry, LedgerService],
   exports: [LedgerService],
 })
 export class LedgerModule {}

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { PrismaService, type Tx } from '@mp/db';
 import { TransferBatch, TransferFlag, has, type CreatedTransfer, type TransferInput, type TransferResult, type TransferResultCode } from '@mp/ledger';
 import { KeySet, scoped } from './key-set';
 import { ACCOUNT_JSON, byMerchant, toAccount, toTransfer, TRANSFER_ACCOUNTS_JOIN, TRANSFER_JSON, type AccountRow, type TransferRow } from './rows';
+import { WritePool, type Statement } from './write-pool';
 
 /** One request's transfers, for one merchant. */
 export interface Submission {
@@ -93,17 +93,17 @@ interface LockedState {
 /**
  * The ledger's write path: a batch of requests in one short transaction. It reads the pending transfers named
  * (immutable, so unlocked), locks and reads the accounts, applies the rules of @mp/ledger per merchant, and writes
- * every change in one statement: four round trips whatever the batch size.
+ * every change in one statement: BEGIN, two or three prepared statements and COMMIT, whatever the batch size.
  */
 @Injectable()
 export class TransferStore {
-  constructor(private readonly db: PrismaService) {}
+  constructor(private readonly pool: WritePool) {}
 
   write(submissions: readonly Submission[]): Promise<TransferResult[][]> {
-    return this.db.$transaction((tx) => this.writeIn(tx, submissions), { maxWait: 10_000, timeout: 60_000 });
+    return this.pool.transaction((run) => this.writeIn(run, submissions));
   }
 
-  private async writeIn(tx: Tx, submissions: readonly Submission[]): Promise<TransferResult[][]> {
+  private async writeIn(run: Statement, submissions: readonly Submission[]): Promise<TransferResult[][]> {
     const accountKeys = new KeySet();
     const transferKeys = new KeySet();
     const pendingKeys = new KeySet();
@@ -120,13 +120,13 @@ export class TransferStore {
       }
     }
     if (pendingKeys.size) {
-      const rows = await tx.$queryRawUnsafe<{ merchantId: string; debitAccountId: string; creditAccountId: string }[]>(PENDING_ACCOUNTS_SQL, ...pendingKeys.columns());
+      const rows = await run<{ merchantId: string; debitAccountId: string; creditAccountId: string }>('ledger_pending_accounts', PENDING_ACCOUNTS_SQL, pendingKeys.columns());
       for (const r of rows) {
         accountKeys.add(r.merchantId, r.debitAccountId);
         accountKeys.add(r.merchantId, r.creditAccountId);
       }
     }
-    const [state] = await tx.$queryRawUnsafe<LockedState[]>(LOCK_AND_READ_SQL, ...accountKeys.columns(), ...transferKeys.columns(), ...pendingKeys.columns());
+    const [state] = await run<LockedState>('ledger_lock_and_read', LOCK_AND_READ_SQL, [...accountKeys.columns(), ...transferKeys.columns(), ...pendingKeys.columns()]);
 
     const accounts = state.accounts.map(toAccount);
     const accountKey = new Map(accounts.map((a) => [scoped(a.merchantId, a.id), a.key]));
@@ -159,8 +159,7 @@ export class TransferStore {
     const opened = changes.flatMap((c) => c.timeoutsOpened.map((t) => ({ merchantId: c.merchantId, t })));
     const closed = changes.flatMap((c) => c.timeoutsClosed.map((id) => ({ merchantId: c.merchantId, id })));
     const failed = changes.flatMap((c) => c.failures.map(([id, result]) => ({ merchantId: c.merchantId, id, result })));
-    const [written] = await tx.$queryRawUnsafe<{ closed: number }[]>(
-      WRITE_SQL,
+    const [written] = await run<{ closed: number }>('ledger_write', WRITE_SQL, [
       new Date(state.now),
       created.map((t) => t.merchantId),
       created.map((t) => t.id),
@@ -191,7 +190,7 @@ export class TransferStore {
       failed.map((f) => f.merchantId),
       failed.map((f) => f.id),
       failed.map((f) => f.result),
-    );
+    ]);
     // A reservation the expiry sweep released already cannot be posted or voided: the rules judged it unexpired
     // by the clock, so only a clock step back can bring this here; a retry judges it again.
     if (written.closed !== closed.length) throw new StaleReadError(`expected to close ${closed.length} pending timeouts, closed ${written.closed}`);

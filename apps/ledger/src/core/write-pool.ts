@@ -1,0 +1,46 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import pg from 'pg';
+import { LEDGER_CONFIG, type LedgerConfig } from '../ledger.config';
+
+/** Runs a named statement: prepared once per connection, then only its parameters travel. */
+export type Statement = <R>(name: string, text: string, values: unknown[]) => Promise<R[]>;
+
+/**
+ * The write path's own small pool of plain pg connections (the driver Prisma's adapter wraps), sized to the
+ * writer's concurrency. Measured on the hot account, a transaction through Prisma's interactive transactions
+ * cost 6.4 ms, 4.5 of them Prisma's own work and planning, all of it while the account row is locked; with
+ * prepared statements on a plain connection the lock is held for the database's work only. Reads stay on Prisma.
+ */
+@Injectable()
+export class WritePool implements OnModuleDestroy {
+  private readonly logger = new Logger(WritePool.name);
+  private readonly pool: pg.Pool;
+
+  constructor(@Inject(LEDGER_CONFIG) config: LedgerConfig) {
+    this.pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.writeConcurrency + 1, application_name: 'ledger-writer' });
+    // An idle connection that breaks (a database restart) is dropped by the pool; the next write opens another.
+    this.pool.on('error', (error) => this.logger.warn(`an idle write connection failed: ${error.message}`));
+  }
+
+  /** Runs `fn` in one transaction (READ COMMITTED), committed when it returns and rolled back when it throws. */
+  async transaction<T>(fn: (run: Statement) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const run: Statement = async (name, text, values) => (await client.query({ name, text, values })).rows;
+      const result = await fn(run);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  onModuleDestroy(): Promise<void> {
+    return this.pool.end();
+  }
+}
