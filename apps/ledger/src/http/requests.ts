@@ -122,8 +122,17 @@ export function parseQuery<S extends z.ZodType>(schema: S, query: unknown): z.in
   );
 }
 
-function batch<S extends z.ZodType>(item: S, max: number, what: string) {
-  return z.array(item, { error: `must be a JSON array of ${what}` }).min(1, `must hold 1 to ${max} ${what}`).max(max, `must hold 1 to ${max} ${what}`);
+const batches = new Map<string, z.ZodType>();
+
+/** An array of 1 to `max` items; built once per size (building a zod schema costs more than using it). */
+function batch<S extends z.ZodType>(item: S, max: number, what: string): z.ZodArray<S> {
+  const key = `${what}/${max}`;
+  let schema = batches.get(key);
+  if (!schema) {
+    schema = z.array(item, { error: `must be a JSON array of ${what}` }).min(1, `must hold 1 to ${max} ${what}`).max(max, `must hold 1 to ${max} ${what}`);
+    batches.set(key, schema);
+  }
+  return schema as z.ZodArray<S>;
 }
 
 function parse<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
