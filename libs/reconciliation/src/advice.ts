@@ -1,11 +1,11 @@
 import type { ReconRow } from './model';
 
 /**
- * What an operator does about a row, in one sentence (amounts in atomic units). Breaks are resolved by transfers in
+ * What an operator does about a row, in one sentence (amounts in atomic units unless `amount` formats them). Breaks are resolved by transfers in
  * the ledger, never by editing one: a new booking, or a correcting transfer naming the entry it corrects; the next
  * run folds it in and the break is gone.
  */
-export function adviceFor(row: ReconRow): string {
+export function adviceFor(row: ReconRow, amount: (value: bigint) => string = String): string {
   switch (row.kind) {
     case 'matched':
       return '';
@@ -14,11 +14,11 @@ export function adviceFor(row: ReconRow): string {
         ? 'the ledger transfer is still pending; it posts or voids on its own'
         : 'too recent to judge; the next run decides';
     case 'missing_in_ledger':
-      return `book a ${row.entryKind} transfer of ${row.external!.amount} with reference ${row.reference}`;
+      return `book a ${row.entryKind} transfer of ${amount(row.external!.amount)} with reference ${row.reference}`;
     case 'missing_externally':
       return `check ${row.source} for ${row.ledger!.reference}; if it never happened, reverse ${row.ledger!.id} with a correcting transfer`;
     case 'amount_mismatch':
-      return `correct ${row.ledger!.id} by ${row.difference! > 0n ? '+' : '-'}${abs(row.difference!)} with a correcting transfer (${row.source} shows ${row.external!.amount})`;
+      return `correct ${row.ledger!.id} by ${row.difference! > 0n ? '+' : '-'}${amount(abs(row.difference!))} with a correcting transfer (${row.source} shows ${amount(row.external!.amount)})`;
     case 'duplicate':
       return row.ledger
         ? `reverse ${row.ledger.id} with a correcting transfer: it repeats ${row.duplicateOf}`

@@ -17,7 +17,7 @@ const COLUMNS: readonly [string, (row: ReconRow) => string, 'text' | 'number'][]
   ['external_amount', (r) => r.external?.amount.toString() ?? '', 'number'],
   ['difference', (r) => r.difference?.toString() ?? '', 'number'],
   ['duplicate_of', (r) => r.duplicateOf ?? '', 'text'],
-  ['advice', adviceFor, 'text'],
+  ['advice', (r) => adviceFor(r), 'text'],
 ];
 
 /**

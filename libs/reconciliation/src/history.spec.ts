@@ -9,9 +9,18 @@ describe('volumeHistory', () => {
     const points = volumeHistory(report);
     expect(points).toHaveLength(24);
     expect(points.every((p) => p.asset === USDC)).toBe(true);
-    expect(points[3]).toMatchObject({ start: new Date('2026-11-01T03:00:00Z'), volume: 12n, rows: 2, breaks: 1 });
+    expect(points[3]).toMatchObject({ start: new Date('2026-11-01T03:00:00Z'), bucket: 'hour', volume: 12n, rows: 2, breaks: 1 });
     expect(points[22]).toMatchObject({ volume: 1n, rows: 1, breaks: 1 });
     expect(points[0]).toMatchObject({ volume: 0n, rows: 0, breaks: 0 });
+  });
+
+  it('draws a few minutes per minute', () => {
+    const period = { from: new Date('2026-11-01T10:00:30Z'), to: new Date('2026-11-01T10:11:30Z') };
+    const report = reconcile({ ledger: [], external: [chainLog(1, 0, 5n, '10:05:10')], period, pendingWindowMs: WINDOW_MS, now: LATER });
+    const points = volumeHistory(report);
+    expect(points).toHaveLength(12);
+    expect(points[0]).toMatchObject({ start: new Date('2026-11-01T10:00:00Z'), bucket: 'minute' });
+    expect(points[5]).toMatchObject({ volume: 5n, breaks: 1 });
   });
 
   it('draws longer periods per day', () => {
@@ -20,6 +29,6 @@ describe('volumeHistory', () => {
     const report = reconcile({ ledger: [], external: [log], period, pendingWindowMs: WINDOW_MS, now: LATER });
     const points = volumeHistory(report);
     expect(points).toHaveLength(31);
-    expect(points[14]).toMatchObject({ start: new Date('2026-10-15T00:00:00Z'), volume: 5n, breaks: 1 });
+    expect(points[14]).toMatchObject({ start: new Date('2026-10-15T00:00:00Z'), bucket: 'day', volume: 5n, breaks: 1 });
   });
 });

@@ -14,7 +14,7 @@ const MAX_LABELS = 8;
  * An inline SVG bar chart of one asset's history: payment volume (blue, left axis) and breaks (red, right axis) per
  * bucket, each bar with a tooltip. Heights are scaled from bigints without floats overflowing.
  */
-export function historyChart(points: HistoryPoint[], label: string, info: AssetInfo | undefined, hourly: boolean): string {
+export function historyChart(points: HistoryPoint[], label: string, info: AssetInfo | undefined): string {
   const plotWidth = WIDTH - LEFT - RIGHT;
   const plotHeight = HEIGHT - TOP - BOTTOM;
   const band = plotWidth / Math.max(1, points.length);
@@ -22,7 +22,9 @@ export function historyChart(points: HistoryPoint[], label: string, info: AssetI
   const maxBreaks = Math.max(0, ...points.map((p) => p.breaks));
   const volumeHeight = (v: bigint) => (maxVolume === 0n ? 0 : (Number((v * 10_000n) / maxVolume) / 10_000) * plotHeight);
   const breaksHeight = (n: number) => (maxBreaks === 0 ? 0 : (n / maxBreaks) * plotHeight);
-  const at = (p: HistoryPoint) => (hourly ? p.start.toISOString().slice(0, 13).replace('T', ' ') + ':00' : p.start.toISOString().slice(0, 10));
+  const bucket = points[0]?.bucket ?? 'day';
+  const daily = bucket === 'day' || bucket === 'week';
+  const at = (p: HistoryPoint) => (daily ? p.start.toISOString().slice(0, 10) : p.start.toISOString().slice(0, 16).replace('T', ' '));
   const bottom = TOP + plotHeight;
 
   const bars = points.map((p, i) => {
@@ -40,7 +42,7 @@ export function historyChart(points: HistoryPoint[], label: string, info: AssetI
   const labels = points
     .map((p, i) => (i % step === 0 ? `<text class="x" x="${n(LEFT + i * band + band / 2)}" y="${HEIGHT - 12}">${e(at(p).slice(5))}</text>` : ''))
     .join('');
-  const title = `${label}: payment volume and breaks per ${hourly ? 'hour' : 'day'}`;
+  const title = `${label}: payment volume and breaks per ${bucket}`;
   return [
     `<svg viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="${e(title)}" xmlns="http://www.w3.org/2000/svg">`,
     `<line class="axis" x1="${LEFT}" y1="${bottom}" x2="${WIDTH - RIGHT}" y2="${bottom}"/>`,

@@ -59,7 +59,7 @@ ${status}
 ${totalsTable(report, info)}
 </section>
 <section aria-labelledby="chart-title"><h2 id="chart-title">Volume and breaks over time</h2>
-${charts(report, history, info)}
+${charts(history, info)}
 </section>
 <section aria-labelledby="breaks-title"><h2 id="breaks-title">Breaks (${breaks.length})</h2>
 ${breaks.length === 0 ? '<p class="note" data-testid="breaks">No breaks: every entry of the period is matched or pending.</p>' : breaksTable(breaks, info)}
@@ -93,18 +93,16 @@ function totalsTable(report: ReconReport, info: (asset: string) => AssetInfo | u
 <p class="note">Net: payments in minus refunds, fees and gas out. Difference: external net minus ledger net.</p>`;
 }
 
-function charts(report: ReconReport, history: HistoryPoint[], info: (asset: string) => AssetInfo | undefined): string {
+function charts(history: HistoryPoint[], info: (asset: string) => AssetInfo | undefined): string {
   const assets = [...new Set(history.map((p) => p.asset))];
   if (assets.length === 0) return '<p class="note">Nothing to draw.</p>';
-  const { from, to } = report.summary.period;
-  const hourly = to.getTime() - from.getTime() <= 2 * 24 * 3_600_000;
   const legend = '<p class="legend"><span class="swatch volume"></span>payment volume <span class="swatch breaks"></span>breaks</p>';
   return (
     legend +
     assets
       .map((asset) => {
         const label = assetLabel(asset, info(asset));
-        return `<figure data-testid="chart">${historyChart(history.filter((p) => p.asset === asset), label, info(asset), hourly)}<figcaption>${e(label)}</figcaption></figure>`;
+        return `<figure data-testid="chart">${historyChart(history.filter((p) => p.asset === asset), label, info(asset))}<figcaption>${e(label)}</figcaption></figure>`;
       })
       .join('')
   );
@@ -117,7 +115,7 @@ function breaksTable(rows: ReconRow[], info: (asset: string) => AssetInfo | unde
 <td><span class="kind ${e(r.kind)}">${e(KIND_LABELS[r.kind])}</span></td><td>${e(formatTime(r.occurredAt))}</td><td>${e(`${r.source} ${r.entryKind}`)}</td>
 <td title="${e(r.asset)}">${e(assetLabel(r.asset, i))}</td><td><code>${e(r.reference)}</code></td>
 <td class="num">${r.ledger ? e(formatAmount(r.ledger.amount, i)) : '—'}</td><td class="num">${r.external ? e(formatAmount(r.external.amount, i)) : '—'}</td>
-<td class="num">${r.difference === undefined ? '' : e(formatAmount(r.difference, i))}</td><td>${e(adviceFor(r))}</td></tr>`;
+<td class="num">${r.difference === undefined ? '' : e(formatAmount(r.difference, i))}</td><td class="advice">${e(adviceFor(r, (amount) => formatAmount(amount, i)))}</td></tr>`;
   });
   return `<table data-testid="breaks"><thead><tr><th scope="col">Kind</th><th scope="col">When</th><th scope="col">What</th><th scope="col">Asset</th><th scope="col">Reference</th><th scope="col" class="num">Ledger</th><th scope="col" class="num">External</th><th scope="col" class="num">Difference</th><th scope="col">To resolve</th></tr></thead>
 <tbody>${body.join('')}</tbody></table>`;

@@ -20,10 +20,11 @@ h2{font-size:17px;margin:28px 0 10px}
 .card.bad .count{color:var(--bad)}
 table{width:100%;border-collapse:collapse;background:#fff;border:1px solid var(--line);border-radius:8px}
 th,td{padding:6px 10px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
+td.advice{overflow-wrap:anywhere;min-width:160px}
 thead th{background:#eef1f5;font-weight:600}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td.bad{color:var(--bad);font-weight:600}
-code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-all}
+code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-all;overflow-wrap:anywhere}
 .kind{font-weight:600;white-space:nowrap}
 .kind.missing_in_ledger,.kind.missing_externally,.kind.amount_mismatch,.kind.duplicate{color:var(--bad)}
 figure{margin:0 0 16px;background:#fff;border:1px solid var(--line);border-radius:8px;padding:8px}
