@@ -1,0 +1,355 @@
+#!/usr/bin/env node
+// Ledger write-path benchmark: transfers per second through POST /transfers of the built ledger app, one transfer
+// per request from many concurrent clients, then batches of 100 and 1000 per request; p50/p99 latency per
+// request; then the invariants checked in PostgreSQL (sum of debits = sum of credits per asset, exact balances,
+// every transfer created exactly once, a replayed batch answering exists and changing nothing).
+//
+//   node bench/ledger.mjs [--single 10000] [--concurrency 32] [--batch-sizes 100,1000] [--batched 50000]
+//                         [--batch-concurrency 4] [--payers 64] [--pool 10] [--write-concurrency 2] [--no-build]
+//
+// It runs its own anvil (8549, the facilitator needs a chain), facilitator (4524, which resolves the API key) and
+// ledger (4530), on a fresh database machine_payments_bench_ledger; all are stopped on exit, Ctrl-C or error.
+// Exit code 0 whether or not the goals are met (printed as PASS/FAIL); non-zero when the harness fails or an
+// invariant does not hold.
+import { spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+import pg from 'pg';
+
+import { startAnvil } from '../scripts/lib/anvil.mjs';
+import { appEntry, buildIfStale } from '../scripts/lib/build.mjs';
+import { dropDatabase, migrateDeploy } from '../scripts/lib/database.mjs';
+import { deployLocalChain, writeManifest } from '../scripts/lib/deploy.mjs';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
+const MANIFEST_PATH = path.join(ROOT, '.local', 'chain-bench-ledger.json');
+const ASSET = 'stripe/usd';
+
+const { values: opt } = parseArgs({
+  options: {
+    single: { type: 'string', default: '10000' },
+    concurrency: { type: 'string', default: '32' },
+    'batch-sizes': { type: 'string', default: '100,1000' },
+    batched: { type: 'string', default: '50000' },
+    'batch-concurrency': { type: 'string', default: '4' },
+    payers: { type: 'string', default: '64' },
+    pool: { type: 'string', default: '10' },
+    'write-concurrency': { type: 'string', default: '2' },
+    'anvil-port': { type: 'string', default: '8549' },
+    'facilitator-port': { type: 'string', default: '4524' },
+    'ledger-port': { type: 'string', default: '4530' },
+    'database-url': { type: 'string', default: 'postgresql://postgres@127.0.0.1:5432/machine_payments_bench_ledger' },
+    'no-build': { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+if (opt.help) {
+  console.log(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1, 13).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
+  process.exit(0);
+}
+const int = (name) => {
+  const v = Number(opt[name]);
+  if (!Number.isInteger(v) || v < 1) {
+    console.error(`--${name} must be a positive integer (got ${opt[name]})`);
+    process.exit(2);
+  }
+  return v;
+};
+const cfg = {
+  single: int('single'),
+  concurrency: int('concurrency'),
+  batchSizes: opt['batch-sizes'].split(',').map((s) => Number(s)),
+  batched: int('batched'),
+  batchConcurrency: int('batch-concurrency'),
+  payers: int('payers'),
+  pool: int('pool'),
+  writeConcurrency: int('write-concurrency'),
+  anvilPort: int('anvil-port'),
+  facilitatorPort: int('facilitator-port'),
+  ledgerPort: int('ledger-port'),
+  databaseUrl: opt['database-url'],
+  build: !opt['no-build'],
+};
+if (cfg.batchSizes.some((b) => !Number.isInteger(b) || b < 1 || b > 8189)) {
+  console.error('--batch-sizes must list integers from 1 to 8189');
+  process.exit(2);
+}
+if (!['127.0.0.1', 'localhost'].includes(new URL(cfg.databaseUrl).hostname) || !/bench/.test(new URL(cfg.databaseUrl).pathname)) {
+  console.error('--database-url must be a database on 127.0.0.1 whose name contains "bench" (it is dropped and made again)');
+  process.exit(2);
+}
+
+const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+fs.mkdirSync(RESULTS_DIR, { recursive: true });
+const logFile = (name) => path.join(RESULTS_DIR, `ledger-${stamp}.${name}.log`);
+const say = (msg) => console.log(`[bench] ${msg}`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------------------------------------------------
+// processes: everything started here is stopped on exit, Ctrl-C and errors
+
+const children = new Set();
+let anvil;
+async function cleanup() {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+  await Promise.all([...children].map((child) => (child.exitCode === null ? new Promise((r) => child.once('exit', r)) : undefined)));
+  await anvil?.stop().catch(() => {});
+}
+process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
+for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => cleanup().finally(() => process.exit(130)));
+
+async function startServer(label, entry, env, port, readyPath) {
+  const log = logFile(label);
+  const out = fs.openSync(log, 'a');
+  const child = spawn(process.execPath, [entry], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', out, out] });
+  fs.closeSync(out);
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(100)) {
+    if (child.exitCode !== null) throw new Error(`${label} exited before it was ready; see ${log}`);
+    if (await fetch(`http://127.0.0.1:${port}${readyPath}`).then((r) => r.ok, () => false)) return child;
+  }
+  throw new Error(`${label} did not answer ${readyPath} within 60 s; see ${log}`);
+}
+
+/** The fraction of the machine's CPU time that was busy between two readings of /proc/stat (Linux). */
+function machineCpu() {
+  try {
+    const v = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    return { idle: v[3] + v[4], total: v.reduce((a, b) => a + b, 0) };
+  } catch {
+    return null;
+  }
+}
+const busyFraction = (a, b) => (a && b ? +(1 - (b.idle - a.idle) / (b.total - a.total)).toFixed(2) : null);
+
+/** CPU seconds a process has used, from /proc (Linux; null elsewhere). */
+function cpuSeconds(pid) {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// load: `concurrency` loops over prepared bodies, keep-alive, latency from request to last byte
+
+async function load(bodies, concurrency, apiKey) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const latencies = new Float64Array(bodies.length);
+  const answers = new Array(bodies.length);
+  let next = 0;
+  const post = (body) =>
+    new Promise((resolve, reject) => {
+      const req = http.request(
+        { host: '127.0.0.1', port: cfg.ledgerPort, path: '/transfers', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${apiKey}` } },
+        (res) => {
+          const chunks = [];
+          res.on('data', (c) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString('utf8') }));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, bodies.length) }, async () => {
+      for (let i = next++; i < bodies.length; i = next++) {
+        const started = performance.now();
+        answers[i] = await post(bodies[i]);
+        latencies[i] = performance.now() - started;
+      }
+    }),
+  );
+  const wallMs = performance.now() - t0;
+  agent.destroy();
+  return { wallMs, latencies, answers };
+}
+
+const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+
+/** Results of one phase, with every answer checked to be 200 and `created` for every transfer. */
+function summarize(name, perRequest, run, ledgerCpu, machineBusy) {
+  const sorted = Float64Array.from(run.latencies).sort();
+  const transfers = perRequest * run.answers.length;
+  let notCreated = 0;
+  for (const a of run.answers) {
+    if (a.status !== 200) notCreated += perRequest;
+    else for (const r of JSON.parse(a.text).results) if (r.result !== 'created') notCreated++;
+  }
+  return {
+    name,
+    perRequest,
+    requests: run.answers.length,
+    transfers,
+    wallSeconds: +(run.wallMs / 1000).toFixed(3),
+    transfersPerSecond: +(transfers / (run.wallMs / 1000)).toFixed(1),
+    requestsPerSecond: +(run.answers.length / (run.wallMs / 1000)).toFixed(1),
+    p50Ms: +percentile(sorted, 50).toFixed(2),
+    p99Ms: +percentile(sorted, 99).toFixed(2),
+    maxMs: +sorted[sorted.length - 1].toFixed(2),
+    notCreated,
+    ledgerCpuSeconds: ledgerCpu,
+    ledgerCpuMsPerTransfer: ledgerCpu === null ? null : +((ledgerCpu * 1000) / transfers).toFixed(3),
+    machineBusy,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// the run
+
+const report = { config: cfg, machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadavg: os.loadavg() }, phases: [], checks: {} };
+
+async function api(method, urlPath, apiKey, body) {
+  const response = await fetch(`http://127.0.0.1:${cfg.ledgerPort}${urlPath}`, {
+    method,
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await response.json();
+  if (!response.ok) throw new Error(`${method} ${urlPath}: ${response.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+async function main() {
+  if (cfg.build) {
+    say('building the apps if stale (nest build)…');
+    buildIfStale({ log: say });
+  }
+  for (const app of ['facilitator', 'ledger']) if (!fs.existsSync(appEntry(app))) throw new Error(`${appEntry(app)} is missing: run npm run build`);
+
+  say(`fresh database ${new URL(cfg.databaseUrl).pathname.slice(1)}`);
+  await dropDatabase(cfg.databaseUrl);
+  await migrateDeploy({ databaseUrl: cfg.databaseUrl, quiet: true });
+
+  anvil = await startAnvil({ port: cfg.anvilPort });
+  const manifest = await deployLocalChain({ rpcUrl: anvil.rpcUrl });
+  writeManifest(MANIFEST_PATH, manifest);
+  const common = { DATABASE_URL: cfg.databaseUrl, LOG_LEVEL: 'warn', QUEUE_PREFIX: `bench-ledger-${process.pid}` };
+  await startServer('facilitator', appEntry('facilitator'), { ...common, FACILITATOR_PORT: String(cfg.facilitatorPort), CHAIN_MANIFEST: MANIFEST_PATH, FACILITATOR_OPEN_MODE: 'false', FACILITATOR_ROLE: 'api' }, cfg.facilitatorPort, '/health');
+  const created = spawnSync(process.execPath, ['scripts/merchants.mjs', 'create', '--name', 'ledger bench', '--json'], { cwd: ROOT, env: { ...process.env, DATABASE_URL: cfg.databaseUrl }, encoding: 'utf8' });
+  if (created.status !== 0) throw new Error(`merchants.mjs create failed: ${created.stderr}`);
+  const { apiKey } = JSON.parse(created.stdout);
+  const ledger = await startServer(
+    'ledger',
+    appEntry('ledger'),
+    { ...common, LEDGER_PORT: String(cfg.ledgerPort), FACILITATOR_URL: `http://127.0.0.1:${cfg.facilitatorPort}`, DATABASE_POOL_SIZE: String(cfg.pool), LEDGER_WRITE_CONCURRENCY: String(cfg.writeConcurrency) },
+    cfg.ledgerPort,
+    '/ready',
+  );
+
+  // The chart: an unlimited source, payers that cannot overdraw (funded from the source), one hot revenue account.
+  const source = randomUUID();
+  const hot = randomUUID();
+  const payers = Array.from({ length: cfg.payers }, () => randomUUID());
+  const accounts = [
+    { id: source, asset: ASSET, code: 1, normalBalance: 'debit' },
+    { id: hot, asset: ASSET, code: 2 },
+    ...payers.map((id) => ({ id, asset: ASSET, code: 3, flags: ['debits_must_not_exceed_credits'] })),
+  ];
+  if (!(await api('POST', '/accounts', apiKey, accounts)).results.every((r) => r.result === 'created')) throw new Error('setting up the accounts failed');
+  const funding = 10n ** 12n;
+  await api('POST', '/transfers', apiKey, payers.map((id) => ({ id: randomUUID(), debitAccountId: source, creditAccountId: id, amount: funding.toString(), asset: ASSET, code: 1 })));
+
+  const spent = new Map(payers.map((id) => [id, 0n]));
+  let hotTotal = 0n;
+  let transfersMade = 0;
+  const makeTransfer = (i) => {
+    const payer = payers[i % payers.length];
+    const amount = BigInt(1 + ((i * 7919) % 1000));
+    spent.set(payer, spent.get(payer) + amount);
+    hotTotal += amount;
+    transfersMade++;
+    return { id: randomUUID(), debitAccountId: payer, creditAccountId: hot, amount: amount.toString(), asset: ASSET, code: 10 };
+  };
+  let counter = 0;
+  const bodies = (requests, perRequest) => Array.from({ length: requests }, () => JSON.stringify(Array.from({ length: perRequest }, () => makeTransfer(counter++))));
+
+  const phase = async (name, requests, perRequest, concurrency) => {
+    const prepared = bodies(requests, perRequest);
+    const [cpu0, m0] = [cpuSeconds(ledger.pid), machineCpu()];
+    const run = await load(prepared, concurrency, apiKey);
+    const [cpu1, m1] = [cpuSeconds(ledger.pid), machineCpu()];
+    const result = summarize(name, perRequest, run, cpu0 === null ? null : +(cpu1 - cpu0).toFixed(2), busyFraction(m0, m1));
+    report.phases.push({ ...result, concurrency });
+    say(`${name}: ${result.transfersPerSecond} transfers/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms per request (${result.requests} requests × ${perRequest}, c=${concurrency})`);
+    return { result, prepared };
+  };
+
+  say('warm-up');
+  await phase('warm-up', 1000, 1, cfg.concurrency);
+  report.phases.pop();
+  const single = await phase('single', cfg.single, 1, cfg.concurrency);
+  let replayBody;
+  for (const size of cfg.batchSizes) {
+    const { prepared } = await phase(`batch ${size}`, Math.max(1, Math.round(cfg.batched / size)), size, cfg.batchConcurrency);
+    replayBody ??= prepared[0];
+  }
+
+  // Replaying a batch answers exists for every transfer and changes nothing.
+  const db = new pg.Client({ connectionString: cfg.databaseUrl });
+  await db.connect();
+  const snapshot = async () => (await db.query(`SELECT count(*)::int AS n, (SELECT sum(credits_posted)::text FROM ledger.accounts) AS credits FROM ledger.transfers`)).rows[0];
+  const before = await snapshot();
+  const replay = await api('POST', '/transfers', apiKey, JSON.parse(replayBody));
+  const after = await snapshot();
+  report.checks.replayAllExists = replay.results.every((r) => r.result === 'exists');
+  report.checks.replayChangedNothing = before.n === after.n && before.credits === after.credits;
+
+  // The invariants, straight from PostgreSQL.
+  const sums = (await db.query(`SELECT asset, sum(debits_posted)::text AS dp, sum(credits_posted)::text AS cp, sum(debits_pending)::text AS dpe, sum(credits_pending)::text AS cpe FROM ledger.accounts GROUP BY asset`)).rows;
+  report.checks.debitsEqualCreditsPerAsset = sums.every((s) => s.dp === s.cp && s.dpe === s.cpe);
+  const byId = new Map((await db.query(`SELECT id::text, debits_posted::text AS dp, credits_posted::text AS cp FROM ledger.accounts`)).rows.map((r) => [r.id, r]));
+  report.checks.hotBalanceExact = byId.get(hot).cp === hotTotal.toString();
+  report.checks.payerBalancesExact = payers.every((id) => byId.get(id).dp === spent.get(id).toString() && byId.get(id).cp === funding.toString());
+  const [{ n }] = (await db.query(`SELECT count(*)::int AS n FROM ledger.transfers WHERE code = 10`)).rows;
+  report.checks.transferCountExact = n === transfersMade;
+  report.checks.everyTransferCreated = report.phases.every((p) => p.notCreated === 0);
+  await db.end();
+
+  const goals = [
+    ['single API writes ≥ 1,000 transfers/s', single.result.transfersPerSecond >= 1000, `${single.result.transfersPerSecond}/s`],
+    ...report.phases.filter((p) => p.perRequest > 1).map((p) => [`batched (${p.perRequest}/request) ≥ 5,000 transfers/s`, p.transfersPerSecond >= 5000, `${p.transfersPerSecond}/s`]),
+  ];
+  const columns = [
+    ['phase', 'name', 15],
+    ['transfers/s', 'transfersPerSecond', 12],
+    ['requests/s', 'requestsPerSecond', 11],
+    ['p50 ms', 'p50Ms', 8],
+    ['p99 ms', 'p99Ms', 8],
+    ['max ms', 'maxMs', 8],
+    ['ledger CPU ms/transfer', 'ledgerCpuMsPerTransfer', 23],
+    ['machine busy', 'machineBusy', 13],
+    ['not created', 'notCreated', 12],
+  ];
+  console.log(`\n${columns.map(([title, , w], i) => (i ? title.padStart(w) : title.padEnd(w))).join(' ')}`);
+  for (const p of report.phases) console.log(columns.map(([, key, w], i) => (i ? String(p[key]).padStart(w) : String(p[key]).padEnd(w))).join(' '));
+  console.log(`(load average before the run: ${report.machine.loadavg.map((l) => l.toFixed(2)).join(' ')}; other work on the machine shows as busy time the ledger did not use)`);
+  console.log('\nchecks:');
+  for (const [name, ok] of Object.entries(report.checks)) console.log(`  ${ok ? 'ok  ' : 'FAIL'}  ${name}`);
+  console.log('goals:');
+  for (const [name, ok, value] of goals) console.log(`  ${ok ? 'PASS' : 'FAIL'}  ${name}: ${value}`);
+  const file = path.join(RESULTS_DIR, `ledger-${stamp}.json`);
+  fs.writeFileSync(file, JSON.stringify(report, null, 2));
+  say(`results in ${path.relative(process.cwd(), file)}`);
+  return Object.values(report.checks).every(Boolean);
+}
+
+let ok = false;
+try {
+  ok = await main();
+} catch (error) {
+  console.error(`[bench] ${error instanceof Error ? error.message : String(error)}`);
+}
+await cleanup();
+process.exit(ok ? 0 : 1);
