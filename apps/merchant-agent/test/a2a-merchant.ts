@@ -18,9 +18,9 @@ export interface RunningMerchant {
   close(): Promise<void>;
 }
 
-/** Boots the merchant agent on the test database; `port` to come back where a stopped one was. */
-export async function startA2aMerchant(env: Record<string, string>, port?: number): Promise<RunningMerchant> {
-  const listenOn = port ?? (await freePort());
+/** Boots the merchant agent on the test database, as main.ts wires it. */
+export async function startA2aMerchant(env: Record<string, string>): Promise<RunningMerchant> {
+  const listenOn = await freePort();
   const config = loadMerchantConfig({ ...process.env, MERCHANT_PORT: String(listenOn), ...env });
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forConfig(config)] }).compile();
   const app = moduleRef.createNestApplication({ bodyParser: false, logger: ['error'] });
