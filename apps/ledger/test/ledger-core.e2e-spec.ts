@@ -57,6 +57,7 @@ describe('ledger core on PostgreSQL', () => {
     const byId = new Map((await running.ledger.lookupAccounts(m, [world, wallet, shop])).map((a) => [a.id, a]));
     expect(byId.get(wallet)).toMatchObject({ debitsPending: 0n, debitsPosted: 45n, creditsPosted: 100n, balances: { posted: 55n, available: 55n } });
     expect(byId.get(shop)).toMatchObject({ creditsPending: 0n, creditsPosted: 45n });
+    expect(await running.ledger.balances(m, wallet)).toEqual({ debitsPending: 0n, debitsPosted: 45n, creditsPending: 0n, creditsPosted: 100n, posted: 55n, pending: 55n, available: 55n });
     const [stored] = await running.ledger.lookupTransfers(m, [hold.id]);
     expect(stored).toMatchObject({ status: 'posted', amount: 60n, flags: TransferFlag.pending });
     const timeouts = await running.db.$queryRawUnsafe<unknown[]>(`SELECT 1 FROM ledger.pending_timeouts WHERE merchant_id = $1::uuid`, m);

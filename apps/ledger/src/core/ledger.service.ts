@@ -6,6 +6,7 @@ import {
   TransferFlag,
   type AccountInput,
   type AccountResult,
+  type Balances,
   type BalanceSummary,
   type TransferInput,
   type TransferResult,
@@ -67,6 +68,12 @@ export class LedgerService {
 
   async lookupAccounts(merchantId: string, ids: string[]): Promise<LedgerAccount[]> {
     return (await this.accounts.lookup(merchantId, ids)).map(withBalances);
+  }
+
+  /** An account's four totals and the balances read from them; undefined when the merchant has no such account. */
+  async balances(merchantId: string, accountId: string): Promise<(Balances & BalanceSummary) | undefined> {
+    const [account] = await this.lookupAccounts(merchantId, [accountId]);
+    return account && { debitsPending: account.debitsPending, debitsPosted: account.debitsPosted, creditsPending: account.creditsPending, creditsPosted: account.creditsPosted, ...account.balances };
   }
 
   async listAccounts(merchantId: string, filter: AccountFilter, limit: number, before?: string): Promise<Page<LedgerAccount, string>> {

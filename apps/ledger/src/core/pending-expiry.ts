@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { LEDGER_CONFIG, type LedgerConfig } from '../ledger.config';
 import { ExpiryStore } from './expiry.store';
 
@@ -10,7 +10,7 @@ const ROUND = 500;
  * expiry by up to the interval, never precede it.
  */
 @Injectable()
-export class PendingExpiry implements OnApplicationBootstrap, OnApplicationShutdown {
+export class PendingExpiry implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(PendingExpiry.name);
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
@@ -26,7 +26,8 @@ export class PendingExpiry implements OnApplicationBootstrap, OnApplicationShutd
     this.timer.unref();
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** Stops sweeping, and lets a sweep under way finish while the write pool is still open. */
+  async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
     await this.running;
   }

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import pg from 'pg';
 import { LEDGER_CONFIG, type LedgerConfig } from '../ledger.config';
 
@@ -12,7 +12,7 @@ export type Statement = <R>(name: string, text: string, values: unknown[]) => Pr
  * prepared statements on a plain connection the lock is held for the database's work only. Reads stay on Prisma.
  */
 @Injectable()
-export class WritePool implements OnModuleDestroy {
+export class WritePool implements OnApplicationShutdown {
   private readonly logger = new Logger(WritePool.name);
   private readonly pool: pg.Pool;
 
@@ -40,7 +40,8 @@ export class WritePool implements OnModuleDestroy {
     }
   }
 
-  onModuleDestroy(): Promise<void> {
+  /** After the HTTP server closed, so that requests still being answered keep their connections. */
+  onApplicationShutdown(): Promise<void> {
     return this.pool.end();
   }
 }
