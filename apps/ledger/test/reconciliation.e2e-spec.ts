@@ -7,7 +7,9 @@ import { chainAsset, stripeAsset, type LedgerEntry, type ReconRowJson } from '@m
 import { startFakeStripe, stripeClientOptions, stripeFee, type FakeStripe } from '@mp/stripe';
 import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
 import { postJson, startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from '../../../test/support/facilitator';
+import { ReconciliationQueue, SCHEDULER_ID } from '../src/reconciliation/reconciliation.queue';
 import { ReconciliationWorker } from '../src/reconciliation/reconciliation.worker';
+import { RunRepository } from '../src/reconciliation/run.repository';
 import { lastCompletePeriod, scheduledRunId } from '../src/reconciliation/scheduled-runs';
 import { PgLedgerSource } from '../src/reconciliation/testing/pg-ledger-source';
 import { RecordingNotifier, startReconciliationApp, type RunningReconciliation } from '../src/reconciliation/testing/test-app';
@@ -258,5 +260,22 @@ describe('reconciliation against anvil and the fake Stripe', () => {
     expect(run).toMatchObject({ trigger: 'schedule', status: 'completed', period: { from: lastCompletePeriod(now, 'day').from.toISOString() } });
     // yesterday: nothing happened then on this fresh chain
     expect(run.summary.rows).toBe(0);
+  });
+
+  it('fires the BullMQ job scheduler of RECON_SCHEDULE', async () => {
+    // a merchant no run has seen yet, so only a tick of the scheduler can create its run
+    const newcomer = randomUUID();
+    await source.addAddress(newcomer, { network: manifest.network, address: privateKeyToAccount(generatePrivateKey()).address });
+    const scheduled = await startReconciliationApp({ env: { ...process.env, DATABASE_URL: TEST_DATABASE_URL, RECON_SCHEDULE: '* * * * * *' }, source, keys: new Map() });
+    try {
+      const expected = scheduledRunId(newcomer, lastCompletePeriod(new Date(), 'day'));
+      const runs = recon.app.get(RunRepository);
+      let run;
+      for (const deadline = Date.now() + 15_000; Date.now() < deadline && run?.status !== 'completed'; await new Promise((r) => setTimeout(r, 100))) run = await runs.findForWork(expected);
+      expect(run).toMatchObject({ trigger: 'schedule', status: 'completed', merchantId: newcomer });
+    } finally {
+      await scheduled.app.get(ReconciliationQueue).queue.removeJobScheduler(SCHEDULER_ID);
+      await scheduled.close();
+    }
   });
 });

@@ -67,5 +67,5 @@ function invalid(issues: readonly { path: readonly PropertyKey[]; message: strin
   const params = issues.map((i) =>
     i.code === 'unrecognized_keys' ? { name: (i.keys ?? []).join(', '), reason: `unknown ${where === 'body' ? 'member' : where}` } : { name: i.path.join('.') || where, reason: i.message },
   );
-  return new ProblemError('validation_failed', `invalid ${where}(s): ${params.map((p) => p.name).join(', ')}`, { invalidParams: params });
+  return new ProblemError('validation_failed', `invalid ${where === 'body' ? 'body member' : where}(s): ${params.map((p) => p.name).join(', ')}`, { invalidParams: params });
 }

@@ -48,7 +48,8 @@ export class ReconciliationWorker implements OnModuleInit, OnModuleDestroy {
 
   private async process(job: Job<ReconciliationJobData, void, ReconciliationJobName>): Promise<void> {
     if (job.name === 'schedule') {
-      await this.schedule(new Date());
+      // the time the scheduler meant, not when a worker got to it: a late tick still reconciles its own period
+      await this.schedule(new Date(job.timestamp + (job.opts.delay ?? 0)));
       return;
     }
     const { runId } = job.data as { runId: string };
