@@ -13,9 +13,10 @@ describe('openapi.fragment.json', () => {
   it('documents exactly the routes of the reconciliation controllers, each for the ledger', () => {
     const inCode = [ReportsController, ReconciliationController].flatMap((controller) => {
       const base = Reflect.getMetadata(PATH_METADATA, controller) as string;
-      return Object.getOwnPropertyNames(controller.prototype)
-        .map((name) => controller.prototype[name])
-        .filter((handler) => typeof handler === 'function' && Reflect.getMetadata(METHOD_METADATA, handler) !== undefined)
+      const prototype = controller.prototype as unknown as Record<string, unknown>;
+      return Object.getOwnPropertyNames(prototype)
+        .map((name) => prototype[name])
+        .filter((handler): handler is object => typeof handler === 'function' && Reflect.getMetadata(METHOD_METADATA, handler) !== undefined)
         .map((handler) => {
           const sub = Reflect.getMetadata(PATH_METADATA, handler) as string;
           return `${RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler)]} /${base}${sub === '/' ? '' : `/${sub}`}`;
