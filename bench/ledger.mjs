@@ -179,7 +179,7 @@ async function load(bodies, concurrency, apiKey) {
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 
 /** Results of one phase, with every answer checked to be 200 and `created` for every transfer. */
-function summarize(name, perRequest, run, ledgerCpu, machineBusy) {
+function summarize(name, perRequest, run, cpu, machineBusy) {
   const sorted = Float64Array.from(run.latencies).sort();
   const transfers = perRequest * run.answers.length;
   let notCreated = 0;
@@ -199,8 +199,9 @@ function summarize(name, perRequest, run, ledgerCpu, machineBusy) {
     p99Ms: +percentile(sorted, 99).toFixed(2),
     maxMs: +sorted[sorted.length - 1].toFixed(2),
     notCreated,
-    ledgerCpuSeconds: ledgerCpu,
-    ledgerCpuMsPerTransfer: ledgerCpu === null ? null : +((ledgerCpu * 1000) / transfers).toFixed(3),
+    cpuSeconds: cpu,
+    ledgerCpuMsPerTransfer: cpu.ledger === null ? null : +((cpu.ledger * 1000) / transfers).toFixed(3),
+    postgresCpuMsPerTransfer: cpu.postgres === null ? null : +((cpu.postgres * 1000) / transfers).toFixed(3),
     machineBusy,
   };
 }
@@ -272,15 +273,25 @@ async function main() {
     transfersMade++;
     return { id: randomUUID(), debitAccountId: payer, creditAccountId: hot, amount: amount.toString(), asset: ASSET, code: 10 };
   };
+  const db = new pg.Client({ connectionString: cfg.databaseUrl });
+  await db.connect();
   let counter = 0;
   const bodies = (requests, perRequest) => Array.from({ length: requests }, () => JSON.stringify(Array.from({ length: perRequest }, () => makeTransfer(counter++))));
 
+  // CPU of the ledger, of the PostgreSQL backends serving the bench database, and of this load generator
+  const backends = async () => (await db.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)).rows.map((r) => r.pid);
+  const cpuNow = async () => {
+    const postgres = (await backends()).map(cpuSeconds);
+    const self = process.cpuUsage();
+    return { ledger: cpuSeconds(ledger.pid), postgres: postgres.includes(null) ? null : postgres.reduce((a, b) => a + b, 0), loadGenerator: (self.user + self.system) / 1e6 };
+  };
   const phase = async (name, requests, perRequest, concurrency) => {
     const prepared = bodies(requests, perRequest);
-    const [cpu0, m0] = [cpuSeconds(ledger.pid), machineCpu()];
+    const [cpu0, m0] = [await cpuNow(), machineCpu()];
     const run = await load(prepared, concurrency, apiKey);
-    const [cpu1, m1] = [cpuSeconds(ledger.pid), machineCpu()];
-    const result = summarize(name, perRequest, run, cpu0 === null ? null : +(cpu1 - cpu0).toFixed(2), busyFraction(m0, m1));
+    const [cpu1, m1] = [await cpuNow(), machineCpu()];
+    const used = Object.fromEntries(Object.keys(cpu0).map((k) => [k, cpu0[k] === null || cpu1[k] === null ? null : +(cpu1[k] - cpu0[k]).toFixed(2)]));
+    const result = summarize(name, perRequest, run, used, busyFraction(m0, m1));
     report.phases.push({ ...result, concurrency });
     say(`${name}: ${result.transfersPerSecond} transfers/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms per request (${result.requests} requests × ${perRequest}, c=${concurrency})`);
     return { result, prepared };
@@ -297,8 +308,6 @@ async function main() {
   }
 
   // Replaying a batch answers exists for every transfer and changes nothing.
-  const db = new pg.Client({ connectionString: cfg.databaseUrl });
-  await db.connect();
   const snapshot = async () => (await db.query(`SELECT count(*)::int AS n, (SELECT sum(credits_posted)::text FROM ledger.accounts) AS credits FROM ledger.transfers`)).rows[0];
   const before = await snapshot();
   const replay = await api('POST', '/transfers', apiKey, JSON.parse(replayBody));
@@ -329,6 +338,7 @@ async function main() {
     ['p99 ms', 'p99Ms', 8],
     ['max ms', 'maxMs', 8],
     ['ledger CPU ms/transfer', 'ledgerCpuMsPerTransfer', 23],
+    ['PostgreSQL CPU ms/transfer', 'postgresCpuMsPerTransfer', 27],
     ['machine busy', 'machineBusy', 13],
     ['not created', 'notCreated', 12],
   ];
