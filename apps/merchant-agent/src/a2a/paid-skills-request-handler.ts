@@ -51,7 +51,8 @@ export class PaidSkillsRequestHandler implements A2ARequestHandler {
     await this.inner.getTask({ id: params.id, tenant: params.tenant, historyLength: 0 }, context);
     const payment = await this.payments.find(params.id);
     if (payment && payment.status !== 'canceled' && !(await this.payments.transition(params.id, ['required'], 'canceled'))) {
-      throw new TaskNotCancelableError(`task ${params.id} cannot be canceled: its payment is ${payment.status}`);
+      const now = await this.payments.find(params.id);
+      throw new TaskNotCancelableError(`task ${params.id} cannot be canceled: its payment is ${now?.status ?? payment.status}`);
     }
     return this.inner.cancelTask(params, context);
   }

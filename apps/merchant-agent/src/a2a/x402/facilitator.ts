@@ -44,9 +44,14 @@ export async function settlePayment(facilitator: FacilitatorClient, payload: Pay
     } catch (error) {
       response = { success: false, errorReason: X402Reason.unexpectedSettleError, errorMessage: describe(error), transaction: '', network: requirements.network };
     }
-    if (response.success || !UNKNOWN_OUTCOMES.has(response.errorReason ?? '') || attempt === SETTLE_ATTEMPTS) return response;
+    if (response.success || !isUnknownOutcome(response) || attempt === SETTLE_ATTEMPTS) return response;
     await sleep(SETTLE_BACKOFF_MS * 2 ** (attempt - 1));
   }
+}
+
+/** A failed settlement whose money may still move: asking the facilitator again would tell. */
+export function isUnknownOutcome(response: SettleResponse): boolean {
+  return !response.success && UNKNOWN_OUTCOMES.has(response.errorReason ?? '');
 }
 
 function describe(error: unknown): string {

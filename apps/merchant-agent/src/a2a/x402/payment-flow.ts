@@ -7,7 +7,7 @@ import { SKILLS, type Skill } from '../skills';
 import type { TaskTurn } from '../task-turn';
 import { errorCodeFor } from './error-codes';
 import { X402_METADATA, x402Metadata, type X402PaymentStatus } from './extension';
-import { settlePayment, verifyPayment, X402_FACILITATOR } from './facilitator';
+import { isUnknownOutcome, settlePayment, verifyPayment, X402_FACILITATOR } from './facilitator';
 import { TaskPayments, type PaymentStatus, type TaskPayment, type Transition } from './payment.repository';
 import { checkSubmission } from './submitted-payment';
 
@@ -116,7 +116,7 @@ export class PaymentFlow {
   private async settlementFailed(turn: TaskTurn, payment: TaskPayment, settlement: SettleResponse): Promise<void> {
     const error = errorCodeFor(settlement.errorReason);
     const updated = await this.move(payment.taskId, 'verified', 'failed', { error, receipt: settlement, ...(settlement.transaction && { transaction: settlement.transaction }) });
-    const unknown = settlement.transaction ? ` Transaction ${settlement.transaction} may still be mined; the merchant reconciles it.` : '';
+    const unknown = isUnknownOutcome(settlement) ? ` Its outcome is not known${settlement.transaction ? ` (transaction ${settlement.transaction})` : ''}: the merchant reconciles it.` : '';
     turn.status(
       TaskState.TASK_STATE_FAILED,
       `The payment did not settle (${error}): ${settlement.errorMessage ?? settlement.errorReason}.${unknown}`,
