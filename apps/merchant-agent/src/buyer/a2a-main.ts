@@ -6,14 +6,15 @@ import { buyFromAgent } from './a2a-buyer';
 
 /**
  * `node dist/.../buyer/a2a-main.js [skill [input…]]` (default `forecast Lisbon`): buys a skill of the merchant's A2A
- * agent with a funded local payer and prints the purchase, receipt included.
+ * agent (its card under MERCHANT_A2A_URL) with a funded local payer and prints the purchase, receipt included.
+ * BUYER_A2A_BINDING=HTTP+JSON and BUYER_A2A_VERSION=0.3 pick another of the card's interfaces.
  */
 async function main(): Promise<void> {
   const manifest = loadChainManifest(resolve(process.env.CHAIN_MANIFEST ?? '.local/chain.json'));
   const request = process.argv.slice(2).join(' ') || 'forecast Lisbon';
   const purchase = await buyFromAgent(
     {
-      agentUrl: process.env.MERCHANT_URL ?? 'http://127.0.0.1:4040',
+      agentUrl: process.env.MERCHANT_A2A_URL ?? 'http://127.0.0.1:4040',
       privateKey: (process.env.BUYER_PRIVATE_KEY ?? manifest.accounts.payers[0].privateKey) as Hex,
       network: manifest.network as `${string}:${string}`,
       asset: process.env.BUYER_ASSET ?? manifest.tokens.usdc.address,
