@@ -1,6 +1,7 @@
 import { Role, type Message } from '@a2a-js/sdk';
 import type { MerchantConfig } from '../merchant.config';
-import { parseSkillRequest, skillCatalog, textPart } from './skills';
+import { parseSkillRequest, skillCatalog } from './skills';
+import { textPart } from './task-events';
 
 const config = { price: { network: 'eip155:31337', asset: '0xasset', amount: '10000' }, a2a: { haikuPrice: '5000' } } as unknown as MerchantConfig;
 const skills = skillCatalog(config);

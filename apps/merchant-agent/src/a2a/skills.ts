@@ -2,6 +2,7 @@ import type { AgentSkill, Message, Part } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { forecastFor } from '../paid-http/forecast';
 import type { MerchantConfig } from '../merchant.config';
+import { dataPart, textPart } from './task-events';
 
 export const SKILLS = Symbol('SKILLS');
 
@@ -85,12 +86,4 @@ export function parseSkillRequest(message: Message, skills: ReadonlyMap<string, 
   const input = rest.join(' ') || skill.defaultInput;
   if (input.length > MAX_INPUT_LENGTH) throw new RequestMalformedError(`the input of ${skill.id} is longer than ${MAX_INPUT_LENGTH} characters`);
   return { skill, input };
-}
-
-export function textPart(text: string): Part {
-  return { content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: undefined };
-}
-
-function dataPart(value: unknown): Part {
-  return { content: { $case: 'data', value }, mediaType: 'application/json', filename: '', metadata: undefined };
 }

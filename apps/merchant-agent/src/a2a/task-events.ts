@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { Role, type Artifact, type Message, type Part, type Task, type TaskState, type TaskStatus } from '@a2a-js/sdk';
-import { textPart } from './skills';
 
 /** Where an agent message belongs: a task (and its context), or only a context for a direct reply. */
 export interface MessageScope {
@@ -37,4 +36,12 @@ export function taskSnapshot(task: Pick<Task, 'id' | 'contextId' | 'history' | '
 
 export function artifact(name: string, part: Part): Artifact {
   return { artifactId: randomUUID(), name, description: '', parts: [part], metadata: undefined, extensions: [] };
+}
+
+export function textPart(text: string): Part {
+  return { content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: undefined };
+}
+
+export function dataPart(value: unknown): Part {
+  return { content: { $case: 'data', value }, mediaType: 'application/json', filename: '', metadata: undefined };
 }
