@@ -67,7 +67,7 @@ async function ledger(opts, method, path, body) {
     let detail = text.slice(0, 300);
     try {
       const problem = JSON.parse(text);
-      detail = [problem.detail, ...(problem.invalidParams ?? []).map((p) => `${p.name}: ${p.reason}`)].filter(Boolean).join('; ');
+      detail = problem.invalidParams?.length ? problem.invalidParams.map((p) => `${p.name}: ${p.reason}`).join('; ') : problem.detail;
     } catch {
       // not problem+json: the text is the detail
     }
@@ -86,7 +86,7 @@ function progressDrawer(stream) {
       const note = run.status === 'queued' && run.error ? ` (retrying: ${run.error})` : '';
       const label = `${run.status === 'running' ? p.phase : run.status}${counts}${note}`;
       if (stream.isTTY) {
-        const width = Math.max(10, Math.min(40, (stream.columns ?? 80) - label.length - 20));
+        const width = Math.max(10, Math.min(40, (stream.columns || 80) - label.length - 20));
         const filled = Math.round((p.percent / 100) * width);
         stream.write(`\r\x1b[Kreconciling [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(p.percent).padStart(3)}% ${label}`);
         return;
