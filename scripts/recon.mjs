@@ -7,7 +7,6 @@
 // lines when stderr is not a terminal), then prints the summary, the totals per asset and source (atomic units) and
 // the link of the HTML report, which opens in a browser without an API key until it expires. --json prints the run
 // as the API answers it instead; --csv also saves the report's rows as CSV.
-// LEDGER_URL and LEDGER_API_KEY stand in for --ledger-url and --api-key (keeps the key out of shell history).
 // Exit codes: 0 no breaks, 1 breaks found, 2 usage error, 3 the run failed or the ledger could not be asked.
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -45,9 +44,9 @@ function options(argv) {
   for (const name of ['from', 'to']) {
     if (!parsed[name] || !/^\d{4}-\d{2}-\d{2}T/.test(parsed[name]) || Number.isNaN(Date.parse(parsed[name]))) throw new UsageError(`--${name} must be an ISO 8601 date-time, e.g. 2026-11-30T00:00:00Z`);
   }
-  const ledgerUrl = (parsed['ledger-url'] ?? process.env.LEDGER_URL ?? 'http://127.0.0.1:4030').replace(/\/+$/, '');
+  const ledgerUrl = (parsed['ledger-url'] ?? 'http://127.0.0.1:4030').replace(/\/+$/, '');
   if (!/^https?:\/\/\S+$/.test(ledgerUrl)) throw new UsageError('--ledger-url must be an http(s) URL');
-  return { merchant: parsed.merchant.toLowerCase(), from: parsed.from, to: parsed.to, ledgerUrl, apiKey: parsed['api-key'] ?? process.env.LEDGER_API_KEY, json: parsed.json, csv: parsed.csv };
+  return { merchant: parsed.merchant.toLowerCase(), from: parsed.from, to: parsed.to, ledgerUrl, apiKey: parsed['api-key'], json: parsed.json, csv: parsed.csv };
 }
 
 /** One request to the ledger; a problem+json answer becomes a Failure with its detail. */

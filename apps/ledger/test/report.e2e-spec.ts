@@ -73,7 +73,7 @@ describe('reconciliation reports', () => {
   /** Runs the CLI against the test ledger, as `npm run recon -- …` does; stderr is a pipe, not a terminal. */
   const cli = (args: string[]) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [path.join(ROOT, 'scripts/recon.mjs'), ...args], { env: { PATH: process.env.PATH, LEDGER_URL: recon.url, LEDGER_API_KEY: apiKey } });
+      const child = spawn(process.execPath, [path.join(ROOT, 'scripts/recon.mjs'), ...args, '--ledger-url', recon.url, '--api-key', apiKey], { env: { PATH: process.env.PATH } });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (chunk) => (stdout += chunk));
