@@ -124,7 +124,7 @@ describe('docs', () => {
       const apps: Record<Service, DynamicModule> = {
         facilitator: FacilitatorModule.forConfig(facilitatorConfig),
         ledger: LedgerModule.forConfig({} as LedgerConfig),
-        'merchant-agent': MerchantModule.forConfig({} as MerchantConfig),
+        'merchant-agent': MerchantModule.forConfig(loadMerchantConfig({ CHAIN_MANIFEST: process.env.CHAIN_MANIFEST })),
       };
       for (const service of SERVICES) {
         const inCode = nestRoutes(apps[service]);
