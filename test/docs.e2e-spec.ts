@@ -22,7 +22,7 @@ import { loadFacilitatorConfig } from '../apps/facilitator/src/config/facilitato
 import { AppModule as LedgerModule } from '../apps/ledger/src/app.module';
 import { loadLedgerConfig, type LedgerConfig } from '../apps/ledger/src/ledger.config';
 import { AppModule as MerchantModule } from '../apps/merchant-agent/src/app.module';
-import { loadMerchantConfig, type MerchantConfig } from '../apps/merchant-agent/src/merchant.config';
+import { loadMerchantConfig } from '../apps/merchant-agent/src/merchant.config';
 import { createMppPaywall } from '../apps/merchant-agent/src/mpp/mpp-paywall';
 import { createPaywall } from '../apps/merchant-agent/src/paid-http/paywall';
 import { PROBLEM_BASE, PROBLEMS } from '@mp/mpp';
