@@ -1,21 +1,56 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { PrismaService, withTransaction, type Tx } from '@mp/db';
+import type { MerchantNoticeMessage, MerchantNoticeType } from '@mp/clients';
 import { PAYMENT_VIEW_COLUMNS, toPaymentView, type PaymentView, type PaymentViewRow } from '../payment-view';
 
-/** The events merchants are told about: final outcomes only. */
-export const WEBHOOK_EVENT_TYPES = ['payment.confirmed', 'payment.failed', 'payment.expired'] as const;
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+/** The payment events merchants are told about: final outcomes only. */
+export const PAYMENT_WEBHOOK_TYPES = ['payment.confirmed', 'payment.failed', 'payment.expired'] as const;
+export type PaymentWebhookType = (typeof PAYMENT_WEBHOOK_TYPES)[number];
 
-/** What a merchant receives (the exact JSON is stored with the delivery and re-sent byte for byte). */
-export interface WebhookEvent {
+/** Notice types other services may publish on the merchant-notices queue (exhaustive over MerchantNoticeType). */
+const NOTICE_TYPES: Record<MerchantNoticeType, true> = { 'reconciliation.breaks_found': true };
+export const MERCHANT_NOTICE_TYPES = Object.keys(NOTICE_TYPES) as MerchantNoticeType[];
+
+/** Every `type` a merchant's webhook can carry. */
+export type WebhookEventType = PaymentWebhookType | MerchantNoticeType;
+export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [...PAYMENT_WEBHOOK_TYPES, ...MERCHANT_NOTICE_TYPES];
+
+/**
+ * What a merchant receives (the exact JSON is stored with the delivery and re-sent byte for byte): a final payment
+ * event, or a notice another service published for the merchant.
+ */
+export type WebhookEvent = PaymentWebhookEvent | NoticeWebhookEvent;
+
+interface WebhookEventBase {
   /** the delivery id, also the Webhook-Id header; the same on every retry */
   id: string;
-  type: WebhookEventType;
   /** when the event happened (ISO 8601) */
   createdAt: string;
+}
+
+export interface PaymentWebhookEvent extends WebhookEventBase {
+  type: PaymentWebhookType;
   data: { payment: PaymentView };
 }
+
+/**
+ * A merchant notice. `data` is the publisher's, passed through as is; for `reconciliation.breaks_found` the ledger
+ * sends `{ runId, merchantId, summary, newBreaks, reportPath }`.
+ */
+export interface NoticeWebhookEvent extends WebhookEventBase {
+  type: MerchantNoticeType;
+  data: Record<string, unknown>;
+}
+
+/** What became of a published notice. */
+export type NoticeOutcome =
+  /** a delivery was created */
+  | 'queued'
+  /** this merchant already has a delivery for this notice id */
+  | 'duplicate'
+  /** the merchant is unknown, disabled or has no webhook URL: nothing to deliver, ever */
+  | 'skipped';
 
 export interface DueDelivery {
   id: string;
@@ -49,7 +84,8 @@ interface ScannedEvent extends PaymentViewRow {
  * The webhook side of the payment_events outbox. Enqueueing reads events above a cursor (one reader at a time:
  * the cursor row is locked with SKIP LOCKED) and creates one delivery per (merchant, final event); the cursor only
  * moves past events older than `lagMs`, so an event whose transaction commits late (its id is lower than one
- * already seen) is still picked up by the next scan. Deliveries are claimed with FOR UPDATE SKIP LOCKED and
+ * already seen) is still picked up by the next scan. Merchant notices (from the merchant-notices queue) become
+ * deliveries one at a time, once per (merchant, notice id). Deliveries are claimed with FOR UPDATE SKIP LOCKED and
  * leased by pushing next_attempt_at ahead, so any number of workers can send without sending one attempt twice.
  */
 @Injectable()
@@ -114,11 +150,11 @@ export class WebhookRepository {
   }
 
   private async insertDeliveries(tx: Tx, events: ScannedEvent[]): Promise<void> {
-    const wanted = events.filter((e) => (WEBHOOK_EVENT_TYPES as readonly string[]).includes(e.type) && e.merchantId && e.url && !e.merchantDisabled && !e.queued);
+    const wanted = events.filter((e) => (PAYMENT_WEBHOOK_TYPES as readonly string[]).includes(e.type) && e.merchantId && e.url && !e.merchantDisabled && !e.queued);
     if (!wanted.length) return;
     const deliveries = wanted.map((e) => {
       const id = randomUUID();
-      const event: WebhookEvent = { id, type: e.type as WebhookEventType, createdAt: e.eventAt.toISOString(), data: { payment: paymentAsOf(e) } };
+      const event: PaymentWebhookEvent = { id, type: e.type as PaymentWebhookType, createdAt: e.eventAt.toISOString(), data: { payment: paymentAsOf(e) } };
       return { id, merchantId: e.merchantId as string, eventId: e.eventId, type: e.type, url: e.url as string, body: JSON.stringify(event) };
     });
     await tx.$executeRawUnsafe(
@@ -132,6 +168,33 @@ export class WebhookRepository {
       deliveries.map((d) => d.url),
       deliveries.map((d) => d.body),
     );
+  }
+
+  /**
+   * Creates the delivery of a merchant notice (validated by the caller), in one statement: to the merchant's current
+   * webhook URL, once per (merchant, notice id) however often the notice is published; nothing when the merchant is
+   * unknown, disabled or has no webhook URL.
+   */
+  async enqueueNotice(notice: MerchantNoticeMessage): Promise<NoticeOutcome> {
+    const id = randomUUID();
+    const event: NoticeWebhookEvent = { id, type: notice.type, createdAt: notice.createdAt, data: notice.data };
+    const [row] = await this.db.$queryRawUnsafe<{ eligible: boolean; inserted: boolean }[]>(
+      `WITH m AS (
+         SELECT id, webhook_url FROM facilitator.merchants
+          WHERE id = $2::uuid AND disabled_at IS NULL AND webhook_url IS NOT NULL AND webhook_url <> ''),
+       ins AS (
+         INSERT INTO facilitator.webhook_deliveries (id, merchant_id, notice_id, event_type, url, body)
+         SELECT $1::uuid, m.id, $3, $4, m.webhook_url, $5 FROM m
+         ON CONFLICT (merchant_id, notice_id) DO NOTHING
+         RETURNING id)
+       SELECT EXISTS (SELECT 1 FROM m) AS eligible, EXISTS (SELECT 1 FROM ins) AS inserted`,
+      id,
+      notice.merchantId,
+      notice.noticeId,
+      notice.type,
+      JSON.stringify(event),
+    );
+    return row.inserted ? 'queued' : row.eligible ? 'duplicate' : 'skipped';
   }
 
   /** Takes up to `limit` deliveries that are due, counting the attempt and leasing them for `leaseMs`. */

@@ -1,0 +1,181 @@
+import { spawnSync } from 'node:child_process';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { Queue, QueueEvents } from 'bullmq';
+import { Redis } from 'ioredis';
+import { MERCHANT_NOTICES_QUEUE, verifyWebhookSignature, type MerchantNoticeMessage } from '@mp/clients';
+import { PrismaService } from '@mp/db';
+import { startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from '../../../test/support/facilitator';
+
+const ROOT = path.resolve(__dirname, '../../..');
+
+function createMerchant(...args: string[]): { merchantId: string; apiKey: string; webhookSecret: string } {
+  const r = spawnSync(process.execPath, ['scripts/merchants.mjs', 'create', ...args, '--json'], { cwd: ROOT, env: { ...process.env, DATABASE_URL: TEST_DATABASE_URL }, encoding: 'utf8' });
+  expect(r.status, r.stderr).toBe(0);
+  return JSON.parse(r.stdout);
+}
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** A merchant's webhook endpoint on 127.0.0.1 that accepts everything. */
+async function startReceiver(): Promise<{ url: string; received: Received[]; server: Server }> {
+  const received: Received[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks`, received, server };
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('merchant notices (merchant-notices queue → signed webhooks)', () => {
+  let facilitator: RunningFacilitator;
+  let db: PrismaService;
+  let connection: Redis;
+  let queue: Queue;
+  let events: QueueEvents;
+  const servers: Server[] = [];
+
+  const notice = (merchantId: string, noticeId = randomUUID()): MerchantNoticeMessage => ({
+    noticeId,
+    merchantId,
+    type: 'reconciliation.breaks_found',
+    createdAt: '2026-12-01T10:00:00.000Z',
+    data: {
+      runId: noticeId,
+      merchantId,
+      summary: { breaks: 2, byKind: { missing_on_chain: 1, amount_mismatch: 1 } },
+      newBreaks: 2,
+      reportPath: `/reconciliation/runs/${noticeId}/report`,
+    },
+  });
+  /** Publishes like the ledger does (job id `notice-<noticeId>`) and waits until the facilitator has consumed it. */
+  const publish = async (data: unknown, jobId: string) => {
+    const job = await queue.add('reconciliation.breaks_found', data, { jobId });
+    return job.waitUntilFinished(events, 20_000);
+  };
+  const deliveries = (merchantId: string) =>
+    db.$queryRawUnsafe<{ id: string; notice_id: string | null; event_id: string | null; event_type: string; status: string; body: string }[]>(
+      `SELECT id::text, notice_id, event_id::text, event_type, status::text, body FROM facilitator.webhook_deliveries WHERE merchant_id = $1::uuid ORDER BY created_at`,
+      merchantId,
+    );
+
+  beforeAll(async () => {
+    facilitator = await startFacilitator({ WEBHOOK_POLL_MS: '50', WEBHOOK_RETRY_BASE_MS: '200', WEBHOOK_MAX_ATTEMPTS: '3', WEBHOOK_TIMEOUT_MS: '2000' });
+    db = facilitator.app.get(PrismaService);
+    connection = new Redis(facilitator.config.redisUrl, { maxRetriesPerRequest: null });
+    queue = new Queue(MERCHANT_NOTICES_QUEUE, { connection, prefix: facilitator.config.queuePrefix });
+    events = new QueueEvents(MERCHANT_NOTICES_QUEUE, { connection: { url: facilitator.config.redisUrl }, prefix: facilitator.config.queuePrefix });
+    await events.waitUntilReady();
+  });
+  afterAll(async () => {
+    await events?.close().catch(() => undefined);
+    await queue?.close().catch(() => undefined);
+    connection?.disconnect();
+    await facilitator?.close().catch(() => undefined);
+    for (const server of servers) server.close();
+  });
+
+  it('delivers a notice once, signed, with the body { id, type, createdAt, data }, however often it is published', async () => {
+    const receiver = await startReceiver();
+    servers.push(receiver.server);
+    const merchant = createMerchant('--name', 'Notice merchant', '--webhook-url', receiver.url);
+    const message = notice(merchant.merchantId);
+
+    // Published twice at once: BullMQ keeps one job for the job id.
+    const [first] = await Promise.all([publish(message, `notice-${message.noticeId}`), queue.add('reconciliation.breaks_found', message, { jobId: `notice-${message.noticeId}` })]);
+    expect(first).toBe('queued');
+    const got = await until('the notice', () => receiver.received[0]);
+
+    expect(got.headers['content-type']).toBe('application/json');
+    expect(verifyWebhookSignature({ secret: merchant.webhookSecret, headers: got.headers, body: got.body })).toMatchObject({ ok: true, id: got.headers['webhook-id'] });
+    expect(verifyWebhookSignature({ secret: 'f'.repeat(64), headers: got.headers, body: got.body })).toEqual({ ok: false, reason: 'bad_signature' });
+    expect(JSON.parse(got.body)).toEqual({ id: got.headers['webhook-id'], type: 'reconciliation.breaks_found', createdAt: message.createdAt, data: message.data });
+
+    const [delivery] = await until('the delivery to be recorded', async () => {
+      const rows = await deliveries(merchant.merchantId);
+      return rows[0]?.status === 'delivered' ? rows : undefined;
+    });
+    expect(delivery).toMatchObject({ id: got.headers['webhook-id'], notice_id: message.noticeId, event_id: null, event_type: 'reconciliation.breaks_found' });
+
+    // Published again after delivery (the first job is completed; a fresh job id gets past BullMQ's own
+    // deduplication, as after the completed job has been removed): the database keeps it to one delivery.
+    expect(await publish(message, `notice-${message.noticeId}-again`)).toBe('duplicate');
+    await queue.remove(`notice-${message.noticeId}`);
+    expect(await publish(message, `notice-${message.noticeId}`)).toBe('duplicate');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(receiver.received).toHaveLength(1);
+    expect(await deliveries(merchant.merchantId)).toHaveLength(1);
+
+    // Another notice id for the same merchant is another webhook.
+    const second = notice(merchant.merchantId);
+    expect(await publish(second, `notice-${second.noticeId}`)).toBe('queued');
+    await until('the second notice', () => receiver.received[1]);
+    expect(JSON.parse(receiver.received[1].body)).toMatchObject({ type: 'reconciliation.breaks_found', data: { runId: second.noticeId } });
+  });
+
+  it('creates no delivery for a merchant without a webhook URL, a disabled merchant or an unknown one', async () => {
+    const silent = createMerchant('--name', 'Notices, no webhooks');
+    const message = notice(silent.merchantId);
+    expect(await publish(message, `notice-${message.noticeId}`)).toBe('skipped');
+    expect(await deliveries(silent.merchantId)).toEqual([]);
+
+    const receiver = await startReceiver();
+    servers.push(receiver.server);
+    const disabled = createMerchant('--name', 'Notices, disabled', '--webhook-url', receiver.url);
+    await db.$executeRawUnsafe(`UPDATE facilitator.merchants SET disabled_at = now() WHERE id = $1::uuid`, disabled.merchantId);
+    const toDisabled = notice(disabled.merchantId);
+    expect(await publish(toDisabled, `notice-${toDisabled.noticeId}`)).toBe('skipped');
+    expect(await deliveries(disabled.merchantId)).toEqual([]);
+
+    const unknown = notice(randomUUID());
+    expect(await publish(unknown, `notice-${unknown.noticeId}`)).toBe('skipped');
+    expect(await deliveries(unknown.merchantId)).toEqual([]);
+    expect(receiver.received).toEqual([]);
+  });
+
+  it('fails malformed notices for good without a delivery, and keeps consuming', async () => {
+    const receiver = await startReceiver();
+    servers.push(receiver.server);
+    const merchant = createMerchant('--name', 'Notices, malformed', '--webhook-url', receiver.url);
+    const good = notice(merchant.merchantId);
+    const malformed: [string, unknown][] = [
+      ['not an object', 'reconciliation.breaks_found'],
+      ['unknown type', { ...good, noticeId: randomUUID(), type: 'payment.confirmed' }],
+      ['merchant id not a uuid', { ...good, noticeId: randomUUID(), merchantId: 'acme' }],
+      ['no notice id', { ...good, noticeId: '' }],
+      ['data not an object', { ...good, noticeId: randomUUID(), data: [1, 2] }],
+      ['bad createdAt', { ...good, noticeId: randomUUID(), createdAt: 'yesterday' }],
+    ];
+    for (const [what, data] of malformed) {
+      const job = await queue.add('reconciliation.breaks_found', data, { jobId: `malformed-${randomUUID()}`, attempts: 5, backoff: { type: 'fixed', delay: 10 } });
+      await expect(job.waitUntilFinished(events, 20_000), what).rejects.toThrow(/malformed merchant notice/);
+      // UnrecoverableError: one attempt, not five
+      expect((await queue.getJob(job.id!))?.attemptsMade, what).toBe(1);
+    }
+    expect(await deliveries(merchant.merchantId)).toEqual([]);
+
+    // The worker is still consuming.
+    expect(await publish(good, `notice-${good.noticeId}`)).toBe('queued');
+    await until('the good notice', () => receiver.received[0]);
+    expect(receiver.received).toHaveLength(1);
+  });
+});
