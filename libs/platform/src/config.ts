@@ -33,3 +33,16 @@ export const env = {
       .optional()
       .transform((v) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : [])),
 };
+
+/** QUEUE_PREFIX: BullMQ queues of every app are namespaced in Redis by it, so apps on one database share their queues. */
+export const queuePrefixVar = () => z.string().regex(/^[\w.:-]{1,64}$/, 'letters, digits and . _ : - only').optional();
+
+/** The queue prefix when QUEUE_PREFIX is not set: `mp:<database name>`, so two databases on one Redis never mix. */
+export function queuePrefixOf(queuePrefix: string | undefined, databaseUrl: string): string {
+  if (queuePrefix) return queuePrefix;
+  try {
+    return `mp:${decodeURIComponent(new URL(databaseUrl).pathname.slice(1)) || 'postgres'}`;
+  } catch {
+    return 'mp:default';
+  }
+}

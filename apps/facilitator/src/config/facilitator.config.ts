@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { privateKeyVerify } from 'secp256k1';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { env, loadConfig, ConfigError } from '@mp/platform';
+import { env, loadConfig, ConfigError, queuePrefixOf, queuePrefixVar } from '@mp/platform';
 import { loadChainManifest, type AssetConfig, type NetworkConfig } from '@mp/chain';
 import type { Address, Hex } from 'viem';
 
@@ -34,7 +34,7 @@ const envSchema = z.object({
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
   FACILITATOR_ROLE: z.enum(['all', 'api', 'worker']).default('all'),
   FACILITATOR_INSTANCE_ID: z.string().regex(/^[\w.:-]{1,64}$/, 'letters, digits and . _ : - only').optional(),
-  QUEUE_PREFIX: z.string().regex(/^[\w.:-]{1,64}$/, 'letters, digits and . _ : - only').optional(),
+  QUEUE_PREFIX: queuePrefixVar(),
   SETTLE_WORKER_CONCURRENCY: env.int(64, 1),
   SIGNER_LEASE_MS: env.int(30_000, 1_000),
   STUCK_TX_AFTER_MS: env.int(30_000, 100),
@@ -181,7 +181,7 @@ export function loadFacilitatorConfig(environment: NodeJS.ProcessEnv = process.e
     role: e.FACILITATOR_ROLE,
     instanceId: e.FACILITATOR_INSTANCE_ID ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`,
     redisUrl: e.REDIS_URL,
-    queuePrefix: e.QUEUE_PREFIX ?? `mp:${databaseName(e.DATABASE_URL)}`,
+    queuePrefix: queuePrefixOf(e.QUEUE_PREFIX, e.DATABASE_URL),
     workerConcurrency: e.SETTLE_WORKER_CONCURRENCY,
     signerLeaseMs: e.SIGNER_LEASE_MS,
     stuckTxAfterMs: e.STUCK_TX_AFTER_MS,
@@ -309,10 +309,3 @@ function manifestGasCap(e: { FACILITATOR_GAS_CAP_BPS?: number; FACILITATOR_NATIV
   return { maxShareBps: e.FACILITATOR_GAS_CAP_BPS, nativePrice: BigInt(e.FACILITATOR_NATIVE_PRICE) };
 }
 
-function databaseName(url: string): string {
-  try {
-    return decodeURIComponent(new URL(url).pathname.slice(1)) || 'postgres';
-  } catch {
-    return 'default';
-  }
-}

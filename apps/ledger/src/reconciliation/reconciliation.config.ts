@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { ConfigError, env, loadConfig } from '@mp/platform';
+import { ConfigError, env, loadConfig, queuePrefixOf, queuePrefixVar } from '@mp/platform';
 import { loadChainManifest } from '@mp/chain';
 
 export const RECON_CONFIG = Symbol('RECON_CONFIG');
@@ -11,7 +11,7 @@ const CRON = /^(\S+\s+){4,5}\S+$/;
 const envSchema = z.object({
   DATABASE_URL: z.string().default('postgresql://postgres@127.0.0.1:5432/machine_payments'),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
-  QUEUE_PREFIX: z.string().regex(/^[\w.:-]{1,64}$/, 'letters, digits and . _ : - only').optional(),
+  QUEUE_PREFIX: queuePrefixVar(),
   CHAIN_MANIFEST: z.string().default('.local/chain.json'),
   RECON_CHAIN_RPC_URLS: z.string().optional(),
   RECON_BLOCK_RANGE: env.int(2_000, 1),
@@ -67,7 +67,7 @@ export function loadReconciliationConfig(environment: NodeJS.ProcessEnv = proces
   const e = loadConfig(envSchema, environment);
   return {
     redisUrl: e.REDIS_URL,
-    queuePrefix: e.QUEUE_PREFIX ?? `mp:${databaseName(e.DATABASE_URL)}`,
+    queuePrefix: queuePrefixOf(e.QUEUE_PREFIX, e.DATABASE_URL),
     networks: e.RECON_CHAIN_RPC_URLS ? parseRpcUrls(e.RECON_CHAIN_RPC_URLS) : manifestNetworks(e.CHAIN_MANIFEST),
     blockRange: e.RECON_BLOCK_RANGE,
     rpcTimeoutMs: e.RECON_RPC_TIMEOUT_MS,
@@ -116,10 +116,3 @@ function manifestNetworks(path: string): ChainNetwork[] {
   }
 }
 
-function databaseName(url: string): string {
-  try {
-    return decodeURIComponent(new URL(url).pathname.slice(1)) || 'postgres';
-  } catch {
-    return 'default';
-  }
-}
