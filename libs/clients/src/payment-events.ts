@@ -41,7 +41,7 @@ export interface PaymentEventMessage {
   paymentId: string;
   merchantId: string | null;
   occurredAt: string;
-  /** the event's own data, e.g. payment.confirmed: { txHash, blockNumber, gasUsed, effectiveGasPrice } or { reference } */
+  /** the event's own data, e.g. payment.confirmed: { txHash, blockNumber, gasUsed, effectiveGasPrice, gasFee (this payment's share of the fee, wei) } or { reference } */
   data: Record<string, unknown>;
   payment: PaymentSnapshot;
 }

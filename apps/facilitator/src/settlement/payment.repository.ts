@@ -361,9 +361,18 @@ export class PaymentRepository {
   }
 
   /** How many payments a transaction settles (1, or the size of a batch). */
-  async paymentsOfTransaction(hash: string): Promise<number> {
-    const rows = await this.db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM facilitator.payment_transactions WHERE hash = $1`, hash);
-    return rows[0]?.n ?? 0;
+  /**
+   * The payment's exact share of a transaction's fee: a batch transaction's fee is split evenly between the payments
+   * it carried, the remainder one wei each to the first (by payment id), so the shares add up to the fee.
+   */
+  async gasShare(hash: string, paymentId: string, fee: bigint): Promise<bigint> {
+    const rows = await this.db.$queryRawUnsafe<{ paymentId: string }[]>(
+      `SELECT DISTINCT payment_id::text AS "paymentId" FROM facilitator.payment_transactions WHERE hash = $1 ORDER BY 1`,
+      hash,
+    );
+    const index = rows.findIndex((r) => r.paymentId === paymentId);
+    const count = BigInt(Math.max(1, rows.length));
+    return fee / count + (index >= 0 && BigInt(index) < fee % count ? 1n : 0n);
   }
 
   /** One statement: the compare-and-set on the payment, the signed transaction and the event, or none of them. */
@@ -427,15 +436,16 @@ export class PaymentRepository {
     return rows.length === 1;
   }
 
-  markConfirmed(id: string, hash: string, receipt: { blockNumber: bigint; gasUsed: bigint; effectiveGasPrice?: bigint }): Promise<boolean> {
+  /** `gasFee`: the payment's share of the transaction's fee in wei (see gasShare), which the ledger books as gas. */
+  markConfirmed(id: string, hash: string, receipt: { blockNumber: bigint; gasUsed: bigint; effectiveGasPrice?: bigint }, gasFee: bigint): Promise<boolean> {
     return this.transition(id, ['submitted'], 'confirmed', 'payment.confirmed',
-      { txHash: hash, blockNumber: receipt.blockNumber.toString(), gasUsed: receipt.gasUsed.toString(), effectiveGasPrice: receipt.effectiveGasPrice?.toString() },
+      { txHash: hash, blockNumber: receipt.blockNumber.toString(), gasUsed: receipt.gasUsed.toString(), effectiveGasPrice: receipt.effectiveGasPrice?.toString(), gasFee: gasFee.toString() },
       `settled_at = now(), tx_hash = $4`, [hash]);
   }
 
-  /** A failure on chain (the transaction was mined): final. The hash stays as evidence. */
-  markFailedOnChain(id: string, hash: string, reason: string, message: string): Promise<boolean> {
-    return this.transition(id, ['submitted'], 'failed', 'payment.failed', { txHash: hash, reason, message }, `tx_hash = $4, error_reason = $5, error_message = $6`, [hash, reason, message]);
+  /** A failure on chain (the transaction was mined, and its gas paid): final. The hash stays as evidence. */
+  markFailedOnChain(id: string, hash: string, reason: string, message: string, gasFee: bigint): Promise<boolean> {
+    return this.transition(id, ['submitted'], 'failed', 'payment.failed', { txHash: hash, reason, message, gasFee: gasFee.toString() }, `tx_hash = $4, error_reason = $5, error_message = $6`, [hash, reason, message]);
   }
 
   /** A failure before anything reached the chain: a later request may retry the payment. */

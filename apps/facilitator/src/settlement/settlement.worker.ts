@@ -297,12 +297,12 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
       if (await this.payments.releaseFromBatch(record.id, hash)) await this.queue.submit(record.id);
       return;
     }
+    const gasFee = await this.payments.gasShare(hash, record.id, receipt.gasUsed * receipt.effectiveGasPrice);
     const recorded = verdict.success
-      ? await this.payments.markConfirmed(record.id, hash, receipt)
-      : await this.payments.markFailedOnChain(record.id, hash, verdict.reason, verdict.message);
+      ? await this.payments.markConfirmed(record.id, hash, receipt, gasFee)
+      : await this.payments.markFailedOnChain(record.id, hash, verdict.reason, verdict.message, gasFee);
     if (!recorded) return; // another worker recorded it (and counted its gas)
-    const shares = batched ? await this.payments.paymentsOfTransaction(hash) : 1;
-    this.metrics.addGasSpent(record.network, (receipt.gasUsed * receipt.effectiveGasPrice) / BigInt(Math.max(1, shares)));
+    this.metrics.addGasSpent(record.network, gasFee);
     this.events.changed(record.id);
   }
 
