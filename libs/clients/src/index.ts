@@ -2,3 +2,4 @@
 export * from './webhooks';
 export * from './mpp-facilitator';
 export * from './payment-events';
+export * from './merchant-notices';
