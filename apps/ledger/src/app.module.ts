@@ -1,11 +1,20 @@
 import { type DynamicModule, Inject, Module, type OnModuleInit } from '@nestjs/common';
 import { DbModule, PrismaService } from '@mp/db';
 import { ObservabilityModule, Readiness, redisCheck } from '@mp/platform';
+import { MerchantAuthGuard } from './auth/merchant-auth.guard';
+import { MerchantAuthModule } from './auth/merchant-auth.module';
 import { HealthController } from './health/health.controller';
 import { LedgerHttpModule } from './http/ledger-http.module';
+import { IngestionModule } from './ingestion/ingestion.module';
 import { LEDGER_CONFIG, type LedgerConfig } from './ledger.config';
+import { LedgerBookSource } from './reconciliation/ledger-book.source';
+import { ReconciliationModule } from './reconciliation/reconciliation.module';
+import { WebhookBreakNotifier } from './reconciliation/webhook-break-notifier';
 
-/** The ledger: double-entry accounts and transfers over PostgreSQL (issue 5), with health, readiness and metrics. */
+/**
+ * The ledger: double-entry accounts and transfers over PostgreSQL, the facilitator's payments booked from its
+ * events, reconciliation against the chain and Stripe, with health, readiness and metrics.
+ */
 @Module({})
 export class AppModule implements OnModuleInit {
   static forConfig(config: LedgerConfig): DynamicModule {
@@ -16,6 +25,14 @@ export class AppModule implements OnModuleInit {
         DbModule.forRoot({ url: config.databaseUrl, poolSize: config.databasePoolSize, applicationName: 'ledger' }),
         ObservabilityModule.forRoot({ service: 'ledger' }),
         LedgerHttpModule,
+        IngestionModule,
+        ReconciliationModule.forRoot({
+          config: config.reconciliation,
+          imports: [MerchantAuthModule],
+          ledgerSource: { useClass: LedgerBookSource },
+          merchantResolver: { useExisting: MerchantAuthGuard },
+          breakNotifier: { useClass: WebhookBreakNotifier },
+        }),
       ],
       controllers: [HealthController],
       providers: [{ provide: LEDGER_CONFIG, useValue: config }],

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { env, loadConfig } from '@mp/platform';
+import { env, loadConfig, queuePrefixOf, queuePrefixVar } from '@mp/platform';
+import { loadReconciliationConfig, type ReconciliationConfig } from './reconciliation/reconciliation.config';
 
 export const LEDGER_CONFIG = Symbol('LEDGER_CONFIG');
 
@@ -19,6 +20,9 @@ const envSchema = z.object({
   LEDGER_BATCH_MAX: z.coerce.number().int().min(1).max(TIGERBEETLE_BATCH_MAX).default(TIGERBEETLE_BATCH_MAX),
   LEDGER_WRITE_CONCURRENCY: env.int(2, 1),
   PENDING_EXPIRY_INTERVAL_MS: env.int(1_000, 0),
+  QUEUE_PREFIX: queuePrefixVar(),
+  LEDGER_INGEST: env.bool(true),
+  LEDGER_INGEST_CONCURRENCY: env.int(4, 1),
 });
 
 export interface LedgerConfig {
@@ -39,6 +43,14 @@ export interface LedgerConfig {
   writeConcurrency: number;
   /** how often pending transfers past their timeout are released; 0: never (another replica does it) */
   pendingExpiryIntervalMs: number;
+  /** namespaces the BullMQ queues in Redis; the same as the facilitator's, whose `payment-events` the ledger consumes */
+  queuePrefix: string;
+  /** book the facilitator's payment events in this process */
+  ingest: boolean;
+  /** payment events booked at once (events of one payment are still booked in order of their effects) */
+  ingestConcurrency: number;
+  /** RECON_*: reconciliation against the chain and Stripe */
+  reconciliation: ReconciliationConfig;
 }
 
 export function loadLedgerConfig(environment: NodeJS.ProcessEnv = process.env): LedgerConfig {
@@ -56,5 +68,9 @@ export function loadLedgerConfig(environment: NodeJS.ProcessEnv = process.env): 
     batchMax: e.LEDGER_BATCH_MAX,
     writeConcurrency: e.LEDGER_WRITE_CONCURRENCY,
     pendingExpiryIntervalMs: e.PENDING_EXPIRY_INTERVAL_MS,
+    queuePrefix: queuePrefixOf(e.QUEUE_PREFIX, e.DATABASE_URL),
+    ingest: e.LEDGER_INGEST,
+    ingestConcurrency: e.LEDGER_INGEST_CONCURRENCY,
+    reconciliation: loadReconciliationConfig(environment),
   };
 }

@@ -2,6 +2,7 @@
 export * from './account-rules';
 export * from './asset';
 export * from './balances';
+export * from './chart';
 export * from './chains';
 export * from './flags';
 export * from './ids';

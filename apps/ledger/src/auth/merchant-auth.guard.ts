@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { ProblemError } from '@mp/platform';
 import { presentedApiKey } from './api-key';
 import type { MerchantRequest } from './current-merchant';
-import { MerchantDirectory } from './merchant-directory';
+import { MerchantDirectory, type Merchant } from './merchant-directory';
 
 /**
  * Requires a merchant's API key (`Authorization: Bearer mpk_…` or `X-API-Key`). Missing, malformed, unknown and
@@ -16,7 +16,16 @@ export class MerchantAuthGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const http = context.switchToHttp();
     const request = http.getRequest<Request & MerchantRequest>();
-    const response = http.getResponse<Response>();
+    request.merchant = await this.authenticate(request, http.getResponse<Response>());
+    return true;
+  }
+
+  /** The id of the merchant whose key the request presents (reconciliation's MerchantResolver). */
+  async merchantOf(request: Request, response: Response): Promise<string> {
+    return (await this.authenticate(request, response)).merchantId;
+  }
+
+  private async authenticate(request: Request, response: Response): Promise<Merchant> {
     const key = presentedApiKey(request.headers);
     const merchant = key === undefined ? undefined : await this.directory.resolve(key).catch((error: unknown) => {
       if (error instanceof ProblemError && error.code === 'rate_limited') response.setHeader('retry-after', String(error.extensions.retryAfter));
@@ -26,7 +35,6 @@ export class MerchantAuthGuard implements CanActivate {
       response.setHeader('www-authenticate', 'Bearer realm="ledger"');
       throw new ProblemError('unauthorized', 'a valid API key is required (Authorization: Bearer <key> or X-API-Key)');
     }
-    request.merchant = merchant;
-    return true;
+    return merchant;
   }
 }

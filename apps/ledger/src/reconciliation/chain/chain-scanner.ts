@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { createPublicClient, fallback, getAddress, http, type Address, type PublicClient } from 'viem';
-import { chainAsset, chainLogReference, type ExternalEntry, type Period } from '@mp/reconciliation';
+import { createPublicClient, erc20Abi, fallback, getAddress, http, type Address, type PublicClient } from 'viem';
+import { chainAsset, chainLogReference, type AssetInfo, type ExternalEntry, type Period } from '@mp/reconciliation';
 import { RECON_CONFIG, type ChainNetwork, type ReconciliationConfig } from '../reconciliation.config';
 import type { MerchantAddress } from '../reconciliation.ports';
 import { BlockClock } from './block-clock';
@@ -34,6 +34,7 @@ export class UnknownNetworkError extends Error {}
 @Injectable()
 export class ChainScanner {
   private readonly clients = new Map<string, { client: PublicClient; clock: BlockClock }>();
+  private readonly tokens = new Map<string, Promise<AssetInfo | undefined>>();
 
   constructor(@Inject(RECON_CONFIG) private readonly config: ReconciliationConfig) {}
 
@@ -57,6 +58,37 @@ export class ChainScanner {
     }
     request.onProgress?.(total, total);
     return entries;
+  }
+
+  /**
+   * An ERC-20's symbol and decimals (`eip155:8453/0x…`), read from the chain once per process; undefined when the
+   * network has no RPC URL or the token does not answer (an answer that failed is asked again next time).
+   */
+  tokenInfo(asset: string): Promise<AssetInfo | undefined> {
+    let info = this.tokens.get(asset);
+    if (!info) {
+      info = this.readToken(asset);
+      this.tokens.set(asset, info);
+      void info.then((found) => found ?? this.tokens.delete(asset));
+    }
+    return info;
+  }
+
+  private async readToken(asset: string): Promise<AssetInfo | undefined> {
+    const [name, token] = asset.split('/');
+    const network = this.config.networks.find((n) => n.network === name);
+    if (!network || !/^0x[0-9a-fA-F]{40}$/.test(token ?? '')) return undefined;
+    const { client } = this.clientFor(network);
+    const address = getAddress(token);
+    try {
+      const [symbol, decimals] = await Promise.all([
+        client.readContract({ address, abi: erc20Abi, functionName: 'symbol' }),
+        client.readContract({ address, abi: erc20Abi, functionName: 'decimals' }),
+      ]);
+      return { asset, symbol, decimals };
+    } catch {
+      return undefined;
+    }
   }
 
   /** One block range per network that has both accepted assets and merchant addresses. */

@@ -1,0 +1,214 @@
+import { randomUUID } from 'node:crypto';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { createWalletClient, defineChain, erc20Abi, http, type Address, type Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { PAYMENT_EVENTS_QUEUE, type PaymentEventMessage } from '@mp/clients';
+import { AccountCode, chartAccountId, nativeAsset, paymentTransferId, TransferCode } from '@mp/ledger';
+import { chainAsset, type ReconRowJson } from '@mp/reconciliation';
+import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
+import { startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
+import { PaymentIngestion } from '../src/ingestion/payment-ingestion.service';
+import { call, createMerchant, type TestMerchant } from './support/http';
+import { startLedger, type RunningLedger } from './support/ledger-app';
+
+/**
+ * Settlement ingestion and reconciliation over the real pipeline: payments settled by the facilitator on anvil reach
+ * the ledger through the outbox and BullMQ, are booked as double-entry transfers (and their gas as an expense), and a
+ * reconciliation run over them is all matched; then each kind of chain break is injected and reported once.
+ */
+describe('payments from the facilitator in the ledger, reconciled', () => {
+  const { manifest, client } = testChain();
+  const usdc = manifest.tokens.usdc;
+  const USDC = chainAsset(manifest.network, usdc.address);
+  const GAS = nativeAsset(manifest.network);
+  const chain = defineChain({ id: manifest.chainId, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [manifest.rpcUrl] } } });
+  // a receiving address of its own: no other test pays it, so the chain side holds only this test's transfers
+  const payTo = privateKeyToAccount(generatePrivateKey()).address;
+  const period = { from: new Date(Date.now() - 60_000), to: new Date(Date.now() + 10 * 60_000) };
+
+  let facilitator: RunningFacilitator;
+  let ledger: RunningLedger;
+  let merchant: TestMerchant;
+  const paymentIds: string[] = [];
+
+  beforeAll(async () => {
+    merchant = createMerchant('ingestion e2e');
+    facilitator = await startFacilitator({ OUTBOX_POLL_MS: '20' });
+    ledger = await startLedger({
+      LEDGER_INGEST: 'true',
+      FACILITATOR_URL: facilitator.url,
+      RECON_CHAIN_RPC_URLS: `${manifest.network}=${manifest.rpcUrl}`,
+      RECON_PENDING_WINDOW_MS: '0',
+      QUEUE_PREFIX: facilitator.config.queuePrefix,
+    });
+  });
+  afterAll(async () => {
+    await ledger?.close();
+    await facilitator?.close();
+  });
+
+  const settle = async (amount: bigint, payerIndex: number): Promise<{ paymentId: string; txHash: Hex }> => {
+    const payload = await signAuthorization(payerAccount(manifest, payerIndex), usdc, manifest.chainId, { to: payTo, value: amount });
+    const answer = await call(`${facilitator.url}/settle`, { method: 'POST', key: merchant.apiKey, body: v2Body(payload, v2Requirements(manifest, usdc, amount, { payTo })) });
+    expect(answer.body.success, JSON.stringify(answer.body)).toBe(true);
+    const [{ id }] = await ledger.db.$queryRawUnsafe<{ id: string }[]>(`SELECT id::text FROM facilitator.payments WHERE tx_hash = $1 AND amount = $2`, answer.body.transaction, amount.toString());
+    paymentIds.push(id);
+    return { paymentId: id, txHash: answer.body.transaction };
+  };
+  const account = async (role: keyof typeof AccountCode, asset: string) => (await ledger.ledger.lookupAccounts(merchant.merchantId, [chartAccountId(role, asset)]))[0];
+  const until = async <T,>(what: string, probe: () => Promise<T | undefined>): Promise<T> => {
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+      const value = await probe();
+      if (value !== undefined) return value;
+    }
+    throw new Error(`timed out waiting for ${what}`);
+  };
+  const gasFees = async () =>
+    (await ledger.db.$queryRawUnsafe<{ fee: string }[]>(
+      `SELECT coalesce(sum((data->>'gasFee')::numeric), 0)::text AS fee FROM facilitator.payment_events WHERE payment_id = ANY($1::uuid[]) AND type = 'payment.confirmed'`,
+      paymentIds,
+    ))[0].fee;
+
+  it('books each settled payment once: a hold when verified, posted when confirmed, and its share of gas', async () => {
+    const settled = [await settle(1_250_000n, 4), await settle(2_000_000n, 5), await settle(330_000n, 4)];
+    const revenue = await until('the three payments posted', async () => {
+      const found = await account('revenue', USDC);
+      return found?.creditsPosted === 3_580_000n ? found : undefined;
+    });
+    expect(revenue).toMatchObject({ creditsPending: 0n, debitsPosted: 0n, code: AccountCode.revenue, asset: USDC });
+    expect(await account('payerClearing', USDC)).toMatchObject({ debitsPosted: 3_580_000n, debitsPending: 0n, creditsPosted: 0n });
+
+    const [post] = await ledger.ledger.lookupTransfers(merchant.merchantId, [paymentTransferId(settled[0].paymentId, 'post')]);
+    expect(post).toMatchObject({ amount: 1_250_000n, pendingId: paymentTransferId(settled[0].paymentId, 'pending'), reference: settled[0].txHash.toLowerCase() });
+
+    const fees = await gasFees();
+    expect(BigInt(fees)).toBeGreaterThan(0n);
+    const gas = await until('the gas booked', async () => {
+      const found = await account('gasExpense', GAS);
+      return found?.debitsPosted === BigInt(fees) ? found : undefined;
+    });
+    expect(gas.asset).toBe(GAS);
+    expect(await account('gasFunding', GAS)).toMatchObject({ creditsPosted: BigInt(fees) });
+  });
+
+  it('books an event delivered twice once', async () => {
+    const redis = new Redis(facilitator.config.redisUrl, { maxRetriesPerRequest: null });
+    const queue = new Queue<PaymentEventMessage>(PAYMENT_EVENTS_QUEUE, { connection: redis, prefix: facilitator.config.queuePrefix });
+    const events = await ledger.db.$queryRawUnsafe<{ id: string; type: PaymentEventMessage['type']; data: Record<string, unknown>; createdAt: Date; paymentId: string; amount: string }[]>(
+      `SELECT e.id::text, e.type, e.data, e.created_at AS "createdAt", p.id::text AS "paymentId", p.amount::text AS amount
+         FROM facilitator.payment_events e JOIN facilitator.payments p ON p.id = e.payment_id WHERE p.id = ANY($1::uuid[]) ORDER BY e.id`,
+      paymentIds,
+    );
+    const before = await account('revenue', USDC);
+    // the same events again under new job ids (as after a Redis failover lost BullMQ's dedupe), confirmed ones first
+    for (const event of [...events].reverse()) {
+      const payment = { id: event.paymentId, state: 'confirmed', protocol: 'x402', rail: 'evm', network: manifest.network, asset: usdc.address.toLowerCase(), payer: '0x', payTo: payTo.toLowerCase(), amount: event.amount, nonce: '0x', scheme: 'exact', challengeId: null, reference: null, txHash: null, merchantId: merchant.merchantId } as const;
+      const message: PaymentEventMessage = { eventId: event.id, type: event.type, paymentId: event.paymentId, merchantId: merchant.merchantId, occurredAt: event.createdAt.toISOString(), data: event.data, payment };
+      await queue.add(event.type, message, { jobId: `replay-${event.id}` });
+    }
+    await until('the replays consumed', async () => ((await queue.getJobCountByTypes('waiting', 'active', 'delayed')) === 0 ? true : undefined));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await account('revenue', USDC)).toMatchObject({ creditsPosted: before!.creditsPosted, debitsPosted: 0n, creditsPending: 0n });
+    expect((await queue.getFailed()).filter((j) => j.id?.startsWith('replay-'))).toEqual([]);
+    await queue.close();
+    redis.disconnect();
+  });
+
+  it('voids a failed payment, books one confirmed after that directly, and takes events in any order', async () => {
+    const ingestion = ledger.app.get(PaymentIngestion);
+    const merchantId = randomUUID();
+    const event = (paymentId: string, eventId: number, type: PaymentEventMessage['type'], data: Record<string, unknown> = {}): PaymentEventMessage => ({
+      eventId: String(eventId),
+      type,
+      paymentId,
+      merchantId,
+      occurredAt: new Date().toISOString(),
+      data,
+      payment: { id: paymentId, state: 'x', protocol: 'mpp', rail: 'stripe', network: 'stripe', asset: 'usd', payer: 'spt_x', payTo: 'profile_x', amount: '500', nonce: 'ch', scheme: 'stripe', challengeId: `ch_${paymentId}`, reference: null, txHash: null, merchantId },
+    });
+    const revenue = async () => (await ledger.ledger.lookupAccounts(merchantId, [chartAccountId('revenue', 'stripe/usd')]))[0]!;
+
+    const failedThenSettled = randomUUID();
+    await ingestion.book(event(failedThenSettled, 1, 'payment.verified'));
+    expect(await revenue()).toMatchObject({ creditsPending: 500n, creditsPosted: 0n });
+    await ingestion.book(event(failedThenSettled, 2, 'payment.failed', { reason: 'card_declined' }));
+    expect(await revenue()).toMatchObject({ creditsPending: 0n, creditsPosted: 0n });
+    await ingestion.book(event(failedThenSettled, 3, 'payment.retried'));
+    await ingestion.book(event(failedThenSettled, 4, 'payment.confirmed', { reference: 'pi_late' }));
+    await ingestion.book(event(failedThenSettled, 4, 'payment.confirmed', { reference: 'pi_late' }));
+    expect(await revenue()).toMatchObject({ creditsPending: 0n, creditsPosted: 500n });
+    expect(await ledger.ledger.lookupTransfers(merchantId, [paymentTransferId(failedThenSettled, 'late')])).toMatchObject([{ amount: 500n, reference: 'pi_late', flags: 0 }]);
+
+    // confirmed delivered before verified, and an expiry of another payment before its verification
+    const early = randomUUID();
+    await ingestion.book(event(early, 6, 'payment.confirmed', { reference: 'pi_early' }));
+    await ingestion.book(event(early, 5, 'payment.verified'));
+    const expired = randomUUID();
+    await ingestion.book(event(expired, 8, 'payment.expired'));
+    await ingestion.book(event(expired, 7, 'payment.verified'));
+    expect(await revenue()).toMatchObject({ creditsPending: 0n, creditsPosted: 1000n });
+
+    // open mode: no merchant, no booking
+    expect(await ingestion.book({ ...event(randomUUID(), 9, 'payment.verified'), merchantId: null, payment: { ...event('x', 9, 'payment.verified').payment, merchantId: null } })).toBe('skipped');
+  });
+
+  const api = (method: 'GET' | 'POST', path: string, body?: unknown) => call(`${ledger.url}${path}`, { method, key: merchant.apiKey, ...(body !== undefined && { body }) });
+  const reconcile = async () => {
+    const started = await api('POST', '/reconciliations', { from: period.from.toISOString(), to: period.to.toISOString() });
+    expect(started.status, JSON.stringify(started.body)).toBe(202);
+    return until('the run', async () => {
+      const run = await api('GET', `/reconciliations/${started.body.id}`);
+      return run.body.status === 'completed' || run.body.status === 'failed' ? run.body : undefined;
+    });
+  };
+  const breaksOf = async (id: string): Promise<ReconRowJson[]> => (await api('GET', `/reconciliations/${id}/rows?kind=breaks`)).body.data;
+
+  it('reconciles the ingested payments against the chain: all matched', async () => {
+    const run = await reconcile();
+    expect(run.status, run.error).toBe('completed');
+    expect(run.summary).toMatchObject({ rows: 3, breaks: 0, counts: { matched: 3, pending: 0 } });
+    const totals = run.totals.find((t: { asset: string }) => t.asset === USDC);
+    expect(totals).toMatchObject({ source: 'chain', ledger: { count: 3, net: '3580000' }, external: { count: 3, net: '3580000' } });
+  });
+
+  it('reports each injected break exactly once with its kind; correcting transfers resolve them', async () => {
+    // 1. on chain, never booked: a payer pays the merchant's address directly
+    const payer = createWalletClient({ account: payerAccount(manifest, 6), chain, transport: http(manifest.rpcUrl) });
+    const hash = await payer.writeContract({ address: usdc.address as Address, abi: erc20Abi, functionName: 'transfer', args: [payTo, 77_000n] });
+    const receipt = await client.waitForTransactionReceipt({ hash });
+    const log = receipt.logs.find((l) => l.address.toLowerCase() === usdc.address.toLowerCase())!;
+    // 2. booked, never on chain: a payment transfer naming a transaction that does not exist
+    const ghost = `0x${'ab'.repeat(32)}`;
+    const ghostId = '7b7b7b7b-0000-4000-8000-000000000001';
+    // 3. amount mismatch: the second payment corrected by +1,000 in the ledger only
+    const correctionId = '7b7b7b7b-0000-4000-8000-000000000002';
+    const booked = await api('POST', '/transfers', [
+        { id: ghostId, debitAccountId: chartAccountId('payerClearing', USDC), creditAccountId: chartAccountId('revenue', USDC), amount: '5000', asset: USDC, code: TransferCode.payment, reference: ghost },
+        { id: correctionId, debitAccountId: chartAccountId('payerClearing', USDC), creditAccountId: chartAccountId('revenue', USDC), amount: '1000', asset: USDC, code: TransferCode.correction, reference: paymentTransferId(paymentIds[1], 'pending') },
+    ]);
+    expect(booked.body.results?.map((r: { result: string }) => r.result), JSON.stringify(booked.body)).toEqual(['created', 'created']);
+
+    const run = await reconcile();
+    const breaks = (await breaksOf(run.id)).map((b) => [b.kind, b.reference]).sort();
+    expect(breaks).toEqual(
+      [
+        ['missing_in_ledger', `${hash}:${log.logIndex}`],
+        ['missing_externally', ghost],
+        ['amount_mismatch', expect.stringMatching(/^0x[0-9a-f]{64}:\d+$/)],
+      ].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+    );
+    expect(run.summary).toMatchObject({ breaks: 3, counts: { matched: 2 } });
+
+    // resolved by new transfers only: book the direct payment, reverse the ghost, take the correction back
+    const resolved = await api('POST', '/transfers', [
+        { id: '7b7b7b7b-0000-4000-8000-000000000003', debitAccountId: chartAccountId('payerClearing', USDC), creditAccountId: chartAccountId('revenue', USDC), amount: '77000', asset: USDC, code: TransferCode.payment, reference: `${hash}:${log.logIndex}` },
+        { id: '7b7b7b7b-0000-4000-8000-000000000004', debitAccountId: chartAccountId('revenue', USDC), creditAccountId: chartAccountId('payerClearing', USDC), amount: '5000', asset: USDC, code: TransferCode.correction, reference: ghostId },
+        { id: '7b7b7b7b-0000-4000-8000-000000000005', debitAccountId: chartAccountId('revenue', USDC), creditAccountId: chartAccountId('payerClearing', USDC), amount: '1000', asset: USDC, code: TransferCode.correction, reference: correctionId },
+    ]);
+    expect(resolved.body.results?.map((r: { result: string }) => r.result), JSON.stringify(resolved.body)).toEqual(['created', 'created', 'created']);
+    const clean = await reconcile();
+    expect(clean.summary).toMatchObject({ breaks: 0, counts: { matched: 4 } });
+    expect(await ledger.ledger.lookupTransfers(merchant.merchantId, [ghostId])).toMatchObject([{ amount: 5000n, flags: 0 }]);
+  });
+});

@@ -1,0 +1,55 @@
+import { createHash } from 'node:crypto';
+import type { LedgerId } from './ids';
+
+/**
+ * The chart of accounts the ledger books the facilitator's payments on, per merchant and asset, and the codes that
+ * say what a transfer is. A merchant may book on these accounts through the API too (a correction, a refund):
+ * reconciliation reads every transfer that touches a revenue account, whoever wrote it.
+ */
+export const AccountCode = {
+  /** money on its way from payers: debited by every payment (a debit-normal account, it goes as negative as payments) */
+  payerClearing: 100,
+  /** the merchant's takings in the asset: credited by payments, debited by refunds, fees and corrections */
+  revenue: 200,
+  /** network fees the facilitator paid to settle the merchant's payments, in the chain's native asset */
+  gasExpense: 300,
+  /** where that gas came from: the facilitator's settlement wallets */
+  gasFunding: 310,
+} as const;
+export type AccountRole = keyof typeof AccountCode;
+
+/** Transfer codes (TigerBeetle's `code`: why the money moved). */
+export const TransferCode = {
+  payment: 1,
+  refund: 2,
+  fee: 3,
+  gas: 4,
+  /** corrects an earlier transfer named in its `reference` (the transfer's id): its amount adds to that one's */
+  correction: 9,
+} as const;
+export type TransferKind = keyof typeof TransferCode;
+
+/** A chain's native coin as an asset (CAIP-19 slip44:60 is ether): `eip155:8453/slip44:60`. */
+export const nativeAsset = (network: string): string => `${network}/slip44:60`;
+
+/** The id of the merchant's account in a role and asset: the same everywhere, so booking twice finds it again. */
+export function chartAccountId(role: AccountRole, asset: string): LedgerId {
+  return hashId(`account:${role}:${asset}`);
+}
+
+/**
+ * The id of one booking step of a facilitator payment (`pending`, `post`, `void`, `late`, `gas`): a redelivered
+ * event books under the same ids, which the ledger answers with `exists`.
+ */
+export function paymentTransferId(paymentId: string, step: string): LedgerId {
+  return hashId(`payment:${paymentId.toLowerCase()}:${step}`);
+}
+
+/** A name-based UUID (version 8: the first 122 bits of a SHA-256, RFC 9562 §5.8). */
+function hashId(name: string): LedgerId {
+  const bytes = createHash('sha256').update(`mp-ledger:${name}`).digest().subarray(0, 16);
+  bytes[6] = (bytes[6] & 0x0f) | 0x80;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
