@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createWalletClient, defineChain, erc20Abi, http, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { PAYMENT_EVENTS_QUEUE, type PaymentEventMessage } from '@mp/clients';
+import { PAYMENT_EVENTS_QUEUE, verifyWebhookSignature, type PaymentEventMessage } from '@mp/clients';
 import { AccountCode, chartAccountId, nativeAsset, paymentTransferId, TransferCode } from '@mp/ledger';
 import { chainAsset, type ReconRowJson } from '@mp/reconciliation';
 import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
 import { startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
 import { PaymentIngestion } from '../src/ingestion/payment-ingestion.service';
-import { call, createMerchant, type TestMerchant } from './support/http';
+import { call, createMerchant, setWebhook, type TestMerchant } from './support/http';
 import { startLedger, type RunningLedger } from './support/ledger-app';
 
 /**
@@ -31,10 +32,23 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
   let ledger: RunningLedger;
   let merchant: TestMerchant;
   const paymentIds: string[] = [];
+  // the merchant's webhook endpoint: break notices arrive here, signed by the facilitator
+  const webhooks: { headers: IncomingHttpHeaders; body: string }[] = [];
+  let receiver: Server;
 
   beforeAll(async () => {
+    receiver = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        webhooks.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     merchant = createMerchant('ingestion e2e');
-    facilitator = await startFacilitator({ OUTBOX_POLL_MS: '20' });
+    setWebhook(merchant.merchantId, `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hooks`);
+    facilitator = await startFacilitator({ OUTBOX_POLL_MS: '20', WEBHOOK_POLL_MS: '50' });
     ledger = await startLedger({
       LEDGER_INGEST: 'true',
       FACILITATOR_URL: facilitator.url,
@@ -46,6 +60,7 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
   afterAll(async () => {
     await ledger?.close();
     await facilitator?.close();
+    receiver?.close();
   });
 
   const settle = async (amount: bigint, payerIndex: number): Promise<{ paymentId: string; txHash: Hex }> => {
@@ -199,6 +214,11 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
       ].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
     );
     expect(run.summary).toMatchObject({ breaks: 3, counts: { matched: 2 } });
+
+    // the merchant is told once, by a signed webhook naming the new breaks and the report
+    const notice = await until('the breaks webhook', async () => webhooks.find((w) => JSON.parse(w.body).type === 'reconciliation.breaks_found'));
+    expect(verifyWebhookSignature({ secret: merchant.webhookSecret, headers: notice.headers, body: notice.body })).toMatchObject({ ok: true });
+    expect(JSON.parse(notice.body).data).toMatchObject({ runId: run.id, merchantId: merchant.merchantId, newBreakCount: 3, reportPath: expect.stringMatching(new RegExp(`^/reconciliations/${run.id}/report`)) });
 
     // resolved by new transfers only: book the direct payment, reverse the ghost, take the correction back
     const resolved = await api('POST', '/transfers', [

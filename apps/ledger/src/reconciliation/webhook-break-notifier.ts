@@ -5,6 +5,9 @@ import { MERCHANT_NOTICES_QUEUE, type MerchantNoticeMessage } from '@mp/clients'
 import { RECON_CONFIG, type ReconciliationConfig } from './reconciliation.config';
 import type { BreakNotice, BreakNotifier } from './reconciliation.ports';
 
+/** Breaks listed in one webhook; `newBreakCount` says how many there are. */
+const MAX_BREAKS_IN_NOTICE = 100;
+
 /**
  * Tells the merchant about new breaks with a signed webhook: the notice goes to the facilitator (which holds the
  * merchants' webhook URLs and secrets) on the `merchant-notices` queue, keyed by the run, so a notice published
@@ -40,7 +43,15 @@ export class WebhookBreakNotifier implements BreakNotifier, OnModuleDestroy {
       merchantId: notice.merchantId,
       type: notice.type,
       createdAt: new Date().toISOString(),
-      data: { runId: notice.runId, merchantId: notice.merchantId, summary: notice.summary, newBreaks: notice.newBreaks, reportPath: notice.reportPath },
+      data: {
+        runId: notice.runId,
+        merchantId: notice.merchantId,
+        summary: notice.summary,
+        newBreakCount: notice.newBreaks.length,
+        // the report has them all; a webhook stays small
+        newBreaks: notice.newBreaks.slice(0, MAX_BREAKS_IN_NOTICE),
+        reportPath: notice.reportPath,
+      },
     };
     await this.queue.add(notice.type, message, { jobId: `notice-${message.noticeId}` });
   }

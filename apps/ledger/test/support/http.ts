@@ -8,6 +8,7 @@ export interface TestMerchant {
   merchantId: string;
   keyId: string;
   apiKey: string;
+  webhookSecret: string;
 }
 
 /** scripts/merchants.mjs (the facilitator's merchant CLI) against the test database. */
@@ -20,6 +21,11 @@ function merchantsCli(...args: string[]): string {
 /** A merchant with an API key. */
 export function createMerchant(name: string): TestMerchant {
   return JSON.parse(merchantsCli('create', '--name', name)) as TestMerchant;
+}
+
+/** Where the merchant's webhooks go (the facilitator delivers them). */
+export function setWebhook(merchantId: string, url: string): void {
+  merchantsCli('set-webhook', merchantId, url);
 }
 
 export function revokeKey(keyId: string): void {
