@@ -2,13 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { Mppx } from 'mppx/client';
 import { createWalletClient, defineChain, erc20Abi, http, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { PAYMENT_EVENTS_QUEUE, verifyWebhookSignature, type PaymentEventMessage } from '@mp/clients';
 import { AccountCode, chartAccountId, nativeAsset, paymentTransferId, TransferCode } from '@mp/ledger';
-import { chainAsset, type ReconRowJson } from '@mp/reconciliation';
+import { chainAsset, stripeAsset, type ReconRowJson } from '@mp/reconciliation';
 import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
 import { startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
+import { paymentRequiredResponse } from '../../../test/support/mpp';
+import { startTestStripe, type TestStripe } from '../../../test/support/stripe';
 import { PaymentIngestion } from '../src/ingestion/payment-ingestion.service';
 import { call, createMerchant, setWebhook, type TestMerchant } from './support/http';
 import { startLedger, type RunningLedger } from './support/ledger-app';
@@ -23,11 +26,13 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
   const usdc = manifest.tokens.usdc;
   const USDC = chainAsset(manifest.network, usdc.address);
   const GAS = nativeAsset(manifest.network);
+  const USD = stripeAsset('usd');
   const chain = defineChain({ id: manifest.chainId, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [manifest.rpcUrl] } } });
   // a receiving address of its own: no other test pays it, so the chain side holds only this test's transfers
   const payTo = privateKeyToAccount(generatePrivateKey()).address;
   const period = { from: new Date(Date.now() - 60_000), to: new Date(Date.now() + 10 * 60_000) };
 
+  let stripe: TestStripe;
   let facilitator: RunningFacilitator;
   let ledger: RunningLedger;
   let merchant: TestMerchant;
@@ -48,8 +53,11 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     merchant = createMerchant('ingestion e2e');
     setWebhook(merchant.merchantId, `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hooks`);
-    facilitator = await startFacilitator({ OUTBOX_POLL_MS: '20', WEBHOOK_POLL_MS: '50' });
+    stripe = await startTestStripe();
+    facilitator = await startFacilitator({ ...stripe.facilitatorEnv, OUTBOX_POLL_MS: '20', WEBHOOK_POLL_MS: '50' });
     ledger = await startLedger({
+      STRIPE_SECRET_KEY: 'sk_test_ledger_reader',
+      STRIPE_API_BASE: stripe.fake.url,
       LEDGER_INGEST: 'true',
       FACILITATOR_URL: facilitator.url,
       RECON_CHAIN_RPC_URLS: `${manifest.network}=${manifest.rpcUrl}`,
@@ -60,6 +68,7 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
   afterAll(async () => {
     await ledger?.close();
     await facilitator?.close();
+    await stripe?.fake.stop();
     receiver?.close();
   });
 
@@ -70,6 +79,17 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
     const [{ id }] = await ledger.db.$queryRawUnsafe<{ id: string }[]>(`SELECT id::text FROM facilitator.payments WHERE tx_hash = $1 AND amount = $2`, answer.body.transaction, amount.toString());
     paymentIds.push(id);
     return { paymentId: id, txHash: answer.body.transaction };
+  };
+  /** An MPP payment through Stripe: a challenge for the merchant, a Shared Payment Token from the official mppx client. */
+  const payWithStripe = async (amount: string): Promise<{ paymentIntent: string }> => {
+    const terms = { realm: 'shop.example', offers: [{ method: 'stripe', intent: 'charge', request: { amount, currency: 'usd', methodDetails: { networkId: 'profile_test_merchant', paymentMethodTypes: ['card'] } } }] };
+    const issued = await call(`${facilitator.url}/mpp/challenges`, { method: 'POST', key: merchant.apiKey, body: terms });
+    const credential = await Mppx.create({ methods: [stripe.mppxMethod()], polyfill: false }).createCredential(paymentRequiredResponse(issued.body.wwwAuthenticate));
+    const settled = await call(`${facilitator.url}/mpp/settle`, { method: 'POST', key: merchant.apiKey, body: { credential, terms } });
+    expect(settled.status, JSON.stringify(settled.body)).toBe(200);
+    const [{ id }] = await ledger.db.$queryRawUnsafe<{ id: string }[]>(`SELECT id::text FROM facilitator.payments WHERE reference = $1`, settled.body.receipt.reference);
+    paymentIds.push(id);
+    return { paymentIntent: settled.body.receipt.reference };
   };
   const account = async (role: keyof typeof AccountCode, asset: string) => (await ledger.ledger.lookupAccounts(merchant.merchantId, [chartAccountId(role, asset)]))[0];
   const until = async <T,>(what: string, probe: () => Promise<T | undefined>): Promise<T> => {
@@ -107,24 +127,41 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
     expect(await account('gasFunding', GAS)).toMatchObject({ creditsPosted: BigInt(fees) });
   });
 
+  it('books a Stripe payment and the fee Stripe kept, named by its balance transaction', async () => {
+    const { paymentIntent } = await payWithStripe('2500');
+    const fee = await until('the Stripe fee booked', async () => {
+      const found = await account('processorFees', USD);
+      return found && found.creditsPosted > 0n ? found : undefined;
+    });
+    const intent = await stripe.buyer.paymentIntents.retrieve(paymentIntent, { expand: ['latest_charge.balance_transaction'] });
+    const txn = (intent.latest_charge as { balance_transaction: { id: string; fee: number } }).balance_transaction;
+    expect(fee.creditsPosted).toBe(BigInt(txn.fee));
+    expect(await account('revenue', USD)).toMatchObject({ creditsPosted: 2500n, debitsPosted: BigInt(txn.fee) });
+    const [feeTransfer] = await ledger.ledger.lookupTransfers(merchant.merchantId, [paymentTransferId(paymentIds.at(-1)!, 'fee')]);
+    expect(feeTransfer).toMatchObject({ reference: txn.id, code: TransferCode.fee });
+  });
+
   it('books an event delivered twice once', async () => {
     const redis = new Redis(facilitator.config.redisUrl, { maxRetriesPerRequest: null });
     const queue = new Queue<PaymentEventMessage>(PAYMENT_EVENTS_QUEUE, { connection: redis, prefix: facilitator.config.queuePrefix });
-    const events = await ledger.db.$queryRawUnsafe<{ id: string; type: PaymentEventMessage['type']; data: Record<string, unknown>; createdAt: Date; paymentId: string; amount: string }[]>(
-      `SELECT e.id::text, e.type, e.data, e.created_at AS "createdAt", p.id::text AS "paymentId", p.amount::text AS amount
+    const events = await ledger.db.$queryRawUnsafe<(Omit<PaymentEventMessage, 'payment' | 'occurredAt'> & { occurredAt: Date; payment: PaymentEventMessage['payment'] })[]>(
+      `SELECT e.id::text AS "eventId", e.type, e.payment_id::text AS "paymentId", p.merchant_id::text AS "merchantId", e.created_at AS "occurredAt", e.data,
+              json_build_object('id', p.id, 'state', p.state, 'protocol', p.protocol, 'rail', p.rail, 'network', p.network, 'asset', p.asset, 'payer', p.payer,
+                'payTo', p.pay_to, 'amount', p.amount::text, 'nonce', p.authorization_nonce, 'scheme', p.scheme, 'challengeId', p.challenge_id,
+                'reference', p.reference, 'txHash', p.tx_hash, 'merchantId', p.merchant_id) AS payment
          FROM facilitator.payment_events e JOIN facilitator.payments p ON p.id = e.payment_id WHERE p.id = ANY($1::uuid[]) ORDER BY e.id`,
       paymentIds,
     );
     const before = await account('revenue', USDC);
+    const beforeUsd = await account('revenue', USD);
     // the same events again under new job ids (as after a Redis failover lost BullMQ's dedupe), confirmed ones first
     for (const event of [...events].reverse()) {
-      const payment = { id: event.paymentId, state: 'confirmed', protocol: 'x402', rail: 'evm', network: manifest.network, asset: usdc.address.toLowerCase(), payer: '0x', payTo: payTo.toLowerCase(), amount: event.amount, nonce: '0x', scheme: 'exact', challengeId: null, reference: null, txHash: null, merchantId: merchant.merchantId } as const;
-      const message: PaymentEventMessage = { eventId: event.id, type: event.type, paymentId: event.paymentId, merchantId: merchant.merchantId, occurredAt: event.createdAt.toISOString(), data: event.data, payment };
-      await queue.add(event.type, message, { jobId: `replay-${event.id}` });
+      await queue.add(event.type, { ...event, occurredAt: event.occurredAt.toISOString() }, { jobId: `replay-${event.eventId}` });
     }
     await until('the replays consumed', async () => ((await queue.getJobCountByTypes('waiting', 'active', 'delayed')) === 0 ? true : undefined));
     await new Promise((r) => setTimeout(r, 200));
     expect(await account('revenue', USDC)).toMatchObject({ creditsPosted: before!.creditsPosted, debitsPosted: 0n, creditsPending: 0n });
+    expect(await account('revenue', USD)).toMatchObject({ creditsPosted: beforeUsd!.creditsPosted, debitsPosted: beforeUsd!.debitsPosted });
     expect((await queue.getFailed()).filter((j) => j.id?.startsWith('replay-'))).toEqual([]);
     await queue.close();
     redis.disconnect();
@@ -150,14 +187,14 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
     await ingestion.book(event(failedThenSettled, 2, 'payment.failed', { reason: 'card_declined' }));
     expect(await revenue()).toMatchObject({ creditsPending: 0n, creditsPosted: 0n });
     await ingestion.book(event(failedThenSettled, 3, 'payment.retried'));
-    await ingestion.book(event(failedThenSettled, 4, 'payment.confirmed', { reference: 'pi_late' }));
-    await ingestion.book(event(failedThenSettled, 4, 'payment.confirmed', { reference: 'pi_late' }));
+    await ingestion.book(event(failedThenSettled, 4, 'payment.confirmed', { reference: 'late-settlement' }));
+    await ingestion.book(event(failedThenSettled, 4, 'payment.confirmed', { reference: 'late-settlement' }));
     expect(await revenue()).toMatchObject({ creditsPending: 0n, creditsPosted: 500n });
-    expect(await ledger.ledger.lookupTransfers(merchantId, [paymentTransferId(failedThenSettled, 'late')])).toMatchObject([{ amount: 500n, reference: 'pi_late', flags: 0 }]);
+    expect(await ledger.ledger.lookupTransfers(merchantId, [paymentTransferId(failedThenSettled, 'late')])).toMatchObject([{ amount: 500n, reference: 'late-settlement', flags: 0 }]);
 
     // confirmed delivered before verified, and an expiry of another payment before its verification
     const early = randomUUID();
-    await ingestion.book(event(early, 6, 'payment.confirmed', { reference: 'pi_early' }));
+    await ingestion.book(event(early, 6, 'payment.confirmed', { reference: 'early-settlement' }));
     await ingestion.book(event(early, 5, 'payment.verified'));
     const expired = randomUUID();
     await ingestion.book(event(expired, 8, 'payment.expired'));
@@ -179,10 +216,11 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
   };
   const breaksOf = async (id: string): Promise<ReconRowJson[]> => (await api('GET', `/reconciliations/${id}/rows?kind=breaks`)).body.data;
 
-  it('reconciles the ingested payments against the chain: all matched', async () => {
+  it('reconciles the ingested payments against the chain and Stripe: all matched', async () => {
     const run = await reconcile();
     expect(run.status, run.error).toBe('completed');
-    expect(run.summary).toMatchObject({ rows: 3, breaks: 0, counts: { matched: 3, pending: 0 } });
+    // three chain payments; the Stripe payment and its fee
+    expect(run.summary).toMatchObject({ rows: 5, breaks: 0, counts: { matched: 5, pending: 0 } });
     const totals = run.totals.find((t: { asset: string }) => t.asset === USDC);
     expect(totals).toMatchObject({ source: 'chain', ledger: { count: 3, net: '3580000' }, external: { count: 3, net: '3580000' } });
   });
@@ -204,31 +242,37 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
     ]);
     expect(booked.body.results?.map((r: { result: string }) => r.result), JSON.stringify(booked.body)).toEqual(['created', 'created']);
 
+    // 4. a Stripe refund the ledger never booked
+    const [stripePayment] = await ledger.db.$queryRawUnsafe<{ reference: string }[]>(`SELECT reference FROM facilitator.payments WHERE id = $1::uuid`, paymentIds.at(-1));
+    const refund = await stripe.buyer.refunds.create({ payment_intent: stripePayment.reference, amount: 700 });
+
     const run = await reconcile();
     const breaks = (await breaksOf(run.id)).map((b) => [b.kind, b.reference]).sort();
     expect(breaks).toEqual(
       [
         ['missing_in_ledger', `${hash}:${log.logIndex}`],
+        ['missing_in_ledger', refund.id],
         ['missing_externally', ghost],
         ['amount_mismatch', expect.stringMatching(/^0x[0-9a-f]{64}:\d+$/)],
       ].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
     );
-    expect(run.summary).toMatchObject({ breaks: 3, counts: { matched: 2 } });
+    expect(run.summary).toMatchObject({ breaks: 4, counts: { matched: 4 } });
 
     // the merchant is told once, by a signed webhook naming the new breaks and the report
     const notice = await until('the breaks webhook', async () => webhooks.find((w) => JSON.parse(w.body).type === 'reconciliation.breaks_found'));
     expect(verifyWebhookSignature({ secret: merchant.webhookSecret, headers: notice.headers, body: notice.body })).toMatchObject({ ok: true });
-    expect(JSON.parse(notice.body).data).toMatchObject({ runId: run.id, merchantId: merchant.merchantId, newBreakCount: 3, reportPath: expect.stringMatching(new RegExp(`^/reconciliations/${run.id}/report`)) });
+    expect(JSON.parse(notice.body).data).toMatchObject({ runId: run.id, merchantId: merchant.merchantId, newBreakCount: 4, reportPath: expect.stringMatching(new RegExp(`^/reconciliations/${run.id}/report`)) });
 
     // resolved by new transfers only: book the direct payment, reverse the ghost, take the correction back
     const resolved = await api('POST', '/transfers', [
         { id: '7b7b7b7b-0000-4000-8000-000000000003', debitAccountId: chartAccountId('payerClearing', USDC), creditAccountId: chartAccountId('revenue', USDC), amount: '77000', asset: USDC, code: TransferCode.payment, reference: `${hash}:${log.logIndex}` },
         { id: '7b7b7b7b-0000-4000-8000-000000000004', debitAccountId: chartAccountId('revenue', USDC), creditAccountId: chartAccountId('payerClearing', USDC), amount: '5000', asset: USDC, code: TransferCode.correction, reference: ghostId },
         { id: '7b7b7b7b-0000-4000-8000-000000000005', debitAccountId: chartAccountId('revenue', USDC), creditAccountId: chartAccountId('payerClearing', USDC), amount: '1000', asset: USDC, code: TransferCode.correction, reference: correctionId },
+        { id: '7b7b7b7b-0000-4000-8000-000000000006', debitAccountId: chartAccountId('revenue', USD), creditAccountId: chartAccountId('payerClearing', USD), amount: '700', asset: USD, code: TransferCode.refund, reference: refund.id },
     ]);
-    expect(resolved.body.results?.map((r: { result: string }) => r.result), JSON.stringify(resolved.body)).toEqual(['created', 'created', 'created']);
+    expect(resolved.body.results?.map((r: { result: string }) => r.result), JSON.stringify(resolved.body)).toEqual(['created', 'created', 'created', 'created']);
     const clean = await reconcile();
-    expect(clean.summary).toMatchObject({ breaks: 0, counts: { matched: 4 } });
+    expect(clean.summary).toMatchObject({ breaks: 0, counts: { matched: 7 } });
     expect(await ledger.ledger.lookupTransfers(merchant.merchantId, [ghostId])).toMatchObject([{ amount: 5000n, flags: 0 }]);
   });
 });

@@ -15,6 +15,8 @@ export const AccountCode = {
   gasExpense: 300,
   /** where that gas came from: the facilitator's settlement wallets */
   gasFunding: 310,
+  /** what payment processors kept (Stripe's fee on each charge), in the payment's asset */
+  processorFees: 320,
 } as const;
 export type AccountRole = keyof typeof AccountCode;
 
@@ -38,7 +40,7 @@ export function chartAccountId(role: AccountRole, asset: string): LedgerId {
 }
 
 /**
- * The id of one booking step of a facilitator payment (`pending`, `post`, `void`, `late`, `gas`): a redelivered
+ * The id of one booking step of a facilitator payment (`pending`, `post`, `void`, `late`, `gas`, `fee`): a redelivered
  * event books under the same ids, which the ledger answers with `exists`.
  */
 export function paymentTransferId(paymentId: string, step: string): LedgerId {

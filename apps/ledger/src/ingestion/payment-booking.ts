@@ -80,6 +80,24 @@ export function latePaymentTransfer(event: PaymentEventMessage, asset: string, r
   return { ...holdTransfer(event, asset), id: paymentTransferId(event.paymentId, 'late'), flags: 0, ...(reference && { reference }) };
 }
 
+export function feeAccount(asset: string): AccountInput {
+  return account('processorFees', asset, 'credit');
+}
+
+/** The processor's fee on the payment, out of the merchant's revenue, named by the balance transaction. */
+export function feeTransfer(event: PaymentEventMessage, asset: string, amount: bigint, reference: string): TransferInput {
+  return {
+    id: paymentTransferId(event.paymentId, 'fee'),
+    debitAccountId: chartAccountId('revenue', asset),
+    creditAccountId: chartAccountId('processorFees', asset),
+    amount,
+    asset,
+    code: TransferCode.fee,
+    flags: 0,
+    reference,
+  };
+}
+
 export function gasTransfer(event: PaymentEventMessage, gas: GasBooking): TransferInput {
   return {
     id: paymentTransferId(event.paymentId, 'gas'),

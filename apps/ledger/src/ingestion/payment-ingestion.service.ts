@@ -1,10 +1,15 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type Stripe from 'stripe';
 import type { PaymentEventMessage } from '@mp/clients';
 import { PrismaService } from '@mp/db';
 import { isSuccess, TRANSFER_RESULT_MESSAGES, type AccountInput, type TransferInput, type TransferResultCode } from '@mp/ledger';
 import { LedgerService } from '../core/ledger.service';
+import { LEDGER_CONFIG, type LedgerConfig } from '../ledger.config';
+import { createStripeReader, stripeFeeOf } from '../stripe/stripe-reader';
 import {
   bookingStep,
+  feeAccount,
+  feeTransfer,
   gasAccounts,
   gasTransfer,
   holdTransfer,
@@ -29,11 +34,16 @@ export type BookingOutcome = 'booked' | 'skipped';
 @Injectable()
 export class PaymentIngestion {
   private readonly logger = new Logger('Ingestion');
+  /** with STRIPE_SECRET_KEY: Stripe's fee on each Stripe payment is booked too */
+  private readonly stripe: Stripe | undefined;
 
   constructor(
+    @Inject(LEDGER_CONFIG) config: LedgerConfig,
     private readonly ledger: LedgerService,
     private readonly db: PrismaService,
-  ) {}
+  ) {
+    if (config.reconciliation.stripe) this.stripe = createStripeReader(config.reconciliation.stripe, 'ingestion');
+  }
 
   async book(event: PaymentEventMessage): Promise<BookingOutcome> {
     const merchantId = event.merchantId ?? event.payment.merchantId;
@@ -47,12 +57,22 @@ export class PaymentIngestion {
     if (step.kind === 'post') {
       const posted = await this.transfer(merchantId, postTransfer(event, step.reference), ['pending_transfer_already_voided']);
       if (posted === 'pending_transfer_already_voided') await this.transfer(merchantId, latePaymentTransfer(event, asset, step.reference));
+      if (event.payment.rail === 'stripe' && step.reference?.startsWith('pi_')) await this.bookStripeFee(merchantId, event, asset, step.reference);
     } else if (step.kind === 'void') {
       const voided = await this.transfer(merchantId, voidTransfer(event), ['pending_transfer_already_posted']);
       if (voided === 'pending_transfer_already_posted') this.logger.warn(`payment ${event.paymentId}: ${event.type} after it was confirmed; the ledger keeps it posted`);
     }
     if ((step.kind === 'post' || step.kind === 'void') && step.gas) await this.bookGas(merchantId, event, step.gas);
     return 'booked';
+  }
+
+  /** A failure to read the fee fails the job, which BullMQ retries: what was booked before it answers `exists` then. */
+  private async bookStripeFee(merchantId: string, event: PaymentEventMessage, asset: string, paymentIntent: string): Promise<void> {
+    if (!this.stripe) return;
+    const fee = await stripeFeeOf(this.stripe, paymentIntent);
+    if (!fee || fee.amount <= 0n) return;
+    await this.ensureAccounts(merchantId, [feeAccount(asset)]);
+    await this.transfer(merchantId, feeTransfer(event, asset, fee.amount, fee.balanceTransaction));
   }
 
   private async bookGas(merchantId: string, event: PaymentEventMessage, gas: GasBooking): Promise<void> {

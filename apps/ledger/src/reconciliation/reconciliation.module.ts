@@ -12,7 +12,7 @@ import { ReconciliationWorker } from './reconciliation.worker';
 import { ReportLinks } from './report-links';
 import { RunAccess } from './run-access';
 import { RunRepository } from './run.repository';
-import { StripeScanner } from './stripe/stripe-scanner';
+import { StripeScanner } from '../stripe/stripe-scanner';
 
 /** How a port is bound: a class, another provider, a factory or a value (Nest's provider forms without `provide`). */
 export type Binding<T> =

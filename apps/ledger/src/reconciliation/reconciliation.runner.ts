@@ -6,7 +6,7 @@ import { LEDGER_SOURCE, RECON_BREAK_NOTIFIER, type BreakNotifier, type LedgerSou
 import { percentOf, type Phase } from './progress';
 import { ReportLinks } from './report-links';
 import { RunRepository, type RunProgress, type RunRecord } from './run.repository';
-import { StripeScanner } from './stripe/stripe-scanner';
+import { StripeScanner } from '../stripe/stripe-scanner';
 
 export type ProgressListener = (progress: RunProgress & { percent: number }) => void;
 

@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import Stripe from 'stripe';
 import { stripeAsset, type ExternalEntry, type Period } from '@mp/reconciliation';
-import { RECON_CONFIG, type ReconciliationConfig } from '../reconciliation.config';
+import { RECON_CONFIG, type ReconciliationConfig } from '../reconciliation/reconciliation.config';
+import { createStripeReader } from './stripe-reader';
 
 export interface StripeScanRequest {
   merchantId: string;
@@ -22,18 +23,7 @@ export class StripeScanner {
   private readonly stripe: Stripe | undefined;
 
   constructor(@Inject(RECON_CONFIG) private readonly config: ReconciliationConfig) {
-    const settings = config.stripe;
-    if (!settings) return;
-    const protocol = settings.apiBase.protocol === 'http:' ? 'http' : 'https';
-    this.stripe = new Stripe(settings.secretKey, {
-      host: settings.apiBase.hostname,
-      port: settings.apiBase.port ? Number(settings.apiBase.port) : protocol === 'http' ? 80 : 443,
-      protocol,
-      timeout: settings.timeoutMs,
-      // reads only: retrying is always safe
-      maxNetworkRetries: 2,
-      appInfo: { name: 'machine-payments-ledger-reconciliation' },
-    });
+    if (config.stripe) this.stripe = createStripeReader(config.stripe, 'reconciliation');
   }
 
   get enabled(): boolean {
