@@ -322,7 +322,7 @@ describe('docs', () => {
     const documentedVariables = new Set([...configurationMd.matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((m) => m[1]));
 
     it('names every variable of every app config schema', () => {
-      const files = ['apps/facilitator/src/config/facilitator.config.ts', 'apps/ledger/src/ledger.config.ts', 'apps/merchant-agent/src/merchant.config.ts'];
+      const files = ['apps/facilitator/src/config/facilitator.config.ts', 'apps/ledger/src/ledger.config.ts', 'apps/ledger/src/reconciliation/reconciliation.config.ts', 'apps/merchant-agent/src/merchant.config.ts'];
       const keys = files.flatMap(envSchemaKeys);
       expect(keys).toEqual(expect.arrayContaining(['FACILITATOR_PORT', 'SETTLE_BUDGET_MS', 'LEDGER_PORT', 'MERCHANT_PRICE', 'DATABASE_URL']));
       expect(keys.filter((k) => !documentedVariables.has(k))).toEqual([]);
