@@ -3,9 +3,12 @@
 //   npm start            (= node scripts/demo.mjs)        runs until Ctrl-C
 //   node scripts/demo.mjs --exit                          stops after the buyer's purchase (used by the tests)
 // Builds the apps if their sources changed, migrates the database, starts a local anvil chain with the test USDC,
-// the local fake Stripe, the facilitator, the ledger and the merchant agent. Then buyers pay the merchant: its
-// x402-protected endpoint through the official x402 client, and its MPP endpoint through the official mppx client
-// (on chain with the evm method, and with a test card through Stripe); the demo prints what happened.
+// creates a merchant account (its API key goes to the merchant agent), starts the local fake Stripe, the
+// facilitator, the ledger and the merchant agent. Then buyers pay the merchant: its x402-protected endpoint through
+// the official x402 client, its MPP endpoint through the official mppx client (on chain with the evm method, and
+// with a test card through Stripe), and a skill of its A2A agent through the A2A SDK's client. The ledger books every
+// payment, and a reconciliation run compares the books with the chain and Stripe. Each step is named as it starts;
+// a failure names the step and exits 1.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -22,8 +25,6 @@ const env = {
   ...process.env,
   DATABASE_URL: process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/machine_payments',
   LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-  // The demo has no merchant accounts: the facilitator takes /verify and /settle without an API key.
-  FACILITATOR_OPEN_MODE: 'true',
 };
 const ports = {
   chain: Number(process.env.CHAIN_PORT ?? 8545),
@@ -36,77 +37,178 @@ const STRIPE_WEBHOOK_SECRET = 'whsec_local_demo';
 const logDir = path.join(REPO_ROOT, '.local', 'logs');
 const children = [];
 let anvil;
+let current = 'start';
 
 const say = (line) => console.log(`demo: ${line}`);
 
+/** One named step: its name is what a failure reports. */
+async function step(name, fn) {
+  current = name;
+  say(`▶ ${name}`);
+  return fn();
+}
+
 async function main() {
   fs.mkdirSync(logDir, { recursive: true });
-  run('prisma client', ['scripts/prisma-generate.mjs', '--quiet']);
-  buildIfStale({ env, log: say });
-  run('database migrations', ['scripts/migrate.mjs', 'deploy', '--quiet']);
-  // Every start is a fresh chain, so the demo database's earlier payments and queued jobs are cleared.
-  await resetLocalState({ databaseUrl: env.DATABASE_URL });
+  await step('prepare the database', async () => {
+    run('prisma client', ['scripts/prisma-generate.mjs', '--quiet']);
+    buildIfStale({ env, log: say });
+    run('database migrations', ['scripts/migrate.mjs', 'deploy', '--quiet']);
+    // Every start is a fresh chain, so the demo database's earlier payments, books and queued jobs are cleared.
+    await resetLocalState({ databaseUrl: env.DATABASE_URL });
+  });
 
-  anvil = await startAnvil({ port: ports.chain });
-  const manifest = await deployLocalChain({ rpcUrl: anvil.rpcUrl });
+  const manifest = await step('start the local chain', async () => {
+    anvil = await startAnvil({ port: ports.chain });
+    const deployed = await deployLocalChain({ rpcUrl: anvil.rpcUrl });
+    say(`anvil on ${anvil.rpcUrl}, test USDC at ${deployed.tokens.usdc.address}`);
+    return deployed;
+  });
   const manifestPath = writeManifest(path.join(REPO_ROOT, '.local', `chain-${ports.chain}.json`), manifest);
-  say(`anvil on ${anvil.rpcUrl}, test USDC at ${manifest.tokens.usdc.address}`);
+  // the books and the chain are compared from here on
+  const periodFrom = new Date();
+
+  const merchantAccount = await step('create the merchant account', async () => {
+    const created = runJson('merchants CLI', ['scripts/merchants.mjs', 'create', '--name', 'Demo forecasts', '--json']);
+    say(`merchant ${created.merchantId} with API key ${created.apiKey.slice(0, 12)}…`);
+    return created;
+  });
 
   const common = { ...env, CHAIN_MANIFEST: manifestPath };
   const facilitatorUrl = `http://127.0.0.1:${ports.facilitator}`;
+  const ledgerUrl = `http://127.0.0.1:${ports.ledger}`;
+  const merchantUrl = `http://127.0.0.1:${ports.merchant}`;
   const stripeUrl = `http://127.0.0.1:${ports.stripe}`;
-  await startApp(
-    'fake-stripe',
-    { ...common, FAKE_STRIPE_PORT: String(ports.stripe), FAKE_STRIPE_WEBHOOK_URL: `${facilitatorUrl}/stripe/webhooks`, FAKE_STRIPE_WEBHOOK_SECRET: STRIPE_WEBHOOK_SECRET },
-    `${stripeUrl}/v1/events`,
-    { authorization: 'Bearer sk_test_demo' },
-  );
-  const stripeEnv = { STRIPE_SECRET_KEY: 'sk_test_demo_facilitator', STRIPE_API_BASE: stripeUrl, STRIPE_WEBHOOK_SECRET };
-  await startApp('facilitator', { ...common, ...stripeEnv, FACILITATOR_PORT: String(ports.facilitator) }, `${facilitatorUrl}/ready`);
-  await startApp('ledger', { ...common, LEDGER_PORT: String(ports.ledger) }, `http://127.0.0.1:${ports.ledger}/ready`);
-  await startApp(
-    'merchant-agent',
-    { ...common, MERCHANT_PORT: String(ports.merchant), FACILITATOR_URL: facilitatorUrl, MERCHANT_STRIPE_NETWORK_ID: 'profile_demo_merchant' },
-    `http://127.0.0.1:${ports.merchant}/ready`,
-  );
+  await step('start the services', async () => {
+    await startApp(
+      'fake-stripe',
+      { ...common, FAKE_STRIPE_PORT: String(ports.stripe), FAKE_STRIPE_WEBHOOK_URL: `${facilitatorUrl}/stripe/webhooks`, FAKE_STRIPE_WEBHOOK_SECRET: STRIPE_WEBHOOK_SECRET },
+      `${stripeUrl}/v1/events`,
+      { authorization: 'Bearer sk_test_demo' },
+    );
+    const stripeEnv = { STRIPE_SECRET_KEY: 'sk_test_demo_facilitator', STRIPE_API_BASE: stripeUrl, STRIPE_WEBHOOK_SECRET };
+    await startApp('facilitator', { ...common, ...stripeEnv, FACILITATOR_PORT: String(ports.facilitator) }, `${facilitatorUrl}/ready`);
+    await startApp(
+      'ledger',
+      { ...common, LEDGER_PORT: String(ports.ledger), FACILITATOR_URL: facilitatorUrl, STRIPE_SECRET_KEY: 'sk_test_demo_ledger', STRIPE_API_BASE: stripeUrl, RECON_SCHEDULE: 'off' },
+      `${ledgerUrl}/ready`,
+    );
+    await startApp(
+      'merchant-agent',
+      { ...common, MERCHANT_PORT: String(ports.merchant), FACILITATOR_URL: facilitatorUrl, FACILITATOR_API_KEY: merchantAccount.apiKey, MERCHANT_STRIPE_NETWORK_ID: 'profile_demo_merchant' },
+      `${merchantUrl}/ready`,
+    );
+  });
 
   const client = createPublicClient({ transport: http(manifest.rpcUrl) });
   const usdc = manifest.tokens.usdc.address;
   const buyer = manifest.accounts.payers[0].address;
   const merchant = manifest.accounts.merchant.address;
   const balances = async () => Promise.all([buyer, merchant].map((a) => client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [a] })));
-  const before = await balances();
 
-  const url = `http://127.0.0.1:${ports.merchant}/paid/forecast`;
-  say(`buyer ${buyer} asks for ${url}`);
-  const purchase = spawnSync(process.execPath, [appEntry('merchant-agent', 'buyer/main.js'), url], { cwd: REPO_ROOT, env: common, encoding: 'utf8' });
-  process.stdout.write(purchase.stdout);
-  process.stderr.write(purchase.stderr);
-  if (purchase.status !== 0) throw new Error('the buyer could not complete the purchase');
+  await step('x402: a buyer pays for an HTTP call', async () => {
+    const before = await balances();
+    const url = `${merchantUrl}/paid/forecast`;
+    say(`buyer ${buyer} asks for ${url}`);
+    const purchase = spawnSync(process.execPath, [appEntry('merchant-agent', 'buyer/main.js'), url], { cwd: REPO_ROOT, env: common, encoding: 'utf8' });
+    process.stdout.write(purchase.stdout);
+    process.stderr.write(purchase.stderr);
+    if (purchase.status !== 0) throw new Error('the buyer could not complete the purchase');
+    const { transaction } = JSON.parse(purchase.stdout.slice(purchase.stdout.indexOf('{')));
+    const receipt = await client.getTransactionReceipt({ hash: transaction });
+    const after = await balances();
+    say(`transaction ${transaction}: ${receipt.status} in block ${receipt.blockNumber}, gas ${receipt.gasUsed}`);
+    say(`buyer    USDC ${formatUsdc(before[0])} → ${formatUsdc(after[0])}`);
+    say(`merchant USDC ${formatUsdc(before[1])} → ${formatUsdc(after[1])}`);
+  });
 
-  const { transaction } = JSON.parse(purchase.stdout.slice(purchase.stdout.indexOf('{')));
-  const receipt = await client.getTransactionReceipt({ hash: transaction });
-  const after = await balances();
-  say(`transaction ${transaction}: ${receipt.status} in block ${receipt.blockNumber}, gas ${receipt.gasUsed}`);
-  say(`buyer    USDC ${formatUsdc(before[0])} → ${formatUsdc(after[0])}`);
-  say(`merchant USDC ${formatUsdc(before[1])} → ${formatUsdc(after[1])}`);
-
-  const mppUrl = `http://127.0.0.1:${ports.merchant}/mpp/forecast`;
+  const mppUrl = `${merchantUrl}/mpp/forecast`;
   for (const method of ['evm', 'stripe']) {
-    say(`MPP: a buyer pays ${mppUrl} with method ${method}`);
-    const mpp = spawnSync(process.execPath, [appEntry('merchant-agent', 'mpp/mpp-buyer.main.js'), method, mppUrl], {
-      cwd: REPO_ROOT,
-      env: { ...common, BUYER_PRIVATE_KEY: manifest.accounts.payers[1].privateKey, BUYER_STRIPE_API_BASE: stripeUrl },
-      encoding: 'utf8',
+    await step(`MPP: a buyer pays with method ${method}`, async () => {
+      say(`MPP: a buyer pays ${mppUrl} with method ${method}`);
+      const mpp = spawnSync(process.execPath, [appEntry('merchant-agent', 'mpp/mpp-buyer.main.js'), method, mppUrl], {
+        cwd: REPO_ROOT,
+        env: { ...common, BUYER_PRIVATE_KEY: manifest.accounts.payers[1].privateKey, BUYER_STRIPE_API_BASE: stripeUrl },
+        encoding: 'utf8',
+      });
+      process.stderr.write(mpp.stderr);
+      if (mpp.status !== 0) throw new Error(`the MPP ${method} purchase failed: ${mpp.stdout.trim().split('\n').at(-1)}`);
+      const { receipt } = JSON.parse(mpp.stdout.slice(mpp.stdout.indexOf('{')));
+      say(`MPP ${method}: paid, Payment-Receipt reference ${receipt.reference} (challenge ${receipt.challengeId})`);
     });
-    process.stderr.write(mpp.stderr);
-    if (mpp.status !== 0) throw new Error(`the MPP ${method} purchase failed: ${mpp.stdout.trim().split('\n').at(-1)}`);
-    const { receipt } = JSON.parse(mpp.stdout.slice(mpp.stdout.indexOf('{')));
-    say(`MPP ${method}: paid, Payment-Receipt reference ${receipt.reference} (challenge ${receipt.challengeId})`);
   }
 
+  await step('A2A: a buyer agent buys a skill from the merchant agent', async () => {
+    say(`A2A: the buyer agent reads ${merchantUrl}/.well-known/agent-card.json and asks for "forecast Lisbon"`);
+    const a2a = spawnSync(process.execPath, [appEntry('merchant-agent', 'buyer/a2a-main.js'), 'forecast', 'Lisbon'], {
+      cwd: REPO_ROOT,
+      env: { ...common, MERCHANT_A2A_URL: merchantUrl, BUYER_PRIVATE_KEY: manifest.accounts.payers[2].privateKey },
+      encoding: 'utf8',
+    });
+    for (const line of a2a.stdout.split('\n').filter((l) => l.startsWith('a2a buyer:'))) console.log(line);
+    process.stderr.write(a2a.stderr);
+    if (a2a.status !== 0) throw new Error(`the A2A purchase failed: ${(a2a.stderr || a2a.stdout).trim().split('\n').at(-1)}`);
+    const purchase = JSON.parse(a2a.stdout.trim().split('\n').at(-1));
+    const receipt = purchase.receipt;
+    say(`A2A: task ${purchase.taskId} ${purchase.outcome}, paid in ${receipt?.transaction} (${receipt?.network})`);
+  });
+
+  await step('ledger: every settled payment booked', async () => {
+    const booked = await waitForBooks({ facilitatorUrl, ledgerUrl, apiKey: merchantAccount.apiKey });
+    for (const [asset, amount] of booked) say(`ledger: revenue ${amount} atomic units of ${asset}`);
+  });
+
+  await step('reconciliation: the books against the chain and Stripe', async () => {
+    const recon = spawnSync(
+      process.execPath,
+      ['scripts/recon.mjs', '--merchant', merchantAccount.merchantId, '--from', periodFrom.toISOString(), '--to', new Date(Date.now() + 60_000).toISOString(), '--ledger-url', ledgerUrl, '--api-key', merchantAccount.apiKey],
+      { cwd: REPO_ROOT, env: common, encoding: 'utf8' },
+    );
+    process.stdout.write(recon.stdout.split('\n').map((l) => (l ? `recon: ${l}` : l)).join('\n'));
+    if (recon.status === 1) throw new Error('reconciliation found breaks (see the report above)');
+    if (recon.status !== 0) throw new Error(`reconciliation did not run: ${recon.stderr.trim().split('\n').at(-1)}`);
+    const report = /Report\s+(\S+)/.exec(recon.stdout)?.[1];
+    say(`open the HTML report in a browser: ${report}`);
+  });
+
+  say('all steps passed');
   if (values.exit) return shutdown(0);
-  say(`running: facilitator ${facilitatorUrl}, ledger :${ports.ledger}, merchant :${ports.merchant}, chain ${anvil.rpcUrl}, fake Stripe ${stripeUrl}; logs in ${path.relative(process.cwd(), logDir)}; Ctrl-C stops`);
+  say(`running: facilitator ${facilitatorUrl}, ledger ${ledgerUrl}, merchant ${merchantUrl}, chain ${anvil.rpcUrl}, fake Stripe ${stripeUrl}; logs in ${path.relative(process.cwd(), logDir)}; Ctrl-C stops`);
+  say(`merchant API key (for the ledger and GET /payments): ${merchantAccount.apiKey}`);
+}
+
+/**
+ * Waits until the ledger's revenue accounts hold every payment the facilitator confirmed for the merchant (the
+ * ledger books them from the outbox, a moment later); returns the revenue per asset.
+ */
+async function waitForBooks({ facilitatorUrl, ledgerUrl, apiKey }) {
+  const headers = { authorization: `Bearer ${apiKey}` };
+  const getJson = async (url) => {
+    const response = await fetch(url, { headers });
+    if (!response.ok) throw new Error(`${url}: ${response.status} ${await response.text()}`);
+    return response.json();
+  };
+  const payments = (await getJson(`${facilitatorUrl}/payments?state=confirmed&limit=100`)).data;
+  const expected = new Map();
+  for (const p of payments) {
+    const asset = p.rail === 'stripe' ? `stripe/${p.asset.toLowerCase()}` : `${p.network}/${p.asset.toLowerCase()}`;
+    expected.set(asset, (expected.get(asset) ?? 0n) + BigInt(p.amount));
+  }
+  say(`facilitator: ${payments.length} confirmed payments of this merchant`);
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const accounts = (await getJson(`${ledgerUrl}/accounts?code=200&limit=1000`)).data;
+    const booked = new Map(accounts.map((a) => [a.asset, BigInt(a.creditsPosted)]));
+    if ([...expected].every(([asset, amount]) => booked.get(asset) === amount)) return booked;
+    if (Date.now() > deadline) throw new Error(`the ledger did not book every payment within 30 s: expected ${[...expected].join('; ')}, booked ${[...booked].join('; ')}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+function runJson(title, args) {
+  const result = spawnSync(process.execPath, args, { cwd: REPO_ROOT, env, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`${title} failed: ${result.stderr.trim()}`);
+  return JSON.parse(result.stdout);
 }
 
 function run(title, args) {
@@ -144,6 +246,6 @@ async function shutdown(code) {
 process.on('SIGINT', () => shutdown(0));
 process.on('SIGTERM', () => shutdown(0));
 main().catch((error) => {
-  console.error(`demo: ${error.message}`);
+  console.error(`demo: ✖ step "${current}" failed: ${error.message}`);
   return shutdown(1);
 });

@@ -2,9 +2,12 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { freePort } from './support/net';
 
-/** The README's quick start, for real: the whole system comes up and a buyer pays the merchant on chain. */
+/**
+ * The README's quick start, for real: the whole system comes up, buyers pay the merchant over x402, MPP (evm and
+ * stripe) and A2A, the ledger books every payment and a reconciliation run over them is clean.
+ */
 describe('npm start (the demo)', () => {
-  it('builds, starts chain, facilitator, ledger and merchant, and completes a paid purchase', async () => {
+  it('builds, starts everything, buys over x402, MPP and A2A, books it all and reconciles it clean', async () => {
     const root = path.resolve(__dirname, '..');
     const env = {
       ...process.env,
@@ -28,6 +31,12 @@ describe('npm start (the demo)', () => {
     expect(output).toContain('merchant USDC 0.000000 → 0.010000');
     expect(output).toMatch(/demo: MPP evm: paid, Payment-Receipt reference 0x[0-9a-f]{64}/);
     expect(output).toMatch(/demo: MPP stripe: paid, Payment-Receipt reference pi_\w+/);
+    expect(output).toMatch(/demo: A2A: task [0-9a-f-]{36} TASK_STATE_COMPLETED, paid in 0x[0-9a-f]{64} \(eip155:31337\)/);
+    expect(output).toContain('demo: facilitator: 4 confirmed payments of this merchant');
+    expect(output).toMatch(/demo: ledger: revenue 30000 atomic units of eip155:31337\/0x[0-9a-f]{40}/);
+    expect(output).toMatch(/recon: Rows\s+5: 5 matched, 0 pending, 0 breaks/);
+    expect(output).toMatch(/demo: open the HTML report in a browser: http:\/\/127\.0\.0\.1:\d+\/reconciliations\/[0-9a-f-]{36}\/report\?token=\S+/);
+    expect(output).toContain('demo: all steps passed');
     expect(code).toBe(0);
   }, 240_000);
 });

@@ -1,5 +1,6 @@
 // A fresh local chain makes every recorded payment meaningless (and dangerous: a worker would rebroadcast old
-// signed transactions on the new chain). The demo and the tests start from empty facilitator tables and queues.
+// signed transactions on the new chain). The demo and the tests start from empty tables (merchants, payments, the
+// ledger's books, the agent's tasks) and empty queues.
 import pg from 'pg';
 import { Redis } from 'ioredis';
 
@@ -14,7 +15,10 @@ export async function resetLocalState({ databaseUrl, redisUrl = process.env.REDI
   try {
     await client.query(
       `TRUNCATE facilitator.webhook_delivery_attempts, facilitator.webhook_deliveries, facilitator.outbox_cursors, facilitator.mpp_claims, facilitator.stripe_events,
-                facilitator.payment_transactions, facilitator.payment_events, facilitator.payment_idempotency_keys, facilitator.payments`,
+                facilitator.payment_transactions, facilitator.payment_events, facilitator.payment_idempotency_keys, facilitator.payments,
+                facilitator.mpp_secrets, facilitator.api_keys, facilitator.merchants,
+                ledger.reconciliation_rows, ledger.reconciliation_runs, ledger.receiving_addresses, ledger.pending_timeouts, ledger.failed_transfers, ledger.transfers, ledger.accounts,
+                merchant.a2a_payment_submissions, merchant.a2a_payments, merchant.a2a_tasks`,
     );
   } finally {
     await client.end();
