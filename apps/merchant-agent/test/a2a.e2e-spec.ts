@@ -6,6 +6,9 @@ import { balanceOf, payerAccount, testChain } from '../../../test/support/chain'
 import { startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
 import { buyFromAgent, type A2aBuyerOptions } from '../src/buyer/a2a-buyer';
 import { X402_EXTENSION_URIS } from '../src/a2a/x402/extension';
+import { chartAccountId, paymentTransferId } from '@mp/ledger';
+import { createMerchant, type TestMerchant } from '../../ledger/test/support/http';
+import { startLedger, type RunningLedger } from '../../ledger/test/support/ledger-app';
 import { rpc, startA2aMerchant, type RunningMerchant } from './a2a-merchant';
 
 const X402_V01 = X402_EXTENSION_URIS.v01;
@@ -13,20 +16,33 @@ const X402_V01 = X402_EXTENSION_URIS.v01;
 const FORECAST_PRICE = 12_000n;
 const HAIKU_PRICE = 7_000n;
 
-/** The official @a2a-js/sdk client (through our buyer agent) buying the merchant's skills on anvil, settled by our facilitator. */
+/**
+ * The official @a2a-js/sdk client (through our buyer agent) buying the merchant's skills on anvil, settled by our
+ * facilitator under the merchant's API key, and booked by the ledger.
+ */
 describe('A2A merchant agent: buying skills', () => {
   const { manifest, client: chain } = testChain();
   const usdc = manifest.tokens.usdc;
   const merchantAddress = getAddress(manifest.accounts.merchant.address) as Address;
   let facilitator: RunningFacilitator;
   let merchant: RunningMerchant;
+  let ledger: RunningLedger;
+  let account: TestMerchant;
 
   beforeAll(async () => {
-    facilitator = await startFacilitator();
-    merchant = await startA2aMerchant({ FACILITATOR_URL: facilitator.url, MERCHANT_PRICE: String(FORECAST_PRICE), MERCHANT_HAIKU_PRICE: String(HAIKU_PRICE) });
+    account = createMerchant('A2A forecasts');
+    facilitator = await startFacilitator({ OUTBOX_POLL_MS: '20' });
+    ledger = await startLedger({ LEDGER_INGEST: 'true', FACILITATOR_URL: facilitator.url, QUEUE_PREFIX: facilitator.config.queuePrefix });
+    merchant = await startA2aMerchant({
+      FACILITATOR_URL: facilitator.url,
+      FACILITATOR_API_KEY: account.apiKey,
+      MERCHANT_PRICE: String(FORECAST_PRICE),
+      MERCHANT_HAIKU_PRICE: String(HAIKU_PRICE),
+    });
   });
   afterAll(async () => {
     await merchant?.close();
+    await ledger?.close();
     await facilitator?.close();
   });
 
@@ -61,6 +77,20 @@ describe('A2A merchant agent: buying skills', () => {
 
     const { body } = await rpc(merchant.url, 'GetTask', { id: purchase.taskId });
     expect(body.result.status).toMatchObject({ state: 'TASK_STATE_COMPLETED', message: { metadata: { 'x402.payment.status': 'payment-completed', 'x402.payment.receipts': [purchase.receipt] } } });
+
+    // the ledger books it for the merchant: the hold posted under the settlement transaction, into its revenue
+    const [{ id: paymentId }] = await ledger.db.$queryRawUnsafe<{ id: string }[]>(
+      `SELECT id::text FROM facilitator.payments WHERE tx_hash = $1 AND merchant_id = $2::uuid`,
+      purchase.receipt!.transaction.toLowerCase(),
+      account.merchantId,
+    );
+    let post;
+    for (const deadline = Date.now() + 15_000; !post && Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+      [post] = await ledger.ledger.lookupTransfers(account.merchantId, [paymentTransferId(paymentId, 'post')]);
+    }
+    expect(post).toMatchObject({ amount: FORECAST_PRICE, reference: purchase.receipt!.transaction.toLowerCase() });
+    const [revenue] = await ledger.ledger.lookupAccounts(account.merchantId, [chartAccountId('revenue', `${manifest.network}/${usdc.address.toLowerCase()}`)]);
+    expect(revenue.creditsPosted).toBeGreaterThanOrEqual(FORECAST_PRICE);
   });
 
   it('sells a haiku over HTTP+JSON at its own price, settled after the work', async () => {
