@@ -22,7 +22,7 @@ export async function startFacilitator(env: Record<string, string> = {}): Promis
   const config = loadFacilitatorConfig({ ...process.env, DATABASE_URL: TEST_DATABASE_URL, LOG_LEVEL: 'error', FACILITATOR_OPEN_MODE: 'true', ...env });
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forConfig(config)] }).compile();
   const app = moduleRef.createNestApplication({ bodyParser: false, logger: ['error'] });
-  configureHttpApp(app, { bodyLimitBytes: config.bodyLimitBytes });
+  configureHttpApp(app, { bodyLimitBytes: config.bodyLimitBytes, trustProxy: config.trustProxy });
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   return { url: `http://127.0.0.1:${address.port}`, app, config, close: () => app.close() };

@@ -15,7 +15,7 @@ async function main(): Promise<void> {
     config.stripe?.secretKey,
     config.stripe?.webhookSecret,
   ]);
-  const app = await createHttpApp(AppModule.forConfig(config), { bodyLimitBytes: config.bodyLimitBytes, logger });
+  const app = await createHttpApp(AppModule.forConfig(config), { bodyLimitBytes: config.bodyLimitBytes, trustProxy: config.trustProxy, logger });
   if (config.role === 'worker') app.use(operationalRoutesOnly);
   await listen(app, config.port, config.host, 'facilitator');
 }

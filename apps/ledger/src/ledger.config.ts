@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { env, loadConfig, queuePrefixOf, queuePrefixVar } from '@mp/platform';
+import { env, loadConfig, queuePrefixOf, queuePrefixVar, trustProxyVar, type TrustProxy } from '@mp/platform';
 import { loadReconciliationConfig, type ReconciliationConfig } from './reconciliation/reconciliation.config';
 
 export const LEDGER_CONFIG = Symbol('LEDGER_CONFIG');
@@ -21,6 +21,7 @@ const envSchema = z.object({
   LEDGER_WRITE_CONCURRENCY: env.int(2, 1),
   PENDING_EXPIRY_INTERVAL_MS: env.int(1_000, 0),
   QUEUE_PREFIX: queuePrefixVar(),
+  TRUST_PROXY: trustProxyVar(),
   LEDGER_INGEST: env.bool(true),
   LEDGER_INGEST_CONCURRENCY: env.int(4, 1),
 });
@@ -43,6 +44,8 @@ export interface LedgerConfig {
   writeConcurrency: number;
   /** how often pending transfers past their timeout are released; 0: never (another replica does it) */
   pendingExpiryIntervalMs: number;
+  /** who may name the client's address in X-Forwarded-For; the ledger passes that address on to the facilitator */
+  trustProxy: TrustProxy;
   /** namespaces the BullMQ queues in Redis; the same as the facilitator's, whose `payment-events` the ledger consumes */
   queuePrefix: string;
   /** book the facilitator's payment events in this process */
@@ -69,6 +72,7 @@ export function loadLedgerConfig(environment: NodeJS.ProcessEnv = process.env): 
     writeConcurrency: e.LEDGER_WRITE_CONCURRENCY,
     pendingExpiryIntervalMs: e.PENDING_EXPIRY_INTERVAL_MS,
     queuePrefix: queuePrefixOf(e.QUEUE_PREFIX, e.DATABASE_URL),
+    trustProxy: e.TRUST_PROXY,
     ingest: e.LEDGER_INGEST,
     ingestConcurrency: e.LEDGER_INGEST_CONCURRENCY,
     reconciliation: loadReconciliationConfig(environment),

@@ -7,7 +7,7 @@ async function main(): Promise<void> {
   const logger = createLogger('ledger');
   const config = loadLedgerConfig();
   registerLogSecrets([...urlSecrets(config.databaseUrl), ...urlSecrets(config.redisUrl)]);
-  const app = await createHttpApp(AppModule.forConfig(config), { bodyLimitBytes: config.bodyLimitBytes, logger });
+  const app = await createHttpApp(AppModule.forConfig(config), { bodyLimitBytes: config.bodyLimitBytes, trustProxy: config.trustProxy, logger });
   await listen(app, config.port, config.host, 'ledger');
 }
 

@@ -59,6 +59,23 @@ describe('ledger API: merchants and their API keys', () => {
     expect((await call(url(`/accounts/${x}`), { key: b.apiKey })).body).toMatchObject({ asset: 'stripe/eur', code: 9, debitsPosted: '0' });
   });
 
+  it("counts failed keys per client, not against the ledger: one client guessing keys locks out only itself", async () => {
+    const strict = await startFacilitator({ FACILITATOR_OPEN_MODE: 'false', API_KEY_CACHE_MS: '0', AUTH_FAILURES_PER_MINUTE: '3', QUEUE_PREFIX: `mp:test-ledger-authfail-${Date.now()}` });
+    const guarded = await startLedger({ FACILITATOR_URL: strict.url, API_KEY_CACHE_MS: '0' });
+    // both clients reach the ledger through a proxy on this host, which names them in X-Forwarded-For
+    const asClient = (client: string, key: string) => fetch(`${guarded.url}/accounts`, { headers: { authorization: `Bearer ${key}`, 'x-forwarded-for': client } });
+    try {
+      for (let i = 0; i < 3; i++) expect((await asClient('203.0.113.7', 'mpk_aaaaaaaa_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb')).status).toBe(401);
+      const locked = await asClient('203.0.113.7', a.apiKey);
+      expect(locked.status).toBe(429);
+      expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect((await asClient('198.51.100.9', a.apiKey)).status).toBe(200);
+    } finally {
+      await guarded.close();
+      await strict.close();
+    }
+  });
+
   it('remembers a valid key for API_KEY_CACHE_MS, never a failure, and answers 503 while the facilitator is away', async () => {
     const proxy = await startTcpProxy(Number(new URL(facilitator.url).port));
     const cached = await startLedger({ FACILITATOR_URL: proxy.url('http'), FACILITATOR_TIMEOUT_MS: '500', API_KEY_CACHE_MS: '60000' });

@@ -11,7 +11,15 @@ export interface HttpAppOptions {
   /** The app's logger; default: {@link createLogger} (LOG_FORMAT, LOG_LEVEL), or Nest's plain logger at these levels. */
   logger?: LoggerService;
   logLevels?: LogLevel[];
+  /**
+   * Express's `trust proxy`: which peers may name the client's address in X-Forwarded-For (`request.ip`, what
+   * per-address limits count). Default `loopback`: a proxy or a sibling service on the same host.
+   */
+  trustProxy?: TrustProxy;
 }
+
+/** false: never; a number: that many hops; otherwise addresses, CIDRs or `loopback`/`linklocal`/`uniquelocal`, comma-separated. */
+export type TrustProxy = boolean | number | string;
 
 /** Builds a Nest app with the platform's HTTP conventions: bounded JSON bodies and problem+json errors. */
 export async function createHttpApp(module: unknown, options: HttpAppOptions = {}): Promise<NestExpressApplication> {
@@ -31,6 +39,7 @@ export function configureHttpApp(app: INestApplication, options: HttpAppOptions 
   const express = app as NestExpressApplication;
   express.disable('x-powered-by');
   express.set('etag', false);
+  express.set('trust proxy', options.trustProxy ?? 'loopback');
   const observability = observabilityMiddleware(app);
   if (observability) express.use(...observability.beforeBody);
   express.use(jsonBody(options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES));

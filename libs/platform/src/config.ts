@@ -34,6 +34,14 @@ export const env = {
       .transform((v) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : [])),
 };
 
+/** TRUST_PROXY: `false`, a hop count, or addresses/CIDRs/`loopback` (Express's `trust proxy`). */
+export const trustProxyVar = () =>
+  z
+    .string()
+    .regex(/^(false|true|\d{1,2}|[\w.:/, -]{1,512})$/, 'must be false, a hop count, or addresses, CIDRs and loopback/linklocal/uniquelocal separated by commas')
+    .default('loopback')
+    .transform((v): boolean | number | string => (v === 'false' ? false : v === 'true' ? true : /^\d+$/.test(v) ? Number(v) : v));
+
 /** QUEUE_PREFIX: BullMQ queues of every app are namespaced in Redis by it, so apps on one database share their queues. */
 export const queuePrefixVar = () => z.string().regex(/^[\w.:-]{1,64}$/, 'letters, digits and . _ : - only').optional();
 

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { privateKeyVerify } from 'secp256k1';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { env, loadConfig, ConfigError, queuePrefixOf, queuePrefixVar } from '@mp/platform';
+import { env, loadConfig, ConfigError, queuePrefixOf, queuePrefixVar, trustProxyVar, type TrustProxy } from '@mp/platform';
 import { loadChainManifest, type AssetConfig, type NetworkConfig } from '@mp/chain';
 import type { Address, Hex } from 'viem';
 
@@ -50,6 +50,7 @@ const envSchema = z.object({
   RATE_LIMIT_PER_MINUTE: env.int(600, 0),
   RATE_LIMIT_BURST: z.coerce.number().int().min(1).optional(),
   AUTH_FAILURES_PER_MINUTE: env.int(30, 0),
+  TRUST_PROXY: trustProxyVar(),
   WEBHOOK_MAX_ATTEMPTS: env.int(8, 1),
   WEBHOOK_TIMEOUT_MS: env.int(5_000, 100),
   WEBHOOK_RETRY_BASE_MS: env.int(1_000, 10),
@@ -136,6 +137,8 @@ export interface FacilitatorConfig {
   rateLimit: { perMinute: number; burst: number };
   /** Failed API-key attempts one client address may make per minute before it gets 429 (0: no limit). */
   authFailuresPerMinute: number;
+  /** who may name the client's address in X-Forwarded-For (what AUTH_FAILURES_PER_MINUTE counts): a proxy, the ledger */
+  trustProxy: TrustProxy;
   webhooks: { maxAttempts: number; timeoutMs: number; retryBaseMs: number; retryMaxMs: number; pollMs: number };
   /** Publishing payment events to the ledger's BullMQ queue (worker role). */
   outbox: { publish: boolean; pollMs: number };
@@ -201,6 +204,7 @@ export function loadFacilitatorConfig(environment: NodeJS.ProcessEnv = process.e
     openMode: e.FACILITATOR_OPEN_MODE,
     apiKeyCacheMs: e.API_KEY_CACHE_MS,
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
+    trustProxy: e.TRUST_PROXY,
     rateLimit: { perMinute: e.RATE_LIMIT_PER_MINUTE, burst: e.RATE_LIMIT_BURST ?? Math.max(1, e.RATE_LIMIT_PER_MINUTE) },
     webhooks: {
       maxAttempts: e.WEBHOOK_MAX_ATTEMPTS,

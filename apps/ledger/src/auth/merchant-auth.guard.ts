@@ -27,7 +27,7 @@ export class MerchantAuthGuard implements CanActivate {
 
   private async authenticate(request: Request, response: Response): Promise<Merchant> {
     const key = presentedApiKey(request.headers);
-    const merchant = key === undefined ? undefined : await this.directory.resolve(key).catch((error: unknown) => {
+    const merchant = key === undefined ? undefined : await this.directory.resolve(key, request.ip).catch((error: unknown) => {
       if (error instanceof ProblemError && error.code === 'rate_limited') response.setHeader('retry-after', String(error.extensions.retryAfter));
       throw error;
     });

@@ -24,8 +24,12 @@ export class MerchantDirectory {
 
   constructor(@Inject(LEDGER_CONFIG) private readonly config: LedgerConfig) {}
 
-  /** The key's merchant; undefined for a key the facilitator refuses. Throws a problem when it cannot tell. */
-  async resolve(key: string): Promise<Merchant | undefined> {
+  /**
+   * The key's merchant; undefined for a key the facilitator refuses. Throws a problem when it cannot tell.
+   * `clientAddress` goes to the facilitator as X-Forwarded-For, so its limit on failed keys counts the client that
+   * sent them, not the ledger (which would lock every merchant out of the ledger).
+   */
+  async resolve(key: string, clientAddress?: string): Promise<Merchant | undefined> {
     // Keys are kept in memory only as hashes.
     const hash = createHash('sha256').update(key).digest('hex');
     const known = this.known.get(hash);
@@ -33,17 +37,17 @@ export class MerchantDirectory {
     this.known.delete(hash);
     let asking = this.asking.get(hash);
     if (!asking) {
-      asking = this.ask(key, hash).finally(() => this.asking.delete(hash));
+      asking = this.ask(key, hash, clientAddress).finally(() => this.asking.delete(hash));
       this.asking.set(hash, asking);
     }
     return asking;
   }
 
-  private async ask(key: string, hash: string): Promise<Merchant | undefined> {
+  private async ask(key: string, hash: string, clientAddress: string | undefined): Promise<Merchant | undefined> {
     let response: Response;
     try {
       response = await fetch(`${this.config.facilitatorUrl}/merchants/me`, {
-        headers: { authorization: `Bearer ${key}`, accept: 'application/json' },
+        headers: { authorization: `Bearer ${key}`, accept: 'application/json', ...(clientAddress && { 'x-forwarded-for': clientAddress }) },
         signal: AbortSignal.timeout(this.config.facilitatorTimeoutMs),
       });
     } catch (error) {

@@ -26,7 +26,7 @@ export async function startLedger(env: Record<string, string> = {}): Promise<Run
   const config = loadLedgerConfig({ ...process.env, DATABASE_URL: TEST_DATABASE_URL, LOG_LEVEL: 'error', DATABASE_POOL_SIZE: '4', LEDGER_INGEST: 'false', RECON_SCHEDULE: 'off', ...env });
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forConfig(config)] }).compile();
   const app = moduleRef.createNestApplication({ bodyParser: false, logger: ['error'] });
-  configureHttpApp(app, { bodyLimitBytes: config.bodyLimitBytes });
+  configureHttpApp(app, { bodyLimitBytes: config.bodyLimitBytes, trustProxy: config.trustProxy });
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
   return { url: `http://127.0.0.1:${port}`, app, config, ledger: app.get(LedgerService), db: app.get(PrismaService), close: () => app.close() };
