@@ -14,7 +14,11 @@ export const PAYMENT_AUTHORIZATION_HEADER = 'Payment-Authorization';
 const METHOD = /^[a-z][a-z0-9:_-]*$/;
 const DIGEST = /^sha-256=/;
 
-export const requestSchema = z.record(z.string(), z.unknown());
+/**
+ * A JSON object, kept as it is: a zod record would rebuild it and lose a member named "__proto__", which the
+ * challenge id binds like any other.
+ */
+export const requestSchema = z.custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), 'must be a JSON object');
 export const opaqueMapSchema = z.record(z.string(), z.string());
 
 /**
