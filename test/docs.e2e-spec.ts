@@ -21,6 +21,8 @@ import { AppModule as FacilitatorModule } from '../apps/facilitator/src/app.modu
 import { loadFacilitatorConfig } from '../apps/facilitator/src/config/facilitator.config';
 import { AppModule as LedgerModule } from '../apps/ledger/src/app.module';
 import { loadLedgerConfig, type LedgerConfig } from '../apps/ledger/src/ledger.config';
+import { A2A_DOCUMENTED_ROUTES } from '../apps/merchant-agent/src/a2a/a2a-paths';
+import { mountA2a } from '../apps/merchant-agent/src/a2a/mount-a2a';
 import { AppModule as MerchantModule } from '../apps/merchant-agent/src/app.module';
 import { loadMerchantConfig } from '../apps/merchant-agent/src/merchant.config';
 import { createMppPaywall } from '../apps/merchant-agent/src/mpp/mpp-paywall';
@@ -52,6 +54,9 @@ const operations: Operation[] = Object.entries(openapi.paths as Record<string, a
   HTTP_METHODS.filter((m) => item[m]).map((m) => ({ route: `${m.toUpperCase()} ${p}`, method: m.toUpperCase(), path: p, op: item[m], item })),
 );
 const documented = (service: Service) => operations.filter((o) => (o.op.tags as string[]).includes(service));
+/** An operation's route as Nest and A2A_DOCUMENTED_ROUTES write it: "GET /a2a/rest/tasks/:taskId". */
+const routeOf = (o: Operation) => o.route.replace(/\{(\w+)\}/g, ':$1');
+const isA2a = (o: Operation) => A2A_DOCUMENTED_ROUTES.includes(routeOf(o));
 
 /** "GET /health"-style routes of every controller reachable from a module, read from Nest's decorator metadata. */
 function nestRoutes(root: Type<unknown> | DynamicModule): string[] {
@@ -119,7 +124,7 @@ describe('docs', () => {
       }
     });
 
-    it('documents exactly the routes of every controller of every app', () => {
+    it('documents exactly the routes of every controller of every app, and the merchant agent\'s A2A routes', () => {
       const facilitatorConfig = loadFacilitatorConfig({ CHAIN_MANIFEST: process.env.CHAIN_MANIFEST });
       const apps: Record<Service, DynamicModule> = {
         facilitator: FacilitatorModule.forConfig(facilitatorConfig),
@@ -129,7 +134,9 @@ describe('docs', () => {
       for (const service of SERVICES) {
         const inCode = nestRoutes(apps[service]);
         expect(inCode.length, service).toBeGreaterThan(0);
-        expect(documented(service).map((o) => o.route.replace(/\{(\w+)\}/g, ':$1')).sort(), `documented routes of ${service}`).toEqual(inCode);
+        // The A2A routes are the SDK's Express routers, mounted outside Nest by mountA2a.
+        const expected = service === 'merchant-agent' ? [...inCode, ...A2A_DOCUMENTED_ROUTES].sort() : inCode;
+        expect(documented(service).map(routeOf).sort(), `documented routes of ${service}`).toEqual(expected);
       }
     });
 
@@ -158,6 +165,7 @@ describe('docs', () => {
 
         const merchantConfig = loadMerchantConfig({ ...process.env, FACILITATOR_URL: facilitator.url });
         merchant = (await Test.createTestingModule({ imports: [MerchantModule.forConfig(merchantConfig)] }).compile()).createNestApplication({ bodyParser: false, logger: ['error'] });
+        mountA2a(merchant); // before configureHttpApp, as main.ts does
         configureHttpApp(merchant);
         merchant.use(createPaywall(merchantConfig));
         merchant.use(createMppPaywall(merchantConfig));
@@ -171,7 +179,7 @@ describe('docs', () => {
       });
 
       it.each(SERVICES)('every documented %s operation exists and answers one of its documented statuses', async (service) => {
-        const ops = documented(service);
+        const ops = documented(service).filter((o) => !isA2a(o)); // the next test asks the A2A routes as A2A clients do
         expect(ops.length).toBeGreaterThan(0);
         for (const { route, method, path: p, op } of ops) {
           const hasBody = Boolean(op.requestBody);
@@ -182,6 +190,32 @@ describe('docs', () => {
           await response.arrayBuffer();
           expect(response.status, `${service} ${route}`).not.toBe(404);
           expect(Object.keys(op.responses), `${service} ${route} answered ${response.status}`).toContain(String(response.status));
+        }
+      });
+
+      it('serves every documented A2A route: none falls through to mountA2a\'s "not an A2A endpoint" 404, each answers a documented status', async () => {
+        const base = urls['merchant-agent'];
+        const fellThrough = (status: number, body: string) => status === 404 && body.includes('is not an A2A endpoint of this agent');
+        const unserved = await fetch(`${base}/a2a/rest/v1/no-such-route`, { headers: { 'a2a-version': '0.3' } });
+        expect(fellThrough(unserved.status, await unserved.text()), 'a route the SDK does not serve').toBe(true);
+
+        const ops = documented('merchant-agent').filter(isA2a);
+        expect(ops.map(routeOf).sort()).toEqual([...A2A_DOCUMENTED_ROUTES].sort());
+        for (const { route, method, path: p, op } of ops) {
+          // A task nobody has: the SDK's own 404 (-32001) for it proves the route is there.
+          const url = `${base}${p.replace('{taskId}', crypto.randomUUID())}`;
+          const version = p.startsWith('/a2a/rest/v1/') ? '0.3' : '1.0';
+          const body = p === '/a2a/jsonrpc' ? JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: crypto.randomUUID() } }) : '{}';
+          const response = await fetch(url, {
+            method,
+            headers: { 'a2a-version': version, ...(op.requestBody ? { 'content-type': 'application/json' } : {}) },
+            ...(op.requestBody ? { body } : {}),
+          });
+          const contentType = response.headers.get('content-type') ?? '';
+          const text = contentType.startsWith('text/event-stream') ? (await response.body?.cancel(), '') : await response.text();
+          expect(fellThrough(response.status, text), `${route} fell through: ${text}`).toBe(false);
+          expect(contentType, `${route}: answered by the SDK, not as a problem`).not.toMatch(/problem\+json/);
+          expect(Object.keys(op.responses), `${route} answered ${response.status}: ${text}`).toContain(String(response.status));
         }
       });
 
