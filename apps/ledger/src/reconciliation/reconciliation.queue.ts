@@ -35,6 +35,11 @@ export class ReconciliationQueue implements OnModuleInit, OnModuleDestroy {
 
   async onModuleInit(): Promise<void> {
     await this.ready();
+    // BullMQ would wait for Redis without end, and the ledger's API does not need it to boot.
+    if (this.connection.status !== 'ready') {
+      this.logger.warn('Redis is unreachable: the reconciliation schedule is left as it is (the next boot or replica sets it)');
+      return;
+    }
     try {
       if (this.config.schedule) await this.queue.upsertJobScheduler(SCHEDULER_ID, { pattern: this.config.schedule, tz: 'UTC' }, { name: 'schedule', data: {} });
       else await this.queue.removeJobScheduler(SCHEDULER_ID);
