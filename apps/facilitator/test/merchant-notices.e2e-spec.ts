@@ -1,50 +1,11 @@
-import { spawnSync } from 'node:child_process';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { MERCHANT_NOTICES_QUEUE, verifyWebhookSignature, type MerchantNoticeMessage } from '@mp/clients';
 import { PrismaService } from '@mp/db';
-import { startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from '../../../test/support/facilitator';
-
-const ROOT = path.resolve(__dirname, '../../..');
-
-function createMerchant(...args: string[]): { merchantId: string; apiKey: string; webhookSecret: string } {
-  const r = spawnSync(process.execPath, ['scripts/merchants.mjs', 'create', ...args, '--json'], { cwd: ROOT, env: { ...process.env, DATABASE_URL: TEST_DATABASE_URL }, encoding: 'utf8' });
-  expect(r.status, r.stderr).toBe(0);
-  return JSON.parse(r.stdout);
-}
-
-interface Received {
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-/** A merchant's webhook endpoint on 127.0.0.1 that accepts everything. */
-async function startReceiver(): Promise<{ url: string; received: Received[]; server: Server }> {
-  const received: Received[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks`, received, server };
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { createMerchant } from '../../../test/support/merchants';
+import { startWebhookReceiver, until, type WebhookReceiver } from '../../../test/support/webhook-receiver';
+import { startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
 
 describe('merchant notices (merchant-notices queue → signed webhooks)', () => {
   let facilitator: RunningFacilitator;
@@ -52,7 +13,7 @@ describe('merchant notices (merchant-notices queue → signed webhooks)', () => 
   let connection: Redis;
   let queue: Queue;
   let events: QueueEvents;
-  const servers: Server[] = [];
+  const servers: WebhookReceiver[] = [];
 
   const notice = (merchantId: string, noticeId = randomUUID()): MerchantNoticeMessage => ({
     noticeId,
@@ -95,9 +56,9 @@ describe('merchant notices (merchant-notices queue → signed webhooks)', () => 
   });
 
   it('delivers a notice once, signed, with the body { id, type, createdAt, data }, however often it is published', async () => {
-    const receiver = await startReceiver();
-    servers.push(receiver.server);
-    const merchant = createMerchant('--name', 'Notice merchant', '--webhook-url', receiver.url);
+    const receiver = await startWebhookReceiver();
+    servers.push(receiver);
+    const merchant = createMerchant('Notice merchant', receiver.url);
     const message = notice(merchant.merchantId);
 
     // Published twice at once: BullMQ keeps one job for the job id.
@@ -133,14 +94,14 @@ describe('merchant notices (merchant-notices queue → signed webhooks)', () => 
   });
 
   it('creates no delivery for a merchant without a webhook URL, a disabled merchant or an unknown one', async () => {
-    const silent = createMerchant('--name', 'Notices, no webhooks');
+    const silent = createMerchant('Notices, no webhooks');
     const message = notice(silent.merchantId);
     expect(await publish(message, `notice-${message.noticeId}`)).toBe('skipped');
     expect(await deliveries(silent.merchantId)).toEqual([]);
 
-    const receiver = await startReceiver();
-    servers.push(receiver.server);
-    const disabled = createMerchant('--name', 'Notices, disabled', '--webhook-url', receiver.url);
+    const receiver = await startWebhookReceiver();
+    servers.push(receiver);
+    const disabled = createMerchant('Notices, disabled', receiver.url);
     await db.$executeRawUnsafe(`UPDATE facilitator.merchants SET disabled_at = now() WHERE id = $1::uuid`, disabled.merchantId);
     const toDisabled = notice(disabled.merchantId);
     expect(await publish(toDisabled, `notice-${toDisabled.noticeId}`)).toBe('skipped');
@@ -153,9 +114,9 @@ describe('merchant notices (merchant-notices queue → signed webhooks)', () => 
   });
 
   it('fails malformed notices for good without a delivery, and keeps consuming', async () => {
-    const receiver = await startReceiver();
-    servers.push(receiver.server);
-    const merchant = createMerchant('--name', 'Notices, malformed', '--webhook-url', receiver.url);
+    const receiver = await startWebhookReceiver();
+    servers.push(receiver);
+    const merchant = createMerchant('Notices, malformed', receiver.url);
     const good = notice(merchant.merchantId);
     const malformed: [string, unknown][] = [
       ['not an object', 'reconciliation.breaks_found'],

@@ -1,60 +1,14 @@
-import { spawnSync } from 'node:child_process';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import pg from 'pg';
 import type { Address } from 'viem';
 import { verifyWebhookSignature } from '@mp/clients';
 import { PrismaService } from '@mp/db';
 import { WebhookRepository } from '../src/merchants/webhooks/webhook.repository';
 import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
+import { createMerchant } from '../../../test/support/merchants';
+import { startWebhookReceiver, until, type WebhookReceiver } from '../../../test/support/webhook-receiver';
 import { startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from '../../../test/support/facilitator';
 import { freePort } from '../../../test/support/net';
-
-const ROOT = path.resolve(__dirname, '../../..');
-
-function createMerchant(...args: string[]): { merchantId: string; apiKey: string; webhookSecret: string } {
-  const r = spawnSync(process.execPath, ['scripts/merchants.mjs', 'create', ...args, '--json'], { cwd: ROOT, env: { ...process.env, DATABASE_URL: TEST_DATABASE_URL }, encoding: 'utf8' });
-  expect(r.status, r.stderr).toBe(0);
-  return JSON.parse(r.stdout);
-}
-
-interface Received {
-  headers: IncomingHttpHeaders;
-  body: string;
-  answered: number;
-}
-
-/** A merchant's webhook endpoint on 127.0.0.1 that answers 500 to the first `failures` attempts of each delivery. */
-async function startReceiver(failures: number, onRequest?: () => Promise<void>): Promise<{ url: string; received: Received[]; server: Server }> {
-  const received: Received[] = [];
-  const attempts = new Map<string, number>();
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', async () => {
-      await onRequest?.();
-      const id = String(req.headers['webhook-id']);
-      const n = (attempts.get(id) ?? 0) + 1;
-      attempts.set(id, n);
-      const answered = n <= failures ? 500 : 204;
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), answered });
-      res.writeHead(answered).end(answered === 500 ? 'not yet' : undefined);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks?token=t0p`, received, server };
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('webhooks to merchants', () => {
   const { manifest } = testChain();
@@ -63,7 +17,7 @@ describe('webhooks to merchants', () => {
   const amount = 5_555n;
   let facilitator: RunningFacilitator;
   let db: PrismaService;
-  const servers: Server[] = [];
+  const servers: WebhookReceiver[] = [];
 
   const settle = async (apiKey: string, token = usdc) => {
     const body = v2Body(await signAuthorization(payerAccount(manifest, 7), token, manifest.chainId, { to: merchantAddress, value: amount }), v2Requirements(manifest, token, amount));
@@ -98,9 +52,9 @@ describe('webhooks to merchants', () => {
   });
 
   it('delivers payment.confirmed to a receiver that fails twice, signed so the receiver can verify it, and logs all three attempts', async () => {
-    const receiver = await startReceiver(2);
-    servers.push(receiver.server);
-    const merchant = createMerchant('--name', 'Webhook merchant', '--webhook-url', receiver.url);
+    const receiver = await startWebhookReceiver({ failures: 2 });
+    servers.push(receiver);
+    const merchant = createMerchant('Webhook merchant', receiver.url);
 
     const { answer } = await settle(merchant.apiKey);
     expect(answer).toMatchObject({ success: true });
@@ -140,15 +94,15 @@ describe('webhooks to merchants', () => {
   });
 
   it('sends payment.failed with the reason, and gives up after WEBHOOK_MAX_ATTEMPTS on an unreachable receiver', async () => {
-    const receiver = await startReceiver(0);
-    servers.push(receiver.server);
-    const failing = createMerchant('--name', 'Failed payments', '--webhook-url', receiver.url);
+    const receiver = await startWebhookReceiver();
+    servers.push(receiver);
+    const failing = createMerchant('Failed payments', receiver.url);
     const token = manifest.tokens.misreportingUsdc;
     expect((await settle(failing.apiKey, token)).answer).toMatchObject({ success: false, errorReason: 'invalid_exact_evm_transfer_event_mismatch' });
     const got = await until('payment.failed', () => receiver.received[0]);
     expect(JSON.parse(got.body)).toMatchObject({ type: 'payment.failed', data: { payment: { state: 'failed', errorReason: 'invalid_exact_evm_transfer_event_mismatch', txHash: expect.stringMatching(/^0x/) } } });
 
-    const unreachable = createMerchant('--name', 'Unreachable', '--webhook-url', `http://127.0.0.1:${await freePort()}/hooks`);
+    const unreachable = createMerchant('Unreachable', `http://127.0.0.1:${await freePort()}/hooks`);
     expect((await settle(unreachable.apiKey)).answer).toMatchObject({ success: true });
     const [delivery] = await until('the delivery to fail', async () => {
       const rows = await deliveries(unreachable.merchantId);
@@ -161,15 +115,15 @@ describe('webhooks to merchants', () => {
   });
 
   it('sends nothing for a merchant without a webhook URL, and stops sending to a merchant once it is disabled', async () => {
-    const silent = createMerchant('--name', 'No webhooks');
+    const silent = createMerchant('No webhooks');
     expect((await settle(silent.apiKey)).answer).toMatchObject({ success: true });
 
-    const receiver = await startReceiver(99, async () => {
+    const receiver = await startWebhookReceiver({ failures: 99, onRequest: async () => {
       // The merchant is disabled while its first attempt is being answered (with a 500).
       await db.$executeRawUnsafe(`UPDATE facilitator.merchants SET disabled_at = now() WHERE id = $1::uuid`, disabled.merchantId);
-    });
-    servers.push(receiver.server);
-    const disabled = createMerchant('--name', 'Disabled later', '--webhook-url', receiver.url);
+    } });
+    servers.push(receiver);
+    const disabled = createMerchant('Disabled later', receiver.url);
     expect((await settle(disabled.apiKey)).answer).toMatchObject({ success: true });
     const [delivery] = await until('the delivery to fail', async () => {
       const rows = await deliveries(disabled.merchantId);
@@ -188,7 +142,7 @@ describe('webhooks to merchants', () => {
     try {
       const repo = api.app.get(WebhookRepository);
       const sql = api.app.get(PrismaService);
-      const merchant = createMerchant('--name', 'Outbox pages', '--webhook-url', 'http://127.0.0.1:9/hooks');
+      const merchant = createMerchant('Outbox pages', 'http://127.0.0.1:9/hooks');
       await repo.ensureCursor();
       await repo.enqueue(1_000, 0); // catch up with everything earlier tests left
       const cursor = async () => (await sql.$queryRawUnsafe<{ last: string }[]>(`SELECT last_event_id::text AS last FROM facilitator.outbox_cursors WHERE name = 'webhooks'`))[0].last;

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Mppx } from 'mppx/client';
@@ -13,6 +12,7 @@ import { startFacilitator, type RunningFacilitator } from '../../../test/support
 import { paymentRequiredResponse } from '../../../test/support/mpp';
 import { startTestStripe, type TestStripe } from '../../../test/support/stripe';
 import { PaymentIngestion } from '../src/ingestion/payment-ingestion.service';
+import { startWebhookReceiver, until, type WebhookReceiver } from '../../../test/support/webhook-receiver';
 import { call, createMerchant, setWebhook, type TestMerchant } from './support/http';
 import { startLedger, type RunningLedger } from './support/ledger-app';
 
@@ -38,21 +38,12 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
   let merchant: TestMerchant;
   const paymentIds: string[] = [];
   // the merchant's webhook endpoint: break notices arrive here, signed by the facilitator
-  const webhooks: { headers: IncomingHttpHeaders; body: string }[] = [];
-  let receiver: Server;
+  let receiver: WebhookReceiver;
 
   beforeAll(async () => {
-    receiver = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        webhooks.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-        res.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    receiver = await startWebhookReceiver();
     merchant = createMerchant('ingestion e2e');
-    setWebhook(merchant.merchantId, `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hooks`);
+    setWebhook(merchant.merchantId, receiver.url);
     stripe = await startTestStripe();
     facilitator = await startFacilitator({ ...stripe.facilitatorEnv, OUTBOX_POLL_MS: '20', WEBHOOK_POLL_MS: '50' });
     ledger = await startLedger({
@@ -92,13 +83,6 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
     return { paymentIntent: settled.body.receipt.reference };
   };
   const account = async (role: keyof typeof AccountCode, asset: string) => (await ledger.ledger.lookupAccounts(merchant.merchantId, [chartAccountId(role, asset)]))[0];
-  const until = async <T,>(what: string, probe: () => Promise<T | undefined>): Promise<T> => {
-    for (const deadline = Date.now() + 20_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
-      const value = await probe();
-      if (value !== undefined) return value;
-    }
-    throw new Error(`timed out waiting for ${what}`);
-  };
   const gasFees = async () =>
     (await ledger.db.$queryRawUnsafe<{ fee: string }[]>(
       `SELECT coalesce(sum((data->>'gasFee')::numeric), 0)::text AS fee FROM facilitator.payment_events WHERE payment_id = ANY($1::uuid[]) AND type = 'payment.confirmed'`,
@@ -259,7 +243,7 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
     expect(run.summary).toMatchObject({ breaks: 4, counts: { matched: 4 } });
 
     // the merchant is told once, by a signed webhook naming the new breaks and the report
-    const notice = await until('the breaks webhook', async () => webhooks.find((w) => JSON.parse(w.body).type === 'reconciliation.breaks_found'));
+    const notice = await until('the breaks webhook', async () => receiver.received.find((w) => JSON.parse(w.body).type === 'reconciliation.breaks_found'));
     expect(verifyWebhookSignature({ secret: merchant.webhookSecret, headers: notice.headers, body: notice.body })).toMatchObject({ ok: true });
     expect(JSON.parse(notice.body).data).toMatchObject({ runId: run.id, merchantId: merchant.merchantId, newBreakCount: 4, reportPath: expect.stringMatching(new RegExp(`^/reconciliations/${run.id}/report`)) });
 

@@ -1,36 +1,4 @@
-import { spawnSync } from 'node:child_process';
-import path from 'node:path';
-import { TEST_DATABASE_URL } from './ledger-app';
-
-const ROOT = path.resolve(__dirname, '../../../..');
-
-export interface TestMerchant {
-  merchantId: string;
-  keyId: string;
-  apiKey: string;
-  webhookSecret: string;
-}
-
-/** scripts/merchants.mjs (the facilitator's merchant CLI) against the test database. */
-function merchantsCli(...args: string[]): string {
-  const r = spawnSync(process.execPath, ['scripts/merchants.mjs', ...args, '--json'], { cwd: ROOT, env: { ...process.env, DATABASE_URL: TEST_DATABASE_URL }, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`merchants.mjs ${args[0]} failed: ${r.stderr}`);
-  return r.stdout;
-}
-
-/** A merchant with an API key. */
-export function createMerchant(name: string): TestMerchant {
-  return JSON.parse(merchantsCli('create', '--name', name)) as TestMerchant;
-}
-
-/** Where the merchant's webhooks go (the facilitator delivers them). */
-export function setWebhook(merchantId: string, url: string): void {
-  merchantsCli('set-webhook', merchantId, url);
-}
-
-export function revokeKey(keyId: string): void {
-  merchantsCli('keys', 'revoke', keyId);
-}
+export { createMerchant, revokeKey, setWebhook, type TestMerchant } from '../../../../test/support/merchants';
 
 export interface Answer {
   status: number;
