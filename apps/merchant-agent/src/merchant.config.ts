@@ -23,6 +23,7 @@ const envSchema = z.object({
   MERCHANT_PAY_TO: address.optional(),
   MERCHANT_PRICE: z.string().regex(/^[1-9][0-9]*$/, 'must be a positive integer of atomic units').default('10000'),
   MERCHANT_HAIKU_PRICE: z.string().regex(/^[1-9][0-9]*$/, 'must be a positive integer of atomic units').default('5000'),
+  MERCHANT_A2A_SETTLE_RETRY_MS: env.int(10_000, 0),
   MPP_REALM: z.string().min(1).default('merchant-agent.local'),
   MERCHANT_STRIPE_NETWORK_ID: z.string().min(1).optional(),
   MERCHANT_STRIPE_PRICE: z.string().regex(/^[1-9][0-9]{0,7}$/, 'must be a positive integer of the currency\'s minor units').default('50'),
@@ -44,6 +45,11 @@ export interface MerchantConfig {
   a2a: {
     /** What the A2A `haiku` skill charges, in atomic units of the price's asset (the `forecast` skill charges `price.amount`). */
     haikuPrice: string;
+    /**
+     * How often a settlement whose outcome the facilitator did not know yet is asked again (its task waits in
+     * working until then); 0: not in this process.
+     */
+    settleRetryMs: number;
   };
   mpp: {
     /** the protection space of the MPP challenges (`realm`) */
@@ -73,7 +79,7 @@ export function loadMerchantConfig(environment: NodeJS.ProcessEnv = process.env)
       eip712: { name: e.MERCHANT_ASSET_NAME ?? local!.name, version: e.MERCHANT_ASSET_VERSION ?? local!.version },
       payTo: e.MERCHANT_PAY_TO ?? local!.payTo,
     },
-    a2a: { haikuPrice: e.MERCHANT_HAIKU_PRICE },
+    a2a: { haikuPrice: e.MERCHANT_HAIKU_PRICE, settleRetryMs: e.MERCHANT_A2A_SETTLE_RETRY_MS },
     mpp: {
       realm: e.MPP_REALM,
       ...(e.MERCHANT_STRIPE_NETWORK_ID && { stripe: { networkId: e.MERCHANT_STRIPE_NETWORK_ID, amount: e.MERCHANT_STRIPE_PRICE, currency: e.MERCHANT_STRIPE_CURRENCY } }),

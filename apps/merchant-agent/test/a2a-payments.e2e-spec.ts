@@ -3,7 +3,7 @@ import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
 import { toClientEvmSigner } from '@x402/evm';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { getAddress, type Address } from 'viem';
-import { balanceOf, payerAccount, testChain } from '../../../test/support/chain';
+import { balanceOf, mineBlock, payerAccount, testChain, withAutomineOff } from '../../../test/support/chain';
 import { startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
 import { freePort } from '../../../test/support/net';
 import { rpc, startA2aMerchant, userMessage, type RunningMerchant } from './a2a-merchant';
@@ -174,6 +174,39 @@ describe('A2A merchant agent: payments refused and failed', () => {
       });
     } finally {
       await stranded.close();
+    }
+  });
+
+  it('keeps a task working while its settlement outcome is unknown, and completes it once the facilitator knows', async () => {
+    // The facilitator answers settlement_pending while the transaction waits unmined; the agent asks again later.
+    const slow = await startFacilitator({ SETTLE_BUDGET_MS: '300' });
+    const patient = await startA2aMerchant({ FACILITATOR_URL: slow.url, MERCHANT_PRICE: String(PRICE), MERCHANT_A2A_SETTLE_RETRY_MS: '200' });
+    try {
+      const task = await open('forecast Quito', patient);
+      const before = await merchantBalance();
+      const answer = await withAutomineOff(chain, async () => (await submit(task, await wallet(2).createPaymentPayload(offerOf(task)), patient)).body);
+      expect(answer.result.task.status).toMatchObject({ state: 'TASK_STATE_WORKING', message: { metadata: { [STATUS]: 'payment-verified' } } });
+      expect(await paymentRow(task.id)).toMatchObject({ status: 'settling' });
+      // another payment meanwhile changes nothing: the task takes one
+      const again = (await submit(task, await wallet(2).createPaymentPayload(offerOf(task)), patient)).body;
+      expect(again.result.message).toMatchObject({ parts: [{ text: expect.stringContaining('its payment is settling') }], metadata: { [STATUS]: 'payment-verified' } });
+
+      await mineBlock(chain);
+      let done: any;
+      for (const deadline = Date.now() + 20_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+        done = (await rpc(patient.url, 'GetTask', { id: task.id })).body.result;
+        if (done.status.state !== 'TASK_STATE_WORKING') break;
+      }
+      expect(done.status).toMatchObject({
+        state: 'TASK_STATE_COMPLETED',
+        message: { metadata: { [STATUS]: 'payment-completed', [RECEIPTS]: [{ success: true, transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/) }] } },
+      });
+      expect(done.artifacts).toEqual([expect.objectContaining({ parts: [expect.objectContaining({ data: expect.objectContaining({ location: 'Quito' }) })] })]);
+      expect(await paymentRow(task.id)).toMatchObject({ status: 'completed' });
+      expect(await merchantBalance()).toBe(before + PRICE);
+    } finally {
+      await patient.close();
+      await slow.close();
     }
   });
 });

@@ -10,6 +10,7 @@ import { TaskBusManager } from './task-bus-manager';
 import { facilitatorClient, X402_FACILITATOR } from './x402/facilitator';
 import { PaymentFlow } from './x402/payment-flow';
 import { TaskPayments } from './x402/payment.repository';
+import { PendingSettlements } from './x402/pending-settlements';
 
 /** What the A2A routers serve (mountA2a): the SDK's request handler over our executor, task store and payments. */
 export const A2A_REQUEST_HANDLER = Symbol('A2A_REQUEST_HANDLER');
@@ -27,6 +28,7 @@ export class A2aModule {
         PgTaskStore,
         TaskPayments,
         PaymentFlow,
+        PendingSettlements,
         MerchantExecutor,
         {
           provide: A2A_REQUEST_HANDLER,

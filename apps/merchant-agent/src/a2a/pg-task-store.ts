@@ -24,6 +24,12 @@ interface TaskJson {
 
 /** The SDK's default when a ListTasks request names no page size (it passes its default along anyway). */
 const DEFAULT_PAGE_SIZE = 50;
+
+/** A task's tenant and owner (the SDK's user scope): a task is only ever read or written within them. */
+export interface TaskScope {
+  tenant: string;
+  owner: string;
+}
 const TERMINAL_STATES = ['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED'];
 const COLUMNS = `id, context_id AS "contextId", status_timestamp AS "statusTimestamp", status, artifacts, history, metadata`;
 
@@ -37,6 +43,32 @@ export class PgTaskStore implements TaskStore {
   constructor(private readonly db: PrismaService) {}
 
   async save(task: Task, context: ServerCallContext): Promise<void> {
+    await this.saveIn({ tenant: context.tenant ?? '', owner: resolveUserScope(context) }, task);
+  }
+
+  async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
+    return this.loadIn({ tenant: context.tenant ?? '', owner: resolveUserScope(context) }, taskId);
+  }
+
+  /** Where a task is kept, for work on it outside any request (PendingSettlements); undefined for an unknown task. */
+  async scopeOf(taskId: string): Promise<(TaskScope & { contextId: string }) | undefined> {
+    const [row] = await this.db.$queryRawUnsafe<(TaskScope & { contextId: string })[]>(
+      `SELECT tenant, owner, context_id AS "contextId" FROM merchant.a2a_tasks WHERE id = $1`,
+      taskId,
+    );
+    return row;
+  }
+
+  /** The store as seen by the task's own caller: what the SDK's ResultManager saves through, outside a request. */
+  within(scope: TaskScope): TaskStore {
+    return {
+      save: (task) => this.saveIn(scope, task),
+      load: (taskId) => this.loadIn(scope, taskId),
+      list: () => Promise.reject(new Error('not listed outside a request')),
+    };
+  }
+
+  private async saveIn(scope: TaskScope, task: Task): Promise<void> {
     const json = Task.toJSON(task) as TaskJson;
     await this.db.$executeRawUnsafe(
       `INSERT INTO merchant.a2a_tasks (id, tenant, owner, context_id, state, status_timestamp, status, artifacts, history, metadata)
@@ -48,8 +80,8 @@ export class PgTaskStore implements TaskStore {
        WHERE a2a_tasks.tenant = EXCLUDED.tenant AND a2a_tasks.owner = EXCLUDED.owner
          AND (a2a_tasks.state <> ALL($11::text[]) OR a2a_tasks.state = EXCLUDED.state)`,
       task.id,
-      context.tenant ?? '',
-      resolveUserScope(context),
+      scope.tenant,
+      scope.owner,
       task.contextId,
       json.status?.state ?? taskStateToJSON(TaskState.TASK_STATE_UNSPECIFIED),
       json.status?.timestamp ?? null,
@@ -61,13 +93,8 @@ export class PgTaskStore implements TaskStore {
     );
   }
 
-  async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
-    const rows = await this.db.$queryRawUnsafe<TaskRow[]>(
-      `SELECT ${COLUMNS} FROM merchant.a2a_tasks WHERE id = $1 AND tenant = $2 AND owner = $3`,
-      taskId,
-      context.tenant ?? '',
-      resolveUserScope(context),
-    );
+  private async loadIn(scope: TaskScope, taskId: string): Promise<Task | undefined> {
+    const rows = await this.db.$queryRawUnsafe<TaskRow[]>(`SELECT ${COLUMNS} FROM merchant.a2a_tasks WHERE id = $1 AND tenant = $2 AND owner = $3`, taskId, scope.tenant, scope.owner);
     return rows[0] && toTask(rows[0]);
   }
 

@@ -34,9 +34,9 @@ export async function verifyPayment(facilitator: FacilitatorClient, payload: Pay
 
 /**
  * /settle until the outcome is known: a timeout, an unreachable facilitator or settlement_pending is asked again
- * (the same authorization never settles twice). After the last attempt the unknown outcome is returned as it is.
+ * (the same authorization never settles twice). After the last of `attempts` the unknown outcome is returned as it is.
  */
-export async function settlePayment(facilitator: FacilitatorClient, payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> {
+export async function settlePayment(facilitator: FacilitatorClient, payload: PaymentPayload, requirements: PaymentRequirements, attempts = SETTLE_ATTEMPTS): Promise<SettleResponse> {
   for (let attempt = 1; ; attempt++) {
     let response: SettleResponse;
     try {
@@ -44,7 +44,7 @@ export async function settlePayment(facilitator: FacilitatorClient, payload: Pay
     } catch (error) {
       response = { success: false, errorReason: X402Reason.unexpectedSettleError, errorMessage: describe(error), transaction: '', network: requirements.network };
     }
-    if (response.success || !isUnknownOutcome(response) || attempt === SETTLE_ATTEMPTS) return response;
+    if (response.success || !isUnknownOutcome(response) || attempt >= attempts) return response;
     await sleep(SETTLE_BACKOFF_MS * 2 ** (attempt - 1));
   }
 }

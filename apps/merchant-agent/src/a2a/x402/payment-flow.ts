@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { TaskState, type Message } from '@a2a-js/sdk';
 import type { FacilitatorClient } from '@x402/core/server';
-import type { SettleResponse } from '@x402/core/types';
+import type { PaymentPayload, SettleResponse } from '@x402/core/types';
 import { X402Reason } from '@mp/x402';
 import { SKILLS, type Skill } from '../skills';
 import type { TaskTurn } from '../task-turn';
@@ -18,6 +18,8 @@ const X402_STATUS: Partial<Record<PaymentStatus, X402PaymentStatus>> = {
   required: 'payment-required',
   submitted: 'payment-submitted',
   verified: 'payment-verified',
+  // verified, its settlement's outcome not known yet
+  settling: 'payment-verified',
   completed: 'payment-completed',
   failed: 'payment-failed',
   rejected: 'payment-rejected',
@@ -78,15 +80,37 @@ export class PaymentFlow {
     await this.move(payment.taskId, 'submitted', 'verified', { payer: verified.payer ?? check.payer });
     turn.status(TaskState.TASK_STATE_WORKING, 'Payment verified.', x402Metadata('payment-verified'));
 
+    // after-work: a skill that fails costs nothing; before-work: nothing is done for a payment that does not settle.
+    const output = payment.settleTiming === 'after-work' ? this.work(payment) : undefined;
+    const settlement = await settlePayment(this.facilitator, check.payload, requirements);
+    if (settlement.success) return this.complete(turn, payment, 'verified', settlement, output);
+    if (isUnknownOutcome(settlement)) return this.settlementPending(turn, payment, settlement);
+    return this.settlementFailed(turn, payment, 'verified', settlement);
+  }
+
+  /**
+   * Asks the facilitator again about a settling payment (PendingSettlements): the task completes or fails once the
+   * outcome is known; while it is not, nothing changes and false is returned.
+   */
+  async followUp(turn: TaskTurn, payment: TaskPayment, payload: PaymentPayload): Promise<boolean> {
+    const [requirements] = payment.offer.accepts;
+    const settlement = await settlePayment(this.facilitator, payload, requirements, 1);
+    if (settlement.success) await this.complete(turn, payment, 'settling', settlement);
+    else if (isUnknownOutcome(settlement)) return false;
+    else await this.settlementFailed(turn, payment, 'settling', settlement);
+    return true;
+  }
+
+  private work(payment: TaskPayment) {
     const skill = this.skills.get(payment.skill);
     if (!skill) throw new Error(`task ${payment.taskId} was offered for skill ${payment.skill}, which this agent no longer has`);
-    const work = () => skill.run(payment.input);
-    // after-work: a skill that fails costs nothing; before-work: nothing is done for a payment that does not settle.
-    const output = payment.settleTiming === 'after-work' ? work() : undefined;
-    const settlement = await settlePayment(this.facilitator, check.payload, requirements);
-    if (!settlement.success) return this.settlementFailed(turn, payment, settlement);
-    const paid = await this.move(payment.taskId, 'verified', 'completed', { transaction: settlement.transaction, receipt: settlement });
-    const { name, part } = output ?? work();
+    return skill.run(payment.input);
+  }
+
+  private async complete(turn: TaskTurn, payment: TaskPayment, from: PaymentStatus, settlement: SettleResponse, output?: ReturnType<Skill['run']>): Promise<void> {
+    const [requirements] = payment.offer.accepts;
+    const paid = await this.move(payment.taskId, from, 'completed', { transaction: settlement.transaction, receipt: settlement });
+    const { name, part } = output ?? this.work(payment);
     turn.artifact(name, part);
     turn.status(
       TaskState.TASK_STATE_COMPLETED,
@@ -113,14 +137,27 @@ export class PaymentFlow {
     );
   }
 
-  private async settlementFailed(turn: TaskTurn, payment: TaskPayment, settlement: SettleResponse): Promise<void> {
+  private async settlementFailed(turn: TaskTurn, payment: TaskPayment, from: PaymentStatus, settlement: SettleResponse): Promise<void> {
     const error = errorCodeFor(settlement.errorReason);
-    const updated = await this.move(payment.taskId, 'verified', 'failed', { error, receipt: settlement, ...(settlement.transaction && { transaction: settlement.transaction }) });
-    const unknown = isUnknownOutcome(settlement) ? ` Its outcome is not known${settlement.transaction ? ` (transaction ${settlement.transaction})` : ''}: the merchant reconciles it.` : '';
+    const updated = await this.move(payment.taskId, from, 'failed', { error, receipt: settlement, ...(settlement.transaction && { transaction: settlement.transaction }) });
     turn.status(
       TaskState.TASK_STATE_FAILED,
-      `The payment did not settle (${error}): ${settlement.errorMessage ?? settlement.errorReason}.${unknown}`,
+      `The payment did not settle (${error}): ${settlement.errorMessage ?? settlement.errorReason}.`,
       x402Metadata('payment-failed', { error, receipts: updated.receipts }),
+    );
+  }
+
+  /**
+   * The facilitator could not tell yet whether the money moved (a transaction still unmined, the facilitator away):
+   * the task stays working, and PendingSettlements asks again until it can tell, then completes or fails the task.
+   */
+  private async settlementPending(turn: TaskTurn, payment: TaskPayment, settlement: SettleResponse): Promise<void> {
+    await this.move(payment.taskId, 'verified', 'settling', { ...(settlement.transaction && { transaction: settlement.transaction }) });
+    const sent = settlement.transaction ? ` (transaction ${settlement.transaction})` : '';
+    turn.status(
+      TaskState.TASK_STATE_WORKING,
+      `Payment verified; its settlement${sent} is not confirmed yet. This task completes once it is: follow it with GetTask or SubscribeToTask.`,
+      x402Metadata('payment-verified'),
     );
   }
 

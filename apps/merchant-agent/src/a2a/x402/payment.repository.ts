@@ -4,8 +4,11 @@ import { PrismaService, withTransaction } from '@mp/db';
 import type { SettleTiming } from '../skills';
 import type { X402ErrorCode } from './error-codes';
 
-/** A task's payment: required (offered) → submitted → verified → completed | failed; or rejected, canceled. */
-export type PaymentStatus = 'required' | 'submitted' | 'verified' | 'completed' | 'failed' | 'rejected' | 'canceled';
+/**
+ * A task's payment: required (offered) → submitted → verified → completed | failed; or rejected, canceled. A
+ * verified payment whose settlement outcome the facilitator could not tell yet is `settling` until it can.
+ */
+export type PaymentStatus = 'required' | 'submitted' | 'verified' | 'settling' | 'completed' | 'failed' | 'rejected' | 'canceled';
 
 export interface TaskPayment {
   taskId: string;
@@ -47,7 +50,9 @@ export interface Transition {
   receipt?: SettleResponse;
 }
 
-const COLUMNS = `task_id AS "taskId", skill, input, settle_timing AS "settleTiming", status, offer, attempts, payer, transaction, error, receipts`;
+const columns = (table = '') =>
+  ['task_id AS "taskId"', 'skill', 'input', 'settle_timing AS "settleTiming"', 'status', 'offer', 'attempts', 'payer', 'transaction', 'error', 'receipts'].map((c) => `${table}${c}`).join(', ');
+const COLUMNS = columns();
 
 /**
  * The payments of paid tasks (merchant.a2a_payments). Every change names the status it leaves, so of two replicas or
@@ -130,5 +135,25 @@ export class TaskPayments {
       JSON.stringify(change.receipt ? [change.receipt] : []),
     );
     return rows[0];
+  }
+
+  /**
+   * Up to `limit` settling payments nobody looked at for `idleMs`, each with the authorization it was paid with. Taking
+   * them moves their updated_at on, so another replica's sweep skips them for as long.
+   */
+  async takeSettling(idleMs: number, limit: number): Promise<(TaskPayment & { payload: PaymentPayload })[]> {
+    return this.db.$queryRawUnsafe<(TaskPayment & { payload: PaymentPayload })[]>(
+      `WITH due AS (
+         SELECT task_id FROM merchant.a2a_payments
+          WHERE status = 'settling' AND updated_at < now() - ($1::int * interval '1 millisecond')
+          ORDER BY updated_at LIMIT $2
+          FOR UPDATE SKIP LOCKED)
+       UPDATE merchant.a2a_payments p SET updated_at = now() FROM due
+        WHERE p.task_id = due.task_id
+       RETURNING ${columns('p.')},
+         (SELECT s.payload FROM merchant.a2a_payment_submissions s WHERE s.task_id = p.task_id ORDER BY s.id DESC LIMIT 1) AS payload`,
+      idleMs,
+      limit,
+    );
   }
 }
