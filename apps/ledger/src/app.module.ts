@@ -7,6 +7,7 @@ import { HealthController } from './health/health.controller';
 import { LedgerHttpModule } from './http/ledger-http.module';
 import { IngestionModule } from './ingestion/ingestion.module';
 import { LEDGER_CONFIG, type LedgerConfig } from './ledger.config';
+import { LedgerMetrics } from './ledger.metrics';
 import { LedgerBookSource } from './reconciliation/ledger-book.source';
 import { ReconciliationModule } from './reconciliation/reconciliation.module';
 import { WebhookBreakNotifier } from './reconciliation/webhook-break-notifier';
@@ -35,8 +36,8 @@ export class AppModule implements OnModuleInit {
         }),
       ],
       controllers: [HealthController],
-      providers: [{ provide: LEDGER_CONFIG, useValue: config }],
-      exports: [LEDGER_CONFIG],
+      providers: [{ provide: LEDGER_CONFIG, useValue: config }, LedgerMetrics],
+      exports: [LEDGER_CONFIG, LedgerMetrics],
     };
   }
 

@@ -259,4 +259,17 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
     expect(clean.summary).toMatchObject({ breaks: 0, counts: { matched: 7 } });
     expect(await ledger.ledger.lookupTransfers(merchant.merchantId, [ghostId])).toMatchObject([{ amount: 5000n, flags: 0 }]);
   });
+
+  it('counts what it booked and what reconciliation found in /metrics', async () => {
+    const text = await (await fetch(`${ledger.url}/metrics`)).text();
+    const value = (series: string) => Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+    expect(value('ledger_payment_events_total{type="payment.confirmed",outcome="booked"}')).toBeGreaterThanOrEqual(4);
+    expect(value('ledger_payment_events_total{type="payment.submitted",outcome="skipped"}')).toBeGreaterThanOrEqual(3);
+    expect(value('ledger_payment_event_lag_seconds_count')).toBeGreaterThanOrEqual(8);
+    expect(value('ledger_ingestion_queue_jobs{state="failed"}')).toBe(0);
+    expect(value('reconciliation_runs_total{outcome="clean"}')).toBe(2);
+    expect(value('reconciliation_runs_total{outcome="breaks"}')).toBe(1);
+    expect(value('reconciliation_breaks_found_total{kind="missing_in_ledger"}')).toBe(2);
+    expect(value('reconciliation_breaks_found_total{kind="amount_mismatch"}')).toBe(1);
+  });
 });

@@ -1,8 +1,9 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { type Job, UnrecoverableError, Worker } from 'bullmq';
+import { type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { PAYMENT_EVENTS_QUEUE, type PaymentEventMessage } from '@mp/clients';
 import { LEDGER_CONFIG, type LedgerConfig } from '../ledger.config';
+import { INGESTION_QUEUE_STATES, LedgerMetrics } from '../ledger.metrics';
 import { BookingRefusedError, PaymentIngestion } from './payment-ingestion.service';
 
 /**
@@ -15,10 +16,13 @@ export class PaymentEventsConsumer implements OnApplicationBootstrap, OnModuleDe
   private readonly logger = new Logger('Ingestion');
   private connection?: Redis;
   private worker?: Worker<PaymentEventMessage>;
+  private queue?: Queue<PaymentEventMessage>;
+  private stopCollecting?: () => void;
 
   constructor(
     @Inject(LEDGER_CONFIG) private readonly config: LedgerConfig,
     private readonly ingestion: PaymentIngestion,
+    private readonly metrics: LedgerMetrics,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -32,19 +36,32 @@ export class PaymentEventsConsumer implements OnApplicationBootstrap, OnModuleDe
     });
     this.worker.on('failed', (job, error) => this.logger.warn(`payment event ${job?.data.eventId} (${job?.data.type} of ${job?.data.paymentId}) failed: ${error.message}`));
     this.worker.on('error', (error) => this.logger.debug(`worker: ${error.message}`));
+    this.queue = new Queue(PAYMENT_EVENTS_QUEUE, { connection: this.connection, prefix: this.config.queuePrefix });
+    this.queue.on('error', (error: Error) => this.logger.debug(`queue: ${error.message}`));
+    this.stopCollecting = this.metrics.metrics.onCollect('ingestion_queue', async () => {
+      const counts = await this.queue!.getJobCounts(...INGESTION_QUEUE_STATES);
+      for (const state of INGESTION_QUEUE_STATES) this.metrics.ingestionQueue.set({ state }, counts[state] ?? 0);
+    });
   }
 
   async onModuleDestroy(): Promise<void> {
+    this.stopCollecting?.();
+    await this.queue?.close().catch(() => undefined);
     const closed = this.worker?.close().catch(() => undefined);
     await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 3_000).unref())]);
     this.connection?.disconnect();
   }
 
   private async process(job: Job<PaymentEventMessage>): Promise<string> {
+    const { type, occurredAt } = job.data;
     try {
-      return await this.ingestion.book(job.data);
+      const outcome = await this.ingestion.book(job.data);
+      this.metrics.recordEvent(type, outcome, occurredAt);
+      return outcome;
     } catch (error) {
-      if (error instanceof BookingRefusedError) throw new UnrecoverableError(error.message);
+      const refused = error instanceof BookingRefusedError;
+      this.metrics.recordEvent(type, refused ? 'refused' : 'error');
+      if (refused) throw new UnrecoverableError(error.message);
       throw error;
     }
   }

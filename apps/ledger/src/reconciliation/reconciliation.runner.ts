@@ -1,5 +1,6 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { reconcile, type LedgerEntry } from '@mp/reconciliation';
+import { LedgerMetrics } from '../ledger.metrics';
 import { ChainScanner } from './chain/chain-scanner';
 import { RECON_CONFIG, type ReconciliationConfig } from './reconciliation.config';
 import { LEDGER_SOURCE, RECON_BREAK_NOTIFIER, type BreakNotifier, type LedgerSource } from './reconciliation.ports';
@@ -27,6 +28,8 @@ export class ReconciliationRunner {
     private readonly chain: ChainScanner,
     private readonly stripe: StripeScanner,
     private readonly links: ReportLinks,
+    // absent where the module is mounted alone (its tests)
+    @Optional() private readonly metrics?: LedgerMetrics,
   ) {}
 
   async run(runId: string, onProgress: ProgressListener = () => {}): Promise<void> {
@@ -54,6 +57,7 @@ export class ReconciliationRunner {
     const leftOut = kindsLeftOut(entries, covered);
     if (leftOut.size) this.logger.log(`run ${run.id}: ledger entries of kinds no scan covers left out (${[...leftOut].join(', ')})`);
     await this.runs.complete(run, report, { reconciled: [...covered], leftOut: entries.length - reconciled.length });
+    this.metrics?.recordRun(report.summary.breaks ? 'breaks' : 'clean', report.summary.counts);
     progress('matching', 1, 1);
     await this.notifyOnce(await this.runs.findForWork(run.id));
   }

@@ -1,6 +1,7 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
+import { LedgerMetrics } from '../ledger.metrics';
 import { UnknownNetworkError } from './chain/chain-scanner';
 import { RECON_CONFIG, type ReconciliationConfig } from './reconciliation.config';
 import { LEDGER_SOURCE, type LedgerSource } from './reconciliation.ports';
@@ -29,6 +30,7 @@ export class ReconciliationWorker implements OnModuleInit, OnModuleDestroy {
     private readonly runner: ReconciliationRunner,
     private readonly runs: RunRepository,
     private readonly queue: ReconciliationQueue,
+    @Optional() private readonly metrics?: LedgerMetrics,
   ) {}
 
   onModuleInit(): void {
@@ -65,8 +67,10 @@ export class ReconciliationWorker implements OnModuleInit, OnModuleDestroy {
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       const final = error instanceof UnknownNetworkError || job.attemptsMade + 1 >= (job.opts.attempts ?? RUN_ATTEMPTS);
-      if (final) await this.runs.fail(runId, message);
-      else await this.runs.retrying(runId, message);
+      if (final) {
+        await this.runs.fail(runId, message);
+        this.metrics?.recordRun('failed');
+      } else await this.runs.retrying(runId, message);
       throw final ? new UnrecoverableError(message) : error;
     }
   }
