@@ -297,7 +297,8 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
       if (await this.payments.releaseFromBatch(record.id, hash)) await this.queue.submit(record.id);
       return;
     }
-    const gasFee = await this.payments.gasShare(hash, record.id, receipt.gasUsed * receipt.effectiveGasPrice);
+    const fee = receipt.gasUsed * receipt.effectiveGasPrice;
+    const gasFee = batched ? await this.payments.gasShare(hash, record.id, fee) : fee;
     const recorded = verdict.success
       ? await this.payments.markConfirmed(record.id, hash, receipt, gasFee)
       : await this.payments.markFailedOnChain(record.id, hash, verdict.reason, verdict.message, gasFee);
