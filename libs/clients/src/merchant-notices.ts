@@ -6,7 +6,8 @@
  */
 export const MERCHANT_NOTICES_QUEUE = 'merchant-notices';
 
-export type MerchantNoticeType = 'reconciliation.breaks_found';
+export const MERCHANT_NOTICE_TYPES = ['reconciliation.breaks_found'] as const;
+export type MerchantNoticeType = (typeof MERCHANT_NOTICE_TYPES)[number];
 
 export interface MerchantNoticeMessage {
   /** unique per notice: the same notice published twice is delivered once (the ledger uses the run id) */

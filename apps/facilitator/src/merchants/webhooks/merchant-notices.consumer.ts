@@ -2,9 +2,9 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleD
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
-import { MERCHANT_NOTICES_QUEUE, type MerchantNoticeMessage } from '@mp/clients';
+import { MERCHANT_NOTICE_TYPES, MERCHANT_NOTICES_QUEUE, type MerchantNoticeMessage } from '@mp/clients';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../../config/facilitator.config';
-import { MERCHANT_NOTICE_TYPES, WebhookRepository, type NoticeOutcome } from './webhook.repository';
+import { WebhookRepository, type NoticeOutcome } from './webhook.repository';
 
 const CONCURRENCY = 8;
 /** A notice's `data` larger than this (as JSON) is refused: it is stored with the delivery and sent on every attempt. */
@@ -14,7 +14,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const noticeSchema = z.object({
   noticeId: z.string().min(1).max(200),
   merchantId: z.string().regex(UUID, 'must be a UUID'),
-  type: z.enum(MERCHANT_NOTICE_TYPES as [MerchantNoticeMessage['type'], ...MerchantNoticeMessage['type'][]]),
+  type: z.enum(MERCHANT_NOTICE_TYPES),
   // stored as UTC with milliseconds, like the createdAt of payment events
   createdAt: z.iso.datetime({ offset: true }).transform((s) => new Date(s).toISOString()),
   data: z.record(z.string(), z.unknown()),

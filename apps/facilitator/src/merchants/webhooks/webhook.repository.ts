@@ -8,20 +8,10 @@ import { PAYMENT_VIEW_COLUMNS, toPaymentView, type PaymentView, type PaymentView
 export const PAYMENT_WEBHOOK_TYPES = ['payment.confirmed', 'payment.failed', 'payment.expired'] as const;
 export type PaymentWebhookType = (typeof PAYMENT_WEBHOOK_TYPES)[number];
 
-/** Notice types other services may publish on the merchant-notices queue (exhaustive over MerchantNoticeType). */
-const NOTICE_TYPES: Record<MerchantNoticeType, true> = { 'reconciliation.breaks_found': true };
-export const MERCHANT_NOTICE_TYPES = Object.keys(NOTICE_TYPES) as MerchantNoticeType[];
-
-/** Every `type` a merchant's webhook can carry. */
-export type WebhookEventType = PaymentWebhookType | MerchantNoticeType;
-export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [...PAYMENT_WEBHOOK_TYPES, ...MERCHANT_NOTICE_TYPES];
-
 /**
  * What a merchant receives (the exact JSON is stored with the delivery and re-sent byte for byte): a final payment
- * event, or a notice another service published for the merchant.
+ * event (PaymentWebhookEvent), or a notice another service published for the merchant (NoticeWebhookEvent).
  */
-export type WebhookEvent = PaymentWebhookEvent | NoticeWebhookEvent;
-
 interface WebhookEventBase {
   /** the delivery id, also the Webhook-Id header; the same on every retry */
   id: string;
