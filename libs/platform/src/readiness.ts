@@ -125,3 +125,20 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout?: () =
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
+
+/**
+ * Waits at most `timeoutMs` for a connection to become ready, and says whether it did. For a boot that wants Redis
+ * up front (the first request should not fail needlessly) but must not hang on it.
+ */
+export async function waitForRedis(redis: Redis, timeoutMs = DEFAULT_READINESS_TIMEOUT_MS): Promise<boolean> {
+  if (redis.status !== 'ready') {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      redis.once('ready', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+  return redis.status === 'ready';
+}

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { Redis } from 'ioredis';
+import { waitForRedis } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 
 /**
@@ -58,15 +59,7 @@ export class RateLimiter implements OnModuleInit, OnModuleDestroy {
   }
 
   async onModuleInit(): Promise<void> {
-    const redis = this.redis;
-    if (!redis || redis.status === 'ready') return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, 2_000);
-      redis.once('ready', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+    if (this.redis) await waitForRedis(this.redis);
   }
 
   onModuleDestroy(): void {

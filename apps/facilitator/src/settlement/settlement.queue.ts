@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { ProblemError } from '@mp/platform';
+import { ProblemError, waitForRedis } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 
 export const SETTLEMENT_QUEUE = 'settlement';
@@ -33,15 +33,8 @@ export class SettlementQueue implements OnModuleInit, OnModuleDestroy {
   }
 
   async onModuleInit(): Promise<void> {
-    if (this.connection.status === 'ready') return;
     // Wait briefly for the first connection so the first /settle does not fail needlessly; never block boot on it.
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, 2_000);
-      this.connection.once('ready', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+    await waitForRedis(this.connection);
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { ProblemError } from '@mp/platform';
+import { ProblemError, waitForRedis } from '@mp/platform';
 import { RECON_CONFIG, type ReconciliationConfig } from './reconciliation.config';
 
 export const RECONCILIATION_QUEUE = 'reconciliation';
@@ -34,9 +34,8 @@ export class ReconciliationQueue implements OnModuleInit, OnModuleDestroy {
   }
 
   async onModuleInit(): Promise<void> {
-    await this.ready();
     // BullMQ would wait for Redis without end, and the ledger's API does not need it to boot.
-    if (this.connection.status !== 'ready') {
+    if (!(await waitForRedis(this.connection))) {
       this.logger.warn('Redis is unreachable: the reconciliation schedule is left as it is (the next boot or replica sets it)');
       return;
     }
@@ -62,16 +61,5 @@ export class ReconciliationQueue implements OnModuleInit, OnModuleDestroy {
     } catch (error) {
       throw new ProblemError('upstream_unavailable', `the reconciliation queue is unavailable (${(error as Error).message}); try again`);
     }
-  }
-
-  private async ready(): Promise<void> {
-    if (this.connection.status === 'ready') return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, 2_000);
-      this.connection.once('ready', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
   }
 }
