@@ -109,7 +109,7 @@ const selectTransfers = (join = '') => `
   WHERE (ca.code = ${AccountCode.revenue} OR da.code = ${AccountCode.revenue}) AND`;
 
 /** Rows to entries: voided and expired holds left out, corrections signed against the direction of what they correct. */
-export function toEntries(merchantId: string, roots: TransferRow[], corrections: (TransferRow & { corrects: string })[], now: Date): LedgerEntry[] {
+function toEntries(merchantId: string, roots: TransferRow[], corrections: (TransferRow & { corrects: string })[], now: Date): LedgerEntry[] {
   const entries: LedgerEntry[] = [];
   const direction = new Map<string, { credits: boolean; kind: EntryKind }>();
   for (const row of roots) {
