@@ -10,6 +10,7 @@ import { buy } from '../../merchant-agent/src/buyer/buyer';
 import { loadMerchantConfig } from '../../merchant-agent/src/merchant.config';
 import { createPaywall } from '../../merchant-agent/src/paid-http/paywall';
 import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
+import { call } from '../../../test/support/http';
 import { startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from '../../../test/support/facilitator';
 import { freePort } from '../../../test/support/net';
 
@@ -31,27 +32,6 @@ function cliJson(...args: string[]): any {
   const r = cli(...args, '--json');
   expect(r.code, r.stderr).toBe(0);
   return JSON.parse(r.stdout);
-}
-
-interface Answer {
-  status: number;
-  body: any;
-  headers: Headers;
-}
-
-async function call(url: string, init: { method?: string; body?: unknown; key?: string; keyHeader?: 'authorization' | 'x-api-key' } = {}): Promise<Answer> {
-  const headers: Record<string, string> = {};
-  if (init.body !== undefined) headers['content-type'] = 'application/json';
-  if (init.key !== undefined) headers[init.keyHeader ?? 'authorization'] = (init.keyHeader ?? 'authorization') === 'authorization' ? `Bearer ${init.key}` : init.key;
-  const response = await fetch(url, { method: init.method ?? (init.body === undefined ? 'GET' : 'POST'), headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
-  const text = await response.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // keep the text
-  }
-  return { status: response.status, body, headers: response.headers };
 }
 
 describe('merchants: API keys, tenant isolation, rate limits and the CLI', () => {

@@ -13,7 +13,8 @@ import { paymentRequiredResponse } from '../../../test/support/mpp';
 import { startTestStripe, type TestStripe } from '../../../test/support/stripe';
 import { PaymentIngestion } from '../src/ingestion/payment-ingestion.service';
 import { startWebhookReceiver, until, type WebhookReceiver } from '../../../test/support/webhook-receiver';
-import { call, createMerchant, setWebhook, type TestMerchant } from './support/http';
+import { createMerchant, setWebhook, type TestMerchant } from '../../../test/support/merchants';
+import { call } from '../../../test/support/http';
 import { startLedger, type RunningLedger } from './support/ledger-app';
 
 /**

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
 import { startTcpProxy } from '../../../test/support/tcp-proxy';
-import { call, createMerchant, revokeKey, type TestMerchant } from './support/http';
+import { createMerchant, revokeKey, type TestMerchant } from '../../../test/support/merchants';
+import { call } from '../../../test/support/http';
 import { startLedger, type RunningLedger } from './support/ledger-app';
 
 const USD = 'stripe/usd';

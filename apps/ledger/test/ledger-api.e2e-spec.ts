@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
-import { call, createMerchant, type TestMerchant } from './support/http';
+import { createMerchant, type TestMerchant } from '../../../test/support/merchants';
+import { call } from '../../../test/support/http';
 import { startLedger, type RunningLedger } from './support/ledger-app';
 
 const USD = 'stripe/usd';

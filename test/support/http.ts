@@ -1,4 +1,4 @@
-export { createMerchant, revokeKey, setWebhook, type TestMerchant } from '../../../../test/support/merchants';
+/** JSON over HTTP as the e2e specs send it, with a merchant's API key when given. */
 
 export interface Answer {
   status: number;
