@@ -4,6 +4,7 @@ import type { ApiContext } from './api';
 import { ApiError, invalidRequest, type StripeErrorBody } from './errors';
 import { EventLog } from './events';
 import { expandBody, readExpand } from './expand';
+import { Faults, type HeldRequest } from './faults';
 import { decodeForm, FormError, type FormObject } from './form';
 import { IdempotencyStore, MAX_IDEMPOTENCY_KEY_LENGTH, type StoredReply } from './idempotency';
 import { newId } from './ids';
@@ -43,6 +44,16 @@ export interface FakeStripe {
   requests(): RecordedRequest[];
   /** waits until every queued webhook delivery finished (succeeded or was given up) */
   drainWebhooks(): Promise<void>;
+  /**
+   * Holds the next `method path` request before it runs, until `release()`: meanwhile a request with the same
+   * idempotency key gets Stripe's `409 idempotency_key_in_use`, as when a client retries a call still running at Stripe.
+   */
+  hold(method: 'GET' | 'POST', path: string): HeldRequest;
+  /**
+   * The next `times` `method path` requests run (a PaymentIntent is charged) and are then answered `500 api_error`.
+   * Stripe saves what a request that started running answered, 500s included, so their idempotency key replays the 500.
+   */
+  failAfterRunning(method: 'GET' | 'POST', path: string, times?: number): void;
 }
 
 /** The API version answered when a request names none: the one stripe-node 23.1.0 pins. */
@@ -78,6 +89,9 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
   const context: ApiContext = { store, events: new EventLog(store, webhooks, nowSeconds), nowSeconds };
   const idempotency = new IdempotencyStore(nowMs);
   const recorded: RecordedRequest[] = [];
+  const faults = new Faults();
+  /** idempotency keys (per API key) of requests being held: a second request with one gets a 409 */
+  const running = new Set<string>();
 
   const server = http.createServer((req, res) => {
     const requestId = newId('req');
@@ -107,6 +121,16 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     recorded.push({ ...request, ...(idempotencyKey !== undefined && { idempotencyKey }), stripeVersion: apiVersion });
     const echo: Record<string, string> = idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {};
 
+    const fault = faults.take(method, url.pathname);
+    const runningKey = idempotencyKey === undefined ? undefined : `${apiKey}\u0000${idempotencyKey}`;
+    if (runningKey !== undefined && running.has(runningKey)) throw keyInUse(idempotencyKey!);
+    if (fault?.kind === 'hold') {
+      if (runningKey !== undefined) running.add(runningKey);
+      fault.arrived();
+      await fault.wait;
+      if (runningKey !== undefined) running.delete(runningKey);
+    }
+
     // From here to `save` nothing awaits, so a second request with this key cannot slip in between (handlers are sync).
     const stored = idempotencyKey ? idempotency.replay(apiKey, idempotencyKey, request) : undefined;
     if (stored) return { status: stored.status, body: stored.body, headers: { ...echo, 'Idempotent-Replayed': 'true', 'Original-Request': stored.requestId } };
@@ -115,6 +139,11 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
       const result = matched.route.handler(context, { params, pathIds: matched.pathIds, path: url.pathname, info });
       return expandBody(result, expand, store);
     });
+    if (fault?.kind === 'server_error_after_running') {
+      const failed: Reply = { status: 500, body: json({ error: { type: 'api_error', message: 'An unknown error occurred.' } satisfies StripeErrorBody }) };
+      if (idempotencyKey) idempotency.save(apiKey, idempotencyKey, request, { ...failed, requestId }, { evenServerErrors: true });
+      return { ...failed, headers: echo };
+    }
     if (idempotencyKey) idempotency.save(apiKey, idempotencyKey, request, { ...reply, requestId } satisfies StoredReply);
     return { ...reply, headers: echo };
   }
@@ -143,6 +172,7 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     requests: () => [...recorded],
     url: `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`,
     async stop() {
+      faults.releaseAll();
       webhooks.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -154,7 +184,18 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     },
     events: () => structuredClone(store.events.all()),
     drainWebhooks: () => webhooks.drain(),
+    hold: (method, path) => faults.hold(method, path),
+    failAfterRunning: (method, path, times = 1) => faults.failAfterRunning(method, path, times),
   };
+}
+
+/** Stripe's answer to a request whose idempotency key another request, still running, is using. */
+function keyInUse(key: string): ApiError {
+  return new ApiError(409, {
+    type: 'invalid_request_error',
+    code: 'idempotency_key_in_use',
+    message: `There is currently another in-progress request using this Idempotent Key (probably because of a timeout). Please try again later. Key: '${key.slice(0, 255)}'`,
+  });
 }
 
 const NO_KEY_MESSAGE =

@@ -44,8 +44,9 @@ export class IdempotencyStore {
     return entry;
   }
 
-  save(apiKey: string, key: string, request: { method: string; path: string; params: FormValue }, reply: StoredReply): void {
-    if (reply.status >= 500) return; // a server error is worth retrying for real
+  /** `evenServerErrors`: the 500 came after the request ran (an injected fault), so it is what the key replays. */
+  save(apiKey: string, key: string, request: { method: string; path: string; params: FormValue }, reply: StoredReply, { evenServerErrors = false } = {}): void {
+    if (reply.status >= 500 && !evenServerErrors) return; // a server error before anything ran is worth retrying for real
     this.entries.set(entryKey(apiKey, key), { ...reply, request: describe(request), storedAt: this.nowMs() });
   }
 }

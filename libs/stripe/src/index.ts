@@ -1,5 +1,6 @@
 export { DEFAULT_API_VERSION, MAX_BODY_BYTES, startFakeStripe, stripeClientOptions, type FakeStripe, type FakeStripeOptions, type RecordedRequest } from './fake-stripe.server';
 export { SPT_ERROR_CODES, type StripeErrorBody } from './errors';
+export type { HeldRequest } from './faults';
 export { decodeForm, FormError, type FormObject, type FormValue } from './form';
 export { stripeFee } from './balance-transactions';
 export { TEST_PAYMENT_METHODS, type PaymentOutcome } from './test-tokens';

@@ -4,6 +4,7 @@ import { listCharges, retrieveCharge } from './charges';
 import { listEvents, retrieveEvent } from './events';
 import { cancelPaymentIntent, confirmPaymentIntent, createPaymentIntent, listPaymentIntents, retrievePaymentIntent } from './payment-intents';
 import { createRefund, listRefunds, retrieveRefund } from './refunds';
+import { searchPaymentIntents } from './search';
 import { createGrantedToken, createIssuedToken, retrieveToken, revokeToken } from './shared-payment-tokens';
 
 export interface Route {
@@ -30,6 +31,8 @@ export const ROUTES: readonly Route[] = [
 
   route('POST', '/v1/payment_intents', createPaymentIntent),
   route('GET', '/v1/payment_intents', listPaymentIntents),
+  // before /:id, which would take "search" for an id
+  route('GET', '/v1/payment_intents/search', searchPaymentIntents),
   route('GET', '/v1/payment_intents/:id', retrievePaymentIntent),
   route('POST', '/v1/payment_intents/:id/confirm', confirmPaymentIntent),
   route('POST', '/v1/payment_intents/:id/cancel', cancelPaymentIntent),
