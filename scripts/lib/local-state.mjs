@@ -18,7 +18,8 @@ export async function resetLocalState({ databaseUrl, redisUrl = process.env.REDI
                 facilitator.payment_transactions, facilitator.payment_events, facilitator.payment_idempotency_keys, facilitator.payments,
                 facilitator.mpp_secrets, facilitator.api_keys, facilitator.merchants,
                 ledger.reconciliation_rows, ledger.reconciliation_runs, ledger.receiving_addresses, ledger.pending_timeouts, ledger.failed_transfers, ledger.transfers, ledger.accounts,
-                merchant.a2a_payment_submissions, merchant.a2a_payments, merchant.a2a_tasks`,
+                merchant.a2a_payment_submissions, merchant.a2a_payments, merchant.a2a_tasks
+       CASCADE`, // and every table that refers to these (new ones need no edit here)
     );
   } finally {
     await client.end();
