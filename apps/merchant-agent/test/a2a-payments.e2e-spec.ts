@@ -58,9 +58,10 @@ describe('A2A merchant agent: payments refused and failed', () => {
     expect(after).toBe(before);
   });
 
-  it('answers an unknown skill with invalid params (-32602), naming the skills it has', async () => {
+  it('asks a message naming no skill of this agent which one it wants (input-required, not an error), naming the skills it has', async () => {
     const { body } = await rpc(merchant.url, 'SendMessage', { message: userMessage('dance tango') });
-    expect(body.error).toMatchObject({ code: -32602, message: expect.stringContaining('unknown skill "dance": this agent offers forecast, haiku, ping') });
+    expect(body.error).toBeUndefined();
+    expect(body.result.task.status).toMatchObject({ state: 'TASK_STATE_INPUT_REQUIRED', message: { parts: [{ text: expect.stringContaining('This agent offers forecast (Weather forecast): 9000 atomic units') }] } });
   });
 
   it('repeats the offer to a message that carries no payment', async () => {

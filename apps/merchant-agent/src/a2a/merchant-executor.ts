@@ -4,7 +4,7 @@ import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestCon
 import { MERCHANT_CONFIG, type MerchantConfig } from '../merchant.config';
 import { A2A_REST_PATH } from './a2a-paths';
 import { PgTaskStore } from './pg-task-store';
-import { parseSkillRequest, SKILLS, type Skill, type SkillRequest } from './skills';
+import { routeMessage, skillMenu, SKILLS, type Skill, type SkillRoute } from './skills';
 import { agentMessage, taskStatus } from './task-events';
 import { TaskTurn } from './task-turn';
 import { activatedX402Uris, X402_METADATA } from './x402/extension';
@@ -13,10 +13,12 @@ import { PaymentFlow } from './x402/payment-flow';
 import { TaskPayments } from './x402/payment.repository';
 
 /**
- * The merchant's skills behind A2A. A free skill answers with a message. A paid one opens a task that waits in
- * input-required for its x402 payment; the follow-up messages on that task pay, decline or ask again (PaymentFlow).
- * Which skills exist and whether the caller activated the x402 extension is checked before this runs
- * (PaidSkillsRequestHandler), where it can still be answered with an A2A error.
+ * The merchant's skills behind A2A. A message is routed to a skill (routeMessage); one that names none, or several,
+ * opens a task that waits in input-required listing the skills, and its follow-up may name one. A free skill answers
+ * with a message (or completes that task). A paid one waits in input-required for its x402 payment; the follow-up
+ * messages on that task pay, decline or ask again (PaymentFlow). Whether the caller activated the x402 extension and
+ * the input's length are checked before this runs (PaidSkillsRequestHandler), where it can still be answered with an
+ * A2A error.
  */
 @Injectable()
 export class MerchantExecutor implements AgentExecutor {
@@ -30,11 +32,16 @@ export class MerchantExecutor implements AgentExecutor {
 
   async execute(ctx: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const extensions = activatedX402Uris(ctx.context.requestedExtensions);
-    if (!ctx.task) return this.start(ctx, parseSkillRequest(ctx.userMessage, this.skills), bus, extensions);
+    const route = routeMessage(ctx.userMessage, this.skills);
+    if (!ctx.task) return this.start(ctx, route, bus, extensions);
 
     const turn = new TaskTurn(ctx.task, bus, extensions);
     const payment = await this.payments.find(ctx.task.id);
-    if (!payment) return turn.reply('This task takes no payment and no further messages.');
+    if (!payment) {
+      // A task without payment that waits for input is one waiting for its skill to be named.
+      if (ctx.task.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED) return this.chosen(turn, route);
+      return turn.reply('This task takes no payment and no further messages.');
+    }
     switch (ctx.userMessage.metadata?.[X402_METADATA.status]) {
       case 'payment-submitted':
         return this.flow.submit(turn, payment, ctx.userMessage);
@@ -51,15 +58,32 @@ export class MerchantExecutor implements AgentExecutor {
     bus.publish(AgentEvent.statusUpdate({ ...scope, status: taskStatus(TaskState.TASK_STATE_CANCELED, agentMessage(scope, 'Canceled; nothing was charged.')), metadata: undefined }));
   }
 
-  private async start(ctx: RequestContext, { skill, input }: SkillRequest, bus: ExecutionEventBus, extensions: string[]): Promise<void> {
-    if (!skill.paid) {
-      bus.publish(AgentEvent.message(agentMessage({ taskId: '', contextId: ctx.contextId }, [skill.run(input).part], undefined, extensions)));
+  private async start(ctx: RequestContext, route: SkillRoute, bus: ExecutionEventBus, extensions: string[]): Promise<void> {
+    if (route.kind === 'skill' && !route.skill.paid) {
+      bus.publish(AgentEvent.message(agentMessage({ taskId: '', contextId: ctx.contextId }, [route.skill.run(route.input).part], undefined, extensions)));
       return;
     }
-    const task = { id: ctx.taskId, contextId: ctx.contextId, history: [ctx.userMessage], metadata: { skill: skill.id } };
+    const task = { id: ctx.taskId, contextId: ctx.contextId, history: [ctx.userMessage], metadata: route.kind === 'skill' ? { skill: route.skill.id } : {} };
+    return this.chosen(new TaskTurn(task, bus, extensions), route);
+  }
+
+  /** A task's skill, as its message named it: the payment asked for, the free work done, or the skills listed again. */
+  private async chosen(turn: TaskTurn, route: SkillRoute): Promise<void> {
+    if (route.kind === 'choose') {
+      const menu = skillMenu(route, this.config.price);
+      return turn.start(TaskState.TASK_STATE_INPUT_REQUIRED, menu.text, { skills: menu.skills });
+    }
+    const { skill, input } = route;
+    if (!skill.paid) {
+      const { name, part } = skill.run(input);
+      turn.start(TaskState.TASK_STATE_WORKING, `Running ${skill.id}.`);
+      turn.artifact(name, part);
+      return turn.status(TaskState.TASK_STATE_COMPLETED, `Your ${skill.id} is in the artifacts.`);
+    }
+    const { task } = turn;
     const offer = paymentOffer(this.config.price, skill.paid.amount, { url: `${this.config.publicUrl}${A2A_REST_PATH}/tasks/${task.id}`, description: `${skill.card.name}: ${input}` });
     // Stored before the buyer can see it: a payment always finds the offer it answers.
     const payment = await this.payments.offer({ taskId: task.id, skill: skill.id, input, settleTiming: skill.paid.settleTiming, offer });
-    return this.flow.remind(new TaskTurn(task, bus, extensions), payment);
+    return this.flow.remind(turn.withMetadata({ ...task.metadata, skill: skill.id }), payment);
   }
 }

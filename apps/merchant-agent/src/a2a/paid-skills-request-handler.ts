@@ -16,17 +16,18 @@ import type {
   Task,
   TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
-import { ExtensionSupportRequiredError, TaskNotCancelableError } from '@a2a-js/sdk/errors';
+import { ExtensionSupportRequiredError, RequestMalformedError, TaskNotCancelableError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import { parseSkillRequest, type Skill } from './skills';
+import { inputProblem, routeMessage, type Skill } from './skills';
 import { activatedX402Uris, X402_EXTENSION_URIS } from './x402/extension';
 import { TaskPayments } from './x402/payment.repository';
 
 /**
- * The SDK's request handler, with what must be answered as an A2A error before a task exists or changes: an unknown
- * skill (-32602), a paid skill or a paid task without the x402 extension activated (-32008; the card declares it
- * required: false because it has two URIs), and the cancellation of a task whose payment is already under way
- * (-32002). It also echoes the x402 extension the caller activated.
+ * The SDK's request handler, with what must be answered as an A2A error before a task exists or changes: a skill's
+ * input too long (-32602), a paid skill or a paid task without the x402 extension activated (-32008; the card declares
+ * it required: false because it has two URIs), and the cancellation of a task whose payment is already under way
+ * (-32002). A message that names no skill is no error: the executor asks which one (input-required). It also echoes
+ * the x402 extension the caller activated.
  */
 export class PaidSkillsRequestHandler implements A2ARequestHandler {
   constructor(
@@ -102,19 +103,23 @@ export class PaidSkillsRequestHandler implements A2ARequestHandler {
     for (const uri of activatedX402Uris(context.requestedExtensions)) context.addActivatedExtension(uri);
   }
 
-  /** A message that opens a task must name a skill; anything about payment needs the x402 extension activated. */
+  /** A message that names a skill (opening a task, or on a task waiting for one): its input; if paid, the x402 extension. */
   private async admit({ message, tenant }: SendMessageRequest, context: ServerCallContext): Promise<void> {
     if (!message) return; // the SDK answers that
     const x402 = activatedX402Uris(context.requestedExtensions).length > 0;
-    if (!message.taskId) {
-      const { skill } = parseSkillRequest(message, this.skills);
-      if (skill.paid && !x402) throw extensionRequired(`skill ${skill.id} is paid`);
-      return;
+    if (message.taskId) {
+      // An unknown task is the SDK's TaskNotFoundError (-32001), whatever the message says.
+      if (!x402) await this.inner.getTask({ id: message.taskId, tenant, historyLength: 0 }, context);
+      if (await this.payments.find(message.taskId)) {
+        if (!x402) throw extensionRequired(`task ${message.taskId} is paid`);
+        return;
+      }
     }
-    if (x402) return;
-    // An unknown task is the SDK's TaskNotFoundError (-32001), whatever the message says.
-    await this.inner.getTask({ id: message.taskId, tenant, historyLength: 0 }, context);
-    if (await this.payments.find(message.taskId)) throw extensionRequired(`task ${message.taskId} is paid`);
+    const route = routeMessage(message, this.skills);
+    if (route.kind !== 'skill') return;
+    const problem = inputProblem(route);
+    if (problem) throw new RequestMalformedError(problem);
+    if (route.skill.paid && !x402) throw extensionRequired(`skill ${route.skill.id} is paid`);
   }
 }
 

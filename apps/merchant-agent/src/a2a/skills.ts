@@ -1,5 +1,4 @@
 import type { AgentSkill, Message, Part } from '@a2a-js/sdk';
-import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { forecastFor } from '../paid-http/forecast';
 import type { MerchantConfig } from '../merchant.config';
 import { dataPart, textPart } from './task-events';
@@ -18,11 +17,6 @@ export interface Skill {
   /** what the skill takes when the buyer names none */
   defaultInput: string;
   run(input: string): { name: string; part: Part };
-}
-
-export interface SkillRequest {
-  skill: Skill;
-  input: string;
 }
 
 const MAX_INPUT_LENGTH = 100;
@@ -69,21 +63,122 @@ export function skillCatalog(config: MerchantConfig): ReadonlyMap<string, Skill>
   return new Map(skills.map((skill) => [skill.id, skill]));
 }
 
+/** How a message named its skill, strongest first. */
+export type RouteMatch = 'metadata' | 'data' | 'leading-id' | 'id' | 'name' | 'example';
+
 /**
- * What a message asks for: its first text part is `<skill> [input]`, e.g. `forecast Porto`. Anything else is
- * malformed input (-32602), named precisely, before any task exists.
+ * What a message asks for: a skill and its input, or a question back (input-required) listing the skills it may
+ * choose from, with why (it named none, an unknown one, or several).
  */
-export function parseSkillRequest(message: Message, skills: ReadonlyMap<string, Skill>): SkillRequest {
-  const offered = [...skills.keys()].join(', ');
-  const text = message.parts.find((part) => part.content?.$case === 'text')?.content?.value;
-  const [name = '', ...rest] = typeof text === 'string' ? text.trim().split(/\s+/) : [];
-  const skill = skills.get(name.toLowerCase());
-  if (!skill) {
-    throw new RequestMalformedError(
-      name ? `unknown skill "${name}": this agent offers ${offered}` : `send a text part "<skill> [input]" naming one of ${offered}`,
-    );
+export type SkillRoute =
+  | { kind: 'skill'; skill: Skill; input: string; matchedBy: RouteMatch }
+  | { kind: 'choose'; among: Skill[]; why: string };
+
+/** Where the skill is named outside the text: message metadata (or a data part's metadata), or a data part's own fields. */
+const SKILL_ID_KEY = 'skillId';
+/** "…on: <input>": what follows is the input; the skill is looked for only in what precedes it. */
+const INPUT_MARKER = /(?<![\p{L}\p{N}_])on:/iu;
+
+/**
+ * Routes a message to one of `skills` (pure; no error for a message that names none):
+ * 1. `metadata.skillId` of the message, or of one of its data parts;
+ * 2. a data part `{ "skillId": … }` or `{ "skill": … }` (optionally with `"input"`);
+ * 3. its text: first a text that starts with a skill id (`forecast Porto`), then a skill id, then a skill name,
+ *    then an example, found anywhere as whole words, case-insensitively. Text naming two skills at the same rank
+ *    is ambiguous.
+ * The input is a data part's `input`, else the text after "on:", else the text without the skill's id and name
+ * (the rest after the id for `<skill> [input]`), else the skill's default.
+ */
+export function routeMessage(message: Message, skills: ReadonlyMap<string, Skill>): SkillRoute {
+  const all = [...skills.values()];
+  const text = message.parts
+    .map((part) => (part.content?.$case === 'text' ? part.content.value : undefined))
+    .filter((value): value is string => typeof value === 'string')
+    .join('\n')
+    .trim();
+  const data = message.parts.filter((part) => part.content?.$case === 'data');
+  const dataFields = data.map((part) => part.content?.value as unknown).filter(isRecord);
+  const dataInput = dataFields.map((fields) => fields.input).find((value): value is string => typeof value === 'string' && value.trim() !== '');
+
+  const named = [
+    { by: 'metadata' as const, id: message.metadata?.[SKILL_ID_KEY], where: 'Its metadata.skillId' },
+    ...data.map((part) => ({ by: 'metadata' as const, id: part.metadata?.[SKILL_ID_KEY], where: 'The metadata.skillId of its data part' })),
+    ...dataFields.map((fields) => ({ by: 'data' as const, id: fields[SKILL_ID_KEY] ?? fields.skill, where: 'Its data part' })),
+  ].find((candidate) => candidate.id !== undefined && candidate.id !== null && candidate.id !== '');
+  if (named) {
+    const skill = typeof named.id === 'string' ? skills.get(named.id.trim().toLowerCase()) : undefined;
+    if (!skill) return { kind: 'choose', among: all, why: `${named.where} names ${JSON.stringify(named.id)}, which is not a skill of this agent` };
+    return { kind: 'skill', skill, matchedBy: named.by, input: dataInput ?? inputOf(text, skill) };
   }
-  const input = rest.join(' ') || skill.defaultInput;
-  if (input.length > MAX_INPUT_LENGTH) throw new RequestMalformedError(`the input of ${skill.id} is longer than ${MAX_INPUT_LENGTH} characters`);
-  return { skill, input };
+
+  const marker = INPUT_MARKER.exec(text);
+  const instruction = marker ? text.slice(0, marker.index) : text;
+  const [first = ''] = instruction.split(/\s+/);
+  const leading = skills.get(first.toLowerCase());
+  if (leading) return { kind: 'skill', skill: leading, matchedBy: 'leading-id', input: dataInput ?? inputOf(text, leading) };
+
+  const ranks: { by: RouteMatch; phrases: (skill: Skill) => string[] }[] = [
+    { by: 'id', phrases: (skill) => [skill.id] },
+    { by: 'name', phrases: (skill) => (skill.card.name ? [skill.card.name] : []) },
+    { by: 'example', phrases: (skill) => skill.card.examples ?? [] },
+  ];
+  for (const { by, phrases } of ranks) {
+    const found = all.filter((skill) => phrases(skill).some((phrase) => wordsPattern(phrase).test(instruction)));
+    if (found.length === 1) return { kind: 'skill', skill: found[0], matchedBy: by, input: dataInput ?? inputOf(text, found[0]) };
+    if (found.length > 1) return { kind: 'choose', among: found, why: `This message names more than one skill (${found.map((skill) => skill.id).join(', ')})` };
+  }
+  return { kind: 'choose', among: all, why: text ? 'This message names no skill of this agent' : 'This message has no text and names no skill' };
+}
+
+/** A skill's input longer than this is refused (it is echoed in the offer and the output). */
+export function inputProblem(route: Extract<SkillRoute, { kind: 'skill' }>): string | undefined {
+  if (route.input.length > MAX_INPUT_LENGTH) return `the input of ${route.skill.id} is longer than ${MAX_INPUT_LENGTH} characters: send it after "on:", e.g. "${route.skill.id} on: Porto"`;
+  return undefined;
+}
+
+/** What the agent asks a message that named no skill (or several): the skills with their prices, and how to name one. */
+export function skillMenu(route: Extract<SkillRoute, { kind: 'choose' }>, price: MerchantConfig['price']): { text: string; skills: SkillListing[] } {
+  const listed = route.among.map((skill) => ({
+    id: skill.id,
+    name: skill.card.name ?? skill.id,
+    price: skill.paid ? { amount: skill.paid.amount, asset: price.asset, network: price.network } : null,
+    examples: skill.card.examples ?? [],
+  }));
+  const lines = listed.map((s) => `${s.id} (${s.name}): ${s.price ? `${s.price.amount} atomic units of ${s.price.asset} on ${s.price.network}` : 'free'}`);
+  const [example] = listed;
+  const text =
+    `Which skill? ${route.why}. This agent offers ${lines.join('; ')}. ` +
+    `Name one in the text (e.g. "${example?.examples[0] ?? example?.id ?? ''}", or "${example?.id ?? ''} on: <input>"), or set metadata.skillId.`;
+  return { text, skills: listed };
+}
+
+export interface SkillListing {
+  id: string;
+  name: string;
+  /** null: free */
+  price: { amount: string; asset: string; network: string } | null;
+  examples: string[];
+}
+
+/** The skill's input from the text: after "on:", else the text without the skill's id and name; empty: the default. */
+function inputOf(text: string, skill: Skill): string {
+  const marker = INPUT_MARKER.exec(text);
+  const input = marker
+    ? text.slice(marker.index + marker[0].length)
+    : [skill.id, skill.card.name ?? '']
+        .filter(Boolean)
+        .sort((a, b) => b.length - a.length) // the name first: it may contain the id
+        .reduce((rest, phrase) => rest.replace(wordsPattern(phrase, 'g'), ' '), text)
+        .replace(/\(\s*\)|\[\s*\]/g, ' ');
+  return input.replace(/\s+/g, ' ').trim() || skill.defaultInput;
+}
+
+/** `phrase` as whole words (letters and digits do not continue it on either side), case-insensitive, any spacing. */
+function wordsPattern(phrase: string, flags = ''): RegExp {
+  const words = phrase.trim().split(/\s+/).map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return new RegExp(`(?<![\\p{L}\\p{N}_])${words.join('\\s+')}(?![\\p{L}\\p{N}_])`, `iu${flags}`);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -13,6 +13,11 @@ export class TaskTurn {
     private readonly extensions: string[],
   ) {}
 
+  /** The same turn, its task snapshot carrying `metadata` (a skill named on a follow-up). */
+  withMetadata(metadata: Task['metadata']): TaskTurn {
+    return new TaskTurn({ ...this.task, metadata }, this.bus, this.extensions);
+  }
+
   start(state: TaskState, text: string, metadata?: Record<string, unknown>): void {
     this.bus.publish(AgentEvent.task(taskSnapshot(this.task, taskStatus(state, this.message(text, metadata)))));
   }
