@@ -671,6 +671,7 @@ async function main() {
         CHAIN_MANIFEST: MANIFEST_PATH,
         FACILITATOR_SIGNER_KEYS: signers.slice(0, 3).map((s) => s.privateKey).join(','),
         FACILITATOR_OPEN_MODE: 'true', // the reference has no API keys either
+        OPEN_MODE_RATE_LIMIT_PER_MINUTE: '0', // one load generator, one address: not what is measured
         SETTLE_BATCH_MAX: String(cfg.batch),
         LOG_LEVEL: 'warn',
       },

@@ -69,8 +69,10 @@ async function main() {
   const periodFrom = new Date();
 
   const merchantAccount = await step('create the merchant account', async () => {
-    const created = runJson('merchants CLI', ['scripts/merchants.mjs', 'create', '--name', 'Demo forecasts', '--json']);
-    say(`merchant ${created.merchantId} with API key ${created.apiKey.slice(0, 12)}…`);
+    // Its receiving address: the facilitator settles this merchant's payments to no other.
+    const receiving = `${manifest.network}:${manifest.accounts.merchant.address}`;
+    const created = runJson('merchants CLI', ['scripts/merchants.mjs', 'create', '--name', 'Demo forecasts', '--receiving-address', receiving, '--json']);
+    say(`merchant ${created.merchantId} with API key ${created.apiKey.slice(0, 12)}…, paid at ${receiving}`);
     return created;
   });
 

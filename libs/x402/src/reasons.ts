@@ -40,6 +40,7 @@ export const X402Reason = {
   smartWalletDeploymentFailed: 'smart_wallet_deployment_failed',
   // ours: the facilitator's own policy, not a protocol reason of @x402/evm
   settlementGasExceedsCap: 'settlement_gas_exceeds_cap',
+  payToNotAllowed: 'pay_to_not_allowed',
 } as const;
 
 export type X402ReasonCode = (typeof X402Reason)[keyof typeof X402Reason];

@@ -1,18 +1,36 @@
-import { Controller, Get, Header, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, Header, Patch, UseGuards } from '@nestjs/common';
+import { ProblemError } from '@mp/platform';
 import { CurrentMerchant } from './current-merchant';
 import { MerchantAuthGuard } from './merchant-auth.guard';
 import type { MerchantPrincipal } from './merchant-auth.service';
+import { MerchantRepository } from './merchant.repository';
 
 /**
  * Who an API key belongs to. Other services (the ledger) resolve a merchant's key here rather than reading our
- * tables. Always requires a key, even in open mode.
+ * tables. Always requires a key, even in open mode. PATCH changes the merchant's own settings.
  */
 @Controller('merchants')
 @UseGuards(MerchantAuthGuard)
 export class MeController {
+  constructor(private readonly merchants: MerchantRepository) {}
+
   @Get('me')
   @Header('cache-control', 'no-store')
   me(@CurrentMerchant() merchant: MerchantPrincipal): { merchantId: string; name: string; keyId: string } {
     return { merchantId: merchant.merchantId, name: merchant.merchantName, keyId: merchant.keyId };
+  }
+
+  /** `allowAnyPayTo: true` lets settlements pay any address, not only the declared receiving addresses. */
+  @Patch('me')
+  @Header('cache-control', 'no-store')
+  async update(@CurrentMerchant() merchant: MerchantPrincipal, @Body() body: unknown): Promise<{ merchantId: string; allowAnyPayTo: boolean }> {
+    const fields = (body !== null && typeof body === 'object' && !Array.isArray(body) ? body : undefined) as Record<string, unknown> | undefined;
+    const problems = [
+      ...(typeof fields?.allowAnyPayTo === 'boolean' ? [] : [{ name: 'allowAnyPayTo', reason: 'must be true or false' }]),
+      ...Object.keys(fields ?? {}).filter((k) => k !== 'allowAnyPayTo').map((name) => ({ name, reason: 'unknown field' })),
+    ];
+    if (problems.length) throw new ProblemError('validation_failed', `invalid field(s): ${problems.map((p) => p.name).join(', ')}`, { invalidParams: problems });
+    await this.merchants.setAllowAnyPayTo(merchant.merchantId, fields!.allowAnyPayTo as boolean);
+    return { merchantId: merchant.merchantId, allowAnyPayTo: await this.merchants.allowAnyPayTo(merchant.merchantId) };
   }
 }

@@ -13,7 +13,8 @@ import { RateLimiter } from './rate-limiter';
  * Requires a valid merchant API key (`Authorization: Bearer <key>` or `X-API-Key: <key>`), then takes one token
  * from the key's rate limit. Missing, malformed, unknown and revoked keys and disabled merchants all get the very
  * same 401, so the answer never tells whether a merchant or key exists. A route marked {@link OpenModeAllowed}
- * also takes requests without any key when FACILITATOR_OPEN_MODE is on; a key that is present is checked anyway.
+ * also takes requests without any key when FACILITATOR_OPEN_MODE is on, limited per client address
+ * (OPEN_MODE_RATE_LIMIT_PER_MINUTE); a key that is present is checked anyway.
  */
 @Injectable()
 export class MerchantAuthGuard implements CanActivate {
@@ -30,13 +31,16 @@ export class MerchantAuthGuard implements CanActivate {
     const request = http.getRequest<Request & MerchantRequest>();
     const response = http.getResponse<Response>();
     const key = presentedApiKey(request.headers);
+    const address = request.ip ?? request.socket.remoteAddress ?? 'unknown';
     if (key === undefined) {
       const openAllowed = this.reflector.getAllAndOverride<boolean>(OPEN_MODE_ALLOWED, [context.getHandler(), context.getClass()]);
-      if (this.config.openMode && openAllowed) return true;
-      throw unauthorized(response);
+      if (!this.config.openMode || !openAllowed) throw unauthorized(response);
+      // Without a key nobody answers for the traffic: each client address gets its own budget.
+      const verdict = await this.limiter.consumeOpen(address);
+      if (!verdict.allowed) throw rateLimited(response, verdict.retryAfterSeconds, 'too many requests without an API key from this address');
+      return true;
     }
     // An address that keeps presenting bad keys is slowed down before its key is looked at.
-    const address = request.ip ?? request.socket.remoteAddress ?? 'unknown';
     const locked = await this.failures.lockedFor(address);
     if (locked) throw rateLimited(response, locked, 'too many failed API-key attempts from this address');
     const merchant = await this.auth.authenticate(key);

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { PrismaService } from '@mp/db';
 import { PAYMENT_VIEW_COLUMNS, type PaymentViewRow, type PaymentViewState } from './payment-view';
+import { MAX_RECEIVING_ADDRESSES } from './receiving-addresses';
 
 export interface ApiKeyCandidate {
   keyId: string;
@@ -11,13 +12,20 @@ export interface ApiKeyCandidate {
   merchantDisabled: boolean;
 }
 
+export interface ReceivingAddressRow {
+  network: string;
+  /** lowercase */
+  address: string;
+  createdAt: Date;
+}
+
 export interface PaymentPage {
   rows: PaymentViewRow[];
   /** the (createdAt, id) of the last row when more rows follow */
   next?: { createdAt: Date; id: string };
 }
 
-/** Merchants, their API keys, and their payments, always read with the merchant's id in the WHERE clause. */
+/** Merchants, their API keys, receiving addresses and payments, always read with the merchant's id in the WHERE clause. */
 @Injectable()
 export class MerchantRepository {
   constructor(private readonly db: PrismaService) {}
@@ -66,5 +74,74 @@ export class MerchantRepository {
     const page = rows.slice(0, options.limit);
     const last = page[page.length - 1];
     return { rows: page, next: { createdAt: last.createdAt, id: last.id } };
+  }
+
+  /** Whether the merchant may settle to `address` (lowercase) on `network`: it allows any, or declared this one. */
+  async mayPayTo(merchantId: string, network: string, address: string): Promise<boolean> {
+    const rows = await this.db.$queryRawUnsafe<{ allowed: boolean }[]>(
+      `SELECT m.allow_any_pay_to OR EXISTS (
+                SELECT 1 FROM facilitator.merchant_receiving_addresses r
+                 WHERE r.merchant_id = m.id AND r.network = $2 AND r.address = $3) AS allowed
+         FROM facilitator.merchants m WHERE m.id = $1::uuid`,
+      merchantId,
+      network,
+      address,
+    );
+    return rows[0]?.allowed === true;
+  }
+
+  async receivingAddresses(merchantId: string): Promise<ReceivingAddressRow[]> {
+    return this.db.$queryRawUnsafe<ReceivingAddressRow[]>(
+      `SELECT network, address, created_at AS "createdAt" FROM facilitator.merchant_receiving_addresses
+        WHERE merchant_id = $1::uuid ORDER BY network, address`,
+      merchantId,
+    );
+  }
+
+  /**
+   * Declares an address (lowercase). 'created' or 'exists' (declaring twice is harmless); 'full' when the merchant
+   * already has MAX_RECEIVING_ADDRESSES.
+   */
+  async declareReceivingAddress(merchantId: string, network: string, address: string): Promise<{ outcome: 'created' | 'exists' | 'full'; row?: ReceivingAddressRow }> {
+    const inserted = await this.db.$queryRawUnsafe<ReceivingAddressRow[]>(
+      `INSERT INTO facilitator.merchant_receiving_addresses (merchant_id, network, address)
+       SELECT $1::uuid, $2, $3
+        WHERE (SELECT count(*) FROM facilitator.merchant_receiving_addresses WHERE merchant_id = $1::uuid) < $4
+       ON CONFLICT DO NOTHING
+       RETURNING network, address, created_at AS "createdAt"`,
+      merchantId,
+      network,
+      address,
+      MAX_RECEIVING_ADDRESSES,
+    );
+    if (inserted.length) return { outcome: 'created', row: inserted[0] };
+    const existing = await this.db.$queryRawUnsafe<ReceivingAddressRow[]>(
+      `SELECT network, address, created_at AS "createdAt" FROM facilitator.merchant_receiving_addresses
+        WHERE merchant_id = $1::uuid AND network = $2 AND address = $3`,
+      merchantId,
+      network,
+      address,
+    );
+    return existing.length ? { outcome: 'exists', row: existing[0] } : { outcome: 'full' };
+  }
+
+  /** False when the merchant had not declared it. */
+  async removeReceivingAddress(merchantId: string, network: string, address: string): Promise<boolean> {
+    const removed = await this.db.$executeRawUnsafe(
+      `DELETE FROM facilitator.merchant_receiving_addresses WHERE merchant_id = $1::uuid AND network = $2 AND address = $3`,
+      merchantId,
+      network,
+      address,
+    );
+    return removed > 0;
+  }
+
+  async allowAnyPayTo(merchantId: string): Promise<boolean> {
+    const rows = await this.db.$queryRawUnsafe<{ allow: boolean }[]>(`SELECT allow_any_pay_to AS allow FROM facilitator.merchants WHERE id = $1::uuid`, merchantId);
+    return rows[0]?.allow === true;
+  }
+
+  async setAllowAnyPayTo(merchantId: string, allow: boolean): Promise<void> {
+    await this.db.$executeRawUnsafe(`UPDATE facilitator.merchants SET allow_any_pay_to = $2 WHERE id = $1::uuid`, merchantId, allow);
   }
 }

@@ -1,25 +1,30 @@
 import { Global, Module } from '@nestjs/common';
+import { NetworksModule } from '../networks/networks.module';
 import { AuthFailureLimiter } from './auth-failure-limiter';
 import { MerchantAuthGuard } from './merchant-auth.guard';
 import { MerchantAuth } from './merchant-auth.service';
 import { MerchantRepository } from './merchant.repository';
 import { MeController } from './me.controller';
+import { PayToPolicy } from './pay-to-policy';
 import { PaymentsController } from './payments.controller';
 import { RateLimiter } from './rate-limiter';
+import { ReceivingAddressesController } from './receiving-addresses.controller';
 import { MerchantNoticesConsumer } from './webhooks/merchant-notices.consumer';
 import { WebhookDispatcher } from './webhooks/webhook-dispatcher';
 import { WebhookRepository } from './webhooks/webhook.repository';
 
 /**
  * Merchant accounts: API keys and the guard that checks them on /verify, /settle and /payments, per-key rate
- * limits, a merchant's read API (GET /payments), and signed webhooks (sent by the worker role): final payment events
+ * limits (per client address in open mode), a merchant's read API (GET /payments), its receiving addresses and the
+ * policy that keeps settlements to them (PayToPolicy), and signed webhooks (sent by the worker role): final payment events
  * and the notices other services publish on the merchant-notices queue. Global, so the guard can be used on any
  * controller.
  */
 @Global()
 @Module({
-  controllers: [PaymentsController, MeController],
-  providers: [MerchantRepository, MerchantAuth, RateLimiter, AuthFailureLimiter, MerchantAuthGuard, WebhookRepository, WebhookDispatcher, MerchantNoticesConsumer],
-  exports: [MerchantAuth, RateLimiter, AuthFailureLimiter, MerchantAuthGuard],
+  imports: [NetworksModule],
+  controllers: [PaymentsController, MeController, ReceivingAddressesController],
+  providers: [MerchantRepository, MerchantAuth, RateLimiter, AuthFailureLimiter, MerchantAuthGuard, PayToPolicy, WebhookRepository, WebhookDispatcher, MerchantNoticesConsumer],
+  exports: [MerchantAuth, RateLimiter, AuthFailureLimiter, MerchantAuthGuard, PayToPolicy],
 })
 export class MerchantsModule {}

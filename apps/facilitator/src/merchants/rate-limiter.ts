@@ -34,24 +34,34 @@ export type RateLimitVerdict = { allowed: true; remaining?: number } | { allowed
 
 type WithBucket = Redis & { tokenBucket(key: string, rate: string, burst: string): Promise<[number, number, number]> };
 
+/** A bucket's refill rate (tokens per millisecond) and size, as the script takes them. */
+interface BucketShape {
+  rate: string;
+  burst: string;
+}
+
+function bucketShape({ perMinute, burst }: { perMinute: number; burst: number }): BucketShape | undefined {
+  return perMinute === 0 ? undefined : { rate: String(perMinute / 60_000), burst: String(burst) };
+}
+
 /**
- * Per-API-key rate limits (RATE_LIMIT_PER_MINUTE, RATE_LIMIT_BURST), kept in Redis. If Redis cannot answer within
- * 250 ms the request is let through and the outage is logged (at most once a minute): an unavailable limiter
- * must not stop payments.
+ * Per-API-key rate limits (RATE_LIMIT_PER_MINUTE, RATE_LIMIT_BURST) and, in open mode, per-client-address limits
+ * for requests without a key (OPEN_MODE_RATE_LIMIT_PER_MINUTE, OPEN_MODE_RATE_LIMIT_BURST), kept in Redis. If Redis
+ * cannot answer within 250 ms the request is let through and the outage is logged (at most once a minute): an
+ * unavailable limiter must not stop payments.
  */
 @Injectable()
 export class RateLimiter implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(RateLimiter.name);
   private readonly redis: WithBucket | undefined;
-  private readonly rate: string;
-  private readonly burst: string;
+  private readonly perKey: BucketShape | undefined;
+  private readonly perOpenClient: BucketShape | undefined;
   private lastWarning = 0;
 
   constructor(@Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig) {
-    const { perMinute, burst } = config.rateLimit;
-    this.rate = String(perMinute / 60_000);
-    this.burst = String(burst);
-    if (perMinute === 0) return;
+    this.perKey = bucketShape(config.rateLimit);
+    this.perOpenClient = config.openMode ? bucketShape(config.openModeRateLimit) : undefined;
+    if (!this.perKey && !this.perOpenClient) return;
     const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2_000, commandTimeout: 250 });
     redis.on('error', (error: Error) => this.logger.debug(`redis: ${error.message}`));
     redis.defineCommand('tokenBucket', { numberOfKeys: 1, lua: TOKEN_BUCKET });
@@ -66,10 +76,19 @@ export class RateLimiter implements OnModuleInit, OnModuleDestroy {
     this.redis?.disconnect();
   }
 
-  async consume(keyId: string): Promise<RateLimitVerdict> {
-    if (!this.redis) return { allowed: true };
+  consume(keyId: string): Promise<RateLimitVerdict> {
+    return this.take(`${this.config.queuePrefix}:ratelimit:${keyId}`, this.perKey);
+  }
+
+  /** A request without an API key in open mode, counted against its client address. */
+  consumeOpen(clientAddress: string): Promise<RateLimitVerdict> {
+    return this.take(`${this.config.queuePrefix}:ratelimit-open:${clientAddress}`, this.perOpenClient);
+  }
+
+  private async take(bucket: string, shape: BucketShape | undefined): Promise<RateLimitVerdict> {
+    if (!this.redis || !shape) return { allowed: true };
     try {
-      const [allowed, remaining, waitMs] = await this.redis.tokenBucket(`${this.config.queuePrefix}:ratelimit:${keyId}`, this.rate, this.burst);
+      const [allowed, remaining, waitMs] = await this.redis.tokenBucket(bucket, shape.rate, shape.burst);
       return allowed === 1 ? { allowed: true, remaining } : { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) };
     } catch (error) {
       const now = Date.now();

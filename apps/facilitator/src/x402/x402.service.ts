@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { ProblemError } from '@mp/platform';
 import { decodePaymentRequest, PAYMENT_IDENTIFIER, X402Reason, type PaymentRequest, type SettleResponse, type SupportedResponse, type VerifyResponse } from '@mp/x402';
+import { PayToPolicy } from '../merchants/pay-to-policy';
 import { NetworkRegistry } from '../networks/network-registry';
 import { SettlementService } from '../settlement/settlement.service';
 import { ExactEvmScheme, VerificationUnavailableError } from './exact-evm/exact-evm.scheme';
@@ -14,6 +15,7 @@ export class X402Service {
     private readonly scheme: ExactEvmScheme,
     private readonly settlement: SettlementService,
     private readonly networks: NetworkRegistry,
+    private readonly payTo: PayToPolicy,
   ) {}
 
   async verify(body: unknown, merchantId: string | null = null): Promise<VerifyResponse> {
@@ -21,6 +23,8 @@ export class X402Service {
     if (!decoded.ok) return decoded.verify;
     const resolution = this.scheme.resolve(decoded.request);
     if (!resolution.ok) return resolution.response;
+    const refused = await this.payTo.x402Refusal(decoded.request, merchantId);
+    if (refused) return { isValid: false, invalidReason: refused.reason, invalidMessage: refused.message, payer: resolution.payment.payer };
     await this.settlement.assertIdentifierFree(decoded.request, merchantId);
     try {
       return await this.scheme.verify(resolution.payment, { simulate: true });
@@ -37,6 +41,9 @@ export class X402Service {
   async settle(body: unknown, merchantId: string | null = null): Promise<SettleResponse> {
     const decoded = this.decode(body);
     if (!decoded.ok) return decoded.settle;
+    // Refused before the settlement engine sees it: nothing is written for a payTo the merchant did not declare.
+    const refused = await this.payTo.x402Refusal(decoded.request, merchantId);
+    if (refused) return { success: false, errorReason: refused.reason, errorMessage: refused.message, transaction: '', network: decoded.request.network };
     return this.settlement.settle(decoded.request, merchantId);
   }
 

@@ -1,0 +1,49 @@
+import { Injectable } from '@nestjs/common';
+import { getAddress } from 'viem';
+import { EVM_METHOD, evmChargeRequestSchema, type Challenge, type MppError } from '@mp/mpp';
+import { X402Reason, type PaymentRequest } from '@mp/x402';
+import { NetworkRegistry } from '../networks/network-registry';
+import { MerchantRepository } from './merchant.repository';
+import { isEvmAddress } from './receiving-addresses';
+
+/**
+ * Where a keyed merchant's settlements may send money: only to the receiving addresses it declared for the network,
+ * unless it allows any (allowAnyPayTo). Checked before anything is written, so a refused request leaves no trace.
+ * Requests without a key (open mode) are not checked here: they belong to no merchant and are rate-limited instead.
+ */
+@Injectable()
+export class PayToPolicy {
+  constructor(
+    private readonly merchants: MerchantRepository,
+    private readonly networks: NetworkRegistry,
+  ) {}
+
+  /** Why the merchant may not be paid at `payTo` on `network` (CAIP-2); undefined when it may. */
+  async refusal(merchantId: string | null, network: string, payTo: string): Promise<string | undefined> {
+    // A malformed payTo is refused by the scheme with its own reason.
+    if (merchantId === null || !isEvmAddress(payTo)) return undefined;
+    if (await this.merchants.mayPayTo(merchantId, network, payTo.toLowerCase())) return undefined;
+    return (
+      `payTo ${getAddress(payTo.toLowerCase())} is not a receiving address this merchant declared for ${network}; ` +
+      'declare it (POST /merchants/me/receiving-addresses, or scripts/merchants.mjs receiving-addresses add) or allow any payTo (allowAnyPayTo)'
+    );
+  }
+
+  /** An x402 /verify or /settle: the refusal in the protocol's own shape, or undefined. */
+  async x402Refusal(request: PaymentRequest, merchantId: string | null): Promise<{ reason: string; message: string } | undefined> {
+    // A network we do not serve is answered invalid_network by the scheme.
+    const network = this.networks.resolve(request.network, request.x402Version)?.config.network;
+    if (network === undefined) return undefined;
+    const message = await this.refusal(merchantId, network, request.payTo);
+    return message === undefined ? undefined : { reason: X402Reason.payToNotAllowed, message };
+  }
+
+  /** An MPP evm charge: its challenge's recipient on its chain. Other methods pay the merchant's own processor account. */
+  async mppRefusal(challenge: Challenge, merchantId: string | null): Promise<MppError | undefined> {
+    if (challenge.method !== EVM_METHOD) return undefined;
+    const request = evmChargeRequestSchema.safeParse(challenge.request);
+    if (!request.success) return undefined; // the rail refuses it as not an evm charge
+    const message = await this.refusal(merchantId, `eip155:${request.data.methodDetails.chainId}`, request.data.recipient);
+    return message === undefined ? undefined : { code: 'verification-failed', detail: `${message} (${X402Reason.payToNotAllowed})` };
+  }
+}
