@@ -25,6 +25,8 @@ const env = {
   ...process.env,
   DATABASE_URL: process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/machine_payments',
   LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+  // everything runs on 127.0.0.1, so a merchant's webhook receiver is a loopback address: allow it (and in the CLI)
+  WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE ?? 'true',
 };
 const ports = {
   chain: Number(process.env.CHAIN_PORT ?? 8545),

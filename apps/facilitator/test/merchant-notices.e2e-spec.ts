@@ -59,6 +59,7 @@ describe('merchant notices (merchant-notices queue → signed webhooks)', () => 
     const receiver = await startWebhookReceiver();
     servers.push(receiver);
     const merchant = createMerchant('Notice merchant', receiver.url);
+    receiver.verifyWith(merchant.webhookSecret);
     const message = notice(merchant.merchantId);
 
     // Published twice at once: BullMQ keeps one job for the job id.
@@ -68,7 +69,8 @@ describe('merchant notices (merchant-notices queue → signed webhooks)', () => 
 
     expect(got.headers['content-type']).toBe('application/json');
     expect(verifyWebhookSignature({ secret: merchant.webhookSecret, headers: got.headers, body: got.body })).toMatchObject({ ok: true, id: got.headers['webhook-id'] });
-    expect(verifyWebhookSignature({ secret: 'f'.repeat(64), headers: got.headers, body: got.body })).toEqual({ ok: false, reason: 'bad_signature' });
+    expect(got.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+    expect(verifyWebhookSignature({ secret: `whsec_${Buffer.from('f'.repeat(32)).toString('base64')}`, headers: got.headers, body: got.body })).toEqual({ ok: false, reason: 'bad_signature' });
     expect(JSON.parse(got.body)).toEqual({ id: got.headers['webhook-id'], type: 'reconciliation.breaks_found', createdAt: message.createdAt, data: message.data });
 
     const [delivery] = await until('the delivery to be recorded', async () => {
@@ -82,14 +84,17 @@ describe('merchant notices (merchant-notices queue → signed webhooks)', () => 
     expect(await publish(message, `notice-${message.noticeId}-again`)).toBe('duplicate');
     await queue.remove(`notice-${message.noticeId}`);
     expect(await publish(message, `notice-${message.noticeId}`)).toBe('duplicate');
-    await new Promise((r) => setTimeout(r, 300));
-    expect(receiver.received).toHaveLength(1);
     expect(await deliveries(merchant.merchantId)).toHaveLength(1);
 
-    // Another notice id for the same merchant is another webhook.
+    // Another notice id for the same merchant is another webhook. Once both of the merchant's deliveries are
+    // delivered there is nothing left that could be sent: the receiver got each exactly once.
     const second = notice(merchant.merchantId);
     expect(await publish(second, `notice-${second.noticeId}`)).toBe('queued');
-    await until('the second notice', () => receiver.received[1]);
+    const rows = await until('both deliveries to be delivered', async () => {
+      const all = await deliveries(merchant.merchantId);
+      return all.length === 2 && all.every((d) => d.status === 'delivered') ? all : undefined;
+    });
+    expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual(rows.map((d) => d.id));
     expect(JSON.parse(receiver.received[1].body)).toMatchObject({ type: 'reconciliation.breaks_found', data: { runId: second.noticeId } });
   });
 
@@ -102,6 +107,7 @@ describe('merchant notices (merchant-notices queue → signed webhooks)', () => 
     const receiver = await startWebhookReceiver();
     servers.push(receiver);
     const disabled = createMerchant('Notices, disabled', receiver.url);
+    receiver.verifyWith(disabled.webhookSecret);
     await db.$executeRawUnsafe(`UPDATE facilitator.merchants SET disabled_at = now() WHERE id = $1::uuid`, disabled.merchantId);
     const toDisabled = notice(disabled.merchantId);
     expect(await publish(toDisabled, `notice-${toDisabled.noticeId}`)).toBe('skipped');
@@ -117,6 +123,7 @@ describe('merchant notices (merchant-notices queue → signed webhooks)', () => 
     const receiver = await startWebhookReceiver();
     servers.push(receiver);
     const merchant = createMerchant('Notices, malformed', receiver.url);
+    receiver.verifyWith(merchant.webhookSecret);
     const good = notice(merchant.merchantId);
     const malformed: [string, unknown][] = [
       ['not an object', 'reconciliation.breaks_found'],

@@ -1,6 +1,9 @@
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import pg from 'pg';
 import type { Address } from 'viem';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { verifyWebhookSignature } from '@mp/clients';
 import { PrismaService } from '@mp/db';
 import { WebhookRepository } from '../src/merchants/webhooks/webhook.repository';
@@ -15,6 +18,7 @@ describe('webhooks to merchants', () => {
   const usdc = manifest.tokens.usdc;
   const merchantAddress = manifest.accounts.merchant.address as Address;
   const amount = 5_555n;
+  const otherSecret = `whsec_${randomBytes(32).toString('base64')}`;
   let facilitator: RunningFacilitator;
   let db: PrismaService;
   const servers: WebhookReceiver[] = [];
@@ -55,6 +59,8 @@ describe('webhooks to merchants', () => {
     const receiver = await startWebhookReceiver({ failures: 2 });
     servers.push(receiver);
     const merchant = createMerchant('Webhook merchant', receiver.url);
+    expect(merchant.webhookSecret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    receiver.verifyWith(merchant.webhookSecret);
 
     const { answer } = await settle(merchant.apiKey);
     expect(answer).toMatchObject({ success: true });
@@ -67,9 +73,10 @@ describe('webhooks to merchants', () => {
     expect(new Set(attempts.map((r) => r.body)).size).toBe(1);
     for (const r of attempts) {
       expect(r.headers['content-type']).toBe('application/json');
-      expect(r.headers['webhook-signature']).toMatch(/^v1=[0-9a-f]{64}$/);
+      // Standard Webhooks (the receiver verified each with the standardwebhooks package); our own check agrees
+      expect(r.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
       expect(verifyWebhookSignature({ secret: merchant.webhookSecret, headers: r.headers, body: r.body })).toMatchObject({ ok: true, id: r.headers['webhook-id'] });
-      expect(verifyWebhookSignature({ secret: 'f'.repeat(64), headers: r.headers, body: r.body })).toEqual({ ok: false, reason: 'bad_signature' });
+      expect(() => new Webhook(otherSecret).verify(r.body, r.headers as Record<string, string>)).toThrow(WebhookVerificationError);
     }
 
     const event = JSON.parse(accepted.body);
@@ -88,15 +95,22 @@ describe('webhooks to merchants', () => {
       { attempt: 2, response_status: 500, error: 'HTTP 500' },
       { attempt: 3, response_status: 204, error: null },
     ]);
-    // Only the final outcome is sent: verified and submitted are not.
-    await new Promise((r) => setTimeout(r, 300));
-    expect(await deliveries(merchant.merchantId)).toHaveLength(1);
+    // Only the final outcome is sent: verified and submitted are not. A second payment's delivery proves the
+    // dispatcher has read past all of the first payment's events (they committed before the second was asked for).
+    const second = await settle(merchant.apiKey);
+    expect(second.answer).toMatchObject({ success: true });
+    const both = await until('the second payment to be delivered', async () => {
+      const rows = await deliveries(merchant.merchantId);
+      return rows.length >= 2 && rows.every((r) => r.status === 'delivered') ? rows : undefined;
+    });
+    expect(both.map((d) => d.event_type)).toEqual(['payment.confirmed', 'payment.confirmed']);
   });
 
   it('sends payment.failed with the reason, and gives up after WEBHOOK_MAX_ATTEMPTS on an unreachable receiver', async () => {
     const receiver = await startWebhookReceiver();
     servers.push(receiver);
     const failing = createMerchant('Failed payments', receiver.url);
+    receiver.verifyWith(failing.webhookSecret);
     const token = manifest.tokens.misreportingUsdc;
     expect((await settle(failing.apiKey, token)).answer).toMatchObject({ success: false, errorReason: 'invalid_exact_evm_transfer_event_mismatch' });
     const got = await until('payment.failed', () => receiver.received[0]);
@@ -124,6 +138,7 @@ describe('webhooks to merchants', () => {
     } });
     servers.push(receiver);
     const disabled = createMerchant('Disabled later', receiver.url);
+    receiver.verifyWith(disabled.webhookSecret);
     expect((await settle(disabled.apiKey)).answer).toMatchObject({ success: true });
     const [delivery] = await until('the delivery to fail', async () => {
       const rows = await deliveries(disabled.merchantId);
@@ -134,57 +149,187 @@ describe('webhooks to merchants', () => {
     expect(await deliveries(silent.merchantId)).toEqual([]);
   });
 
-  it('reads the outbox in pages, picks up an event that commits after a later one, and moves its cursor only past old events', async () => {
+  /** A confirmed payment of the merchant, inserted directly: its events are what these tests write by hand. */
+  const newPayment = async (merchantId: string) =>
+    (
+      await db.$queryRawUnsafe<{ id: string }[]>(
+        `INSERT INTO facilitator.payments (network, asset, payer, authorization_nonce, pay_to, amount, valid_after, valid_before, scheme, x402_version,
+                                           payload_hash, state, updated_at, merchant_id, tx_hash)
+         VALUES ($1, $2, $3, $4, $5, 1, 0, 9999999999, 'exact', 2, 'test', 'confirmed', now(), $6::uuid, $7) RETURNING id::text`,
+        manifest.network, usdc.address.toLowerCase(), payerAccount(manifest, 7).address.toLowerCase(), `0x${randomBytes(32).toString('hex')}`,
+        merchantAddress.toLowerCase(), merchantId, `0x${randomBytes(32).toString('hex')}`,
+      )
+    )[0].id;
+  // created an hour ago: a cursor that trusted an event's age would move past it at once
+  const EVENT = `INSERT INTO facilitator.payment_events (payment_id, type, data, created_at) VALUES ($1::uuid, 'payment.confirmed', '{}'::jsonb, now() - interval '1 hour')`;
+  const paymentOf = (r: { body: string }) => JSON.parse(r.body).data.payment.id as string;
+
+  it('delivers the event of a slow transaction that commits after a later event was already delivered', async () => {
+    const receiver = await startWebhookReceiver();
+    servers.push(receiver);
+    const merchant = createMerchant('Slow transactions', receiver.url);
+    receiver.verifyWith(merchant.webhookSecret);
+    const [slow, quick] = [await newPayment(merchant.merchantId), await newPayment(merchant.merchantId)];
+
+    const held = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await held.connect();
+    try {
+      // The slow transaction takes its event id first and stays open.
+      await held.query('BEGIN');
+      await held.query(EVENT.replace('$1::uuid', `'${slow}'::uuid`));
+      const [{ id: slowId, xact }] = (await held.query<{ id: string; xact: string }>(`SELECT max(id)::text AS id, pg_current_xact_id()::text AS xact FROM facilitator.payment_events WHERE payment_id = $1`, [slow])).rows;
+      // A later event commits and is delivered: the dispatcher has read past the slow event's id.
+      await db.$executeRawUnsafe(EVENT, quick);
+      await until('the later event', () => receiver.received.find((r) => paymentOf(r) === quick));
+      const quickId = (await db.$queryRawUnsafe<{ id: string }[]>(`SELECT id::text FROM facilitator.payment_events WHERE payment_id = $1::uuid`, quick))[0].id;
+      expect(BigInt(quickId)).toBeGreaterThan(BigInt(slowId));
+      // ... but its cursor has not moved past the slow event
+      const cursor = await facilitator.app.get(WebhookRepository).cursor();
+      const [{ before }] = await db.$queryRawUnsafe<{ before: boolean }[]>(`SELECT ($1::xid8, $2::bigint) < ($3::xid8, $4::bigint) AS before`, cursor!.xactId, cursor!.eventId, xact, slowId);
+      expect(before).toBe(true);
+
+      await held.query('COMMIT');
+    } finally {
+      await held.end();
+    }
+    await until('the slow event', () => receiver.received.find((r) => paymentOf(r) === slow));
+    const rows = await until('both deliveries to be delivered', async () => {
+      const all = await deliveries(merchant.merchantId);
+      return all.length === 2 && all.every((d) => d.status === 'delivered') ? all : undefined;
+    });
+    expect(receiver.received.map(paymentOf).sort()).toEqual([slow, quick].sort());
+    expect(rows.map((d) => d.attempt)).toEqual([1, 1]);
+  });
+
+  it('reads the outbox in pages, and moves its cursor only past events no open transaction can precede', async () => {
     await facilitator.close(); // no other dispatcher may read the outbox during this test
     const api = await startFacilitator({ FACILITATOR_ROLE: 'api' });
+    db = api.app.get(PrismaService);
     const late = new pg.Client({ connectionString: TEST_DATABASE_URL });
     await late.connect();
     try {
       const repo = api.app.get(WebhookRepository);
-      const sql = api.app.get(PrismaService);
       const merchant = createMerchant('Outbox pages', 'http://127.0.0.1:9/hooks');
       await repo.ensureCursor();
-      await repo.enqueue(1_000, 0); // catch up with everything earlier tests left
-      const cursor = async () => (await sql.$queryRawUnsafe<{ last: string }[]>(`SELECT last_event_id::text AS last FROM facilitator.outbox_cursors WHERE name = 'webhooks'`))[0].last;
-      const newPayment = async () =>
-        (
-          await sql.$queryRawUnsafe<{ id: string }[]>(
-            `INSERT INTO facilitator.payments (network, asset, payer, authorization_nonce, pay_to, amount, valid_after, valid_before, scheme, x402_version,
-                                               payload_hash, state, updated_at, merchant_id, tx_hash)
-             VALUES ($1, $2, $3, $4, $5, 1, 0, 9999999999, 'exact', 2, 'test', 'confirmed', now(), $6::uuid, $7) RETURNING id::text`,
-            manifest.network, usdc.address.toLowerCase(), payerAccount(manifest, 7).address.toLowerCase(), `0x${randomBytes(32).toString('hex')}`,
-            merchantAddress.toLowerCase(), merchant.merchantId, `0x${randomBytes(32).toString('hex')}`,
-          )
-        )[0].id;
-      const event = `INSERT INTO facilitator.payment_events (payment_id, type, data) VALUES ($1::uuid, 'payment.confirmed', '{}'::jsonb)`;
+      while (await repo.enqueue(1_000)); // catch up with everything earlier tests left
       const queued = async () => (await deliveries(merchant.merchantId)).length;
-      const start = await cursor();
+      const isBefore = async (a: { xactId: string; eventId: string }, b: { xactId: string; eventId: string }) =>
+        (await db.$queryRawUnsafe<{ before: boolean }[]>(`SELECT ($1::xid8, $2::bigint) < ($3::xid8, $4::bigint) AS before`, a.xactId, a.eventId, b.xactId, b.eventId))[0].before;
 
       // An event whose transaction is still open gets its id now but becomes visible only after later events.
-      const held = await newPayment();
+      const held = await newPayment(merchant.merchantId);
       await late.query('BEGIN');
-      await late.query(event.replace('$1::uuid', `'${held}'::uuid`));
-      for (let i = 0; i < 5; i++) await sql.$executeRawUnsafe(event, await newPayment());
+      await late.query(EVENT.replace('$1::uuid', `'${held}'::uuid`));
+      const [heldAt] = (await late.query<{ xactId: string; eventId: string }>(`SELECT pg_current_xact_id()::text AS "xactId", max(id)::text AS "eventId" FROM facilitator.payment_events WHERE payment_id = $1`, [held])).rows;
+      for (let i = 0; i < 5; i++) await db.$executeRawUnsafe(EVENT, await newPayment(merchant.merchantId));
 
-      // Young events: all five are queued, reading two per page, but the cursor stays.
-      expect(await repo.enqueue(2, 60_000)).toBe(false);
+      // All five are queued at once, read two per page, but the cursor stays before the held event.
+      expect(await repo.enqueue(2)).toBe(false);
       expect(await queued()).toBe(5);
-      expect(await cursor()).toBe(start);
+      expect(await isBefore((await repo.cursor())!, heldAt)).toBe(true);
 
-      // The held event commits late, with a lower id than the five: the rescan finds it.
+      // The held event commits late, with a lower id than the five: the next read finds it.
       await late.query('COMMIT');
-      expect(await repo.enqueue(2, 60_000)).toBe(false);
+      expect(await repo.enqueue(2)).toBe(false);
       expect(await queued()).toBe(6);
 
-      // Once old, the cursor moves past them all (a page at a time: true means read on).
-      expect(await repo.enqueue(2, 0, 1)).toBe(true);
-      while (await repo.enqueue(2, 0, 1));
-      const max = (await sql.$queryRawUnsafe<{ max: string }[]>(`SELECT max(id)::text AS max FROM facilitator.payment_events`))[0].max;
-      expect(await cursor()).toBe(max);
+      // With no transaction open before them, the cursor moves past them all, a page at a time (true: read on).
+      const max = (await db.$queryRawUnsafe<{ xactId: string; eventId: string }[]>(
+        `SELECT xact_id::text AS "xactId", id::text AS "eventId" FROM facilitator.payment_events ORDER BY xact_id DESC, id DESC LIMIT 1`,
+      ))[0];
+      await until('the cursor to pass every event', async () => {
+        while (await repo.enqueue(2, 1));
+        const cursor = await repo.cursor();
+        return cursor?.xactId === max.xactId && cursor.eventId === max.eventId ? cursor : undefined;
+      });
       expect(await queued()).toBe(6);
     } finally {
       await late.end();
       await api.close();
     }
+  });
+});
+
+describe('webhook destinations (WEBHOOK_ALLOW_PRIVATE off)', () => {
+  const { manifest } = testChain();
+  let facilitator: RunningFacilitator;
+  let db: PrismaService;
+  const servers: WebhookReceiver[] = [];
+  /** scripts/merchants.mjs as an operator who has not allowed private destinations runs it */
+  const cli = (...args: string[]) =>
+    spawnSync(process.execPath, ['scripts/merchants.mjs', ...args, '--json'], {
+      cwd: path.resolve(__dirname, '../../..'),
+      env: { ...process.env, DATABASE_URL: TEST_DATABASE_URL, WEBHOOK_ALLOW_PRIVATE: 'false' },
+      encoding: 'utf8',
+    });
+
+  beforeAll(async () => {
+    facilitator = await startFacilitator({
+      FACILITATOR_OPEN_MODE: 'false',
+      FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[1].privateKey,
+      WEBHOOK_ALLOW_PRIVATE: 'false',
+      WEBHOOK_POLL_MS: '50',
+      WEBHOOK_RETRY_BASE_MS: '200',
+      WEBHOOK_MAX_ATTEMPTS: '3',
+      WEBHOOK_TIMEOUT_MS: '2000',
+    });
+    db = facilitator.app.get(PrismaService);
+  });
+  afterAll(async () => {
+    await facilitator?.close().catch(() => undefined);
+    for (const server of servers) server.close();
+  });
+
+  it('refuses to register a loopback, private, link-local or metadata URL, with the reason code', () => {
+    for (const url of ['http://127.0.0.1:8080/hooks', 'http://10.0.0.7/hooks', 'http://169.254.169.254/latest/meta-data/', 'http://[::ffff:127.0.0.1]/hooks', 'http://[fd00:ec2::254]/', 'http://metadata.google.internal/', 'http://localhost/hooks']) {
+      const created = cli('create', '--name', 'SSRF', '--webhook-url', url);
+      expect(created.status, url).toBe(2);
+      expect(created.stderr, url).toMatch(/^merchants: webhook_destination_not_allowed: .+ is a (loopback|private|cloud metadata) (address|name); webhooks go to public addresses only/);
+    }
+    const merchant = JSON.parse(cli('create', '--name', 'Public hooks', '--webhook-url', 'https://hooks.example.com/x').stdout);
+    expect(merchant.webhookUrl).toBe('https://hooks.example.com/x');
+    const moved = cli('set-webhook', merchant.merchantId, 'http://192.168.1.10/hooks');
+    expect(moved.status).toBe(2);
+    expect(moved.stderr).toContain('webhook_destination_not_allowed: 192.168.1.10 is a private address');
+  });
+
+  it('at send time refuses a name that resolves to 127.0.0.1 and an IP literal: one failed attempt each, nothing sent', async () => {
+    const receiver = await startWebhookReceiver();
+    servers.push(receiver);
+    // Registered while private destinations were allowed (or a name that resolved elsewhere then: DNS rebinding).
+    const byName = createMerchant('Resolves to loopback', receiver.url.replace('127.0.0.1', 'localhost'));
+    const byAddress = createMerchant('Loopback literal', receiver.url);
+    receiver.verifyWith(byName.webhookSecret);
+    for (const merchant of [byName, byAddress]) {
+      const payment = (
+        await db.$queryRawUnsafe<{ id: string }[]>(
+          `INSERT INTO facilitator.payments (network, asset, payer, authorization_nonce, pay_to, amount, valid_after, valid_before, scheme, x402_version,
+                                             payload_hash, state, updated_at, merchant_id, tx_hash)
+           VALUES ($1, $2, $3, $4, $5, 1, 0, 9999999999, 'exact', 2, 'test', 'confirmed', now(), $6::uuid, $7) RETURNING id::text`,
+          manifest.network, manifest.tokens.usdc.address.toLowerCase(), payerAccount(manifest, 7).address.toLowerCase(), `0x${randomBytes(32).toString('hex')}`,
+          manifest.accounts.merchant.address.toLowerCase(), merchant.merchantId, `0x${randomBytes(32).toString('hex')}`,
+        )
+      )[0].id;
+      await db.$executeRawUnsafe(`INSERT INTO facilitator.payment_events (payment_id, type, data) VALUES ($1::uuid, 'payment.confirmed', '{}'::jsonb)`, payment);
+    }
+    const failed = async (merchantId: string) =>
+      until(`the delivery of ${merchantId} to fail`, async () => {
+        const rows = await db.$queryRawUnsafe<{ id: string; status: string; attempt: number; error: string | null }[]>(
+          `SELECT id::text, status::text, attempt, error FROM facilitator.webhook_deliveries WHERE merchant_id = $1::uuid`,
+          merchantId,
+        );
+        return rows[0]?.status === 'failed' ? rows : undefined;
+      });
+    const [named] = await failed(byName.merchantId);
+    expect(named).toMatchObject({ attempt: 1, error: expect.stringMatching(/^webhook_destination_not_allowed: localhost resolves to (127\.0\.0\.1|::1), a loopback address$/) });
+    const [literal] = await failed(byAddress.merchantId);
+    expect(literal).toMatchObject({ attempt: 1, error: 'webhook_destination_not_allowed: 127.0.0.1 is a loopback address' });
+    for (const delivery of [named, literal]) {
+      expect(await db.$queryRawUnsafe(`SELECT attempt, response_status, error FROM facilitator.webhook_delivery_attempts WHERE delivery_id = $1::uuid`, delivery.id)).toEqual([
+        { attempt: 1, response_status: null, error: delivery.error },
+      ]);
+    }
+    // failed for good after one attempt: nothing is left to send, and nothing reached the receiver
+    expect(receiver.received).toEqual([]);
   });
 });

@@ -1,10 +1,11 @@
+import http from 'node:http';
+import https from 'node:https';
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { signWebhook, WEBHOOK_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER } from '@mp/clients';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../../config/facilitator.config';
+import { checkedLookup, refuseForbiddenLiteral, WebhookDestinationRefused } from './webhook-destination';
 import { WebhookRepository, type AttemptOutcome, type DueDelivery } from './webhook.repository';
 
-/** Events this young are scanned again on the next poll; only older ones move the outbox cursor. */
-const OUTBOX_LAG_MS = 5_000;
 const ENQUEUE_BATCH = 1_000;
 /** Deliveries one process sends at once. */
 const CONCURRENCY = 32;
@@ -16,7 +17,9 @@ const USER_AGENT = 'machine-payments-facilitator webhooks';
  * merchant's webhook secret, bounded by WEBHOOK_TIMEOUT_MS, redirects not followed. A 2xx answer is delivered;
  * anything else is retried after WEBHOOK_RETRY_BASE_MS × 2^(attempt−1) (±20 %, at most WEBHOOK_RETRY_MAX_MS) until
  * WEBHOOK_MAX_ATTEMPTS attempts have been made; then the delivery is failed. Every attempt is logged in
- * webhook_delivery_attempts.
+ * webhook_delivery_attempts. Unless WEBHOOK_ALLOW_PRIVATE is set, a URL whose host is, or resolves to, a loopback,
+ * private, link-local, unspecified, multicast or cloud-metadata address is not contacted: the attempt fails for good
+ * with `webhook_destination_not_allowed` (see webhook-destination.ts).
  */
 @Injectable()
 export class WebhookDispatcher implements OnModuleInit, OnModuleDestroy {
@@ -27,6 +30,9 @@ export class WebhookDispatcher implements OnModuleInit, OnModuleDestroy {
   private stopped = false;
   private cursorReady = false;
   private lastWarning = 0;
+  // Own agents: connections (made to checked addresses) are reused for webhooks only.
+  private readonly httpAgent = new http.Agent({ keepAlive: true });
+  private readonly httpsAgent = new https.Agent({ keepAlive: true });
 
   constructor(
     @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
@@ -44,6 +50,8 @@ export class WebhookDispatcher implements OnModuleInit, OnModuleDestroy {
     // Sends in progress finish (each is bounded by its timeout); an unrecorded one is sent again after its lease.
     const pending = Promise.all([this.tick, ...this.inFlight]).catch(() => undefined);
     await Promise.race([pending, new Promise((resolve) => setTimeout(resolve, this.config.webhooks.timeoutMs + 1_000).unref())]);
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
   }
 
   private schedule(ms: number): void {
@@ -60,7 +68,7 @@ export class WebhookDispatcher implements OnModuleInit, OnModuleDestroy {
         await this.deliveries.ensureCursor();
         this.cursorReady = true;
       }
-      while ((await this.deliveries.enqueue(ENQUEUE_BATCH, OUTBOX_LAG_MS)) && !this.stopped);
+      while ((await this.deliveries.enqueue(ENQUEUE_BATCH)) && !this.stopped);
       const room = CONCURRENCY - this.inFlight.size;
       if (room <= 0 || this.stopped) return;
       const lease = this.config.webhooks.timeoutMs + 30_000;
@@ -93,30 +101,53 @@ export class WebhookDispatcher implements OnModuleInit, OnModuleDestroy {
     let responseStatus: number | null = null;
     let error: string;
     try {
-      const response = await fetch(delivery.url, {
-        method: 'POST',
-        redirect: 'manual',
-        signal: AbortSignal.timeout(timeoutMs),
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': USER_AGENT,
-          [WEBHOOK_ID_HEADER]: delivery.id,
-          [WEBHOOK_TIMESTAMP_HEADER]: String(timestamp),
-          [WEBHOOK_SIGNATURE_HEADER]: signWebhook({ secret: delivery.secret, id: delivery.id, timestamp, body: delivery.body }),
-        },
-        body: delivery.body,
+      responseStatus = await this.post(new URL(delivery.url), timeoutMs, delivery.body, {
+        'content-type': 'application/json',
+        'user-agent': USER_AGENT,
+        [WEBHOOK_ID_HEADER]: delivery.id,
+        [WEBHOOK_TIMESTAMP_HEADER]: String(timestamp),
+        [WEBHOOK_SIGNATURE_HEADER]: signWebhook({ secret: delivery.secret, id: delivery.id, timestamp, body: delivery.body }),
       });
-      responseStatus = response.status;
-      await response.body?.cancel().catch(() => undefined);
-      if (response.status >= 200 && response.status < 300) return { kind: 'delivered', responseStatus, durationMs: elapsed(started) };
-      error = `HTTP ${response.status}`;
+      if (responseStatus >= 200 && responseStatus < 300) return { kind: 'delivered', responseStatus, durationMs: elapsed(started) };
+      error = `HTTP ${responseStatus}`;
     } catch (e) {
+      // Retrying cannot make a refused destination allowed.
+      if (e instanceof WebhookDestinationRefused) return { kind: 'failed', responseStatus: null, error: e.message, durationMs: elapsed(started) };
       error = describe(e, timeoutMs);
     }
     const durationMs = elapsed(started);
     if (delivery.attempt >= maxAttempts) return { kind: 'failed', responseStatus, error, durationMs };
     const delayMs = Math.round(Math.min(retryBaseMs * 2 ** (delivery.attempt - 1), retryMaxMs) * (0.8 + Math.random() * 0.4));
     return { kind: 'retry', responseStatus, error, durationMs, delayMs };
+  }
+
+  /**
+   * POSTs the body and answers the response status (the response body is discarded). Redirects are not followed.
+   * Unless private destinations are allowed, the host is checked (an IP literal here, a name on every address it
+   * resolves to) and the socket connects to the address that was checked.
+   */
+  private post(url: URL, timeoutMs: number, body: string, headers: Record<string, string>): Promise<number> {
+    const allowPrivate = this.config.webhooks.allowPrivate;
+    if (!allowPrivate) refuseForbiddenLiteral(url);
+    const client = url.protocol === 'https:' ? https : http;
+    return new Promise((resolve, reject) => {
+      const request = client.request(
+        url,
+        {
+          method: 'POST',
+          headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+          signal: AbortSignal.timeout(timeoutMs),
+          agent: url.protocol === 'https:' ? this.httpsAgent : this.httpAgent,
+          ...(!allowPrivate && { lookup: checkedLookup }),
+        },
+        (response) => {
+          response.resume(); // the answer's body is not read: only its status counts
+          resolve(response.statusCode ?? 0);
+        },
+      );
+      request.on('error', reject);
+      request.end(body);
+    });
   }
 
   private warn(message: string): void {

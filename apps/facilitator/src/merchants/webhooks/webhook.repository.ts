@@ -58,12 +58,20 @@ export type AttemptOutcome =
 
 const CURSOR = 'webhooks';
 
+/** A place in the outbox: events are read in (xact_id, id) order. */
+interface OutboxPosition {
+  xactId: string;
+  eventId: string;
+}
+
 interface ScannedEvent extends PaymentViewRow {
   eventId: string;
+  xactId: string;
   type: string;
   eventAt: Date;
   eventData: Record<string, unknown> | string | null;
-  old: boolean;
+  /** its transaction ended before every transaction still open: nothing can still commit before it in cursor order */
+  settled: boolean;
   merchantId: string | null;
   url: string | null;
   merchantDisabled: boolean | null;
@@ -72,11 +80,14 @@ interface ScannedEvent extends PaymentViewRow {
 
 /**
  * The webhook side of the payment_events outbox. Enqueueing reads events above a cursor (one reader at a time:
- * the cursor row is locked with SKIP LOCKED) and creates one delivery per (merchant, final event); the cursor only
- * moves past events older than `lagMs`, so an event whose transaction commits late (its id is lower than one
- * already seen) is still picked up by the next scan. Merchant notices (from the merchant-notices queue) become
- * deliveries one at a time, once per (merchant, notice id). Deliveries are claimed with FOR UPDATE SKIP LOCKED and
- * leased by pushing next_attempt_at ahead, so any number of workers can send without sending one attempt twice.
+ * the cursor row is locked with SKIP LOCKED) and creates one delivery per (merchant, final event). Events are read
+ * in (xact_id, id) order, xact_id being the inserting transaction: an event becomes visible when its transaction
+ * commits, which may be after an event with a higher id, so an id cursor alone would skip it. Every transaction
+ * still open (or yet to insert) has an xact_id at least the snapshot's xmin, so the cursor moves only past events
+ * whose xact_id is below it; newer events are delivered at once and read again (without a second delivery) until
+ * then. Merchant notices (from the merchant-notices queue) become deliveries one at a time, once per (merchant,
+ * notice id). Deliveries are claimed with FOR UPDATE SKIP LOCKED and leased by pushing next_attempt_at ahead, so any
+ * number of workers can send without sending one attempt twice.
  */
 @Injectable()
 export class WebhookRepository {
@@ -88,54 +99,70 @@ export class WebhookRepository {
 
   /**
    * Creates the deliveries of new events, reading up to `maxPages` pages of `batch` events above the cursor.
-   * Returns true when it stopped with old events still unread (call again at once).
+   * Returns true when it stopped with settled events still unread (call again at once).
    */
-  enqueue(batch: number, lagMs: number, maxPages = 10): Promise<boolean> {
+  enqueue(batch: number, maxPages = 10): Promise<boolean> {
     return withTransaction(this.db, async (tx) => {
-      const cursor = await tx.$queryRawUnsafe<{ last: string }[]>(
-        `SELECT last_event_id::text AS last FROM facilitator.outbox_cursors WHERE name = $1 FOR UPDATE SKIP LOCKED`,
+      const cursor = await tx.$queryRawUnsafe<OutboxPosition[]>(
+        `SELECT last_xact_id::text AS "xactId", last_event_id::text AS "eventId" FROM facilitator.outbox_cursors WHERE name = $1 FOR UPDATE SKIP LOCKED`,
         CURSOR,
       );
       if (!cursor.length) return false; // another worker is enqueueing right now
-      let from = cursor[0].last;
-      let last: string | undefined;
+      let from = cursor[0];
+      let last: OutboxPosition | undefined;
       let leading = true;
       let full = false;
       for (let page = 0; page < maxPages; page++) {
-        const events = await this.scan(tx, from, batch, lagMs);
+        const events = await this.scan(tx, from, batch);
         await this.insertDeliveries(tx, events);
-        // The cursor moves past the leading run of events old enough that nothing below them can still appear.
+        // The cursor moves past the leading run of settled events: nothing can still appear before them.
         for (const event of events) {
-          if (leading && event.old) last = event.eventId;
+          if (leading && event.settled) last = { xactId: event.xactId, eventId: event.eventId };
           else leading = false;
         }
         full = events.length === batch;
         if (!full) break;
-        from = events[events.length - 1].eventId;
+        const end = events[events.length - 1];
+        from = { xactId: end.xactId, eventId: end.eventId };
       }
       if (last) {
-        await tx.$executeRawUnsafe(`UPDATE facilitator.outbox_cursors SET last_event_id = $2::bigint, updated_at = now() WHERE name = $1`, CURSOR, last);
+        await tx.$executeRawUnsafe(
+          `UPDATE facilitator.outbox_cursors SET last_xact_id = $2::xid8, last_event_id = $3::bigint, updated_at = now() WHERE name = $1`,
+          CURSOR,
+          last.xactId,
+          last.eventId,
+        );
       }
       return full && leading;
     });
   }
 
-  private scan(tx: Tx, after: string, batch: number, lagMs: number): Promise<ScannedEvent[]> {
+  /** The cursor's position, for tests and diagnostics. */
+  async cursor(): Promise<OutboxPosition | undefined> {
+    const rows = await this.db.$queryRawUnsafe<OutboxPosition[]>(
+      `SELECT last_xact_id::text AS "xactId", last_event_id::text AS "eventId" FROM facilitator.outbox_cursors WHERE name = $1`,
+      CURSOR,
+    );
+    return rows[0];
+  }
+
+  private scan(tx: Tx, after: OutboxPosition, batch: number): Promise<ScannedEvent[]> {
+    // One statement, one snapshot: the events it sees and the xmin it compares them with belong together.
     return tx.$queryRawUnsafe<ScannedEvent[]>(
-      `SELECT e.id::text AS "eventId", e.type, e.created_at AS "eventAt", e.data AS "eventData",
-              e.created_at < now() - ($3::int * interval '1 millisecond') AS old,
+      `SELECT e.id::text AS "eventId", e.xact_id::text AS "xactId", e.type, e.created_at AS "eventAt", e.data AS "eventData",
+              e.xact_id < pg_snapshot_xmin(pg_current_snapshot()) AS settled,
               p.merchant_id AS "merchantId", m.webhook_url AS url, m.disabled_at IS NOT NULL AS "merchantDisabled",
               EXISTS (SELECT 1 FROM facilitator.webhook_deliveries d WHERE d.merchant_id = p.merchant_id AND d.event_id = e.id) AS queued,
               ${PAYMENT_VIEW_COLUMNS}
          FROM facilitator.payment_events e
          JOIN facilitator.payments p ON p.id = e.payment_id
          LEFT JOIN facilitator.merchants m ON m.id = p.merchant_id
-        WHERE e.id > $1::bigint
-        ORDER BY e.id
-        LIMIT $2`,
-      after,
+        WHERE (e.xact_id, e.id) > ($1::xid8, $2::bigint)
+        ORDER BY e.xact_id, e.id
+        LIMIT $3`,
+      after.xactId,
+      after.eventId,
       batch,
-      lagMs,
     );
   }
 
