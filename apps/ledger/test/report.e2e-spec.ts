@@ -3,12 +3,13 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import Stripe from 'stripe';
 import { createWalletClient, defineChain, erc20Abi, http, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { chainAsset, stripeAsset, type LedgerEntry } from '@mp/reconciliation';
 import { startFakeStripe, stripeClientOptions, type FakeStripe } from '@mp/stripe';
+import { launchChromium } from '../../../test/support/browser';
 import { payerAccount, testChain } from '../../../test/support/chain';
 import { TEST_DATABASE_URL } from '../../../test/support/facilitator';
 import { PgLedgerSource } from '../src/reconciliation/testing/pg-ledger-source';
@@ -124,7 +125,7 @@ describe('reconciliation reports', () => {
   });
 
   it('the HTML report opens in headless Chromium from its signed link: summary, totals, chart and breaks', async () => {
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
+    browser = await launchChromium();
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const requests: string[] = [];
     const problems: string[] = [];
