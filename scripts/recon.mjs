@@ -7,7 +7,8 @@
 // lines when stderr is not a terminal), then prints the summary, the totals per asset and source (atomic units) and
 // the link of the HTML report, which opens in a browser without an API key until it expires. --json prints the run
 // as the API answers it instead; --csv also saves the report's rows as CSV.
-// Exit codes: 0 no breaks, 1 breaks found, 2 usage error, 3 the run failed or the ledger could not be asked.
+// Exit codes: 0 no breaks, 1 breaks found, 2 usage error, 3 the run failed, another run of the merchant is in flight
+// (409: one run at a time per merchant; the message names it) or the ledger could not be asked.
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 

@@ -1,161 +1,93 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import Stripe from 'stripe';
-import { PrismaService } from '@mp/db';
-import { createWalletClient, defineChain, erc20Abi, http, type Address, type Hex } from 'viem';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { chainAsset, stripeAsset, type LedgerEntry, type ReconRowJson } from '@mp/reconciliation';
-import { startFakeStripe, stripeClientOptions, stripeFee, type FakeStripe } from '@mp/stripe';
-import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
-import { postJson, startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from '../../../test/support/facilitator';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { MERCHANT_NOTICES_QUEUE } from '@mp/clients';
+import type { ReconRowJson } from '@mp/reconciliation';
+import { stripeFee } from '@mp/stripe';
+import { call } from '../../../test/support/http';
+import { until } from '../../../test/support/webhook-receiver';
 import { ReconciliationQueue, SCHEDULER_ID } from '../src/reconciliation/reconciliation.queue';
 import { ReconciliationWorker } from '../src/reconciliation/reconciliation.worker';
-import { RunRepository } from '../src/reconciliation/run.repository';
 import { lastCompletePeriod, scheduledRunId } from '../src/reconciliation/scheduled-runs';
-import { PgLedgerSource } from '../src/reconciliation/testing/pg-ledger-source';
-import { RecordingNotifier, startReconciliationApp, type RunningReconciliation } from '../src/reconciliation/testing/test-app';
+import { startLedger, type RunningLedger } from './support/ledger-app';
+import { ReconMerchant, startReconWorld, type ReconWorld } from './support/recon-world';
 
 /**
- * Reconciliation end to end: real transfers on anvil (a facilitator settlement and plain ERC-20 transfers), real
- * PaymentIntents and refunds on the fake Stripe read through the official SDK, ledger entries in PostgreSQL, and
- * runs started over HTTP and done by the BullMQ worker.
+ * Reconciliation end to end over the real parts: payments settled by the facilitator on anvil and through Stripe
+ * (the fake, read with the official SDK) booked by the ledger's ingestion, the rest booked through the ledger's API
+ * with the merchant's own key, plain ERC-20 transfers on anvil, runs started over HTTP and done by the BullMQ worker,
+ * and break notices delivered by the facilitator to the merchant's webhook endpoint, signed.
  */
 describe('reconciliation against anvil and the fake Stripe', () => {
-  const { manifest, client } = testChain();
-  const usdc = manifest.tokens.usdc;
-  const USDC = chainAsset(manifest.network, usdc.address);
-  const USD = stripeAsset('usd');
-  const chain = defineChain({ id: manifest.chainId, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [manifest.rpcUrl] } } });
-  const payer = createWalletClient({ account: payerAccount(manifest, 3), chain, transport: http(manifest.rpcUrl) });
-
-  const merchantId = randomUUID();
-  const otherMerchantId = randomUUID();
-  const apiKey = `mpk_${randomBytes(12).toString('hex')}`;
-  const otherKey = `mpk_${randomBytes(12).toString('hex')}`;
-  const merchantAddress = privateKeyToAccount(generatePrivateKey()).address;
   const period = { from: new Date(Date.now() - 60_000), to: new Date(Date.now() + 10 * 60_000) };
+  const notices = () => world.receiver.received.filter((w) => JSON.parse(w.body).type === 'reconciliation.breaks_found');
 
-  let fakeStripe: FakeStripe;
-  let stripe: Stripe;
-  let source: PgLedgerSource;
-  let recon: RunningReconciliation;
-  let facilitator: RunningFacilitator;
-  const notifier = new RecordingNotifier();
+  let world: ReconWorld;
+  let merchant: ReconMerchant;
+  let other: ReconMerchant;
 
   beforeAll(async () => {
-    fakeStripe = await startFakeStripe({ port: 0 });
-    stripe = new Stripe('sk_test_merchant_platform', stripeClientOptions(fakeStripe));
-    source = new PgLedgerSource(TEST_DATABASE_URL);
-    await source.install();
-    await source.addAddress(merchantId, { network: manifest.network, address: merchantAddress });
-    await source.accept(merchantId, { asset: USDC, symbol: 'USDC', decimals: 6 });
-    const env = {
-      ...process.env,
-      DATABASE_URL: TEST_DATABASE_URL,
-      RECON_SCHEDULE: 'off',
-      RECON_PENDING_WINDOW_MS: '0',
-      // small ranges: the scan crosses many of them
-      RECON_BLOCK_RANGE: '3',
-      STRIPE_SECRET_KEY: 'sk_test_ledger_reader',
-      STRIPE_API_BASE: fakeStripe.url,
-    };
-    recon = await startReconciliationApp({ env, source, keys: new Map([[apiKey, merchantId], [otherKey, otherMerchantId]]), notifier });
-    facilitator = await startFacilitator();
+    // small block ranges: the scan crosses many of them
+    world = await startReconWorld({ RECON_BLOCK_RANGE: '3' });
+    merchant = await ReconMerchant.create(world, 'reconciliation e2e', world.receiver.url);
+    // every delivery must verify with the merchant's secret (standardwebhooks, as a merchant checks it)
+    world.receiver.verifyWith(merchant.merchant.webhookSecret);
+    other = await ReconMerchant.create(world, 'reconciliation e2e, another merchant');
   });
-
   afterAll(async () => {
-    await recon?.close();
-    await facilitator?.close();
-    await source?.close();
-    await fakeStripe?.stop();
+    await world?.close();
   });
 
-  const api = async (method: 'GET' | 'POST', path: string, options: { key?: string; body?: unknown } = {}) => {
-    const response = await fetch(`${recon.url}${path}`, {
-      method,
-      headers: { ...(options.key && { authorization: `Bearer ${options.key}` }), ...(options.body !== undefined && { 'content-type': 'application/json' }) },
-      ...(options.body !== undefined && { body: JSON.stringify(options.body) }),
-    });
-    return { status: response.status, body: (await response.json()) as any };
-  };
-
-  /** Starts a run of the period over HTTP and waits for the worker to finish it. */
-  const reconcile = async () => {
-    const started = await api('POST', '/reconciliations', { key: apiKey, body: { merchantId, from: period.from.toISOString(), to: period.to.toISOString() } });
-    expect(started.status).toBe(202);
-    return waitForRun(started.body.id);
-  };
-  const waitForRun = async (id: string) => {
-    for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
-      const run = await api('GET', `/reconciliations/${id}`, { key: apiKey });
-      if (run.body.status === 'completed' || run.body.status === 'failed') return run.body;
-    }
-    throw new Error(`run ${id} did not finish`);
-  };
-  const breaksOf = async (id: string): Promise<ReconRowJson[]> => (await api('GET', `/reconciliations/${id}/rows?kind=breaks`, { key: apiKey })).body.data;
-
-  /** A plain ERC-20 transfer from a payer to the merchant: the reference of its Transfer log. */
-  const transfer = async (amount: bigint): Promise<{ reference: string; hash: Hex }> => {
-    const hash = await payer.writeContract({ address: usdc.address as Address, abi: erc20Abi, functionName: 'transfer', args: [merchantAddress, amount] });
-    const receipt = await client.waitForTransactionReceipt({ hash });
-    const log = receipt.logs.find((l) => l.address.toLowerCase() === usdc.address.toLowerCase())!;
-    return { reference: `${hash}:${log.logIndex}`, hash };
-  };
-  const book = (id: string, fields: Partial<LedgerEntry> & Pick<LedgerEntry, 'reference' | 'amount'>) =>
-    source.book({ id, merchantId, source: 'chain', asset: USDC, kind: 'payment', state: 'posted', occurredAt: new Date(), ...fields });
-
+  const reconcile = () => merchant.reconcile(period);
   let firstRun: any;
+  const ids: Record<string, string> = {};
   const refs: Record<string, string> = {};
 
   it('reports each injected break exactly once with the right kind, with totals per asset and source', async () => {
-    // A payment the facilitator settled (x402, EIP-3009): the ledger knows only its transaction hash.
-    const payload = await signAuthorization(payerAccount(manifest, 4), usdc, manifest.chainId, { to: merchantAddress, value: 1_000_000n });
-    const settled = await postJson(`${facilitator.url}/settle`, v2Body(payload, v2Requirements(manifest, usdc, 1_000_000n, { payTo: merchantAddress })));
-    expect(settled.body).toMatchObject({ success: true });
-    await book('settled', { reference: settled.body.transaction, amount: 1_000_000n });
+    const { USDC, USD } = world;
+    // A payment the facilitator settled (x402, EIP-3009), booked by ingestion: the ledger knows its transaction hash.
+    await merchant.settle(1_000_000n, 4);
     // Booked exactly, and booked a second time by mistake.
-    const booked = await transfer(2_500_000n);
-    await book('booked', { reference: booked.reference, amount: 2_500_000n });
-    await book('booked-again', { reference: booked.reference, amount: 2_500_000n, occurredAt: new Date(Date.now() + 1) });
+    const booked = await merchant.transfer(2_500_000n, 3);
+    refs.booked = booked.reference;
+    ids.booked = await merchant.book({ asset: USDC, code: 'payment', reference: booked.reference, amount: 2_500_000n });
+    ids.bookedAgain = await merchant.book({ asset: USDC, code: 'payment', reference: booked.reference, amount: 2_500_000n });
     // A transfer the ledger never saw.
-    const unseen = await transfer(700_000n);
-    refs.unseen = unseen.reference;
+    refs.unseen = (await merchant.transfer(700_000n, 3)).reference;
     // Booked with the wrong amount.
-    const misbooked = await transfer(3_000_000n);
+    const misbooked = await merchant.transfer(3_000_000n, 3);
     refs.misbooked = misbooked.reference;
-    await book('misbooked', { reference: misbooked.reference, amount: 3_100_000n });
+    ids.misbooked = await merchant.book({ asset: USDC, code: 'payment', reference: misbooked.reference, amount: 3_100_000n });
     // A ledger entry with no transfer on chain.
     refs.phantom = `0x${randomBytes(32).toString('hex')}:0`;
-    await book('phantom', { reference: refs.phantom, amount: 4_200_000n });
+    ids.phantom = await merchant.book({ asset: USDC, code: 'payment', reference: refs.phantom, amount: 4_200_000n });
 
-    // Stripe: a payment booked by its MPP challenge id, with Stripe's fee; a refund the ledger lacks; another merchant's payment.
-    const intent = await stripe.paymentIntents.create({ amount: 1234, currency: 'usd', confirm: true, payment_method: 'pm_card_visa', metadata: { merchant_id: merchantId, challenge_id: 'chal_recon_1' } });
-    await book('card', { source: 'stripe', asset: USD, reference: 'chal_recon_1', amount: 1234n });
-    await book('card-fee', { source: 'stripe', asset: USD, kind: 'fee', reference: intent.id, amount: BigInt(stripeFee(1234)) });
-    const refund = await stripe.refunds.create({ payment_intent: intent.id, amount: 500 });
-    refs.refund = refund.id;
-    await stripe.paymentIntents.create({ amount: 999, currency: 'usd', confirm: true, payment_method: 'pm_card_visa', metadata: { merchant_id: otherMerchantId, challenge_id: 'chal_other' } });
+    // Stripe: an MPP payment with Stripe's fee (both booked by ingestion), a refund the ledger lacks, another merchant's payment.
+    const { paymentIntent } = await merchant.payWithStripe('1234');
+    refs.refund = (await world.stripe.buyer.refunds.create({ payment_intent: paymentIntent, amount: 500 })).id;
+    await other.payWithStripe('999');
 
     firstRun = await reconcile();
-    expect(firstRun).toMatchObject({ status: 'completed', error: null, progress: { percent: 100 } });
+    expect(firstRun).toMatchObject({ status: 'completed', error: null, progress: { percent: 100 }, sources: ['chain', 'stripe'] });
     expect(firstRun.summary).toMatchObject({
       counts: { matched: 4, pending: 0, missing_in_ledger: 2, missing_externally: 1, amount_mismatch: 1, duplicate: 1 },
       breaks: 5,
       scope: { reconciled: ['chain/payment', 'stripe/payment', 'stripe/refund', 'stripe/fee'], leftOut: 0 },
     });
 
-    const breaks = await breaksOf(firstRun.id);
+    const breaks = await merchant.breaksOf(firstRun.id);
     const found = breaks.map((b) => [b.kind, b.source, b.entryKind, b.reference, b.ledger?.id ?? null]);
     expect(found).toHaveLength(5);
     expect(found).toEqual(
       expect.arrayContaining([
         ['missing_in_ledger', 'chain', 'payment', refs.unseen, null],
         ['missing_in_ledger', 'stripe', 'refund', refs.refund, null],
-        ['amount_mismatch', 'chain', 'payment', refs.misbooked, 'misbooked'],
-        ['missing_externally', 'chain', 'payment', refs.phantom, 'phantom'],
-        ['duplicate', 'chain', 'payment', booked.reference, 'booked-again'],
+        ['amount_mismatch', 'chain', 'payment', refs.misbooked, ids.misbooked],
+        ['missing_externally', 'chain', 'payment', refs.phantom, ids.phantom],
+        ['duplicate', 'chain', 'payment', refs.booked, ids.bookedAgain],
       ]),
     );
-    expect(breaks.find((b) => b.kind === 'amount_mismatch')).toMatchObject({ difference: '-100000', external: { amount: '3000000', details: { from: payer.account.address.toLowerCase() } } });
+    expect(breaks.find((b) => b.kind === 'amount_mismatch')).toMatchObject({ difference: '-100000', external: { amount: '3000000', details: { from: misbooked.from.toLowerCase() } } });
 
     const fee = BigInt(stripeFee(1234));
     expect(firstRun.totals).toEqual([
@@ -181,98 +113,242 @@ describe('reconciliation against anvil and the fake Stripe', () => {
       },
     ]);
 
-    expect(notifier.notices).toHaveLength(1);
-    expect(notifier.notices[0]).toMatchObject({ type: 'reconciliation.breaks_found', runId: firstRun.id, merchantId, summary: { breaks: 5 } });
-    expect(notifier.notices[0].newBreaks.map((b) => b.key).sort()).toEqual(breaks.map((b) => b.key).sort());
-    expect(notifier.notices[0].reportPath).toMatch(new RegExp(`^/reconciliations/${firstRun.id}/report\\?token=`));
+    // the merchant is told by the facilitator's signed webhook (the receiver verifies it), naming every new break and the report
+    const notice = await until('the breaks webhook', async () => notices()[0]);
+    const data = JSON.parse(notice.body).data;
+    expect(data).toMatchObject({ runId: firstRun.id, merchantId: merchant.merchantId, summary: { breaks: 5 }, newBreakCount: 5 });
+    expect(data.newBreaks.map((b: ReconRowJson) => b.key).sort()).toEqual(breaks.map((b) => b.key).sort());
+    expect(data.reportPath).toMatch(new RegExp(`^/reconciliations/${firstRun.id}/report\\?token=`));
+    // the link in the webhook opens the report without a key
+    expect((await fetch(`${world.ledger.url}${data.reportPath}`)).status).toBe(200);
   });
 
+  /** Once the run has decided whom to tell (notified_at), its notice is queued or it never will be. */
+  const noticeQueued = async (runId: string) => {
+    await until(`run ${runId} notified`, async () => {
+      const [row] = await world.ledger.db.$queryRawUnsafe<{ notifiedAt: Date | null }[]>(`SELECT notified_at AS "notifiedAt" FROM ledger.reconciliation_runs WHERE id = $1::uuid`, runId);
+      return row?.notifiedAt ?? undefined;
+    });
+    const redis = new Redis(world.facilitator.config.redisUrl, { maxRetriesPerRequest: null });
+    const queue = new Queue(MERCHANT_NOTICES_QUEUE, { connection: redis, prefix: world.facilitator.config.queuePrefix });
+    try {
+      return (await queue.getJob(`notice-reconciliation-${runId}`)) !== undefined;
+    } finally {
+      await queue.close();
+      redis.disconnect();
+    }
+  };
+
   it('finds the same breaks again without telling the merchant twice', async () => {
+    expect(await noticeQueued(firstRun.id)).toBe(true);
     const again = await reconcile();
+    expect(again.id).not.toBe(firstRun.id);
     expect(again.summary.breaks).toBe(5);
-    expect((await breaksOf(again.id)).map((b) => b.key).sort()).toEqual((await breaksOf(firstRun.id)).map((b) => b.key).sort());
-    expect(notifier.notices).toHaveLength(1);
+    expect((await merchant.breaksOf(again.id)).map((b) => b.key).sort()).toEqual((await merchant.breaksOf(firstRun.id)).map((b) => b.key).sort());
+    expect(await noticeQueued(again.id)).toBe(false);
+    expect(notices()).toHaveLength(1);
   });
 
   it('is clean once the breaks are resolved by new and correcting transfers, none edited', async () => {
-    await book('unseen', { reference: refs.unseen, amount: 700_000n });
-    await book('refund', { source: 'stripe', asset: USD, kind: 'refund', reference: refs.refund, amount: 500n });
-    await book('misbooked-fix', { reference: 'correction', amount: -100_000n, corrects: 'misbooked' });
-    await book('phantom-reversal', { reference: 'correction', amount: -4_200_000n, corrects: 'phantom' });
-    await book('booked-again-reversal', { reference: 'correction', amount: -2_500_000n, corrects: 'booked-again' });
+    const { USDC, USD } = world;
+    await merchant.book({ asset: USDC, code: 'payment', reference: refs.unseen, amount: 700_000n });
+    await merchant.book({ asset: USD, code: 'refund', reference: refs.refund, amount: 500n });
+    await merchant.book({ asset: USDC, code: 'correction', reference: ids.misbooked, amount: 100_000n, direction: 'out' });
+    await merchant.book({ asset: USDC, code: 'correction', reference: ids.phantom, amount: 4_200_000n, direction: 'out' });
+    await merchant.book({ asset: USDC, code: 'correction', reference: ids.bookedAgain, amount: 2_500_000n, direction: 'out' });
 
     const clean = await reconcile();
     expect(clean.summary).toMatchObject({ breaks: 0, corrections: 3, counts: { matched: 7 } });
     expect(clean.totals.map((t: any) => t.difference)).toEqual(['0', '0']);
-    expect(await breaksOf(clean.id)).toEqual([]);
+    expect(await merchant.breaksOf(clean.id)).toEqual([]);
     // the first run's report is unchanged: its rows are written once
-    expect(await breaksOf(firstRun.id)).toHaveLength(5);
-    expect(notifier.notices).toHaveLength(1);
+    expect(await merchant.breaksOf(firstRun.id)).toHaveLength(5);
   });
 
   it('lets a merchant read only its own runs, or one run by its signed link', async () => {
     const id = firstRun.id;
-    expect((await api('GET', `/reconciliations/${id}`)).status).toBe(401);
-    expect((await api('GET', `/reconciliations/${id}`, { key: otherKey })).status).toBe(404);
-    expect((await api('GET', `/reconciliations/${id}/rows`, { key: otherKey })).status).toBe(404);
-    const token = new URL(firstRun.links.report, recon.url).searchParams.get('token');
-    expect((await api('GET', `/reconciliations/${id}/rows?kind=breaks&token=${token}`)).body.data).toHaveLength(5);
-    expect((await api('GET', `/reconciliations/${randomUUID()}?token=${token}`)).status).toBe(401);
-    expect((await api('GET', `/reconciliations/not-a-uuid`, { key: apiKey })).body).toMatchObject({ status: 400, invalidParams: [{ name: 'id' }] });
+    const anonymous = (path: string) => call(`${world.ledger.url}${path}`);
+    expect((await anonymous(`/reconciliations/${id}`)).status).toBe(401);
+    expect((await other.api('GET', `/reconciliations/${id}`)).status).toBe(404);
+    expect((await other.api('GET', `/reconciliations/${id}/rows`)).status).toBe(404);
+    const token = new URL(firstRun.links.report, world.ledger.url).searchParams.get('token');
+    expect((await anonymous(`/reconciliations/${id}/rows?kind=breaks&token=${token}`)).body.data).toHaveLength(5);
+    expect((await anonymous(`/reconciliations/${randomUUID()}?token=${token}`)).status).toBe(401);
+    expect((await merchant.api('GET', `/reconciliations/not-a-uuid`)).body).toMatchObject({ status: 400, invalidParams: [{ name: 'id' }] });
+  });
+
+  it('never extends a link by reading with it, and revokes a run\'s links, after which a new one works', async () => {
+    const id = firstRun.id;
+    const anonymous = (path: string) => call(`${world.ledger.url}${path}`);
+    const link = firstRun.links.report as string;
+    const token = new URL(link, world.ledger.url).searchParams.get('token')!;
+    // reading with the link hands out that same link (same expiry), in JSON and in the page's own links
+    expect((await anonymous(`/reconciliations/${id}?token=${token}`)).body.links.report).toBe(link);
+    const page = await anonymous(link);
+    expect(page.status).toBe(200);
+    expect(page.body).toContain(`/reconciliations/${id}.csv?token=${token}`);
+
+    expect((await other.api('POST', `/reconciliations/${id}/report-link/revoke`)).status).toBe(404);
+    expect((await anonymous(`/reconciliations/${id}/report-link/revoke`)).status).toBe(404);
+    expect((await call(`${world.ledger.url}/reconciliations/${id}/report-link/revoke`, { method: 'POST' })).status).toBe(401);
+    const revoked = await merchant.api('POST', `/reconciliations/${id}/report-link/revoke`);
+    expect(revoked.status).toBe(200);
+    expect(revoked.body).toMatchObject({ id, status: 'completed' });
+
+    for (const path of [link, `/reconciliations/${id}?token=${token}`, `/reconciliations/${id}.csv?token=${token}`, `/reconciliations/${id}/rows?token=${token}`]) {
+      const refused = await anonymous(path);
+      expect(refused.status, path).toBe(401);
+      expect(refused.body.detail, path).toContain('expired, was revoked');
+    }
+    // the link the webhook carried was of the same generation: it is revoked too
+    const noticed = JSON.parse(notices()[0].body).data.reportPath;
+    expect((await anonymous(noticed)).status).toBe(401);
+
+    const fresh = revoked.body.links.report as string;
+    expect(fresh).not.toBe(link);
+    expect((await anonymous(fresh)).status).toBe(200);
+    // the merchant's key still reads the run, with a link of the new generation
+    const owned = await merchant.api('GET', `/reconciliations/${id}`);
+    expect((await anonymous(owned.body.links.report)).status).toBe(200);
   });
 
   it('pages through rows in report order', async () => {
-    const first = await api('GET', `/reconciliations/${firstRun.id}/rows?limit=3`, { key: apiKey });
+    const first = await merchant.api('GET', `/reconciliations/${firstRun.id}/rows?limit=3`);
     expect(first.body.data).toHaveLength(3);
-    const second = await api('GET', `/reconciliations/${firstRun.id}/rows?limit=100&cursor=${first.body.nextCursor}`, { key: apiKey });
+    const second = await merchant.api('GET', `/reconciliations/${firstRun.id}/rows?limit=100&cursor=${first.body.nextCursor}`);
     expect(second.body.nextCursor).toBeNull();
     expect(first.body.data.length + second.body.data.length).toBe(firstRun.summary.rows);
-    expect((await api('GET', `/reconciliations/${firstRun.id}/rows?kind=nope`, { key: apiKey })).body.invalidParams[0].name).toBe('kind');
+    expect((await merchant.api('GET', `/reconciliations/${firstRun.id}/rows?kind=nope`)).body.invalidParams[0].name).toBe('kind');
   });
 
   it('refuses a malformed request with a 400 naming the field, and creates nothing', async () => {
-    const post = (body: unknown, key = apiKey) => api('POST', '/reconciliations', { key, body });
+    const post = (body: unknown) => merchant.api('POST', '/reconciliations', body);
     const cases: [unknown, string][] = [
       [{ from: '2026-11-30', to: '2026-12-01T00:00:00Z' }, 'from'],
       [{ from: '2026-12-01T00:00:00Z', to: '2026-11-30T00:00:00Z' }, 'to'],
       [{ from: '2026-01-01T00:00:00Z', to: '2026-12-01T00:00:00Z' }, 'to'],
       [{ from: '2026-11-30T00:00:00Z', to: '2026-12-01T00:00:00Z', merchant: 'x' }, 'merchant'],
-      [{ merchantId: otherMerchantId, from: '2026-11-30T00:00:00Z', to: '2026-12-01T00:00:00Z' }, 'merchantId'],
+      [{ merchantId: other.merchantId, from: '2026-11-30T00:00:00Z', to: '2026-12-01T00:00:00Z' }, 'merchantId'],
+      [{ from: '2026-11-30T00:00:00Z', to: '2026-12-01T00:00:00Z', sources: [] }, 'sources'],
+      [{ from: '2026-11-30T00:00:00Z', to: '2026-12-01T00:00:00Z', sources: ['chain', 'chain'] }, 'sources'],
+      [{ from: '2026-11-30T00:00:00Z', to: '2026-12-01T00:00:00Z', sources: ['bank'] }, 'sources.0'],
     ];
-    const count = async () => (await recon.app.get(PrismaService).$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM ledger.reconciliation_runs WHERE merchant_id = $1::uuid`, merchantId))[0].n;
+    const count = async () => (await world.ledger.db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM ledger.reconciliation_runs WHERE merchant_id = $1::uuid`, merchant.merchantId))[0].n;
     const before = await count();
     for (const [body, field] of cases) {
       const response = await post(body);
       expect(response.status, JSON.stringify(body)).toBe(400);
       expect(response.body.invalidParams.map((p: { name: string }) => p.name)).toContain(field);
     }
-    expect((await post({ from: '2026-11-30T00:00:00Z', to: '2026-12-01T00:00:00Z' }, 'mpk_unknown')).status).toBe(401);
+    expect((await call(`${world.ledger.url}/reconciliations`, { key: 'mpk_unknown', body: { from: '2026-11-30T00:00:00Z', to: '2026-12-01T00:00:00Z' } })).status).toBe(401);
     expect(await count()).toBe(before);
   });
 
+  describe('one run at a time per merchant', () => {
+    // A second ledger on a queue prefix no worker serves: its runs stay queued, so "in flight" lasts as long as the test needs.
+    let idle: RunningLedger;
+    const prefix = `mp:recon-idle-${randomBytes(4).toString('hex')}`;
+    const days = (n: number) => ({ from: new Date(Date.UTC(2026, 10, n)).toISOString(), to: new Date(Date.UTC(2026, 10, n + 1)).toISOString() });
+    const start = (body: object) => call(`${idle.url}/reconciliations`, { key: other.apiKey, body });
+
+    beforeAll(async () => {
+      idle = await startLedger({ FACILITATOR_URL: world.facilitator.url, RECON_WORKER: 'false', QUEUE_PREFIX: prefix, STRIPE_SECRET_KEY: 'sk_test_ledger_reader', STRIPE_API_BASE: world.stripe.fake.url });
+    });
+    afterAll(async () => {
+      await idle?.close();
+    });
+
+    let inFlight: any;
+
+    it('answers the same request with the run in flight, and another with a 409 naming it; PostgreSQL holds it under concurrency', async () => {
+      // five different periods at once: exactly one run is created, the others are told which one is in flight
+      const answers = await Promise.all([1, 2, 3, 4, 5].map((day) => start(days(day))));
+      const accepted = answers.filter((a) => a.status === 202);
+      expect(accepted).toHaveLength(1);
+      inFlight = accepted[0].body;
+      expect(inFlight).toMatchObject({ status: 'queued', sources: ['chain', 'stripe'] });
+      for (const refused of answers.filter((a) => a.status !== 202)) {
+        expect(refused.status).toBe(409);
+        expect(refused.body).toMatchObject({ code: 'reconciliation_in_progress', runId: inFlight.id, location: `/reconciliations/${inFlight.id}` });
+        expect(refused.body.detail).toContain(inFlight.id);
+      }
+
+      // the same merchant, period and sources: the run in flight, not a new one
+      const same = await start({ ...inFlight.period, sources: ['stripe', 'chain'] });
+      expect(same.status).toBe(202);
+      expect(same.body.id).toBe(inFlight.id);
+      expect(same.headers.get('location')).toBe(`/reconciliations/${inFlight.id}`);
+      // the same period against other sources is another request
+      const chainOnly = await start({ ...inFlight.period, sources: ['chain'] });
+      expect(chainOnly).toMatchObject({ status: 409, body: { runId: inFlight.id } });
+
+      const [{ n }] = await world.ledger.db.$queryRawUnsafe<{ n: number }[]>(
+        `SELECT count(*)::int AS n FROM ledger.reconciliation_runs WHERE merchant_id = $1::uuid AND status IN ('queued', 'running')`,
+        other.merchantId,
+      );
+      expect(n).toBe(1);
+      // the database itself refuses a second run in flight, whoever asks
+      await expect(
+        world.ledger.db.$executeRawUnsafe(
+          `INSERT INTO ledger.reconciliation_runs (id, merchant_id, period_from, period_to, sources, trigger, status) VALUES ($1::uuid, $2::uuid, now(), now() + interval '1 hour', '{chain}', 'api', 'queued')`,
+          randomUUID(),
+          other.merchantId,
+        ),
+      ).rejects.toThrow(/reconciliation_runs_one_in_flight_key|unique/i);
+    });
+
+    it('puts a scheduled run off while the merchant has a run in flight', async () => {
+      const worker = idle.app.get(ReconciliationWorker);
+      const period = lastCompletePeriod(new Date(), 'day');
+      expect(await worker.scheduleOne(other.merchantId, period, 0)).toBe('deferred');
+      const deferred = await idle.app.get(ReconciliationQueue).queue.getJob(`deferred-${scheduledRunId(other.merchantId, period)}-1`);
+      expect(await deferred?.getState()).toBe('delayed');
+      expect(deferred?.data).toMatchObject({ merchantId: other.merchantId, from: period.from.toISOString(), deferrals: 1 });
+      await deferred!.remove();
+    });
+
+    it('runs the queued run once a worker serves it; then a new request starts a new run', async () => {
+      await idle.close();
+      idle = await startLedger({ FACILITATOR_URL: world.facilitator.url, QUEUE_PREFIX: prefix, STRIPE_SECRET_KEY: 'sk_test_ledger_reader', STRIPE_API_BASE: world.stripe.fake.url });
+      const done = await until('the queued run done', async () => {
+        const run = await call(`${idle.url}/reconciliations/${inFlight.id}`, { key: other.apiKey });
+        return run.body.status === 'completed' ? run.body : undefined;
+      }, 60_000);
+      expect(done.summary.breaks).toBe(0);
+      const next = await start({ ...days(9), sources: ['chain'] });
+      expect(next.status).toBe(202);
+      expect(next.body.id).not.toBe(inFlight.id);
+      expect(next.body.sources).toEqual(['chain']);
+    });
+  });
+
   it('runs on schedule: one run per merchant for the last complete day, however often the scheduler fires', async () => {
-    const worker = recon.app.get(ReconciliationWorker);
+    const worker = world.ledger.app.get(ReconciliationWorker);
     const now = new Date();
-    const expected = scheduledRunId(merchantId, lastCompletePeriod(now, 'day'));
-    expect(await worker.schedule(now)).toEqual([expected]);
-    expect(await worker.schedule(now)).toEqual([]);
-    const run = await waitForRun(expected);
-    expect(run).toMatchObject({ trigger: 'schedule', status: 'completed', period: { from: lastCompletePeriod(now, 'day').from.toISOString() } });
+    const expected = scheduledRunId(merchant.merchantId, lastCompletePeriod(now, 'day'));
+    expect(await worker.schedule(now)).toContain(expected);
+    expect(await worker.schedule(now)).not.toContain(expected);
+    const run = await merchant.finished(expected);
+    expect(run).toMatchObject({ trigger: 'schedule', status: 'completed', sources: ['chain', 'stripe'], period: { from: lastCompletePeriod(now, 'day').from.toISOString() } });
     // yesterday: nothing happened then on this fresh chain
     expect(run.summary.rows).toBe(0);
   });
 
   it('fires the BullMQ job scheduler of RECON_SCHEDULE', async () => {
     // a merchant no run has seen yet, so only a tick of the scheduler can create its run
-    const newcomer = randomUUID();
-    await source.addAddress(newcomer, { network: manifest.network, address: privateKeyToAccount(generatePrivateKey()).address });
-    const scheduled = await startReconciliationApp({ env: { ...process.env, DATABASE_URL: TEST_DATABASE_URL, RECON_SCHEDULE: '* * * * * *' }, source, keys: new Map() });
+    const newcomer = await ReconMerchant.create(world, 'reconciliation e2e, newcomer');
+    await newcomer.settle(10_000n, 4);
+    // another replica, configured as the first (either may take the scheduler's ticks and the runs they make)
+    const scheduled = await startLedger({
+      FACILITATOR_URL: world.facilitator.url,
+      QUEUE_PREFIX: world.facilitator.config.queuePrefix,
+      STRIPE_SECRET_KEY: 'sk_test_ledger_reader',
+      STRIPE_API_BASE: world.stripe.fake.url,
+      RECON_SCHEDULE: '* * * * * *',
+    });
     try {
-      const expected = scheduledRunId(newcomer, lastCompletePeriod(new Date(), 'day'));
-      const runs = recon.app.get(RunRepository);
-      let run;
-      for (const deadline = Date.now() + 15_000; Date.now() < deadline && run?.status !== 'completed'; await new Promise((r) => setTimeout(r, 100))) run = await runs.findForWork(expected);
-      expect(run).toMatchObject({ trigger: 'schedule', status: 'completed', merchantId: newcomer });
+      const run = await newcomer.finished(scheduledRunId(newcomer.merchantId, lastCompletePeriod(new Date(), 'day')));
+      expect(run, run.error).toMatchObject({ trigger: 'schedule', status: 'completed', merchantId: newcomer.merchantId });
     } finally {
       await scheduled.app.get(ReconciliationQueue).queue.removeJobScheduler(SCHEDULER_ID);
       await scheduled.close();

@@ -1,80 +1,56 @@
 import { spawn } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
-import Stripe from 'stripe';
-import { createWalletClient, defineChain, erc20Abi, http, type Address } from 'viem';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { chainAsset, stripeAsset, type LedgerEntry } from '@mp/reconciliation';
-import { startFakeStripe, stripeClientOptions, type FakeStripe } from '@mp/stripe';
 import { launchChromium } from '../../../test/support/browser';
-import { payerAccount, testChain } from '../../../test/support/chain';
-import { TEST_DATABASE_URL } from '../../../test/support/facilitator';
-import { PgLedgerSource } from '../src/reconciliation/testing/pg-ledger-source';
-import { startReconciliationApp, type RunningReconciliation } from '../src/reconciliation/testing/test-app';
+import { ReconMerchant, startReconWorld, type ReconWorld } from './support/recon-world';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const ARTIFACTS = path.join(ROOT, '.local/artifacts');
 
-/** The reports people read: the HTML page in a real browser, the CSV, and the CLI with its progress. */
+/**
+ * The reports people read: the HTML page in a real browser, the CSV, and the CLI with its progress, over a book the
+ * real ledger kept (a settlement and a Stripe payment it ingested, a transfer booked through its API).
+ */
 describe('reconciliation reports', () => {
-  const { manifest, client } = testChain();
-  const usdc = manifest.tokens.usdc;
-  const USDC = chainAsset(manifest.network, usdc.address);
-  const chain = defineChain({ id: manifest.chainId, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [manifest.rpcUrl] } } });
-  const payer = createWalletClient({ account: payerAccount(manifest, 5), chain, transport: http(manifest.rpcUrl) });
-  const merchantId = randomUUID();
-  const apiKey = `mpk_${randomBytes(12).toString('hex')}`;
-  const merchantAddress = privateKeyToAccount(generatePrivateKey()).address;
   const from = new Date(Date.now() - 60_000).toISOString();
   const to = new Date(Date.now() + 10 * 60_000).toISOString();
 
-  let fakeStripe: FakeStripe;
-  let source: PgLedgerSource;
-  let recon: RunningReconciliation;
+  let world: ReconWorld;
+  let merchant: ReconMerchant;
+  let USDC: string;
   let browser: Browser | undefined;
   let run: any;
-
-  const book = (id: string, fields: Partial<LedgerEntry> & Pick<LedgerEntry, 'reference' | 'amount'>) =>
-    source.book({ id, merchantId, source: 'chain', asset: USDC, kind: 'payment', state: 'posted', occurredAt: new Date(), ...fields });
-  const transfer = async (amount: bigint) => {
-    const hash = await payer.writeContract({ address: usdc.address as Address, abi: erc20Abi, functionName: 'transfer', args: [merchantAddress, amount] });
-    const receipt = await client.waitForTransactionReceipt({ hash });
-    return `${hash}:${receipt.logs[0].logIndex}`;
-  };
-  const authorized = { authorization: `Bearer ${apiKey}` };
+  let recon: { url: string };
 
   beforeAll(async () => {
-    fakeStripe = await startFakeStripe({ port: 0 });
-    source = new PgLedgerSource(TEST_DATABASE_URL);
-    await source.install();
-    await source.addAddress(merchantId, { network: manifest.network, address: merchantAddress });
-    await source.accept(merchantId, { asset: USDC, symbol: 'USDC', decimals: 6 });
-    const env = { ...process.env, DATABASE_URL: TEST_DATABASE_URL, RECON_SCHEDULE: 'off', RECON_PENDING_WINDOW_MS: '0', RECON_STRIPE_FEES: 'false', STRIPE_SECRET_KEY: 'sk_test_ledger_reader', STRIPE_API_BASE: fakeStripe.url };
-    recon = await startReconciliationApp({ env, source, keys: new Map([[apiKey, merchantId]]) });
+    world = await startReconWorld({ RECON_STRIPE_FEES: 'false' });
+    recon = { url: world.ledger.url };
+    USDC = world.USDC;
+    merchant = await ReconMerchant.create(world, 'report e2e');
 
-    await book('paid', { reference: await transfer(2_500_000n), amount: 2_500_000n });
-    await book('short', { reference: await transfer(1_000_000n), amount: 1_250_000n });
-    await transfer(300_000n);
-    const stripe = new Stripe('sk_test_merchant_platform', stripeClientOptions(fakeStripe));
-    const intent = await stripe.paymentIntents.create({ amount: 4_200, currency: 'usd', confirm: true, payment_method: 'pm_card_visa', metadata: { merchant_id: merchantId, challenge_id: 'chal_report' } });
-    await book('card', { source: 'stripe', asset: stripeAsset('usd'), reference: intent.id, amount: 4_200n });
-    await stripe.refunds.create({ payment_intent: intent.id, amount: 1_000 });
+    // paid: settled by the facilitator and ingested; short: booked for more than arrived; a third transfer never booked
+    await merchant.settle(2_500_000n, 5);
+    const short = await merchant.transfer(1_000_000n, 5);
+    await merchant.book({ asset: USDC, code: 'payment', reference: short.reference, amount: 1_250_000n });
+    await merchant.transfer(300_000n, 5);
+    // a card payment through MPP and Stripe, then a refund the ledger never hears of
+    const { paymentIntent } = await merchant.payWithStripe('4200');
+    await world.stripe.buyer.refunds.create({ payment_intent: paymentIntent, amount: 1_000 });
   });
 
   afterAll(async () => {
     await browser?.close();
-    await recon?.close();
-    await source?.close();
-    await fakeStripe?.stop();
+    await world?.close();
   });
+
+  const authorized = () => ({ authorization: `Bearer ${merchant.apiKey}` });
 
   /** Runs the CLI against the test ledger, as `npm run recon -- …` does; stderr is a pipe, not a terminal. */
   const cli = (args: string[]) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [path.join(ROOT, 'scripts/recon.mjs'), ...args, '--ledger-url', recon.url, '--api-key', apiKey], { env: { PATH: process.env.PATH } });
+      const child = spawn(process.execPath, [path.join(ROOT, 'scripts/recon.mjs'), ...args, '--ledger-url', recon.url, '--api-key', merchant.apiKey], { env: { PATH: process.env.PATH } });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -84,19 +60,21 @@ describe('reconciliation reports', () => {
 
   it('the CLI runs a reconciliation with progress, prints the summary and the report link, and exits 1 on breaks', async () => {
     const csvFile = path.join(mkdtempSync(path.join(tmpdir(), 'recon-')), 'report.csv');
-    const result = await cli(['--merchant', merchantId, '--from', from, '--to', to, '--csv', csvFile]);
+    const result = await cli(['--merchant', merchant.merchantId, '--from', from, '--to', to, '--csv', csvFile]);
     expect(result.code, result.stderr).toBe(1);
     const progress = result.stderr.trim().split('\n');
     expect(progress[0]).toMatch(/^reconciling (queued|\d+% \w+)/);
     expect(progress.at(-1)).toBe('reconciling 100% done');
-    expect(result.stdout).toContain(`of merchant ${merchantId}`);
+    expect(result.stdout).toContain(`of merchant ${merchant.merchantId}`);
     expect(result.stdout).toMatch(/Rows +5: 2 matched, 0 pending, 3 breaks/);
     expect(result.stdout).toContain('missing in ledger 2 · missing externally 0 · amount mismatch 1 · duplicate 0');
     expect(result.stdout).toMatch(new RegExp(`${USDC} +chain +3750000 +3800000 +50000 +2`));
     const reportUrl = /^Report +(\S+)$/m.exec(result.stdout)![1];
     expect(reportUrl).toMatch(new RegExp(`^${recon.url}/reconciliations/[0-9a-f-]{36}/report\\?token=`));
-    run = await (await fetch(`${recon.url}/reconciliations/${/reconciliations\/([0-9a-f-]{36})/.exec(reportUrl)![1]}`, { headers: authorized })).json();
+    run = await (await fetch(`${recon.url}/reconciliations/${/reconciliations\/([0-9a-f-]{36})/.exec(reportUrl)![1]}`, { headers: authorized() })).json();
     expect(run.summary.breaks).toBe(3);
+    // Stripe's fees are not reconciled here (RECON_STRIPE_FEES=false): the ledger's fee entry is left out, and said so
+    expect(run.summary.scope).toEqual({ reconciled: ['chain/payment', 'stripe/payment', 'stripe/refund'], leftOut: 1 });
 
     const csv = readFileSync(csvFile, 'utf8').split('\r\n');
     expect(csv[0]).toMatch(/^row_kind,source,asset,entry_kind,reference,/);
@@ -105,19 +83,19 @@ describe('reconciliation reports', () => {
   });
 
   it('the CLI exits 0 on a clean period, prints the run as JSON with --json, and 2 on a usage error', async () => {
-    const clean = await cli(['--merchant', merchantId, '--from', '2020-01-01T00:00:00Z', '--to', '2020-01-02T00:00:00Z', '--json']);
+    const clean = await cli(['--merchant', merchant.merchantId, '--from', '2020-01-01T00:00:00Z', '--to', '2020-01-02T00:00:00Z', '--json']);
     expect(clean.code, clean.stderr).toBe(0);
     expect(JSON.parse(clean.stdout)).toMatchObject({ status: 'completed', summary: { rows: 0, breaks: 0 } });
     const usage = await cli(['--merchant', 'nope', '--from', from, '--to', to]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain('--merchant must be the merchant id');
-    const refused = await cli(['--merchant', merchantId, '--from', to, '--to', from]);
+    const refused = await cli(['--merchant', merchant.merchantId, '--from', to, '--to', from]);
     expect(refused.code).toBe(3);
     expect(refused.stderr).toContain('to: must be after from');
   });
 
   it('serves the CSV to the merchant as a download', async () => {
-    const response = await fetch(`${recon.url}/reconciliations/${run.id}.csv`, { headers: authorized });
+    const response = await fetch(`${recon.url}/reconciliations/${run.id}.csv`, { headers: authorized() });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/csv/);
     expect(response.headers.get('content-disposition')).toBe(`attachment; filename="reconciliation-${run.id}.csv"`);

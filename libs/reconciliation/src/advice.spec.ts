@@ -1,6 +1,6 @@
 import { adviceFor } from './advice';
 import { reconcile } from './reconcile';
-import { at, bookedAs, chainLog, LATER, ledgerEntry, PERIOD, stripePayment, txHash, WINDOW_MS } from './testing/entries';
+import { at, bookedAs, chainLog, LATER, ledgerEntry, PERIOD, stripePayment, txHash, WINDOW_MS } from '../test/entries';
 
 describe('adviceFor', () => {
   const log = chainLog(1, 0, 1_000n);

@@ -1,6 +1,6 @@
 import { csvField, toCsv } from './csv';
 import { reconcile } from './reconcile';
-import { bookedAs, chainLog, LATER, PERIOD, stripePayment, WINDOW_MS } from './testing/entries';
+import { bookedAs, chainLog, LATER, PERIOD, stripePayment, WINDOW_MS } from '../test/entries';
 
 describe('toCsv', () => {
   const log = chainLog(1, 0, 1_500_000n);

@@ -1,6 +1,6 @@
 import { volumeHistory } from './history';
 import { reconcile } from './reconcile';
-import { bookedAs, chainLog, LATER, PERIOD, USDC, WINDOW_MS } from './testing/entries';
+import { bookedAs, chainLog, LATER, PERIOD, USDC, WINDOW_MS } from '../test/entries';
 
 describe('volumeHistory', () => {
   it('has one bucket per hour of a one-day period, with payment volume, rows and breaks', () => {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { reportFromJson, reportToJson } from './json';
 import { reconcile } from './reconcile';
-import { bookedAs, chainLog, LATER, PERIOD, stripePayment, stripeRefund, WINDOW_MS } from './testing/entries';
+import { bookedAs, chainLog, LATER, PERIOD, stripePayment, stripeRefund, WINDOW_MS } from '../test/entries';
 
 describe('report JSON', () => {
   it('round-trips any report exactly, with amounts as decimal strings', () => {

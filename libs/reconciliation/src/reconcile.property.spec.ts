@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { BREAK_KINDS, isBreak, type ExternalEntry, type LedgerEntry } from './model';
 import { reconcile } from './reconcile';
-import { bookedAs, chainLog, LATER, ledgerEntry, PERIOD, stripePayment, stripeRefund, txHash, WINDOW_MS } from './testing/entries';
+import { bookedAs, chainLog, LATER, ledgerEntry, PERIOD, stripePayment, stripeRefund, txHash, WINDOW_MS } from '../test/entries';
 
 const run = (ledger: LedgerEntry[], external: ExternalEntry[]) => reconcile({ ledger, external, period: PERIOD, pendingWindowMs: WINDOW_MS, now: LATER });
 // Bookings come 5 s after the movement: keep both inside the period.

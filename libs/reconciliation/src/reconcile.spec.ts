@@ -1,6 +1,6 @@
 import type { ReconReport, RowKind } from './model';
 import { reconcile } from './reconcile';
-import { at, bookedAs, chainLog, LATER, ledgerEntry, PERIOD, stripePayment, stripeRefund, txHash, USD, USDC, WINDOW_MS } from './testing/entries';
+import { at, bookedAs, chainLog, LATER, ledgerEntry, PERIOD, stripePayment, stripeRefund, txHash, USD, USDC, WINDOW_MS } from '../test/entries';
 
 const run = (ledger: Parameters<typeof reconcile>[0]['ledger'], external: Parameters<typeof reconcile>[0]['external'], now = LATER) =>
   reconcile({ ledger, external, period: PERIOD, pendingWindowMs: WINDOW_MS, now });

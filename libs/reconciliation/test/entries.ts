@@ -1,4 +1,4 @@
-import type { EntryKind, ExternalEntry, LedgerEntry, Period } from '../model';
+import type { EntryKind, ExternalEntry, LedgerEntry, Period } from '../src/model';
 
 export const MERCHANT = '00000000-0000-4000-8000-000000000001';
 export const USDC = 'eip155:31337/0x5fbdb2315678afecb367f032d93f642f64180aa3';

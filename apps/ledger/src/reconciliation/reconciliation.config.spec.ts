@@ -40,6 +40,22 @@ describe('reconciliation config', () => {
     }
   });
 
+  it('requires RECON_REPORT_LINK_SECRET in production, naming it; elsewhere a random one per process', () => {
+    const error = (() => {
+      try {
+        loadReconciliationConfig({ NODE_ENV: 'production', CHAIN_MANIFEST: '/nonexistent.json' });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).message).toContain('RECON_REPORT_LINK_SECRET: is required when NODE_ENV=production');
+    const secret = 's'.repeat(32);
+    expect(loadReconciliationConfig({ NODE_ENV: 'production', RECON_REPORT_LINK_SECRET: secret, CHAIN_MANIFEST: '/nonexistent.json' }).reportLinkSecret.toString()).toBe(secret);
+    const [a, b] = [loadReconciliationConfig({ CHAIN_MANIFEST: '/nonexistent.json' }), loadReconciliationConfig({ NODE_ENV: 'development', CHAIN_MANIFEST: '/nonexistent.json' })];
+    expect(a.reportLinkSecret.equals(b.reportLinkSecret)).toBe(false);
+  });
+
   it('reads Stripe with a restricted key and the fake\'s URL', () => {
     const config = loadReconciliationConfig({ STRIPE_SECRET_KEY: 'rk_live_abc', STRIPE_API_BASE: 'http://127.0.0.1:12111', CHAIN_MANIFEST: '/nonexistent.json' });
     expect(config.stripe).toMatchObject({ secretKey: 'rk_live_abc', timeoutMs: 20_000 });

@@ -9,6 +9,7 @@ export const RECON_CONFIG = Symbol('RECON_CONFIG');
 const CRON = /^(\S+\s+){4,5}\S+$/;
 
 const envSchema = z.object({
+  NODE_ENV: z.string().optional(),
   DATABASE_URL: z.string().default('postgresql://postgres@127.0.0.1:5432/machine_payments'),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
   QUEUE_PREFIX: queuePrefixVar(),
@@ -65,6 +66,10 @@ export interface ReconciliationConfig {
 
 export function loadReconciliationConfig(environment: NodeJS.ProcessEnv = process.env): ReconciliationConfig {
   const e = loadConfig(envSchema, environment);
+  // a random per-process secret breaks links across replicas and restarts: production must name one
+  if (e.NODE_ENV === 'production' && !e.RECON_REPORT_LINK_SECRET) {
+    throw new ConfigError(['RECON_REPORT_LINK_SECRET: is required when NODE_ENV=production (at least 32 characters, the same on every ledger replica)']);
+  }
   return {
     redisUrl: e.REDIS_URL,
     queuePrefix: queuePrefixOf(e.QUEUE_PREFIX, e.DATABASE_URL),
@@ -77,7 +82,7 @@ export function loadReconciliationConfig(environment: NodeJS.ProcessEnv = proces
     ...(e.RECON_SCHEDULE !== 'off' && { schedule: e.RECON_SCHEDULE.trim() }),
     schedulePeriod: e.RECON_SCHEDULE_PERIOD,
     worker: e.RECON_WORKER,
-    // Without a configured secret, links work only on the process that made them (fine locally, not with replicas).
+    // Without a configured secret (allowed outside production), links work only on the process that made them.
     reportLinkSecret: e.RECON_REPORT_LINK_SECRET ? Buffer.from(e.RECON_REPORT_LINK_SECRET, 'utf8') : randomBytes(32),
     reportLinkTtlSeconds: e.RECON_REPORT_LINK_TTL_SECONDS,
     ...(e.STRIPE_SECRET_KEY && { stripe: { secretKey: e.STRIPE_SECRET_KEY, apiBase: new URL(e.STRIPE_API_BASE), timeoutMs: e.STRIPE_TIMEOUT_MS } }),

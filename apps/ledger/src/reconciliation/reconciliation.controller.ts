@@ -9,8 +9,12 @@ import { ReconciliationQueue } from './reconciliation.queue';
 import { parseReadQuery, parseRowsQuery, parseRunId, parseRunRequest } from './reconciliation.requests';
 import { ReportLinks } from './report-links';
 import { RunAccess } from './run-access';
-import { RunRepository } from './run.repository';
+import { RunRepository, type RunRecord, type RunSource } from './run.repository';
 import { runView, type RunView } from './run-view';
+import { StripeScanner } from '../stripe/stripe-scanner';
+
+/** Creating a run races the merchant's run in flight finishing: a few tries settle it. */
+const CREATE_TRIES = 3;
 
 export interface RowPage {
   data: ReconRowJson[];
@@ -20,7 +24,9 @@ export interface RowPage {
 
 /**
  * Reconciliation runs of the merchant whose API key calls: start one (a worker does it, see GET for progress), read
- * its status, summary and totals, and its rows. The CSV and HTML forms are in reports/.
+ * its status, summary and totals, and its rows; revoke its report links. The CSV and HTML forms are in reports/.
+ * One run at a time per merchant: asking again for the run in flight (same period and sources) answers that run,
+ * asking for another while one is in flight is a 409 naming it.
  */
 @Controller('reconciliations')
 export class ReconciliationController {
@@ -31,6 +37,7 @@ export class ReconciliationController {
     private readonly queue: ReconciliationQueue,
     private readonly access: RunAccess,
     private readonly links: ReportLinks,
+    private readonly stripe: StripeScanner,
   ) {}
 
   @Post()
@@ -42,32 +49,77 @@ export class ReconciliationController {
     if (wanted.merchantId && wanted.merchantId !== merchantId) {
       throw new ProblemError('validation_failed', 'invalid body member(s): merchantId', { invalidParams: [{ name: 'merchantId', reason: "is not the API key's merchant" }] });
     }
-    const id = randomUUID();
-    await this.runs.create({ id, merchantId, period: wanted.period, trigger: 'api' });
-    try {
-      await this.queue.enqueue(id);
-    } catch (error) {
-      await this.runs.fail(id, 'the reconciliation queue was unavailable; start another run');
-      throw error;
+    const sources = this.sourcesOf(wanted.sources);
+    for (let attempt = 1; ; attempt++) {
+      const id = randomUUID();
+      const outcome = await this.runs.create({ id, merchantId, period: wanted.period, sources, trigger: 'api' });
+      const run = outcome.created ? (await this.runs.findForWork(id))! : outcome.inFlight;
+      if (run && !outcome.created && !sameRequest(run, wanted.period, sources)) {
+        throw new ProblemError(
+          'reconciliation_in_progress',
+          `reconciliation ${run.id} of this merchant (${run.period.from.toISOString()} to ${run.period.to.toISOString()}, ${run.sources.join('+')}) is ${run.status}: one run at a time; start this one when it has finished`,
+          { runId: run.id, location: `/reconciliations/${run.id}` },
+        );
+      }
+      if (!run) {
+        // the run in flight finished between our insert and our look: try again
+        if (attempt < CREATE_TRIES) continue;
+        throw new ProblemError('upstream_unavailable', 'runs of this merchant kept starting and finishing while this one was asked for; try again');
+      }
+      try {
+        // the same request again gets the run in flight, whose job is asked for again (one job per run)
+        await this.queue.enqueue(run.id);
+      } catch (error) {
+        if (outcome.created) await this.runs.fail(run.id, 'the reconciliation queue was unavailable; start another run');
+        throw error;
+      }
+      response.setHeader('location', `/reconciliations/${run.id}`);
+      return runView(run, this.links.issue(run));
     }
-    response.setHeader('location', `/reconciliations/${id}`);
-    return runView((await this.runs.findForWork(id))!, this.links.token(id));
+  }
+
+  /** Every report link to the run issued so far stops working; the answer carries a new one. */
+  @Post(':id/report-link/revoke')
+  @HttpCode(200)
+  @Header('cache-control', 'no-store')
+  async revokeLinks(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Param('id') id: string): Promise<RunView> {
+    const merchantId = await this.merchants.merchantOf(request, response);
+    const run = await this.runs.revokeLinks(merchantId, parseRunId(id));
+    if (!run) throw new ProblemError('not_found', `no reconciliation ${id}`);
+    return runView(run, this.links.issue(run));
+  }
+
+  /** What a request reconciles against: the sources it names, each configured here, or every configured source. */
+  private sourcesOf(wanted: RunSource[] | undefined): RunSource[] {
+    const configured: RunSource[] = ['chain', ...(this.stripe.enabled ? (['stripe'] as const) : [])];
+    if (!wanted) return configured;
+    const missing = wanted.filter((s) => !configured.includes(s));
+    if (missing.length) {
+      throw new ProblemError('validation_failed', 'invalid body member(s): sources', {
+        invalidParams: [{ name: 'sources', reason: `${missing.join(', ')} is not configured on this ledger (Stripe needs STRIPE_SECRET_KEY)` }],
+      });
+    }
+    return wanted;
   }
 
   @Get(':id')
   @Header('cache-control', 'no-store')
   async get(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Param('id') id: string, @Query() query: unknown): Promise<RunView> {
-    const run = await this.access.readable(request, response, parseRunId(id), parseReadQuery(query).token);
-    return runView(run, this.links.token(run.id));
+    const { run, token } = await this.access.readable(request, response, parseRunId(id), parseReadQuery(query).token);
+    return runView(run, token);
   }
 
   @Get(':id/rows')
   @Header('cache-control', 'no-store')
   async rows(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Param('id') id: string, @Query() query: unknown): Promise<RowPage> {
     const { filter, limit, after, token } = parseRowsQuery(query);
-    const run = await this.access.readable(request, response, parseRunId(id), token);
+    const { run } = await this.access.readable(request, response, parseRunId(id), token);
     const page = await this.runs.rows(run.id, filter, after, limit + 1);
     const data = page.slice(0, limit);
     return { data: data.map((r) => r.row), nextCursor: page.length > limit ? String(data.at(-1)!.seq) : null };
   }
+}
+
+function sameRequest(run: RunRecord, period: { from: Date; to: Date }, sources: RunSource[]): boolean {
+  return run.period.from.getTime() === period.from.getTime() && run.period.to.getTime() === period.to.getTime() && run.sources.join() === [...sources].sort().join();
 }

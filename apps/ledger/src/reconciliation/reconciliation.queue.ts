@@ -5,9 +5,19 @@ import { ProblemError, waitForRedis } from '@mp/platform';
 import { RECON_CONFIG, type ReconciliationConfig } from './reconciliation.config';
 
 export const RECONCILIATION_QUEUE = 'reconciliation';
-/** run: one run by id; schedule: the job scheduler's tick, which creates the period's runs. */
+/**
+ * run: one run by id; schedule: the job scheduler's tick, which creates the period's runs, or (with a merchant) a
+ * scheduled run put off because that merchant had another run in flight.
+ */
 export type ReconciliationJobName = 'run' | 'schedule';
-export type ReconciliationJobData = { runId: string } | Record<string, never>;
+export interface DeferredScheduledRun {
+  merchantId: string;
+  from: string;
+  to: string;
+  /** how many times it was put off */
+  deferrals: number;
+}
+export type ReconciliationJobData = { runId: string } | DeferredScheduledRun | Record<string, never>;
 /** The job scheduler's id: also the name of the jobs it makes. */
 export const SCHEDULER_ID = 'schedule' satisfies ReconciliationJobName;
 export const RUN_ATTEMPTS = 3;
@@ -52,6 +62,11 @@ export class ReconciliationQueue implements OnModuleInit, OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     await Promise.race([this.queue.close().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
     this.connection.disconnect();
+  }
+
+  /** A scheduled run asked for again after `delayMs` (its merchant had a run in flight). Unique per deferral. */
+  async defer(run: DeferredScheduledRun, runId: string, delayMs: number): Promise<void> {
+    await this.queue.add('schedule', run, { jobId: `deferred-${runId}-${run.deferrals}`, delay: delayMs });
   }
 
   /** Asks a worker to run it. Idempotent: one job per run. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ProblemError } from '@mp/platform';
 import { ROW_KINDS, type Period } from '@mp/reconciliation';
-import type { RowFilter } from './run.repository';
+import { RUN_SOURCES, type RowFilter, type RunSource } from './run.repository';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DAY_MS = 24 * 3_600_000;
@@ -13,6 +13,11 @@ const runRequest = z.strictObject({
   merchantId: z.string().regex(UUID, 'must be a UUID').optional(),
   from: instant,
   to: instant,
+  sources: z
+    .array(z.enum(RUN_SOURCES, { error: `must list sources out of ${RUN_SOURCES.join(', ')}` }))
+    .min(1, 'must name at least one source')
+    .refine((list) => new Set(list).size === list.length, 'must not name a source twice')
+    .optional(),
 });
 
 const rowsQuery = z.strictObject({
@@ -33,6 +38,8 @@ export interface RunRequest {
   /** the merchant the caller means; must be the API key's when given */
   merchantId?: string;
   period: Period;
+  /** sorted; undefined: every source the ledger is configured for */
+  sources?: RunSource[];
 }
 
 /** POST /reconciliations: a period of at most `maxPeriodDays`, from before to. */
@@ -42,7 +49,11 @@ export function parseRunRequest(body: unknown, maxPeriodDays: number): RunReques
   const period = { from: new Date(parsed.data.from), to: new Date(parsed.data.to) };
   if (period.from >= period.to) throw invalid([{ path: ['to'], message: 'must be after from' }], 'body');
   if (period.to.getTime() - period.from.getTime() > maxPeriodDays * DAY_MS) throw invalid([{ path: ['to'], message: `the period may span at most ${maxPeriodDays} days` }], 'body');
-  return { ...(parsed.data.merchantId && { merchantId: parsed.data.merchantId.toLowerCase() }), period };
+  return {
+    ...(parsed.data.merchantId && { merchantId: parsed.data.merchantId.toLowerCase() }),
+    period,
+    ...(parsed.data.sources && { sources: [...parsed.data.sources].sort() }),
+  };
 }
 
 export function parseRunId(id: string): string {

@@ -35,6 +35,10 @@ export class ReconciliationRunner {
   async run(runId: string, onProgress: ProgressListener = () => {}): Promise<void> {
     const run = await this.runs.findForWork(runId);
     if (!run || run.status === 'completed') return this.notifyOnce(run);
+    // failed for good (e.g. its queue was down when it was asked for): a stray job must not bring it back
+    if (run.status === 'failed') return;
+    // retried like any failure: during a rolling change of configuration another replica may have Stripe
+    if (run.sources.includes('stripe') && !this.stripe.enabled) throw new Error('this run reconciles Stripe, which is not configured on this ledger process (STRIPE_SECRET_KEY)');
     await this.runs.start(run.id);
     const progress = (phase: Phase, done: number, total: number) => onProgress({ phase, done, total, percent: percentOf({ phase, done, total }) });
     const margin = this.config.pendingWindowMs;
@@ -42,16 +46,18 @@ export class ReconciliationRunner {
 
     progress('ledger', 0, 1);
     const [entries, addresses, assets] = await Promise.all([this.ledger.entries(run.merchantId, wide), this.ledger.addresses(run.merchantId), this.ledger.assets(run.merchantId)]);
-    const chainEntries = await this.chain.scan({
-      period: { from: wide.from, to: new Date(Math.min(wide.to.getTime(), Date.now())) },
-      addresses,
-      assets: assets.map((a) => a.asset),
-      onProgress: (done, total) => progress('chain', done, total),
-    });
+    const chainEntries = run.sources.includes('chain')
+      ? await this.chain.scan({
+          period: { from: wide.from, to: new Date(Math.min(wide.to.getTime(), Date.now())) },
+          addresses,
+          assets: assets.map((a) => a.asset),
+          onProgress: (done, total) => progress('chain', done, total),
+        })
+      : [];
     progress('stripe', 0, 1);
-    const stripeEntries = await this.stripe.scan({ merchantId: run.merchantId, period: wide, onProgress: (read) => progress('stripe', read, 0) });
+    const stripeEntries = run.sources.includes('stripe') ? await this.stripe.scan({ merchantId: run.merchantId, period: wide, onProgress: (read) => progress('stripe', read, 0) }) : [];
     progress('matching', 0, 1);
-    const covered = this.coverage();
+    const covered = this.coverage(run);
     const reconciled = entries.filter((e) => covered.has(`${e.source}/${e.kind}`));
     const report = reconcile({ ledger: reconciled, external: [...chainEntries, ...stripeEntries], period: run.period, pendingWindowMs: this.config.pendingWindowMs, now: new Date() });
     const leftOut = kindsLeftOut(entries, covered);
@@ -62,9 +68,12 @@ export class ReconciliationRunner {
     await this.notifyOnce(await this.runs.findForWork(run.id));
   }
 
-  /** What the scans cover: chain payments, and with Stripe configured its payments, refunds and (optionally) fees. */
-  private coverage(): Set<string> {
-    return new Set(['chain/payment', ...(this.stripe.enabled ? ['stripe/payment', 'stripe/refund', ...(this.config.stripeFees ? ['stripe/fee'] : [])] : [])]);
+  /** What the run's scans cover: chain payments; Stripe's payments, refunds and (optionally) fees. */
+  private coverage(run: RunRecord): Set<string> {
+    return new Set([
+      ...(run.sources.includes('chain') ? ['chain/payment'] : []),
+      ...(run.sources.includes('stripe') ? ['stripe/payment', 'stripe/refund', ...(this.config.stripeFees ? ['stripe/fee'] : [])] : []),
+    ]);
   }
 
   /** At least once per completed run with new breaks: the notice is sent before it is recorded as sent. */
@@ -74,7 +83,7 @@ export class ReconciliationRunner {
     const earlier = await this.runs.reportedBefore(run, breaks.map((b) => b.key));
     const newBreaks = breaks.filter((b) => !earlier.has(b.key));
     if (newBreaks.length > 0) {
-      await this.notifier.notify({ type: 'reconciliation.breaks_found', runId: run.id, merchantId: run.merchantId, summary: run.summary, newBreaks, reportPath: this.links.reportPath(run.id) });
+      await this.notifier.notify({ type: 'reconciliation.breaks_found', runId: run.id, merchantId: run.merchantId, summary: run.summary, newBreaks, reportPath: this.links.reportPath(run.id, this.links.issue(run)) });
     }
     await this.runs.markNotified(run.id);
   }

@@ -1,6 +1,6 @@
 import type { AssetTotalsJson } from '@mp/reconciliation';
 import { percentOf } from './progress';
-import type { RunRecord, RunStatus, RunSummary } from './run.repository';
+import type { RunRecord, RunSource, RunStatus, RunSummary } from './run.repository';
 
 export interface RunView {
   id: string;
@@ -8,6 +8,8 @@ export interface RunView {
   trigger: 'api' | 'schedule';
   status: RunStatus;
   period: { from: string; to: string };
+  /** what the ledger is reconciled against: chain, stripe */
+  sources: RunSource[];
   /** while running: the phase (ledger, chain, stripe, matching), its counts (chain: blocks) and the whole run's percent */
   progress: { phase: string; done: number; total: number; percent: number } | null;
   summary: RunSummary | null;
@@ -29,6 +31,7 @@ export function runView(run: RunRecord, token: string): RunView {
     trigger: run.trigger,
     status: run.status,
     period: { from: run.period.from.toISOString(), to: run.period.to.toISOString() },
+    sources: run.sources,
     progress: run.status === 'completed' ? { phase: 'done', done: 1, total: 1, percent: 100 } : run.progress && { ...run.progress, percent: percentOf(run.progress) },
     summary: run.summary,
     totals: run.totals,

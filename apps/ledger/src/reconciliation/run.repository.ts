@@ -4,6 +4,9 @@ import { rowToJson, summaryToJson, totalsToJson, type AssetTotalsJson, type Peri
 
 export type RunStatus = 'queued' | 'running' | 'completed' | 'failed';
 export type RunTrigger = 'api' | 'schedule';
+/** What the ledger is reconciled against. */
+export const RUN_SOURCES = ['chain', 'stripe'] as const;
+export type RunSource = (typeof RUN_SOURCES)[number];
 
 export interface RunProgress {
   /** ledger, chain, stripe, matching, saving */
@@ -24,6 +27,8 @@ export interface RunRecord {
   id: string;
   merchantId: string;
   period: Period;
+  /** sorted */
+  sources: RunSource[];
   trigger: RunTrigger;
   status: RunStatus;
   progress: RunProgress | null;
@@ -34,13 +39,20 @@ export interface RunRecord {
   createdAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
+  /** signed into the run's report links; revoking them bumps it */
+  linkGeneration: number;
 }
+
+/** What creating a run did: created it, found it created already (same id), or found another run of the merchant in flight. */
+export type CreateOutcome = { created: true } | { created: false; inFlight?: RunRecord };
 
 /** Which rows to list: all, the breaks, or one kind. */
 export type RowFilter = 'all' | 'breaks' | RowKind;
 
-const COLUMNS = `id, merchant_id AS "merchantId", period_from AS "periodFrom", period_to AS "periodTo", trigger, status, progress, summary, totals,
-  error, notified_at AS "notifiedAt", created_at AS "createdAt", started_at AS "startedAt", finished_at AS "finishedAt"`;
+const COLUMNS = `id, merchant_id AS "merchantId", period_from AS "periodFrom", period_to AS "periodTo", sources, trigger, status, progress, summary, totals,
+  error, notified_at AS "notifiedAt", created_at AS "createdAt", started_at AS "startedAt", finished_at AS "finishedAt", link_generation AS "linkGeneration"`;
+/** The partial unique index that keeps one queued or running run per merchant (see its migration). */
+const ONE_IN_FLIGHT = 'reconciliation_runs_one_in_flight_key';
 /** Rows per INSERT statement when a report is stored. */
 const INSERT_CHUNK = 2_000;
 
@@ -51,18 +63,45 @@ type RunRow = Omit<RunRecord, 'period'> & { periodFrom: Date; periodTo: Date };
 export class RunRepository {
   constructor(private readonly db: PrismaService) {}
 
-  /** false when a run with this id exists already (a scheduled run's id is derived from its merchant and period). */
-  async create(run: { id: string; merchantId: string; period: Period; trigger: RunTrigger }): Promise<boolean> {
+  /**
+   * A queued run, unless a run with this id exists already (a scheduled run's id is derived from its merchant and
+   * period) or the merchant has a run in flight: PostgreSQL keeps one queued or running run per merchant, and the
+   * one in flight is returned (it may be this very id).
+   */
+  async create(run: { id: string; merchantId: string; period: Period; sources: RunSource[]; trigger: RunTrigger }): Promise<CreateOutcome> {
+    // a conflict on either the id or the one-in-flight index inserts nothing; which one it was is read after
     const inserted = await this.db.$executeRawUnsafe(
-      `INSERT INTO ledger.reconciliation_runs (id, merchant_id, period_from, period_to, trigger, status)
-       VALUES ($1::uuid, $2::uuid, $3, $4, $5, 'queued') ON CONFLICT (id) DO NOTHING`,
+      `INSERT INTO ledger.reconciliation_runs (id, merchant_id, period_from, period_to, sources, trigger, status)
+       VALUES ($1::uuid, $2::uuid, $3, $4, $5::text[], $6, 'queued') ON CONFLICT DO NOTHING`,
       run.id,
       run.merchantId,
       run.period.from,
       run.period.to,
+      [...run.sources].sort(),
       run.trigger,
     );
-    return inserted === 1;
+    if (inserted === 1) return { created: true };
+    const inFlight = await this.inFlight(run.merchantId);
+    return { created: false, ...(inFlight && { inFlight }) };
+  }
+
+  /** The merchant's queued or running run, if any (at most one: see ONE_IN_FLIGHT). */
+  async inFlight(merchantId: string): Promise<RunRecord | undefined> {
+    const rows = await this.db.$queryRawUnsafe<RunRow[]>(
+      `SELECT ${COLUMNS} FROM ledger.reconciliation_runs WHERE merchant_id = $1::uuid AND status IN ('queued', 'running') /* ${ONE_IN_FLIGHT} */`,
+      merchantId,
+    );
+    return rows[0] && toRecord(rows[0]);
+  }
+
+  /** Every link to the run issued so far stops working; the run with its new generation, undefined if not the merchant's. */
+  async revokeLinks(merchantId: string, id: string): Promise<RunRecord | undefined> {
+    const rows = await this.db.$queryRawUnsafe<RunRow[]>(
+      `UPDATE ledger.reconciliation_runs SET link_generation = link_generation + 1 WHERE id = $1::uuid AND merchant_id = $2::uuid RETURNING ${COLUMNS}`,
+      id,
+      merchantId,
+    );
+    return rows[0] && toRecord(rows[0]);
   }
 
   /** A merchant's own run: another merchant's is as absent as one that does not exist. */

@@ -2,7 +2,6 @@ import { Controller, Get, Header, Param, Query, Req, Res } from '@nestjs/common'
 import type { Request, Response } from 'express';
 import { ProblemError } from '@mp/platform';
 import { parseReadQuery, parseRunId } from '../reconciliation/reconciliation.requests';
-import { ReportLinks } from '../reconciliation/report-links';
 import { RunAccess } from '../reconciliation/run-access';
 import type { RunRecord } from '../reconciliation/run.repository';
 import { ReportBuilder } from './report.builder';
@@ -20,13 +19,12 @@ export class ReportsController {
   constructor(
     private readonly access: RunAccess,
     private readonly builder: ReportBuilder,
-    private readonly links: ReportLinks,
   ) {}
 
   @Get(':id.csv')
   @Header('cache-control', 'no-store')
   async csv(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Param('id') id: string, @Query() query: unknown): Promise<string> {
-    const run = completed(await this.access.readable(request, response, parseRunId(id), parseReadQuery(query).token));
+    const run = completed((await this.access.readable(request, response, parseRunId(id), parseReadQuery(query).token)).run);
     response.setHeader('content-type', 'text/csv; charset=utf-8; header=present');
     response.setHeader('content-disposition', `attachment; filename="reconciliation-${run.id}.csv"`);
     return this.builder.csv(run);
@@ -35,8 +33,10 @@ export class ReportsController {
   @Get(':id/report')
   @Header('cache-control', 'no-store')
   async report(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Param('id') id: string, @Query() query: unknown): Promise<string> {
-    const run = completed(await this.access.readable(request, response, parseRunId(id), parseReadQuery(query).token));
-    const token = this.links.token(run.id);
+    const readable = await this.access.readable(request, response, parseRunId(id), parseReadQuery(query).token);
+    const run = completed(readable.run);
+    // the page's own links carry the token it was opened with: reading never makes a link live longer
+    const { token } = readable;
     const html = await this.builder.html(run, { csv: `/reconciliations/${run.id}.csv?token=${token}`, json: `/reconciliations/${run.id}/rows?kind=breaks&token=${token}` });
     response.setHeader('content-type', 'text/html; charset=utf-8');
     response.setHeader('content-security-policy', REPORT_CSP);

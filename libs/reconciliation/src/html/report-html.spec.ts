@@ -1,6 +1,6 @@
 import { volumeHistory } from '../history';
 import { reconcile } from '../reconcile';
-import { bookedAs, chainLog, LATER, PERIOD, stripePayment, USDC, WINDOW_MS } from '../testing/entries';
+import { bookedAs, chainLog, LATER, PERIOD, stripePayment, USDC, WINDOW_MS } from '../../test/entries';
 import { renderReportHtml } from './report-html';
 
 describe('renderReportHtml', () => {

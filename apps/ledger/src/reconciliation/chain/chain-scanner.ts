@@ -4,7 +4,7 @@ import { chainAsset, chainLogReference, type AssetInfo, type ExternalEntry, type
 import { RECON_CONFIG, type ChainNetwork, type ReconciliationConfig } from '../reconciliation.config';
 import type { MerchantAddress } from '../reconciliation.ports';
 import { BlockClock } from './block-clock';
-import { transferLogs, type TransferLog } from './transfer-logs';
+import { transferLogPages, type TransferLog } from './transfer-logs';
 
 export interface ChainScanRequest {
   period: Period;
@@ -29,7 +29,8 @@ export class UnknownNetworkError extends Error {}
 /**
  * The chain side: every ERC-20 Transfer of the accepted assets to the merchant's addresses in the period, the
  * facilitator's settlements included (they are such transfers). The period becomes a block range by binary search
- * on block timestamps; logs are read with eth_getLogs in ranges of at most RECON_BLOCK_RANGE blocks.
+ * on block timestamps; logs are read with eth_getLogs in ranges of at most RECON_BLOCK_RANGE blocks, and each range's
+ * logs become entries before the next range is read (a raw log is never kept past its page).
  */
 @Injectable()
 export class ChainScanner {
@@ -45,7 +46,7 @@ export class ChainScanner {
     request.onProgress?.(0, total);
     const entries: ExternalEntry[] = [];
     for (const scan of scans) {
-      const logs = await transferLogs(scan.client, {
+      const pages = transferLogPages(scan.client, {
         tokens: scan.tokens,
         to: scan.to,
         fromBlock: scan.fromBlock,
@@ -53,8 +54,10 @@ export class ChainScanner {
         maxRange: this.config.blockRange,
         onBlocks: (scanned) => request.onProgress?.(done + Number(scanned), total),
       });
+      for await (const page of pages) {
+        for (const log of page) entries.push(await this.entryOf(scan, log));
+      }
       done += Number(scan.toBlock - scan.fromBlock + 1n);
-      for (const log of logs) entries.push(await this.entryOf(scan, log));
     }
     request.onProgress?.(total, total);
     return entries;

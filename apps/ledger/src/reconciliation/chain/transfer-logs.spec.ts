@@ -1,4 +1,12 @@
-import { transferLogs } from './transfer-logs';
+import { transferLogPages, type TransferLogQuery } from './transfer-logs';
+
+/** Every page, and what the node had been asked when each page was handed over. */
+async function collect(client: never, query: TransferLogQuery, ranges?: [bigint, bigint][]) {
+  const pages: { logs: unknown[]; askedSoFar: number }[] = [];
+  for await (const page of transferLogPages(client, query)) pages.push({ logs: page, askedSoFar: ranges?.length ?? 0 });
+  return { logs: pages.flatMap((p) => p.logs), pages };
+}
+const transferLogs = async (client: never, query: TransferLogQuery) => (await collect(client, query)).logs;
 
 const TOKEN = '0x5FbDB2315678afecb367f032d93F642f64180aa3';
 const MERCHANT = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
@@ -26,6 +34,14 @@ describe('transferLogs', () => {
     expect(ranges).toEqual([[1n, 1_000n], [1_001n, 2_000n], [2_001n, 2_500n]]);
     expect(seen).toEqual([1_000n, 2_000n, 2_500n]);
     expect(logs).toHaveLength(250);
+  });
+
+  it('hands over each range as its own page before asking the node for the next one', async () => {
+    const { client, ranges } = node(10_000);
+    const { pages } = await collect(client, { tokens: [TOKEN], to: [MERCHANT], fromBlock: 1n, toBlock: 2_500n, maxRange: 1_000 }, ranges);
+    expect(pages.map((p) => p.logs.length)).toEqual([100, 100, 50]);
+    // a page is taken while the node has answered only the ranges up to it: the scan never reads ahead
+    expect(pages.map((p) => p.askedSoFar)).toEqual([1, 2, 3]);
   });
 
   it('halves the range while the node refuses it, then grows it back', async () => {

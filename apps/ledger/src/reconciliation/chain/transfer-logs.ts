@@ -18,25 +18,28 @@ export interface TransferLogQuery {
   onBlocks?(scanned: bigint): void;
 }
 
-/** Transfer logs of `tokens` to `to` in [fromBlock, toBlock], in block ranges. */
-export async function transferLogs(client: Pick<PublicClient, 'getLogs'>, query: TransferLogQuery): Promise<TransferLog[]> {
-  const logs: TransferLog[] = [];
+/**
+ * Transfer logs of `tokens` to `to` in [fromBlock, toBlock], one page per block range as the node answers it: the
+ * caller takes each page before the next is asked for, so no more than one range's logs are held here at a time.
+ */
+export async function* transferLogPages(client: Pick<PublicClient, 'getLogs'>, query: TransferLogQuery): AsyncGenerator<TransferLog[]> {
   const max = BigInt(query.maxRange);
   let range = max;
   for (let start = query.fromBlock; start <= query.toBlock; ) {
     const end = start + range - 1n < query.toBlock ? start + range - 1n : query.toBlock;
+    let page: TransferLog[];
     try {
-      logs.push(...(await client.getLogs({ address: query.tokens, event: TRANSFER_EVENT, args: { to: query.to }, fromBlock: start, toBlock: end, strict: true })));
+      page = await client.getLogs({ address: query.tokens, event: TRANSFER_EVENT, args: { to: query.to }, fromBlock: start, toBlock: end, strict: true });
     } catch (error) {
       if (range === 1n || !isTooMuch(error)) throw error;
       range /= 2n;
       continue;
     }
+    yield page;
     query.onBlocks?.(end - query.fromBlock + 1n);
     start = end + 1n;
     if (range < max) range = range * 2n > max ? max : range * 2n;
   }
-  return logs;
 }
 
 function isTooMuch(error: unknown): boolean {
