@@ -1,5 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { Socket } from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import type { Address } from 'viem';
@@ -199,6 +201,27 @@ describe('webhooks to merchants', () => {
     });
     expect(receiver.received.map(paymentOf).sort()).toEqual([slow, quick].sort());
     expect(rows.map((d) => d.attempt)).toEqual([1, 1]);
+  });
+
+  it('ends an attempt whose receiver takes the body and never answers after WEBHOOK_TIMEOUT_MS, and retries it', async () => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((req) => req.resume()); // reads everything, answers nothing
+    silent.on('connection', (socket) => sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const merchant = createMerchant('Never answers', `http://127.0.0.1:${(silent.address() as { port: number }).port}/hooks`);
+      await db.$executeRawUnsafe(EVENT, await newPayment(merchant.merchantId));
+      const [first] = await until('the first attempt to end', async () => {
+        const [delivery] = await deliveries(merchant.merchantId);
+        const log = delivery ? await attemptLog(delivery.id) : [];
+        return log.length ? log : undefined;
+      });
+      expect(first).toEqual({ attempt: 1, response_status: null, error: 'no answer within 2000 ms' });
+      expect((await deliveries(merchant.merchantId))[0]).toMatchObject({ status: 'pending' });
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    }
   });
 
   it('reads the outbox in pages, and moves its cursor only past events no open transaction can precede', async () => {

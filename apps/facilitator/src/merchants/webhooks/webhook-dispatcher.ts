@@ -131,21 +131,27 @@ export class WebhookDispatcher implements OnModuleInit, OnModuleDestroy {
     if (!allowPrivate) refuseForbiddenLiteral(url);
     const client = url.protocol === 'https:' ? https : http;
     return new Promise((resolve, reject) => {
+      // One deadline for connecting, sending and the answer (its body included). Not an AbortSignal: http.request
+      // lets go of it once the body is sent, and the wait for the answer would be unbounded.
+      const timer = setTimeout(() => request.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { name: 'TimeoutError' })), timeoutMs);
       const request = client.request(
         url,
         {
           method: 'POST',
           headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-          signal: AbortSignal.timeout(timeoutMs),
           agent: url.protocol === 'https:' ? this.httpsAgent : this.httpAgent,
           ...(!allowPrivate && { lookup: checkedLookup }),
         },
         (response) => {
+          response.on('close', () => clearTimeout(timer));
           response.resume(); // the answer's body is not read: only its status counts
           resolve(response.statusCode ?? 0);
         },
       );
-      request.on('error', reject);
+      request.on('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
       request.end(body);
     });
   }
