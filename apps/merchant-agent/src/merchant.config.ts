@@ -24,6 +24,8 @@ const envSchema = z.object({
   MERCHANT_PRICE: z.string().regex(/^[1-9][0-9]*$/, 'must be a positive integer of atomic units').default('10000'),
   MERCHANT_HAIKU_PRICE: z.string().regex(/^[1-9][0-9]*$/, 'must be a positive integer of atomic units').default('5000'),
   MERCHANT_A2A_SETTLE_RETRY_MS: env.int(10_000, 0),
+  MERCHANT_A2A_RECOVER_AFTER_MS: env.int(120_000, 0),
+  MERCHANT_FACILITATOR_TIMEOUT_MS: env.int(10_000, 1),
   MPP_REALM: z.string().min(1).default('merchant-agent.local'),
   MERCHANT_STRIPE_NETWORK_ID: z.string().min(1).optional(),
   MERCHANT_STRIPE_PRICE: z.string().regex(/^[1-9][0-9]{0,7}$/, 'must be a positive integer of the currency\'s minor units').default('50'),
@@ -40,6 +42,8 @@ export interface MerchantConfig {
   facilitatorUrl: string;
   /** The merchant's API key for the facilitator's /verify and /settle (sent as a Bearer token); unset in open mode. */
   facilitatorApiKey?: string;
+  /** How long any one call to the facilitator may take (headers and body); a settlement that times out is an unknown outcome. */
+  facilitatorTimeoutMs: number;
   /** What the paid endpoint charges: atomic units of one EIP-3009 token on one network. */
   price: { network: `${string}:${string}`; asset: string; amount: string; eip712: { name: string; version: string }; payTo: string };
   a2a: {
@@ -50,6 +54,11 @@ export interface MerchantConfig {
      * working until then); 0: not in this process.
      */
     settleRetryMs: number;
+    /**
+     * How long a payment may stay `submitted` or `verified` before the agent takes it for stopped (a crash in the
+     * middle of its turn) and settles it itself; longer than a live turn can take.
+     */
+    recoverAfterMs: number;
   };
   mpp: {
     /** the protection space of the MPP challenges (`realm`) */
@@ -72,6 +81,7 @@ export function loadMerchantConfig(environment: NodeJS.ProcessEnv = process.env)
     databasePoolSize: e.DATABASE_POOL_SIZE,
     facilitatorUrl: e.FACILITATOR_URL,
     facilitatorApiKey: e.FACILITATOR_API_KEY,
+    facilitatorTimeoutMs: e.MERCHANT_FACILITATOR_TIMEOUT_MS,
     price: {
       network: (e.MERCHANT_NETWORK ?? local!.network) as `${string}:${string}`,
       asset: e.MERCHANT_ASSET ?? local!.asset,
@@ -79,7 +89,7 @@ export function loadMerchantConfig(environment: NodeJS.ProcessEnv = process.env)
       eip712: { name: e.MERCHANT_ASSET_NAME ?? local!.name, version: e.MERCHANT_ASSET_VERSION ?? local!.version },
       payTo: e.MERCHANT_PAY_TO ?? local!.payTo,
     },
-    a2a: { haikuPrice: e.MERCHANT_HAIKU_PRICE, settleRetryMs: e.MERCHANT_A2A_SETTLE_RETRY_MS },
+    a2a: { haikuPrice: e.MERCHANT_HAIKU_PRICE, settleRetryMs: e.MERCHANT_A2A_SETTLE_RETRY_MS, recoverAfterMs: e.MERCHANT_A2A_RECOVER_AFTER_MS },
     mpp: {
       realm: e.MPP_REALM,
       ...(e.MERCHANT_STRIPE_NETWORK_ID && { stripe: { networkId: e.MERCHANT_STRIPE_NETWORK_ID, amount: e.MERCHANT_STRIPE_PRICE, currency: e.MERCHANT_STRIPE_CURRENCY } }),

@@ -3,6 +3,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { MppFacilitatorClient } from '@mp/clients';
 import { registerLogSecrets } from '@mp/platform';
+import { fetchWithTimeout } from '../facilitator-fetch';
 import type { MerchantConfig } from '../merchant.config';
 import { isObject } from './is-object';
 import { INTERNAL_ERROR } from './payment-errors';
@@ -15,7 +16,7 @@ import { ToolPayments } from './tool-payments';
  */
 export function createMcpHandler(config: MerchantConfig): RequestHandler {
   registerLogSecrets([config.facilitatorApiKey]);
-  const payments = new ToolPayments(new MppFacilitatorClient({ url: config.facilitatorUrl, apiKey: config.facilitatorApiKey }));
+  const payments = new ToolPayments(new MppFacilitatorClient({ url: config.facilitatorUrl, apiKey: config.facilitatorApiKey, fetch: fetchWithTimeout(config.facilitatorTimeoutMs) }));
   const logger = new Logger('McpHandler');
 
   return async (req: Request, res: Response, next: NextFunction) => {

@@ -2,6 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { MppFacilitatorClient, MppFacilitatorError, type MppProblem } from '@mp/clients';
 import { bodyDigest, PAYMENT_RECEIPT_HEADER, toProblemDetails } from '@mp/mpp';
 import { problemBody, registerLogSecrets } from '@mp/platform';
+import { fetchWithTimeout } from '../facilitator-fetch';
 import type { MerchantConfig } from '../merchant.config';
 import { mppTerms } from './mpp-terms';
 
@@ -16,7 +17,11 @@ export const MPP_FORECAST_RESOURCE = `POST ${MPP_FORECAST_ROUTE}`;
  */
 export function createMppPaywall(config: MerchantConfig): RequestHandler {
   registerLogSecrets([config.facilitatorApiKey]);
-  const facilitator = new MppFacilitatorClient({ url: config.facilitatorUrl, ...(config.facilitatorApiKey && { apiKey: config.facilitatorApiKey }) });
+  const facilitator = new MppFacilitatorClient({
+    url: config.facilitatorUrl,
+    fetch: fetchWithTimeout(config.facilitatorTimeoutMs),
+    ...(config.facilitatorApiKey && { apiKey: config.facilitatorApiKey }),
+  });
 
   return async (req: Request, res: Response, next: NextFunction) => {
     if (req.method !== 'POST' || req.path !== MPP_FORECAST_ROUTE) return next();

@@ -16,6 +16,7 @@ export function createPaywall(config: MerchantConfig): RequestHandler {
   registerLogSecrets([apiKey]);
   const facilitator = new HTTPFacilitatorClient({
     url: config.facilitatorUrl,
+    timeoutMs: config.facilitatorTimeoutMs,
     // @x402/core wants headers per facilitator path; /supported is public, so the key goes to /verify and /settle only.
     ...(apiKey ? { createAuthHeaders: async () => ({ verify: { authorization: `Bearer ${apiKey}` }, settle: { authorization: `Bearer ${apiKey}` } }) } : {}),
   });

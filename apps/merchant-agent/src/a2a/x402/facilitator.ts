@@ -12,13 +12,17 @@ const UNKNOWN_OUTCOMES: ReadonlySet<string> = new Set([X402Reason.settlementPend
 const SETTLE_ATTEMPTS = 4;
 const SETTLE_BACKOFF_MS = 1_000;
 
-/** Our facilitator through the official x402 client, with the merchant's API key on /verify and /settle (as the paywall). */
+/**
+ * Our facilitator through the official x402 client, with the merchant's API key on /verify and /settle (as the
+ * paywall), each call bounded by MERCHANT_FACILITATOR_TIMEOUT_MS: a settlement that times out is an unknown outcome.
+ */
 export function facilitatorClient(config: MerchantConfig): FacilitatorClient {
   const apiKey = config.facilitatorApiKey;
   registerLogSecrets([apiKey]);
   const headers = { authorization: `Bearer ${apiKey}` };
   return new HTTPFacilitatorClient({
     url: config.facilitatorUrl,
+    timeoutMs: config.facilitatorTimeoutMs,
     ...(apiKey ? { createAuthHeaders: async () => ({ verify: headers, settle: headers }) } : {}),
   });
 }
@@ -33,7 +37,8 @@ export async function verifyPayment(facilitator: FacilitatorClient, payload: Pay
 }
 
 /**
- * /settle until the outcome is known: a timeout, an unreachable facilitator or settlement_pending is asked again
+ * /settle until the outcome is known: a timeout (FacilitatorTimeoutError), an unreachable facilitator or
+ * settlement_pending is asked again
  * (the same authorization never settles twice). After the last of `attempts` the unknown outcome is returned as it is.
  */
 export async function settlePayment(facilitator: FacilitatorClient, payload: PaymentPayload, requirements: PaymentRequirements, attempts = SETTLE_ATTEMPTS): Promise<SettleResponse> {

@@ -25,6 +25,14 @@ const X402_STATUS: Partial<Record<PaymentStatus, X402PaymentStatus>> = {
   rejected: 'payment-rejected',
 };
 
+/** A payment moved on by someone else (another replica's sweep, a concurrent turn) while this one meant to move it. */
+export class PaymentMovedError extends Error {
+  constructor(taskId: string, from: PaymentStatus) {
+    super(`the payment of task ${taskId} left ${from} while this turn held it`);
+    this.name = 'PaymentMovedError';
+  }
+}
+
 interface AttemptFailure {
   reason: string;
   message: string;
@@ -89,8 +97,9 @@ export class PaymentFlow {
   }
 
   /**
-   * Asks the facilitator again about a settling payment (PendingSettlements): the task completes or fails once the
-   * outcome is known; while it is not, nothing changes and false is returned.
+   * Asks the facilitator again about a settling payment (PendingSettlements), with the authorization it was paid with
+   * (the facilitator settles one authorization once and answers again with its outcome): the task completes or fails
+   * once the outcome is known; while it is not, nothing changes and false is returned.
    */
   async followUp(turn: TaskTurn, payment: TaskPayment, payload: PaymentPayload): Promise<boolean> {
     const [requirements] = payment.offer.accepts;
@@ -101,6 +110,17 @@ export class PaymentFlow {
     return true;
   }
 
+  /**
+   * A payment that a stopped turn left `submitted` with no authorization recorded for it (a malformed or replayed
+   * payload; PendingSettlements): the attempt fails as that turn would have failed it, and the buyer may pay again.
+   */
+  async abandonAttempt(turn: TaskTurn, payment: TaskPayment): Promise<void> {
+    return this.attemptFailed(turn, payment, payment.attempts, {
+      reason: X402Reason.invalidPayload,
+      message: 'the agent stopped before answering this payment, which carried no authorization it could use',
+    });
+  }
+
   private work(payment: TaskPayment) {
     const skill = this.skills.get(payment.skill);
     if (!skill) throw new Error(`task ${payment.taskId} was offered for skill ${payment.skill}, which this agent no longer has`);
@@ -109,7 +129,7 @@ export class PaymentFlow {
 
   private async complete(turn: TaskTurn, payment: TaskPayment, from: PaymentStatus, settlement: SettleResponse, output?: ReturnType<Skill['run']>): Promise<void> {
     const [requirements] = payment.offer.accepts;
-    const paid = await this.move(payment.taskId, from, 'completed', { transaction: settlement.transaction, receipt: settlement });
+    const paid = await this.move(payment.taskId, from, 'completed', { transaction: settlement.transaction, receipt: settlement, ...(settlement.payer && { payer: settlement.payer }) });
     const { name, part } = output ?? this.work(payment);
     turn.artifact(name, part);
     turn.status(
@@ -171,7 +191,7 @@ export class PaymentFlow {
   /** A move only this turn can make: it holds the claim on the payment. */
   private async move(taskId: string, from: PaymentStatus, to: PaymentStatus, change: Transition): Promise<TaskPayment> {
     const moved = await this.payments.transition(taskId, [from], to, change);
-    if (!moved) throw new Error(`the payment of task ${taskId} left ${from} while this turn held it`);
+    if (!moved) throw new PaymentMovedError(taskId, from);
     return moved;
   }
 }

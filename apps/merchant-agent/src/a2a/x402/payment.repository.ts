@@ -138,6 +138,46 @@ export class TaskPayments {
   }
 
   /**
+   * Takes up to `limit` payments left `submitted` or `verified` for `idleMs` (their turn's process stopped: no live turn
+   * holds one that long) to settle them itself: each moves to `settling`, in one statement, so of two replicas only
+   * one takes it, and is returned with the authorization it was paid with and the status it was left in. A `submitted` one is taken only when its
+   * authorization was recorded by the claim that put it there (same transaction, same created_at): a malformed or
+   * replayed payload has none (strandedAttempts finds those).
+   */
+  async takeStranded(idleMs: number, limit: number): Promise<(TaskPayment & { payload: PaymentPayload; strandedIn: PaymentStatus })[]> {
+    return this.db.$queryRawUnsafe<(TaskPayment & { payload: PaymentPayload; strandedIn: PaymentStatus })[]>(
+      `WITH due AS (
+         SELECT p.task_id, p.status AS stranded_in, s.payload FROM merchant.a2a_payments p
+           JOIN LATERAL (SELECT s.payload, s.created_at FROM merchant.a2a_payment_submissions s
+                          WHERE s.task_id = p.task_id ORDER BY s.id DESC LIMIT 1) s
+             ON p.status = 'verified' OR s.created_at = p.updated_at
+          WHERE p.status IN ('submitted', 'verified') AND p.updated_at < now() - ($1::int * interval '1 millisecond')
+          ORDER BY p.updated_at LIMIT $2
+          FOR UPDATE OF p SKIP LOCKED)
+       UPDATE merchant.a2a_payments p SET status = 'settling', updated_at = now() FROM due
+        WHERE p.task_id = due.task_id
+       RETURNING ${columns('p.')}, due.payload, due.stranded_in AS "strandedIn"`,
+      idleMs,
+      limit,
+    );
+  }
+
+  /**
+   * Up to `limit` payments left `submitted` for `idleMs` with no authorization recorded for that attempt (a malformed
+   * or replayed payload whose turn stopped before answering): their attempt is to be failed as the turn would have.
+   */
+  async strandedAttempts(idleMs: number, limit: number): Promise<TaskPayment[]> {
+    return this.db.$queryRawUnsafe<TaskPayment[]>(
+      `SELECT ${columns('p.')} FROM merchant.a2a_payments p
+        WHERE p.status = 'submitted' AND p.updated_at < now() - ($1::int * interval '1 millisecond')
+          AND NOT EXISTS (SELECT 1 FROM merchant.a2a_payment_submissions s WHERE s.task_id = p.task_id AND s.created_at = p.updated_at)
+        ORDER BY p.updated_at LIMIT $2`,
+      idleMs,
+      limit,
+    );
+  }
+
+  /**
    * Up to `limit` settling payments nobody looked at for `idleMs`, each with the authorization it was paid with. Taking
    * them moves their updated_at on, so another replica's sweep skips them for as long.
    */
