@@ -4,6 +4,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { PrismaService } from '@mp/db';
 import { signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
 import { startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
+import { rawPost } from '../../../test/support/raw-http';
 
 /** Hostile and malformed input: a clear 4xx naming the problem (or the protocol's invalid answer), never a 500, nothing written. */
 describe('facilitator input handling', () => {
@@ -116,6 +117,71 @@ describe('facilitator input handling', () => {
         else expect(r.body).toMatchObject({ status: r.status, code: expect.any(String), detail: expect.any(String) });
       }),
       { numRuns: 250 },
+    );
+  });
+
+  /** The valid body with `nested` (raw JSON text: building it as a value would itself overflow JSON.stringify) at `path`. */
+  const withNested = (path: string[], nested: string) => {
+    const copy = JSON.parse(JSON.stringify(valid));
+    let node = copy;
+    for (const key of path.slice(0, -1)) node = node[key];
+    node[path[path.length - 1]] = '__nested__';
+    return JSON.stringify(copy).replace('"__nested__"', nested);
+  };
+  const nestedJson = (kind: 'array' | 'object', depth: number) => (kind === 'array' ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`);
+  const nestingPaths = [
+    ['paymentPayload', 'payload', 'authorization', 'nonce'],
+    ['paymentPayload', 'payload', 'authorization'],
+    ['paymentRequirements', 'extra'],
+    ['paymentPayload', 'accepted', 'extra'],
+    ['paymentPayload', 'extensions'],
+  ];
+
+  it('JSON nested deeper than 64 levels is a 400 naming the depth, wherever it sits (arrays up to 20k deep, objects up to 9k)', async () => {
+    const deep = fc.oneof(
+      fc.record({ kind: fc.constant('array' as const), depth: fc.oneof(fc.integer({ min: 65, max: 200 }), fc.integer({ min: 200, max: 20_000 })) }),
+      fc.record({ kind: fc.constant('object' as const), depth: fc.oneof(fc.integer({ min: 65, max: 200 }), fc.integer({ min: 200, max: 9_000 })) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(deep, fc.constantFrom(...nestingPaths), fc.constantFrom('/verify', '/settle'), async ({ kind, depth }, path, endpoint) => {
+        const r = await send(endpoint, withNested(path, nestedJson(kind, depth)));
+        expect(r.status, 'never a 5xx').toBeLessThan(500);
+        expect(r.status).toBe(400);
+        expect(r.type).toContain('application/problem+json');
+        expect(r.body).toMatchObject({ status: 400, code: 'json_too_deep', detail: expect.stringContaining('64') });
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('nesting within the bound reaches the schema, which answers it (never a 5xx)', async () => {
+    for (const path of nestingPaths) {
+      for (const kind of ['array', 'object'] as const) {
+        const r = await send('/verify', withNested(path, nestedJson(kind, 50)));
+        expect(r.status).toBeLessThan(500);
+        expect(r.body?.code).not.toBe('json_too_deep');
+      }
+    }
+  });
+
+  it('every body of 2-8 MiB gets its 413 answer: chunked or not, padded or behind leading whitespace, read during or after the upload', async () => {
+    const oversized = fc.record({
+      size: fc.integer({ min: 2 * 1024 * 1024, max: 8 * 1024 * 1024 }),
+      chunked: fc.boolean(),
+      shape: fc.constantFrom('leading-whitespace', 'padded'),
+      writeBytes: fc.constantFrom(1024, 16 * 1024, 64 * 1024, 1024 * 1024),
+      readAfterWriting: fc.boolean(),
+      endpoint: fc.constantFrom('/verify', '/settle'),
+    });
+    const json = JSON.stringify(valid);
+    await fc.assert(
+      fc.asyncProperty(oversized, async ({ size, chunked, shape, writeBytes, readAfterWriting, endpoint }) => {
+        const text = shape === 'leading-whitespace' ? `${' '.repeat(size - json.length)}${json}` : JSON.stringify({ ...valid, padding: 'x'.repeat(size - json.length) });
+        const r = await rawPost(facilitator.url, endpoint, Buffer.from(text), { chunked, writeBytes, readAfterWriting });
+        expect(r, `no answer (${r.error ?? 'closed'})`).toMatchObject({ status: 413 });
+        expect(JSON.parse(r.body)).toMatchObject({ status: 413, code: 'payload_too_large' });
+      }),
+      { numRuns: 40 },
     );
   });
 

@@ -5,6 +5,7 @@
 export const PROBLEM_STATUS = {
   validation_failed: 400,
   malformed_json: 400,
+  json_too_deep: 400,
   webhook_signature_invalid: 400,
   unauthorized: 401,
   not_found: 404,
@@ -23,6 +24,7 @@ export type ProblemCode = keyof typeof PROBLEM_STATUS;
 const TITLES: Record<ProblemCode, string> = {
   validation_failed: 'The request body is invalid',
   malformed_json: 'The request body is not valid JSON',
+  json_too_deep: 'The request body nests too deeply',
   webhook_signature_invalid: 'The webhook signature does not verify',
   unauthorized: 'Authentication required',
   not_found: 'Not found',
