@@ -1,20 +1,55 @@
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Address } from 'viem';
-import { PAYMENT_EVENTS_QUEUE, type PaymentEventMessage } from '@mp/clients';
+import { PAYMENT_EVENTS_ACKS_QUEUE, PAYMENT_EVENTS_QUEUE, type PaymentEventMessage, type PaymentEventsAckMessage } from '@mp/clients';
 import { PrismaService } from '@mp/db';
 import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
 import { postJson, startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
+import { until } from '../../../test/support/webhook-receiver';
+
+const { manifest } = testChain();
+const usdc = manifest.tokens.usdc;
+
+/** A settled payment's id, through the facilitator's /settle. */
+async function settle(facilitator: RunningFacilitator, db: PrismaService, payerIndex: number, value: bigint): Promise<string> {
+  const payload = await signAuthorization(payerAccount(manifest, payerIndex), usdc, manifest.chainId, { to: manifest.accounts.merchant.address as Address, value });
+  const settled = await postJson(`${facilitator.url}/settle`, v2Body(payload, v2Requirements(manifest, usdc, value)));
+  expect(settled.body.success, JSON.stringify(settled.body)).toBe(true);
+  const [{ id }] = await db.$queryRawUnsafe<{ id: string }[]>(`SELECT id::text FROM facilitator.payments WHERE tx_hash = $1`, settled.body.transaction);
+  return id;
+}
+
+interface EventRow {
+  id: string;
+  published: boolean;
+  acknowledged: boolean;
+  republishCount: number;
+}
+const eventRows = (db: PrismaService, paymentId: string) =>
+  db.$queryRawUnsafe<EventRow[]>(
+    `SELECT id::text, published_at IS NOT NULL AS published, acknowledged_at IS NOT NULL AS acknowledged, republish_count AS "republishCount"
+       FROM facilitator.payment_events WHERE payment_id = $1::uuid ORDER BY id`,
+    paymentId,
+  );
+
+/** What the ledger does once it has booked events: acknowledge them on the acknowledgements queue. */
+async function acknowledge(redis: Redis, prefix: string, data: unknown): Promise<string> {
+  const acks = new Queue<PaymentEventsAckMessage>(PAYMENT_EVENTS_ACKS_QUEUE, { connection: redis, prefix });
+  try {
+    return (await acks.add('ack', data as PaymentEventsAckMessage)).id!;
+  } finally {
+    await acks.close();
+  }
+}
 
 /** The outbox relay: every payment event reaches the ledger's BullMQ queue once per event id, with the payment. */
 describe('payment events to the ledger queue', () => {
-  const { manifest } = testChain();
-  const usdc = manifest.tokens.usdc;
   let facilitator: RunningFacilitator;
   let db: PrismaService;
   let redis: Redis;
   let worker: Worker<PaymentEventMessage>;
   const received: PaymentEventMessage[] = [];
+  const paymentIds: string[] = [];
 
   beforeAll(async () => {
     facilitator = await startFacilitator({ OUTBOX_POLL_MS: '20' });
@@ -28,16 +63,18 @@ describe('payment events to the ledger queue', () => {
     await facilitator?.close();
   });
 
-  const eventsOf = async (paymentId: string, count: number) => {
-    for (let i = 0; i < 200 && received.filter((m) => m.paymentId === paymentId).length < count; i++) await new Promise((r) => setTimeout(r, 25));
-    return received.filter((m) => m.paymentId === paymentId);
-  };
+  const eventsOf = (paymentId: string, count: number) =>
+    until(`${count} events of ${paymentId}`, () => {
+      const found = received.filter((m) => m.paymentId === paymentId);
+      return found.length >= count ? found : undefined;
+    });
 
   it('publishes verified, submitted and confirmed of a settled payment, in order, with the payment and the gas used', async () => {
     const payload = await signAuthorization(payerAccount(manifest, 2), usdc, manifest.chainId, { to: manifest.accounts.merchant.address as Address, value: 7_000n });
     const settled = await postJson(`${facilitator.url}/settle`, v2Body(payload, v2Requirements(manifest, usdc, 7_000n)));
     expect(settled.body.success).toBe(true);
     const [{ id }] = await db.$queryRawUnsafe<{ id: string }[]>(`SELECT id::text FROM facilitator.payments WHERE tx_hash = $1`, settled.body.transaction);
+    paymentIds.push(id);
 
     const events = await eventsOf(id, 3);
     expect(events.map((e) => e.type)).toEqual(['payment.verified', 'payment.submitted', 'payment.confirmed']);
@@ -57,13 +94,96 @@ describe('payment events to the ledger queue', () => {
     const before = await queue.getJobCountByTypes('completed', 'waiting', 'active', 'delayed');
     const [last] = await db.$queryRawUnsafe<{ id: string }[]>(`SELECT max(id)::text AS id FROM facilitator.payment_events`);
     await db.$executeRawUnsafe(`UPDATE facilitator.payment_events SET published_at = NULL WHERE id = $1::bigint`, last!.id);
-    for (let i = 0; i < 100; i++) {
+    // the relay has published it again once it marks it published again (it marks in the transaction that publishes)
+    await until('the event published again', async () => {
       const [row] = await db.$queryRawUnsafe<{ published: boolean }[]>(`SELECT published_at IS NOT NULL AS published FROM facilitator.payment_events WHERE id = $1::bigint`, last!.id);
-      if (row?.published) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+      return row?.published || undefined;
+    });
     expect(await queue.getJobCountByTypes('completed', 'waiting', 'active', 'delayed')).toBe(before);
     expect(received.filter((m) => m.eventId === last!.id)).toHaveLength(1);
     await queue.close();
+  });
+
+  it('records the ledger’s acknowledgements: acknowledged events are done; a malformed acknowledgement fails for good', async () => {
+    const [paymentId] = paymentIds;
+    const ids = (await eventRows(db, paymentId)).map((e) => e.id);
+    expect(ids).toHaveLength(3);
+    // acknowledged twice, and in two messages: the same outcome
+    await acknowledge(redis, facilitator.config.queuePrefix, { eventIds: ids.slice(0, 2) });
+    await acknowledge(redis, facilitator.config.queuePrefix, { eventIds: ids });
+    const rows = await until('the events acknowledged', async () => {
+      const found = await eventRows(db, paymentId);
+      return found.every((e) => e.acknowledged) ? found : undefined;
+    });
+    expect(rows.map((e) => e.republishCount)).toEqual([0, 0, 0]);
+
+    const badJob = await acknowledge(redis, facilitator.config.queuePrefix, { eventIds: ['1', 'event-2'] });
+    const acks = new Queue(PAYMENT_EVENTS_ACKS_QUEUE, { connection: redis, prefix: facilitator.config.queuePrefix });
+    const failed = await until('the malformed acknowledgement failed', async () => {
+      const job = await acks.getJob(badJob);
+      return job?.failedReason ? job : undefined;
+    });
+    expect(failed.failedReason).toBe('malformed acknowledgement: "event-2" is not an event id');
+    await acks.close();
+  });
+
+  it('counts the events the ledger has not acknowledged in /metrics', async () => {
+    const [expected] = await db.$queryRawUnsafe<{ unacknowledged: number }[]>(
+      `SELECT count(*)::int AS unacknowledged FROM facilitator.payment_events WHERE published_at IS NOT NULL AND acknowledged_at IS NULL`,
+    );
+    const text = await (await fetch(`${facilitator.url}/metrics`)).text();
+    expect(text).toContain(`outbox_payment_events{state="unacknowledged"} ${expected.unacknowledged}\n`);
+    expect(text).toMatch(/^outbox_oldest_unacknowledged_seconds \d/m);
+    expect(text).toMatch(/^outbox_republished_events_total \d+$/m);
+  });
+});
+
+/**
+ * An event is done when the ledger acknowledged it, not when BullMQ accepted it: Redis may lose the job (a flush, a
+ * failover without persistence), or the acknowledgement may never come; the relay publishes the event again.
+ */
+describe('payment events the ledger has not acknowledged', () => {
+  let facilitator: RunningFacilitator;
+  let db: PrismaService;
+  let redis: Redis;
+  let queue: Queue<PaymentEventMessage>;
+  let worker: Worker<PaymentEventMessage>;
+  const received: PaymentEventMessage[] = [];
+
+  beforeAll(async () => {
+    facilitator = await startFacilitator({ OUTBOX_POLL_MS: '20', OUTBOX_REPUBLISH_AFTER_MS: '500' });
+    db = facilitator.app.get(PrismaService);
+    redis = new Redis(facilitator.config.redisUrl, { maxRetriesPerRequest: null });
+    queue = new Queue(PAYMENT_EVENTS_QUEUE, { connection: redis, prefix: facilitator.config.queuePrefix });
+    worker = new Worker<PaymentEventMessage>(PAYMENT_EVENTS_QUEUE, async (job) => void received.push(job.data), { connection: redis, prefix: facilitator.config.queuePrefix });
+  });
+  afterAll(async () => {
+    await worker?.close();
+    await queue?.close();
+    redis?.disconnect();
+    await facilitator?.close();
+  });
+
+  it('publishes again an event whose job Redis lost (a new job, same id) and one whose acknowledgement never came, until acknowledged', async () => {
+    const paymentId = await settle(facilitator, db, 3, 9_000n);
+    const deliveries = (eventId: string) => received.filter((m) => m.eventId === eventId).length;
+    const events = await until('the three events consumed', async () => {
+      const rows = await eventRows(db, paymentId);
+      return rows.length === 3 && rows.every((e) => deliveries(e.id) >= 1) ? rows : undefined;
+    });
+    // Redis forgets the submitted event's job; the other two stay completed, never acknowledged
+    // (removing fails while the job is active: the relay may already be re-publishing it)
+    const lost = events[1].id;
+    const deliveredBeforeLoss = await until('the submitted event’s job removed', async () => ((await queue.remove(`event-${lost}`)) === 1 ? deliveries(lost) : undefined));
+
+    await until('every event delivered again', () => (events.every((e) => deliveries(e.id) >= 2) && deliveries(lost) > deliveredBeforeLoss ? true : undefined));
+    expect(new Set(received.filter((m) => m.eventId === lost).map((m) => m.type))).toEqual(new Set(['payment.submitted']));
+    expect((await eventRows(db, paymentId)).every((e) => e.republishCount >= 1 && !e.acknowledged)).toBe(true);
+
+    await acknowledge(redis, facilitator.config.queuePrefix, { eventIds: events.map((e) => e.id) });
+    await until('the events acknowledged', async () => ((await eventRows(db, paymentId)).every((e) => e.acknowledged) ? true : undefined));
+
+    const text = await (await fetch(`${facilitator.url}/metrics`)).text();
+    expect(Number(/^outbox_republished_events_total (\d+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(3);
   });
 });

@@ -2,10 +2,14 @@ import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } f
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { PAYMENT_EVENTS_QUEUE, type PaymentEventMessage } from '@mp/clients';
-import { PrismaService, withTransaction } from '@mp/db';
+import { PrismaService, withTransaction, type Tx } from '@mp/db';
+import { FacilitatorMetrics } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
+import { OutboxMetrics } from './outbox.metrics';
 
 const BATCH = 500;
+/** Most unacknowledged events published again per poll and worker: a ledger away for hours comes back to a trickle, not a flood. */
+export const REPUBLISH_BATCH = 100;
 /** Published jobs stay in Redis this long after they are consumed, so a re-publish of the same event id is a no-op. */
 const KEEP_DONE_SECONDS = 24 * 3600;
 
@@ -13,17 +17,31 @@ interface Row extends Omit<PaymentEventMessage, 'occurredAt'> {
   occurredAt: Date;
 }
 
+/** What a re-publish did with an unacknowledged event's job, by the job's state in Redis. */
+type Republish = 'added' | 'retried' | 'in_flight' | 'failed';
+
+const EVENT_ROWS = `SELECT e.id::text AS "eventId", e.type, e.payment_id::text AS "paymentId", p.merchant_id::text AS "merchantId",
+                e.created_at AS "occurredAt", e.data,
+                json_build_object('id', p.id, 'state', p.state, 'protocol', p.protocol, 'rail', p.rail, 'network', p.network,
+                  'asset', p.asset, 'payer', p.payer, 'payTo', p.pay_to, 'amount', p.amount::text, 'nonce', p.authorization_nonce,
+                  'scheme', p.scheme, 'challengeId', p.challenge_id, 'reference', p.reference, 'txHash', p.tx_hash,
+                  'merchantId', p.merchant_id) AS payment
+           FROM facilitator.payment_events e JOIN facilitator.payments p ON p.id = e.payment_id`;
+
 /**
  * Publishes the transactional outbox (payment_events) to BullMQ for the ledger (worker role). Every
  * OUTBOX_POLL_MS it locks the oldest unpublished events (SKIP LOCKED, so replicas share the work), adds one job per
  * event (job id = event id, so a re-publish after a crash is deduplicated) and marks them published in the same
- * transaction. An event is published at least once; the consumer books it once, by its id.
+ * transaction. An event is done only once the ledger acknowledges it (OutboxAcks): one published but unacknowledged
+ * for OUTBOX_REPUBLISH_AFTER_MS is published again, because Redis may have lost its job (a flush, a failover without
+ * persistence) or the acknowledgement. The consumer books an event once, by its id, however often it arrives.
  */
 @Injectable()
 export class OutboxRelay implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(OutboxRelay.name);
   private connection?: Redis;
   private queue?: Queue<PaymentEventMessage>;
+  private metrics?: OutboxMetrics;
   private timer?: NodeJS.Timeout;
   private tick?: Promise<void>;
   private stopped = false;
@@ -32,6 +50,7 @@ export class OutboxRelay implements OnModuleInit, OnModuleDestroy {
   constructor(
     @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
     private readonly db: PrismaService,
+    private readonly facilitatorMetrics: FacilitatorMetrics,
   ) {}
 
   onModuleInit(): void {
@@ -44,12 +63,14 @@ export class OutboxRelay implements OnModuleInit, OnModuleDestroy {
       defaultJobOptions: { removeOnComplete: { age: KEEP_DONE_SECONDS }, removeOnFail: false, attempts: 20, backoff: { type: 'exponential', delay: 500 } },
     });
     this.queue.on('error', (error: Error) => this.logger.debug(`queue: ${error.message}`));
+    this.metrics = new OutboxMetrics(this.facilitatorMetrics.metrics, this.db);
     this.schedule(0);
   }
 
   async onModuleDestroy(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    this.metrics?.unregister();
     await this.tick?.catch(() => undefined);
     await this.queue?.close().catch(() => undefined);
     this.connection?.disconnect();
@@ -66,6 +87,7 @@ export class OutboxRelay implements OnModuleInit, OnModuleDestroy {
   private async publishAll(): Promise<void> {
     try {
       while (!this.stopped && (await this.publishBatch()) === BATCH);
+      if (!this.stopped && this.config.outbox.republishAfterMs > 0) await this.republishBatch();
     } catch (error) {
       const now = Date.now();
       if (now - this.lastWarning > 60_000) {
@@ -79,25 +101,76 @@ export class OutboxRelay implements OnModuleInit, OnModuleDestroy {
   private publishBatch(): Promise<number> {
     const queue = this.queue!;
     return withTransaction(this.db, async (tx) => {
-      const rows = await tx.$queryRawUnsafe<Row[]>(
-        `SELECT e.id::text AS "eventId", e.type, e.payment_id::text AS "paymentId", p.merchant_id::text AS "merchantId",
-                e.created_at AS "occurredAt", e.data,
-                json_build_object('id', p.id, 'state', p.state, 'protocol', p.protocol, 'rail', p.rail, 'network', p.network,
-                  'asset', p.asset, 'payer', p.payer, 'payTo', p.pay_to, 'amount', p.amount::text, 'nonce', p.authorization_nonce,
-                  'scheme', p.scheme, 'challengeId', p.challenge_id, 'reference', p.reference, 'txHash', p.tx_hash,
-                  'merchantId', p.merchant_id) AS payment
-           FROM facilitator.payment_events e JOIN facilitator.payments p ON p.id = e.payment_id
-          WHERE e.published_at IS NULL
-          ORDER BY e.id
-          LIMIT ${BATCH}
-          FOR UPDATE OF e SKIP LOCKED`,
-      );
+      const rows = await tx.$queryRawUnsafe<Row[]>(`${EVENT_ROWS} WHERE e.published_at IS NULL ORDER BY e.id LIMIT ${BATCH} FOR UPDATE OF e SKIP LOCKED`);
       if (rows.length === 0) return 0;
-      await queue.addBulk(
-        rows.map((row) => ({ name: row.type, data: { ...row, occurredAt: row.occurredAt.toISOString() }, opts: { jobId: `event-${row.eventId}` } })),
-      );
+      await queue.addBulk(rows.map((row) => this.job(row)));
       await tx.$executeRawUnsafe(`UPDATE facilitator.payment_events SET published_at = now() WHERE id = ANY($1::bigint[])`, rows.map((r) => r.eventId));
       return rows.length;
     }, { timeout: 30_000 });
   }
+
+  /**
+   * Publishes again (at most REPUBLISH_BATCH) events published more than OUTBOX_REPUBLISH_AFTER_MS ago and not
+   * acknowledged, each by what became of its job: gone from Redis → added anew under the same job id (BullMQ only
+   * dedups while the job exists); completed (the acknowledgement was lost) → moved back to waiting, so the ledger
+   * acknowledges it again; waiting, active or delayed → left alone, still on its way; failed (the ledger refused it, or
+   * it ran out of attempts) → left for an operator (`npm run ledger:replay`). Each is looked at again only after
+   * another OUTBOX_REPUBLISH_AFTER_MS.
+   */
+  private republishBatch(): Promise<number> {
+    return withTransaction(this.db, async (tx) => {
+      const rows = await tx.$queryRawUnsafe<Row[]>(
+        `${EVENT_ROWS}
+          WHERE e.acknowledged_at IS NULL AND e.published_at IS NOT NULL AND e.published_at < now() - make_interval(secs => $1::double precision / 1000)
+          ORDER BY e.published_at, e.id
+          LIMIT ${REPUBLISH_BATCH}
+          FOR UPDATE OF e SKIP LOCKED`,
+        this.config.outbox.republishAfterMs,
+      );
+      if (rows.length === 0) return 0;
+      const outcomes = await Promise.all(rows.map((row) => this.republish(row)));
+      const republished = rows.filter((_, i) => outcomes[i] === 'added' || outcomes[i] === 'retried').map((r) => r.eventId);
+      await this.markRepublished(tx, rows.map((r) => r.eventId), republished);
+      const failed = rows.filter((_, i) => outcomes[i] === 'failed').map((r) => r.eventId);
+      if (republished.length) this.logger.warn(`payment events ${summary(republished)} not acknowledged by the ledger in ${this.config.outbox.republishAfterMs} ms: published again`);
+      if (failed.length) this.logger.warn(`payment events ${summary(failed)} not acknowledged: their jobs failed in the ledger's queue (npm run ledger:replay)`);
+      this.metrics?.republished.inc(republished.length);
+      return rows.length;
+    }, { timeout: 30_000 });
+  }
+
+  private async republish(row: Row): Promise<Republish> {
+    const queue = this.queue!;
+    const job = this.job(row);
+    const state = await queue.getJobState(job.opts.jobId);
+    if (state === 'unknown') {
+      await queue.add(job.name, job.data, job.opts);
+      return 'added';
+    }
+    if (state === 'completed') {
+      const existing = await queue.getJob(job.opts.jobId);
+      // removed by age between the two reads: add it anew
+      if (!existing) return (await queue.add(job.name, job.data, job.opts), 'added');
+      await existing.retry('completed');
+      return 'retried';
+    }
+    return state === 'failed' ? 'failed' : 'in_flight';
+  }
+
+  private async markRepublished(tx: Tx, looked: string[], republished: string[]): Promise<void> {
+    await tx.$executeRawUnsafe(
+      `UPDATE facilitator.payment_events SET published_at = now(), republish_count = republish_count + CASE WHEN id = ANY($2::bigint[]) THEN 1 ELSE 0 END
+        WHERE id = ANY($1::bigint[])`,
+      looked,
+      republished,
+    );
+  }
+
+  private job(row: Row): { name: string; data: PaymentEventMessage; opts: { jobId: string } } {
+    return { name: row.type, data: { ...row, occurredAt: row.occurredAt.toISOString() }, opts: { jobId: `event-${row.eventId}` } };
+  }
+}
+
+function summary(ids: string[]): string {
+  return ids.length <= 5 ? ids.join(', ') : `${ids.slice(0, 5).join(', ')} and ${ids.length - 5} more`;
 }
