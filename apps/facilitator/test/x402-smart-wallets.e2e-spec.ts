@@ -142,8 +142,6 @@ describe('smart wallets', () => {
       expect(receipt.to?.toLowerCase()).toBe(MULTICALL3_ADDRESS.toLowerCase());
       expect(receipt.logs.some((l) => l.address.toLowerCase() === factory.toLowerCase())).toBe(true); // WalletDeployed
       expect(transfers).toEqual([{ from: wallet.address, to: merchant, value: amount }]);
-      console.info(`[smart wallets] counterfactual deploy + transfer in one transaction: gasUsed ${receipt.gasUsed}`);
-      expect(receipt.gasUsed).toBeLessThan(1_000_000n);
 
       expect(await code(wallet.address)).not.toBe('0x');
       expect(await client.readContract({ address: wallet.address, abi: [{ type: 'function', name: 'owner', stateMutability: 'view', inputs: [], outputs: [{ type: 'address' }] }], functionName: 'owner' })).toBe(wallet.owner.address);
