@@ -78,21 +78,26 @@ describe('MPP method evm (charge) through the facilitator, credentials made by t
     );
     expect(row).toEqual({ state: 'confirmed', protocol: 'mpp', scheme: 'evm', challenge_id: body.receipt.challengeId, x402_version: null });
 
-    // The same credential again: already used, with a fresh challenge, and nothing moves.
+    // The same credential again: the same receipt (header and all), and nothing moves.
     const replay = await postJson(`${facilitator.url}/mpp/settle`, { credential, terms: terms() });
-    expect(replay.status).toBe(402);
-    expect(replay.body).toMatchObject({ type: 'https://paymentauth.org/problems/invalid-challenge', challengeId: body.receipt.challengeId, challenges: [expect.objectContaining({ method: 'evm' })] });
+    expect(replay.status).toBe(200);
+    expect(replay.body).toEqual(body);
     expect(await balanceOf(client, usdc, merchant)).toBe(before + 25_000n);
   });
 
-  it('settles one credential presented 8 times at once exactly once', async () => {
+  it('settles one credential presented 8 times at once exactly once, and answers all 8 with its receipt', async () => {
     const { response } = await challengeResponse(terms('31000'));
     const credential = await payWith(4).createCredential(response);
     const before = await balanceOf(client, usdc, merchant);
     const answers = await Promise.all(Array.from({ length: 8 }, () => postJson(`${facilitator.url}/mpp/settle`, { credential, terms: terms('31000') })));
-    expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
-    expect(answers.filter((a) => a.status === 402).map((a) => a.body.type)).toEqual(Array(7).fill('https://paymentauth.org/problems/invalid-challenge'));
+    expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
+    expect(new Set(answers.map((a) => a.body.paymentReceipt)).size).toBe(1);
     expect(await balanceOf(client, usdc, merchant)).toBe(before + 31_000n);
+    const transactions = await db.$queryRawUnsafe<{ hash: string }[]>(
+      `SELECT t.hash FROM facilitator.payment_transactions t JOIN facilitator.payments p ON p.id = t.payment_id WHERE p.challenge_id = $1`,
+      answers[0]!.body.receipt.challengeId,
+    );
+    expect(transactions.map((t) => t.hash)).toEqual([answers[0]!.body.receipt.reference]);
   });
 
   it('refuses a challenge issued for cheaper terms (cross-route), and settles nothing', async () => {
@@ -158,8 +163,8 @@ describe('MPP method evm (charge) through the facilitator, credentials made by t
       expect(r.status, r.stderr).toBe(0);
       return JSON.parse(r.stdout);
     };
-    const a = cli('create', '--name', 'MPP merchant A');
-    const b = cli('create', '--name', 'MPP merchant B');
+    const a = cli('create', '--name', 'MPP merchant A', '--receiving-address', `${manifest.network}:${merchant}`);
+    const b = cli('create', '--name', 'MPP merchant B', '--receiving-address', `${manifest.network}:${merchant}`);
     const as = (key: string) => (url: string, body: unknown) =>
       fetch(`${facilitator.url}${url}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
     const asA = as(a.apiKey);

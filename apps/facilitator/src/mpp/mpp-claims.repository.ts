@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { PrismaService } from '@mp/db';
+import type { ProblemCode, Receipt } from '@mp/mpp';
 
 /** claimed: settling now; retryable: its outcome was unknown when the attempt ended; settled; failed. */
 export type ClaimState = 'claimed' | 'retryable' | 'settled' | 'failed';
@@ -8,8 +9,18 @@ export interface Claim {
   state: ClaimState;
   credentialHash: string;
   reference: string | null;
+  /** settled: the receipt it was answered with, given again to the same credential */
+  receipt: Receipt | null;
+  payer: string | null;
+  /** failed: the problem it was answered with */
+  problem: ProblemCode | null;
+  detail: string | null;
   updatedAt: Date;
 }
+
+/** The receipt of a claim settled by Stripe's word (webhook or sweep), built in SQL with the members a receipt has. */
+const RECEIPT_FROM_ROW = `json_build_object('status', 'success', 'method', method,
+  'timestamp', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'reference', $3::text, 'challengeId', challenge_id)`;
 
 export interface NewClaim {
   scope: string;
@@ -47,7 +58,7 @@ export class MppClaims {
 
   async find(scope: string, challengeId: string): Promise<Claim | undefined> {
     const rows = await this.db.$queryRawUnsafe<Claim[]>(
-      `SELECT state, credential_hash AS "credentialHash", reference, updated_at AS "updatedAt"
+      `SELECT state, credential_hash AS "credentialHash", reference, receipt, payer, problem, detail, updated_at AS "updatedAt"
          FROM facilitator.mpp_claims WHERE scope = $1 AND challenge_id = $2`,
       scope,
       challengeId,
@@ -83,18 +94,31 @@ export class MppClaims {
     );
   }
 
-  async settled(scope: string, challengeId: string, reference: string): Promise<void> {
-    await this.db.$executeRawUnsafe(
-      `UPDATE facilitator.mpp_claims SET state = 'settled', reference = $3, updated_at = now() WHERE scope = $1 AND challenge_id = $2`,
+  /**
+   * Records the settlement and the receipt answered for it. If the claim was already settled (Stripe's webhook or the
+   * sweep told first), its receipt stands: returns the receipt and payer the claim now holds, which are the answer.
+   */
+  async settled(scope: string, challengeId: string, receipt: Receipt, payer: string | null): Promise<{ receipt: Receipt; payer: string | null }> {
+    const rows = await this.db.$queryRawUnsafe<{ receipt: Receipt; payer: string | null }[]>(
+      `UPDATE facilitator.mpp_claims
+          SET state = 'settled', reference = COALESCE(reference, $3), receipt = COALESCE(receipt, $4::json), payer = COALESCE(payer, $5),
+              problem = NULL, detail = NULL, updated_at = now()
+        WHERE scope = $1 AND challenge_id = $2
+        RETURNING receipt, payer`,
       scope,
       challengeId,
-      reference,
+      receipt.reference,
+      JSON.stringify(receipt),
+      payer,
     );
+    return rows[0] ?? { receipt, payer };
   }
 
-  async failed(scope: string, challengeId: string, problem: string, detail: string): Promise<void> {
+  /** A final failure; never over a settlement recorded meanwhile (a webhook's or the sweep's). */
+  async failed(scope: string, challengeId: string, problem: ProblemCode, detail: string): Promise<void> {
     await this.db.$executeRawUnsafe(
-      `UPDATE facilitator.mpp_claims SET state = 'failed', problem = $3, detail = $4, updated_at = now() WHERE scope = $1 AND challenge_id = $2`,
+      `UPDATE facilitator.mpp_claims SET state = 'failed', problem = $3, detail = $4, updated_at = now()
+        WHERE scope = $1 AND challenge_id = $2 AND state IN ('claimed', 'retryable')`,
       scope,
       challengeId,
       problem,
@@ -102,13 +126,31 @@ export class MppClaims {
     );
   }
 
-  /** Marks the claim of a Stripe payment settled or failed when only Stripe's webhook could tell. */
-  async resolveByReference(challengeId: string, state: 'settled' | 'failed', reference: string): Promise<void> {
+  /**
+   * The claim of a Stripe payment, settled or failed by Stripe's own word (its webhook, or the PaymentIntent the sweep
+   * found). A settlement also corrects a claim answered as failed: the same credential sent again then gets a receipt.
+   * A failure never overrides a settlement.
+   */
+  async resolveByReference(challengeId: string, outcome: { state: 'settled'; reference: string; payer?: string } | { state: 'failed'; reference?: string; problem: ProblemCode; detail: string }): Promise<void> {
+    if (outcome.state === 'settled') {
+      await this.db.$executeRawUnsafe(
+        `UPDATE facilitator.mpp_claims
+            SET state = 'settled', reference = $3, receipt = COALESCE(receipt, ${RECEIPT_FROM_ROW}), payer = COALESCE(payer, $2),
+                problem = NULL, detail = NULL, updated_at = now()
+          WHERE challenge_id = $1 AND state IN ('claimed', 'retryable', 'failed')`,
+        challengeId,
+        outcome.payer ?? null,
+        outcome.reference,
+      );
+      return;
+    }
     await this.db.$executeRawUnsafe(
-      `UPDATE facilitator.mpp_claims SET state = $2, reference = $3, updated_at = now() WHERE challenge_id = $1 AND state IN ('claimed', 'retryable')`,
+      `UPDATE facilitator.mpp_claims SET state = 'failed', reference = COALESCE($2, reference), problem = $3, detail = $4, updated_at = now()
+        WHERE challenge_id = $1 AND state IN ('claimed', 'retryable')`,
       challengeId,
-      state,
-      reference,
+      outcome.reference ?? null,
+      outcome.problem,
+      outcome.detail,
     );
   }
 }

@@ -4,6 +4,9 @@ import { SettlementModule } from '../settlement/settlement.module';
 import { StripeEvents } from '../stripe/stripe-events.repository';
 import { StripeModule } from '../stripe/stripe.module';
 import { StripeWebhooksController } from '../stripe/stripe-webhooks.controller';
+import { StripeOutcomes } from '../stripe/stripe-outcomes';
+import { StripePayments } from '../stripe/stripe-payments.repository';
+import { StripeSweep } from '../stripe/stripe-sweep';
 import { CHARGE_RAILS } from './charges/charge-rail';
 import { EvmChargeRail } from './charges/evm-charge.rail';
 import { StripeChargeRail } from './charges/stripe-charge.rail';
@@ -14,7 +17,7 @@ import { MppService } from './mpp.service';
 
 /**
  * MPP (the Payment HTTP authentication scheme): challenges, credentials, single-use claims, one rail per method,
- * and Stripe's webhooks, which settle what a PaymentIntent call could not tell.
+ * and Stripe's webhooks and sweep, which settle what a PaymentIntent call could not tell.
  */
 @Module({
   imports: [NetworksModule, SettlementModule, StripeModule],
@@ -24,6 +27,9 @@ import { MppService } from './mpp.service';
     MppSecrets,
     MppClaims,
     StripeEvents,
+    StripePayments,
+    StripeOutcomes,
+    StripeSweep,
     EvmChargeRail,
     StripeChargeRail,
     { provide: CHARGE_RAILS, inject: [EvmChargeRail, StripeChargeRail], useFactory: (evm: EvmChargeRail, stripe: StripeChargeRail) => [evm, stripe] },

@@ -21,7 +21,7 @@ import { ProblemError } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { Clock } from '../x402/clock';
 import { CHARGE_RAILS, type ChargeAttempt, type ChargeRail } from './charges/charge-rail';
-import { MppClaims } from './mpp-claims.repository';
+import { MppClaims, type Claim } from './mpp-claims.repository';
 import { MppSecrets } from './mpp-secrets';
 import type { CredentialBody, TermsInput } from './mpp.api';
 
@@ -103,19 +103,15 @@ export class MppService {
   }
 
   async settle(body: CredentialBody, merchantId: string | null): Promise<MppAnswer> {
-    const accepted = await this.accept(body, merchantId);
+    const accepted = await this.accept(body, merchantId, { replayAfterExpiry: true });
     if (!accepted.ok) return accepted.answer;
-    const { attempt, rail } = accepted;
+    const { attempt, rail, expired } = accepted;
     const { challenge } = attempt;
     const scope = scopeOf(merchantId);
 
-    const existing = await this.claims.find(scope, challenge.id);
-    if (existing) {
-      // Only the same credential, left unfinished (a crash, or an outcome that was unknown), may be driven again:
-      // its rail is idempotent (the same authorization, the same PaymentIntent idempotency key).
-      const retry = existing.credentialHash === attempt.credentialHash && (await this.claims.takeOver(scope, challenge.id, attempt.credentialHash, this.config.settleBudgetMs));
-      if (!retry) return this.problem(body, merchantId, { code: 'invalid-challenge', detail: 'this challenge has already been used' }, challenge.id);
-    } else {
+    let existing = await this.claims.find(scope, challenge.id);
+    if (!existing) {
+      if (expired) return this.problem(body, merchantId, expired, challenge.id);
       // Every check first, so a forged credential cannot use up somebody else's challenge.
       const verdict = await rail.verify(attempt, { beforeSettle: true });
       if (!verdict.ok) return this.problem(body, merchantId, verdict.error, challenge.id);
@@ -127,7 +123,19 @@ export class MppService {
         credentialHash: attempt.credentialHash,
         expiresAt: challenge.expires ? new Date(challenge.expires) : null,
       });
-      if (!claimed) return this.problem(body, merchantId, { code: 'invalid-challenge', detail: 'this challenge has already been used' }, challenge.id);
+      // A concurrent request claimed it first: answered like any later one.
+      if (!claimed) {
+        existing = await this.claims.find(scope, challenge.id);
+        if (!existing) return this.problem(body, merchantId, { code: 'invalid-challenge', detail: 'this challenge has already been used' }, challenge.id);
+      }
+    }
+    if (existing) {
+      // Only the same credential gets anything but "used": the answer it was given, or (left unfinished by a crash
+      // or an unknown outcome) a new attempt; its rail is idempotent (the same authorization, the same PaymentIntent
+      // idempotency key). Another credential for this challenge is refused, whatever it carries.
+      if (existing.credentialHash !== attempt.credentialHash) return this.problem(body, merchantId, { code: 'invalid-challenge', detail: 'this challenge has already been used' }, challenge.id);
+      const earlier = await this.earlierOutcome(body, merchantId, attempt, existing, expired);
+      if (earlier) return earlier;
     }
 
     const settled = await rail.settle(attempt);
@@ -136,7 +144,6 @@ export class MppService {
       else await this.claims.retryable(scope, challenge.id, settled.error.detail);
       return this.problem(body, merchantId, settled.error, challenge.id);
     }
-    await this.claims.settled(scope, challenge.id, settled.reference);
     const receipt: Receipt = {
       status: 'success',
       method: challenge.method,
@@ -144,22 +151,61 @@ export class MppService {
       reference: settled.reference,
       challengeId: challenge.id,
     };
-    const header = encodeReceipt(receipt);
-    return {
-      status: 200,
-      headers: { [PAYMENT_RECEIPT_HEADER]: header, 'Cache-Control': 'private' },
-      body: { success: true, receipt, paymentReceipt: header, ...(settled.payer && { payer: settled.payer }) },
-    };
+    // If Stripe's webhook or the sweep recorded the settlement first, its receipt is the one every answer carries.
+    const stored = await this.claims.settled(scope, challenge.id, receipt, settled.payer ?? null);
+    return receiptAnswer(stored.receipt, stored.payer);
   }
 
-  /** Parse, binding, expiry and route terms: everything that needs neither a rail nor the database's claims. */
-  private async accept(body: CredentialBody, merchantId: string | null): Promise<{ ok: true; attempt: ChargeAttempt; rail: ChargeRail } | { ok: false; answer: MppAnswer }> {
+  /**
+   * What the same credential sent again gets: the receipt of its settlement, the problem of its failure, or, while
+   * another request is settling it, that request's outcome once known (waiting up to SETTLE_BUDGET_MS). Undefined:
+   * this request took the claim over (its last attempt's outcome was unknown, or its holder went silent) and drives it.
+   */
+  private async earlierOutcome(body: CredentialBody, merchantId: string | null, attempt: ChargeAttempt, first: Claim, expired: MppError | undefined): Promise<MppAnswer | undefined> {
+    const scope = scopeOf(merchantId);
+    const { challenge } = attempt;
+    const deadline = Date.now() + this.config.settleBudgetMs;
+    for (let claim: Claim | undefined = first; claim; claim = await this.claims.find(scope, challenge.id)) {
+      if (claim.state === 'settled' && claim.reference) {
+        const receipt = claim.receipt ?? { status: 'success', method: challenge.method, timestamp: claim.updatedAt.toISOString(), reference: claim.reference, challengeId: challenge.id };
+        return receiptAnswer(receipt, claim.payer);
+      }
+      if (claim.state === 'failed') {
+        return this.problem(body, merchantId, { code: claim.problem ?? 'verification-failed', detail: claim.detail ?? 'the payment failed' }, challenge.id);
+      }
+      if (expired) {
+        // Not driven again after expiry: the sweep (Stripe) or the settlement worker (evm) finishes it.
+        return this.problem(body, merchantId, { code: 'internal-payment-error', detail: `the outcome of this credential's payment is not known yet (${expired.detail}); send it again later for its receipt` }, challenge.id);
+      }
+      if (await this.claims.takeOver(scope, challenge.id, attempt.credentialHash, this.config.settleBudgetMs)) return undefined;
+      if (Date.now() >= deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, CLAIM_POLL_MS));
+    }
+    return this.problem(body, merchantId, { code: 'internal-payment-error', detail: 'this credential is being settled by another request; send it again for its outcome' }, challenge.id);
+  }
+
+  /**
+   * Parse, binding, expiry and route terms: everything that needs neither a rail nor the database's claims.
+   * `replayAfterExpiry`: an expired challenge whose binding holds is accepted with `expired` set, so the same
+   * credential can still be given the outcome it had; nothing new is settled for it.
+   */
+  private async accept(
+    body: CredentialBody,
+    merchantId: string | null,
+    { replayAfterExpiry = false } = {},
+  ): Promise<{ ok: true; attempt: ChargeAttempt; rail: ChargeRail; expired?: MppError } | { ok: false; answer: MppAnswer }> {
     const terms = this.normalizeTerms(body.terms);
     const parsed = parseCredential(body.credential);
     if (!parsed.ok) return { ok: false, answer: await this.problem(body, merchantId, parsed.error) };
     const credential: Credential = parsed.value;
     const { secret, previous } = await this.secrets.forScope(scopeOf(merchantId));
-    const bound = verifyBinding(secret, credential, { now: new Date(this.clock.nowMs()), previousSecrets: previous, via: body.credentialHeader });
+    let expired: MppError | undefined;
+    let bound = verifyBinding(secret, credential, { now: new Date(this.clock.nowMs()), previousSecrets: previous, via: body.credentialHeader });
+    if (!bound.ok && bound.error.code === 'payment-expired' && replayAfterExpiry && credential.challenge.expires !== undefined) {
+      // Everything but the expiry, checked as of the last moment the challenge was valid.
+      expired = bound.error;
+      bound = verifyBinding(secret, credential, { now: new Date(Date.parse(credential.challenge.expires) - 1), previousSecrets: previous, via: body.credentialHeader });
+    }
     if (!bound.ok) return { ok: false, answer: await this.problem(body, merchantId, bound.error, credential.challenge.id) };
     const matched = matchOffer(credential.challenge, terms);
     if (!matched.ok) return { ok: false, answer: await this.problem(body, merchantId, matched.error, credential.challenge.id) };
@@ -168,7 +214,7 @@ export class MppService {
       return { ok: false, answer: await this.problem(body, merchantId, { code: 'method-unsupported', detail: `${credential.challenge.method}/${credential.challenge.intent} is not supported` }) };
     }
     const credentialHash = createHash('sha256').update(body.credential.trim()).digest('hex');
-    return { ok: true, attempt: { challenge: credential.challenge, credential, credentialHash, merchantId }, rail };
+    return { ok: true, attempt: { challenge: credential.challenge, credential, credentialHash, merchantId }, rail, ...(expired && { expired }) };
   }
 
   /** Offers validated by their rails and made canonical, so issuing and matching see the same requests. */
@@ -207,6 +253,18 @@ export class MppService {
       body: { ...problem, challenges: fresh.challenges },
     };
   }
+}
+
+/** How often a request waiting for another request's settlement of the same credential looks at the claim again. */
+const CLAIM_POLL_MS = 100;
+
+function receiptAnswer(receipt: Receipt, payer: string | null): MppAnswer {
+  const header = encodeReceipt(receipt);
+  return {
+    status: 200,
+    headers: { [PAYMENT_RECEIPT_HEADER]: header, 'Cache-Control': 'private' },
+    body: { success: true, receipt, paymentReceipt: header, ...(payer && { payer }) },
+  };
 }
 
 export function scopeOf(merchantId: string | null): string {

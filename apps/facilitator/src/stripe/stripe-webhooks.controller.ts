@@ -4,9 +4,9 @@ import type Stripe from 'stripe';
 import { ProblemError } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { PaymentRepository } from '../settlement/payment.repository';
-import { MppClaims } from '../mpp/mpp-claims.repository';
 import { STRIPE_CLIENT } from './stripe.client';
 import { StripeEvents } from './stripe-events.repository';
+import { StripeOutcomes } from './stripe-outcomes';
 
 /**
  * Stripe's webhooks: verified on the raw body (Stripe-Signature, STRIPE_WEBHOOK_SECRET), handled once per event id.
@@ -21,7 +21,7 @@ export class StripeWebhooksController {
     @Optional() @Inject(STRIPE_CLIENT) private readonly stripe: Stripe | undefined,
     private readonly events: StripeEvents,
     private readonly payments: PaymentRepository,
-    private readonly claims: MppClaims,
+    private readonly outcomes: StripeOutcomes,
   ) {}
 
   @Post('webhooks')
@@ -55,15 +55,10 @@ export class StripeWebhooksController {
       this.logger.warn(`Stripe event ${event.id}: PaymentIntent ${intent.id} names challenge ${challengeId}, which has no payment here`);
       return;
     }
-    if (event.type === 'payment_intent.succeeded') {
-      if (await this.payments.markSettledExternally(payment.id, intent.id, { amountReceived: String(intent.amount_received), currency: intent.currency, via: 'webhook' }, ['verified', 'failed'])) {
-        this.logger.log(`Stripe event ${event.id}: payment ${payment.id} settled by ${intent.id}`);
-      }
-      await this.claims.resolveByReference(challengeId, 'settled', intent.id);
-    } else {
-      const message = intent.last_payment_error?.message ?? 'the PaymentIntent failed';
-      await this.payments.markFailedExternally(payment.id, intent.last_payment_error?.decline_code ?? intent.last_payment_error?.code ?? 'payment_failed', message, intent.id);
-      await this.claims.resolveByReference(challengeId, 'failed', intent.id);
-    }
+    // The event's snapshot of the PaymentIntent decides, as the sweep's lookup would: a success confirms the payment
+    // (correcting a failure answered earlier), a failure fails only a payment still unresolved. The challenge's
+    // expiry does not matter here: Stripe's word on money already moved is recorded whenever it comes.
+    const verdict = await this.outcomes.apply({ id: payment.id, challengeId }, intent, 'webhook');
+    this.logger.log(`Stripe event ${event.id}: payment ${payment.id}, PaymentIntent ${intent.id}: ${verdict.kind}`);
   }
 }

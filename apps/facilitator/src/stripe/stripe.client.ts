@@ -48,3 +48,21 @@ export function stripeFailure(error: unknown): StripeFailure | undefined {
 export function isStripeUnavailable(failure: StripeFailure): boolean {
   return failure.type === 'StripeConnectionError' || failure.type === 'StripeAPIError' || failure.type === 'StripeRateLimitError' || (failure.statusCode ?? 0) >= 500;
 }
+
+/**
+ * What a failed call that would charge tells about the charge, by Stripe's status code and error type (never by its
+ * message):
+ * - `declined`: a card error (402); the PaymentIntent exists and is not paid;
+ * - `refused`: Stripe refused the request itself (400/404), so this call charged nothing; an earlier call may have;
+ * - `unknown`: anything else: no answer or a timeout, a 5xx, `409 idempotency_key_in_use` (the same call is still
+ *   running at Stripe), an `idempotency_error` (the key was first used with other parameters: that first call may
+ *   have charged), rate limits and key problems. Only the PaymentIntent can tell.
+ */
+export type StripeCallOutcome = 'declined' | 'refused' | 'unknown';
+
+export function stripeCallOutcome(failure: StripeFailure): StripeCallOutcome {
+  if (failure.type === 'StripeCardError' || failure.statusCode === 402) return 'declined';
+  if (failure.type === 'StripeIdempotencyError' || failure.type === 'StripeRateLimitError') return 'unknown';
+  if (failure.statusCode === 400 || failure.statusCode === 404) return 'refused';
+  return 'unknown';
+}

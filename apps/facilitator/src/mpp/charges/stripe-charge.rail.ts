@@ -4,7 +4,9 @@ import { checkStripeCharge, STRIPE_METHOD, stripeChargeRequestSchema, stripeIdem
 import { canonicalJson, sha256Hex } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig, type StripeConfig } from '../../config/facilitator.config';
 import { PaymentRepository } from '../../settlement/payment.repository';
-import { isStripeUnavailable, STRIPE_CLIENT, stripeFailure } from '../../stripe/stripe.client';
+import { isStripeUnavailable, STRIPE_CLIENT, stripeCallOutcome, stripeFailure } from '../../stripe/stripe.client';
+import { intentThatCounts, StripeOutcomes } from '../../stripe/stripe-outcomes';
+import { StripePayments } from '../../stripe/stripe-payments.repository';
 import { Clock } from '../../x402/clock';
 import type { ChargeAttempt, ChargeRail, RailSettlement, RailVerdict, RequestCheck } from './charge-rail';
 
@@ -31,6 +33,8 @@ export class StripeChargeRail implements ChargeRail {
     @Inject(FACILITATOR_CONFIG) facilitatorConfig: FacilitatorConfig,
     @Optional() @Inject(STRIPE_CLIENT) private readonly stripe: Stripe | undefined,
     private readonly payments: PaymentRepository,
+    private readonly stripePayments: StripePayments,
+    private readonly outcomes: StripeOutcomes,
     private readonly clock: Clock,
   ) {
     this.config = facilitatorConfig.stripe;
@@ -102,18 +106,29 @@ export class StripeChargeRail implements ChargeRail {
     } catch (error) {
       const failure = stripeFailure(error);
       if (!failure) throw error;
-      if (isStripeUnavailable(failure)) {
-        // The charge may or may not exist: the payment stays verified until a retry or Stripe's webhook tells.
-        this.logger.warn(`PaymentIntent for challenge ${challenge.id}: Stripe unavailable: ${failure.message}`);
-        return { ok: false, error: { code: 'internal-payment-error', detail: `Stripe is unavailable (${failure.message}); retry with the same credential` }, final: false };
-      }
+      const outcome = stripeCallOutcome(failure);
       const reason = failure.declineCode ?? failure.code ?? failure.type;
-      await this.payments.markFailedExternally(paymentId, reason, failure.message, failure.paymentIntentId);
-      return { ok: false, error: { code: 'verification-failed', detail: `Stripe declined the payment: ${failure.message} (${reason})` }, final: true };
+      if (outcome === 'declined') {
+        await this.payments.markFailedExternally(paymentId, reason, failure.message, failure.paymentIntentId);
+        return { ok: false, error: { code: 'verification-failed', detail: `Stripe declined the payment: ${failure.message} (${reason})` }, final: true };
+      }
+      // This call's answer is lost, or says nothing of an earlier call's charge: the PaymentIntent, if any, decides.
+      const found = await this.findIntent(challenge.id);
+      if (found) {
+        const verdict = await this.outcomes.apply({ id: paymentId, challengeId: challenge.id }, found, 'settle', payload.spt);
+        if (verdict.kind === 'succeeded') return { ok: true, reference: found.id, payer: payload.spt };
+        if (verdict.kind === 'failed') return { ok: false, error: { code: verdict.problem, detail: verdict.message }, final: true };
+      } else if (outcome === 'refused') {
+        await this.payments.markFailedExternally(paymentId, reason, failure.message, failure.paymentIntentId);
+        return { ok: false, error: { code: 'verification-failed', detail: `Stripe refused the payment: ${failure.message} (${reason})` }, final: true };
+      }
+      // The charge may or may not exist: the payment stays verified until a retry, Stripe's webhook or the sweep tells.
+      this.logger.warn(`PaymentIntent for challenge ${challenge.id}: outcome unknown (${failure.type}${failure.statusCode ? ` ${failure.statusCode}` : ''} ${reason})`);
+      return { ok: false, error: { code: 'internal-payment-error', detail: `Stripe's answer did not tell whether the payment was made (${reason}); send the same credential again` }, final: false };
     }
 
     if (intent.status === 'succeeded') {
-      await this.payments.markSettledExternally(paymentId, intent.id, { amountReceived: String(intent.amount_received), currency: intent.currency });
+      await this.stripePayments.confirm(paymentId, intent.id, { amountReceived: String(intent.amount_received), currency: intent.currency });
       return { ok: true, reference: intent.id, payer: payload.spt };
     }
     const action = intent.status === 'requires_action';
@@ -123,6 +138,16 @@ export class StripeChargeRail implements ChargeRail {
     await this.payments.markFailedExternally(paymentId, intent.status, detail, intent.id);
     const error: MppError = { code: action ? 'payment-action-required' : 'verification-failed', detail };
     return { ok: false, error, final: true };
+  }
+
+  /** The PaymentIntent made for this challenge, if Stripe's search shows one now; a failed lookup is no answer. */
+  private async findIntent(challengeId: string): Promise<Stripe.PaymentIntent | undefined> {
+    try {
+      return intentThatCounts(await this.outcomes.searchFor(challengeId, { retry: false }));
+    } catch (error) {
+      this.logger.debug(`PaymentIntent lookup for challenge ${challengeId}: ${(error as Error).message}`);
+      return undefined;
+    }
   }
 
   private intentParams({ request, payload }: StripeChargeCredential, challengeId: string, merchantId: string | null): Stripe.PaymentIntentCreateParams {
