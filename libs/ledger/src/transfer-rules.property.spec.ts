@@ -76,8 +76,11 @@ function checkInvariants(store: MemoryStore): void {
 
 describe('create_transfers over random workloads (in memory)', () => {
   it('keeps debits equal to credits per asset, limits respected, balances equal to the log, and replays inert', () => {
+    const clockSteps = fc.array(fc.integer({ min: 0, max: 1500 }), { minLength: 64, maxLength: 64 });
+    // how many requests share each batch, as the writer merges concurrent requests into one transaction
+    const batchSizes = fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 16, maxLength: 16 });
     fc.assert(
-      fc.property(scenario(1), fc.array(fc.integer({ min: 0, max: 1500 }), { minLength: 64, maxLength: 64 }), ({ accounts, requests }, steps) => {
+      fc.property(scenario(1), clockSteps, batchSizes, ({ accounts, requests }, steps, merges) => {
         const store = new MemoryStore();
         const setup = new AccountBatch([]);
         expect(setup.create(accounts).every((r) => r.result === 'created')).toBe(true);
@@ -85,14 +88,15 @@ describe('create_transfers over random workloads (in memory)', () => {
 
         let clock = Date.parse('2026-12-01T00:00:00Z');
         const firstResults: TransferResultCode[][] = [];
-        requests.forEach((request, i) => {
-          clock += steps[i % steps.length];
+        for (let i = 0, b = 0; i < requests.length; i += merges[b++ % merges.length]) {
+          clock += steps[b % steps.length];
           store.expire(new Date(clock));
           const batch = store.batch(new Date(clock));
-          firstResults.push(batch.create(request).map((r) => r.result));
+          for (const request of requests.slice(i, i + merges[b % merges.length])) firstResults.push(batch.create(request).map((r) => r.result));
+          expect(batch.problems).toEqual([]);
           store.write(batch);
           checkInvariants(store);
-        });
+        }
 
         const replay = store.batch(new Date(clock + 1));
         requests.forEach((request, i) => {

@@ -195,6 +195,15 @@ describe('create_transfers: two-phase', () => {
     expect([dr.debitsPending, dr.debitsPosted, cr.creditsPending, cr.creditsPosted]).toEqual([6n, 0n, 6n, 0n]);
   });
 
+  it('posts and voids a pending transfer created by an earlier request of the same batch', () => {
+    const b = batch([account(1), account(2)]);
+    expect(b.create([pending(10, 30n), pending(12, 5n)]).map((r) => r.result)).toEqual(['created', 'created']);
+    expect(b.create([post(11, 10, { amount: 20n })]).map((r) => r.result)).toEqual(['created']);
+    expect(b.create([voidIt(13, 12), voidIt(14, 10)]).map((r) => r.result)).toEqual(['created', 'pending_transfer_already_posted']);
+    expect(balances(b, 1)).toEqual([0n, 20n, 0n, 0n]);
+    expect(balances(b, 2)).toEqual([0n, 0n, 0n, 20n]);
+  });
+
   it('tracks which reservations await expiry', () => {
     const stored = { ...pending(10, 5n, 30), debitAccountId: id(1), creditAccountId: id(2), amount: 5n, asset: USD, code: 1, pendingId: null, reference: null, timeout: 30, timestamp: NOW, expiresAt: new Date(NOW.getTime() + 30_000) };
     const b = batch([account(1, { debitsPending: 5n }), account(2, { creditsPending: 5n })], { transfers: [stored] });
@@ -218,5 +227,26 @@ describe('create_transfers: linked chains', () => {
     expect(balances(b, 1)).toEqual([0n, 4n, 0n, 10n]);
     expect(b.changes.transfers.map((t) => t.id)).toEqual([id(13)]);
     expect(b.changes.failures).toEqual([[id(11), 'exceeds_credits']]);
+  });
+});
+
+describe('create_transfers: the last-resort guard', () => {
+  // A state the store must never hand over (the old bug): a stored pending transfer whose accounts were not loaded.
+  const stored = { id: id(10), debitAccountId: id(1), creditAccountId: id(2), amount: 9n, pendingId: null, asset: USD, code: 1, flags: TransferFlag.pending, timeout: 0, reference: null, timestamp: new Date(0), expiresAt: null };
+  const post = (n: number) => ({ id: id(n), pendingId: id(10), flags: TransferFlag.post_pending_transfer });
+
+  it('answers internal_error for a transfer whose evaluation throws, fails its chain, keeps the rest and reports it', () => {
+    const b = batch([account(3), account(4)], { transfers: [stored] });
+    const results = b.create([transfer(20, 3, 4, 2n, { flags: TransferFlag.linked }), post(21), transfer(22, 3, 4, 1n)]);
+    expect(results.map((r) => r.result)).toEqual(['linked_event_failed', 'internal_error', 'created']);
+    expect(balances(b, 3)).toEqual([0n, 1n, 0n, 0n]);
+    expect(b.changes.transfers.map((t) => t.id)).toEqual([id(22)]);
+    // not remembered as failed: once the cause is fixed, the same id goes through
+    expect(b.changes.failures).toEqual([]);
+    expect(b.problems.map((p) => [p.id, (p.error as Error).message])).toEqual([[id(21), `account ${id(1)} of a pending transfer was not loaded`]]);
+
+    const fixed = batch([account(1, { debitsPending: 9n }), account(2, { creditsPending: 9n })], { transfers: [stored] });
+    expect(fixed.create([post(21)]).map((r) => r.result)).toEqual(['created']);
+    expect(fixed.problems).toEqual([]);
   });
 });

@@ -14,6 +14,12 @@ export interface TransferResult {
   firstResult?: TransferResultCode;
 }
 
+/** A transfer whose evaluation threw: a bug, answered `internal_error` and reported for the operator to see. */
+export interface TransferProblem {
+  id: string;
+  error: unknown;
+}
+
 /** What a batch reads: the state of everything its transfers touch, locked for the batch's transaction. */
 export interface TransferBatchState {
   /** the batch's clock (the database's, read after the accounts were locked) */
@@ -61,6 +67,7 @@ export class TransferBatch {
   private readonly opened = new Map<string, Transfer>();
   private readonly closed = new Map<string, true>();
   private readonly newFailures = new Map<string, TransferResultCode>();
+  private readonly reported: TransferProblem[] = [];
 
   constructor(state: TransferBatchState) {
     this.now = state.now;
@@ -75,7 +82,7 @@ export class TransferBatch {
     const codes = runChains<TransferInput, TransferResultCode>({
       events: inputs,
       linked: (t) => has(t.flags, TransferFlag.linked),
-      apply: (t) => this.createOne(t),
+      apply: (t) => this.guarded(t),
       mark: () => this.journal.mark(),
       rollback: (mark) => this.journal.rollback(mark),
       commit: () => this.journal.forget(),
@@ -104,6 +111,27 @@ export class TransferBatch {
       timeoutsClosed: [...this.closed.keys()],
       failures: [...this.newFailures],
     };
+  }
+
+  /** Transfers whose evaluation threw (each answered `internal_error`); empty unless the rules have a bug. */
+  get problems(): readonly TransferProblem[] {
+    return this.reported;
+  }
+
+  /**
+   * The last resort: an exception while judging one transfer is that transfer's `internal_error` (its chain fails
+   * with it, the rest of the batch goes on) and a reported problem, never a failed request. Whatever it changed
+   * before throwing is undone.
+   */
+  private guarded(t: TransferInput): TransferResultCode {
+    const mark = this.journal.mark();
+    try {
+      return this.createOne(t);
+    } catch (error) {
+      this.journal.rollback(mark);
+      this.reported.push({ id: t.id, error });
+      return 'internal_error';
+    }
   }
 
   private createOne(t: TransferInput): TransferResultCode {
@@ -269,7 +297,8 @@ export class TransferBatch {
 
   private lockedAccount(id: string): Account {
     const account = this.accounts.get(id);
-    // The store locks the accounts of every pending transfer a batch names; missing one is a bug, not an input.
+    // The store locks the accounts of every pending transfer a batch reads; missing one is a bug, not an input
+    // (answered internal_error by the guard above).
     if (!account) throw new Error(`account ${id} of a pending transfer was not loaded`);
     return account;
   }

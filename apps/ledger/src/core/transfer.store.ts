@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { TransferBatch, TransferFlag, has, type CreatedTransfer, type TransferInput, type TransferResult, type TransferResultCode } from '@mp/ledger';
 import { KeySet, scoped } from './key-set';
 import { ACCOUNT_JSON, byMerchant, toAccount, toTransfer, TRANSFER_ACCOUNTS_JOIN, TRANSFER_JSON, type AccountRow, type TransferRow } from './rows';
@@ -15,19 +15,17 @@ export class StaleReadError extends Error {}
 
 const POST_OR_VOID = TransferFlag.post_pending_transfer | TransferFlag.void_pending_transfer;
 
-/** The accounts of the pending transfers a batch posts or voids: they are locked with the others. */
-const PENDING_ACCOUNTS_SQL = `
-  SELECT t.merchant_id::text AS "merchantId", da.id::text AS "debitAccountId", ca.id::text AS "creditAccountId"
-    FROM unnest($1::uuid[], $2::uuid[]) AS k(merchant_id, id)
-    JOIN ledger.transfers t ON t.merchant_id = k.merchant_id AND t.id = k.id
-    ${TRANSFER_ACCOUNTS_JOIN}`;
-
 /**
- * Locks the batch's accounts in key order (one global order, so concurrent batches cannot deadlock) and reads, in
- * the same statement, the clock (an aggregate's output is computed after every input row, so after every lock), the
- * stored transfers with the batch's ids and the pending transfers it names, their resolutions and the failed ids.
- * Those reads see the statement's snapshot; a row committed meanwhile makes the write fail on a unique index, and
- * the batch is retried.
+ * Locks the batch's accounts in key order (one global order, so concurrent batches cannot deadlock): the accounts
+ * its transfers name and the accounts of the stored pending transfers it posts or voids. In the same statement it
+ * reads the clock (an aggregate's output is computed after every input row, so after every lock), the stored
+ * transfers with the batch's ids and the pending transfers it names, their resolutions and the failed ids. One
+ * statement, so one snapshot: a pending transfer read here always has its accounts locked here, even when it was
+ * committed by a concurrent transaction a moment before (two statements once saw it in the second and not in the
+ * first, and the post crashed). The keys to lock are one array, computed once: as `IN (subquery … UNION ALL …)`
+ * under a generic plan, PostgreSQL's recheck of a row updated by a concurrent transaction dropped that row from
+ * the result, unlocked. Rows committed after the snapshot make the write fail on a unique index, and the batch is
+ * retried.
  */
 const LOCK_AND_READ_SQL = `
   SELECT clock_timestamp() AS now,
@@ -43,7 +41,12 @@ const LOCK_AND_READ_SQL = `
             FROM unnest($3::uuid[], $4::uuid[]) AS k(merchant_id, id)
             JOIN ledger.failed_transfers f ON f.merchant_id = k.merchant_id AND f.id = k.id) AS failures
     FROM (SELECT a.* FROM ledger.accounts a
-            JOIN unnest($1::uuid[], $2::uuid[]) AS k(merchant_id, id) ON a.merchant_id = k.merchant_id AND a.id = k.id
+           WHERE a.key = ANY (ARRAY(SELECT n.key FROM ledger.accounts n
+                                      JOIN unnest($1::uuid[], $2::uuid[]) AS k(merchant_id, id) ON n.merchant_id = k.merchant_id AND n.id = k.id
+                                    UNION ALL
+                                    SELECT keys.k FROM unnest($5::uuid[], $6::uuid[]) AS k(merchant_id, id)
+                                      JOIN ledger.transfers p ON p.merchant_id = k.merchant_id AND p.id = k.id,
+                                           LATERAL (VALUES (p.debit_account_key), (p.credit_account_key)) AS keys(k)))
            ORDER BY a.key FOR UPDATE OF a) AS a`;
 
 /**
@@ -97,6 +100,8 @@ interface LockedState {
  */
 @Injectable()
 export class TransferStore {
+  private readonly logger = new Logger(TransferStore.name);
+
   constructor(private readonly pool: WritePool) {}
 
   write(submissions: readonly Submission[]): Promise<TransferResult[][]> {
@@ -117,13 +122,6 @@ export class TransferStore {
           accountKeys.add(merchantId, t.debitAccountId);
           accountKeys.add(merchantId, t.creditAccountId);
         }
-      }
-    }
-    if (pendingKeys.size) {
-      const rows = await run<{ merchantId: string; debitAccountId: string; creditAccountId: string }>('ledger_pending_accounts', PENDING_ACCOUNTS_SQL, pendingKeys.columns());
-      for (const r of rows) {
-        accountKeys.add(r.merchantId, r.debitAccountId);
-        accountKeys.add(r.merchantId, r.creditAccountId);
       }
     }
     const [state] = await run<LockedState>('ledger_lock_and_read', LOCK_AND_READ_SQL, [...accountKeys.columns(), ...transferKeys.columns(), ...pendingKeys.columns()]);
@@ -150,6 +148,11 @@ export class TransferStore {
       return batch;
     };
     const results = submissions.map((s) => batchFor(s.merchantId).create(s.transfers));
+    for (const [merchantId, batch] of batches) {
+      for (const { id, error } of batch.problems) {
+        this.logger.error(`transfer ${id} of merchant ${merchantId} answered internal_error: judging it threw`, error instanceof Error ? error.stack : String(error));
+      }
+    }
 
     const changes = [...batches].map(([merchantId, batch]) => ({ merchantId, ...batch.changes }));
     if (changes.every((c) => !c.transfers.length && !c.failures.length)) return results;

@@ -1,5 +1,6 @@
-import { Body, Controller, Get, Header, HttpCode, Inject, Param, Post, Query, UseGuards } from '@nestjs/common';
-import { ProblemError } from '@mp/platform';
+import { Body, Controller, Get, Header, HttpCode, Inject, Logger, Param, Post, Query, UseGuards } from '@nestjs/common';
+import type { TransferInput, TransferResult } from '@mp/ledger';
+import { isUnavailableError, ProblemError } from '@mp/platform';
 import { CurrentMerchant } from '../auth/current-merchant';
 import { MerchantAuthGuard } from '../auth/merchant-auth.guard';
 import type { Merchant } from '../auth/merchant-directory';
@@ -12,11 +13,14 @@ import { transferResultView, transferView } from './views';
 
 /**
  * A merchant's transfers. POST takes a batch and answers 200 with one TigerBeetle result per transfer, whatever
- * they are (like TigerBeetle); only a malformed request is a 400, and then nothing of it is applied.
+ * they are (like TigerBeetle); only a malformed request is a 400, and then nothing of it is applied, and an
+ * unreachable database a 503 (the outcome is then unknown: send the same ids again).
  */
 @Controller('transfers')
 @UseGuards(MerchantAuthGuard)
 export class TransfersController {
+  private readonly logger = new Logger(TransfersController.name);
+
   constructor(
     @Inject(LEDGER_CONFIG) private readonly config: LedgerConfig,
     private readonly ledger: LedgerService,
@@ -26,8 +30,22 @@ export class TransfersController {
   @HttpCode(200)
   async create(@CurrentMerchant() merchant: Merchant, @Body() body: unknown) {
     const transfers = parseTransfers(body, this.config.batchMax);
-    const results = await this.ledger.createTransfers(merchant.merchantId, transfers);
+    const results = await this.ledger.createTransfers(merchant.merchantId, transfers).catch((error: unknown) => this.unjudged(merchant, transfers, error));
     return { results: results.map((r, i) => transferResultView(transfers[i], r, i)) };
+  }
+
+  /**
+   * The last resort when the write itself failed for a reason other than an unreachable database (a transaction
+   * that kept losing races, a bug): its transaction was rolled back, so every transfer answers internal_error
+   * rather than the request a 500, and the error is logged for the operator.
+   */
+  private unjudged(merchant: Merchant, transfers: TransferInput[], error: unknown): TransferResult[] {
+    if (error instanceof ProblemError || isUnavailableError(error)) throw error;
+    this.logger.error(
+      `a request of ${transfers.length} transfer(s) of merchant ${merchant.merchantId} answered internal_error: its write failed (first id ${transfers[0].id})`,
+      error instanceof Error ? error.stack : String(error),
+    );
+    return transfers.map(() => ({ result: 'internal_error' }));
   }
 
   @Get()
