@@ -36,7 +36,7 @@ export default defineConfig({
       {
         plugins,
         resolve: { alias },
-        test: { name: 'unit', globals: true, include: ['apps/**/*.spec.ts', 'libs/**/*.spec.ts'], testTimeout: 20_000 },
+        test: { name: 'unit', globals: true, include: ['apps/**/*.spec.ts', 'libs/**/*.spec.ts'], testTimeout: 20_000, setupFiles: ['test/fast-check-setup.ts'] },
       },
       {
         plugins,
@@ -46,6 +46,7 @@ export default defineConfig({
           globals: true,
           include: ['apps/**/*.e2e-spec.ts', 'libs/**/*.e2e-spec.ts', 'test/**/*.e2e-spec.ts'],
           globalSetup: ['test/global-setup.ts'],
+          setupFiles: ['test/fast-check-setup.ts'],
           fileParallelism: false,
           testTimeout: 60_000,
           hookTimeout: 120_000,
