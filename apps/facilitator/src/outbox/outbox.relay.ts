@@ -151,7 +151,8 @@ export class OutboxRelay implements OnModuleInit, OnModuleDestroy {
       const existing = await queue.getJob(job.opts.jobId);
       // removed by age between the two reads: add it anew
       if (!existing) return (await queue.add(job.name, job.data, job.opts), 'added');
-      await existing.retry('completed');
+      // a fresh set of attempts, as a new job would have
+      await existing.retry('completed', { resetAttemptsMade: true, resetAttemptsStarted: true });
       return 'retried';
     }
     return state === 'failed' ? 'failed' : 'in_flight';
