@@ -255,6 +255,8 @@ describe('reconciliation against anvil and the fake Stripe', () => {
       idle = await startLedger({ FACILITATOR_URL: world.facilitator.url, RECON_WORKER: 'false', QUEUE_PREFIX: prefix, STRIPE_SECRET_KEY: 'sk_test_ledger_reader', STRIPE_API_BASE: world.stripe.fake.url });
     });
     afterAll(async () => {
+      // the prefix is this test's alone: leave nothing of it in Redis
+      await idle?.app.get(ReconciliationQueue).queue.obliterate({ force: true });
       await idle?.close();
     });
 
@@ -319,6 +321,7 @@ describe('reconciliation against anvil and the fake Stripe', () => {
       expect(next.status).toBe(202);
       expect(next.body.id).not.toBe(inFlight.id);
       expect(next.body.sources).toEqual(['chain']);
+      await until('the new run done', async () => ((await call(`${idle.url}/reconciliations/${next.body.id}`, { key: other.apiKey })).body.status === 'completed' ? true : undefined), 60_000);
     });
   });
 
