@@ -107,6 +107,24 @@ const cases: Record<string, Case> = {
     },
   },
 
+  'GET /merchants/me/webhook': {
+    kind: 'tenant',
+    check: async (w) => {
+      const mine = await call(`${w.url}/merchants/me/webhook`, { key: w.b.apiKey });
+      expect(mine).toMatchObject({ status: 200, body: { merchantId: w.b.merchantId } });
+    },
+  },
+
+  'PUT /merchants/me/webhook': {
+    kind: 'tenant',
+    check: async (w) => {
+      const set = await call(`${w.url}/merchants/me/webhook`, { method: 'PUT', key: w.b.apiKey, body: { webhookUrl: 'https://b.example/hooks' } });
+      expect(set).toMatchObject({ status: 200, body: { merchantId: w.b.merchantId, webhookUrl: 'https://b.example/hooks' } });
+      expect((await call(`${w.url}/merchants/me/webhook`, { key: w.a.apiKey })).body).toEqual({ merchantId: w.a.merchantId, webhookUrl: null });
+      expect((await call(`${w.url}/merchants/me/webhook`, { method: 'PUT', key: w.b.apiKey, body: { webhookUrl: null } })).status).toBe(200);
+    },
+  },
+
   'GET /merchants/me/receiving-addresses': {
     kind: 'tenant',
     check: async (w) => {

@@ -13,6 +13,7 @@ import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } fr
 import { createMerchant } from '../../../test/support/merchants';
 import { startWebhookReceiver, until, type WebhookReceiver } from '../../../test/support/webhook-receiver';
 import { startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from '../../../test/support/facilitator';
+import { call } from '../../../test/support/http';
 import { freePort } from '../../../test/support/net';
 
 describe('webhooks to merchants', () => {
@@ -314,6 +315,31 @@ describe('webhook destinations (WEBHOOK_ALLOW_PRIVATE off)', () => {
     const moved = cli('set-webhook', merchant.merchantId, 'http://192.168.1.10/hooks');
     expect(moved.status).toBe(2);
     expect(moved.stderr).toContain('webhook_destination_not_allowed: 192.168.1.10 is a private address');
+  });
+
+  it('refuses a private webhook URL over the API with 400 webhook_destination_not_allowed, and takes a public one', async () => {
+    const merchant = createMerchant('Webhook over the API');
+    const endpoint = `${facilitator.url}/merchants/me/webhook`;
+    const put = (body: unknown) => call(endpoint, { method: 'PUT', key: merchant.apiKey, body });
+    for (const url of ['http://127.0.0.1:8080/hooks', 'http://[::ffff:169.254.169.254]/', 'http://metadata.google.internal/', 'http://10.1.2.3/', 'http://[fe80::1]/']) {
+      const refused = await put({ webhookUrl: url });
+      expect(refused.status, url).toBe(400);
+      expect(refused.body, url).toMatchObject({
+        code: 'webhook_destination_not_allowed',
+        detail: expect.stringMatching(/ is a (loopback|private|link-local|cloud metadata) (address|name); webhooks go to public addresses only/),
+        invalidParams: [{ name: 'webhookUrl' }],
+      });
+    }
+    expect(await put({ webhookUrl: 'ftp://hooks.example.com/' })).toMatchObject({ status: 400, body: { code: 'validation_failed', invalidParams: [{ name: 'webhookUrl', reason: 'the webhook URL must be http:// or https://' }] } });
+    expect(await put({ webhookUrl: 'https://hooks.example.com/', secret: 'x' })).toMatchObject({ status: 400, body: { code: 'validation_failed', invalidParams: [{ name: 'secret', reason: 'unknown field' }] } });
+    expect(await put({})).toMatchObject({ status: 400, body: { code: 'validation_failed', invalidParams: [{ name: 'webhookUrl' }] } });
+    expect(await call(endpoint, { key: merchant.apiKey })).toMatchObject({ status: 200, body: { merchantId: merchant.merchantId, webhookUrl: null } });
+
+    const url = 'https://hooks.example.com/x402?token=1';
+    expect(await put({ webhookUrl: url })).toMatchObject({ status: 200, body: { merchantId: merchant.merchantId, webhookUrl: url } });
+    expect(await call(endpoint, { key: merchant.apiKey })).toMatchObject({ status: 200, body: { webhookUrl: url } });
+    expect(await put({ webhookUrl: null })).toMatchObject({ status: 200, body: { webhookUrl: null } });
+    expect((await call(endpoint, { method: 'PUT', body: { webhookUrl: url } })).status).toBe(401);
   });
 
   it('at send time refuses a name that resolves to 127.0.0.1 and an IP literal: one failed attempt each, nothing sent', async () => {

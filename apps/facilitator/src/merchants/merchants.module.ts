@@ -11,6 +11,7 @@ import { RateLimiter } from './rate-limiter';
 import { ReceivingAddressesController } from './receiving-addresses.controller';
 import { MerchantNoticesConsumer } from './webhooks/merchant-notices.consumer';
 import { WebhookDispatcher } from './webhooks/webhook-dispatcher';
+import { WebhookSettingsController } from './webhooks/webhook-settings.controller';
 import { WebhookRepository } from './webhooks/webhook.repository';
 
 /**
@@ -23,7 +24,7 @@ import { WebhookRepository } from './webhooks/webhook.repository';
 @Global()
 @Module({
   imports: [NetworksModule],
-  controllers: [PaymentsController, MeController, ReceivingAddressesController],
+  controllers: [PaymentsController, MeController, ReceivingAddressesController, WebhookSettingsController],
   providers: [MerchantRepository, MerchantAuth, RateLimiter, AuthFailureLimiter, MerchantAuthGuard, PayToPolicy, WebhookRepository, WebhookDispatcher, MerchantNoticesConsumer],
   exports: [MerchantAuth, RateLimiter, AuthFailureLimiter, MerchantAuthGuard, PayToPolicy],
 })

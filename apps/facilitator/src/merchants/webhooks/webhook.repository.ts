@@ -137,6 +137,17 @@ export class WebhookRepository {
     });
   }
 
+  /** The merchant's webhook URL (null: none). */
+  async webhookUrl(merchantId: string): Promise<string | null> {
+    const rows = await this.db.$queryRawUnsafe<{ url: string | null }[]>(`SELECT webhook_url AS url FROM facilitator.merchants WHERE id = $1::uuid`, merchantId);
+    return rows[0]?.url ?? null;
+  }
+
+  /** Where the merchant's next deliveries go (already queued ones keep their URL); null stops new ones. */
+  async setWebhookUrl(merchantId: string, url: string | null): Promise<void> {
+    await this.db.$executeRawUnsafe(`UPDATE facilitator.merchants SET webhook_url = $2 WHERE id = $1::uuid`, merchantId, url);
+  }
+
   /** The cursor's position, for tests and diagnostics. */
   async cursor(): Promise<OutboxPosition | undefined> {
     const rows = await this.db.$queryRawUnsafe<OutboxPosition[]>(
