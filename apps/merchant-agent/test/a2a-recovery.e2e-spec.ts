@@ -1,15 +1,21 @@
 import { createServer, type Server } from 'node:http';
+import { Test } from '@nestjs/testing';
 import { x402Client } from '@x402/core/client';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import type { PaymentRequired } from '@x402/core/types';
 import { toClientEvmSigner } from '@x402/evm';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { getAddress, type Address, type Hex } from 'viem';
+import { configureHttpApp } from '@mp/platform';
 import { balanceOf, payerAccount, testChain } from '../../../test/support/chain';
 import { startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
+import { startTcpProxy } from '../../../test/support/tcp-proxy';
 import { until } from '../../../test/support/webhook-receiver';
 import { checkSubmission } from '../src/a2a/x402/submitted-payment';
 import { TaskPayments } from '../src/a2a/x402/payment.repository';
+import { AppModule } from '../src/app.module';
+import { loadMerchantConfig } from '../src/merchant.config';
+import { createMppPaywall } from '../src/mpp/mpp-paywall';
 import { rpc, startA2aMerchant, userMessage, type RunningMerchant } from './a2a-merchant';
 
 const PRICE = 8_000n;
@@ -169,6 +175,28 @@ describe('A2A merchant agent: recovery after a crash, and facilitator timeouts',
       await stop(merchant);
     } finally {
       await proxy.close();
+    }
+  });
+
+  it('answers the MPP route 503 when the facilitator accepts the connection and never answers, instead of hanging', async () => {
+    const silent = await startTcpProxy(Number(new URL(facilitator.url).port));
+    silent.set('hang');
+    const config = loadMerchantConfig({ ...process.env, FACILITATOR_URL: silent.url('http'), MERCHANT_FACILITATOR_TIMEOUT_MS: '500', MERCHANT_A2A_SETTLE_RETRY_MS: '0' });
+    const app = (await Test.createTestingModule({ imports: [AppModule.forConfig(config)] }).compile()).createNestApplication({ bodyParser: false, logger: ['error'] });
+    try {
+      configureHttpApp(app);
+      app.use(createMppPaywall(config));
+      await app.listen(0, '127.0.0.1');
+      const response = await fetch(`http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}/mpp/forecast`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ city: 'Porto' }),
+      });
+      expect(response.status).toBe(503);
+      expect(await response.json()).toMatchObject({ code: 'upstream_unavailable', detail: expect.stringMatching(/the payment facilitator is unreachable: .*(timeout|aborted)/i) });
+    } finally {
+      await app.close();
+      await silent.close();
     }
   });
 });
