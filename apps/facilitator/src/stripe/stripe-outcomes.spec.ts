@@ -5,7 +5,7 @@ import { intentThatCounts, judgeIntent } from './stripe-outcomes';
 /** The SDK's own error classes, built from raw error bodies as the SDK builds them from Stripe's answers. */
 const sdkError = (statusCode: number | undefined, raw: { type: string; code?: string; message?: string }) => {
   const body = { message: 'x', ...raw, ...(statusCode !== undefined && { statusCode }) };
-  return statusCode === undefined ? new Stripe.errors.StripeConnectionError(body) : Stripe.errors.generateV1Error(body as never);
+  return statusCode === undefined ? new Stripe.errors.StripeConnectionError(body as never) : Stripe.errors.generateV1Error(body as never);
 };
 const outcomeOf = (error: unknown) => stripeCallOutcome(stripeFailure(error)!);
 
