@@ -143,19 +143,17 @@ export class OutboxRelay implements OnModuleInit, OnModuleDestroy {
     const queue = this.queue!;
     const job = this.job(row);
     const state = await queue.getJobState(job.opts.jobId);
-    if (state === 'unknown') {
+    if (state === 'failed') return 'failed';
+    if (state !== 'unknown' && state !== 'completed') return 'in_flight';
+    // a completed job removed by age between the two reads is added anew too
+    const completed = state === 'completed' ? await queue.getJob(job.opts.jobId) : undefined;
+    if (!completed) {
       await queue.add(job.name, job.data, job.opts);
       return 'added';
     }
-    if (state === 'completed') {
-      const existing = await queue.getJob(job.opts.jobId);
-      // removed by age between the two reads: add it anew
-      if (!existing) return (await queue.add(job.name, job.data, job.opts), 'added');
-      // a fresh set of attempts, as a new job would have
-      await existing.retry('completed', { resetAttemptsMade: true, resetAttemptsStarted: true });
-      return 'retried';
-    }
-    return state === 'failed' ? 'failed' : 'in_flight';
+    // a fresh set of attempts, as a new job would have
+    await completed.retry('completed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+    return 'retried';
   }
 
   private async markRepublished(tx: Tx, looked: string[], republished: string[]): Promise<void> {
