@@ -83,8 +83,9 @@ describe('MPP stripe: unknown outcomes resolved from the PaymentIntent', () => {
     stripe = await startTestStripe();
     proxy = await startTcpProxy(Number(new URL(stripe.fake.url).port));
     const { STRIPE_WEBHOOK_SECRET: _noWebhooks, ...withoutWebhooks } = stripe.facilitatorEnv;
-    sweeping = await startFacilitator({ ...withoutWebhooks, STRIPE_API_BASE: proxy.url('http'), STRIPE_TIMEOUT_MS: '500', RECOVERY_INTERVAL_MS: '300' });
-    apiOnly = await startFacilitator({ ...stripe.facilitatorEnv, FACILITATOR_ROLE: 'api', STRIPE_TIMEOUT_MS: '500' });
+    // STRIPE_TIMEOUT_MS: long enough for a slow machine's answers, short enough that a held call times out soon.
+    sweeping = await startFacilitator({ ...withoutWebhooks, STRIPE_API_BASE: proxy.url('http'), STRIPE_TIMEOUT_MS: '1500', RECOVERY_INTERVAL_MS: '300' });
+    apiOnly = await startFacilitator({ ...stripe.facilitatorEnv, FACILITATOR_ROLE: 'api', STRIPE_TIMEOUT_MS: '2000' });
     db = sweeping.app.get(PrismaService);
   });
   afterAll(async () => {
