@@ -100,6 +100,44 @@ describe('MPP method evm (charge) through the facilitator, credentials made by t
     expect(transactions.map((t) => t.hash)).toEqual([answers[0]!.body.receipt.reference]);
   });
 
+  it('answers the same credential from the payment record when its claim was left unfinished (a crash), also after expiry; another payload for the challenge is refused', async () => {
+    const { response } = await challengeResponse(terms('33000', { expiresIn: 30 }));
+    const credential = await payWith(9).createCredential(response);
+    const before = await balanceOf(client, usdc, merchant);
+    const first = await postJson(`${facilitator.url}/mpp/settle`, { credential, terms: terms('33000', { expiresIn: 30 }) });
+    expect(first.status).toBe(200);
+    const { challengeId, reference } = first.body.receipt;
+    // As a process killed after the payment confirmed but before its claim was marked leaves it.
+    const leaveUnfinished = () => db.$executeRawUnsafe(`UPDATE facilitator.mpp_claims SET state = 'retryable', receipt = NULL, payer = NULL, reference = NULL WHERE challenge_id = $1`, challengeId);
+    const transactionsOf = () =>
+      db.$queryRawUnsafe<{ hash: string }[]>(`SELECT t.hash FROM facilitator.payment_transactions t JOIN facilitator.payments p ON p.id = t.payment_id WHERE p.challenge_id = $1`, challengeId);
+
+    await leaveUnfinished();
+    const driven = await postJson(`${facilitator.url}/mpp/settle`, { credential, terms: terms('33000', { expiresIn: 30 }) });
+    expect(driven).toMatchObject({ status: 200, body: { receipt: { reference, challengeId } } });
+
+    await leaveUnfinished();
+    const clock = facilitator.app.get(Clock);
+    const real = clock.nowMs.bind(clock);
+    clock.nowMs = () => real() + 120_000;
+    try {
+      const afterExpiry = await postJson(`${facilitator.url}/mpp/settle`, { credential, terms: terms('33000', { expiresIn: 30 }) });
+      expect(afterExpiry).toMatchObject({ status: 200, body: { receipt: { status: 'success', method: 'evm', reference, challengeId } } });
+      // From now on the same receipt every time.
+      expect((await postJson(`${facilitator.url}/mpp/settle`, { credential, terms: terms('33000', { expiresIn: 30 }) })).body).toEqual(afterExpiry.body);
+    } finally {
+      clock.nowMs = real;
+    }
+
+    // Another payer's payload for the same challenge: refused, and nothing moves.
+    const other = await payWith(8).createCredential(response);
+    expect(other).not.toBe(credential);
+    const refused = await postJson(`${facilitator.url}/mpp/settle`, { credential: other, terms: terms('33000', { expiresIn: 30 }) });
+    expect(refused).toMatchObject({ status: 402, body: { type: 'https://paymentauth.org/problems/invalid-challenge', challengeId } });
+    expect((await transactionsOf()).map((t) => t.hash)).toEqual([reference]);
+    expect(await balanceOf(client, usdc, merchant)).toBe(before + 33_000n);
+  });
+
   it('refuses a challenge issued for cheaper terms (cross-route), and settles nothing', async () => {
     const { response } = await challengeResponse(terms('1000'));
     const credential = await payWith(5).createCredential(response);

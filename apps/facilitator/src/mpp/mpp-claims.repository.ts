@@ -84,6 +84,27 @@ export class MppClaims {
     return rows.length === 1;
   }
 
+  /**
+   * What the payment record of a claim's challenge says, for a claim whose own state was never finished (a crash
+   * after the payment moved, or an evm settlement the worker completed after the answer): the reference of a
+   * confirmed payment (a transaction hash or a PaymentIntent id), or the reason of a failed or expired one.
+   */
+  async recordedOutcome(scope: string, challengeId: string): Promise<{ state: 'confirmed'; reference: string } | { state: 'failed' | 'expired'; reason: string | null; message: string | null } | undefined> {
+    const rows = await this.db.$queryRawUnsafe<{ state: string; reference: string | null; reason: string | null; message: string | null }[]>(
+      `SELECT state::text AS state, CASE WHEN rail = 'stripe' THEN reference ELSE tx_hash END AS reference,
+              error_reason AS reason, error_message AS message
+         FROM facilitator.payments
+        WHERE protocol = 'mpp' AND challenge_id = $2 AND merchant_id IS NOT DISTINCT FROM NULLIF($1, '')::uuid
+          AND state IN ('confirmed', 'failed', 'expired')`,
+      scope,
+      challengeId,
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    if (row.state === 'confirmed') return row.reference ? { state: 'confirmed', reference: row.reference } : undefined;
+    return { state: row.state as 'failed' | 'expired', reason: row.reason, message: row.message };
+  }
+
   /** The attempt ended without knowing the outcome: the same credential may drive it again. */
   async retryable(scope: string, challengeId: string, detail: string): Promise<void> {
     await this.db.$executeRawUnsafe(

@@ -174,7 +174,19 @@ export class MppService {
         return this.problem(body, merchantId, { code: claim.problem ?? 'verification-failed', detail: claim.detail ?? 'the payment failed' }, challenge.id);
       }
       if (expired) {
-        // Not driven again after expiry: the sweep (Stripe) or the settlement worker (evm) finishes it.
+        // Not driven again after expiry: the sweep (Stripe) or the settlement worker (evm) finishes it, and the
+        // payment's record tells what the claim could not.
+        const recorded = await this.claims.recordedOutcome(scope, challenge.id);
+        if (recorded?.state === 'confirmed') {
+          const receipt: Receipt = { status: 'success', method: challenge.method, timestamp: new Date(this.clock.nowMs()).toISOString(), reference: recorded.reference, challengeId: challenge.id };
+          const stored = await this.claims.settled(scope, challenge.id, receipt, null);
+          return receiptAnswer(stored.receipt, stored.payer);
+        }
+        if (recorded) {
+          const error: MppError = { code: recorded.state === 'expired' ? 'payment-expired' : 'verification-failed', detail: recorded.message ?? recorded.reason ?? `the payment ${recorded.state}` };
+          await this.claims.failed(scope, challenge.id, error.code, error.detail);
+          return this.problem(body, merchantId, error, challenge.id);
+        }
         return this.problem(body, merchantId, { code: 'internal-payment-error', detail: `the outcome of this credential's payment is not known yet (${expired.detail}); send it again later for its receipt` }, challenge.id);
       }
       if (await this.claims.takeOver(scope, challenge.id, attempt.credentialHash, this.config.settleBudgetMs)) return undefined;
