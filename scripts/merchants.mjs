@@ -2,28 +2,45 @@
 // Merchant accounts and API keys of the facilitator, straight in PostgreSQL (schema `facilitator`).
 //
 //   node scripts/merchants.mjs create --name <name> [--webhook-url <url>] [--key-name <name>]
+//        [--receiving-address <network>:<address>]... [--receiving-address-of-chain <manifest.json>]
+//        [--allow-any-pay-to] [--key-file <path>]
 //   node scripts/merchants.mjs keys create --merchant <merchantId> [--name <name>]
 //   node scripts/merchants.mjs keys revoke <keyId>
 //   node scripts/merchants.mjs set-webhook <merchantId> <url|none>
 //   node scripts/merchants.mjs disable <merchantId>
 //   node scripts/merchants.mjs rotate-mpp-secret <merchantId>
+//   node scripts/merchants.mjs receiving-addresses add|remove <merchantId> <network>:<address>
+//   node scripts/merchants.mjs receiving-addresses list <merchantId>
+//   node scripts/merchants.mjs allow-any-pay-to <merchantId> on|off
 //   node scripts/merchants.mjs list
 //
+// A keyed merchant's settlements may pay only the receiving addresses it declared (CAIP-10: a CAIP-2 network and an
+// address, e.g. eip155:8453:0xAbC…), unless allow-any-pay-to is on. --key-file writes FACILITATOR_API_KEY=<key> to a
+// new file (mode 600) for a merchant agent to read, instead of only printing it. --receiving-address-of-chain declares
+// the merchant account of a local chain's manifest (scripts/chain.mjs), as docker/compose.yml does.
 // Add --json for machine-readable output. API keys and the webhook secret are printed once, when they are made,
 // and never again: the database keeps only the key's sha256 (the webhook secret is kept, to sign with).
 // DATABASE_URL defaults to postgresql://postgres@127.0.0.1:5432/machine_payments.
 // Exit codes: 0 done, 1 failed (not found, database error), 2 usage error.
 import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { allowPrivateFromEnv, checkWebhookUrl } from './lib/webhook-destination.mjs';
+import { getAddress } from 'viem';
 
 const USAGE = `usage:
-  node scripts/merchants.mjs create --name <name> [--webhook-url <url>] [--key-name <name>] [--json]
+  node scripts/merchants.mjs create --name <name> [--webhook-url <url>] [--key-name <name>]
+       [--receiving-address <network>:<address>]... [--receiving-address-of-chain <manifest.json>]
+       [--allow-any-pay-to] [--key-file <path>] [--json]
   node scripts/merchants.mjs keys create --merchant <merchantId> [--name <name>] [--json]
   node scripts/merchants.mjs keys revoke <keyId> [--json]
   node scripts/merchants.mjs set-webhook <merchantId> <url|none> [--json]
   node scripts/merchants.mjs disable <merchantId> [--json]
   node scripts/merchants.mjs rotate-mpp-secret <merchantId> [--json]
+  node scripts/merchants.mjs receiving-addresses add|remove <merchantId> <network>:<address> [--json]
+  node scripts/merchants.mjs receiving-addresses list <merchantId> [--json]
+  node scripts/merchants.mjs allow-any-pay-to <merchantId> on|off [--json]
   node scripts/merchants.mjs list [--json]`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -45,20 +62,69 @@ function uuid(value, what) {
   return value.toLowerCase();
 }
 
+// Loopback, private, link-local and metadata destinations are refused unless WEBHOOK_ALLOW_PRIVATE=true (as the
+// facilitator's setting): code webhook_destination_not_allowed. The facilitator checks resolved addresses again on every send.
 function webhookUrl(value) {
-  let url;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UsageError('the webhook URL is not a URL');
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new UsageError('the webhook URL must be http:// or https://');
-  return url.toString();
+  const checked = checkWebhookUrl(value, allowPrivateFromEnv());
+  if (!checked.ok) throw new UsageError(`${checked.code}: ${checked.reason}`);
+  return checked.url;
 }
 
 function text(value, what) {
   if (typeof value !== 'string' || !value.trim() || value.length > 200) throw new UsageError(`${what} must be 1 to 200 characters`);
   return value.trim();
+}
+
+/**
+ * `<network>:<address>` (CAIP-10), as apps/facilitator/src/merchants/receiving-addresses.ts checks it: an eip155
+ * network and a non-zero address in any case (a mixed-case one must carry a valid checksum). Stored lowercase.
+ */
+function receivingAddress(value) {
+  const match = /^(eip155:[1-9][0-9]{0,19}):(0x[0-9a-fA-F]{40})$/.exec(value ?? '');
+  if (!match) throw new UsageError(`a receiving address is <network>:<address>, e.g. eip155:8453:0x…; got ${JSON.stringify(value ?? '')}`);
+  const [, network, address] = match;
+  const checksummed = getAddress(address.toLowerCase());
+  if (/^0x0{40}$/.test(address)) throw new UsageError('the zero address cannot receive payments');
+  const digits = address.slice(2);
+  if (digits !== digits.toLowerCase() && digits !== digits.toUpperCase() && address !== checksummed) {
+    throw new UsageError(`${address} has a wrong EIP-55 checksum (did you mean ${checksummed}?)`);
+  }
+  return { network, address: checksummed };
+}
+
+/** `<network>:<address>` of the merchant account in a local chain's manifest (written by scripts/chain.mjs). */
+function chainMerchantAddress(manifestPath) {
+  let manifest;
+  try {
+    manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
+  } catch (error) {
+    throw new Failure(`cannot read the chain manifest ${manifestPath}: ${error.message}`);
+  }
+  if (typeof manifest?.network !== 'string' || typeof manifest?.accounts?.merchant?.address !== 'string') {
+    throw new Failure(`${manifestPath} names no network and merchant account`);
+  }
+  return `${manifest.network}:${manifest.accounts.merchant.address}`;
+}
+
+/** FACILITATOR_API_KEY=<key> in a new file only its owner reads; an existing file (a key made earlier) is left alone. */
+function writeKeyFile(path, apiKey) {
+  try {
+    writeFileSync(path, `FACILITATOR_API_KEY=${apiKey}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    throw new Failure(error.code === 'EEXIST' ? `${path} exists already (a key made earlier): nothing was created` : `cannot write ${path}: ${error.message}`);
+  }
+}
+
+async function declareAddress(db, merchantId, { network, address }) {
+  await db.query(
+    `INSERT INTO facilitator.merchant_receiving_addresses (merchant_id, network, address) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+    [merchantId, network, address.toLowerCase()],
+  );
+}
+
+async function merchantExists(db, merchantId) {
+  const { rows } = await db.query(`SELECT 1 FROM facilitator.merchants WHERE id = $1`, [merchantId]);
+  if (!rows.length) throw new Failure(`no merchant ${merchantId}`);
 }
 
 async function insertKey(db, merchantId, name) {
@@ -74,23 +140,32 @@ const commands = {
   async create(db, { values }) {
     const name = text(values.name, '--name');
     const url = values['webhook-url'] === undefined ? null : webhookUrl(values['webhook-url']);
-    const secret = randomBytes(32).toString('hex');
+    const addresses = (values['receiving-address'] ?? []).map(receivingAddress);
+    if (values['receiving-address-of-chain'] !== undefined) addresses.push(receivingAddress(chainMerchantAddress(values['receiving-address-of-chain'])));
+    const allowAnyPayTo = values['allow-any-pay-to'];
+    // Standard Webhooks: whsec_ + base64 of the HMAC key
+    const secret = `whsec_${randomBytes(32).toString('base64')}`;
     await db.query('BEGIN');
     try {
       const { rows } = await db.query(
-        `INSERT INTO facilitator.merchants (name, webhook_url, webhook_secret) VALUES ($1, $2, $3) RETURNING id`,
-        [name, url, secret],
+        `INSERT INTO facilitator.merchants (name, webhook_url, webhook_secret, allow_any_pay_to) VALUES ($1, $2, $3, $4) RETURNING id`,
+        [name, url, secret, allowAnyPayTo],
       );
       const merchantId = rows[0].id;
+      for (const address of addresses) await declareAddress(db, merchantId, address);
       const key = await insertKey(db, merchantId, values['key-name'] === undefined ? 'default' : text(values['key-name'], '--key-name'));
+      // Written before the commit: a file that cannot be written leaves no merchant behind. `wx`: never overwrite a key.
+      if (values['key-file'] !== undefined) writeKeyFile(values['key-file'], key.apiKey);
       await db.query('COMMIT');
+      const receivingAddresses = addresses.map((a) => `${a.network}:${a.address}`);
       return {
-        result: { merchantId, name, webhookUrl: url, keyId: key.keyId, apiKey: key.apiKey, webhookSecret: secret },
+        result: { merchantId, name, webhookUrl: url, keyId: key.keyId, apiKey: key.apiKey, webhookSecret: secret, receivingAddresses, allowAnyPayTo },
         lines: [
           `merchant        ${merchantId}  ${name}`,
           `webhook url     ${url ?? '(none)'}`,
+          `receiving       ${allowAnyPayTo ? 'any address (allow-any-pay-to)' : receivingAddresses.join(', ') || '(none declared: every settlement is refused until one is)'}`,
           `api key id      ${key.keyId}`,
-          `api key         ${key.apiKey}`,
+          `api key         ${key.apiKey}${values['key-file'] !== undefined ? `  (written to ${values['key-file']})` : ''}`,
           `webhook secret  ${secret}`,
           '',
           'The API key and the webhook secret are shown this once; store them now.',
@@ -148,6 +223,48 @@ const commands = {
     return { result: { merchantId, rotatedAt: rotated[0].rotated_at }, lines: [`merchant ${merchantId}: MPP challenge secret rotated; the previous one is accepted for one more hour`] };
   },
 
+  async 'receiving-addresses add'(db, { positionals }) {
+    const merchantId = uuid(positionals[0], 'the merchant id');
+    const declared = receivingAddress(positionals[1]);
+    await merchantExists(db, merchantId);
+    await declareAddress(db, merchantId, declared);
+    return { result: { merchantId, ...declared }, lines: [`merchant ${merchantId}: receives at ${declared.network}:${declared.address}`] };
+  },
+
+  async 'receiving-addresses remove'(db, { positionals }) {
+    const merchantId = uuid(positionals[0], 'the merchant id');
+    const { network, address } = receivingAddress(positionals[1]);
+    const { rowCount } = await db.query(
+      `DELETE FROM facilitator.merchant_receiving_addresses WHERE merchant_id = $1 AND network = $2 AND address = $3`,
+      [merchantId, network, address.toLowerCase()],
+    );
+    if (!rowCount) throw new Failure(`merchant ${merchantId} has no receiving address ${network}:${address}`);
+    return { result: { merchantId, network, address, removed: true }, lines: [`merchant ${merchantId}: no longer receives at ${network}:${address}`] };
+  },
+
+  async 'receiving-addresses list'(db, { positionals }) {
+    const merchantId = uuid(positionals[0], 'the merchant id');
+    const { rows: merchant } = await db.query(`SELECT allow_any_pay_to FROM facilitator.merchants WHERE id = $1`, [merchantId]);
+    if (!merchant.length) throw new Failure(`no merchant ${merchantId}`);
+    const addresses = await receivingAddressesOf(db, merchantId);
+    return {
+      result: { merchantId, allowAnyPayTo: merchant[0].allow_any_pay_to, receivingAddresses: addresses },
+      lines: [`allow any payTo  ${merchant[0].allow_any_pay_to ? 'on' : 'off'}`, ...(addresses.length ? addresses : ['(no receiving addresses)'])],
+    };
+  },
+
+  async 'allow-any-pay-to'(db, { positionals }) {
+    const merchantId = uuid(positionals[0], 'the merchant id');
+    if (positionals[1] !== 'on' && positionals[1] !== 'off') throw new UsageError('allow-any-pay-to takes on or off');
+    const allow = positionals[1] === 'on';
+    const { rowCount } = await db.query(`UPDATE facilitator.merchants SET allow_any_pay_to = $2 WHERE id = $1`, [merchantId, allow]);
+    if (!rowCount) throw new Failure(`no merchant ${merchantId}`);
+    return {
+      result: { merchantId, allowAnyPayTo: allow },
+      lines: [`merchant ${merchantId}: ${allow ? 'settlements may pay any address' : 'settlements may pay only its receiving addresses'}`],
+    };
+  },
+
   async disable(db, { positionals }) {
     const merchantId = uuid(positionals[0], 'the merchant id');
     const { rows } = await db.query(
@@ -160,8 +277,9 @@ const commands = {
 
   async list(db) {
     const { rows: merchants } = await db.query(
-      `SELECT id, name, webhook_url, created_at, disabled_at FROM facilitator.merchants ORDER BY created_at, id`,
+      `SELECT id, name, webhook_url, allow_any_pay_to, created_at, disabled_at FROM facilitator.merchants ORDER BY created_at, id`,
     );
+    const { rows: addresses } = await db.query(`SELECT merchant_id, network, address FROM facilitator.merchant_receiving_addresses ORDER BY network, address`);
     const { rows: keys } = await db.query(
       `SELECT id, merchant_id, prefix, name, created_at, last_used_at, revoked_at FROM facilitator.api_keys ORDER BY created_at, id`,
     );
@@ -169,6 +287,8 @@ const commands = {
       merchantId: m.id,
       name: m.name,
       webhookUrl: m.webhook_url,
+      allowAnyPayTo: m.allow_any_pay_to,
+      receivingAddresses: addresses.filter((a) => a.merchant_id === m.id).map((a) => `${a.network}:${getAddress(a.address)}`),
       createdAt: m.created_at,
       disabledAt: m.disabled_at,
       keys: keys
@@ -179,6 +299,7 @@ const commands = {
     const lines = result.length ? [] : ['no merchants'];
     for (const m of result) {
       lines.push(`${m.merchantId}  ${m.name}${m.disabledAt ? `  DISABLED ${date(m.disabledAt)}` : ''}`, `  webhook url  ${m.webhookUrl ?? '(none)'}`);
+      lines.push(`  receiving    ${m.allowAnyPayTo ? 'any address' : m.receivingAddresses.join(', ') || '(none)'}`);
       for (const k of m.keys) {
         lines.push(`  key ${k.keyId}  ${k.key}  ${k.name ?? ''}  created ${date(k.createdAt)}  last used ${date(k.lastUsedAt)}${k.revokedAt ? `  REVOKED ${date(k.revokedAt)}` : ''}`);
       }
@@ -186,6 +307,11 @@ const commands = {
     return { result, lines };
   },
 };
+
+async function receivingAddressesOf(db, merchantId) {
+  const { rows } = await db.query(`SELECT network, address FROM facilitator.merchant_receiving_addresses WHERE merchant_id = $1 ORDER BY network, address`, [merchantId]);
+  return rows.map((r) => `${r.network}:${getAddress(r.address)}`);
+}
 
 async function main(argv) {
   let parsed;
@@ -198,6 +324,10 @@ async function main(argv) {
         'webhook-url': { type: 'string' },
         'key-name': { type: 'string' },
         merchant: { type: 'string' },
+        'receiving-address': { type: 'string', multiple: true },
+        'allow-any-pay-to': { type: 'boolean', default: false },
+        'key-file': { type: 'string' },
+        'receiving-address-of-chain': { type: 'string' },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -210,10 +340,11 @@ async function main(argv) {
     return;
   }
   const [first, second, ...rest] = parsed.positionals;
-  const name = first === 'keys' ? `keys ${second ?? ''}` : first;
+  const grouped = first === 'keys' || first === 'receiving-addresses';
+  const name = grouped ? `${first} ${second ?? ''}` : first;
   const command = commands[name];
   if (!command) throw new UsageError(first ? `unknown command: ${name}` : 'no command given');
-  const positionals = first === 'keys' ? rest : [second, ...rest].filter((p) => p !== undefined);
+  const positionals = grouped ? rest : [second, ...rest].filter((p) => p !== undefined);
 
   const db = new pg.Client({ connectionString: process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/machine_payments', application_name: 'merchants-cli' });
   await db.connect();

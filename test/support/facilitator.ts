@@ -9,6 +9,11 @@ export const TEST_DATABASE_URL = process.env.DATABASE_URL ?? 'postgresql://postg
 // Tests run the facilitator in open mode (no API key needed on /verify and /settle) unless they pass
 // FACILITATOR_OPEN_MODE themselves; set here too, so facilitators that tests spawn as processes inherit it.
 process.env.FACILITATOR_OPEN_MODE ??= 'true';
+// Open mode is rate-limited per client address, and every test client is 127.0.0.1: a budget no suite reaches.
+process.env.OPEN_MODE_RATE_LIMIT_PER_MINUTE ??= '1000000';
+// Test receivers listen on 127.0.0.1, which webhooks may reach only when the operator allows private destinations;
+// the merchants CLI that tests run reads it too. A test of the refusal passes WEBHOOK_ALLOW_PRIVATE: 'false'.
+process.env.WEBHOOK_ALLOW_PRIVATE ??= 'true';
 
 export interface RunningFacilitator {
   url: string;
@@ -19,7 +24,7 @@ export interface RunningFacilitator {
 
 /** Boots the real facilitator app on a free port against the test database and the test chain. */
 export async function startFacilitator(env: Record<string, string> = {}): Promise<RunningFacilitator> {
-  const config = loadFacilitatorConfig({ ...process.env, DATABASE_URL: TEST_DATABASE_URL, LOG_LEVEL: 'error', FACILITATOR_OPEN_MODE: 'true', ...env });
+  const config = loadFacilitatorConfig({ ...process.env, DATABASE_URL: TEST_DATABASE_URL, LOG_LEVEL: 'error', FACILITATOR_OPEN_MODE: 'true', WEBHOOK_ALLOW_PRIVATE: 'true', ...env });
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forConfig(config)] }).compile();
   const app = moduleRef.createNestApplication({ bodyParser: false, logger: ['error'] });
   configureHttpApp(app, { bodyLimitBytes: config.bodyLimitBytes, trustProxy: config.trustProxy });

@@ -2,7 +2,9 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import type { Address, Hex } from 'viem';
+import { getAddress, type Address, type Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { Mppx, evm } from 'mppx/client';
 import { PrismaService } from '@mp/db';
 import { configureHttpApp } from '@mp/platform';
 import { AppModule as MerchantAppModule } from '../../merchant-agent/src/app.module';
@@ -12,6 +14,7 @@ import { createPaywall } from '../../merchant-agent/src/paid-http/paywall';
 import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
 import { call } from '../../../test/support/http';
 import { startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from '../../../test/support/facilitator';
+import { paymentRequiredResponse } from '../../../test/support/mpp';
 import { freePort } from '../../../test/support/net';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -38,6 +41,8 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
   const { manifest } = testChain();
   const usdc = manifest.tokens.usdc;
   const merchantAddress = manifest.accounts.merchant.address as Address;
+  /** where the test chain pays its merchant, as a merchant declares it: `<network>:<address>` */
+  const receiving = `${manifest.network}:${merchantAddress}`;
   const amount = 4_321n;
   const signer = manifest.accounts.facilitatorSigners[0].privateKey;
   let facilitator: RunningFacilitator;
@@ -52,8 +57,8 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
   beforeAll(async () => {
     facilitator = await startFacilitator({ FACILITATOR_OPEN_MODE: 'false', API_KEY_CACHE_MS: '0', FACILITATOR_SIGNER_KEYS: signer });
     db = facilitator.app.get(PrismaService);
-    a = cliJson('create', '--name', 'Merchant A');
-    b = cliJson('create', '--name', 'Merchant B', '--webhook-url', 'https://b.example/hooks');
+    a = cliJson('create', '--name', 'Merchant A', '--receiving-address', receiving);
+    b = cliJson('create', '--name', 'Merchant B', '--webhook-url', 'https://b.example/hooks', '--receiving-address', receiving);
   });
   afterAll(() => facilitator?.close());
 
@@ -65,12 +70,14 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
         webhookUrl: null,
         keyId: expect.stringMatching(/^[0-9a-f-]{36}$/),
         apiKey: expect.stringMatching(/^mpk_[a-z2-7]{8}_[a-z2-7]{32}$/),
-        webhookSecret: expect.stringMatching(/^[0-9a-f]{64}$/),
+        webhookSecret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+        receivingAddresses: [`${manifest.network}:${getAddress(merchantAddress)}`],
+        allowAnyPayTo: false,
       });
       const human = cli('create', '--name', 'Merchant printed');
       expect(human.code).toBe(0);
       expect(human.stdout).toMatch(/api key\s+mpk_[a-z2-7]{8}_[a-z2-7]{32}\n/);
-      expect(human.stdout).toMatch(/webhook secret\s+[0-9a-f]{64}\n/);
+      expect(human.stdout).toMatch(/webhook secret\s+whsec_[A-Za-z0-9+/]{43}=\n/);
       expect(human.stdout).toContain('shown this once');
     });
 
@@ -298,7 +305,7 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
 
   describe('GET /payments', () => {
     it('pages newest first with an opaque cursor, and filters by state', async () => {
-      const merchant = cliJson('create', '--name', 'Merchant pages');
+      const merchant = cliJson('create', '--name', 'Merchant pages', '--receiving-address', receiving);
       const bodies = [await payment(), await payment(), await payment()];
       const hashes: string[] = [];
       for (const body of bodies) hashes.push((await settle(body, merchant.apiKey)).body.transaction);
@@ -410,4 +417,170 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
       expect(list.body.data[0]).toMatchObject({ state: 'confirmed', amount: '7000', txHash: purchase.transaction });
     });
   });
+
+  describe('receiving addresses: where a merchant\'s money may go', () => {
+    const fresh = () => privateKeyToAccount(generatePrivateKey()).address;
+    const paymentTo = async (to: Address, payerIndex = 8) =>
+      v2Body(await signAuthorization(payerAccount(manifest, payerIndex), usdc, manifest.chainId, { to, value: amount }), v2Requirements(manifest, usdc, amount, { payTo: to }));
+    const paymentsWithNonce = async (body: { paymentPayload: { payload: { authorization: { nonce: string } } } }) =>
+      (await db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM facilitator.payments WHERE authorization_nonce = $1`, body.paymentPayload.payload.authorization.nonce.toLowerCase()))[0].n;
+    const addresses = (key: string) => call(`${facilitator.url}/merchants/me/receiving-addresses`, { key });
+    const declare = (key: string, body: unknown) => call(`${facilitator.url}/merchants/me/receiving-addresses`, { key, body });
+
+    it('refuses /verify and /settle to a payTo the merchant did not declare, with a reason, and writes nothing', async () => {
+      const undeclared = cliJson('create', '--name', 'Merchant undeclared');
+      const body = await payment();
+      const verified = await call(`${facilitator.url}/verify`, { body, key: undeclared.apiKey });
+      expect(verified.status).toBe(200);
+      expect(verified.body).toEqual({
+        isValid: false,
+        invalidReason: 'pay_to_not_allowed',
+        invalidMessage: expect.stringContaining(`payTo ${getAddress(merchantAddress)} is not a receiving address this merchant declared for ${manifest.network}`),
+        payer: payerAccount(manifest, 8).address,
+      });
+      const settled = await settle(body, undeclared.apiKey);
+      expect(settled.status).toBe(200);
+      expect(settled.body).toEqual({ success: false, errorReason: 'pay_to_not_allowed', errorMessage: expect.stringContaining('allowAnyPayTo'), transaction: '', network: manifest.network });
+      expect(await paymentsWithNonce(body)).toBe(0);
+      // Nothing was taken: the merchant that declared the address settles the very same payload.
+      expect((await settle(body, a.apiKey)).body).toMatchObject({ success: true });
+      // A declared address is declared for its network and itself only.
+      const other = await paymentTo(fresh());
+      expect((await settle(other, a.apiKey)).body).toMatchObject({ success: false, errorReason: 'pay_to_not_allowed', transaction: '' });
+      expect(await paymentsWithNonce(other)).toBe(0);
+    });
+
+    it('declares, lists and removes addresses over the API, whatever their case, for the key\'s own merchant', async () => {
+      const merchant = cliJson('create', '--name', 'Merchant declaring');
+      const address = fresh();
+      expect(await addresses(merchant.apiKey)).toMatchObject({ status: 200, body: { allowAnyPayTo: false, data: [] } });
+      const created = await declare(merchant.apiKey, { network: manifest.network, address: address.toLowerCase() });
+      expect(created.status).toBe(201);
+      expect(created.body).toEqual({ network: manifest.network, address, createdAt: expect.stringMatching(/Z$/) });
+      const again = await declare(merchant.apiKey, { network: manifest.network, address: `0x${address.slice(2).toUpperCase()}` });
+      expect(again).toMatchObject({ status: 200, body: { address, createdAt: created.body.createdAt } });
+      expect((await addresses(merchant.apiKey)).body.data).toEqual([created.body]);
+      expect((await addresses(a.apiKey)).body.data.map((r: any) => r.address)).not.toContain(address);
+
+      // payTo compares case-insensitively
+      const lower = await paymentTo(address.toLowerCase() as Address);
+      expect((await settle(lower, merchant.apiKey)).body).toMatchObject({ success: true });
+
+      const removal = `${facilitator.url}/merchants/me/receiving-addresses/${manifest.network}/${address}`;
+      expect((await call(removal, { method: 'DELETE', key: a.apiKey })).status).toBe(404); // another merchant's is not its to remove
+      expect((await call(removal, { method: 'DELETE', key: merchant.apiKey })).status).toBe(204);
+      expect((await call(removal, { method: 'DELETE', key: merchant.apiKey })).body).toMatchObject({ status: 404, code: 'not_found' });
+      expect((await settle(await paymentTo(address), merchant.apiKey)).body).toMatchObject({ errorReason: 'pay_to_not_allowed' });
+    });
+
+    it('answers bad declarations with a 400 naming the field', async () => {
+      const address = fresh();
+      const i = address.slice(2).search(/[a-fA-F]/) + 2;
+      const flipped = `${address.slice(0, i)}${address[i] === address[i].toLowerCase() ? address[i].toUpperCase() : address[i].toLowerCase()}${address.slice(i + 1)}`;
+      const cases: [unknown, string][] = [
+        [{ network: 'base', address }, 'network'],
+        [{ network: manifest.network, address: '0x1234' }, 'address'],
+        [{ network: manifest.network, address: flipped }, 'address'],
+        [{ network: manifest.network, address: '0x0000000000000000000000000000000000000000' }, 'address'],
+        [{ network: manifest.network, address, note: 'x' }, 'note'],
+        [[{ network: manifest.network, address }], 'network'],
+      ];
+      for (const [body, name] of cases) {
+        const answer = await declare(a.apiKey, body);
+        expect(answer.status, JSON.stringify(body)).toBe(400);
+        expect(answer.body).toMatchObject({ code: 'validation_failed', invalidParams: expect.arrayContaining([expect.objectContaining({ name })]) });
+      }
+      expect((await call(`${facilitator.url}/merchants/me/receiving-addresses/base/${address}`, { method: 'DELETE', key: a.apiKey })).status).toBe(400);
+    });
+
+    it('lets a merchant that sets allowAnyPayTo settle to any address, and no longer once it clears it', async () => {
+      const merchant = cliJson('create', '--name', 'Merchant anywhere');
+      const me = `${facilitator.url}/merchants/me`;
+      for (const body of [{}, { allowAnyPayTo: 'yes' }, { allowAnyPayTo: true, colour: 'blue' }]) {
+        expect((await call(me, { method: 'PATCH', key: merchant.apiKey, body })).body, JSON.stringify(body)).toMatchObject({ status: 400, code: 'validation_failed' });
+      }
+      expect(await call(me, { method: 'PATCH', key: merchant.apiKey, body: { allowAnyPayTo: true } })).toMatchObject({ status: 200, body: { merchantId: merchant.merchantId, allowAnyPayTo: true } });
+      expect((await addresses(merchant.apiKey)).body).toEqual({ allowAnyPayTo: true, data: [] });
+      expect((await settle(await paymentTo(fresh()), merchant.apiKey)).body).toMatchObject({ success: true });
+      expect((await call(me, { method: 'PATCH', key: merchant.apiKey, body: { allowAnyPayTo: false } })).body).toMatchObject({ allowAnyPayTo: false });
+      expect((await settle(await paymentTo(fresh()), merchant.apiKey)).body).toMatchObject({ success: false, errorReason: 'pay_to_not_allowed' });
+    });
+
+    it('refuses an MPP evm charge to an undeclared recipient with a problem, claims nothing, and settles it once declared', async () => {
+      const merchant = cliJson('create', '--name', 'Merchant MPP undeclared');
+      const terms = {
+        realm: 'shop.example',
+        offers: [{ method: 'evm', intent: 'charge', request: { amount: '3000', currency: usdc.address, recipient: merchantAddress, methodDetails: { chainId: manifest.chainId } } }],
+      };
+      const issued = await call(`${facilitator.url}/mpp/challenges`, { key: merchant.apiKey, body: terms });
+      expect(issued.status).toBe(201);
+      const payer = Mppx.create({ methods: [evm.charge({ account: payerAccount(manifest, 4), authorization: { name: usdc.name, version: usdc.version } })], polyfill: false });
+      const credential = await payer.createCredential(paymentRequiredResponse(issued.body.wwwAuthenticate));
+      const challengeId = issued.body.challenges[0].id as string;
+
+      for (const route of ['/mpp/verify', '/mpp/settle']) {
+        const refused = await call(`${facilitator.url}${route}`, { key: merchant.apiKey, body: { credential, terms } });
+        expect(refused.status, route).toBe(402);
+        expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+        expect(refused.body).toMatchObject({ type: 'https://paymentauth.org/problems/verification-failed', challengeId, detail: expect.stringContaining('pay_to_not_allowed') });
+      }
+      const claims = await db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM facilitator.mpp_claims WHERE challenge_id = $1`, challengeId);
+      const payments = await db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM facilitator.payments WHERE challenge_id = $1`, challengeId);
+      expect([claims[0].n, payments[0].n]).toEqual([0, 0]);
+
+      cliJson('receiving-addresses', 'add', merchant.merchantId, receiving);
+      const settled = await call(`${facilitator.url}/mpp/settle`, { key: merchant.apiKey, body: { credential, terms } });
+      expect(settled.status).toBe(200);
+      expect(settled.body).toMatchObject({ success: true, receipt: { challengeId } });
+    });
+
+    it('manages receiving addresses and the allow-any switch from the CLI', () => {
+      const address = fresh();
+      const elsewhere = `eip155:8453:${address.toLowerCase()}`;
+      const merchant = cliJson('create', '--name', 'Merchant CLI addresses', '--receiving-address', receiving, '--receiving-address', elsewhere);
+      const expected = [`${manifest.network}:${getAddress(merchantAddress)}`, `eip155:8453:${address}`].sort();
+      expect([...merchant.receivingAddresses].sort()).toEqual(expected);
+      expect([...cliJson('receiving-addresses', 'list', merchant.merchantId).receivingAddresses].sort()).toEqual(expected);
+      expect(cliJson('receiving-addresses', 'remove', merchant.merchantId, elsewhere)).toMatchObject({ removed: true, address });
+      expect(cli('receiving-addresses', 'remove', merchant.merchantId, elsewhere)).toMatchObject({ code: 1, stderr: expect.stringContaining('has no receiving address') });
+      expect(cliJson('receiving-addresses', 'add', merchant.merchantId, `${manifest.network}:${address}`)).toMatchObject({ network: manifest.network, address });
+      expect(cliJson('allow-any-pay-to', merchant.merchantId, 'on')).toEqual({ merchantId: merchant.merchantId, allowAnyPayTo: true });
+      expect(cliJson('list').find((m: any) => m.merchantId === merchant.merchantId)).toMatchObject({ allowAnyPayTo: true, receivingAddresses: expect.arrayContaining([`${manifest.network}:${address}`]) });
+      expect(cli('list').stdout).toContain(`${manifest.network}:${getAddress(merchantAddress)}`);
+
+      const unknown = '00000000-0000-4000-8000-000000000000';
+      expect(cli('receiving-addresses', 'add', unknown, receiving).code).toBe(1);
+      expect(cli('allow-any-pay-to', unknown, 'off').code).toBe(1);
+      expect(cli('allow-any-pay-to', merchant.merchantId, 'maybe').code).toBe(2);
+      expect(cli('receiving-addresses', 'add', merchant.merchantId, address).code).toBe(2); // no network
+      expect(cli('create', '--name', 'x', '--receiving-address', `${manifest.network}:0x1234`).code).toBe(2);
+      expect(cli('receiving-addresses', 'frobnicate').code).toBe(2);
+    });
+  });
+
+  describe('open mode', () => {
+    it('limits requests without a key per client address: 429 rate_limited with Retry-After, other addresses and keys unaffected', async () => {
+      const open = await startFacilitator({
+        FACILITATOR_OPEN_MODE: 'true', OPEN_MODE_RATE_LIMIT_PER_MINUTE: '2', OPEN_MODE_RATE_LIMIT_BURST: '2', QUEUE_PREFIX: `mp:test-openlimit-${Date.now()}`, FACILITATOR_ROLE: 'api',
+      });
+      // clients behind a proxy on this host (TRUST_PROXY loopback), which names them in X-Forwarded-For
+      const asClient = (client: string, key?: string) =>
+        fetch(`${open.url}/mpp/supported`, { headers: { 'x-forwarded-for': client, ...(key ? { authorization: `Bearer ${key}` } : {}) } }).then(async (r) => ({ status: r.status, headers: r.headers, body: (await r.json()) as any }));
+      try {
+        expect([(await asClient('203.0.113.7')).status, (await asClient('203.0.113.7')).status]).toEqual([200, 200]);
+        const refused = await asClient('203.0.113.7');
+        expect(refused.status).toBe(429);
+        expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+        expect(refused.body).toMatchObject({ code: 'rate_limited', detail: expect.stringContaining('without an API key from this address') });
+        const body = await payment(5);
+        const settled = await fetch(`${open.url}/verify`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': '203.0.113.7' }, body: JSON.stringify(body) });
+        expect(settled.status).toBe(429);
+        expect((await asClient('198.51.100.9')).status).toBe(200);
+        expect((await asClient('203.0.113.7', a.apiKey)).status).toBe(200);
+      } finally {
+        await open.close();
+      }
+    });
+  });
 });
+

@@ -43,8 +43,9 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
 
   beforeAll(async () => {
     receiver = await startWebhookReceiver();
-    merchant = createMerchant('ingestion e2e');
+    merchant = createMerchant('ingestion e2e', undefined, { receivingAddresses: [`${manifest.network}:${payTo}`] });
     setWebhook(merchant.merchantId, receiver.url);
+    receiver.verifyWith(merchant.webhookSecret);
     stripe = await startTestStripe();
     facilitator = await startFacilitator({ ...stripe.facilitatorEnv, OUTBOX_POLL_MS: '20', WEBHOOK_POLL_MS: '50' });
     ledger = await startLedger({
@@ -143,8 +144,13 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
     for (const event of [...events].reverse()) {
       await queue.add(event.type, { ...event, occurredAt: event.occurredAt.toISOString() }, { jobId: `replay-${event.eventId}` });
     }
-    await until('the replays consumed', async () => ((await queue.getJobCountByTypes('waiting', 'active', 'delayed')) === 0 ? true : undefined));
-    await new Promise((r) => setTimeout(r, 200));
+    // every replay taken and finished by the ledger's consumer: booked (nothing new) or skipped, none refused
+    const outcomes = await until('the replays finished', async () => {
+      const jobs = await Promise.all(events.map((event) => queue.getJob(`replay-${event.eventId}`)));
+      return jobs.every((job) => job?.finishedOn) ? jobs.map((job) => job!.returnvalue ?? `failed: ${job!.failedReason}`) : undefined;
+    });
+    expect(outcomes.filter((outcome) => outcome !== 'booked' && outcome !== 'skipped')).toEqual([]);
+    expect(outcomes).toContain('booked');
     expect(await account('revenue', USDC)).toMatchObject({ creditsPosted: before!.creditsPosted, debitsPosted: 0n, creditsPending: 0n });
     expect(await account('revenue', USD)).toMatchObject({ creditsPosted: beforeUsd!.creditsPosted, debitsPosted: beforeUsd!.debitsPosted });
     expect((await queue.getFailed()).filter((j) => j.id?.startsWith('replay-'))).toEqual([]);

@@ -50,14 +50,18 @@ const envSchema = z.object({
   RATE_LIMIT_PER_MINUTE: env.int(600, 0),
   RATE_LIMIT_BURST: z.coerce.number().int().min(1).optional(),
   AUTH_FAILURES_PER_MINUTE: env.int(30, 0),
+  OPEN_MODE_RATE_LIMIT_PER_MINUTE: env.int(60, 0),
+  OPEN_MODE_RATE_LIMIT_BURST: z.coerce.number().int().min(1).optional(),
   TRUST_PROXY: trustProxyVar(),
   WEBHOOK_MAX_ATTEMPTS: env.int(8, 1),
   WEBHOOK_TIMEOUT_MS: env.int(5_000, 100),
   WEBHOOK_RETRY_BASE_MS: env.int(1_000, 10),
   WEBHOOK_RETRY_MAX_MS: env.int(600_000, 10),
   WEBHOOK_POLL_MS: env.int(500, 10),
+  WEBHOOK_ALLOW_PRIVATE: env.bool(false),
   OUTBOX_PUBLISH: env.bool(true),
   OUTBOX_POLL_MS: env.int(200, 10),
+  OUTBOX_REPUBLISH_AFTER_MS: env.int(300_000, 0),
   // MPP and Stripe
   MPP_CHALLENGE_TTL_SECONDS: env.int(300, 10),
   STRIPE_SECRET_KEY: z.string().regex(/^(sk|rk)_(test|live)_[A-Za-z0-9_]+$/, 'must be a Stripe secret or restricted key (sk_test_..., sk_live_...)').optional(),
@@ -135,13 +139,23 @@ export interface FacilitatorConfig {
   apiKeyCacheMs: number;
   /** Token bucket per API key: refills perMinute tokens a minute, holds at most burst; perMinute 0 turns it off. */
   rateLimit: { perMinute: number; burst: number };
+  /** The same bucket per client address for requests without a key in open mode; perMinute 0 turns it off. */
+  openModeRateLimit: { perMinute: number; burst: number };
   /** Failed API-key attempts one client address may make per minute before it gets 429 (0: no limit). */
   authFailuresPerMinute: number;
   /** who may name the client's address in X-Forwarded-For (what AUTH_FAILURES_PER_MINUTE counts): a proxy, the ledger */
   trustProxy: TrustProxy;
-  webhooks: { maxAttempts: number; timeoutMs: number; retryBaseMs: number; retryMaxMs: number; pollMs: number };
-  /** Publishing payment events to the ledger's BullMQ queue (worker role). */
-  outbox: { publish: boolean; pollMs: number };
+  webhooks: {
+    maxAttempts: number;
+    timeoutMs: number;
+    retryBaseMs: number;
+    retryMaxMs: number;
+    pollMs: number;
+    /** deliver to loopback, private, link-local and metadata addresses too (WEBHOOK_ALLOW_PRIVATE); off: refused */
+    allowPrivate: boolean;
+  };
+  /** Publishing payment events to the ledger's BullMQ queue (worker role); republishAfterMs 0: never publish again. */
+  outbox: { publish: boolean; pollMs: number; republishAfterMs: number };
   mpp: {
     /** Default lifetime of an issued challenge. */
     challengeTtlSeconds: number;
@@ -206,14 +220,16 @@ export function loadFacilitatorConfig(environment: NodeJS.ProcessEnv = process.e
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
     trustProxy: e.TRUST_PROXY,
     rateLimit: { perMinute: e.RATE_LIMIT_PER_MINUTE, burst: e.RATE_LIMIT_BURST ?? Math.max(1, e.RATE_LIMIT_PER_MINUTE) },
+    openModeRateLimit: { perMinute: e.OPEN_MODE_RATE_LIMIT_PER_MINUTE, burst: e.OPEN_MODE_RATE_LIMIT_BURST ?? Math.max(1, e.OPEN_MODE_RATE_LIMIT_PER_MINUTE) },
     webhooks: {
       maxAttempts: e.WEBHOOK_MAX_ATTEMPTS,
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       retryBaseMs: e.WEBHOOK_RETRY_BASE_MS,
       retryMaxMs: e.WEBHOOK_RETRY_MAX_MS,
       pollMs: e.WEBHOOK_POLL_MS,
+      allowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     },
-    outbox: { publish: e.OUTBOX_PUBLISH, pollMs: e.OUTBOX_POLL_MS },
+    outbox: { publish: e.OUTBOX_PUBLISH, pollMs: e.OUTBOX_POLL_MS, republishAfterMs: e.OUTBOX_REPUBLISH_AFTER_MS },
     mpp: { challengeTtlSeconds: e.MPP_CHALLENGE_TTL_SECONDS },
     ...(e.STRIPE_SECRET_KEY
       ? {

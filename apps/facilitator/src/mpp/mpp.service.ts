@@ -19,6 +19,7 @@ import {
 } from '@mp/mpp';
 import { ProblemError } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
+import { PayToPolicy } from '../merchants/pay-to-policy';
 import { Clock } from '../x402/clock';
 import { CHARGE_RAILS, type ChargeAttempt, type ChargeRail } from './charges/charge-rail';
 import { MppClaims, type Claim } from './mpp-claims.repository';
@@ -56,6 +57,7 @@ export class MppService {
     private readonly secrets: MppSecrets,
     private readonly claims: MppClaims,
     private readonly clock: Clock,
+    private readonly payTo: PayToPolicy,
   ) {
     this.rails = new Map(rails.map((r) => [r.method, r]));
   }
@@ -225,6 +227,8 @@ export class MppService {
     if (!rail || credential.challenge.intent !== 'charge') {
       return { ok: false, answer: await this.problem(body, merchantId, { code: 'method-unsupported', detail: `${credential.challenge.method}/${credential.challenge.intent} is not supported` }) };
     }
+    const payToRefused = await this.payTo.mppRefusal(credential.challenge, merchantId);
+    if (payToRefused) return { ok: false, answer: await this.problem(body, merchantId, payToRefused, credential.challenge.id) };
     const credentialHash = createHash('sha256').update(body.credential.trim()).digest('hex');
     return { ok: true, attempt: { challenge: credential.challenge, credential, credentialHash, merchantId }, rail, ...(expired && { expired }) };
   }
