@@ -3,7 +3,7 @@ import { DelayedError, type Job, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { encodeFunctionData, getAddress, isAddressEqual, type Hex, type TransactionReceipt } from 'viem';
 import { FeeCapError, isAlreadyKnown, isDeliveryUncertain, isTransportFailure, MULTICALL3_ADDRESS, multicall3Abi, revertReason, type TransactionSigner } from '@mp/chain';
-import { FacilitatorMetrics } from '@mp/platform';
+import { crashPoint, FacilitatorMetrics } from '@mp/platform';
 import { X402Reason } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { NetworkRegistry, type Network } from '../networks/network-registry';
@@ -27,7 +27,8 @@ class ClaimLostError extends Error {}
 /**
  * What the chain says about a payment whose transactions may have reached it, the only ground for any outcome:
  * - `carried`: one of our transactions (oldest first) was mined and made the transfer;
- * - `taken`: the authorization was used by a transaction that is not ours, or canceled by the payer;
+ * - `taken`: the authorization is spent without the transfer: by a transaction that is not ours, by the payer's
+ *   cancellation, or by one of ours whose logs do not show the authorized transfer (a token that misreports);
  * - `open`: none of ours carried it and the authorization is unused: it may be sent again, failed or expired;
  * - `unknown`: a transaction of ours used it, but this node cannot show its receipt yet: ask again later.
  */
@@ -85,11 +86,17 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
       connection: this.connection,
       prefix: this.config.queuePrefix,
       concurrency: this.config.workerConcurrency,
+      // A dead worker's jobs are taken over once their lock lapses: short locks (renewed at half) make that seconds,
+      // and a stall is a crash to recover from, not a poison job, so it never fails the job.
+      lockDuration: this.config.jobLockMs,
+      stalledInterval: Math.max(500, Math.floor(this.config.jobLockMs / 2)),
+      maxStalledCount: Number.MAX_SAFE_INTEGER,
     });
     this.worker.on('failed', (job, error) => this.logger.warn(`${job?.name} ${job?.data.paymentId} failed (attempt ${job?.attemptsMade}): ${error.message}`));
     this.worker.on('error', (error) => this.logger.debug(`worker: ${error.message}`));
-    void this.sweep();
-    this.sweepTimer = setInterval(() => void this.sweep(), this.config.recoveryIntervalMs);
+    // At boot, everything in flight: a crashed predecessor's payments are taken over at once (jobs are idempotent).
+    void this.sweep(0);
+    this.sweepTimer = setInterval(() => void this.sweep(this.config.recoveryIntervalMs), this.config.recoveryIntervalMs);
     this.sweepTimer.unref();
     void this.checkBalances();
     this.balanceTimer = setInterval(() => void this.checkBalances(), BALANCE_CHECK_MS);
@@ -167,7 +174,9 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
         await signer.send({ to: record.settleTo, data: record.settleData, gas: (gas * 12n) / 10n + 5_000n }, async (tx) => {
           if (!(await this.payments.recordSubmitted(paymentId, tx, record.network))) throw new ClaimLostError();
           hash = tx.hash;
+          crashPoint('settlement.recorded');
         });
+        crashPoint('settlement.broadcast');
       } catch (error) {
         if (error instanceof ClaimLostError) return;
         if (!hash) throw error; // nothing recorded, nothing sent: the job runs again
@@ -245,7 +254,9 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
       await signer.send({ to: MULTICALL3_ADDRESS, data, gas }, async (tx) => {
         if (!(await this.payments.recordSubmittedBatch(entries.map((e) => e.record.id), tx, network.config.network))) throw new ClaimLostError();
         hash = tx.hash;
+        crashPoint('batch.recorded');
       });
+      crashPoint('batch.broadcast');
       entries.forEach((e) => e.resolve(hash));
     } catch (error) {
       if (hash && isDeliveryUncertain(error)) return entries.forEach((e) => e.resolve(hash)); // `confirm` finds out
@@ -309,6 +320,7 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
     try {
       const replacement = await signer.replace(stuck, async (tx) => {
         if (!(await this.payments.recordReplacement(stuck.hash, tx, record.network))) throw new ClaimLostError();
+        crashPoint('replacement.recorded');
       });
       this.logger.warn(`replaced stuck ${stuck.hash} with ${replacement.hash} (max fee ${replacement.maxFeePerGas})`);
     } catch (error) {
@@ -346,6 +358,7 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
   private async recordCarried(record: SettlementRecord, hash: Hex, receipt: TransactionReceipt): Promise<boolean> {
     const batched = receipt.to !== null && isAddressEqual(receipt.to, MULTICALL3_ADDRESS) && !isAddressEqual(record.settleTo, MULTICALL3_ADDRESS);
     const gasFee = await this.gasFeeOf(record, hash, receipt, batched);
+    crashPoint('receipt.read');
     // A compare-and-set: another worker may have recorded it (and counted its gas) already.
     if (await this.payments.markConfirmed(record.id, hash, receipt, gasFee)) {
       this.metrics.addGasSpent(record.network, gasFee);
@@ -380,21 +393,27 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
   private async judge(record: SettlementRecord, network: Network, except?: Hex): Promise<ChainVerdict> {
     const transactions = await this.payments.transactions(record.id);
     const ours = new Set(transactions.map((t) => t.hash.toLowerCase()));
+    let minedOurs = except !== undefined;
     for (const tx of transactions) {
       if (tx.hash === except) continue;
       const receipt = await this.receipt(network, tx.hash);
       if (receipt && this.carries(record, receipt)) return { kind: 'carried', hash: tx.hash, receipt };
+      if (receipt) minedOurs = true;
     }
     const use = await this.scheme.authorizationUse(network, getAddress(record.asset), getAddress(record.payer), record.authorizationNonce);
     if (!use.used) return { kind: 'open' };
     if (use.canceled) return { kind: 'taken', message: `the payer canceled authorization ${record.authorizationNonce}${use.transaction ? ` in ${use.transaction}` : ''}` };
-    if (!use.transaction) return { kind: 'unknown', message: `authorization ${record.authorizationNonce} is used, by a transaction this node does not show yet` };
+    if (!use.transaction) {
+      if (minedOurs) return { kind: 'taken', message: `authorization ${record.authorizationNonce} is used, and no transaction of ours shows the transfer` };
+      return { kind: 'unknown', message: `authorization ${record.authorizationNonce} is used, by a transaction this node does not show yet` };
+    }
     if (!ours.has(use.transaction.toLowerCase())) {
       return { kind: 'taken', message: `authorization ${record.authorizationNonce} was used by transaction ${use.transaction}, which this facilitator did not send` };
     }
     const receipt = await this.receipt(network, use.transaction);
-    if (receipt && this.carries(record, receipt)) return { kind: 'carried', hash: use.transaction, receipt };
-    return { kind: 'unknown', message: `authorization ${record.authorizationNonce} was used by our transaction ${use.transaction}, whose receipt this node does not show yet` };
+    if (!receipt) return { kind: 'unknown', message: `authorization ${record.authorizationNonce} was used by our transaction ${use.transaction}, whose receipt this node does not show yet` };
+    if (this.carries(record, receipt)) return { kind: 'carried', hash: use.transaction, receipt };
+    return { kind: 'taken', message: `authorization ${record.authorizationNonce} was used by our transaction ${use.transaction} without the transfer it authorizes` };
   }
 
   /**
@@ -443,9 +462,9 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
   }
 
   /** Re-enqueues what a crashed worker, a lost job or a Redis outage left behind. Jobs are idempotent. */
-  private async sweep(): Promise<void> {
+  private async sweep(olderThanMs: number): Promise<void> {
     try {
-      for (const { id, state } of await this.payments.stale(['verified', 'submitted'], this.config.recoveryIntervalMs)) {
+      for (const { id, state } of await this.payments.stale(['verified', 'submitted'], olderThanMs)) {
         await this.queue.requeue(state === 'verified' ? 'submit' : 'confirm', id);
       }
     } catch (error) {
