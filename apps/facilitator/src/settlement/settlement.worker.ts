@@ -18,6 +18,7 @@ const NONCE_TAKEN = /nonce too low|nonce has already been used|replacement trans
 /** A settlement is not sent this close to its authorization's expiry: it could not be mined in time. */
 const EXPIRY_MARGIN_SECONDS = 6n;
 const NO_SIGNER_RETRY_MS = 250;
+const TAKE_OVER_CONCURRENCY = 16;
 const BALANCE_CHECK_MS = 60_000;
 /** How long a claim's gas estimate stands in for a new simulation. */
 const FRESH_CLAIM_MS = 10_000;
@@ -94,8 +95,7 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
     });
     this.worker.on('failed', (job, error) => this.logger.warn(`${job?.name} ${job?.data.paymentId} failed (attempt ${job?.attemptsMade}): ${error.message}`));
     this.worker.on('error', (error) => this.logger.debug(`worker: ${error.message}`));
-    // At boot, everything in flight: a crashed predecessor's payments are taken over at once (jobs are idempotent).
-    void this.sweep(0);
+    void this.takeOver();
     this.sweepTimer = setInterval(() => void this.sweep(this.config.recoveryIntervalMs), this.config.recoveryIntervalMs);
     this.sweepTimer.unref();
     void this.checkBalances();
@@ -462,6 +462,27 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
   }
 
   /** Re-enqueues what a crashed worker, a lost job or a Redis outage left behind. Jobs are idempotent. */
+  /**
+   * At boot: a crashed predecessor's payments are confirmed or sent at once, without waiting for its job locks to lapse
+   * (every step is a compare-and-set, safe beside any other worker); everything in flight is enqueued again too.
+   */
+  private async takeOver(): Promise<void> {
+    try {
+      const inFlight = await this.payments.stale(['verified', 'submitted'], 0);
+      for (let i = 0; i < inFlight.length; i += TAKE_OVER_CONCURRENCY) {
+        await Promise.all(
+          inFlight.slice(i, i + TAKE_OVER_CONCURRENCY).map(({ id, state }) => {
+            const run = state === 'submitted' ? this.confirm(id, (ms) => this.queue.confirm(id, ms)) : this.submit(id, () => this.queue.submit(id));
+            return run.catch((error: unknown) => this.logger.debug(`take-over of ${id}: ${(error as Error).message}`));
+          }),
+        );
+      }
+    } catch (error) {
+      this.logger.debug(`take-over skipped: ${(error as Error).message}`);
+    }
+    await this.sweep(0);
+  }
+
   private async sweep(olderThanMs: number): Promise<void> {
     try {
       for (const { id, state } of await this.payments.stale(['verified', 'submitted'], olderThanMs)) {
