@@ -4,10 +4,23 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Address } from 'viem';
-import { balanceOf, payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
+import { balanceOf, payerAccount, signAuthorization, testChain, v2Body, v2Requirements, withAutomineOff } from '../../../test/support/chain';
 import { postJson, startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from '../../../test/support/facilitator';
 import { freePort } from '../../../test/support/net';
 import { startTcpProxy, type TcpProxy } from '../../../test/support/tcp-proxy';
+import { until } from '../../../test/support/webhook-receiver';
+import pg from 'pg';
+
+async function paymentState(nonce: string): Promise<string | undefined> {
+  const db = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await db.connect();
+  try {
+    const { rows } = await db.query(`SELECT state::text AS state FROM facilitator.payments WHERE authorization_nonce = $1`, [nonce]);
+    return rows[0]?.state;
+  } finally {
+    await db.end();
+  }
+}
 
 /** Faults in what the facilitator depends on: the chain RPC, Redis and PostgreSQL, each behind a proxy we can break. */
 describe('faults', () => {
@@ -57,24 +70,24 @@ describe('faults', () => {
       expect(settled.body).toMatchObject({ success: true });
     });
 
-    it('when the RPC dies after the claim, settle answers settlement_pending and a later settle the outcome', async () => {
+    it('when the RPC dies after the transaction is sent, settle answers settlement_pending and a later settle the outcome', async () => {
       const payment = await body(2);
       const before = await balanceOf(client, usdc, merchant);
-      // Let verification through, then cut the RPC while the worker is about to send.
-      const pending = postJson(`${facilitator.url}/settle`, payment);
-      await new Promise((r) => setTimeout(r, 5));
-      rpc.set('refuse');
-      const first = (await pending).body;
-      if (first.success) {
-        expect(await balanceOf(client, usdc, merchant)).toBe(before + amount);
-        rpc.set('pass');
-        return; // the settlement outran the fault; nothing more to prove this time
-      }
-      expect(['settlement_pending', 'unexpected_settle_error']).toContain(first.errorReason);
+      const nonce = payment.paymentPayload.payload.authorization.nonce.toLowerCase();
+      // The transaction waits in the mempool (automine off) until the RPC is cut: the fault always lands after the send.
+      const first = await withAutomineOff(client, async () => {
+        const pending = postJson(`${facilitator.url}/settle`, payment);
+        await until('the settlement transaction to be sent', async () => ((await paymentState(nonce)) === 'submitted' ? true : undefined));
+        rpc.set('refuse');
+        const answer = (await pending).body;
+        await client.request({ method: 'evm_mine' as never, params: [] as never });
+        return answer;
+      });
+      expect(first).toMatchObject({ success: false, errorReason: 'settlement_pending', transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
       rpc.set('pass');
       let final = first;
       for (let i = 0; i < 40 && !final.success; i++) final = (await postJson(`${facilitator.url}/settle`, payment)).body;
-      expect(final).toMatchObject({ success: true });
+      expect(final).toMatchObject({ success: true, transaction: first.transaction });
       expect(await balanceOf(client, usdc, merchant)).toBe(before + amount);
     });
   });

@@ -207,8 +207,11 @@ describe('POST /settle', () => {
         });
         await mineBlock(client);
 
-        const settled = (await postJson(`${slow.url}/settle`, body)).body;
+        // Before failing it, the worker asks the chain whether another transaction of ours carried it: ask until it has.
+        let settled = (await postJson(`${slow.url}/settle`, body)).body;
+        for (let i = 0; i < 50 && settled.errorReason === 'settlement_pending'; i++) settled = (await postJson(`${slow.url}/settle`, body)).body;
         expect(settled).toMatchObject({ success: false, errorReason: 'invalid_exact_evm_transaction_failed', transaction: pending.transaction });
+        expect(settled.errorMessage).toMatch(/canceled/);
         expect((await client.getTransactionReceipt({ hash: pending.transaction })).status).toBe('reverted');
         expect(await paymentRow(nonce)).toEqual([{ state: 'failed', tx_hash: pending.transaction, amount: amount.toString() }]);
       });

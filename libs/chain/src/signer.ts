@@ -79,7 +79,7 @@ export class TransactionSigner {
       }
       const tx = await this.sign({ to: previous.to, data: previous.data, gas: previous.gas }, previous.nonce, { maxFeePerGas, maxPriorityFeePerGas });
       await beforeBroadcast(tx);
-      await this.client.sendRawTransaction({ serializedTransaction: tx.raw });
+      await this.broadcast(tx);
       return tx;
     });
   }
@@ -103,13 +103,26 @@ export class TransactionSigner {
     const tx = await this.sign(call, nonce, await this.currentFees());
     await beforeBroadcast(tx);
     try {
-      await this.client.sendRawTransaction({ serializedTransaction: tx.raw });
+      await this.broadcast(tx);
     } catch (error) {
       this.nextNonce = undefined;
       throw error;
     }
     this.nextNonce = nonce + 1;
     return tx;
+  }
+
+  /**
+   * Sends the signed bytes. "already known" means the node holds this very transaction (an earlier send whose answer
+   * was lost, or a fallback RPC sending it again): it was sent.
+   */
+  private async broadcast(tx: SignedTransaction): Promise<void> {
+    try {
+      await this.client.sendRawTransaction({ serializedTransaction: tx.raw });
+    } catch (error) {
+      if (isAlreadyKnown(error)) return;
+      throw error;
+    }
   }
 
   private async sign(call: ContractCall, nonce: number, fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }): Promise<SignedTransaction> {
@@ -139,6 +152,12 @@ export class TransactionSigner {
 export function signEip1559(transaction: TransactionSerializableEIP1559, privateKey: Uint8Array): Hex {
   const { signature, recid } = ecdsaSign(hexToBytes(keccak256(serializeTransaction(transaction))), privateKey);
   return serializeTransaction(transaction, { r: bytesToHex(signature.subarray(0, 32)), s: bytesToHex(signature.subarray(32, 64)), yParity: recid });
+}
+
+/** The node already has this exact transaction (geth: "already known"; anvil: "transaction already imported"). */
+export function isAlreadyKnown(error: unknown): boolean {
+  const text = error instanceof Error ? `${error.message} ${(error as { details?: string }).details ?? ''}` : String(error);
+  return /already known|already imported|known transaction/i.test(text);
 }
 
 /** A replacement would have to bid above the configured fee ceiling: the transaction stays as it is. */

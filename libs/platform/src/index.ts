@@ -7,3 +7,4 @@ export * from './logger';
 export * from './metrics';
 export * from './observability.module';
 export * from './readiness';
+export * from './crash-points';

@@ -36,7 +36,8 @@ const envSchema = z.object({
   FACILITATOR_INSTANCE_ID: z.string().regex(/^[\w.:-]{1,64}$/, 'letters, digits and . _ : - only').optional(),
   QUEUE_PREFIX: queuePrefixVar(),
   SETTLE_WORKER_CONCURRENCY: env.int(64, 1),
-  SIGNER_LEASE_MS: env.int(30_000, 1_000),
+  SIGNER_LEASE_MS: env.int(6_000, 1_000),
+  SETTLE_JOB_LOCK_MS: env.int(5_000, 1_000),
   STUCK_TX_AFTER_MS: env.int(30_000, 100),
   RECOVERY_INTERVAL_MS: env.int(5_000, 100),
   SETTLE_BATCH_MAX: z.coerce.number().int().min(1).max(100).default(1),
@@ -115,6 +116,8 @@ export interface FacilitatorConfig {
   queuePrefix: string;
   workerConcurrency: number;
   signerLeaseMs: number;
+  /** A settlement job's lock in BullMQ: a dead worker's jobs go to another within about 1.5× this. */
+  jobLockMs: number;
   stuckTxAfterMs: number;
   recoveryIntervalMs: number;
   /** Up to this many payments of one network share one Multicall3 transaction (1: no batching). */
@@ -201,6 +204,7 @@ export function loadFacilitatorConfig(environment: NodeJS.ProcessEnv = process.e
     queuePrefix: queuePrefixOf(e.QUEUE_PREFIX, e.DATABASE_URL),
     workerConcurrency: e.SETTLE_WORKER_CONCURRENCY,
     signerLeaseMs: e.SIGNER_LEASE_MS,
+    jobLockMs: e.SETTLE_JOB_LOCK_MS,
     stuckTxAfterMs: e.STUCK_TX_AFTER_MS,
     recoveryIntervalMs: e.RECOVERY_INTERVAL_MS,
     batchMax: e.SETTLE_BATCH_MAX,

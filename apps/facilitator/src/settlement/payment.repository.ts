@@ -31,6 +31,8 @@ export interface SettlementRecord extends PaymentRecord {
   settleData: Hex;
   /** The claim's gas estimate; set only until the first send, so only a first send can skip estimating again. */
   settleGas: bigint | null;
+  /** How many transactions were signed for it: above zero, the chain may already hold its outcome. */
+  attempts: number;
 }
 
 export interface StoredTransaction extends SignedTransaction {
@@ -86,7 +88,7 @@ const RECORD_COLUMNS = `id, state::text AS state, payload_hash AS "payloadHash",
   error_reason AS "errorReason", error_message AS "errorMessage", updated_at AS "updatedAt", merchant_id AS "merchantId"`;
 
 const SETTLEMENT_COLUMNS = `${RECORD_COLUMNS}, network, asset, payer, authorization_nonce AS "authorizationNonce", pay_to AS "payTo", amount::text AS amount,
-  valid_before::text AS "validBefore", settle_to AS "settleTo", settle_data AS "settleData", settle_gas::text AS "settleGas"`;
+  valid_before::text AS "validBefore", settle_to AS "settleTo", settle_data AS "settleData", settle_gas::text AS "settleGas", attempts`;
 
 /**
  * The facilitator's durable payment records. Every state change is a compare-and-set on the current state,
@@ -438,7 +440,8 @@ export class PaymentRepository {
 
   /** `gasFee`: the payment's share of the transaction's fee in wei (see gasShare), which the ledger books as gas. */
   markConfirmed(id: string, hash: string, receipt: { blockNumber: bigint; gasUsed: bigint; effectiveGasPrice?: bigint }, gasFee: bigint): Promise<boolean> {
-    return this.transition(id, ['submitted'], 'confirmed', 'payment.confirmed',
+    // From verified too: a payment released to be sent again (its nonce looked taken) that an earlier transaction carried.
+    return this.transition(id, ['submitted', 'verified'], 'confirmed', 'payment.confirmed',
       { txHash: hash, blockNumber: receipt.blockNumber.toString(), gasUsed: receipt.gasUsed.toString(), effectiveGasPrice: receipt.effectiveGasPrice?.toString(), gasFee: gasFee.toString() },
       `settled_at = now(), tx_hash = $4`, [hash]);
   }

@@ -2,8 +2,8 @@ import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } f
 import { DelayedError, type Job, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { encodeFunctionData, getAddress, isAddressEqual, type Hex, type TransactionReceipt } from 'viem';
-import { FeeCapError, isDeliveryUncertain, isTransportFailure, MULTICALL3_ADDRESS, multicall3Abi, revertReason, type TransactionSigner } from '@mp/chain';
-import { FacilitatorMetrics } from '@mp/platform';
+import { FeeCapError, isAlreadyKnown, isDeliveryUncertain, isTransportFailure, MULTICALL3_ADDRESS, multicall3Abi, revertReason, type TransactionSigner } from '@mp/chain';
+import { crashPoint, FacilitatorMetrics } from '@mp/platform';
 import { X402Reason } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { NetworkRegistry, type Network } from '../networks/network-registry';
@@ -13,15 +13,31 @@ import { PaymentRepository, type SettlementRecord } from './payment.repository';
 import { SettlementEvents } from './settlement.events';
 import { SETTLEMENT_QUEUE, SettlementQueue, type SettlementJobData, type SettlementJobName } from './settlement.queue';
 
-const NONCE_TAKEN = /nonce too low|nonce has already been used|replacement transaction underpriced|already known|nonce too high/i;
+/** The node refused the send for its nonce: taken by a mined transaction (perhaps ours), or held by another in the mempool. */
+const NONCE_TAKEN = /nonce too low|nonce has already been used|replacement transaction underpriced|nonce too high/i;
 /** A settlement is not sent this close to its authorization's expiry: it could not be mined in time. */
 const EXPIRY_MARGIN_SECONDS = 6n;
 const NO_SIGNER_RETRY_MS = 250;
+const TAKE_OVER_CONCURRENCY = 16;
 const BALANCE_CHECK_MS = 60_000;
 /** How long a claim's gas estimate stands in for a new simulation. */
 const FRESH_CLAIM_MS = 10_000;
 
 class ClaimLostError extends Error {}
+
+/**
+ * What the chain says about a payment whose transactions may have reached it, the only ground for any outcome:
+ * - `carried`: one of our transactions (oldest first) was mined and made the transfer;
+ * - `taken`: the authorization is spent without the transfer: by a transaction that is not ours, by the payer's
+ *   cancellation, or by one of ours whose logs do not show the authorized transfer (a token that misreports);
+ * - `open`: none of ours carried it and the authorization is unused: it may be sent again, failed or expired;
+ * - `unknown`: a transaction of ours used it, but this node cannot show its receipt yet: ask again later.
+ */
+type ChainVerdict =
+  | { kind: 'carried'; hash: Hex; receipt: TransactionReceipt }
+  | { kind: 'taken'; message: string }
+  | { kind: 'open' }
+  | { kind: 'unknown'; message: string };
 
 interface BatchEntry {
   record: SettlementRecord;
@@ -71,11 +87,16 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
       connection: this.connection,
       prefix: this.config.queuePrefix,
       concurrency: this.config.workerConcurrency,
+      // A dead worker's jobs are taken over once their lock lapses: short locks (renewed at half) make that seconds,
+      // and a stall is a crash to recover from, not a poison job, so it never fails the job.
+      lockDuration: this.config.jobLockMs,
+      stalledInterval: Math.max(500, Math.floor(this.config.jobLockMs / 2)),
+      maxStalledCount: Number.MAX_SAFE_INTEGER,
     });
     this.worker.on('failed', (job, error) => this.logger.warn(`${job?.name} ${job?.data.paymentId} failed (attempt ${job?.attemptsMade}): ${error.message}`));
     this.worker.on('error', (error) => this.logger.debug(`worker: ${error.message}`));
-    void this.sweep();
-    this.sweepTimer = setInterval(() => void this.sweep(), this.config.recoveryIntervalMs);
+    void this.takeOver();
+    this.sweepTimer = setInterval(() => void this.sweep(this.config.recoveryIntervalMs), this.config.recoveryIntervalMs);
     this.sweepTimer.unref();
     void this.checkBalances();
     this.balanceTimer = setInterval(() => void this.checkBalances(), BALANCE_CHECK_MS);
@@ -109,6 +130,7 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
       const network = this.networkOf(record);
       if (!network) return this.fail(record, X402Reason.invalidNetwork, `network ${record.network} is no longer configured`);
       if (record.validBefore <= this.clock.nowSeconds() + EXPIRY_MARGIN_SECONDS) {
+        if (record.attempts > 0 && (await this.settleFromChain(record, network)) !== 'open') return retryLater(network.config.pollingIntervalMs * 4);
         if (await this.payments.markExpired(paymentId, ['verified'], 'the authorization expired before the settlement could be sent')) this.events.changed(paymentId);
         return;
       }
@@ -131,6 +153,12 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
           this.logger.error(`hot wallet ${signer.address} on ${record.network} cannot send: ${revertReason(error)}`);
           throw error;
         }
+        // Sent before: the simulation may revert because our own earlier transaction used the authorization.
+        if (record.attempts > 0) {
+          const outcome = await this.settleFromChain(record, network);
+          if (outcome === 'unknown') return retryLater(network.config.pollingIntervalMs * 4);
+          if (outcome === 'recorded') return;
+        }
         return this.fail(record, reason === X402Reason.exactEvmTransactionFailed ? X402Reason.exactEvmSimulationFailed : reason, revertReason(error) ?? 'the transfer would revert');
       }
 
@@ -146,14 +174,21 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
         await signer.send({ to: record.settleTo, data: record.settleData, gas: (gas * 12n) / 10n + 5_000n }, async (tx) => {
           if (!(await this.payments.recordSubmitted(paymentId, tx, record.network))) throw new ClaimLostError();
           hash = tx.hash;
+          crashPoint('settlement.recorded');
         });
+        crashPoint('settlement.broadcast');
       } catch (error) {
         if (error instanceof ClaimLostError) return;
         if (!hash) throw error; // nothing recorded, nothing sent: the job runs again
         if (!isDeliveryUncertain(error)) {
+          // A definite refusal of this send; yet an earlier send of ours (whose answer was lost) may have carried it.
           const message = revertReason(error) ?? String(error);
+          const submitted = { ...record, state: 'submitted' as const, attempts: record.attempts + 1 };
+          const outcome = await this.settleFromChain(submitted, network);
+          if (outcome === 'recorded') return;
+          if (outcome === 'unknown') return this.queue.confirm(paymentId, network.config.pollingIntervalMs);
           if (NONCE_TAKEN.test(message) && attempt < 3 && (await this.payments.releaseUnsent(paymentId, message))) continue;
-          return this.fail(record, this.scheme.sendFailureReason(error), message);
+          return this.fail(submitted, this.scheme.sendFailureReason(error), message);
         }
         // The broadcast died on the way; the node may have it. `confirm` finds out and rebroadcasts if not.
       }
@@ -163,9 +198,18 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
 
   private async afterSend(record: SettlementRecord, network: Network, hash: Hex): Promise<void> {
     this.events.changed(record.id);
-    // On a chain that mines at once (or a fast L2) the receipt is often already there: record it without a job.
-    const receipt = await this.receipt(network, hash).catch(() => undefined);
-    if (receipt) return this.recordReceipt(record, hash, receipt);
+    // On a chain that mines at once (or a fast L2) the receipt is often already there: record it without a job. A
+    // payment sent before may have been carried by an earlier transaction: look at all of them, oldest first.
+    const hashes = record.attempts > 0 ? (await this.payments.transactions(record.id)).map((t) => t.hash) : [hash];
+    const submitted = { ...record, state: 'submitted' as const, attempts: record.attempts + 1 };
+    try {
+      for (const candidate of hashes) {
+        const receipt = await this.receipt(network, candidate);
+        if (receipt && (await this.recordReceipt(submitted, network, candidate, receipt))) return;
+      }
+    } catch (error) {
+      this.logger.debug(`receipt of ${hash} not read yet: ${(error as Error).message}`);
+    }
     await this.queue.confirm(record.id);
   }
 
@@ -210,7 +254,9 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
       await signer.send({ to: MULTICALL3_ADDRESS, data, gas }, async (tx) => {
         if (!(await this.payments.recordSubmittedBatch(entries.map((e) => e.record.id), tx, network.config.network))) throw new ClaimLostError();
         hash = tx.hash;
+        crashPoint('batch.recorded');
       });
+      crashPoint('batch.broadcast');
       entries.forEach((e) => e.resolve(hash));
     } catch (error) {
       if (hash && isDeliveryUncertain(error)) return entries.forEach((e) => e.resolve(hash)); // `confirm` finds out
@@ -230,7 +276,7 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
     const transactions = await this.payments.transactions(paymentId);
     for (const tx of transactions) {
       const receipt = await this.receipt(network, tx.hash);
-      if (receipt) return this.recordReceipt(record, tx.hash, receipt);
+      if (receipt && (await this.recordReceipt(record, network, tx.hash, receipt))) return;
     }
     const latest = transactions.at(-1);
     if (!latest) {
@@ -249,19 +295,18 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
       } catch (error) {
         const message = revertReason(error) ?? String(error);
         if (!isDeliveryUncertain(error) && /nonce too low|nonce has already been used/i.test(message)) {
-          // Its nonce was used by another transaction: unless ours was mined meanwhile, it never will be. Send anew.
-          for (const tx of transactions) {
-            const receipt = await this.receipt(network, tx.hash);
-            if (receipt) return this.recordReceipt(record, tx.hash, receipt);
+          // Its nonce was used by a mined transaction: ours (this node may lag), or another, and then ours never will be.
+          const outcome = await this.settleFromChain(record, network);
+          if (outcome === 'recorded') return;
+          if (outcome === 'open') {
+            network.signers.byAddress(latest.signer)?.resetNonce();
+            if (await this.payments.releaseUnsent(paymentId, `nonce ${latest.nonce} of ${latest.signer} went to another transaction`)) {
+              this.events.changed(paymentId);
+              await this.queue.submit(paymentId);
+            }
+            return;
           }
-          network.signers.byAddress(latest.signer)?.resetNonce();
-          if (await this.payments.releaseUnsent(paymentId, `nonce ${latest.nonce} of ${latest.signer} went to another transaction`)) {
-            this.events.changed(paymentId);
-            await this.queue.submit(paymentId);
-          }
-          return;
-        }
-        if (!/already known/i.test(message)) this.logger.warn(`rebroadcast of ${latest.hash} failed: ${message}`);
+        } else if (!isAlreadyKnown(error)) this.logger.warn(`rebroadcast of ${latest.hash} failed: ${message}`);
       }
     } else if (Date.now() - latest.createdAt.getTime() > this.config.stuckTxAfterMs && record.validBefore > this.clock.nowSeconds() + EXPIRY_MARGIN_SECONDS) {
       await this.replace(network, record, latest);
@@ -275,6 +320,7 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
     try {
       const replacement = await signer.replace(stuck, async (tx) => {
         if (!(await this.payments.recordReplacement(stuck.hash, tx, record.network))) throw new ClaimLostError();
+        crashPoint('replacement.recorded');
       });
       this.logger.warn(`replaced stuck ${stuck.hash} with ${replacement.hash} (max fee ${replacement.maxFeePerGas})`);
     } catch (error) {
@@ -283,28 +329,109 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  private async recordReceipt(record: SettlementRecord, hash: Hex, receipt: TransactionReceipt): Promise<void> {
-    const verdict = this.scheme.judgeReceipt(
+  /**
+   * Records what a mined transaction of the payment did. A transaction that did not carry the transfer is final only
+   * once the chain shows none of the payment's other transactions did: false means not decided yet (ask again later).
+   */
+  private async recordReceipt(record: SettlementRecord, network: Network, hash: Hex, receipt: TransactionReceipt): Promise<boolean> {
+    if (this.carries(record, receipt)) return this.recordCarried(record, hash, receipt);
+    const verdict = await this.judge(record, network, hash);
+    if (verdict.kind === 'carried') return this.recordCarried(record, verdict.hash, verdict.receipt);
+    if (verdict.kind === 'unknown') return false;
+    const batched = receipt.to !== null && isAddressEqual(receipt.to, MULTICALL3_ADDRESS) && !isAddressEqual(record.settleTo, MULTICALL3_ADDRESS);
+    if (verdict.kind === 'open' && batched && receipt.status === 'success') {
+      // Its own call failed inside a batch that succeeded: its authorization is unused. Send it alone, which names the reason.
+      if (await this.payments.releaseFromBatch(record.id, hash)) await this.queue.submit(record.id);
+      return true;
+    }
+    const judged = this.judgeReceipt(record, receipt);
+    const reason = judged.success ? X402Reason.exactEvmTransactionFailed : judged.reason;
+    const message = verdict.kind === 'taken' ? `${verdict.message}; ${hash} did not carry it` : judged.success ? `transaction ${hash} did not carry the transfer` : judged.message;
+    const gasFee = await this.gasFeeOf(record, hash, receipt, batched);
+    if (await this.payments.markFailedOnChain(record.id, hash, reason, message, gasFee)) {
+      this.metrics.addGasSpent(record.network, gasFee);
+      this.events.changed(record.id);
+    }
+    return true;
+  }
+
+  private async recordCarried(record: SettlementRecord, hash: Hex, receipt: TransactionReceipt): Promise<boolean> {
+    const batched = receipt.to !== null && isAddressEqual(receipt.to, MULTICALL3_ADDRESS) && !isAddressEqual(record.settleTo, MULTICALL3_ADDRESS);
+    const gasFee = await this.gasFeeOf(record, hash, receipt, batched);
+    crashPoint('receipt.read');
+    // A compare-and-set: another worker may have recorded it (and counted its gas) already.
+    if (await this.payments.markConfirmed(record.id, hash, receipt, gasFee)) {
+      this.metrics.addGasSpent(record.network, gasFee);
+      this.events.changed(record.id);
+    }
+    return true;
+  }
+
+  private gasFeeOf(record: SettlementRecord, hash: Hex, receipt: TransactionReceipt, batched: boolean): Promise<bigint> {
+    const fee = receipt.gasUsed * receipt.effectiveGasPrice;
+    return batched ? this.payments.gasShare(hash, record.id, fee) : Promise.resolve(fee);
+  }
+
+  private judgeReceipt(record: SettlementRecord, receipt: TransactionReceipt) {
+    return this.scheme.judgeReceipt(
       {
         asset: { address: getAddress(record.asset) },
         authorization: { from: getAddress(record.payer), to: getAddress(record.payTo), value: record.amount, nonce: record.authorizationNonce },
       },
       receipt,
     );
-    const batched = receipt.to !== null && isAddressEqual(receipt.to, MULTICALL3_ADDRESS) && !isAddressEqual(record.settleTo, MULTICALL3_ADDRESS);
-    if (!verdict.success && batched && receipt.status === 'success') {
-      // Its own call failed inside a batch that succeeded: its authorization is unused. Send it alone, which names the reason.
-      if (await this.payments.releaseFromBatch(record.id, hash)) await this.queue.submit(record.id);
-      return;
+  }
+
+  private carries(record: SettlementRecord, receipt: TransactionReceipt): boolean {
+    return this.judgeReceipt(record, receipt).success;
+  }
+
+  /**
+   * Asks the chain about every transaction of the payment, oldest first (skipping `except`, already read), then
+   * the authorization itself. See ChainVerdict.
+   */
+  private async judge(record: SettlementRecord, network: Network, except?: Hex): Promise<ChainVerdict> {
+    const transactions = await this.payments.transactions(record.id);
+    const ours = new Set(transactions.map((t) => t.hash.toLowerCase()));
+    let minedOurs = except !== undefined;
+    for (const tx of transactions) {
+      if (tx.hash === except) continue;
+      const receipt = await this.receipt(network, tx.hash);
+      if (receipt && this.carries(record, receipt)) return { kind: 'carried', hash: tx.hash, receipt };
+      if (receipt) minedOurs = true;
     }
-    const fee = receipt.gasUsed * receipt.effectiveGasPrice;
-    const gasFee = batched ? await this.payments.gasShare(hash, record.id, fee) : fee;
-    const recorded = verdict.success
-      ? await this.payments.markConfirmed(record.id, hash, receipt, gasFee)
-      : await this.payments.markFailedOnChain(record.id, hash, verdict.reason, verdict.message, gasFee);
-    if (!recorded) return; // another worker recorded it (and counted its gas)
-    this.metrics.addGasSpent(record.network, gasFee);
-    this.events.changed(record.id);
+    const use = await this.scheme.authorizationUse(network, getAddress(record.asset), getAddress(record.payer), record.authorizationNonce);
+    if (!use.used) return { kind: 'open' };
+    if (use.canceled) return { kind: 'taken', message: `the payer canceled authorization ${record.authorizationNonce}${use.transaction ? ` in ${use.transaction}` : ''}` };
+    if (!use.transaction) {
+      if (minedOurs) return { kind: 'taken', message: `authorization ${record.authorizationNonce} is used, and no transaction of ours shows the transfer` };
+      return { kind: 'unknown', message: `authorization ${record.authorizationNonce} is used, by a transaction this node does not show yet` };
+    }
+    if (!ours.has(use.transaction.toLowerCase())) {
+      return { kind: 'taken', message: `authorization ${record.authorizationNonce} was used by transaction ${use.transaction}, which this facilitator did not send` };
+    }
+    const receipt = await this.receipt(network, use.transaction);
+    if (!receipt) return { kind: 'unknown', message: `authorization ${record.authorizationNonce} was used by our transaction ${use.transaction}, whose receipt this node does not show yet` };
+    if (this.carries(record, receipt)) return { kind: 'carried', hash: use.transaction, receipt };
+    return { kind: 'taken', message: `authorization ${record.authorizationNonce} was used by our transaction ${use.transaction} without the transfer it authorizes` };
+  }
+
+  /**
+   * Before a payment that had transactions is failed, expired or sent again: records the outcome the chain already
+   * holds ('recorded'), or says the authorization is still open, or that the chain cannot tell yet ('unknown').
+   */
+  private async settleFromChain(record: SettlementRecord, network: Network): Promise<'recorded' | 'open' | 'unknown'> {
+    const verdict = await this.judge(record, network);
+    if (verdict.kind === 'carried') {
+      await this.recordCarried(record, verdict.hash, verdict.receipt);
+      return 'recorded';
+    }
+    if (verdict.kind === 'taken') {
+      if (await this.payments.markFailedUnsent(record.id, X402Reason.exactEvmNonceAlreadyUsed, verdict.message)) this.events.changed(record.id);
+      return 'recorded';
+    }
+    if (verdict.kind === 'unknown') this.logger.warn(`payment ${record.id}: ${verdict.message}`);
+    return verdict.kind;
   }
 
   private async fail(record: SettlementRecord, reason: string, message: string): Promise<void> {
@@ -335,9 +462,30 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
   }
 
   /** Re-enqueues what a crashed worker, a lost job or a Redis outage left behind. Jobs are idempotent. */
-  private async sweep(): Promise<void> {
+  /**
+   * At boot: a crashed predecessor's payments are confirmed or sent at once, without waiting for its job locks to lapse
+   * (every step is a compare-and-set, safe beside any other worker); everything in flight is enqueued again too.
+   */
+  private async takeOver(): Promise<void> {
     try {
-      for (const { id, state } of await this.payments.stale(['verified', 'submitted'], this.config.recoveryIntervalMs)) {
+      const inFlight = await this.payments.stale(['verified', 'submitted'], 0);
+      for (let i = 0; i < inFlight.length; i += TAKE_OVER_CONCURRENCY) {
+        await Promise.all(
+          inFlight.slice(i, i + TAKE_OVER_CONCURRENCY).map(({ id, state }) => {
+            const run = state === 'submitted' ? this.confirm(id, (ms) => this.queue.confirm(id, ms)) : this.submit(id, () => this.queue.submit(id));
+            return run.catch((error: unknown) => this.logger.debug(`take-over of ${id}: ${(error as Error).message}`));
+          }),
+        );
+      }
+    } catch (error) {
+      this.logger.debug(`take-over skipped: ${(error as Error).message}`);
+    }
+    await this.sweep(0);
+  }
+
+  private async sweep(olderThanMs: number): Promise<void> {
+    try {
+      for (const { id, state } of await this.payments.stale(['verified', 'submitted'], olderThanMs)) {
         await this.queue.requeue(state === 'verified' ? 'submit' : 'confirm', id);
       }
     } catch (error) {

@@ -73,6 +73,14 @@ export class VerificationUnavailableError extends Error {
   }
 }
 
+/** Who took an authorization on chain: nobody yet, a transaction, or the payer's cancellation. */
+export type AuthorizationUse = { used: false } | { used: true; canceled: boolean; transaction: Hex | undefined };
+
+type AuthorizationEvent = Extract<(typeof eip3009Abi)[number], { type: 'event'; name: 'AuthorizationUsed' }>;
+
+/** How far back a settlement's AuthorizationUsed log is looked for (RPC providers cap getLogs ranges near 10k). */
+const AUTHORIZATION_LOG_LOOKBACK_BLOCKS = 9_000n;
+
 /** validBefore must leave this much time for the settlement to land (as the reference facilitator requires). */
 const VALID_BEFORE_MARGIN_SECONDS = 6n;
 const CODE_NEGATIVE_TTL_MS = 60_000;
@@ -257,6 +265,24 @@ export class ExactEvmScheme {
       return { success: false, reason: X402Reason.exactEvmTransferEventMismatch, message: `transaction ${receipt.transactionHash} has no Transfer of ${value} from ${from} to ${to}` };
     }
     return { success: true };
+  }
+
+  /**
+   * Whether the chain has used (or the payer canceled) an authorization, and by which transaction: the token's
+   * `authorizationState`, then its AuthorizationUsed / AuthorizationCanceled log within the last
+   * AUTHORIZATION_LOG_LOOKBACK_BLOCKS. `transaction` is undefined when the log is beyond that window (or this node
+   * has not indexed it yet). Transport failures throw: an outcome is never guessed.
+   */
+  async authorizationUse(network: Network, asset: Address, authorizer: Address, nonce: Hex): Promise<AuthorizationUse> {
+    const used = await network.client.readContract({ address: asset, abi: eip3009Abi, functionName: 'authorizationState', args: [authorizer, nonce] });
+    if (!used) return { used: false };
+    const head = await network.client.getBlockNumber();
+    const fromBlock = head > AUTHORIZATION_LOG_LOOKBACK_BLOCKS ? head - AUTHORIZATION_LOG_LOOKBACK_BLOCKS : 0n;
+    const query = (eventName: 'AuthorizationUsed' | 'AuthorizationCanceled') =>
+      network.client.getLogs({ address: asset, event: eip3009Abi.find((e) => e.type === 'event' && e.name === eventName) as AuthorizationEvent, args: { authorizer, nonce }, fromBlock, toBlock: head });
+    const [usedLogs, canceledLogs] = await Promise.all([query('AuthorizationUsed'), query('AuthorizationCanceled')]);
+    if (canceledLogs.length > 0) return { used: true, canceled: true, transaction: canceledLogs[0].transactionHash ?? undefined };
+    return { used: true, canceled: false, transaction: usedLogs[0]?.transactionHash ?? undefined };
   }
 
   /** Maps an error from sending the settlement to a reason, as the reference does. */

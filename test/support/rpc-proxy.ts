@@ -1,0 +1,99 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+
+/**
+ * A JSON-RPC proxy in front of the test node that misbehaves the way real RPC endpoints do:
+ * - `loseSendAnswers`: an `eth_sendRawTransaction` (alone or inside a batch) reaches the node, but its answer never
+ *   comes back (the caller times out, the transaction is in the node's hands);
+ * - `receiptLagMs`: a lagging node: a mined transaction's receipt and the transaction itself are reported missing
+ *   until this long after the proxy first saw them mined.
+ * Counts what it did, so a test can prove the fault really happened.
+ */
+export interface RpcProxy {
+  url: string;
+  set(options: { loseSendAnswers?: boolean; receiptLagMs?: number }): void;
+  stats: { sendsLost: number; receiptsHidden: number };
+  close(): Promise<void>;
+}
+
+interface RpcCall {
+  id: unknown;
+  method: string;
+  params?: unknown[];
+}
+
+export async function startRpcProxy(upstreamUrl: string): Promise<RpcProxy> {
+  let loseSendAnswers = false;
+  let receiptLagMs = 0;
+  const stats = { sendsLost: 0, receiptsHidden: 0 };
+  const firstSeenMined = new Map<string, number>();
+  const sockets = new Set<Socket>();
+
+  const lagging = (hash: unknown): boolean => {
+    if (receiptLagMs <= 0 || typeof hash !== 'string') return false;
+    const key = hash.toLowerCase();
+    const seen = firstSeenMined.get(key) ?? Date.now();
+    firstSeenMined.set(key, seen);
+    return Date.now() - seen < receiptLagMs;
+  };
+
+  /** Rewrites one answer as the lagging node would give it. */
+  const lag = (call: RpcCall, answer: { result?: unknown }) => {
+    const mined = answer.result && typeof answer.result === 'object' && (answer.result as { blockNumber?: unknown }).blockNumber;
+    if ((call.method === 'eth_getTransactionReceipt' || call.method === 'eth_getTransactionByHash') && mined && lagging(call.params?.[0])) {
+      stats.receiptsHidden += 1;
+      return { ...answer, result: null };
+    }
+    return answer;
+  };
+
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      let upstream: Response;
+      try {
+        upstream = await fetch(upstreamUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      } catch {
+        res.destroy();
+        return;
+      }
+      const text = await upstream.text();
+      const request = JSON.parse(body) as RpcCall | RpcCall[];
+      const calls = Array.isArray(request) ? request : [request];
+      if (loseSendAnswers && calls.some((c) => c.method === 'eth_sendRawTransaction')) {
+        stats.sendsLost += 1;
+        return; // the node acted; the caller never hears (its socket stays open until it gives up)
+      }
+      if (receiptLagMs <= 0) {
+        res.writeHead(upstream.status, { 'content-type': 'application/json' }).end(text);
+        return;
+      }
+      const answer = JSON.parse(text) as { id: unknown; result?: unknown } | { id: unknown; result?: unknown }[];
+      const rewritten = Array.isArray(answer)
+        ? answer.map((a) => lag(calls.find((c) => c.id === a.id) ?? { id: a.id, method: '' }, a))
+        : lag(calls[0], answer);
+      res.writeHead(upstream.status, { 'content-type': 'application/json' }).end(JSON.stringify(rewritten));
+    });
+  });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stats,
+    set(options) {
+      if (options.loseSendAnswers !== undefined) loseSendAnswers = options.loseSendAnswers;
+      if (options.receiptLagMs !== undefined) receiptLagMs = options.receiptLagMs;
+    },
+    close: () =>
+      new Promise((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
