@@ -9,6 +9,7 @@
 // 127.0.0.1 and is stopped on exit. Prints p50/p99/max of the answer time of the payments in flight at the kill,
 // counted from the kill, and checks every payment ends confirmed once on chain.
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -64,7 +65,7 @@ async function main() {
       const payer = privateKeyToAccount(manifest.accounts.payers[i % manifest.accounts.payers.length].privateKey);
       const authorization = {
         from: payer.address, to: manifest.accounts.merchant.address, value: AMOUNT, validAfter: 0n,
-        validBefore: BigInt(Math.floor(Date.now() / 1000) + 3600), nonce: `0x${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex')}`,
+        validBefore: BigInt(Math.floor(Date.now() / 1000) + 3600), nonce: `0x${randomBytes(32).toString('hex')}`,
       };
       const signature = await payer.signTypedData({
         domain: { name: usdc.name, version: usdc.version, chainId: manifest.chainId, verifyingContract: usdc.address },
