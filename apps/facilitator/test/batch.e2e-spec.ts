@@ -1,8 +1,9 @@
-import { createWalletClient, erc20Abi, http, parseEventLogs, type Address, type Hex } from 'viem';
+import pg from 'pg';
+import { createWalletClient, decodeFunctionData, erc20Abi, http, parseEventLogs, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { eip3009Abi } from '@mp/chain';
+import { eip3009Abi, MULTICALL3_ADDRESS, multicall3Abi } from '@mp/chain';
 import { balanceOf, payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
-import { postJson, startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
+import { postJson, startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from '../../../test/support/facilitator';
 
 /** Batch settlement: several EIP-3009 authorizations in one Multicall3 transaction, each with its own exact outcome. */
 describe('batch settlement', () => {
@@ -11,19 +12,24 @@ describe('batch settlement', () => {
   const merchant = manifest.accounts.merchant.address as Address;
   const amount = 7_000n;
   let facilitator: RunningFacilitator;
+  const db = new pg.Client({ connectionString: TEST_DATABASE_URL });
 
   beforeAll(async () => {
+    await db.connect();
     facilitator = await startFacilitator({
       SETTLE_BATCH_MAX: '10', SETTLE_BATCH_WINDOW_MS: '150', RECOVERY_INTERVAL_MS: '200', QUEUE_PREFIX: 'mp:test-batch',
       FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[3].privateKey,
     });
   });
-  afterAll(() => facilitator?.close());
+  afterAll(async () => {
+    await facilitator?.close();
+    await db.end();
+  });
 
   const settle = (body: unknown) => postJson(`${facilitator.url}/settle`, body).then((r) => r.body);
   const requirements = () => v2Requirements(manifest, usdc, amount);
 
-  it('settles 20 concurrent payments in a few shared transactions, each exactly once, for less gas per payment', async () => {
+  it('settles 20 concurrent payments in a few shared transactions, each exactly once', async () => {
     const bodies = await Promise.all(
       Array.from({ length: 20 }, async (_, i) => v2Body(await signAuthorization(payerAccount(manifest, i % 5), usdc, manifest.chainId, { to: merchant, value: amount }), requirements())),
     );
@@ -34,26 +40,14 @@ describe('batch settlement', () => {
     const hashes = [...new Set(responses.map((r) => r.transaction as Hex))];
     expect(hashes.length).toBeLessThanOrEqual(4);
     expect(await balanceOf(client, usdc, merchant)).toBe(before + 20n * amount);
-    let gas = 0n;
     for (const hash of hashes) {
       const receipt = await client.getTransactionReceipt({ hash });
-      gas += receipt.gasUsed;
       const used = parseEventLogs({ abi: eip3009Abi, eventName: 'AuthorizationUsed', logs: receipt.logs }).map((l) => (l.args as { nonce: string }).nonce);
       const mine = bodies.filter((_, i) => responses[i].transaction === hash).map((b) => b.paymentPayload.payload.authorization.nonce);
       expect(used.sort()).toEqual(mine.sort());
     }
 
-    // The same payment alone, for comparison (a facilitator without batching).
-    const single = await startFacilitator({ QUEUE_PREFIX: 'mp:test-batch-single', FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[2].privateKey });
-    try {
-      const alone = await postJson(`${single.url}/settle`, v2Body(await signAuthorization(payerAccount(manifest, 0), usdc, manifest.chainId, { to: merchant, value: amount }), requirements()));
-      const singleGas = (await client.getTransactionReceipt({ hash: alone.body.transaction })).gasUsed;
-      const perPayment = gas / 20n;
-      console.log(`gas per payment: batched ${perPayment} (${hashes.length} transactions), alone ${singleGas} (${(Number(perPayment) * 100) / Number(singleGas)}%)`);
-      expect(perPayment).toBeLessThan(singleGas);
-    } finally {
-      await single.close();
-    }
+    // Gas per payment, batched and alone, is measured by `npm run bench -- --batch 10`, not asserted here.
   });
 
   it('one authorization failing inside a batch neither fails nor doubles the others; it gets its own reason', async () => {
@@ -77,5 +71,18 @@ describe('batch settlement', () => {
     expect(responses.filter((r) => r.success)).toHaveLength(4);
     expect(await balanceOf(client, usdc, merchant)).toBe(before + 4n * amount);
     expect(await balanceOf(client, usdc, broke.address)).toBe(amount / 2n);
+
+    // It really failed inside a batch: both of the broke payer's payments went out in one aggregate3 transaction,
+    // which carried the one it could pay; the other was detached from it and sent alone.
+    const brokePayments = bodies.slice(0, 2).map((b, i) => ({ nonce: b.paymentPayload.payload.authorization.nonce.toLowerCase(), response: responses[i] }));
+    const paid = brokePayments.find((p) => p.response.success)!;
+    const refused = brokePayments.find((p) => !p.response.success)!;
+    const submittedIn = async (nonce: string) =>
+      (await db.query(`SELECT e.data->>'txHash' AS hash FROM facilitator.payment_events e JOIN facilitator.payments p ON p.id = e.payment_id WHERE p.authorization_nonce = $1 AND e.type = 'payment.submitted' ORDER BY e.id`, [nonce])).rows.map((r) => r.hash);
+    expect(await submittedIn(paid.nonce)).toEqual([paid.response.transaction]);
+    expect((await submittedIn(refused.nonce))[0]).toBe(paid.response.transaction);
+    const batch = await client.getTransaction({ hash: paid.response.transaction as Hex });
+    expect(batch.to?.toLowerCase()).toBe(MULTICALL3_ADDRESS.toLowerCase());
+    expect(decodeFunctionData({ abi: multicall3Abi, data: batch.input }).functionName).toBe('aggregate3');
   });
 });

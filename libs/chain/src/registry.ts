@@ -27,6 +27,11 @@ export interface NetworkConfig {
   signerKeys: Hex[];
   /** Receipt polling interval; viem's default of 4 s on custom chains stalls every settlement. */
   pollingIntervalMs: number;
+  /**
+   * Blocks a settlement's block must have on top of it, itself included, before its outcome is recorded (1: the block
+   * that mined it). Confirmed payments are watched for reorgs for max(64, 4 × this) blocks.
+   */
+  confirmations: number;
   /** ERC-6492 factories whose counterfactual wallets may be deployed at settlement (default: none, fail closed). */
   eip6492AllowedFactories: Address[];
   /** Fee ceiling per gas for every send and replacement (MAX_FEE_PER_GAS_WEI); unset: none. */

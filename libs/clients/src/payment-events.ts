@@ -13,6 +13,8 @@ export type PaymentEventType =
   | 'payment.resend'
   | 'payment.retried'
   | 'payment.confirmed'
+  /** its confirming block left the chain (a reorg): submitted again, to be confirmed anew or failed */
+  | 'payment.reorged'
   | 'payment.failed'
   | 'payment.expired';
 

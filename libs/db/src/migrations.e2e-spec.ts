@@ -57,7 +57,7 @@ describe('scripts/lib/database.mjs migrateDeploy', () => {
       `SELECT table_name FROM information_schema.tables WHERE table_schema = 'facilitator' ORDER BY 1`,
     );
     expect(tables.map((t) => t.table_name)).toEqual([
-      'api_keys', 'merchants', 'mpp_claims', 'mpp_secrets', 'outbox_cursors', 'payment_events', 'payment_idempotency_keys', 'payment_transactions', 'payments',
+      'api_keys', 'merchant_receiving_addresses', 'merchants', 'mpp_claims', 'mpp_secrets', 'outbox_cursors', 'payment_events', 'payment_idempotency_keys', 'payment_transactions', 'payments',
       'stripe_events', 'webhook_deliveries', 'webhook_delivery_attempts',
     ]);
 

@@ -83,6 +83,7 @@ const networksFileSchema = z.object({
         v1Names: z.array(z.string().min(1)).default([]),
         rpcUrls: z.array(z.string().url()).min(1),
         pollingIntervalMs: z.number().int().min(10).default(1_000),
+        confirmations: z.number().int().min(1).max(1_000).default(1),
         signerKeyEnv: z.array(z.string().min(1)).min(1),
         eip6492AllowedFactories: z.array(address).default([]),
         assets: z
@@ -276,6 +277,7 @@ function networksFromFile(path: string, environment: NodeJS.ProcessEnv): Network
       v1Names: n.v1Names,
       rpcUrls: n.rpcUrls,
       pollingIntervalMs: n.pollingIntervalMs,
+      confirmations: n.confirmations,
       signerKeys,
       eip6492AllowedFactories: n.eip6492AllowedFactories as Address[],
       assets: n.assets.map(({ gasCap, ...a }) => ({
@@ -309,6 +311,7 @@ function networksFromManifest(path: string, keysOverride: Hex[], eip6492AllowedF
       v1Names: ['anvil', 'localhost'],
       rpcUrls: [manifest.rpcUrl],
       pollingIntervalMs: 25,
+      confirmations: 1,
       signerKeys: keysOverride.length ? keysOverride : manifest.accounts.facilitatorSigners.map((s) => s.privateKey as Hex),
       // Empty (fail closed) unless FACILITATOR_EIP6492_FACTORIES names factories.
       eip6492AllowedFactories,

@@ -439,11 +439,31 @@ export class PaymentRepository {
   }
 
   /** `gasFee`: the payment's share of the transaction's fee in wei (see gasShare), which the ledger books as gas. */
-  markConfirmed(id: string, hash: string, receipt: { blockNumber: bigint; gasUsed: bigint; effectiveGasPrice?: bigint }, gasFee: bigint): Promise<boolean> {
+  markConfirmed(id: string, hash: string, receipt: { blockNumber: bigint; blockHash: string; gasUsed: bigint; effectiveGasPrice?: bigint }, gasFee: bigint): Promise<boolean> {
     // From verified too: a payment released to be sent again (its nonce looked taken) that an earlier transaction carried.
     return this.transition(id, ['submitted', 'verified'], 'confirmed', 'payment.confirmed',
-      { txHash: hash, blockNumber: receipt.blockNumber.toString(), gasUsed: receipt.gasUsed.toString(), effectiveGasPrice: receipt.effectiveGasPrice?.toString(), gasFee: gasFee.toString() },
-      `settled_at = now(), tx_hash = $4`, [hash]);
+      { txHash: hash, blockNumber: receipt.blockNumber.toString(), blockHash: receipt.blockHash, gasUsed: receipt.gasUsed.toString(), effectiveGasPrice: receipt.effectiveGasPrice?.toString(), gasFee: gasFee.toString() },
+      `settled_at = now(), tx_hash = $4, block_number = $5::numeric, block_hash = $6`, [hash, receipt.blockNumber.toString(), receipt.blockHash]);
+  }
+
+  /** Chain payments confirmed in a block above `afterBlock` on the network: the ones a reorg could still take back. */
+  async confirmedAfter(network: string, afterBlock: bigint): Promise<{ id: string; blockNumber: bigint; blockHash: string }[]> {
+    const rows = await this.db.$queryRawUnsafe<{ id: string; blockNumber: string; blockHash: string }[]>(
+      `SELECT id, block_number::text AS "blockNumber", block_hash AS "blockHash" FROM facilitator.payments
+        WHERE state = 'confirmed' AND rail = 'evm' AND network = $1 AND block_number > $2::numeric`,
+      network,
+      afterBlock.toString(),
+    );
+    return rows.map((r) => ({ ...r, blockNumber: BigInt(r.blockNumber) }));
+  }
+
+  /**
+   * The block that confirmed it is no longer in the chain: back to submitted, to be judged again (its transaction may
+   * be mined anew, or not at all), with a payment.reorged event that corrects the merchant's view.
+   */
+  markReorged(id: string, blockHash: string, blockNumber: bigint): Promise<boolean> {
+    return this.transition(id, ['confirmed'], 'submitted', 'payment.reorged', { blockHash, blockNumber: blockNumber.toString() },
+      `settled_at = NULL, block_number = NULL, block_hash = NULL`, [], `AND block_hash = $4`, [blockHash]);
   }
 
   /** A failure on chain (the transaction was mined, and its gas paid): final. The hash stays as evidence. */

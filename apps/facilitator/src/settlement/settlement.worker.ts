@@ -19,6 +19,8 @@ const NONCE_TAKEN = /nonce too low|nonce has already been used|replacement trans
 const EXPIRY_MARGIN_SECONDS = 6n;
 const NO_SIGNER_RETRY_MS = 250;
 const TAKE_OVER_CONCURRENCY = 16;
+/** Confirmed payments are watched for reorgs this many blocks deep at least. */
+const REORG_WATCH_MIN_BLOCKS = 64;
 const BALANCE_CHECK_MS = 60_000;
 /** How long a claim's gas estimate stands in for a new simulation. */
 const FRESH_CLAIM_MS = 10_000;
@@ -60,6 +62,7 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
   private connection: Redis | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
   private balanceTimer: NodeJS.Timeout | undefined;
+  private watchingReorgs = false;
   private readonly stopCollecting: (() => void)[] = [];
   /** Payments waiting, per network, to share one Multicall3 transaction. */
   private readonly batches = new Map<string, { entries: BatchEntry[]; timer: NodeJS.Timeout }>();
@@ -96,7 +99,7 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
     this.worker.on('failed', (job, error) => this.logger.warn(`${job?.name} ${job?.data.paymentId} failed (attempt ${job?.attemptsMade}): ${error.message}`));
     this.worker.on('error', (error) => this.logger.debug(`worker: ${error.message}`));
     void this.takeOver();
-    this.sweepTimer = setInterval(() => void this.sweep(this.config.recoveryIntervalMs), this.config.recoveryIntervalMs);
+    this.sweepTimer = setInterval(() => void this.sweep(this.config.recoveryIntervalMs).then(() => this.watchReorgs()), this.config.recoveryIntervalMs);
     this.sweepTimer.unref();
     void this.checkBalances();
     this.balanceTimer = setInterval(() => void this.checkBalances(), BALANCE_CHECK_MS);
@@ -308,7 +311,8 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
           }
         } else if (!isAlreadyKnown(error)) this.logger.warn(`rebroadcast of ${latest.hash} failed: ${message}`);
       }
-    } else if (Date.now() - latest.createdAt.getTime() > this.config.stuckTxAfterMs && record.validBefore > this.clock.nowSeconds() + EXPIRY_MARGIN_SECONDS) {
+    } else if (known.blockNumber === null && Date.now() - latest.createdAt.getTime() > this.config.stuckTxAfterMs && record.validBefore > this.clock.nowSeconds() + EXPIRY_MARGIN_SECONDS) {
+      // Still in the mempool (a mined one only waits for its confirmations): replace it with higher fees.
       await this.replace(network, record, latest);
     }
     return retryLater(network.config.pollingIntervalMs);
@@ -438,11 +442,56 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
     if (await this.payments.markFailedUnsent(record.id, reason, message)) this.events.changed(record.id);
   }
 
+  /** The transaction's receipt once its block has the network's confirmations on top (itself included), else undefined. */
   private async receipt(network: Network, hash: Hex): Promise<TransactionReceipt | undefined> {
-    return network.client.getTransactionReceipt({ hash }).catch((error: unknown) => {
+    const receipt = await network.client.getTransactionReceipt({ hash }).catch((error: unknown) => {
       if (error instanceof Error && error.name === 'TransactionReceiptNotFoundError') return undefined;
       throw error;
     });
+    if (!receipt || network.config.confirmations <= 1) return receipt;
+    const head = await network.client.getBlockNumber({ cacheTime: 0 });
+    return head - receipt.blockNumber + 1n >= BigInt(network.config.confirmations) ? receipt : undefined;
+  }
+
+  /**
+   * Takes back the confirmations a reorg undid: every payment confirmed in the last max(64, 4 × confirmations)
+   * blocks whose block is no longer the chain's block at that height goes back to submitted (payment.reorged) and is
+   * confirmed again, by its transaction mined anew (rebroadcast if the node dropped it) or judged otherwise.
+   */
+  private async watchReorgs(): Promise<void> {
+    if (this.watchingReorgs) return;
+    this.watchingReorgs = true;
+    try {
+      for (const network of this.networks.all()) await this.watchReorgsOn(network);
+    } finally {
+      this.watchingReorgs = false;
+    }
+  }
+
+  private async watchReorgsOn(network: Network): Promise<void> {
+    try {
+      const head = await network.client.getBlockNumber({ cacheTime: 0 });
+      const depth = BigInt(Math.max(REORG_WATCH_MIN_BLOCKS, 4 * network.config.confirmations));
+      const recent = await this.payments.confirmedAfter(network.config.network, head > depth ? head - depth : -1n);
+      const canonical = new Map<bigint, string | undefined>();
+      for (const payment of recent) {
+        if (!canonical.has(payment.blockNumber)) {
+          const block = await network.client.getBlock({ blockNumber: payment.blockNumber }).catch((error: unknown) => {
+            if (error instanceof Error && error.name === 'BlockNotFoundError') return undefined;
+            throw error;
+          });
+          canonical.set(payment.blockNumber, block?.hash ?? undefined);
+        }
+        if (canonical.get(payment.blockNumber)?.toLowerCase() === payment.blockHash.toLowerCase()) continue;
+        if (await this.payments.markReorged(payment.id, payment.blockHash, payment.blockNumber)) {
+          this.logger.warn(`payment ${payment.id}: block ${payment.blockNumber} (${payment.blockHash}) left the chain; judging it again`);
+          this.events.changed(payment.id);
+          await this.queue.requeue('confirm', payment.id);
+        }
+      }
+    } catch (error) {
+      this.logger.debug(`reorg watch on ${network.config.network} skipped: ${(error as Error).message}`);
+    }
   }
 
   private networkOf(record: SettlementRecord): Network | undefined {

@@ -5,7 +5,8 @@ import type { MerchantNoticeMessage, MerchantNoticeType } from '@mp/clients';
 import { PAYMENT_VIEW_COLUMNS, toPaymentView, type PaymentView, type PaymentViewRow } from '../payment-view';
 
 /** The payment events merchants are told about: final outcomes only. */
-export const PAYMENT_WEBHOOK_TYPES = ['payment.confirmed', 'payment.failed', 'payment.expired'] as const;
+/** Outcomes, and `payment.reorged`: the correction of a confirmation whose block a reorg took back. */
+export const PAYMENT_WEBHOOK_TYPES = ['payment.confirmed', 'payment.failed', 'payment.expired', 'payment.reorged'] as const;
 export type PaymentWebhookType = (typeof PAYMENT_WEBHOOK_TYPES)[number];
 
 /**
@@ -280,6 +281,8 @@ function paymentAsOf(e: ScannedEvent): PaymentView {
       return { ...view, state: 'confirmed', txHash: text(data.txHash) ?? view.txHash, errorReason: null, errorMessage: null };
     case 'payment.failed':
       return { ...view, state: 'failed', txHash: text(data.txHash), errorReason: text(data.reason) ?? view.errorReason, errorMessage: text(data.message) ?? view.errorMessage };
+    case 'payment.reorged':
+      return { ...view, state: 'submitted', errorReason: null, errorMessage: null };
     default:
       return { ...view, state: 'expired', errorMessage: text(data.message) ?? view.errorMessage };
   }
