@@ -133,7 +133,10 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
       const network = this.networkOf(record);
       if (!network) return this.fail(record, X402Reason.invalidNetwork, `network ${record.network} is no longer configured`);
       if (record.validBefore <= this.clock.nowSeconds() + EXPIRY_MARGIN_SECONDS) {
-        if (record.attempts > 0 && (await this.settleFromChain(record, network)) !== 'open') return retryLater(network.config.pollingIntervalMs * 4);
+        // Sent before: an earlier transaction may have carried it before the authorization ran out.
+        const outcome = record.attempts > 0 ? await this.settleFromChain(record, network) : 'open';
+        if (outcome === 'recorded') return;
+        if (outcome === 'unknown') return retryLater(network.config.pollingIntervalMs * 4);
         if (await this.payments.markExpired(paymentId, ['verified'], 'the authorization expired before the settlement could be sent')) this.events.changed(paymentId);
         return;
       }
