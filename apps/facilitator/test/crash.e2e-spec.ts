@@ -166,3 +166,87 @@ describe('crash safety', () => {
     }
   }, 240_000);
 });
+
+/**
+ * A fee-bump replacement is recorded, then the process dies before broadcasting it: the original waits in the
+ * mempool, the replacement exists only in the database. The restarted facilitator rebroadcasts the recorded
+ * replacement; whichever of the two is mined, each payment is paid once and answered with the transaction that did it.
+ */
+describe('crash safety: a SIGKILL right after a replacement is recorded', () => {
+  const { manifest, client } = testChain();
+  const usdc = manifest.tokens.usdc;
+  const merchant = manifest.accounts.merchant.address as Address;
+  const amount = 1_500n;
+  let child: ChildProcess | undefined;
+
+  async function start(port: number, crashPoints: string): Promise<ChildProcess> {
+    const spawned = spawn(process.execPath, [appEntry('facilitator')], {
+      env: {
+        ...process.env, DATABASE_URL: TEST_DATABASE_URL, FACILITATOR_PORT: String(port), FACILITATOR_INSTANCE_ID: 'crash-replacement-test',
+        FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[2].privateKey, FACILITATOR_OPEN_MODE: 'true', QUEUE_PREFIX: 'mp:crash-replacement-test',
+        SETTLE_BUDGET_MS: '500', STUCK_TX_AFTER_MS: '300', RECOVERY_INTERVAL_MS: '300', LOG_LEVEL: 'warn', CRASH_POINTS: crashPoints,
+      },
+      stdio: 'ignore',
+    });
+    child = spawned;
+    for (let i = 0; i < 200; i++) {
+      if (await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false)) return spawned;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error('the facilitator did not start');
+  }
+
+  beforeAll(() => {
+    buildIfStale();
+  }, 180_000);
+  afterAll(() => child?.kill('SIGKILL'));
+
+  it('rebroadcasts the recorded replacement after the restart and settles each payment once', async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const bodies = await Promise.all(
+      [0, 1, 2].map(async (i) => v2Body(await signAuthorization(payerAccount(manifest, 3 + i), usdc, manifest.chainId, { to: merchant, value: amount }), v2Requirements(manifest, usdc, amount))),
+    );
+    const nonces = bodies.map((b) => b.paymentPayload.payload.authorization.nonce.toLowerCase());
+    const before = await balanceOf(client, usdc, merchant);
+    const settle = (body: unknown) =>
+      fetch(`${url}/settle`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<{ success: boolean; transaction: string; errorReason?: string }>, () => undefined);
+    const db = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await db.connect();
+    await client.request({ method: 'evm_setAutomine' as never, params: [false] as never });
+    try {
+      const first = await start(port, 'replacement.recorded@1');
+      const died = new Promise<string | null>((resolve) => first.once('exit', (_code, signal) => resolve(signal)));
+      await Promise.all(bodies.map(settle));
+      expect(await died).toBe('SIGKILL');
+      const { rows: recorded } = await db.query(
+        `SELECT p.authorization_nonce AS nonce, count(*)::int AS n FROM facilitator.payment_transactions t JOIN facilitator.payments p ON p.id = t.payment_id
+          WHERE p.authorization_nonce = ANY($1) GROUP BY 1`,
+        [nonces],
+      );
+      expect(recorded.some((r) => r.n >= 2), 'a replacement was recorded before the kill').toBe(true);
+
+      await start(port, '');
+      const answers = await Promise.all(
+        bodies.map(async (body) => {
+          for (let i = 0; i < 100; i++) {
+            await client.request({ method: 'evm_mine' as never, params: [] as never });
+            const answer = await settle(body);
+            if (answer && answer.errorReason !== 'settlement_pending') return answer;
+          }
+          return undefined;
+        }),
+      );
+      expect(answers.map((a) => a?.success)).toEqual([true, true, true]);
+      expect(await balanceOf(client, usdc, merchant)).toBe(before + 3n * amount);
+      for (const [i, answer] of answers.entries()) {
+        const receipt = await client.getTransactionReceipt({ hash: answer!.transaction as Hex });
+        const used = parseEventLogs({ abi: eip3009Abi, eventName: 'AuthorizationUsed', logs: receipt.logs }).map((l) => (l.args as { nonce: string }).nonce.toLowerCase());
+        expect(used).toEqual([nonces[i]]);
+      }
+    } finally {
+      await client.request({ method: 'evm_setAutomine' as never, params: [true] as never });
+      await db.end();
+    }
+  }, 120_000);
+});
