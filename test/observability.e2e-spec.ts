@@ -15,6 +15,7 @@ import { loadMerchantConfig } from '../apps/merchant-agent/src/merchant.config';
 import { createPaywall } from '../apps/merchant-agent/src/paid-http/paywall';
 import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from './support/chain';
 import { postJson, startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from './support/facilitator';
+import { createMerchant } from './support/merchants';
 
 /** /metrics, request ids and JSON logs, /ready and /health, /docs: the observability of the three apps, end to end. */
 const ROOT = path.resolve(__dirname, '..');
@@ -67,6 +68,17 @@ async function closedPort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise((resolve) => server.close(resolve));
   return port;
+}
+
+/** Polls until `find` returns something (a log line written when a response finishes comes just after it). */
+async function until<T>(find: () => T | undefined, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = find();
+    if (found !== undefined) return found;
+    if (Date.now() > deadline) throw new Error('the expected log line was not written');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 async function listen(app: INestApplication): Promise<string> {
@@ -368,12 +380,12 @@ describe('observability', () => {
       const response = await fetch(`${url}/supported`, { headers: { 'x-request-id': 'log-test-1', authorization: 'Bearer do-not-log-me', 'x-api-key': 'do-not-log-me-either' } });
       expect(response.headers.get('x-request-id')).toBe('log-test-1');
       await response.arrayBuffer();
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      const access = await until(() => lines.map((line) => JSON.parse(line)).find((r) => r.requestId === 'log-test-1' && r.context === 'HTTP'));
+      expect(access).toMatchObject({ level: 'info', service: 'facilitator', context: 'HTTP', requestId: 'log-test-1', message: expect.stringContaining('GET /supported 200') });
+      expect(access.params).toMatchObject({ method: 'GET', path: '/supported', route: '/supported', status: 200, client: '127.0.0.1', durationMs: expect.any(Number) });
+      expect(access.params).not.toHaveProperty('headers');
       const records = lines.map((line) => JSON.parse(line));
-      const access = records.find((r) => r.requestId === 'log-test-1');
-      expect(access).toMatchObject({ level: 'debug', service: 'facilitator', context: 'HTTP', requestId: 'log-test-1', message: expect.stringContaining('GET /supported 200') });
-      expect(access.params).toMatchObject({ method: 'GET', route: '/supported', status: 200, headers: { authorization: '[REDACTED]', 'x-api-key': '[REDACTED]' } });
-      expect(records.find((r) => r.message === 'Nest application successfully started')).toMatchObject({ level: 'log', service: 'facilitator' });
+      expect(records.find((r) => r.message === 'Nest application successfully started')).toMatchObject({ level: 'info', service: 'facilitator' });
     });
 
     it('a line logged deep inside the handler, after the body was read and the chain was asked, carries the request id', async () => {
@@ -393,6 +405,84 @@ describe('observability', () => {
       const all = lines.join('\n').toLowerCase();
       expect(all).not.toContain('do-not-log-me');
       for (const key of keys) for (const form of privateKeyForms(key)) expect(all).not.toContain(form.toLowerCase());
+    });
+  });
+  // After 'JSON logs', for the same reason: createHttpApp installs this logger globally.
+  describe('access log on stdout', () => {
+    const captured: string[] = [];
+    const apps: INestApplication[] = [];
+    let facilitatorUrl: string;
+    let ledgerUrl: string;
+    let merchantKey: string;
+    let merchantId: string;
+    let restore: () => void;
+
+    /** The access line of the request with this id, as written to stdout. */
+    const accessLine = (requestId: string) =>
+      until(() => captured.map((line) => JSON.parse(line)).find((r) => r.context === 'HTTP' && r.requestId === requestId));
+
+    beforeAll(async () => {
+      const write = process.stdout.write.bind(process.stdout);
+      const spy = vi.spyOn(process.stdout, 'write').mockImplementation(((chunk: string | Uint8Array, ...rest: unknown[]) => {
+        const text = String(chunk);
+        if (text.startsWith('{"level":')) captured.push(...text.split('\n').filter(Boolean));
+        else return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
+        return true;
+      }) as typeof process.stdout.write);
+      restore = () => spy.mockRestore();
+      ({ apiKey: merchantKey, merchantId } = createMerchant(`access-log-${Date.now()}`));
+      const levels = ['fatal', 'error', 'warn', 'log'] as const;
+      const facilitatorConfig = loadFacilitatorConfig({ ...process.env, DATABASE_URL: TEST_DATABASE_URL, FACILITATOR_OPEN_MODE: 'true' });
+      const facilitatorApp = await createHttpApp(FacilitatorModule.forConfig(facilitatorConfig), { logger: new AppLogger({ service: 'facilitator', format: 'json', levels: [...levels] }) });
+      apps.push(facilitatorApp);
+      facilitatorUrl = await listen(facilitatorApp);
+      const ledgerConfig = loadLedgerConfig({ ...process.env, DATABASE_URL: TEST_DATABASE_URL, LEDGER_INGEST: 'false', RECON_SCHEDULE: 'off' });
+      const ledgerApp = await createHttpApp(LedgerModule.forConfig(ledgerConfig), { logger: new AppLogger({ service: 'ledger', format: 'json', levels: [...levels] }) });
+      apps.push(ledgerApp);
+      ledgerUrl = await listen(ledgerApp);
+    });
+    afterAll(async () => {
+      for (const app of apps) await app.close();
+      restore?.();
+    });
+
+    it('one info line per request with the merchant of the API key, never the key itself', async () => {
+      const response = await fetch(`${facilitatorUrl}/merchants/me`, { headers: { authorization: `Bearer ${merchantKey}`, 'x-request-id': 'access-1', 'user-agent': 'access-test/1' } });
+      expect(response.status).toBe(200);
+      await response.arrayBuffer();
+      const line = await accessLine('access-1');
+      expect(line).toMatchObject({ level: 'info', context: 'HTTP', message: 'GET /merchants/me 200 ' + line.params.durationMs + ' ms' });
+      expect(line.params).toEqual({ method: 'GET', path: '/merchants/me', route: '/merchants/me', status: 200, durationMs: expect.any(Number), client: '127.0.0.1', merchantId, userAgent: 'access-test/1' });
+      expect(captured.filter((l) => l.includes('"requestId":"access-1"') && l.includes('"context":"HTTP"'))).toHaveLength(1);
+      expect(captured.join('\n')).not.toContain(merchantKey);
+    });
+
+    it('payment credential headers are never written, nor is a refused key', async () => {
+      const credentials = { 'x-payment': 'x-payment-credential-0001', 'payment-signature': 'payment-signature-credential-0002', payment: 'payment-credential-0003', 'x-api-key': 'mp_live_not-a-real-key-0004' };
+      const response = await fetch(`${facilitatorUrl}/settle`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'access-2', ...credentials }, body: '{}' });
+      expect(response.status).toBe(401); // the X-API-Key is checked, and refused, even in open mode
+      await response.arrayBuffer();
+      const refused = await fetch(`${facilitatorUrl}/merchants/me`, { headers: { 'x-request-id': 'access-3', authorization: 'Bearer mp_live_refused-key-0005' } });
+      expect(refused.status).toBe(401);
+      await refused.arrayBuffer();
+      expect((await accessLine('access-2')).params).toMatchObject({ method: 'POST', path: '/settle', status: 401 });
+      expect((await accessLine('access-3')).params).toMatchObject({ path: '/merchants/me', status: 401 });
+      expect((await accessLine('access-3')).params).not.toHaveProperty('merchantId');
+      const all = captured.join('\n');
+      for (const value of [...Object.values(credentials), 'refused-key-0005']) expect(all).not.toContain(value);
+    });
+
+    it("a report link's token is masked in the query; other parameters stay", async () => {
+      const token = 'report-link-token-c2VjcmV0LXNpZ25hdHVyZQ';
+      const runId = '00000000-0000-4000-8000-000000000000';
+      const response = await fetch(`${ledgerUrl}/reconciliations/${runId}/report?token=${token}&view=all`, { headers: { 'x-request-id': 'access-4' } });
+      expect(response.status).toBeGreaterThanOrEqual(400);
+      expect(response.status).toBeLessThan(500);
+      await response.arrayBuffer();
+      const line = await accessLine('access-4');
+      expect(line.params).toMatchObject({ method: 'GET', path: `/reconciliations/${runId}/report`, query: 'token=[REDACTED]&view=all', route: '/reconciliations/:id/report', status: response.status });
+      expect(line.message).toBe(`GET /reconciliations/${runId}/report?token=[REDACTED]&view=all ${response.status} ${line.params.durationMs} ms`);
+      expect(captured.join('\n')).not.toContain(token);
     });
   });
 });

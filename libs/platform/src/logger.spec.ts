@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { ConfigError } from './config';
-import { AppLogger, logFormatFromEnv, logLevelsFromEnv, privateKeyForms, redactHeaders, registerLogSecrets, requestContext, scrubSecrets, urlSecrets } from './logger';
+import { AppLogger, logFormatFromEnv, logLevelsFromEnv, privateKeyForms, redactHeaders, redactQuery, registerLogSecrets, requestContext, scrubSecrets, urlSecrets } from './logger';
 
 const KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
 
@@ -20,10 +20,21 @@ describe('AppLogger', () => {
     expect(lines.map((l) => l.stream)).toEqual(['stdout', 'stdout', 'stderr']);
     expect(lines.every((l) => !l.line.includes('\n'))).toBe(true);
     const [outside, inside, failed] = records();
-    expect(outside).toMatchObject({ level: 'log', message: 'outside', context: 'Boot', service: 'facilitator' });
+    expect(outside).toMatchObject({ level: 'info', message: 'outside', context: 'Boot', service: 'facilitator' });
     expect(outside).not.toHaveProperty('requestId');
     expect(inside).toMatchObject({ level: 'warn', message: 'inside', context: 'X402Service', requestId: 'req-1', params: { route: '/settle' } });
     expect(failed).toMatchObject({ level: 'error', stack: 'Error: boom\n    at x', context: 'Settlement' });
+  });
+
+  it('names levels as log shippers do: info for log, trace for verbose', () => {
+    const { logger, records } = capture({ levels: ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'] });
+    logger.fatal('f');
+    logger.error('e');
+    logger.warn('w');
+    logger.log('l');
+    logger.debug('d');
+    logger.verbose('v');
+    expect(records().map((r) => [r.message, r.level])).toEqual([['f', 'fatal'], ['e', 'error'], ['w', 'warn'], ['l', 'info'], ['d', 'debug'], ['v', 'trace']]);
   });
 
   it('masks credential headers and key-like members of structured params', () => {
@@ -90,6 +101,22 @@ describe('log configuration', () => {
     expect(logLevelsFromEnv('warn')).toEqual(['fatal', 'error', 'warn']);
     expect(logLevelsFromEnv('verbose')).toHaveLength(6);
     expect(logLevelsFromEnv('loud')).toEqual(['fatal', 'error', 'warn', 'log']);
+  });
+
+  it('LOG_LEVEL: the standard names too (info = log, trace = verbose), in any case', () => {
+    expect(logLevelsFromEnv('info')).toEqual(['fatal', 'error', 'warn', 'log']);
+    expect(logLevelsFromEnv('INFO')).toEqual(logLevelsFromEnv('log'));
+    expect(logLevelsFromEnv('trace')).toEqual(logLevelsFromEnv('verbose'));
+    expect(logLevelsFromEnv('Debug')).toEqual(['fatal', 'error', 'warn', 'log', 'debug']);
+    expect(logLevelsFromEnv('error')).toEqual(['fatal', 'error']);
+  });
+
+  it('masks the Payment credential header and secret-looking query parameters', () => {
+    expect(redactHeaders({ payment: 'Payment abc', 'Payment-Signature': 'sig', 'X-PAYMENT': 'p', 'user-agent': 'ua' })).toEqual({ payment: '[REDACTED]', 'Payment-Signature': '[REDACTED]', 'X-PAYMENT': '[REDACTED]', 'user-agent': 'ua' });
+    expect(redactQuery('format=csv&token=abc.def&limit=5')).toBe('format=csv&token=[REDACTED]&limit=5');
+    expect(redactQuery('api_key=k1&Secret=s&sig=x&password=p&access%5Ftoken=t')).toBe('api_key=[REDACTED]&Secret=[REDACTED]&sig=[REDACTED]&password=[REDACTED]&access%5Ftoken=[REDACTED]');
+    expect(redactQuery('%E0%A4%A=x&after=9')).toBe('[REDACTED]=[REDACTED]&after=9');
+    expect(redactQuery('flag&token')).toBe('flag&token');
   });
 
   it('secret forms: keys as bare hex and decimal, URL passwords and paths; short values are ignored', () => {

@@ -5,7 +5,8 @@ import { ConfigError } from './config';
 /**
  * Logging for every app: Nest's ConsoleLogger, one JSON object per line (`LOG_FORMAT=json`, the default when
  * `NODE_ENV=production`) or Nest's pretty lines (`LOG_FORMAT=pretty`, the default otherwise), at the levels of
- * `LOG_LEVEL`. Every line written while a request is handled carries its request id. Nothing secret is written:
+ * `LOG_LEVEL`. JSON lines name their level as log shippers expect ({@link STANDARD_LEVEL_NAMES}: `info`, not `log`).
+ * Every line written while a request is handled carries its request id. Nothing secret is written:
  * header-like keys of structured params are masked (see {@link REDACTED_KEYS}), and every value registered with
  * {@link registerLogSecrets} (signer keys, credentials in URLs) is replaced wherever it appears, stacks included.
  */
@@ -76,10 +77,37 @@ export function scrubSecrets(text: string): string {
   return secretPattern ? text.replace(secretPattern, REDACTED) : text;
 }
 
+/** Headers masked when a request's headers are logged: {@link REDACTED_KEYS} and MPP's `Payment` credential header. */
+const REDACTED_HEADERS = new Set([...REDACTED_KEYS, 'payment'].map((k) => k.toLowerCase()));
+
 /** A copy of HTTP headers with the credential-bearing ones masked, for logging a request. */
 export function redactHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string | string[] | undefined> {
-  const masked = new Set(REDACTED_KEYS.map((k) => k.toLowerCase()));
-  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, masked.has(name.toLowerCase()) ? REDACTED : value]));
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, REDACTED_HEADERS.has(name.toLowerCase()) ? REDACTED : value]));
+}
+
+/** Query parameters whose values are never logged: report link tokens, API keys, secrets, signatures, passwords. */
+const SECRET_QUERY_PARAM = /token|key|secret|sig|passw|auth|credential/i;
+
+/**
+ * A query string (without its `?`) with the value of every secret-looking parameter masked, e.g.
+ * `format=csv&token=[REDACTED]`. A parameter name that cannot be decoded is masked too.
+ */
+export function redactQuery(query: string): string {
+  return query
+    .split('&')
+    .map((part) => {
+      const eq = part.indexOf('=');
+      const rawName = eq < 0 ? part : part.slice(0, eq);
+      let name: string | undefined;
+      try {
+        name = decodeURIComponent(rawName.replace(/\+/g, ' '));
+      } catch {
+        name = undefined;
+      }
+      if (name !== undefined && !SECRET_QUERY_PARAM.test(name)) return part;
+      return eq < 0 && name !== undefined ? part : `${name === undefined ? REDACTED : rawName}=${REDACTED}`;
+    })
+    .join('&');
 }
 
 function escapeRegExp(value: string): string {
@@ -131,7 +159,8 @@ export class AppLogger extends ConsoleLogger {
   }
 
   protected override printAsJson(message: unknown, options: JsonLogOptions): void {
-    const line = scrubSecrets(this.stringifyJsonLogObject(this.getJsonLogObject(message, options)));
+    const record = { ...this.getJsonLogObject(message, options), level: STANDARD_LEVEL_NAMES[options.logLevel] ?? options.logLevel };
+    const line = scrubSecrets(this.stringifyJsonLogObject(record));
     const stream = options.writeStreamType ?? 'stdout';
     if (this.write) this.write(line, stream);
     else process[stream].write(`${line}\n`);
@@ -169,9 +198,29 @@ export function logFormatFromEnv(env: NodeJS.ProcessEnv = process.env): LogForma
   throw new ConfigError([`LOG_FORMAT: must be json or pretty (got ${JSON.stringify(format.slice(0, 20))})`]);
 }
 
-/** `LOG_LEVEL`: the most verbose level printed, with every level before it; unknown means `log`. */
-export function logLevelsFromEnv(level = process.env.LOG_LEVEL ?? 'log'): LogLevel[] {
-  const order: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
-  const index = order.indexOf(level as LogLevel);
-  return order.slice(0, index < 0 ? 4 : index + 1);
+/**
+ * The level names JSON lines carry: the standard ones log shippers map to severities (pino's, bunyan's, the
+ * OpenTelemetry severity texts), instead of Nest's own `log` and `verbose`.
+ */
+export const STANDARD_LEVEL_NAMES: Record<LogLevel, string> = {
+  fatal: 'fatal',
+  error: 'error',
+  warn: 'warn',
+  log: 'info',
+  debug: 'debug',
+  verbose: 'trace',
+};
+
+const NEST_LEVEL_ORDER: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
+/** `LOG_LEVEL` values: Nest's names and the standard ones (`info` = `log`, `trace` = `verbose`). */
+const LEVEL_ALIASES: Record<string, LogLevel> = { info: 'log', trace: 'verbose', warning: 'warn' };
+
+/**
+ * `LOG_LEVEL`: the most verbose level printed, with every level before it, as Nest's name (`log`, `verbose`) or
+ * the standard one (`info`, `trace`), in any case; unknown means `info`.
+ */
+export function logLevelsFromEnv(level = process.env.LOG_LEVEL ?? 'info'): LogLevel[] {
+  const name = level.trim().toLowerCase();
+  const index = NEST_LEVEL_ORDER.indexOf(LEVEL_ALIASES[name] ?? (name as LogLevel));
+  return NEST_LEVEL_ORDER.slice(0, index < 0 ? 4 : index + 1);
 }

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Controller, type DynamicModule, Get, Header, Inject, type INestApplication, Logger, Module, Res } from '@nestjs/common';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { currentRequestId, redactHeaders, requestContext } from './logger';
+import { currentRequestId, redactQuery, requestContext } from './logger';
 import { Metrics, UNMATCHED_ROUTE, type MetricsOptions } from './metrics';
 import { ProblemError } from './problem';
 import { Readiness } from './readiness';
@@ -16,7 +16,7 @@ import { Readiness } from './readiness';
  * provides {@link Metrics} (the app's Prometheus registry) and {@link Readiness} (checks registered by the app), and
  * serves `GET /metrics`, `GET /ready`, `GET /docs` (Swagger UI from the installed swagger-ui-dist, assets under
  * `/docs/assets/`) and `GET /docs/openapi.json`. `configureHttpApp` installs its middleware in front of everything
- * else: request ids (`x-request-id`, also in every log line), HTTP request metrics, the debug access log and the
+ * else: request ids (`x-request-id`, also in every log line), HTTP request metrics, the access log (info) and the
  * Swagger UI assets.
  */
 
@@ -175,7 +175,10 @@ function reenterRequestContext(): RequestHandler {
   };
 }
 
-/** Observes `http_request_duration_seconds` when the response is written, and logs the request at debug level. */
+/**
+ * Observes `http_request_duration_seconds` when the response is written, and writes the request's access log line
+ * (at info: `log`), see {@link accessLogParams}.
+ */
 export function httpMetricsMiddleware(metrics: Metrics, routeOf: (req: Request, res: Response) => string): RequestHandler {
   const logger = new Logger('HTTP');
   return (req: Request, res: Response, next: NextFunction) => {
@@ -184,20 +187,54 @@ export function httpMetricsMiddleware(metrics: Metrics, routeOf: (req: Request, 
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const route = routeOf(req, res);
       metrics.observeHttpRequest(req.method, route, res.statusCode, seconds);
+      // Below info (LOG_LEVEL=warn, as the benchmarks run) the line is not even built.
+      if (!Logger.isLevelEnabled('log')) return;
       const requestId = res.locals.requestId as string | undefined;
-      const log = () =>
-        logger.debug(`${req.method} ${req.path} ${res.statusCode} ${(seconds * 1000).toFixed(1)} ms`, {
-          method: req.method,
-          path: req.path,
-          route,
-          status: res.statusCode,
-          durationMs: Math.round(seconds * 1e4) / 10,
-          headers: redactHeaders(req.headers),
-        });
+      const params = accessLogParams(req, res, route, seconds);
+      const log = () => logger.log(`${params.method} ${params.path}${params.query ? `?${params.query}` : ''} ${params.status} ${params.durationMs} ms`, params);
       if (requestId) requestContext.run({ requestId }, log);
       else log();
     });
     next();
+  };
+}
+
+export interface AccessLogParams {
+  method: string;
+  /** The URL path, without the query. */
+  path: string;
+  /** The query string with secret-looking parameters masked (`token=[REDACTED]`); absent without a query. */
+  query?: string;
+  route: string;
+  status: number;
+  durationMs: number;
+  /** The client's address as Express sees it (`trust proxy` decides whether X-Forwarded-For counts). */
+  client?: string;
+  /** The merchant whose API key authenticated the request, once a guard has resolved it. */
+  merchantId?: string;
+  userAgent?: string;
+}
+
+/**
+ * What the access log line says about a request. No header is copied but the user agent, so credentials
+ * (`Authorization`, `X-API-Key`, `Payment`, `PAYMENT-SIGNATURE`, `X-PAYMENT`) never reach it; secret-looking query
+ * parameters (a report link's `token`) are masked.
+ */
+export function accessLogParams(req: Request, res: Response, route: string, seconds: number): AccessLogParams {
+  const url = req.originalUrl ?? req.url;
+  const q = url.indexOf('?');
+  const merchantId = (req as Request & { merchant?: { merchantId?: unknown } }).merchant?.merchantId;
+  const userAgent = req.headers['user-agent'];
+  return {
+    method: req.method,
+    path: q < 0 ? url : url.slice(0, q),
+    ...(q >= 0 && q < url.length - 1 ? { query: redactQuery(url.slice(q + 1)) } : {}),
+    route,
+    status: res.statusCode,
+    durationMs: Math.round(seconds * 1e4) / 10,
+    ...(req.ip ? { client: req.ip } : {}),
+    ...(typeof merchantId === 'string' ? { merchantId } : {}),
+    ...(userAgent ? { userAgent: userAgent.slice(0, 256) } : {}),
   };
 }
 
