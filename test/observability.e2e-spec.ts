@@ -16,6 +16,7 @@ import { createPaywall } from '../apps/merchant-agent/src/paid-http/paywall';
 import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from './support/chain';
 import { postJson, startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from './support/facilitator';
 import { createMerchant } from './support/merchants';
+import { parseYamlSubset } from './support/yaml-subset';
 
 /** /metrics, request ids and JSON logs, /ready and /health, /docs: the observability of the three apps, end to end. */
 const ROOT = path.resolve(__dirname, '..');
@@ -68,6 +69,22 @@ async function closedPort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise((resolve) => server.close(resolve));
   return port;
+}
+
+const PROMQL_KEYWORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'bool', 'and', 'or', 'unless', 'offset', 'inf', 'nan']);
+
+/**
+ * The metric names a PromQL expression selects: what is left once strings, label matchers, ranges and grouping
+ * clauses are removed, without function names (followed by `(`), keywords and numbers.
+ */
+function promqlMetricNames(expr: string): string[] {
+  const bare = expr
+    .replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g, '""')
+    .replace(/\{[^}]*\}/g, ' ')
+    .replace(/\[[^\]]*\]/g, ' ')
+    .replace(/\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ');
+  const names = [...bare.matchAll(/(?<![\w:.$])([A-Za-z_:][\w:]*)\b(?!\s*\()/g)].map((m) => m[1]);
+  return [...new Set(names.filter((name) => !PROMQL_KEYWORDS.has(name.toLowerCase())))];
 }
 
 /** Polls until `find` returns something (a log line written when a response finishes comes just after it). */
@@ -357,6 +374,120 @@ describe('observability', () => {
         body: { code: 'upstream_unavailable', detail: 'not ready: facilitator unavailable', checks: { facilitator: expect.stringMatching(/^down: .*ECONNREFUSED/) } },
       });
       expect((await getJson(`${down}/health`)).status).toBe(200);
+    });
+  });
+
+  describe('docker/observability: Prometheus config, alert rules and the Grafana dashboard', () => {
+    const DIR = path.join(ROOT, 'docker/observability');
+    const yaml = (file: string) => parseYamlSubset(readFileSync(path.join(DIR, file), 'utf8')) as any;
+    const apps: INestApplication[] = [];
+    let facilitator: RunningFacilitator;
+    /** Every series name the three apps expose (histograms as _bucket/_sum/_count), by service. */
+    const exposed: Record<string, Set<string>> = {};
+
+    const seriesNames = (text: string): Set<string> => {
+      const names = new Set<string>();
+      for (const [, name, type] of text.matchAll(/^# TYPE (\S+) (\S+)$/gm)) {
+        if (type === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) names.add(name + suffix);
+        else if (type === 'summary') for (const suffix of ['', '_sum', '_count']) names.add(name + suffix);
+        else names.add(name);
+      }
+      return names;
+    };
+
+    beforeAll(async () => {
+      // The facilitator in its default role `all`: API and worker metrics (outbox_*) in one registry.
+      facilitator = await startFacilitator();
+      const ledgerConfig = loadLedgerConfig({ ...process.env, DATABASE_URL: TEST_DATABASE_URL, RECON_SCHEDULE: 'off' });
+      const ledgerApp = (await Test.createTestingModule({ imports: [LedgerModule.forConfig(ledgerConfig)] }).compile()).createNestApplication({ bodyParser: false, logger: ['error'] });
+      configureHttpApp(ledgerApp);
+      apps.push(ledgerApp);
+      const merchantConfig = loadMerchantConfig({ ...process.env, FACILITATOR_URL: facilitator.url });
+      const merchantApp = (await Test.createTestingModule({ imports: [MerchantModule.forConfig(merchantConfig)] }).compile()).createNestApplication({ bodyParser: false, logger: ['error'] });
+      configureHttpApp(merchantApp);
+      apps.push(merchantApp);
+      const urls = { facilitator: facilitator.url, ledger: await listen(ledgerApp), 'merchant-agent': await listen(merchantApp) };
+      for (const [service, url] of Object.entries(urls)) exposed[service] = seriesNames((await scrape(url)).text);
+    });
+    afterAll(async () => {
+      for (const app of apps) await app.close();
+      await facilitator?.close();
+    });
+
+    /** Every expression of the alert rules and the dashboard panels, named for the failure message. */
+    const expressions = (): { where: string; expr: string }[] => {
+      const rules = yaml('alerts.yml').groups.flatMap((g: any) => g.rules.map((r: any) => ({ where: `alerts.yml ${g.name}/${r.alert}`, expr: r.expr })));
+      const dashboard = JSON.parse(readFileSync(path.join(DIR, 'grafana/dashboards/machine-payments.json'), 'utf8'));
+      const panels = dashboard.panels.flatMap((p: any) => (p.targets ?? []).map((t: any) => ({ where: `dashboard "${p.title}" ${t.refId}`, expr: t.expr })));
+      return [...rules, ...panels];
+    };
+
+    it('prometheus.yml scrapes the three apps by their compose names and loads alerts.yml', () => {
+      const config = yaml('prometheus.yml');
+      expect(config.rule_files).toEqual(['alerts.yml']);
+      const jobs = Object.fromEntries(config.scrape_configs.map((c: any) => [c.job_name, { path: c.metrics_path, targets: c.static_configs.flatMap((s: any) => s.targets) }]));
+      expect(jobs).toEqual({
+        facilitator: { path: '/metrics', targets: ['facilitator:4020'] },
+        ledger: { path: '/metrics', targets: ['ledger:4030'] },
+        'merchant-agent': { path: '/metrics', targets: ['merchant-agent:4040'] },
+      });
+    });
+
+    it('every alert rule has a name, an expression, a severity and a summary', () => {
+      const groups = yaml('alerts.yml').groups;
+      const rules = groups.flatMap((g: any) => g.rules);
+      expect(rules.length).toBeGreaterThanOrEqual(10);
+      for (const rule of rules) {
+        expect(rule, JSON.stringify(rule)).toMatchObject({ alert: expect.stringMatching(/^[A-Z][A-Za-z]+$/), expr: expect.any(String), labels: { severity: expect.stringMatching(/^(page|warning)$/) }, annotations: { summary: expect.any(String) } });
+        if (rule.for !== undefined) expect(rule.for).toMatch(/^\d+[smh]$/);
+      }
+      expect(new Set(rules.map((r: any) => r.alert)).size).toBe(rules.length);
+    });
+
+    it('every metric an alert or a panel queries is one the apps expose', () => {
+      const known = new Set(['up', ...Object.values(exposed).flatMap((names) => [...names])]);
+      const all = expressions();
+      expect(all.length).toBeGreaterThan(20);
+      const unknown: string[] = [];
+      for (const { where, expr } of all) {
+        const names = promqlMetricNames(expr);
+        expect(names.length, `${where}: no metric found in ${expr}`).toBeGreaterThan(0);
+        for (const name of names) if (!known.has(name)) unknown.push(`${where}: ${name}`);
+      }
+      expect(unknown).toEqual([]);
+      // The extraction itself: a misspelt name is caught, functions, labels and ranges are not names.
+      expect(promqlMetricNames('histogram_quantile(0.95, sum by (le, network) (rate(x402_settle_duration_seconds_bucket{outcome="success"}[5m]))) > 1e16'))
+        .toEqual(['x402_settle_duration_seconds_bucket']);
+      expect(known.has('x402_settle_duration_seconds')).toBe(false);
+    });
+
+    it('the facilitator-only metrics are the facilitator\'s, the ledger\'s the ledger\'s; the merchant agent has the HTTP ones', () => {
+      for (const name of ['x402_settle_total', 'signer_balance_wei', 'settlement_queue_depth', 'outbox_oldest_unacknowledged_seconds']) expect(exposed.facilitator.has(name), name).toBe(true);
+      for (const name of ['ledger_payment_events_total', 'ledger_ingestion_queue_jobs', 'reconciliation_runs_total', 'ledger_payment_event_lag_seconds_bucket']) expect(exposed.ledger.has(name), name).toBe(true);
+      expect(exposed['merchant-agent'].has('http_request_duration_seconds_count')).toBe(true);
+    });
+
+    it('Grafana: the datasource and the dashboard provider are provisioned where compose mounts them', () => {
+      const datasources = yaml('grafana/provisioning/datasources/prometheus.yml');
+      expect(datasources).toMatchObject({ apiVersion: 1, datasources: [{ type: 'prometheus', uid: 'prometheus', url: 'http://prometheus:9090' }] });
+      const providers = yaml('grafana/provisioning/dashboards/dashboards.yml');
+      expect(providers).toMatchObject({ apiVersion: 1, providers: [{ type: 'file', options: { path: '/var/lib/grafana/dashboards' } }] });
+      const dashboard = JSON.parse(readFileSync(path.join(DIR, 'grafana/dashboards/machine-payments.json'), 'utf8'));
+      expect(dashboard).toMatchObject({ uid: 'machine-payments', title: expect.any(String), schemaVersion: expect.any(Number) });
+      const ids = dashboard.panels.map((p: any) => p.id);
+      expect(new Set(ids).size).toBe(ids.length);
+      for (const panel of dashboard.panels.filter((p: any) => p.type !== 'row')) {
+        expect(panel.datasource, panel.title).toEqual({ type: 'prometheus', uid: 'prometheus' });
+        expect(panel.targets.length, panel.title).toBeGreaterThan(0);
+      }
+    });
+
+    it('the YAML reader refuses what it does not understand', () => {
+      expect(() => parseYamlSubset('a: 1\n  b: 2')).toThrow(/line 2/);
+      expect(() => parseYamlSubset('a: {b: 1}')).toThrow(/unsupported/);
+      expect(() => parseYamlSubset('a: b: c')).toThrow(/plain scalar/);
+      expect(() => parseYamlSubset('a: 1\na: 2')).toThrow(/duplicate key/);
+      expect(parseYamlSubset("k: v # note\nl: 'q # kept'\nm: |\n  one\n    two\nn: [x, \"y, z\"]\no: 15s\np: 1\nq: false")).toEqual({ k: 'v', l: 'q # kept', m: 'one\n  two\n', n: ['x', 'y, z'], o: '15s', p: 1, q: false });
     });
   });
 
