@@ -2,10 +2,10 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { INestApplication } from '@nestjs/common';
+import { Controller, Get, type INestApplication, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { Address } from 'viem';
-import { AppLogger, configureHttpApp, createHttpApp, METRIC_NAMES, privateKeyForms, registerLogSecrets } from '@mp/platform';
+import { AppLogger, configureHttpApp, createHttpApp, METRIC_NAMES, ObservabilityModule, privateKeyForms, registerLogSecrets } from '@mp/platform';
 import { AppModule as FacilitatorModule } from '../apps/facilitator/src/app.module';
 import { loadFacilitatorConfig } from '../apps/facilitator/src/config/facilitator.config';
 import { AppModule as LedgerModule } from '../apps/ledger/src/app.module';
@@ -70,6 +70,18 @@ async function closedPort(): Promise<number> {
   await new Promise((resolve) => server.close(resolve));
   return port;
 }
+
+@Controller('failing')
+class FailingController {
+  @Get()
+  fail(): never {
+    throw new Error('a handler that fails');
+  }
+}
+
+/** An app whose one route fails: what the ProblemFilter logs for a 500. */
+@Module({ imports: [ObservabilityModule.forRoot({ service: 'failing' })], controllers: [FailingController] })
+class FailingModule {}
 
 const PROMQL_KEYWORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'bool', 'and', 'or', 'unless', 'offset', 'inf', 'nan']);
 
@@ -544,6 +556,7 @@ describe('observability', () => {
     const apps: INestApplication[] = [];
     let facilitatorUrl: string;
     let ledgerUrl: string;
+    let failingUrl: string;
     let merchantKey: string;
     let merchantId: string;
     let restore: () => void;
@@ -553,14 +566,17 @@ describe('observability', () => {
       until(() => captured.map((line) => JSON.parse(line)).find((r) => r.context === 'HTTP' && r.requestId === requestId));
 
     beforeAll(async () => {
-      const write = process.stdout.write.bind(process.stdout);
-      const spy = vi.spyOn(process.stdout, 'write').mockImplementation(((chunk: string | Uint8Array, ...rest: unknown[]) => {
-        const text = String(chunk);
-        if (text.startsWith('{"level":')) captured.push(...text.split('\n').filter(Boolean));
-        else return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
-        return true;
-      }) as typeof process.stdout.write);
-      restore = () => spy.mockRestore();
+      // stdout (access lines) and stderr (errors): the JSON lines are kept, anything else goes through.
+      const spies = [process.stdout, process.stderr].map((stream) => {
+        const write = stream.write.bind(stream);
+        return vi.spyOn(stream, 'write').mockImplementation(((chunk: string | Uint8Array, ...rest: unknown[]) => {
+          const text = String(chunk);
+          if (text.startsWith('{"level":')) captured.push(...text.split('\n').filter(Boolean));
+          else return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
+          return true;
+        }) as typeof stream.write);
+      });
+      restore = () => spies.forEach((spy) => spy.mockRestore());
       ({ apiKey: merchantKey, merchantId } = createMerchant(`access-log-${Date.now()}`));
       const levels = ['fatal', 'error', 'warn', 'log'] as const;
       const facilitatorConfig = loadFacilitatorConfig({ ...process.env, DATABASE_URL: TEST_DATABASE_URL, FACILITATOR_OPEN_MODE: 'true' });
@@ -571,6 +587,9 @@ describe('observability', () => {
       const ledgerApp = await createHttpApp(LedgerModule.forConfig(ledgerConfig), { logger: new AppLogger({ service: 'ledger', format: 'json', levels: [...levels] }) });
       apps.push(ledgerApp);
       ledgerUrl = await listen(ledgerApp);
+      const failingApp = await createHttpApp(FailingModule, { logger: new AppLogger({ service: 'failing', format: 'json', levels: [...levels] }) });
+      apps.push(failingApp);
+      failingUrl = await listen(failingApp);
     });
     afterAll(async () => {
       for (const app of apps) await app.close();
@@ -613,6 +632,17 @@ describe('observability', () => {
       const line = await accessLine('access-4');
       expect(line.params).toMatchObject({ method: 'GET', path: `/reconciliations/${runId}/report`, query: 'token=[REDACTED]&view=all', route: '/reconciliations/:id/report', status: response.status });
       expect(line.message).toBe(`GET /reconciliations/${runId}/report?token=[REDACTED]&view=all ${response.status} ${line.params.durationMs} ms`);
+      expect(captured.join('\n')).not.toContain(token);
+    });
+
+    it('a 500 is logged with its stack, and neither that line nor the access line carries the query\'s token', async () => {
+      const token = 'failing-link-token-dG9wLXNlY3JldA';
+      const response = await fetch(`${failingUrl}/failing?token=${token}`, { headers: { 'x-request-id': 'access-5' } });
+      expect(response.status).toBe(500);
+      await response.arrayBuffer();
+      expect((await accessLine('access-5')).params).toMatchObject({ path: '/failing', query: 'token=[REDACTED]', status: 500 });
+      const error = await until(() => captured.map((line) => JSON.parse(line)).find((r) => r.context === 'ProblemFilter' && r.requestId === 'access-5'));
+      expect(error).toMatchObject({ level: 'error', message: 'unhandled error on GET /failing?token=[REDACTED]', stack: expect.stringContaining('a handler that fails') });
       expect(captured.join('\n')).not.toContain(token);
     });
   });

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { ConfigError } from './config';
-import { AppLogger, logFormatFromEnv, logLevelsFromEnv, privateKeyForms, redactHeaders, redactQuery, registerLogSecrets, requestContext, scrubSecrets, urlSecrets } from './logger';
+import { AppLogger, logFormatFromEnv, logLevelsFromEnv, privateKeyForms, redactHeaders, redactQuery, redactUrl, registerLogSecrets, requestContext, scrubSecrets, urlSecrets } from './logger';
 
 const KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
 
@@ -117,6 +117,9 @@ describe('log configuration', () => {
     expect(redactQuery('api_key=k1&Secret=s&sig=x&password=p&access%5Ftoken=t')).toBe('api_key=[REDACTED]&Secret=[REDACTED]&sig=[REDACTED]&password=[REDACTED]&access%5Ftoken=[REDACTED]');
     expect(redactQuery('%E0%A4%A=x&after=9')).toBe('[REDACTED]=[REDACTED]&after=9');
     expect(redactQuery('flag&token')).toBe('flag&token');
+    expect(redactUrl('/reconciliations/1/report?token=abc&view=all')).toBe('/reconciliations/1/report?token=[REDACTED]&view=all');
+    expect(redactUrl('/supported')).toBe('/supported');
+    expect(redactUrl('/supported?')).toBe('/supported?');
   });
 
   it('secret forms: keys as bare hex and decimal, URL passwords and paths; short values are ignored', () => {

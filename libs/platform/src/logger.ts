@@ -110,6 +110,12 @@ export function redactQuery(query: string): string {
     .join('&');
 }
 
+/** A request URL (path and query) for a log line: the query's secret-looking parameters masked ({@link redactQuery}). */
+export function redactUrl(url: string): string {
+  const q = url.indexOf('?');
+  return q < 0 || q === url.length - 1 ? url : `${url.slice(0, q)}?${redactQuery(url.slice(q + 1))}`;
+}
+
 function escapeRegExp(value: string): string {
   return value.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }

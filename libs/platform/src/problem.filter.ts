@@ -1,5 +1,6 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { redactUrl } from './logger';
 import { isUnavailableError, PROBLEM_CONTENT_TYPE, problemBody, ProblemError, type ProblemCode } from './problem';
 
 const STATUS_CODES: Record<number, ProblemCode> = {
@@ -40,10 +41,10 @@ export class ProblemFilter implements ExceptionFilter {
       }
     }
     if (isUnavailableError(exception)) {
-      this.logger.warn(`${req.method} ${req.originalUrl}: a backing service is unavailable: ${(exception as Error).message?.split('\n').at(-1)}`);
+      this.logger.warn(`${req.method} ${redactUrl(req.originalUrl)}: a backing service is unavailable: ${(exception as Error).message?.split('\n').at(-1)}`);
       return problemBody('upstream_unavailable', 'a backing service (database or queue) is unavailable; retry shortly', instance);
     }
-    this.logger.error(`unhandled error on ${req.method} ${req.originalUrl}`, exception instanceof Error ? exception.stack : String(exception));
+    this.logger.error(`unhandled error on ${req.method} ${redactUrl(req.originalUrl)}`, exception instanceof Error ? exception.stack : String(exception));
     return problemBody('internal_error', 'an unexpected error occurred; it has been logged', instance);
   }
 }
