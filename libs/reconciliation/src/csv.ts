@@ -1,7 +1,14 @@
+import { formatUnits } from '@mp/money';
 import { adviceFor } from './advice';
-import type { ReconReport, ReconRow } from './model';
+import { assetInfo } from './html/format';
+import type { AssetInfo, ReconReport, ReconRow } from './model';
 
-const COLUMNS: readonly [string, (row: ReconRow) => string, 'text' | 'number'][] = [
+type Column = readonly [string, (row: ReconRow, info: AssetInfo | undefined) => string, 'text' | 'number'];
+
+/** An amount as a human decimal of its asset ("12.345678"), empty when the asset's decimals are unknown. */
+const decimal = (amount: bigint | undefined, info: AssetInfo | undefined) => (amount === undefined || !info ? '' : formatUnits(amount, info.decimals));
+
+const COLUMNS: readonly Column[] = [
   ['row_kind', (r) => r.kind, 'text'],
   ['source', (r) => r.source, 'text'],
   ['asset', (r) => r.asset, 'text'],
@@ -18,16 +25,28 @@ const COLUMNS: readonly [string, (row: ReconRow) => string, 'text' | 'number'][]
   ['difference', (r) => r.difference?.toString() ?? '', 'number'],
   ['duplicate_of', (r) => r.duplicateOf ?? '', 'text'],
   ['advice', (r) => adviceFor(r), 'text'],
+  // appended, so that readers of the columns above by position keep working
+  ['asset_symbol', (_, i) => i?.symbol ?? '', 'text'],
+  ['ledger_amount_decimal', (r, i) => decimal(r.ledger?.amount, i), 'number'],
+  ['external_amount_decimal', (r, i) => decimal(r.external?.amount, i), 'number'],
+  ['difference_decimal', (r, i) => decimal(r.difference, i), 'number'],
 ];
 
 /**
  * The report's rows as CSV (RFC 4180: comma-separated, CRLF line ends, fields quoted when they hold a quote, comma or
- * line break, quotes doubled). Amounts are atomic units as decimal strings. A text field that a spreadsheet would run
- * as a formula (starting with = + - @ or a control character) gets a leading apostrophe.
+ * line break, quotes doubled). Amounts are atomic units as decimal strings (`ledger_amount`, `external_amount`,
+ * `difference`), and beside them the same as decimals of the asset (`*_decimal`, e.g. 1500000 → 1.5) with its symbol
+ * (`asset_symbol`): from `assets`, or Stripe's currency rules for `stripe/<currency>`; empty when unknown. A text
+ * field that a spreadsheet would run as a formula (starting with = + - @ or a control character) gets a leading
+ * apostrophe.
  */
-export function toCsv(report: ReconReport): string {
+export function toCsv(report: ReconReport, assets: readonly AssetInfo[] = []): string {
+  const known = new Map(assets.map((a) => [a.asset, a]));
   const lines = [COLUMNS.map(([name]) => name).join(',')];
-  for (const row of report.rows) lines.push(COLUMNS.map(([, value, type]) => csvField(type === 'text' ? defuse(value(row)) : value(row))).join(','));
+  for (const row of report.rows) {
+    const info = assetInfo(row.asset, known);
+    lines.push(COLUMNS.map(([, value, type]) => csvField(type === 'text' ? defuse(value(row, info)) : value(row, info))).join(','));
+  }
   return `${lines.join('\r\n')}\r\n`;
 }
 

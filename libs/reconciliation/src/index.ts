@@ -3,6 +3,7 @@ export * from './advice';
 export * from './corrections';
 export * from './csv';
 export * from './history';
+export * from './html/reference-links';
 export * from './html/report-html';
 export * from './json';
 export * from './model';

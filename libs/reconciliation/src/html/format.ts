@@ -1,9 +1,5 @@
-import { formatUnits } from '@mp/money';
+import { formatUnits, stripeCurrencyDecimals } from '@mp/money';
 import type { AssetInfo } from '../model';
-
-/** Stripe's currencies without minor units, and with three decimals (https://docs.stripe.com/currencies). */
-const ZERO_DECIMAL = new Set(['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf']);
-const THREE_DECIMAL = new Set(['bhd', 'jod', 'kwd', 'omr', 'tnd']);
 
 /** What is known about an asset for display: given info first, Stripe's currency rules for `stripe/<currency>`. */
 export function assetInfo(asset: string, known: ReadonlyMap<string, AssetInfo>): AssetInfo | undefined {
@@ -11,7 +7,7 @@ export function assetInfo(asset: string, known: ReadonlyMap<string, AssetInfo>):
   if (given) return given;
   const currency = /^stripe\/([a-z]{3})$/.exec(asset)?.[1];
   if (!currency) return undefined;
-  return { asset, symbol: currency.toUpperCase(), decimals: ZERO_DECIMAL.has(currency) ? 0 : THREE_DECIMAL.has(currency) ? 3 : 2 };
+  return { asset, symbol: currency.toUpperCase(), decimals: stripeCurrencyDecimals(currency) };
 }
 
 /** `1.5 USDC`, or the atomic units when the asset's decimals are unknown. Exact: no floats. */

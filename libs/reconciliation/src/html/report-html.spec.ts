@@ -1,6 +1,7 @@
 import { volumeHistory } from '../history';
 import { reconcile } from '../reconcile';
-import { bookedAs, chainLog, LATER, PERIOD, stripePayment, USDC, WINDOW_MS } from '../../test/entries';
+import { bookedAs, chainLog, LATER, PERIOD, stripePayment, txHash, USDC, WINDOW_MS } from '../../test/entries';
+import { referenceUrl } from './reference-links';
 import { renderReportHtml } from './report-html';
 
 describe('renderReportHtml', () => {
@@ -43,5 +44,49 @@ describe('renderReportHtml', () => {
     expect(page).toContain('Clean: nothing to resolve');
     expect(page).toContain('No breaks');
     expect(page).toContain('units'); // decimals unknown without asset info
+  });
+});
+
+describe('reference links in the report', () => {
+  const log = chainLog(7, 2, 1_000n);
+  const report = reconcile({ ledger: [], external: [log, stripePayment('pi_3Abc', 500n, 'chal_9')], period: PERIOD, pendingWindowMs: WINDOW_MS, now: LATER });
+  const network = USDC.slice(0, USDC.indexOf('/'));
+
+  it('links chain references to the explorer of their network and Stripe ids to the dashboard of the key mode', () => {
+    const html = renderReportHtml(report, volumeHistory(report), { references: { explorers: { [network]: 'https://explorer.example/' }, stripeMode: 'test' } });
+    expect(html).toContain(`<a href="https://explorer.example/tx/${txHash(7)}" rel="noopener noreferrer" target="_blank"><code>${txHash(7)}:2</code></a>`);
+    expect(html).toContain('<a href="https://dashboard.stripe.com/test/payments/pi_3Abc"');
+    const live = renderReportHtml(report, volumeHistory(report), { references: { stripeMode: 'live' } });
+    expect(live).toContain('href="https://dashboard.stripe.com/payments/pi_3Abc"');
+  });
+
+  it('links nothing it does not know where to find', () => {
+    const html = renderReportHtml(report, volumeHistory(report), { references: { explorers: { 'eip155:1': 'https://etherscan.io' } } });
+    expect(html).not.toContain('<a href="http');
+    expect(html).toContain(`<code>${txHash(7)}:2</code>`);
+  });
+});
+
+describe('referenceUrl', () => {
+  const options = { explorers: { 'eip155:8453': 'https://basescan.org' }, stripeMode: 'live' as const };
+  const hash = `0x${'ab'.repeat(32)}`;
+
+  it.each([
+    ['chain', 'eip155:8453/0x833589fcd6edb6e08f4c7c32d4f71b54bda02913', hash, `https://basescan.org/tx/${hash}`],
+    ['chain', 'eip155:8453/0x833589fcd6edb6e08f4c7c32d4f71b54bda02913', `${hash.toUpperCase().replace('0X', '0x')}:12`, `https://basescan.org/tx/${hash}`],
+    ['chain', 'eip155:84532/0x036cbd53842c5426634e7929541ec2318f3dcf7e', hash, undefined],
+    ['chain', 'eip155:8453/0x833589fcd6edb6e08f4c7c32d4f71b54bda02913', 'not-a-hash', undefined],
+    ['stripe', 'stripe/usd', 'pi_1', 'https://dashboard.stripe.com/payments/pi_1'],
+    ['stripe', 'stripe/usd', 'ch_1', 'https://dashboard.stripe.com/payments/ch_1'],
+    ['stripe', 'stripe/usd', 're_1', 'https://dashboard.stripe.com/refunds/re_1'],
+    ['stripe', 'stripe/usd', 'txn_1', 'https://dashboard.stripe.com/search?query=txn_1'],
+    ['stripe', 'stripe/usd', 'chal_1', undefined],
+    ['stripe', 'stripe/usd', 'pi_1"><script>', undefined],
+  ] as const)('%s %s %s → %s', (source, asset, reference, url) => {
+    expect(referenceUrl(source, asset, reference, options)).toBe(url);
+  });
+
+  it('has no Stripe links without a Stripe key mode', () => {
+    expect(referenceUrl('stripe', 'stripe/usd', 'pi_1', {})).toBeUndefined();
   });
 });

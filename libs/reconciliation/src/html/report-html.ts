@@ -3,6 +3,7 @@ import type { HistoryPoint } from '../history';
 import { BREAK_KINDS, isBreak, type AssetInfo, type ReconReport, type ReconRow, type RowKind } from '../model';
 import { historyChart } from './chart';
 import { assetInfo, assetLabel, escapeHtml as e, formatAmount, formatTime } from './format';
+import { referenceUrl, type ReferenceLinkOptions } from './reference-links';
 import { REPORT_CSS } from './report.css';
 
 export interface ReportPageOptions {
@@ -12,6 +13,8 @@ export interface ReportPageOptions {
   assets?: AssetInfo[];
   /** where the same report is as CSV and JSON, shown as links */
   links?: { csv?: string; json?: string };
+  /** where references link to: block explorers per network, the Stripe dashboard */
+  references?: ReferenceLinkOptions;
 }
 
 const KIND_LABELS: Record<RowKind, string> = {
@@ -62,7 +65,7 @@ ${totalsTable(report, info)}
 ${charts(history, info)}
 </section>
 <section aria-labelledby="breaks-title"><h2 id="breaks-title">Breaks (${breaks.length})</h2>
-${breaks.length === 0 ? '<p class="note" data-testid="breaks">No breaks: every entry of the period is matched or pending.</p>' : breaksTable(breaks, info)}
+${breaks.length === 0 ? '<p class="note" data-testid="breaks">No breaks: every entry of the period is matched or pending.</p>' : breaksTable(breaks, info, options.references ?? {})}
 </section>
 </main>
 <footer>${links(options.links)}Breaks are resolved by correcting transfers in the ledger, never by editing one; the next run shows them matched.</footer>
@@ -108,17 +111,24 @@ function charts(history: HistoryPoint[], info: (asset: string) => AssetInfo | un
   );
 }
 
-function breaksTable(rows: ReconRow[], info: (asset: string) => AssetInfo | undefined): string {
+function breaksTable(rows: ReconRow[], info: (asset: string) => AssetInfo | undefined, references: ReferenceLinkOptions): string {
   const body = rows.map((r) => {
     const i = info(r.asset);
     return `<tr data-kind="${e(r.kind)}">
 <td><span class="kind ${e(r.kind)}">${e(KIND_LABELS[r.kind])}</span></td><td>${e(formatTime(r.occurredAt))}</td><td>${e(`${r.source} ${r.entryKind}`)}</td>
-<td title="${e(r.asset)}">${e(assetLabel(r.asset, i))}</td><td><code>${e(r.reference)}</code></td>
+<td title="${e(r.asset)}">${e(assetLabel(r.asset, i))}</td><td>${reference(r, references)}</td>
 <td class="num">${r.ledger ? e(formatAmount(r.ledger.amount, i)) : '—'}</td><td class="num">${r.external ? e(formatAmount(r.external.amount, i)) : '—'}</td>
 <td class="num">${r.difference === undefined ? '' : e(formatAmount(r.difference, i))}</td><td class="advice">${e(adviceFor(r, (amount) => formatAmount(amount, i)))}</td></tr>`;
   });
   return `<table data-testid="breaks"><thead><tr><th scope="col">Kind</th><th scope="col">When</th><th scope="col">What</th><th scope="col">Asset</th><th scope="col">Reference</th><th scope="col" class="num">Ledger</th><th scope="col" class="num">External</th><th scope="col" class="num">Difference</th><th scope="col">To resolve</th></tr></thead>
 <tbody>${body.join('')}</tbody></table>`;
+}
+
+/** The reference, linked to its explorer or Stripe dashboard page when one is known; no referrer goes with it. */
+function reference(row: ReconRow, options: ReferenceLinkOptions): string {
+  const code = `<code>${e(row.reference)}</code>`;
+  const url = referenceUrl(row.source, row.asset, row.reference, options);
+  return url ? `<a href="${e(url)}" rel="noopener noreferrer" target="_blank">${code}</a>` : code;
 }
 
 function links(given: ReportPageOptions['links']): string {
