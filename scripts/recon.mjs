@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // Reconciles a merchant's ledger against the chain and Stripe for a period, through the ledger's API.
 //
-//   npm run recon -- --merchant <merchantId> --from <iso> --to <iso> [--ledger-url <url>] [--api-key <key>] [--json] [--csv <file>]
+//   LEDGER_API_KEY=mpk_… npm run recon -- --merchant <merchantId> --from <iso> --to <iso> [--ledger-url <url>] [--json] [--csv <file>]
 //
+// The merchant's API key comes from the environment variable LEDGER_API_KEY, so that it never has to be typed on a
+// command line (shell history, the process list); --api-key <key> still works and wins over the variable.
 // Starts a run (POST /reconciliations), follows it (GET /reconciliations/{id}) with a progress bar on stderr (plain
 // lines when stderr is not a terminal), then prints the summary, the totals per asset and source (atomic units) and
 // the link of the HTML report, which opens in a browser without an API key until it expires. --json prints the run
@@ -13,7 +15,8 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
 const USAGE = `usage: npm run recon -- --merchant <merchantId> --from <iso date-time> --to <iso date-time>
-                     [--ledger-url http://127.0.0.1:4030] [--api-key mpk_…] [--json] [--csv <file>]`;
+                     [--ledger-url http://127.0.0.1:4030] [--json] [--csv <file>]
+The API key is read from LEDGER_API_KEY (or --api-key mpk_…, which leaves it in shell history and the process list).`;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const POLL_MS = 250;
 const BREAK_LABELS = { missing_in_ledger: 'missing in ledger', missing_externally: 'missing externally', amount_mismatch: 'amount mismatch', duplicate: 'duplicate' };
@@ -21,7 +24,7 @@ const BREAK_LABELS = { missing_in_ledger: 'missing in ledger', missing_externall
 class UsageError extends Error {}
 class Failure extends Error {}
 
-function options(argv) {
+function options(argv, env = process.env) {
   let parsed;
   try {
     parsed = parseArgs({
@@ -47,7 +50,7 @@ function options(argv) {
   }
   const ledgerUrl = (parsed['ledger-url'] ?? 'http://127.0.0.1:4030').replace(/\/+$/, '');
   if (!/^https?:\/\/\S+$/.test(ledgerUrl)) throw new UsageError('--ledger-url must be an http(s) URL');
-  return { merchant: parsed.merchant.toLowerCase(), from: parsed.from, to: parsed.to, ledgerUrl, apiKey: parsed['api-key'], json: parsed.json, csv: parsed.csv };
+  return { merchant: parsed.merchant.toLowerCase(), from: parsed.from, to: parsed.to, ledgerUrl, apiKey: parsed['api-key'] || env.LEDGER_API_KEY || undefined, json: parsed.json, csv: parsed.csv };
 }
 
 /** One request to the ledger; a problem+json answer becomes a Failure with its detail. */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { testChain } from '../../../test/support/chain';
 import { startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
 import { createMerchant, type TestMerchant } from '../../../test/support/merchants';
 import { call } from '../../../test/support/http';
@@ -202,13 +203,15 @@ describe('ledger API: accounts, transfers, pagination, statements, bad input', (
     await post('/transfers', [hold]);
 
     const all = (await get(`/statements?account=${wallet.id}`)).body;
-    expect(all.opening).toEqual({ debitsPosted: '0', creditsPosted: '0', balance: '0' });
-    expect(all.closing).toEqual({ debitsPosted: '150', creditsPosted: '505', balance: '355' });
-    expect(all.entries.map((e: any) => [e.side, e.amount, e.balance])).toEqual([
-      ['credit', '500', '500'],
-      ['debit', '120', '380'],
-      ['debit', '30', '350'],
-      ['credit', '5', '355'],
+    // atomic units (cents of stripe/usd), and beside them the same in dollars
+    expect(all).toMatchObject({ assetSymbol: 'USD', assetDecimals: 2 });
+    expect(all.opening).toEqual({ debitsPosted: '0', creditsPosted: '0', balance: '0', balanceDecimal: '0' });
+    expect(all.closing).toEqual({ debitsPosted: '150', creditsPosted: '505', balance: '355', balanceDecimal: '3.55' });
+    expect(all.entries.map((e: any) => [e.side, e.amount, e.amountDecimal, e.balance, e.balanceDecimal])).toEqual([
+      ['credit', '500', '5', '500', '5'],
+      ['debit', '120', '1.2', '380', '3.8'],
+      ['debit', '30', '0.3', '350', '3.5'],
+      ['credit', '5', '0.05', '355', '3.55'],
     ]);
     expect(all.entries[1]).toMatchObject({ counterpartyAccountId: shop.id, code: 1, timestamp: at[1] });
 
@@ -224,6 +227,24 @@ describe('ledger API: accounts, transfers, pagination, statements, bad input', (
     expect(rest.entries.map((e: any) => e.amount)).toEqual(['5']);
     expect(rest.nextCursor).toBeNull();
     expect(rest.closing).toEqual(first.closing);
-    expect((await get(`/statements?account=${world.id}`)).body.closing).toEqual({ debitsPosted: '505', creditsPosted: '0', balance: '505' });
+    expect((await get(`/statements?account=${world.id}`)).body.closing).toEqual({ debitsPosted: '505', creditsPosted: '0', balance: '505', balanceDecimal: '5.05' });
+  });
+
+  it('gives statements in decimals of the asset: Stripe currencies by their minor unit, tokens as the chain describes them, null when unknown', async () => {
+    const { manifest } = testChain();
+    const anvilUsdc = `${manifest.network}/${manifest.tokens.usdc.address}`;
+    const decimalsOf = async (asset: string, amount: string) => {
+      const [from, to] = [account({ asset, normalBalance: 'debit' }), account({ asset })];
+      expect(await results('/accounts', [from, to])).toEqual(['created', 'created']);
+      expect(await results('/transfers', [transfer(from.id, to.id, amount, { asset })])).toEqual(['created']);
+      const statement = (await get(`/statements?account=${to.id}`)).body;
+      return [statement.assetSymbol, statement.assetDecimals, statement.entries[0].amount, statement.entries[0].amountDecimal, statement.closing.balanceDecimal];
+    };
+    expect(await decimalsOf('stripe/jpy', '1234')).toEqual(['JPY', 0, '1234', '1234', '1234']);
+    expect(await decimalsOf('stripe/kwd', '1234')).toEqual(['KWD', 3, '1234', '1.234', '1.234']);
+    // the test chain's token, read from the contract (symbol and decimals) on the reconciled network
+    expect(await decimalsOf(anvilUsdc, '12345678')).toEqual(['USDC', 6, '12345678', '12.345678', '12.345678']);
+    // a network this ledger has no RPC URL for: atomic units only
+    expect(await decimalsOf(USDC, '12345678')).toEqual([null, null, '12345678', null, null]);
   });
 });

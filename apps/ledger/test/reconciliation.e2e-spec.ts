@@ -221,6 +221,43 @@ describe('reconciliation against anvil and the fake Stripe', () => {
     expect((await merchant.api('GET', `/reconciliations/${firstRun.id}/rows?kind=nope`)).body.invalidParams[0].name).toBe('kind');
   });
 
+  it("lists the merchant's runs newest first, a page at a time, and never another merchant's", async () => {
+    const othersRun = await other.reconcile(period);
+    expect(othersRun.status).toBe('completed');
+    const ownIds = (
+      await world.ledger.db.$queryRawUnsafe<{ id: string }[]>(`SELECT id::text AS id FROM ledger.reconciliation_runs WHERE merchant_id = $1::uuid ORDER BY created_at DESC, id DESC`, merchant.merchantId)
+    ).map((r) => r.id);
+    expect(ownIds.length).toBeGreaterThanOrEqual(3);
+
+    const listed: any[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: any = await merchant.api('GET', `/reconciliations?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('cache-control')).toBe('no-store');
+      expect(page.body.data.length).toBeLessThanOrEqual(2);
+      listed.push(...page.body.data);
+      cursor = page.body.nextCursor;
+    } while (cursor);
+    expect(listed.map((r) => r.id)).toEqual(ownIds);
+    expect(listed.at(-1)).toMatchObject({ id: firstRun.id, merchantId: merchant.merchantId, status: 'completed', summary: { breaks: 5 } });
+    expect(listed.every((r) => r.merchantId === merchant.merchantId)).toBe(true);
+    // each run as GET /reconciliations/{id} shows it, with a report link that opens
+    expect((await call(`${world.ledger.url}${listed[0].links.report}`)).status).toBe(200);
+
+    // the other merchant sees its own run only, and this merchant's never
+    const others = await other.api('GET', '/reconciliations');
+    expect(others.body).toEqual({ data: [expect.objectContaining({ id: othersRun.id, merchantId: other.merchantId })], nextCursor: null });
+    expect(JSON.stringify(others.body)).not.toContain(merchant.merchantId);
+
+    expect((await call(`${world.ledger.url}/reconciliations`)).status).toBe(401);
+    for (const [query, name] of [['limit=0', 'limit'], ['limit=101', 'limit'], ['cursor=nope', 'cursor'], ['status=done', 'status']] as const) {
+      const refused = await merchant.api('GET', `/reconciliations?${query}`);
+      expect(refused.status, query).toBe(400);
+      expect(refused.body.invalidParams.map((p: { name: string }) => p.name), query).toContain(name);
+    }
+  });
+
   it('refuses a malformed request with a 400 naming the field, and creates nothing', async () => {
     const post = (body: unknown) => merchant.api('POST', '/reconciliations', body);
     const cases: [unknown, string][] = [

@@ -4,10 +4,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { launchChromium } from '../../../test/support/browser';
+import { testChain } from '../../../test/support/chain';
 import { ReconMerchant, startReconWorld, type ReconWorld } from './support/recon-world';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const ARTIFACTS = path.join(ROOT, '.local/artifacts');
+/** The test chain's explorer, as an operator would configure one (RECON_EXPLORER_URLS): only its links are checked. */
+const EXPLORER = 'https://explorer.example';
 
 /**
  * The reports people read: the HTML page in a real browser, the CSV, and the CLI with its progress, over a book the
@@ -25,7 +28,7 @@ describe('reconciliation reports', () => {
   let recon: { url: string };
 
   beforeAll(async () => {
-    world = await startReconWorld({ RECON_STRIPE_FEES: 'false' });
+    world = await startReconWorld({ RECON_STRIPE_FEES: 'false', RECON_EXPLORER_URLS: `${testChain().manifest.network}=${EXPLORER}/` });
     recon = { url: world.ledger.url };
     USDC = world.USDC;
     merchant = await ReconMerchant.create(world, 'report e2e');
@@ -47,10 +50,15 @@ describe('reconciliation reports', () => {
 
   const authorized = () => ({ authorization: `Bearer ${merchant.apiKey}` });
 
-  /** Runs the CLI against the test ledger, as `npm run recon -- …` does; stderr is a pipe, not a terminal. */
-  const cli = (args: string[]) =>
+  /**
+   * Runs the CLI against the test ledger, as `npm run recon -- …` does; stderr is a pipe, not a terminal. The key goes
+   * in LEDGER_API_KEY, as the docs say, unless `key` says --api-key (or nothing).
+   */
+  const cli = (args: string[], key: 'env' | 'flag' | 'none' = 'env') =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [path.join(ROOT, 'scripts/recon.mjs'), ...args, '--ledger-url', recon.url, '--api-key', merchant.apiKey], { env: { PATH: process.env.PATH } });
+      const child = spawn(process.execPath, [path.join(ROOT, 'scripts/recon.mjs'), ...args, '--ledger-url', recon.url, ...(key === 'flag' ? ['--api-key', merchant.apiKey] : [])], {
+        env: { PATH: process.env.PATH, ...(key === 'env' && { LEDGER_API_KEY: merchant.apiKey }) },
+      });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -78,8 +86,23 @@ describe('reconciliation reports', () => {
 
     const csv = readFileSync(csvFile, 'utf8').split('\r\n');
     expect(csv[0]).toMatch(/^row_kind,source,asset,entry_kind,reference,/);
+    expect(csv[0]).toMatch(/,ledger_amount,.*,external_amount,difference,.*,asset_symbol,ledger_amount_decimal,external_amount_decimal,difference_decimal$/);
     expect(csv).toHaveLength(run.summary.rows + 2);
-    expect(csv.filter((line) => line.startsWith('amount_mismatch,chain,'))).toHaveLength(1);
+    // atomic units, and beside them the token's decimals as its contract gives them, and cents as dollars
+    const mismatch = csv.filter((line) => line.startsWith('amount_mismatch,chain,'));
+    expect(mismatch).toHaveLength(1);
+    expect(mismatch[0]).toContain(',1250000,');
+    expect(mismatch[0].endsWith(',USDC,1.25,1,-0.25')).toBe(true);
+    const refund = csv.find((line) => line.startsWith('missing_in_ledger,stripe,stripe/usd,refund,'))!;
+    expect(refund.endsWith(',USD,,10,')).toBe(true);
+  });
+
+  it('the CLI takes its key from --api-key too, and says so when it has none', async () => {
+    const flagged = await cli(['--merchant', merchant.merchantId, '--from', '2020-01-01T00:00:00Z', '--to', '2020-01-02T00:00:00Z', '--json'], 'flag');
+    expect(flagged.code, flagged.stderr).toBe(0);
+    const keyless = await cli(['--merchant', merchant.merchantId, '--from', '2020-01-01T00:00:00Z', '--to', '2020-01-02T00:00:00Z'], 'none');
+    expect(keyless.code).toBe(3);
+    expect(keyless.stderr).toContain('POST /reconciliations: 401');
   });
 
   it('the CLI exits 0 on a clean period, prints the run as JSON with --json, and 2 on a usage error', async () => {
@@ -134,6 +157,17 @@ describe('reconciliation reports', () => {
     const kinds = await breaks.evaluateAll((rows) => rows.map((row) => row.getAttribute('data-kind')));
     expect(kinds.sort()).toEqual(['amount_mismatch', 'missing_in_ledger', 'missing_in_ledger']);
     expect(await page.locator('[data-testid=breaks]').innerText()).toContain('-0.25 USDC');
+
+    // each reference links to where it can be looked at: the explorer's transaction page, Stripe's (test mode) dashboard
+    const linked = await page.locator('[data-testid=breaks] tbody tr').evaluateAll((rows) =>
+      rows.map((row) => ({ kind: row.getAttribute('data-kind'), reference: row.querySelector('code')!.textContent!, href: row.querySelector('a')?.getAttribute('href') ?? null })),
+    );
+    expect(linked).toHaveLength(3);
+    for (const { reference, href } of linked) {
+      if (reference.startsWith('0x')) expect(href).toBe(`${EXPLORER}/tx/${reference.split(':')[0]}`);
+      else expect(href).toBe(`https://dashboard.stripe.com/test/refunds/${reference}`);
+    }
+    expect(linked.filter((l) => l.reference.startsWith('re_'))).toHaveLength(1);
 
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: path.join(ARTIFACTS, 'reconciliation-report.png'), fullPage: true });

@@ -1,5 +1,6 @@
 import { Controller, Get, Header, Query, UseGuards } from '@nestjs/common';
 import { ProblemError } from '@mp/platform';
+import { AssetDirectory } from '../reconciliation/asset-directory';
 import { CurrentMerchant } from '../auth/current-merchant';
 import { MerchantAuthGuard } from '../auth/merchant-auth.guard';
 import type { Merchant } from '../auth/merchant-directory';
@@ -8,11 +9,17 @@ import { decodePosition, encodePosition } from './cursor';
 import { parseQuery, statementQuery } from './requests';
 import { statementView } from './views';
 
-/** An account's statement for a period: opening balance, postings with running balances, closing balance. */
+/**
+ * An account's statement for a period: opening balance, postings with running balances, closing balance; amounts in
+ * atomic units and, when the asset is known (AssetDirectory), in its decimals with its symbol.
+ */
 @Controller('statements')
 @UseGuards(MerchantAuthGuard)
 export class StatementsController {
-  constructor(private readonly ledger: LedgerService) {}
+  constructor(
+    private readonly ledger: LedgerService,
+    private readonly assets: AssetDirectory,
+  ) {}
 
   @Get()
   @Header('cache-control', 'no-store')
@@ -20,6 +27,6 @@ export class StatementsController {
     const { account, from = new Date(0), to = new Date(), limit, cursor } = parseQuery(statementQuery, query);
     const statement = await this.ledger.statement(merchant.merchantId, account, { from, to }, limit, cursor === undefined ? undefined : decodePosition(cursor));
     if (!statement) throw new ProblemError('not_found', `no account ${account}`);
-    return statementView(statement, statement.next ? encodePosition(statement.next) : null);
+    return statementView(statement, statement.next ? encodePosition(statement.next) : null, await this.assets.describe(statement.account.asset));
   }
 }

@@ -10,6 +10,8 @@ import {
   type TransferInput,
   type TransferResult,
 } from '@mp/ledger';
+import { formatUnits } from '@mp/money';
+import type { AssetInfo } from '@mp/reconciliation';
 import type { LedgerAccount, Statement } from '../core/ledger.service';
 import type { TransferRecord } from '../core/transfer.queries';
 
@@ -68,10 +70,22 @@ export function transferResultView(input: TransferInput, r: TransferResult, inde
   };
 }
 
-export function statementView(s: Statement, nextCursor: string | null) {
-  const snapshot = (p: Statement['opening']) => ({ debitsPosted: p.debitsPosted.toString(), creditsPosted: p.creditsPosted.toString(), balance: p.balance.toString() });
+/**
+ * A statement; beside each atomic amount and balance the same in decimals of the asset (`amountDecimal`,
+ * `balanceDecimal`, e.g. "12.345678"), with `assetSymbol` and `assetDecimals`: all null when the asset is not known.
+ */
+export function statementView(s: Statement, nextCursor: string | null, asset?: AssetInfo) {
+  const decimal = (amount: bigint) => (asset ? formatUnits(amount, asset.decimals) : null);
+  const snapshot = (p: Statement['opening']) => ({
+    debitsPosted: p.debitsPosted.toString(),
+    creditsPosted: p.creditsPosted.toString(),
+    balance: p.balance.toString(),
+    balanceDecimal: decimal(p.balance),
+  });
   return {
     account: accountView(s.account),
+    assetSymbol: asset?.symbol ?? null,
+    assetDecimals: asset?.decimals ?? null,
     from: s.from.toISOString(),
     to: s.to.toISOString(),
     opening: snapshot(s.opening),
@@ -81,11 +95,13 @@ export function statementView(s: Statement, nextCursor: string | null) {
       timestamp: e.transfer.timestamp.toISOString(),
       side: e.side,
       amount: e.transfer.amount.toString(),
+      amountDecimal: decimal(e.transfer.amount),
       counterpartyAccountId: e.counterpartyAccountId,
       code: e.transfer.code,
       pendingId: e.transfer.pendingId,
       reference: e.transfer.reference,
       balance: e.balance.toString(),
+      balanceDecimal: decimal(e.balance),
     })),
     nextCursor,
   };

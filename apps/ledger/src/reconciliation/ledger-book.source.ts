@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { PrismaService } from '@mp/db';
 import { AccountCode, TransferCode, TransferFlag } from '@mp/ledger';
 import type { AssetInfo, EntryKind, LedgerEntry, Period } from '@mp/reconciliation';
-import { ChainScanner } from './chain/chain-scanner';
+import { AssetDirectory } from './asset-directory';
 import type { LedgerSource, MerchantAddress } from './reconciliation.ports';
 
 interface TransferRow {
@@ -24,9 +24,6 @@ interface TransferRow {
 
 const KIND_OF_CODE: Record<number, EntryKind> = { [TransferCode.payment]: 'payment', [TransferCode.refund]: 'refund', [TransferCode.fee]: 'fee' };
 
-/** Stripe's currencies without minor units (everything else it counts in hundredths). */
-const ZERO_DECIMAL_CURRENCIES = new Set(['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf']);
-
 /**
  * Reconciliation's view of the merchant's own book: every payment, refund and fee transfer that touches one of the
  * merchant's revenue accounts (booked by ingestion or through the API), a pending transfer as its post (or still
@@ -37,7 +34,7 @@ const ZERO_DECIMAL_CURRENCIES = new Set(['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf
 export class LedgerBookSource implements LedgerSource {
   constructor(
     private readonly db: PrismaService,
-    private readonly chain: ChainScanner,
+    private readonly assetDirectory: AssetDirectory,
   ) {}
 
   async entries(merchantId: string, period: Period): Promise<LedgerEntry[]> {
@@ -77,13 +74,10 @@ export class LedgerBookSource implements LedgerSource {
       merchantId,
     );
     const infos = await Promise.all(
-      rows.map(async ({ asset }): Promise<AssetInfo> => {
-        if (asset.startsWith('stripe/')) {
-          const currency = asset.slice('stripe/'.length);
-          return { asset, symbol: currency.toUpperCase(), decimals: ZERO_DECIMAL_CURRENCIES.has(currency) ? 0 : 2 };
-        }
-        return (await this.chain.tokenInfo(asset)) ?? { asset, symbol: asset.slice(asset.indexOf('/') + 1, asset.indexOf('/') + 9), decimals: 0 };
-      }),
+      rows.map(
+        async ({ asset }): Promise<AssetInfo> =>
+          (await this.assetDirectory.describe(asset)) ?? { asset, symbol: asset.slice(asset.indexOf('/') + 1, asset.indexOf('/') + 9), decimals: 0 },
+      ),
     );
     return infos;
   }

@@ -25,6 +25,27 @@ describe('reconciliation config', () => {
     expect(() => loadReconciliationConfig({ RECON_CHAIN_RPC_URLS: value })).toThrow(message);
   });
 
+  it('reads an explorer base URL per reconciled network (RECON_EXPLORER_URLS)', () => {
+    const config = loadReconciliationConfig({
+      RECON_CHAIN_RPC_URLS: 'eip155:8453=https://rpc.example;eip155:84532=https://rpc2.example',
+      RECON_EXPLORER_URLS: 'eip155:8453=https://basescan.org/ ',
+    });
+    expect(config.networks).toEqual([
+      { network: 'eip155:8453', chainId: 8453, rpcUrls: ['https://rpc.example'], explorerUrl: 'https://basescan.org' },
+      { network: 'eip155:84532', chainId: 84532, rpcUrls: ['https://rpc2.example'] },
+    ]);
+  });
+
+  it.each([
+    ['eip155:8453', 'not eip155:<chainId>=<http(s) URL>'],
+    ['eip155:8453=javascript:alert(1)', 'not eip155:<chainId>=<http(s) URL>'],
+    ['eip155:8453=https://a"b', 'not eip155:<chainId>=<http(s) URL>'],
+    ['eip155:8453=https://a;eip155:8453=https://b', 'listed twice'],
+    ['eip155:1=https://etherscan.io', 'eip155:1 is not a reconciled network'],
+  ])('refuses RECON_EXPLORER_URLS=%s', (value, message) => {
+    expect(() => loadReconciliationConfig({ RECON_CHAIN_RPC_URLS: 'eip155:8453=https://rpc.example', RECON_EXPLORER_URLS: value })).toThrow(message);
+  });
+
   it('turns the schedule off, and names the variable of a bad value', () => {
     expect(loadReconciliationConfig({ RECON_SCHEDULE: 'off', CHAIN_MANIFEST: '/nonexistent.json' }).schedule).toBeUndefined();
     for (const [name, value] of [['RECON_SCHEDULE', 'daily'], ['RECON_BLOCK_RANGE', '0'], ['STRIPE_SECRET_KEY', 'pk_test_x'], ['RECON_REPORT_LINK_SECRET', 'short']]) {

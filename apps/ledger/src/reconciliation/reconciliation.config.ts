@@ -15,6 +15,7 @@ const envSchema = z.object({
   QUEUE_PREFIX: queuePrefixVar(),
   CHAIN_MANIFEST: z.string().default('.local/chain.json'),
   RECON_CHAIN_RPC_URLS: z.string().optional(),
+  RECON_EXPLORER_URLS: z.string().optional(),
   RECON_BLOCK_RANGE: env.int(2_000, 1),
   RECON_RPC_TIMEOUT_MS: env.int(10_000, 100),
   RECON_PENDING_WINDOW_MS: env.int(10 * 60_000, 0),
@@ -36,6 +37,8 @@ export interface ChainNetwork {
   chainId: number;
   /** tried in order (viem's fallback transport) */
   rpcUrls: string[];
+  /** a block explorer's base URL (`https://basescan.org`): the HTML report links transactions to `<it>/tx/<hash>` */
+  explorerUrl?: string;
 }
 
 export interface ReconciliationConfig {
@@ -73,7 +76,7 @@ export function loadReconciliationConfig(environment: NodeJS.ProcessEnv = proces
   return {
     redisUrl: e.REDIS_URL,
     queuePrefix: queuePrefixOf(e.QUEUE_PREFIX, e.DATABASE_URL),
-    networks: e.RECON_CHAIN_RPC_URLS ? parseRpcUrls(e.RECON_CHAIN_RPC_URLS) : manifestNetworks(e.CHAIN_MANIFEST),
+    networks: withExplorers(e.RECON_CHAIN_RPC_URLS ? parseRpcUrls(e.RECON_CHAIN_RPC_URLS) : manifestNetworks(e.CHAIN_MANIFEST), e.RECON_EXPLORER_URLS),
     blockRange: e.RECON_BLOCK_RANGE,
     rpcTimeoutMs: e.RECON_RPC_TIMEOUT_MS,
     pendingWindowMs: e.RECON_PENDING_WINDOW_MS,
@@ -109,6 +112,20 @@ export function parseRpcUrls(value: string): ChainNetwork[] {
     seen.add(n.network);
   }
   return networks;
+}
+
+/** `eip155:8453=https://basescan.org;eip155:84532=https://sepolia.basescan.org`: each network must be one reconciled. */
+export function withExplorers(networks: ChainNetwork[], value: string | undefined): ChainNetwork[] {
+  if (!value?.trim()) return networks;
+  const explorers = new Map<string, string>();
+  for (const part of value.split(';').map((p) => p.trim()).filter(Boolean)) {
+    const match = /^(eip155:[1-9][0-9]*)=(https?:\/\/[^\s"'<>]+?)\/*$/.exec(part);
+    if (!match) throw new ConfigError([`RECON_EXPLORER_URLS: "${part.slice(0, 80)}" is not eip155:<chainId>=<http(s) URL>`]);
+    if (explorers.has(match[1])) throw new ConfigError([`RECON_EXPLORER_URLS: ${match[1]} is listed twice`]);
+    if (!networks.some((n) => n.network === match[1])) throw new ConfigError([`RECON_EXPLORER_URLS: ${match[1]} is not a reconciled network (RECON_CHAIN_RPC_URLS or the chain manifest)`]);
+    explorers.set(match[1], match[2]);
+  }
+  return networks.map((n) => (explorers.has(n.network) ? { ...n, explorerUrl: explorers.get(n.network) } : n));
 }
 
 /** Locally, the chain `npm run chain` started; no manifest means no chain to scan (the ledger still boots). */

@@ -6,7 +6,7 @@ import type { ReconRowJson } from '@mp/reconciliation';
 import { RECON_CONFIG, type ReconciliationConfig } from './reconciliation.config';
 import { RECON_MERCHANT, type MerchantResolver } from './reconciliation.ports';
 import { ReconciliationQueue } from './reconciliation.queue';
-import { parseReadQuery, parseRowsQuery, parseRunId, parseRunRequest } from './reconciliation.requests';
+import { encodeRunCursor, parseListQuery, parseReadQuery, parseRowsQuery, parseRunId, parseRunRequest } from './reconciliation.requests';
 import { ReportLinks } from './report-links';
 import { RunAccess } from './run-access';
 import { RunRepository, type RunRecord, type RunSource } from './run.repository';
@@ -16,6 +16,13 @@ import { StripeScanner } from '../stripe/stripe-scanner';
 /** Creating a run races the merchant's run in flight finishing: a few tries settle it. */
 const CREATE_TRIES = 3;
 
+export interface RunPage {
+  /** newest first */
+  data: RunView[];
+  /** pass as `cursor` for the next page; null on the last page */
+  nextCursor: string | null;
+}
+
 export interface RowPage {
   data: ReconRowJson[];
   /** pass as `cursor` for the next page; null on the last page */
@@ -23,8 +30,8 @@ export interface RowPage {
 }
 
 /**
- * Reconciliation runs of the merchant whose API key calls: start one (a worker does it, see GET for progress), read
- * its status, summary and totals, and its rows; revoke its report links. The CSV and HTML forms are in reports/.
+ * Reconciliation runs of the merchant whose API key calls: start one (a worker does it, see GET for progress), list
+ * them, read one's status, summary and totals, and its rows; revoke its report links. The CSV and HTML forms are in reports/.
  * One run at a time per merchant: asking again for the run in flight (same period and sources) answers that run,
  * asking for another while one is in flight is a 409 naming it.
  */
@@ -76,6 +83,16 @@ export class ReconciliationController {
       response.setHeader('location', `/reconciliations/${run.id}`);
       return runView(run, this.links.issue(run));
     }
+  }
+
+  /** The merchant's runs, newest first, a page at a time; another merchant's runs never appear. */
+  @Get()
+  @Header('cache-control', 'no-store')
+  async list(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Query() query: unknown): Promise<RunPage> {
+    const merchantId = await this.merchants.merchantOf(request, response);
+    const { limit, after } = parseListQuery(query);
+    const page = await this.runs.list(merchantId, limit, after);
+    return { data: page.runs.map((run) => runView(run, this.links.issue(run))), nextCursor: page.next ? encodeRunCursor(page.next) : null };
   }
 
   /** Every report link to the run issued so far stops working; the answer carries a new one. */

@@ -1,6 +1,7 @@
 import { type DynamicModule, type InjectionToken, Module, type ModuleMetadata, type Provider, type Type } from '@nestjs/common';
 import { ReportBuilder } from '../reports/report.builder';
 import { ReportsController } from '../reports/reports.controller';
+import { AssetDirectory } from './asset-directory';
 import { ChainScanner } from './chain/chain-scanner';
 import { LoggingBreakNotifier } from './logging-break-notifier';
 import { RECON_CONFIG, type ReconciliationConfig } from './reconciliation.config';
@@ -34,6 +35,7 @@ export interface ReconciliationModuleOptions {
 /**
  * Reconciliation of the ledger against the chain and Stripe: the API (POST/GET /reconciliations…, CSV and HTML
  * reports), the `reconciliation` queue with its worker and schedule. Needs PrismaService (the app's global DbModule).
+ * Global, so that the rest of the ledger can describe assets (AssetDirectory: symbols and decimals) the way reports do.
  */
 @Module({})
 export class ReconciliationModule {
@@ -41,6 +43,7 @@ export class ReconciliationModule {
     const bind = <T,>(provide: symbol, binding: Binding<T>) => ({ provide, ...binding }) as Provider;
     return {
       module: ReconciliationModule,
+      global: true,
       imports: options.imports ?? [],
       // ReportsController first: its `:id.csv` route must be matched before `:id`.
       controllers: [ReportsController, ReconciliationController],
@@ -50,6 +53,7 @@ export class ReconciliationModule {
         bind(RECON_MERCHANT, options.merchantResolver),
         bind(RECON_BREAK_NOTIFIER, options.breakNotifier ?? { useClass: LoggingBreakNotifier }),
         ChainScanner,
+        AssetDirectory,
         StripeScanner,
         RunRepository,
         ReportLinks,
@@ -59,7 +63,7 @@ export class ReconciliationModule {
         ReconciliationWorker,
         ReportBuilder,
       ],
-      exports: [ReconciliationRunner, ReconciliationWorker, RunRepository],
+      exports: [ReconciliationRunner, ReconciliationWorker, RunRepository, AssetDirectory],
     };
   }
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ProblemError } from '@mp/platform';
 import { ROW_KINDS, type Period } from '@mp/reconciliation';
-import { RUN_SOURCES, type RowFilter, type RunSource } from './run.repository';
+import { RUN_SOURCES, type RowFilter, type RunPosition, type RunSource } from './run.repository';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DAY_MS = 24 * 3_600_000;
@@ -33,6 +33,16 @@ const rowsQuery = z.strictObject({
 });
 
 const readQuery = z.strictObject({ token: z.string().max(200).optional() });
+
+const listQuery = z.strictObject({
+  limit: z
+    .string()
+    .regex(/^[1-9][0-9]{0,2}$/, 'must be an integer from 1 to 100')
+    .transform(Number)
+    .refine((n) => n <= 100, 'must be an integer from 1 to 100')
+    .optional(),
+  cursor: z.string().max(200).optional(),
+});
 
 export interface RunRequest {
   /** the merchant the caller means; must be the API key's when given */
@@ -66,6 +76,33 @@ export function parseRowsQuery(query: unknown): { filter: RowFilter; limit: numb
   if (!parsed.success) throw invalid(parsed.error.issues, 'query parameter');
   const { kind = 'all', limit = 500, cursor, token } = parsed.data;
   return { filter: kind as RowFilter, limit, after: cursor === undefined ? -1 : Number(cursor), ...(token && { token }) };
+}
+
+/** GET /reconciliations: `limit` (1–100, default 20) and the opaque `cursor` of the previous page. */
+export function parseListQuery(query: unknown): { limit: number; after?: RunPosition } {
+  const parsed = listQuery.safeParse(query ?? {});
+  if (!parsed.success) throw invalid(parsed.error.issues, 'query parameter');
+  const { limit = 20, cursor } = parsed.data;
+  return { limit, ...(cursor !== undefined && { after: decodeRunCursor(cursor) }) };
+}
+
+/** Cursors are opaque to clients: base64url JSON of the last run's position. */
+export function encodeRunCursor(position: RunPosition): string {
+  return Buffer.from(JSON.stringify([position.createdMicros, position.id])).toString('base64url');
+}
+
+function decodeRunCursor(cursor: string): RunPosition {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    // reported below
+  }
+  const [createdMicros, id] = Array.isArray(value) ? value : [];
+  if (typeof createdMicros !== 'string' || !/^-?[0-9]{1,18}$/.test(createdMicros) || typeof id !== 'string' || !UUID.test(id)) {
+    throw invalid([{ path: ['cursor'], message: 'is not a cursor this API returned' }], 'query parameter');
+  }
+  return { createdMicros, id: id.toLowerCase() };
 }
 
 export function parseReadQuery(query: unknown): { token?: string } {

@@ -46,6 +46,12 @@ export interface RunRecord {
 /** What creating a run did: created it, found it created already (same id), or found another run of the merchant in flight. */
 export type CreateOutcome = { created: true } | { created: false; inFlight?: RunRecord };
 
+/** Where a page of the merchant's runs (newest first) goes on: after this run, by creation time in microseconds and id. */
+export interface RunPosition {
+  createdMicros: string;
+  id: string;
+}
+
 /** Which rows to list: all, the breaks, or one kind. */
 export type RowFilter = 'all' | 'breaks' | RowKind;
 
@@ -92,6 +98,28 @@ export class RunRepository {
       merchantId,
     );
     return rows[0] && toRecord(rows[0]);
+  }
+
+  /**
+   * A page of the merchant's runs, newest first (creation time, then id), after `after` (exclusive). Positions are in
+   * microseconds, PostgreSQL's precision: a JavaScript Date would round two runs of one millisecond together.
+   */
+  async list(merchantId: string, limit: number, after?: RunPosition): Promise<{ runs: RunRecord[]; next?: RunPosition }> {
+    const rows = await this.db.$queryRawUnsafe<(RunRow & { createdMicros: string })[]>(
+      `SELECT ${COLUMNS}, (extract(epoch FROM created_at) * 1000000)::bigint::text AS "createdMicros" FROM ledger.reconciliation_runs
+        WHERE merchant_id = $1::uuid AND ($2::bigint IS NULL OR (created_at, id) < (timestamptz 'epoch' + $2::bigint * interval '1 microsecond', $3::uuid))
+        ORDER BY created_at DESC, id DESC LIMIT $4`,
+      merchantId,
+      after?.createdMicros ?? null,
+      after?.id ?? null,
+      limit + 1,
+    );
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      runs: page.map(({ createdMicros: _, ...row }) => toRecord(row)),
+      ...(rows.length > limit && last && { next: { createdMicros: last.createdMicros, id: last.id } }),
+    };
   }
 
   /** Every link to the run issued so far stops working; the run with its new generation, undefined if not the merchant's. */
