@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Address } from 'viem';
@@ -135,6 +136,35 @@ describe('payment events to the ledger queue', () => {
     expect(text).toContain(`outbox_payment_events{state="unacknowledged"} ${expected.unacknowledged}\n`);
     expect(text).toMatch(/^outbox_oldest_unacknowledged_seconds \d/m);
     expect(text).toMatch(/^outbox_republished_events_total \d+$/m);
+  });
+
+  it('does not publish an event that breaks the payment-events contract (a bug): it says so, with the event id, and the rest go on', async () => {
+    const errors = vi.spyOn(Logger.prototype, 'error');
+    try {
+      const [paymentId] = paymentIds;
+      // a confirmation whose hash is not a hash and whose block is missing: the ledger would refuse it
+      const [bad] = await db.$queryRawUnsafe<{ id: string }[]>(
+        `INSERT INTO facilitator.payment_events (payment_id, type, data) VALUES ($1::uuid, 'payment.confirmed', '{"txHash":"0x1234","gasFee":"1"}'::jsonb) RETURNING id::text`,
+        paymentId,
+      );
+      const [good] = await db.$queryRawUnsafe<{ id: string }[]>(
+        `INSERT INTO facilitator.payment_events (payment_id, type, data) VALUES ($1::uuid, 'payment.resend', '{"reason":"a test"}'::jsonb) RETURNING id::text`,
+        paymentId,
+      );
+      await until('the event after it published', () => (received.some((m) => m.eventId === good.id) ? true : undefined));
+      await until('the malformed event passed over', async () => ((await eventRows(db, paymentId)).find((e) => e.id === bad.id)?.published ? true : undefined));
+      const queue = new Queue(PAYMENT_EVENTS_QUEUE, { connection: redis, prefix: facilitator.config.queuePrefix });
+      expect(await queue.getJobState(`event-${bad.id}`)).toBe('unknown');
+      await queue.close();
+      expect(received.filter((m) => m.eventId === bad.id)).toEqual([]);
+      const said = errors.mock.calls.map(([message]) => String(message)).find((message) => message.includes(`payment event ${bad.id} `));
+      expect(said).toMatch(/breaks the payment-events contract, not published: .*data\.txHash/);
+      // not acknowledged: it stays in the outbox's backlog, checked again after OUTBOX_REPUBLISH_AFTER_MS
+      expect((await eventRows(db, paymentId)).find((e) => e.id === bad.id)?.acknowledged).toBe(false);
+      await db.$executeRawUnsafe(`UPDATE facilitator.payment_events SET acknowledged_at = now() WHERE id = ANY($1::bigint[])`, [bad.id, good.id]);
+    } finally {
+      errors.mockRestore();
+    }
   });
 });
 

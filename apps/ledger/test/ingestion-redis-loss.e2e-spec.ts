@@ -129,7 +129,7 @@ describe('payments booked by the ledger after Redis lost the queue', () => {
            FROM facilitator.payment_events e JOIN facilitator.payments p ON p.id = e.payment_id WHERE p.id = $1::uuid AND e.type = 'payment.verified'`,
         paymentId,
       );
-      return queue.add(event.type, { ...event, occurredAt: event.occurredAt.toISOString() }, { jobId: `conflict-${event.eventId}` });
+      return queue.add(event.type, { ...event, occurredAt: event.occurredAt.toISOString() } as PaymentEventMessage, { jobId: `conflict-${event.eventId}` });
     };
     const jobs = [await conflicting(paymentIds[0]), await conflicting(paymentIds[1])];
     const refused = await until('both refused', async () => {

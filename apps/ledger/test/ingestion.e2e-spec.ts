@@ -142,7 +142,7 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
     const beforeUsd = await account('revenue', USD);
     // the same events again under new job ids (as after a Redis failover lost BullMQ's dedupe), confirmed ones first
     for (const event of [...events].reverse()) {
-      await queue.add(event.type, { ...event, occurredAt: event.occurredAt.toISOString() }, { jobId: `replay-${event.eventId}` });
+      await queue.add(event.type, { ...event, occurredAt: event.occurredAt.toISOString() } as PaymentEventMessage, { jobId: `replay-${event.eventId}` });
     }
     // every replay taken and finished by the ledger's consumer: booked (nothing new) or skipped, none refused
     const outcomes = await until('the replays finished', async () => {
@@ -158,6 +158,39 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
     redis.disconnect();
   });
 
+  it('refuses a job that breaks the payment-events contract for good: failed at once, with the reason, nothing booked', async () => {
+    const redis = new Redis(facilitator.config.redisUrl, { maxRetriesPerRequest: null });
+    const queue = new Queue(PAYMENT_EVENTS_QUEUE, { connection: redis, prefix: facilitator.config.queuePrefix });
+    const paymentId = randomUUID();
+    const malformed = {
+      eventId: '900000001',
+      type: 'payment.confirmed',
+      paymentId,
+      merchantId: merchant.merchantId,
+      occurredAt: new Date().toISOString(),
+      // an amount as a number and no block: not what the facilitator writes
+      data: { txHash: `0x${'ab'.repeat(32)}`, blockNumber: 5, gasUsed: '21000', gasFee: '21000' },
+      payment: { id: paymentId, state: 'confirmed', protocol: 'x402', rail: 'evm', network: manifest.network, asset: usdc.address, payer: payTo, payTo, amount: 5000, nonce: '0x01', scheme: 'exact', challengeId: null, reference: null, txHash: null, merchantId: merchant.merchantId },
+    };
+    // attempts to spare: a failure BullMQ would retry would come back; this one must not
+    const job = await queue.add('payment.confirmed', malformed, { jobId: `malformed-${paymentId}`, attempts: 5, backoff: { type: 'fixed', delay: 10 } });
+    const failed = await until('the malformed job failed', async () => {
+      const found = await queue.getJob(job.id!);
+      return found?.failedReason ? found : undefined;
+    });
+    expect(await failed.getState()).toBe('failed');
+    expect(failed.attemptsMade).toBe(1);
+    expect(failed.failedReason).toMatch(/^malformed payment event: /);
+    expect(failed.failedReason).toContain('data.blockNumber');
+    expect(failed.failedReason).toContain('payment.amount');
+    expect((await queue.getFailed()).map((j) => j.id)).toContain(job.id);
+    expect(await ledger.ledger.lookupTransfers(merchant.merchantId, [paymentTransferId(paymentId, 'pending'), paymentTransferId(paymentId, 'post')])).toEqual([]);
+    // the failed set is the operator's; the metrics test below expects it empty
+    await failed.remove();
+    await queue.close();
+    redis.disconnect();
+  });
+
   it('voids a failed payment, books one confirmed after that directly, and takes events in any order', async () => {
     const ingestion = ledger.app.get(PaymentIngestion);
     const merchantId = randomUUID();
@@ -168,8 +201,8 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
       merchantId,
       occurredAt: new Date().toISOString(),
       data,
-      payment: { id: paymentId, state: 'x', protocol: 'mpp', rail: 'stripe', network: 'stripe', asset: 'usd', payer: 'spt_x', payTo: 'profile_x', amount: '500', nonce: 'ch', scheme: 'stripe', challengeId: `ch_${paymentId}`, reference: null, txHash: null, merchantId },
-    });
+      payment: { id: paymentId, state: 'verified', protocol: 'mpp', rail: 'stripe', network: 'stripe', asset: 'usd', payer: 'spt_x', payTo: 'profile_x', amount: '500', nonce: 'ch', scheme: 'stripe', challengeId: `ch_${paymentId}`, reference: null, txHash: null, merchantId },
+    }) as PaymentEventMessage;
     const revenue = async () => (await ledger.ledger.lookupAccounts(merchantId, [chartAccountId('revenue', 'stripe/usd')]))[0]!;
 
     const failedThenSettled = randomUUID();

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * The facilitator's payment events as the ledger consumes them: every row of its transactional outbox
  * (`facilitator.payment_events`) is published as a BullMQ job on this queue, under the deployment's QUEUE_PREFIX,
@@ -6,47 +8,150 @@
  */
 export const PAYMENT_EVENTS_QUEUE = 'payment-events';
 
-export type PaymentEventType =
-  | 'payment.verified'
-  | 'payment.submitted'
-  | 'payment.replaced'
-  | 'payment.resend'
-  | 'payment.retried'
-  | 'payment.confirmed'
-  /** its confirming block left the chain (a reorg): submitted again, to be confirmed anew or failed */
-  | 'payment.reorged'
-  | 'payment.failed'
-  | 'payment.expired';
+/** Atomic units, wei, block numbers: non-negative integers as decimal strings (they outgrow a JS number). */
+const decimal = z.string().regex(/^\d+$/, 'expected a decimal string of a non-negative integer');
+const hash = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'expected a 32-byte 0x hex hash');
+const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'expected a 0x hex address');
+const text = z.string().min(1);
+
+export const PAYMENT_SNAPSHOT_STATES = ['received', 'verified', 'submitted', 'confirmed', 'failed', 'expired'] as const;
 
 /** The payment as it stood when the event was published (amounts in atomic units, decimal strings). */
-export interface PaymentSnapshot {
-  id: string;
-  state: string;
-  protocol: 'x402' | 'mpp';
-  rail: 'evm' | 'stripe';
-  network: string;
-  asset: string;
-  payer: string;
-  payTo: string;
-  amount: string;
-  nonce: string;
-  scheme: string;
-  challengeId: string | null;
-  reference: string | null;
-  txHash: string | null;
-  merchantId: string | null;
+export const paymentSnapshotSchema = z.strictObject({
+  id: z.uuid(),
+  state: z.enum(PAYMENT_SNAPSHOT_STATES),
+  protocol: z.enum(['x402', 'mpp']),
+  rail: z.enum(['evm', 'stripe']),
+  /** CAIP-2, or "stripe" */
+  network: text,
+  /** the token contract as the payment recorded it (not checksummed), or the Stripe currency */
+  asset: text,
+  payer: text,
+  payTo: text,
+  amount: decimal,
+  /** the EIP-3009 authorization nonce (on Stripe, the MPP challenge id) */
+  nonce: text,
+  /** the x402 scheme, or the MPP method */
+  scheme: text,
+  challengeId: text.nullable(),
+  /** Stripe: the PaymentIntent */
+  reference: text.nullable(),
+  txHash: hash.nullable(),
+  merchantId: z.uuid().nullable(),
+});
+export type PaymentSnapshot = z.infer<typeof paymentSnapshotSchema>;
+
+/**
+ * Each event's own data, exactly (strict objects: a key the facilitator writes that is not here fails its relay's
+ * check, so the contract cannot drift silently).
+ */
+export const paymentEventDataSchemas = {
+  /** the payment was verified and recorded; the ledger holds its amount */
+  'payment.verified': z.strictObject({
+    network: text,
+    asset: text,
+    payer: text,
+    payTo: text,
+    amount: decimal,
+    nonce: text,
+    protocol: z.enum(['x402', 'mpp']),
+    rail: z.enum(['evm', 'stripe']),
+    /** MPP only */
+    method: text.optional(),
+    challengeId: text.optional(),
+  }),
+  /** its settlement transaction was signed and is about to be broadcast */
+  'payment.submitted': z.strictObject({ txHash: hash, signer: address, txNonce: z.number().int().nonnegative() }),
+  /** a fee-bumped replacement (same signer and nonce) of a stuck transaction */
+  'payment.replaced': z.strictObject({ txHash: hash, replaces: hash, maxFeePerGas: decimal, maxPriorityFeePerGas: decimal }),
+  /** its transaction never took: back to verified, to be sent again */
+  'payment.resend': z.strictObject({ reason: text }),
+  /** a failure before anything reached the chain, taken over by a new request */
+  'payment.retried': z.strictObject({ payloadHash: text }),
+  'payment.confirmed': z.union([
+    /** on chain; gasFee: this payment's share of the transaction's fee, wei */
+    z.strictObject({ txHash: hash, blockNumber: decimal, blockHash: hash, gasUsed: decimal, effectiveGasPrice: decimal.optional(), gasFee: decimal }),
+    /** off chain: the rail's record (a PaymentIntent); `corrects` when it overturns an earlier payment.failed */
+    z.strictObject({
+      reference: text,
+      amountReceived: decimal.optional(),
+      currency: text.optional(),
+      via: z.enum(['settle', 'webhook', 'sweep']).optional(),
+      corrects: z.literal('payment.failed').optional(),
+    }),
+  ]),
+  'payment.failed': z.union([
+    /** mined and reverted: final, its gas paid (gasFee, wei) */
+    z.strictObject({ txHash: hash, reason: text, message: z.string(), gasFee: decimal }),
+    /** nothing reached the chain: a later request may retry it */
+    z.strictObject({ reason: text, message: z.string(), broadcast: z.literal(false) }),
+    /** the off-chain rail refused it (reference: its PaymentIntent, when there is one) */
+    z.strictObject({ reason: text, message: z.string(), reference: text.optional() }),
+  ]),
+  /** the authorization's validBefore passed with nothing mined */
+  'payment.expired': z.strictObject({ message: z.string() }),
+  /** its confirming block left the chain (a reorg): submitted again, to be confirmed anew or failed */
+  'payment.reorged': z.strictObject({ blockHash: hash, blockNumber: decimal }),
+} as const;
+
+export type PaymentEventType = keyof typeof paymentEventDataSchemas;
+export const PAYMENT_EVENT_TYPES = Object.keys(paymentEventDataSchemas) as PaymentEventType[];
+export type PaymentEventData<T extends PaymentEventType> = z.infer<(typeof paymentEventDataSchemas)[T]>;
+
+const eventOf = <T extends PaymentEventType>(type: T) =>
+  z.strictObject({
+    /** the outbox row's id: strictly increasing per payment, unique forever */
+    eventId: z.string().regex(/^[1-9]\d*$/, 'expected an outbox event id'),
+    type: z.literal(type),
+    paymentId: z.uuid(),
+    merchantId: z.uuid().nullable(),
+    /** ISO 8601 */
+    occurredAt: z.iso.datetime({ offset: true }),
+    data: paymentEventDataSchemas[type],
+    payment: paymentSnapshotSchema,
+  });
+
+/**
+ * A job on PAYMENT_EVENTS_QUEUE, one member per event type. The facilitator's relay builds every message through it
+ * and publishes only what parses; the ledger parses every job with it and refuses (for good) what does not.
+ */
+export const paymentEventMessageSchema = z.discriminatedUnion('type', [
+  eventOf('payment.verified'),
+  eventOf('payment.submitted'),
+  eventOf('payment.replaced'),
+  eventOf('payment.resend'),
+  eventOf('payment.retried'),
+  eventOf('payment.confirmed'),
+  eventOf('payment.failed'),
+  eventOf('payment.expired'),
+  eventOf('payment.reorged'),
+]);
+export type PaymentEventMessage = z.infer<typeof paymentEventMessageSchema>;
+
+/** The message, or why it breaks the contract: each problem with its path, on one line. */
+export function parsePaymentEventMessage(value: unknown): { ok: true; message: PaymentEventMessage } | { ok: false; reason: string } {
+  const parsed = paymentEventMessageSchema.safeParse(value);
+  return parsed.success ? { ok: true, message: parsed.data } : { ok: false, reason: describeIssues(parsed.error.issues).join('; ') };
 }
 
-export interface PaymentEventMessage {
-  /** the outbox row's id: strictly increasing per payment, unique forever */
-  eventId: string;
-  type: PaymentEventType;
-  paymentId: string;
-  merchantId: string | null;
-  occurredAt: string;
-  /** the event's own data, e.g. payment.confirmed: { txHash, blockNumber, gasUsed, effectiveGasPrice, gasFee (this payment's share of the fee, wei) } or { reference } */
-  data: Record<string, unknown>;
-  payment: PaymentSnapshot;
+/**
+ * How far a value is from a union member: a key the member does not know says it is another member's (so it weighs
+ * more than any number of missing or wrong values), then one per problem.
+ */
+const weight = (issues: readonly z.core.$ZodIssue[]) => issues.reduce((sum, issue) => sum + (issue.code === 'unrecognized_keys' ? 1_000 * issue.keys.length : 1), 0);
+
+/** Of a union (confirmed and failed data), the problems of the member it came closest to, not a bare "Invalid input". */
+function describeIssues(issues: readonly z.core.$ZodIssue[], prefix: PropertyKey[] = []): string[] {
+  return issues.flatMap((issue) => {
+    const path = [...prefix, ...issue.path];
+    if (issue.code === 'invalid_union' && issue.errors.length) {
+      const closest = issue.errors.reduce((best, errors) => (weight(errors) < weight(best) ? errors : best));
+      return describeIssues(closest, path);
+    }
+    const where = path.map(String).join('.') || 'the message';
+    const what = issue.code === 'invalid_union' && path.at(-1) === 'type' ? `not a payment event type (${PAYMENT_EVENT_TYPES.join(', ')})` : issue.message;
+    return [`${where}: ${what}`];
+  });
 }
 
 /**

@@ -1,4 +1,5 @@
 import { getAddress } from 'viem';
+import type { PaymentSnapshot } from '@mp/clients';
 
 export type PaymentViewState = 'received' | 'verified' | 'submitted' | 'confirmed' | 'failed' | 'expired';
 export const PAYMENT_VIEW_STATES: readonly PaymentViewState[] = ['received', 'verified', 'submitted', 'confirmed', 'failed', 'expired'];
@@ -38,38 +39,83 @@ export interface PaymentView {
   settledAt: string | null;
 }
 
+/**
+ * Columns of `facilitator.payments p` that make a {@link PaymentRow}: the payment as every consumer sees it (the
+ * outbox's snapshot, GET /payments, webhooks), so all of them read the same row the same way.
+ */
+export const PAYMENT_COLUMNS = `p.id, p.state::text AS state, p.protocol, p.rail, p.network, p.asset, p.payer, p.pay_to AS "payTo",
+  p.amount::text AS amount, p.authorization_nonce AS nonce, p.scheme, p.challenge_id AS "challengeId", p.reference,
+  p.tx_hash AS "txHash", p.merchant_id::text AS "merchantId"`;
+
+export interface PaymentRow {
+  id: string;
+  state: PaymentViewState;
+  protocol: 'x402' | 'mpp';
+  rail: 'evm' | 'stripe';
+  network: string;
+  asset: string;
+  payer: string;
+  payTo: string;
+  /** NUMERIC as text */
+  amount: string;
+  nonce: string;
+  scheme: string;
+  challengeId: string | null;
+  reference: string | null;
+  txHash: string | null;
+  merchantId: string | null;
+}
+
 /** Columns of `facilitator.payments p` that make a {@link PaymentViewRow}. */
-export const PAYMENT_VIEW_COLUMNS = `p.id, p.state::text AS state, p.network, p.asset, p.payer, p.pay_to AS "payTo", p.amount::text AS amount,
-  p.authorization_nonce AS nonce, p.scheme, p.x402_version AS "x402Version",
-  p.protocol, p.rail, p.challenge_id AS "challengeId", p.reference,
+export const PAYMENT_VIEW_COLUMNS = `${PAYMENT_COLUMNS}, p.x402_version AS "x402Version",
   (SELECT k.key FROM facilitator.payment_idempotency_keys k WHERE k.payment_id = p.id ORDER BY k.created_at LIMIT 1) AS "paymentIdentifier",
-  p.tx_hash AS "txHash", p.error_reason AS "errorReason", p.error_message AS "errorMessage",
+  p.error_reason AS "errorReason", p.error_message AS "errorMessage",
   p.created_at AS "createdAt", p.updated_at AS "updatedAt", p.settled_at AS "settledAt"`;
 
-export interface PaymentViewRow extends Omit<PaymentView, 'createdAt' | 'updatedAt' | 'settledAt'> {
+export interface PaymentViewRow extends PaymentRow {
+  x402Version: number | null;
+  paymentIdentifier: string | null;
+  errorReason: string | null;
+  errorMessage: string | null;
   createdAt: Date;
   updatedAt: Date;
   settledAt: Date | null;
 }
 
-export function toPaymentView(row: PaymentViewRow): PaymentView {
+/**
+ * The one snapshot of a payment row: the outbox publishes it as is (addresses as recorded), and the merchant's view
+ * (GET /payments, webhooks) is built on it.
+ */
+export function paymentSnapshot(row: PaymentRow): PaymentSnapshot {
   return {
     id: row.id,
     state: row.state,
     protocol: row.protocol,
     rail: row.rail,
     network: row.network,
-    asset: checksummed(row.asset),
-    payer: checksummed(row.payer),
-    payTo: checksummed(row.payTo),
+    asset: row.asset,
+    payer: row.payer,
+    payTo: row.payTo,
     amount: row.amount,
     nonce: row.nonce,
     scheme: row.scheme,
-    x402Version: row.x402Version,
     challengeId: row.challengeId,
     reference: row.reference,
-    paymentIdentifier: row.paymentIdentifier,
     txHash: row.txHash,
+    merchantId: row.merchantId,
+  };
+}
+
+/** The snapshot as merchants see it: addresses checksummed, no merchant id (it is theirs), and the row's details. */
+export function toPaymentView(row: PaymentViewRow): PaymentView {
+  const { merchantId: _merchantId, ...snapshot } = paymentSnapshot(row);
+  return {
+    ...snapshot,
+    asset: checksummed(snapshot.asset),
+    payer: checksummed(snapshot.payer),
+    payTo: checksummed(snapshot.payTo),
+    x402Version: row.x402Version,
+    paymentIdentifier: row.paymentIdentifier,
     errorReason: row.errorReason,
     errorMessage: row.errorMessage,
     createdAt: row.createdAt.toISOString(),

@@ -1,10 +1,11 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { PAYMENT_EVENTS_QUEUE, type PaymentEventMessage } from '@mp/clients';
+import { PAYMENT_EVENTS_QUEUE, parsePaymentEventMessage, type PaymentEventMessage } from '@mp/clients';
 import { PrismaService, withTransaction, type Tx } from '@mp/db';
 import { FacilitatorMetrics } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
+import { PAYMENT_COLUMNS, paymentSnapshot, type PaymentRow } from '../merchants/payment-view';
 import { OutboxMetrics } from './outbox.metrics';
 
 const BATCH = 500;
@@ -13,19 +14,25 @@ export const REPUBLISH_BATCH = 100;
 /** Published jobs stay in Redis this long after they are consumed, so a re-publish of the same event id is a no-op. */
 const KEEP_DONE_SECONDS = 24 * 3600;
 
-interface Row extends Omit<PaymentEventMessage, 'occurredAt'> {
+/** An outbox event with its payment's row (`id`, `state`, … are the payment's). */
+interface Row extends PaymentRow {
+  eventId: string;
+  type: string;
+  paymentId: string;
   occurredAt: Date;
+  data: unknown;
 }
 
-/** What a re-publish did with an unacknowledged event's job, by the job's state in Redis. */
-type Republish = 'added' | 'retried' | 'in_flight' | 'failed';
+interface Job {
+  name: string;
+  data: PaymentEventMessage;
+  opts: { jobId: string };
+}
 
-const EVENT_ROWS = `SELECT e.id::text AS "eventId", e.type, e.payment_id::text AS "paymentId", p.merchant_id::text AS "merchantId",
-                e.created_at AS "occurredAt", e.data,
-                json_build_object('id', p.id, 'state', p.state, 'protocol', p.protocol, 'rail', p.rail, 'network', p.network,
-                  'asset', p.asset, 'payer', p.payer, 'payTo', p.pay_to, 'amount', p.amount::text, 'nonce', p.authorization_nonce,
-                  'scheme', p.scheme, 'challengeId', p.challenge_id, 'reference', p.reference, 'txHash', p.tx_hash,
-                  'merchantId', p.merchant_id) AS payment
+/** What a re-publish did with an unacknowledged event's job, by the job's state in Redis; `invalid`: not published (a bug). */
+type Republish = 'added' | 'retried' | 'in_flight' | 'failed' | 'invalid';
+
+const EVENT_ROWS = `SELECT e.id::text AS "eventId", e.type, e.payment_id::text AS "paymentId", e.created_at AS "occurredAt", e.data, ${PAYMENT_COLUMNS}
            FROM facilitator.payment_events e JOIN facilitator.payments p ON p.id = e.payment_id`;
 
 /**
@@ -103,7 +110,10 @@ export class OutboxRelay implements OnModuleInit, OnModuleDestroy {
     return withTransaction(this.db, async (tx) => {
       const rows = await tx.$queryRawUnsafe<Row[]>(`${EVENT_ROWS} WHERE e.published_at IS NULL ORDER BY e.id LIMIT ${BATCH} FOR UPDATE OF e SKIP LOCKED`);
       if (rows.length === 0) return 0;
-      await queue.addBulk(rows.map((row) => this.job(row)));
+      // one that breaks the contract is marked too, so it does not hold up the rest; being unacknowledged, it is checked
+      // (and reported) again every OUTBOX_REPUBLISH_AFTER_MS, and published once a fixed facilitator builds it
+      const jobs = rows.map((row) => this.job(row)).filter((job) => job !== undefined);
+      if (jobs.length) await queue.addBulk(jobs);
       await tx.$executeRawUnsafe(`UPDATE facilitator.payment_events SET published_at = now() WHERE id = ANY($1::bigint[])`, rows.map((r) => r.eventId));
       return rows.length;
     }, { timeout: 30_000 });
@@ -142,6 +152,7 @@ export class OutboxRelay implements OnModuleInit, OnModuleDestroy {
   private async republish(row: Row): Promise<Republish> {
     const queue = this.queue!;
     const job = this.job(row);
+    if (!job) return 'invalid';
     const state = await queue.getJobState(job.opts.jobId);
     if (state === 'failed') return 'failed';
     if (state !== 'unknown' && state !== 'completed') return 'in_flight';
@@ -165,8 +176,25 @@ export class OutboxRelay implements OnModuleInit, OnModuleDestroy {
     );
   }
 
-  private job(row: Row): { name: string; data: PaymentEventMessage; opts: { jobId: string } } {
-    return { name: row.type, data: { ...row, occurredAt: row.occurredAt.toISOString() }, opts: { jobId: `event-${row.eventId}` } };
+  /**
+   * The event's job, built through the payment-events contract the ledger parses with; undefined when it does not
+   * parse: a bug in what the facilitator wrote, reported loudly and not published (the ledger would refuse it).
+   */
+  private job(row: Row): Job | undefined {
+    const built = parsePaymentEventMessage({
+      eventId: row.eventId,
+      type: row.type,
+      paymentId: row.paymentId,
+      merchantId: row.merchantId,
+      occurredAt: row.occurredAt.toISOString(),
+      data: row.data,
+      payment: paymentSnapshot(row),
+    });
+    if (!built.ok) {
+      this.logger.error(`payment event ${row.eventId} (${row.type} of ${row.paymentId}) breaks the payment-events contract, not published: ${built.reason}`);
+      return undefined;
+    }
+    return { name: built.message.type, data: built.message, opts: { jobId: `event-${row.eventId}` } };
   }
 }
 

@@ -113,18 +113,18 @@ export function gasTransfer(event: PaymentEventMessage, gas: GasBooking): Transf
 
 /** What the chain or Stripe knows the settlement by: the transaction hash, or the PaymentIntent id. */
 function settlementReference(event: PaymentEventMessage): string | undefined {
-  const { txHash, reference } = event.data as { txHash?: unknown; reference?: unknown };
-  if (typeof txHash === 'string') return txHash.toLowerCase();
-  if (typeof reference === 'string') return reference;
+  const { data } = event;
+  if ('txHash' in data) return data.txHash.toLowerCase();
+  if ('reference' in data && data.reference) return data.reference;
   return event.payment.txHash?.toLowerCase() ?? event.payment.reference ?? undefined;
 }
 
 /** The payment's share of the settlement transaction's fee, when the facilitator paid one. */
 function gasOf(event: PaymentEventMessage): GasBooking | undefined {
-  const { gasFee, txHash } = event.data as { gasFee?: unknown; txHash?: unknown };
-  if (typeof gasFee !== 'string' || !/^[0-9]+$/.test(gasFee) || typeof txHash !== 'string') return undefined;
-  const amount = BigInt(gasFee);
-  return amount > 0n ? { asset: nativeAsset(event.payment.network), amount, reference: txHash.toLowerCase() } : undefined;
+  const { data } = event;
+  if (!('gasFee' in data) || !('txHash' in data)) return undefined;
+  const amount = BigInt(data.gasFee);
+  return amount > 0n ? { asset: nativeAsset(event.payment.network), amount, reference: data.txHash.toLowerCase() } : undefined;
 }
 
 function account(role: AccountRole, asset: string, normalBalance: 'debit' | 'credit'): AccountInput {

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { PAYMENT_EVENTS_ACKS_QUEUE, PAYMENT_EVENTS_QUEUE, type PaymentEventMessage, type PaymentEventsAckMessage } from '@mp/clients';
+import { PAYMENT_EVENTS_ACKS_QUEUE, PAYMENT_EVENTS_QUEUE, parsePaymentEventMessage, type PaymentEventMessage, type PaymentEventsAckMessage } from '@mp/clients';
 import { LEDGER_CONFIG, type LedgerConfig } from '../ledger.config';
 import { INGESTION_QUEUE_STATES, LedgerMetrics } from '../ledger.metrics';
 import { PaymentEventAcks } from './payment-event-acks';
@@ -10,7 +10,8 @@ import { BookingRefusedError, PaymentIngestion } from './payment-ingestion.servi
 /**
  * Consumes the facilitator's `payment-events` queue (LEDGER_INGEST). A job that fails on a passing problem (the
  * database away) is retried with backoff by BullMQ; one the ledger refuses stays in the failed set, with the
- * reason, for an operator (`npm run ledger:replay` moves it back to waiting). Every event booked or skipped is
+ * reason, for an operator (`npm run ledger:replay` moves it back to waiting); so does a job that breaks the
+ * payment-events contract (a malformed job: no retry can mend it). Every event booked or skipped is
  * acknowledged to the facilitator (`payment-events-acks`), which publishes again what stays unacknowledged.
  */
 @Injectable()
@@ -38,7 +39,7 @@ export class PaymentEventsConsumer implements OnApplicationBootstrap, OnModuleDe
       prefix: this.config.queuePrefix,
       concurrency: this.config.ingestConcurrency,
     });
-    this.worker.on('failed', (job, error) => this.logger.warn(`payment event ${job?.data.eventId} (${job?.data.type} of ${job?.data.paymentId}) failed: ${error.message}`));
+    this.worker.on('failed', (job, error) => this.logger.warn(`payment event ${job?.data?.eventId} (${job?.data?.type} of ${job?.data?.paymentId}) failed: ${error.message}`));
     this.worker.on('error', (error) => this.logger.debug(`worker: ${error.message}`));
     this.queue = new Queue(PAYMENT_EVENTS_QUEUE, { connection: this.connection, prefix: this.config.queuePrefix });
     this.queue.on('error', (error: Error) => this.logger.debug(`queue: ${error.message}`));
@@ -68,11 +69,17 @@ export class PaymentEventsConsumer implements OnApplicationBootstrap, OnModuleDe
   }
 
   private async process(job: Job<PaymentEventMessage>): Promise<string> {
-    const { type, occurredAt } = job.data;
+    const parsed = parsePaymentEventMessage(job.data);
+    if (!parsed.ok) {
+      this.metrics.recordEvent(String((job.data as { type?: unknown } | null)?.type), 'refused');
+      throw new UnrecoverableError(`malformed payment event: ${parsed.reason}`);
+    }
+    const event = parsed.message;
+    const { type, occurredAt } = event;
     try {
-      const outcome = await this.ingestion.book(job.data);
+      const outcome = await this.ingestion.book(event);
       this.metrics.recordEvent(type, outcome, occurredAt);
-      this.acks?.acknowledge(job.data.eventId);
+      this.acks?.acknowledge(event.eventId);
       return outcome;
     } catch (error) {
       const refused = error instanceof BookingRefusedError;

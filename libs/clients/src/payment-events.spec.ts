@@ -1,0 +1,96 @@
+import { PAYMENT_EVENT_TYPES, parsePaymentEventMessage, paymentEventMessageSchema, type PaymentEventMessage, type PaymentSnapshot } from './payment-events';
+
+describe('the payment-events contract', () => {
+  const paymentId = '3f1c2a9e-5b7d-4c1e-9a2b-6d8e0f4a7b31';
+  const merchantId = '0b6f0b43-6a55-4a47-9a3c-0d7c6f0e9b1d';
+  const txHash = `0x${'ab'.repeat(32)}`;
+  const blockHash = `0x${'cd'.repeat(32)}`;
+  const payment: PaymentSnapshot = {
+    id: paymentId,
+    state: 'confirmed',
+    protocol: 'x402',
+    rail: 'evm',
+    network: 'eip155:8453',
+    asset: '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913',
+    payer: '0x1111111111111111111111111111111111111111',
+    payTo: '0x2222222222222222222222222222222222222222',
+    amount: '10000',
+    nonce: `0x${'01'.repeat(32)}`,
+    scheme: 'exact',
+    challengeId: null,
+    reference: null,
+    txHash,
+    merchantId,
+  };
+  const message = (type: string, data: unknown, overrides: Record<string, unknown> = {}) => ({
+    eventId: '42',
+    type,
+    paymentId,
+    merchantId,
+    occurredAt: '2026-12-01T15:00:00.000Z',
+    data,
+    payment,
+    ...overrides,
+  });
+
+  // every shape the facilitator writes (apps/facilitator/src/settlement/payment.repository.ts, stripe-payments.repository.ts)
+  const written: [string, unknown][] = [
+    ['payment.verified', { network: 'eip155:8453', asset: payment.asset, payer: payment.payer, payTo: payment.payTo, amount: '10000', nonce: payment.nonce, protocol: 'x402', rail: 'evm' }],
+    ['payment.verified', { network: 'stripe', asset: 'usd', payer: 'spt_1', payTo: 'profile_1', amount: '500', nonce: 'ch_1', protocol: 'mpp', rail: 'stripe', method: 'stripe', challengeId: 'ch_1' }],
+    ['payment.submitted', { txHash, signer: payment.payTo, txNonce: 7 }],
+    ['payment.replaced', { txHash, replaces: blockHash, maxFeePerGas: '3000000000', maxPriorityFeePerGas: '1000000000' }],
+    ['payment.resend', { reason: 'nonce already used' }],
+    ['payment.retried', { payloadHash: 'a1b2c3' }],
+    ['payment.confirmed', { txHash, blockNumber: '123', blockHash, gasUsed: '52000', effectiveGasPrice: '1000000000', gasFee: '52000000000000' }],
+    ['payment.confirmed', { reference: 'pi_1', amountReceived: '500', currency: 'usd', via: 'sweep', corrects: 'payment.failed' }],
+    ['payment.failed', { txHash, reason: 'transaction_failed', message: 'reverted', gasFee: '1' }],
+    ['payment.failed', { reason: 'unexpected_settle_error', message: 'node refused it', broadcast: false }],
+    ['payment.failed', { reason: 'card_declined', message: 'declined', reference: 'pi_1' }],
+    ['payment.expired', { message: 'validBefore passed' }],
+    ['payment.reorged', { blockHash, blockNumber: '123' }],
+  ];
+
+  it.each(written)('takes %s as the facilitator writes it', (type, data) => {
+    const parsed = parsePaymentEventMessage(message(type, data));
+    expect(parsed).toEqual({ ok: true, message: message(type, data) });
+  });
+
+  it('has one member per event type, each one written above', () => {
+    expect(new Set(written.map(([type]) => type))).toEqual(new Set(PAYMENT_EVENT_TYPES));
+    expect(paymentEventMessageSchema.options).toHaveLength(PAYMENT_EVENT_TYPES.length);
+  });
+
+  it('narrows data by type', () => {
+    const parsed = paymentEventMessageSchema.parse(message('payment.reorged', { blockHash, blockNumber: '9' })) as PaymentEventMessage;
+    if (parsed.type !== 'payment.reorged') throw new Error('not narrowed');
+    expect(BigInt(parsed.data.blockNumber)).toBe(9n);
+  });
+
+  const broken: [string, unknown, RegExp][] = [
+    ['an unknown type', message('payment.refunded', {}), /type/],
+    ['an amount that is not a decimal string', message('payment.verified', { ...(written[0][1] as object), amount: '1e4' }), /amount/],
+    ['a number where a decimal string belongs', message('payment.confirmed', { txHash, blockNumber: 123, blockHash, gasUsed: '1', gasFee: '1' }), /blockNumber/],
+    ['a hash that is not 32 bytes of hex', message('payment.reorged', { blockHash: '0x1234', blockNumber: '1' }), /blockHash/],
+    ['a key the contract does not know', message('payment.expired', { message: 'x', extra: true }), /extra/],
+    ['confirmed data of neither rail', message('payment.confirmed', { txHash }), /data/],
+    // of a union, the problems of the member whose keys it has
+    ['an on-chain confirmation with a bad hash', message('payment.confirmed', { txHash: '0x1234', blockNumber: '1', blockHash, gasUsed: '1', gasFee: '1' }), /^data\.txHash: expected a 32-byte 0x hex hash$/],
+    ['a failure with an unsent flag that is not false', message('payment.failed', { reason: 'x', message: 'y', broadcast: true }), /broadcast/],
+    ['a snapshot with a negative amount', message('payment.expired', { message: 'x' }, { payment: { ...payment, amount: '-1' } }), /payment\.amount/],
+    ['an event id that is not an outbox id', message('payment.expired', { message: 'x' }, { eventId: 'event-42' }), /eventId/],
+    ['no payment', message('payment.expired', { message: 'x' }, { payment: undefined }), /payment/],
+  ];
+
+  it.each(broken)('refuses %s, saying where', (_what, value, where) => {
+    const parsed = parsePaymentEventMessage(value);
+    expect(parsed.ok).toBe(false);
+    if (parsed.ok) return;
+    expect(parsed.reason).toMatch(where);
+    expect(parsed.reason).not.toContain('\n');
+  });
+
+  it('refuses what is not an object at all', () => {
+    expect(parsePaymentEventMessage(null)).toMatchObject({ ok: false });
+    expect(parsePaymentEventMessage('payment.confirmed')).toMatchObject({ ok: false });
+  });
+});
