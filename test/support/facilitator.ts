@@ -15,6 +15,9 @@ process.env.OPEN_MODE_RATE_LIMIT_PER_MINUTE ??= '1000000';
 // the merchants CLI that tests run reads it too. A test of the refusal passes WEBHOOK_ALLOW_PRIVATE: 'false'.
 process.env.WEBHOOK_ALLOW_PRIVATE ??= 'true';
 
+/** The operator token test facilitators start with (the operator API is off without one); OPERATOR_TOKEN: '' turns it off. */
+export const TEST_OPERATOR_TOKEN = process.env.OPERATOR_TOKEN || 'test-operator-token-0123456789abcdefghij';
+
 export interface RunningFacilitator {
   url: string;
   app: INestApplication;
@@ -24,7 +27,7 @@ export interface RunningFacilitator {
 
 /** Boots the real facilitator app on a free port against the test database and the test chain. */
 export async function startFacilitator(env: Record<string, string> = {}): Promise<RunningFacilitator> {
-  const config = loadFacilitatorConfig({ ...process.env, DATABASE_URL: TEST_DATABASE_URL, LOG_LEVEL: 'error', FACILITATOR_OPEN_MODE: 'true', WEBHOOK_ALLOW_PRIVATE: 'true', ...env });
+  const config = loadFacilitatorConfig({ ...process.env, DATABASE_URL: TEST_DATABASE_URL, LOG_LEVEL: 'error', FACILITATOR_OPEN_MODE: 'true', WEBHOOK_ALLOW_PRIVATE: 'true', OPERATOR_TOKEN: TEST_OPERATOR_TOKEN, ...env });
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forConfig(config)] }).compile();
   const app = moduleRef.createNestApplication({ bodyParser: false, logger: ['error'] });
   configureHttpApp(app, { bodyLimitBytes: config.bodyLimitBytes, trustProxy: config.trustProxy });

@@ -1,6 +1,7 @@
 import { type DynamicModule, Inject, Module, type OnModuleInit } from '@nestjs/common';
 import { DbModule, PrismaService } from '@mp/db';
 import { FacilitatorMetrics, Metrics, ObservabilityModule, Readiness, redisCheck } from '@mp/platform';
+import { AdminModule } from './admin/admin.module';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from './config/facilitator.config';
 import { HealthController } from './health/health.controller';
 import { MerchantsModule } from './merchants/merchants.module';
@@ -24,6 +25,7 @@ export class AppModule implements OnModuleInit {
         X402Module,
         MppModule,
         OutboxModule,
+        AdminModule,
       ],
       controllers: [HealthController],
       providers: [

@@ -14,6 +14,7 @@ async function main(): Promise<void> {
     ...urlSecrets(config.redisUrl),
     config.stripe?.secretKey,
     config.stripe?.webhookSecret,
+    config.operatorToken,
   ]);
   const app = await createHttpApp(AppModule.forConfig(config), { bodyLimitBytes: config.bodyLimitBytes, trustProxy: config.trustProxy, logger });
   if (config.role === 'worker') app.use(operationalRoutesOnly);

@@ -3,9 +3,10 @@ import path from 'node:path';
 import { getAddress, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { Mppx, evm } from 'mppx/client';
+import { Redis } from 'ioredis';
 import { PrismaService } from '@mp/db';
 import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
-import { startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
+import { startFacilitator, TEST_OPERATOR_TOKEN, type RunningFacilitator } from '../../../test/support/facilitator';
 import { call, type Answer } from '../../../test/support/http';
 import { createMerchant, type TestMerchant } from '../../../test/support/merchants';
 import { paymentRequiredResponse } from '../../../test/support/mpp';
@@ -38,7 +39,9 @@ interface World {
 type Case =
   /** No merchant's data behind it: answered alike for every caller, and it must not mention A's data. */
   | { kind: 'public'; why: string }
-  | { kind: 'tenant'; check: (w: World) => Promise<void> };
+  | { kind: 'tenant'; check: (w: World) => Promise<void> }
+  /** The operator API: a merchant key (B's) is refused like any wrong token; the operator token is served. */
+  | { kind: 'operator' };
 
 const { manifest } = testChain();
 const usdc = manifest.tokens.usdc;
@@ -87,6 +90,18 @@ const cases: Record<string, Case> = {
   'GET /docs/openapi.json': { kind: 'public', why: 'the API reference' },
   'GET /mpp/supported': { kind: 'public', why: 'the MPP methods this facilitator settles' },
   'POST /stripe/webhooks': { kind: 'public', why: "Stripe's own calls, authenticated by Stripe-Signature, not by a merchant key" },
+
+  'GET /admin/merchants': { kind: 'operator' },
+  'POST /admin/merchants': { kind: 'operator' },
+  'GET /admin/merchants/{merchantId}': { kind: 'operator' },
+  'POST /admin/merchants/{merchantId}/disable': { kind: 'operator' },
+  'POST /admin/merchants/{merchantId}/enable': { kind: 'operator' },
+  'POST /admin/merchants/{merchantId}/api-keys': { kind: 'operator' },
+  'POST /admin/merchants/{merchantId}/api-keys/{keyId}/revoke': { kind: 'operator' },
+  'PUT /admin/merchants/{merchantId}/webhook': { kind: 'operator' },
+  'POST /admin/merchants/{merchantId}/webhook/rotate-secret': { kind: 'operator' },
+  'GET /admin/merchants/{merchantId}/webhook-deliveries': { kind: 'operator' },
+  'POST /admin/merchants/{merchantId}/webhook-deliveries/{deliveryId}/resend': { kind: 'operator' },
 
   'GET /merchants/me': {
     kind: 'tenant',
@@ -242,7 +257,8 @@ describe('tenant isolation: merchant B\'s key on every facilitator operation of 
   const w = {} as World;
 
   beforeAll(async () => {
-    facilitator = await startFacilitator({ FACILITATOR_OPEN_MODE: 'false', API_KEY_CACHE_MS: '0' });
+    // B's key on every operator route counts as a failed attempt each: room for all of them.
+    facilitator = await startFacilitator({ FACILITATOR_OPEN_MODE: 'false', API_KEY_CACHE_MS: '0', AUTH_FAILURES_PER_MINUTE: '1000' });
     w.url = facilitator.url;
     w.db = facilitator.app.get(PrismaService);
     w.aPayTo = freshAddress();
@@ -258,7 +274,14 @@ describe('tenant isolation: merchant B\'s key on every facilitator operation of 
     w.aPaymentId = await settledBy(w.a, w.aPayTo, 1);
     w.bPaymentId = await settledBy(w.b, w.bPayTo, 2);
   });
-  afterAll(() => facilitator?.close());
+  afterAll(async () => {
+    await facilitator?.close();
+    // B's key on the operator routes was counted against 127.0.0.1 for a minute: none must lock out the next spec file.
+    const redis = new Redis(facilitator.config.redisUrl);
+    const counted = await redis.keys(`${facilitator.config.queuePrefix}:authfail:*`);
+    if (counted.length) await redis.del(...counted);
+    redis.disconnect();
+  });
 
   it('has a case for every operation the OpenAPI document lists for the facilitator, and none for an undocumented one', () => {
     expect(facilitatorOperations.length).toBeGreaterThan(10);
@@ -268,6 +291,36 @@ describe('tenant isolation: merchant B\'s key on every facilitator operation of 
   const tenantCases = Object.entries(cases).flatMap(([route, c]) => (c.kind === 'tenant' ? [{ route, check: c.check }] : []));
   it.each(tenantCases)('$route: refused, or B\'s data only; A\'s unchanged', async ({ check }) => {
     await check(w);
+  });
+
+  it('the operator operations refuse B\'s key on A, change nothing of A\'s, and are served with the operator token', async () => {
+    const operatorRoutes = Object.entries(cases).flatMap(([route, c]) => (c.kind === 'operator' ? [route] : []));
+    expect(operatorRoutes.length).toBeGreaterThan(5);
+    const keys = () => w.db.apiKey.findMany({ where: { merchantId: w.a.merchantId }, select: { id: true, revokedAt: true } });
+    const aBefore = await w.db.merchant.findUniqueOrThrow({ where: { id: w.a.merchantId } });
+    const aKeysBefore = await keys();
+    const [delivery] = await w.db.$queryRawUnsafe<{ id: string }[]>(`SELECT gen_random_uuid()::text AS id`);
+    const pathOf = (route: string) =>
+      route
+        .split(' ')[1]
+        .replace('{merchantId}', w.a.merchantId)
+        .replace('{keyId}', w.a.keyId)
+        .replace('{deliveryId}', delivery.id);
+    for (const route of operatorRoutes) {
+      const method = route.split(' ')[0];
+      const body = method === 'GET' ? undefined : route === 'POST /admin/merchants' ? { name: 'Made by B' } : route.endsWith('/webhook') ? { webhookUrl: 'https://b.example/hooks' } : {};
+      const refused = await call(`${w.url}${pathOf(route)}`, { method, key: w.b.apiKey, body });
+      expect(refused, route).toMatchObject({ status: 401, body: { code: 'unauthorized', instance: pathOf(route) } });
+      // nothing of A beyond the path B asked for
+      expectNoTraceOfA(w, { ...refused, body: { ...refused.body, instance: undefined } }, route);
+    }
+    expect(await w.db.merchant.findUniqueOrThrow({ where: { id: w.a.merchantId } })).toEqual(aBefore);
+    expect(await keys()).toEqual(aKeysBefore);
+    expect(await w.db.merchant.count({ where: { name: 'Made by B' } })).toBe(0);
+    // The routes are there: the operator's token reads A.
+    for (const route of operatorRoutes.filter((r) => r.startsWith('GET '))) {
+      expect((await call(`${w.url}${pathOf(route)}`, { key: TEST_OPERATOR_TOKEN })).status, route).toBe(200);
+    }
   });
 
   it('the public operations answer B as anyone, with nothing of A\'s', async () => {

@@ -72,6 +72,12 @@ const envSchema = z.object({
   STRIPE_TIMEOUT_MS: env.int(20_000, 100),
   STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_/, 'must be a webhook signing secret (whsec_...)').optional(),
   STRIPE_NETWORK_ID: z.string().min(1).optional(),
+  // operator API (/admin) and bull-board (/admin/queues); unset or empty: both answer 404
+  OPERATOR_TOKEN: z
+    .string()
+    .optional()
+    .transform((v) => v || undefined)
+    .pipe(z.string().regex(/^[\x21-\x7e]{32,}$/, 'must be at least 32 printable ASCII characters without spaces').optional()),
 });
 
 const networksFileSchema = z.object({
@@ -166,6 +172,8 @@ export interface FacilitatorConfig {
   };
   /** undefined: the stripe method is not offered. */
   stripe?: StripeConfig;
+  /** Bearer token of the operator API (/admin) and bull-board (/admin/queues); undefined: both are off (404). */
+  operatorToken?: string;
 }
 
 export interface StripeConfig {
@@ -236,6 +244,7 @@ export function loadFacilitatorConfig(environment: NodeJS.ProcessEnv = process.e
     },
     outbox: { publish: e.OUTBOX_PUBLISH, pollMs: e.OUTBOX_POLL_MS, republishAfterMs: e.OUTBOX_REPUBLISH_AFTER_MS },
     mpp: { challengeTtlSeconds: e.MPP_CHALLENGE_TTL_SECONDS },
+    ...(e.OPERATOR_TOKEN && { operatorToken: e.OPERATOR_TOKEN }),
     ...(e.STRIPE_SECRET_KEY
       ? {
           stripe: {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { PrismaService } from '@mp/db';
+import { Prisma, PrismaService } from '@mp/db';
 import { PAYMENT_VIEW_COLUMNS, type PaymentViewRow, type PaymentViewState } from './payment-view';
 import { MAX_RECEIVING_ADDRESSES } from './receiving-addresses';
 
@@ -23,6 +23,35 @@ export interface PaymentPage {
   rows: PaymentViewRow[];
   /** the (createdAt, id) of the last row when more rows follow */
   next?: { createdAt: Date; id: string };
+}
+
+/** What the operator API shows of an API key: never its hash. */
+const API_KEY_RECORD = { id: true, prefix: true, name: true, createdAt: true, lastUsedAt: true, revokedAt: true } satisfies Prisma.ApiKeySelect;
+
+/** What the operator API shows of a merchant: never its webhook secret or key hashes. */
+const MERCHANT_RECORD = {
+  id: true,
+  name: true,
+  webhookUrl: true,
+  allowAnyPayTo: true,
+  createdAt: true,
+  disabledAt: true,
+  receivingAddresses: { select: { network: true, address: true, createdAt: true }, orderBy: [{ network: 'asc' }, { address: 'asc' }] },
+  apiKeys: { select: API_KEY_RECORD, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] },
+} satisfies Prisma.MerchantSelect;
+
+export type ApiKeyRecord = Prisma.ApiKeyGetPayload<{ select: typeof API_KEY_RECORD }>;
+export type MerchantRecord = Prisma.MerchantGetPayload<{ select: typeof MERCHANT_RECORD }>;
+
+/** A merchant as the operator creates it (scripts/merchants.mjs `create`): its first key comes with it. */
+export interface NewMerchant {
+  name: string;
+  webhookUrl: string | null;
+  webhookSecret: string;
+  allowAnyPayTo: boolean;
+  /** lowercase addresses */
+  receivingAddresses: { network: string; address: string }[];
+  key: { prefix: string; hash: string; name: string | null };
 }
 
 /** Merchants, their API keys, receiving addresses and payments, always read with the merchant's id in the WHERE clause. */
@@ -143,5 +172,63 @@ export class MerchantRepository {
 
   async setAllowAnyPayTo(merchantId: string, allow: boolean): Promise<void> {
     await this.db.$executeRawUnsafe(`UPDATE facilitator.merchants SET allow_any_pay_to = $2 WHERE id = $1::uuid`, merchantId, allow);
+  }
+
+  // The operator API (apps/facilitator/src/admin): what scripts/merchants.mjs does in SQL.
+
+  /** The merchant, its receiving addresses and its first API key, in one statement (all or nothing). */
+  createMerchant(merchant: NewMerchant): Promise<MerchantRecord> {
+    return this.db.merchant.create({
+      data: {
+        name: merchant.name,
+        webhookUrl: merchant.webhookUrl,
+        webhookSecret: merchant.webhookSecret,
+        allowAnyPayTo: merchant.allowAnyPayTo,
+        receivingAddresses: { create: merchant.receivingAddresses },
+        apiKeys: { create: merchant.key },
+      },
+      select: MERCHANT_RECORD,
+    });
+  }
+
+  async merchantRecord(merchantId: string): Promise<MerchantRecord | undefined> {
+    return (await this.db.merchant.findUnique({ where: { id: merchantId }, select: MERCHANT_RECORD })) ?? undefined;
+  }
+
+  /** Merchants in creation order, after the cursor (exclusive); `next` when more follow. */
+  async merchantPage(options: { limit: number; after?: { createdAt: Date; id: string } }): Promise<{ rows: MerchantRecord[]; next?: { createdAt: Date; id: string } }> {
+    const after = options.after;
+    const rows = await this.db.merchant.findMany({
+      where: after ? { OR: [{ createdAt: { gt: after.createdAt } }, { createdAt: after.createdAt, id: { gt: after.id } }] } : {},
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      take: options.limit + 1,
+      select: MERCHANT_RECORD,
+    });
+    if (rows.length <= options.limit) return { rows };
+    const page = rows.slice(0, options.limit);
+    const last = page[page.length - 1];
+    return { rows: page, next: { createdAt: last.createdAt, id: last.id } };
+  }
+
+  /** Disables (keeps the first disabled_at) or enables the merchant; undefined when there is no such merchant. */
+  async setMerchantDisabled(merchantId: string, disabled: boolean): Promise<MerchantRecord | undefined> {
+    await this.db.merchant.updateMany({ where: { id: merchantId, ...(disabled ? { disabledAt: null } : {}) }, data: { disabledAt: disabled ? new Date() : null } });
+    return this.merchantRecord(merchantId);
+  }
+
+  async createApiKey(merchantId: string, key: { prefix: string; hash: string; name: string | null }): Promise<ApiKeyRecord> {
+    return this.db.apiKey.create({ data: { merchantId, ...key }, select: API_KEY_RECORD });
+  }
+
+  /** Revokes the merchant's key (keeps the first revoked_at); undefined when the merchant has no such key. */
+  async revokeApiKey(merchantId: string, keyId: string): Promise<ApiKeyRecord | undefined> {
+    await this.db.apiKey.updateMany({ where: { id: keyId, merchantId, revokedAt: null }, data: { revokedAt: new Date() } });
+    return (await this.db.apiKey.findFirst({ where: { id: keyId, merchantId }, select: API_KEY_RECORD })) ?? undefined;
+  }
+
+  /** Replaces the secret webhooks are signed with (every later attempt uses it); false when there is no such merchant. */
+  async setWebhookSecret(merchantId: string, secret: string): Promise<boolean> {
+    const { count } = await this.db.merchant.updateMany({ where: { id: merchantId }, data: { webhookSecret: secret } });
+    return count > 0;
   }
 }

@@ -1,0 +1,90 @@
+import { Body, Controller, Get, Header, HttpCode, Param, Post, Put, Query, UseGuards, UsePipes } from '@nestjs/common';
+import { ApiKeyPath, CreateApiKeyDto, CreateMerchantDto, DeliveriesQuery, DeliveryPath, MerchantPath, PageQuery, SetWebhookDto } from './admin.dto';
+import { AdminService, type AdminApiKey, type AdminMerchant, type AdminWebhookDelivery, type CreatedApiKey, type CreatedMerchant, type Page } from './admin.service';
+import { OperatorGuard } from './operator-auth';
+import { problemValidationPipe } from './problem-validation.pipe';
+
+/**
+ * The merchant admin API, for the operator only (OPERATOR_TOKEN; a merchant's API key is refused like any wrong
+ * token). Bodies, query strings and path parameters are DTO classes checked by class-validator; a bad one is a
+ * `validation_failed` problem naming every field. Secrets (API keys, webhook secrets) are in the answer that makes
+ * them and never again. scripts/merchants.mjs still writes to PostgreSQL directly, so it works without a running
+ * facilitator.
+ */
+@Controller('admin/merchants')
+@UseGuards(OperatorGuard)
+@UsePipes(problemValidationPipe())
+export class AdminMerchantsController {
+  constructor(private readonly admin: AdminService) {}
+
+  @Post()
+  @Header('cache-control', 'no-store')
+  create(@Body() body: CreateMerchantDto): Promise<CreatedMerchant> {
+    return this.admin.createMerchant(body);
+  }
+
+  @Get()
+  @Header('cache-control', 'no-store')
+  list(@Query() query: PageQuery): Promise<Page<AdminMerchant>> {
+    return this.admin.listMerchants(query);
+  }
+
+  @Get(':merchantId')
+  @Header('cache-control', 'no-store')
+  get(@Param() path: MerchantPath): Promise<AdminMerchant> {
+    return this.admin.merchant(path.merchantId);
+  }
+
+  @Post(':merchantId/disable')
+  @HttpCode(200)
+  @Header('cache-control', 'no-store')
+  disable(@Param() path: MerchantPath): Promise<AdminMerchant> {
+    return this.admin.setDisabled(path.merchantId, true);
+  }
+
+  @Post(':merchantId/enable')
+  @HttpCode(200)
+  @Header('cache-control', 'no-store')
+  enable(@Param() path: MerchantPath): Promise<AdminMerchant> {
+    return this.admin.setDisabled(path.merchantId, false);
+  }
+
+  @Post(':merchantId/api-keys')
+  @Header('cache-control', 'no-store')
+  createApiKey(@Param() path: MerchantPath, @Body() body: CreateApiKeyDto): Promise<CreatedApiKey> {
+    return this.admin.createApiKey(path.merchantId, body.name);
+  }
+
+  @Post(':merchantId/api-keys/:keyId/revoke')
+  @HttpCode(200)
+  @Header('cache-control', 'no-store')
+  revokeApiKey(@Param() path: ApiKeyPath): Promise<AdminApiKey> {
+    return this.admin.revokeApiKey(path.merchantId, path.keyId);
+  }
+
+  @Put(':merchantId/webhook')
+  @Header('cache-control', 'no-store')
+  setWebhook(@Param() path: MerchantPath, @Body() body: SetWebhookDto): Promise<{ merchantId: string; webhookUrl: string | null }> {
+    return this.admin.setWebhookUrl(path.merchantId, body.webhookUrl);
+  }
+
+  @Post(':merchantId/webhook/rotate-secret')
+  @HttpCode(200)
+  @Header('cache-control', 'no-store')
+  rotateWebhookSecret(@Param() path: MerchantPath): Promise<{ merchantId: string; webhookSecret: string }> {
+    return this.admin.rotateWebhookSecret(path.merchantId);
+  }
+
+  @Get(':merchantId/webhook-deliveries')
+  @Header('cache-control', 'no-store')
+  deliveries(@Param() path: MerchantPath, @Query() query: DeliveriesQuery): Promise<Page<AdminWebhookDelivery>> {
+    return this.admin.deliveries(path.merchantId, query);
+  }
+
+  @Post(':merchantId/webhook-deliveries/:deliveryId/resend')
+  @HttpCode(202)
+  @Header('cache-control', 'no-store')
+  resend(@Param() path: DeliveryPath): Promise<AdminWebhookDelivery> {
+    return this.admin.resend(path.merchantId, path.deliveryId);
+  }
+}

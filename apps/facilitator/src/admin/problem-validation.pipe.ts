@@ -1,0 +1,68 @@
+import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
+import { ProblemError, type InvalidParam } from '@mp/platform';
+
+/**
+ * class-validator + class-transformer DTO validation whose failures are the platform's RFC 9457 problem
+ * (`validation_failed`, 400) naming every bad field in `invalidParams`, as the hand-written checks elsewhere do:
+ * a nested field is named by its path (`receivingAddresses.0.address`), an unknown field says `unknown field`.
+ * Unknown fields are refused (forbidNonWhitelisted), values are converted to the DTO classes (transform).
+ *
+ * Depends on nothing but Nest and the problem type, so a global pipe can adopt it as it is.
+ */
+export function problemValidationPipe(): ValidationPipe {
+  return new ProblemValidationPipe({
+    whitelist: true,
+    forbidNonWhitelisted: true,
+    // A body that is not an object (an array, a string) is an error, not an empty DTO.
+    forbidUnknownValues: true,
+    // one reason per field: the first rule it breaks
+    stopAtFirstError: true,
+    transform: true,
+    // Never echo the rejected value or the DTO back (they may hold secrets).
+    validationError: { target: false, value: false },
+    exceptionFactory: (errors) => validationProblem(errors),
+  });
+}
+
+class ProblemValidationPipe extends ValidationPipe {
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    // class-transformer would read an array body as an object with keys 0, 1, …: refuse any body that is not an object
+    const isObject = value !== null && typeof value === 'object' && !Array.isArray(value);
+    if (metadata.type === 'body' && value !== undefined && !isObject && this.toValidate(metadata)) {
+      throw new ProblemError('validation_failed', 'the body must be a JSON object', { invalidParams: [{ name: '(body)', reason: 'must be a JSON object' }] });
+    }
+    try {
+      return await super.transform(value, metadata);
+    } catch (error) {
+      if (!(error instanceof ProblemError) || error.code !== 'validation_failed' || metadata.type === 'body') throw error;
+      // the words of the hand-written checks: "invalid query parameter(s): limit", "unknown query parameter"
+      const what = metadata.type === 'query' ? 'query parameter' : 'path parameter';
+      const invalidParams = (error.extensions.invalidParams ?? []).map((p) => (p.reason === UNKNOWN_FIELD ? { ...p, reason: `unknown ${what}` } : p));
+      throw new ProblemError('validation_failed', error.message.replace(/^invalid field\(s\)/, `invalid ${what}(s)`), { invalidParams });
+    }
+  }
+}
+
+const UNKNOWN_FIELD = 'unknown field';
+
+/** The problem for a list of class-validator errors. */
+export function validationProblem(errors: ValidationError[]): ProblemError {
+  const all = errors.flatMap((error) => invalidParamsOf(error, ''));
+  // the DTO's own fields in declaration order, then the unknown ones (class-validator reports those first)
+  const invalidParams = [...all.filter((p) => p.reason !== UNKNOWN_FIELD), ...all.filter((p) => p.reason === UNKNOWN_FIELD)];
+  const names = [...new Set(invalidParams.map((p) => p.name))];
+  return new ProblemError('validation_failed', `invalid field(s): ${names.join(', ')}`, { invalidParams });
+}
+
+function invalidParamsOf(error: ValidationError, parent: string): InvalidParam[] {
+  // class-validator names an error of a whole non-object value with an empty or undefined property
+  const own = error.property === undefined || error.property === '' ? '' : String(error.property);
+  const name = parent && own ? `${parent}.${own}` : parent || own || '(body)';
+  const constraints = error.constraints ?? {};
+  const params: InvalidParam[] = [];
+  if (constraints.whitelistValidation) params.push({ name, reason: UNKNOWN_FIELD });
+  else if (constraints.unknownValue) params.push({ name, reason: 'must be a JSON object' });
+  else params.push(...Object.values(constraints).map((reason) => ({ name, reason })));
+  for (const child of error.children ?? []) params.push(...invalidParamsOf(child, name === '(body)' ? '' : name));
+  return params;
+}
