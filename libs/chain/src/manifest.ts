@@ -16,12 +16,12 @@ const privateKeySchema = z.custom<Hex>((v) => typeof v === 'string' && /^0x[0-9a
   message: 'expected a 0x-prefixed 32-byte hex private key',
 });
 
-export const ManifestAccountSchema = z.object({
+const ManifestAccountSchema = z.object({
   address: addressSchema,
   privateKey: privateKeySchema,
 });
 
-export const ManifestTokenSchema = z.object({
+const ManifestTokenSchema = z.object({
   address: addressSchema,
   /** EIP-712 domain name (and ERC-20 name). */
   name: z.string().min(1),
@@ -31,7 +31,7 @@ export const ManifestTokenSchema = z.object({
   symbol: z.string().min(1),
 });
 
-export const ChainManifestSchema = z.object({
+const ChainManifestSchema = z.object({
   rpcUrl: z.url(),
   chainId: z.number().int().positive(),
   /** CAIP-2 id, `eip155:<chainId>`. */
@@ -66,7 +66,7 @@ export type ManifestToken = z.infer<typeof ManifestTokenSchema>;
 export type ChainManifest = z.infer<typeof ChainManifestSchema>;
 
 /** Validate an already-parsed manifest object. Throws with a readable list of problems. */
-export function parseChainManifest(data: unknown, source = 'chain manifest'): ChainManifest {
+function parseChainManifest(data: unknown, source = 'chain manifest'): ChainManifest {
   const result = ChainManifestSchema.safeParse(data);
   if (!result.success) {
     throw new Error(`Invalid ${source}:\n${z.prettifyError(result.error)}`);

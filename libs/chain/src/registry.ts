@@ -38,7 +38,7 @@ export interface NetworkConfig {
   maxFeePerGas?: bigint;
 }
 
-export function toViemChain(config: NetworkConfig): Chain {
+function toViemChain(config: NetworkConfig): Chain {
   return defineChain({
     id: config.chainId,
     name: config.displayName,

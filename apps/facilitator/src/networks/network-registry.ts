@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { getAddress, type Address, type PublicClient } from 'viem';
 import { createNetworkClient, SignerPool, type AssetConfig, type NetworkConfig } from '@mp/chain';
-import { DEFAULT_V1_NETWORKS, isCaip2 } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
+import { networkIdOf, v1NameMap, v1NamesOf } from './network-names';
 
 export interface Network {
   config: NetworkConfig;
@@ -16,7 +16,7 @@ export interface Network {
 @Injectable()
 export class NetworkRegistry {
   private readonly byId = new Map<string, Network>();
-  private readonly v1Names = new Map<string, string>();
+  private readonly v1Names: ReadonlyMap<string, string>;
 
   constructor(@Inject(FACILITATOR_CONFIG) config: FacilitatorConfig) {
     for (const network of config.networks) {
@@ -27,11 +27,8 @@ export class NetworkRegistry {
         signers: new SignerPool(network.signerKeys, client, network.chainId, network.maxFeePerGas),
         assets: new Map(network.assets.map((a) => [a.address.toLowerCase(), { ...a, address: getAddress(a.address) }])),
       });
-      for (const name of network.v1Names) this.v1Names.set(name, network.network);
     }
-    for (const [name, caip2] of Object.entries(DEFAULT_V1_NETWORKS)) {
-      if (!this.v1Names.has(name) && this.byId.has(caip2)) this.v1Names.set(name, caip2);
-    }
+    this.v1Names = v1NameMap(config.networks);
   }
 
   all(): Network[] {
@@ -40,13 +37,13 @@ export class NetworkRegistry {
 
   /** Resolves a CAIP-2 id (v2) or a v1 network name to a configured network. */
   resolve(network: string, x402Version: 1 | 2): Network | undefined {
-    const id = x402Version === 1 && !isCaip2(network) ? this.v1Names.get(network) : network;
+    const id = networkIdOf(network, x402Version, this.v1Names);
     return id === undefined ? undefined : this.byId.get(id);
   }
 
   /** The v1 names each network answers to, for /supported. */
   v1NamesOf(network: string): string[] {
-    return [...this.v1Names.entries()].filter(([, id]) => id === network).map(([name]) => name);
+    return v1NamesOf(network, this.v1Names);
   }
 
   asset(network: Network, address: string): AssetConfig | undefined {

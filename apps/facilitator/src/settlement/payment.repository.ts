@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { isUniqueViolation, PrismaService, withTransaction } from '@mp/db';
 import type { SignedTransaction } from '@mp/chain';
 import type { Hex } from 'viem';
+import { gasShare } from './gas-share';
 
 export type PaymentState = 'received' | 'verified' | 'submitted' | 'confirmed' | 'failed' | 'expired';
 
@@ -29,7 +30,10 @@ export interface SettlementRecord extends PaymentRecord {
   validBefore: bigint;
   settleTo: Hex;
   settleData: Hex;
-  /** The claim's gas estimate; set only until the first send, so only a first send can skip estimating again. */
+  /**
+   * The claim's raw gas estimate (no margin: see settlementGasLimit); set only until the first send, so only a first
+   * send can skip estimating again.
+   */
   settleGas: bigint | null;
   /** How many transactions were signed for it: above zero, the chain may already hold its outcome. */
   attempts: number;
@@ -273,14 +277,6 @@ export class PaymentRepository {
     return rows[0]?.id;
   }
 
-  /**
-   * The off-chain rail took the money: `reference` is its record (a PaymentIntent id). `from` includes failed only
-   * for the processor's own word after the fact (a webhook): its record is the truth.
-   */
-  markSettledExternally(id: string, reference: string, details: Record<string, unknown> = {}, from: PaymentState[] = ['verified']): Promise<boolean> {
-    return this.transition(id, from, 'confirmed', 'payment.confirmed', { reference, ...details }, `settled_at = now(), reference = $4, error_reason = NULL, error_message = NULL`, [reference]);
-  }
-
   /** The off-chain rail refused it: final (a new credential is a new payment). */
   markFailedExternally(id: string, reason: string, message: string, reference?: string): Promise<boolean> {
     return this.transition(id, ['verified'], 'failed', 'payment.failed', { reason, message, ...(reference && { reference }) },
@@ -362,19 +358,13 @@ export class PaymentRepository {
     });
   }
 
-  /** How many payments a transaction settles (1, or the size of a batch). */
-  /**
-   * The payment's exact share of a transaction's fee: a batch transaction's fee is split evenly between the payments
-   * it carried, the remainder one wei each to the first (by payment id), so the shares add up to the fee.
-   */
+  /** The payment's exact share of a transaction's fee (see gasShare): a batch's fee is split between its payments. */
   async gasShare(hash: string, paymentId: string, fee: bigint): Promise<bigint> {
     const rows = await this.db.$queryRawUnsafe<{ paymentId: string }[]>(
       `SELECT DISTINCT payment_id::text AS "paymentId" FROM facilitator.payment_transactions WHERE hash = $1 ORDER BY 1`,
       hash,
     );
-    const index = rows.findIndex((r) => r.paymentId === paymentId);
-    const count = BigInt(Math.max(1, rows.length));
-    return fee / count + (index >= 0 && BigInt(index) < fee % count ? 1n : 0n);
+    return gasShare(fee, rows.map((r) => r.paymentId), paymentId);
   }
 
   /** One statement: the compare-and-set on the payment, the signed transaction and the event, or none of them. */

@@ -1,11 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { Hex } from 'viem';
-import type { ContractCall } from '@mp/chain';
+import { settlementGasLimit, type ContractCall } from '@mp/chain';
 import { isUnavailableError, ProblemError } from '@mp/platform';
 import { X402Reason, type PaymentRequest, type SettleResponse } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { ExactEvmScheme, VerificationUnavailableError, type ExactEvmPayment } from '../x402/exact-evm/exact-evm.scheme';
 import { IdempotencyConflictError, PaymentRepository, type PaymentOrigin, type PaymentRecord } from './payment.repository';
+import { settleAnswer, settleFailure } from './settle-answer';
 import { SettlementEvents } from './settlement.events';
 import { SettlementQueue } from './settlement.queue';
 
@@ -119,39 +119,17 @@ export class SettlementService {
    * before anything reached the chain is retried.
    */
   private async follow(payment: ExactEvmPayment, record: PaymentRecord, deadline: number, merchantId: string | null): Promise<SettleResponse> {
+    const asker = { payer: payment.payer, network: payment.request.network, fingerprint: payment.request.fingerprint, merchantId };
     const startedAt = Date.now();
     for (;;) {
-      if (record.merchantId !== merchantId) {
-        // Another merchant's (or an open-mode) payment: say only that the authorization is taken, never its outcome.
-        return this.failure(payment, X402Reason.exactEvmNonceAlreadyUsed, 'this authorization was already presented to this facilitator');
-      }
-      if (record.payloadHash !== payment.request.fingerprint && record.state !== 'failed') {
-        return this.failure(payment, X402Reason.exactEvmNonceAlreadyUsed,
-          `this authorization was already presented with a different payload${record.txHash ? ` and settled by ${record.txHash}` : ''}`);
-      }
-      switch (record.state) {
-        case 'confirmed':
-          return this.success(payment, record.txHash as Hex);
-        case 'expired':
-          return this.failure(payment, X402Reason.exactEvmValidBefore, record.errorMessage ?? 'the authorization expired before it could be settled', record.txHash ?? '');
-        case 'failed':
-          if (record.txHash || record.updatedAt.getTime() >= startedAt) {
-            // Mined and failed (final), or failed while we waited: the outcome of this payment is that failure.
-            return this.failure(payment, record.errorReason ?? X402Reason.exactEvmTransactionFailed, record.errorMessage ?? undefined, record.txHash ?? '');
-          }
-          {
-            // An earlier attempt failed before anything reached the chain: verify again (this payload's call) and retry.
-            const prepared = await this.prepare(payment);
-            if (!prepared.ok) return prepared.failure;
-            if (await this.payments.reclaim(record.id, record.updatedAt, payment.request.fingerprint, prepared.call)) await this.queue.submit(record.id);
-          }
-          break;
-        default:
-          if (Date.now() >= deadline) {
-            const message = record.txHash ? 'the transaction is not mined yet; settle again to get its outcome' : 'the settlement is queued; settle again to get its outcome';
-            return this.failure(payment, X402Reason.settlementPending, message, record.txHash ?? '');
-          }
-          await this.events.next(record.id, Math.min(POLL_MS, deadline - Date.now()));
+      const answer = settleAnswer(record, asker, { startedAt, now: Date.now(), deadline });
+      if (answer.kind === 'answer') return answer.response;
+      if (answer.kind === 'retry') {
+        const prepared = await this.prepare(payment);
+        if (!prepared.ok) return prepared.failure;
+        if (await this.payments.reclaim(record.id, record.updatedAt, payment.request.fingerprint, prepared.call)) await this.queue.submit(record.id);
+      } else {
+        await this.events.next(record.id, Math.min(POLL_MS, deadline - Date.now()));
       }
       const next = await this.payments.findById(record.id);
       if (!next) throw new Error(`payment ${record.id} disappeared`);
@@ -170,13 +148,16 @@ export class SettlementService {
     return prepared;
   }
 
-  /** The asset's gas cap: gas at today's fee, priced in the asset, must stay within its share of the payment. */
-  private async gasOverCap(payment: ExactEvmPayment, gas: bigint): Promise<string | undefined> {
+  /**
+   * The asset's gas cap: the settlement's gas limit (the estimate with its margin: the most it can burn) at today's
+   * fee, priced in the asset, must stay within its share of the payment.
+   */
+  private async gasOverCap(payment: ExactEvmPayment, estimate: bigint): Promise<string | undefined> {
     const cap = payment.asset.gasCap;
     const signer = payment.network.signers.signers[0];
     if (!cap || !signer) return undefined;
     const { maxFeePerGas } = await signer.currentFees();
-    const costInAsset = (gas * maxFeePerGas * cap.nativePrice) / 10n ** 18n;
+    const costInAsset = (settlementGasLimit(estimate) * maxFeePerGas * cap.nativePrice) / 10n ** 18n;
     const allowed = (payment.authorization.value * BigInt(cap.maxShareBps)) / 10_000n;
     if (costInAsset <= allowed) return undefined;
     return `settling would cost about ${costInAsset} atomic units of ${payment.asset.symbol} in gas, more than ${cap.maxShareBps / 100}% of the payment (${allowed})`;
@@ -191,12 +172,8 @@ export class SettlementService {
     return this.failure(payment, X402Reason.unexpectedSettleError, 'an unexpected error stopped the settlement; it has been logged, and settling again is safe');
   }
 
-  private success(payment: ExactEvmPayment, transaction: Hex): SettleResponse {
-    return { success: true, payer: payment.payer, transaction, network: payment.request.network };
-  }
-
-  private failure(payment: ExactEvmPayment, reason: string, message?: string, transaction = ''): SettleResponse {
-    return { success: false, errorReason: reason, ...(message ? { errorMessage: message } : {}), payer: payment.payer, transaction, network: payment.request.network };
+  private failure(payment: ExactEvmPayment, reason: string, message?: string): SettleResponse {
+    return settleFailure({ payer: payment.payer, network: payment.request.network }, reason, message);
   }
 }
 

@@ -2,16 +2,30 @@ import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } f
 import { DelayedError, type Job, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { encodeFunctionData, getAddress, isAddressEqual, type Hex, type TransactionReceipt } from 'viem';
-import { FeeCapError, isAlreadyKnown, isDeliveryUncertain, isTransportFailure, MULTICALL3_ADDRESS, multicall3Abi, revertReason, type TransactionSigner } from '@mp/chain';
+import {
+  batchGasLimit,
+  FeeCapError,
+  isAlreadyKnown,
+  isDeliveryUncertain,
+  isTransportFailure,
+  MULTICALL3_ADDRESS,
+  multicall3Abi,
+  revertReason,
+  settlementGasLimit,
+  type TransactionSigner,
+} from '@mp/chain';
 import { crashPoint, FacilitatorMetrics } from '@mp/platform';
 import { X402Reason } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { NetworkRegistry, type Network } from '../networks/network-registry';
 import { Clock } from '../x402/clock';
 import { ExactEvmScheme } from '../x402/exact-evm/exact-evm.scheme';
+import { judgeSettlementReceipt, sendFailureReason, type SettledTransfer } from '../x402/exact-evm/settlement-outcome';
+import { chainVerdict, isOurs, type ChainVerdict } from './chain-verdict';
 import { PaymentRepository, type SettlementRecord } from './payment.repository';
 import { SettlementEvents } from './settlement.events';
 import { SETTLEMENT_QUEUE, SettlementQueue, type SettlementJobData, type SettlementJobName } from './settlement.queue';
+import { sendGasEstimate } from './send-gas';
 
 /** The node refused the send for its nonce: taken by a mined transaction (perhaps ours), or held by another in the mempool. */
 const NONCE_TAKEN = /nonce too low|nonce has already been used|replacement transaction underpriced|nonce too high/i;
@@ -22,27 +36,12 @@ const TAKE_OVER_CONCURRENCY = 16;
 /** Confirmed payments are watched for reorgs this many blocks deep at least. */
 const REORG_WATCH_MIN_BLOCKS = 64;
 const BALANCE_CHECK_MS = 60_000;
-/** How long a claim's gas estimate stands in for a new simulation. */
-const FRESH_CLAIM_MS = 10_000;
 
 class ClaimLostError extends Error {}
 
-/**
- * What the chain says about a payment whose transactions may have reached it, the only ground for any outcome:
- * - `carried`: one of our transactions (oldest first) was mined and made the transfer;
- * - `taken`: the authorization is spent without the transfer: by a transaction that is not ours, by the payer's
- *   cancellation, or by one of ours whose logs do not show the authorized transfer (a token that misreports);
- * - `open`: none of ours carried it and the authorization is unused: it may be sent again, failed or expired;
- * - `unknown`: a transaction of ours used it, but this node cannot show its receipt yet: ask again later.
- */
-type ChainVerdict =
-  | { kind: 'carried'; hash: Hex; receipt: TransactionReceipt }
-  | { kind: 'taken'; message: string }
-  | { kind: 'open' }
-  | { kind: 'unknown'; message: string };
-
 interface BatchEntry {
   record: SettlementRecord;
+  /** The raw estimate of its own call; the batch adds the margin once, over the sum. */
   gas: bigint;
   /** The batch transaction's hash once it is recorded (and broadcast), or undefined: send this payment alone. */
   resolve(hash: Hex | undefined): void;
@@ -145,15 +144,10 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
 
       let gas: bigint;
       try {
-        // A fresh first send reuses the claim's own estimate (made seconds ago, which simulated this very call);
-        // anything older, or sent before, is simulated again first.
-        gas =
-          record.settleGas !== null && Date.now() - record.updatedAt.getTime() < FRESH_CLAIM_MS
-            ? record.settleGas
-            : await network.client.estimateGas({ account: signer.address, to: record.settleTo, data: record.settleData });
+        gas = await sendGasEstimate(record, Date.now(), () => network.client.estimateGas({ account: signer.address, to: record.settleTo, data: record.settleData }));
       } catch (error) {
         if (isTransportFailure(error)) throw error;
-        const reason = this.scheme.sendFailureReason(error);
+        const reason = sendFailureReason(error);
         if (reason === X402Reason.unexpectedSettleError) {
           // Our wallet cannot pay the gas: not the payer's failure. Retry later, perhaps from another wallet.
           this.logger.error(`hot wallet ${signer.address} on ${record.network} cannot send: ${revertReason(error)}`);
@@ -177,7 +171,7 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
 
       let hash: Hex | undefined;
       try {
-        await signer.send({ to: record.settleTo, data: record.settleData, gas: (gas * 12n) / 10n + 5_000n }, async (tx) => {
+        await signer.send({ to: record.settleTo, data: record.settleData, gas: settlementGasLimit(gas) }, async (tx) => {
           if (!(await this.payments.recordSubmitted(paymentId, tx, record.network))) throw new ClaimLostError();
           hash = tx.hash;
           crashPoint('settlement.recorded');
@@ -194,7 +188,7 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
           if (outcome === 'recorded') return;
           if (outcome === 'unknown') return this.queue.confirm(paymentId, network.config.pollingIntervalMs);
           if (NONCE_TAKEN.test(message) && attempt < 3 && (await this.payments.releaseUnsent(paymentId, message))) continue;
-          return this.fail(submitted, this.scheme.sendFailureReason(error), message);
+          return this.fail(submitted, sendFailureReason(error), message);
         }
         // The broadcast died on the way; the node may have it. `confirm` finds out and rebroadcasts if not.
       }
@@ -254,7 +248,7 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
       functionName: 'aggregate3',
       args: [entries.map((e) => ({ target: e.record.settleTo, allowFailure: true, callData: e.record.settleData }))],
     });
-    const gas = (entries.reduce((sum, e) => sum + e.gas, 0n) * 12n) / 10n + 50_000n;
+    const gas = batchGasLimit(entries.map((e) => e.gas));
     let hash: Hex | undefined;
     try {
       await signer.send({ to: MULTICALL3_ADDRESS, data, gas }, async (tx) => {
@@ -342,7 +336,7 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
    */
   private async recordReceipt(record: SettlementRecord, network: Network, hash: Hex, receipt: TransactionReceipt): Promise<boolean> {
     if (this.carries(record, receipt)) return this.recordCarried(record, hash, receipt);
-    const verdict = await this.judge(record, network, hash);
+    const verdict = await this.judge(record, network, { hash, receipt });
     if (verdict.kind === 'carried') return this.recordCarried(record, verdict.hash, verdict.receipt);
     if (verdict.kind === 'unknown') return false;
     const batched = receipt.to !== null && isAddressEqual(receipt.to, MULTICALL3_ADDRESS) && !isAddressEqual(record.settleTo, MULTICALL3_ADDRESS);
@@ -351,7 +345,7 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
       if (await this.payments.releaseFromBatch(record.id, hash)) await this.queue.submit(record.id);
       return true;
     }
-    const judged = this.judgeReceipt(record, receipt);
+    const judged = judgeSettlementReceipt(settledTransferOf(record), receipt);
     const reason = judged.success ? X402Reason.exactEvmTransactionFailed : judged.reason;
     const message = verdict.kind === 'taken' ? `${verdict.message}; ${hash} did not carry it` : judged.success ? `transaction ${hash} did not carry the transfer` : judged.message;
     const gasFee = await this.gasFeeOf(record, hash, receipt, batched);
@@ -379,48 +373,25 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
     return batched ? this.payments.gasShare(hash, record.id, fee) : Promise.resolve(fee);
   }
 
-  private judgeReceipt(record: SettlementRecord, receipt: TransactionReceipt) {
-    return this.scheme.judgeReceipt(
-      {
-        asset: { address: getAddress(record.asset) },
-        authorization: { from: getAddress(record.payer), to: getAddress(record.payTo), value: record.amount, nonce: record.authorizationNonce },
-      },
-      receipt,
-    );
-  }
-
   private carries(record: SettlementRecord, receipt: TransactionReceipt): boolean {
-    return this.judgeReceipt(record, receipt).success;
+    return judgeSettlementReceipt(settledTransferOf(record), receipt).success;
   }
 
   /**
-   * Asks the chain about every transaction of the payment, oldest first (skipping `except`, already read), then
-   * the authorization itself. See ChainVerdict.
+   * Asks the chain about every transaction of the payment, oldest first (`known`: one whose receipt was just read),
+   * then, unless one of them carried it, about the authorization itself. See ChainVerdict.
    */
-  private async judge(record: SettlementRecord, network: Network, except?: Hex): Promise<ChainVerdict> {
-    const transactions = await this.payments.transactions(record.id);
-    const ours = new Set(transactions.map((t) => t.hash.toLowerCase()));
-    let minedOurs = except !== undefined;
-    for (const tx of transactions) {
-      if (tx.hash === except) continue;
-      const receipt = await this.receipt(network, tx.hash);
-      if (receipt && this.carries(record, receipt)) return { kind: 'carried', hash: tx.hash, receipt };
-      if (receipt) minedOurs = true;
+  private async judge(record: SettlementRecord, network: Network, known?: { hash: Hex; receipt: TransactionReceipt }): Promise<ChainVerdict> {
+    const transfer = settledTransferOf(record);
+    const ours: { hash: Hex; receipt: TransactionReceipt | undefined }[] = [];
+    for (const tx of await this.payments.transactions(record.id)) {
+      const receipt = tx.hash === known?.hash ? known.receipt : await this.receipt(network, tx.hash);
+      ours.push({ hash: tx.hash, receipt });
+      if (receipt && this.carries(record, receipt)) return chainVerdict({ transfer, ours });
     }
-    const use = await this.scheme.authorizationUse(network, getAddress(record.asset), getAddress(record.payer), record.authorizationNonce);
-    if (!use.used) return { kind: 'open' };
-    if (use.canceled) return { kind: 'taken', message: `the payer canceled authorization ${record.authorizationNonce}${use.transaction ? ` in ${use.transaction}` : ''}` };
-    if (!use.transaction) {
-      if (minedOurs) return { kind: 'taken', message: `authorization ${record.authorizationNonce} is used, and no transaction of ours shows the transfer` };
-      return { kind: 'unknown', message: `authorization ${record.authorizationNonce} is used, by a transaction this node does not show yet` };
-    }
-    if (!ours.has(use.transaction.toLowerCase())) {
-      return { kind: 'taken', message: `authorization ${record.authorizationNonce} was used by transaction ${use.transaction}, which this facilitator did not send` };
-    }
-    const receipt = await this.receipt(network, use.transaction);
-    if (!receipt) return { kind: 'unknown', message: `authorization ${record.authorizationNonce} was used by our transaction ${use.transaction}, whose receipt this node does not show yet` };
-    if (this.carries(record, receipt)) return { kind: 'carried', hash: use.transaction, receipt };
-    return { kind: 'taken', message: `authorization ${record.authorizationNonce} was used by our transaction ${use.transaction} without the transfer it authorizes` };
+    const use = await this.scheme.authorizationUse(network, transfer.asset.address, transfer.authorization.from, record.authorizationNonce);
+    const ourUse = use.used && !use.canceled && use.transaction && isOurs(ours, use.transaction) ? use.transaction : undefined;
+    return chainVerdict({ transfer, ours, use, useReceipt: ourUse && (await this.receipt(network, ourUse)) });
   }
 
   /**
@@ -513,7 +484,6 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  /** Re-enqueues what a crashed worker, a lost job or a Redis outage left behind. Jobs are idempotent. */
   /**
    * At boot: a crashed predecessor's payments are confirmed or sent at once, without waiting for its job locks to lapse
    * (every step is a compare-and-set, safe beside any other worker); everything in flight is enqueued again too.
@@ -535,6 +505,7 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
     await this.sweep(0);
   }
 
+  /** Re-enqueues what a crashed worker, a lost job or a Redis outage left behind. Jobs are idempotent. */
   private async sweep(olderThanMs: number): Promise<void> {
     try {
       for (const { id, state } of await this.payments.stale(['verified', 'submitted'], olderThanMs)) {
@@ -544,4 +515,12 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
       this.logger.debug(`recovery sweep skipped: ${(error as Error).message}`);
     }
   }
+}
+
+/** The transfer a payment's authorization allows, as its record holds it. */
+function settledTransferOf(record: SettlementRecord): SettledTransfer {
+  return {
+    asset: { address: getAddress(record.asset) },
+    authorization: { from: getAddress(record.payer), to: getAddress(record.payTo), value: record.amount, nonce: record.authorizationNonce },
+  };
 }

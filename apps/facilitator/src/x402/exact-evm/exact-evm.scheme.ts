@@ -6,11 +6,9 @@ import {
   hashTypedData,
   isAddressEqual,
   parseErc6492Signature,
-  parseEventLogs,
   parseSignature,
   type Address,
   type Hex,
-  type TransactionReceipt,
 } from 'viem';
 import {
   eip3009Abi,
@@ -51,18 +49,12 @@ export interface ExactEvmPayment {
 }
 
 /** The factory call of an ERC-6492 signature whose wallet is not deployed yet (a counterfactual payer). */
-export interface Eip6492Deployment {
+interface Eip6492Deployment {
   factory: Address;
   factoryCalldata: Hex;
 }
 
 type SignatureCheck = { ok: true; deployment?: Eip6492Deployment } | { ok: false; reason: string; message: string };
-
-/** What a mined settlement must show: the token, and the transfer the authorization allows. */
-export interface SettledTransfer {
-  asset: { address: Address };
-  authorization: { from: Address; to: Address; value: bigint; nonce: Hex };
-}
 
 export type Resolution = { ok: true; payment: ExactEvmPayment } | { ok: false; response: VerifyResponse };
 
@@ -206,7 +198,8 @@ export class ExactEvmScheme {
   }
 
   /**
-   * The settlement transaction, with its gas estimated from the signer that will send it (which simulates it).
+   * The settlement transaction, with its gas estimated from the signer that will send it (which simulates it). `gas`
+   * is the raw estimate: the margin is added once, when a transaction is signed (settlementGasLimit).
    *
    * For a counterfactual ERC-6492 payer whose factory is allowed, it is ONE transaction to Multicall3
    * `aggregate3([factory call (allowFailure), transferWithAuthorization(bytes inner signature)])`. The reference
@@ -231,40 +224,11 @@ export class ExactEvmScheme {
     const data = deployment ? this.counterfactualCalldata(payment, deployment) : this.transferCalldata(payment);
     try {
       const gas = await payment.network.client.estimateGas({ account: from, to, data });
-      return { ok: true, call: { to, data, gas: (gas * 12n) / 10n + 5_000n } };
+      return { ok: true, call: { to, data, gas } };
     } catch (error) {
       if (isTransportFailure(error)) throw new VerificationUnavailableError(error);
       return { ok: false, response: await this.diagnose(payment, error) };
     }
-  }
-
-  /**
-   * Judges a mined settlement: it must have succeeded and moved exactly the authorized amount. The token emits the
-   * Transfer log whether it was called directly or through Multicall3 (counterfactual payers).
-   */
-  judgeReceipt(payment: SettledTransfer, receipt: TransactionReceipt): { success: true } | { success: false; reason: string; message: string } {
-    if (receipt.status !== 'success') {
-      return { success: false, reason: X402Reason.exactEvmTransactionFailed, message: `transaction ${receipt.transactionHash} reverted` };
-    }
-    const tokenLogs = receipt.logs.filter((l) => isAddressEqual(l.address, payment.asset.address));
-    const { from, to, value, nonce } = payment.authorization;
-    // Which authorization was used, not only which amount moved: in a batch, two payments of one payer may be alike.
-    const used = parseEventLogs({ abi: eip3009Abi, eventName: 'AuthorizationUsed', logs: tokenLogs }).some((log) => {
-      const args = log.args as { authorizer: Address; nonce: Hex };
-      return isAddressEqual(args.authorizer, from) && args.nonce.toLowerCase() === nonce.toLowerCase();
-    });
-    if (!used) {
-      return { success: false, reason: X402Reason.exactEvmTransferEventMismatch, message: `transaction ${receipt.transactionHash} did not use authorization ${nonce} of ${from}` };
-    }
-    const transfers = parseEventLogs({ abi: eip3009Abi, eventName: 'Transfer', logs: tokenLogs });
-    const matched = transfers.some((log) => {
-      const args = log.args as { from: Address; to: Address; value: bigint };
-      return isAddressEqual(args.from, from) && isAddressEqual(args.to, to) && args.value === value;
-    });
-    if (!matched) {
-      return { success: false, reason: X402Reason.exactEvmTransferEventMismatch, message: `transaction ${receipt.transactionHash} has no Transfer of ${value} from ${from} to ${to}` };
-    }
-    return { success: true };
   }
 
   /**
@@ -283,23 +247,6 @@ export class ExactEvmScheme {
     const [usedLogs, canceledLogs] = await Promise.all([query('AuthorizationUsed'), query('AuthorizationCanceled')]);
     if (canceledLogs.length > 0) return { used: true, canceled: true, transaction: canceledLogs[0].transactionHash ?? undefined };
     return { used: true, canceled: false, transaction: usedLogs[0]?.transactionHash ?? undefined };
-  }
-
-  /** Maps an error from sending the settlement to a reason, as the reference does. */
-  sendFailureReason(error: unknown): string {
-    const message = error instanceof Error ? error.message : String(error);
-    // The facilitator's own wallet cannot pay gas: our problem, never the payer's.
-    if (/insufficient funds for (gas|intrinsic)|gas required exceeds allowance/i.test(message)) return X402Reason.unexpectedSettleError;
-    if (/authorization.*(expired|valid before)|AuthorizationExpired/i.test(message)) return X402Reason.exactEvmValidBefore;
-    if (/authorization.*not.*valid|AuthorizationNotYetValid/i.test(message)) return X402Reason.exactEvmValidAfter;
-    if (/authorization.*used|AuthorizationAlreadyUsed|AuthorizationUsedOrCanceled/i.test(message)) return X402Reason.exactEvmNonceAlreadyUsed;
-    if (/transfer.*exceeds.*balance|insufficient.*balance|ERC20InsufficientBalance/i.test(message)) return X402Reason.exactEvmInsufficientBalance;
-    if (/invalid.*signature|SignerMismatch|InvalidSignatureV|InvalidSignatureS/i.test(message)) return X402Reason.exactEvmSignature;
-    return X402Reason.exactEvmTransactionFailed;
-  }
-
-  settleNetworkName(payment: ExactEvmPayment): string {
-    return payment.request.network;
   }
 
   private transferCalldata(payment: ExactEvmPayment): Hex {

@@ -1,0 +1,54 @@
+import { isAddressEqual, parseEventLogs, type Address, type Hex, type TransactionReceipt } from 'viem';
+import { eip3009Abi } from '@mp/chain';
+import { X402Reason } from '@mp/x402';
+
+/** What a mined settlement must show: the token, and the transfer the authorization allows. */
+export interface SettledTransfer {
+  asset: { address: Address };
+  authorization: { from: Address; to: Address; value: bigint; nonce: Hex };
+}
+
+export type ReceiptJudgement = { success: true } | { success: false; reason: string; message: string };
+
+/**
+ * Judges a mined settlement: it must have succeeded, used this very authorization (payer and nonce) and moved exactly
+ * the authorized amount to the authorized recipient. The token emits its logs whether it was called directly or
+ * through Multicall3 (a batch, or a counterfactual payer's deployment).
+ */
+export function judgeSettlementReceipt(payment: SettledTransfer, receipt: TransactionReceipt): ReceiptJudgement {
+  if (receipt.status !== 'success') {
+    return { success: false, reason: X402Reason.exactEvmTransactionFailed, message: `transaction ${receipt.transactionHash} reverted` };
+  }
+  const tokenLogs = receipt.logs.filter((l) => isAddressEqual(l.address, payment.asset.address));
+  const { from, to, value, nonce } = payment.authorization;
+  // Which authorization was used, not only which amount moved: in a batch, two payments of one payer may be alike.
+  const used = parseEventLogs({ abi: eip3009Abi, eventName: 'AuthorizationUsed', logs: tokenLogs }).some((log) => {
+    const args = log.args as { authorizer: Address; nonce: Hex };
+    return isAddressEqual(args.authorizer, from) && args.nonce.toLowerCase() === nonce.toLowerCase();
+  });
+  if (!used) {
+    return { success: false, reason: X402Reason.exactEvmTransferEventMismatch, message: `transaction ${receipt.transactionHash} did not use authorization ${nonce} of ${from}` };
+  }
+  const transfers = parseEventLogs({ abi: eip3009Abi, eventName: 'Transfer', logs: tokenLogs });
+  const matched = transfers.some((log) => {
+    const args = log.args as { from: Address; to: Address; value: bigint };
+    return isAddressEqual(args.from, from) && isAddressEqual(args.to, to) && args.value === value;
+  });
+  if (!matched) {
+    return { success: false, reason: X402Reason.exactEvmTransferEventMismatch, message: `transaction ${receipt.transactionHash} has no Transfer of ${value} from ${from} to ${to}` };
+  }
+  return { success: true };
+}
+
+/** Maps an error from estimating or sending a settlement to an x402 reason, as the reference does. */
+export function sendFailureReason(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  // The facilitator's own wallet cannot pay gas: our problem, never the payer's.
+  if (/insufficient funds for (gas|intrinsic)|gas required exceeds allowance/i.test(message)) return X402Reason.unexpectedSettleError;
+  if (/authorization.*(expired|valid before)|AuthorizationExpired/i.test(message)) return X402Reason.exactEvmValidBefore;
+  if (/authorization.*not.*valid|AuthorizationNotYetValid/i.test(message)) return X402Reason.exactEvmValidAfter;
+  if (/authorization.*used|AuthorizationAlreadyUsed|AuthorizationUsedOrCanceled/i.test(message)) return X402Reason.exactEvmNonceAlreadyUsed;
+  if (/transfer.*exceeds.*balance|insufficient.*balance|ERC20InsufficientBalance/i.test(message)) return X402Reason.exactEvmInsufficientBalance;
+  if (/invalid.*signature|SignerMismatch|InvalidSignatureV|InvalidSignatureS/i.test(message)) return X402Reason.exactEvmSignature;
+  return X402Reason.exactEvmTransactionFailed;
+}
