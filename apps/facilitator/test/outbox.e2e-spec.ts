@@ -86,8 +86,11 @@ describe('payment events to the ledger queue', () => {
       payment: { id, protocol: 'x402', rail: 'evm', network: manifest.network, asset: usdc.address.toLowerCase(), amount: '7000', state: 'confirmed' },
     });
     expect(new Set(events.map((e) => e.eventId)).size).toBe(3);
-    const unpublished = await db.$queryRawUnsafe<unknown[]>(`SELECT 1 FROM facilitator.payment_events WHERE payment_id = $1::uuid AND published_at IS NULL`, id);
-    expect(unpublished).toEqual([]);
+    // The relay marks them published in the transaction that adds the jobs, which may commit after the job arrives.
+    await until('every event of the payment marked published', async () => {
+      const unpublished = await db.$queryRawUnsafe<unknown[]>(`SELECT 1 FROM facilitator.payment_events WHERE payment_id = $1::uuid AND published_at IS NULL`, id);
+      return unpublished.length === 0 || undefined;
+    });
   });
 
   it('a re-publish of the same events (a crash before the mark) adds no second job', async () => {

@@ -73,7 +73,6 @@ interface ScannedEvent extends PaymentViewRow {
   eventData: Record<string, unknown> | string | null;
   /** its transaction ended before every transaction still open: nothing can still commit before it in cursor order */
   settled: boolean;
-  merchantId: string | null;
   url: string | null;
   merchantDisabled: boolean | null;
   queued: boolean;
@@ -163,7 +162,7 @@ export class WebhookRepository {
     return tx.$queryRawUnsafe<ScannedEvent[]>(
       `SELECT e.id::text AS "eventId", e.xact_id::text AS "xactId", e.type, e.created_at AS "eventAt", e.data AS "eventData",
               e.xact_id < pg_snapshot_xmin(pg_current_snapshot()) AS settled,
-              p.merchant_id AS "merchantId", m.webhook_url AS url, m.disabled_at IS NOT NULL AS "merchantDisabled",
+              m.webhook_url AS url, m.disabled_at IS NOT NULL AS "merchantDisabled",
               EXISTS (SELECT 1 FROM facilitator.webhook_deliveries d WHERE d.merchant_id = p.merchant_id AND d.event_id = e.id) AS queued,
               ${PAYMENT_VIEW_COLUMNS}
          FROM facilitator.payment_events e
