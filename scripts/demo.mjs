@@ -165,8 +165,9 @@ async function main() {
   await step('reconciliation: the books against the chain and Stripe', async () => {
     const recon = spawnSync(
       process.execPath,
-      ['scripts/recon.mjs', '--merchant', merchantAccount.merchantId, '--from', periodFrom.toISOString(), '--to', new Date(Date.now() + 60_000).toISOString(), '--ledger-url', ledgerUrl, '--api-key', merchantAccount.apiKey],
-      { cwd: REPO_ROOT, env: common, encoding: 'utf8' },
+      ['scripts/recon.mjs', '--merchant', merchantAccount.merchantId, '--from', periodFrom.toISOString(), '--to', new Date(Date.now() + 60_000).toISOString(), '--ledger-url', ledgerUrl],
+      // the key through the environment, never on a command line
+      { cwd: REPO_ROOT, env: { ...common, LEDGER_API_KEY: merchantAccount.apiKey }, encoding: 'utf8' },
     );
     process.stdout.write(recon.stdout.split('\n').map((l) => (l ? `recon: ${l}` : l)).join('\n'));
     if (recon.status === 1) throw new Error('reconciliation found breaks (see the report above)');
