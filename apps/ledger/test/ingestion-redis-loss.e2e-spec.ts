@@ -12,7 +12,7 @@ import { startFacilitator, type RunningFacilitator } from '../../../test/support
 import { call } from '../../../test/support/http';
 import { createMerchant, type TestMerchant } from '../../../test/support/merchants';
 import { until } from '../../../test/support/webhook-receiver';
-import { startLedger, type RunningLedger } from './support/ledger-app';
+import { startLedger, type RunningLedger } from '../../../test/support/ledger-app';
 
 const REPLAY_SCRIPT = path.resolve(__dirname, '../../../scripts/replay-ledger-ingestion.mjs');
 

@@ -15,7 +15,7 @@ import { PaymentIngestion } from '../src/ingestion/payment-ingestion.service';
 import { startWebhookReceiver, until, type WebhookReceiver } from '../../../test/support/webhook-receiver';
 import { createMerchant, setWebhook, type TestMerchant } from '../../../test/support/merchants';
 import { call } from '../../../test/support/http';
-import { startLedger, type RunningLedger } from './support/ledger-app';
+import { startLedger, type RunningLedger } from '../../../test/support/ledger-app';
 
 /**
  * Settlement ingestion and reconciliation over the real pipeline: payments settled by the facilitator on anvil reach

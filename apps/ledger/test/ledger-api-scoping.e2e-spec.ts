@@ -3,7 +3,7 @@ import { startFacilitator, type RunningFacilitator } from '../../../test/support
 import { startTcpProxy } from '../../../test/support/tcp-proxy';
 import { createMerchant, revokeKey, type TestMerchant } from '../../../test/support/merchants';
 import { call } from '../../../test/support/http';
-import { startLedger, type RunningLedger } from './support/ledger-app';
+import { startLedger, type RunningLedger } from '../../../test/support/ledger-app';
 
 const USD = 'stripe/usd';
 

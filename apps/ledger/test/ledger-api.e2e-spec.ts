@@ -3,7 +3,7 @@ import { testChain } from '../../../test/support/chain';
 import { startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
 import { createMerchant, type TestMerchant } from '../../../test/support/merchants';
 import { call } from '../../../test/support/http';
-import { startLedger, type RunningLedger } from './support/ledger-app';
+import { startLedger, type RunningLedger } from '../../../test/support/ledger-app';
 
 const USD = 'stripe/usd';
 const USDC = 'eip155:8453/0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';

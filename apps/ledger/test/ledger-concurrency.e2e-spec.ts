@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AccountFlag, TransferFlag, type TransferInput, type TransferResult } from '@mp/ledger';
 import { TransferStore } from '../src/core/transfer.store';
 import { ledgerViolations } from './support/invariants';
-import { newMerchant, startLedger, type RunningLedger } from './support/ledger-app';
+import { newMerchant, startLedger, type RunningLedger } from '../../../test/support/ledger-app';
 
 const USD = 'stripe/usd';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AccountFlag, TransferFlag, type TransferInput } from '@mp/ledger';
-import { newMerchant, startLedger, type RunningLedger } from './support/ledger-app';
+import { newMerchant, startLedger, type RunningLedger } from '../../../test/support/ledger-app';
 
 const USD = 'stripe/usd';
 

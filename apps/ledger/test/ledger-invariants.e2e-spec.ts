@@ -7,7 +7,7 @@ import { startFacilitator, type RunningFacilitator } from '../../../test/support
 import { call } from '../../../test/support/http';
 import { createMerchant } from '../../../test/support/merchants';
 import { balancesOf, ledgerViolations, transferCount } from './support/invariants';
-import { newMerchant, startLedger, TEST_DATABASE_URL, type RunningLedger } from './support/ledger-app';
+import { newMerchant, startLedger, TEST_DATABASE_URL, type RunningLedger } from '../../../test/support/ledger-app';
 
 const USD = 'stripe/usd';
 

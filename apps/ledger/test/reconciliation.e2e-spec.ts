@@ -9,7 +9,7 @@ import { until } from '../../../test/support/webhook-receiver';
 import { ReconciliationQueue, SCHEDULER_ID } from '../src/reconciliation/reconciliation.queue';
 import { ReconciliationWorker } from '../src/reconciliation/reconciliation.worker';
 import { lastCompletePeriod, scheduledRunId } from '../src/reconciliation/scheduled-runs';
-import { startLedger, type RunningLedger } from './support/ledger-app';
+import { startLedger, type RunningLedger } from '../../../test/support/ledger-app';
 import { ReconMerchant, startReconWorld, type ReconWorld } from './support/recon-world';
 
 /**

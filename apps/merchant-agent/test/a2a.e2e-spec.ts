@@ -8,7 +8,7 @@ import { buyFromAgent, type A2aBuyerOptions } from '../src/buyer/a2a-buyer';
 import { X402_EXTENSION_URIS } from '../src/a2a/x402/extension';
 import { chartAccountId, paymentTransferId } from '@mp/ledger';
 import { createMerchant, type TestMerchant } from '../../../test/support/merchants';
-import { startLedger, type RunningLedger } from '../../ledger/test/support/ledger-app';
+import { startLedger, type RunningLedger } from '../../../test/support/ledger-app';
 import { rpc, startA2aMerchant, type RunningMerchant } from './a2a-merchant';
 
 const X402_V01 = X402_EXTENSION_URIS.v01;

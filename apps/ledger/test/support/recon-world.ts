@@ -11,7 +11,7 @@ import { createMerchant, type TestMerchant } from '../../../../test/support/merc
 import { paymentRequiredResponse } from '../../../../test/support/mpp';
 import { startTestStripe, type TestStripe } from '../../../../test/support/stripe';
 import { startWebhookReceiver, until, type WebhookReceiver } from '../../../../test/support/webhook-receiver';
-import { startLedger, type RunningLedger } from './ledger-app';
+import { startLedger, type RunningLedger } from '../../../../test/support/ledger-app';
 
 /**
  * Reconciliation's world for e2e specs, all real: anvil, the fake Stripe (read through the official SDK), the

@@ -7,17 +7,17 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { Mppx, evm } from 'mppx/client';
 import { PrismaService } from '@mp/db';
 import { configureHttpApp } from '@mp/platform';
-import { AppModule as MerchantAppModule } from '../../merchant-agent/src/app.module';
-import { buy } from '../../merchant-agent/src/buyer/buyer';
-import { loadMerchantConfig } from '../../merchant-agent/src/merchant.config';
-import { createPaywall } from '../../merchant-agent/src/paid-http/paywall';
-import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
-import { call } from '../../../test/support/http';
-import { startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from '../../../test/support/facilitator';
-import { paymentRequiredResponse } from '../../../test/support/mpp';
-import { freePort } from '../../../test/support/net';
+import { AppModule as MerchantAppModule } from '../apps/merchant-agent/src/app.module';
+import { buy } from '../apps/merchant-agent/src/buyer/buyer';
+import { loadMerchantConfig } from '../apps/merchant-agent/src/merchant.config';
+import { createPaywall } from '../apps/merchant-agent/src/paid-http/paywall';
+import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from './support/chain';
+import { call } from './support/http';
+import { startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from './support/facilitator';
+import { paymentRequiredResponse } from './support/mpp';
+import { freePort } from './support/net';
 
-const ROOT = path.resolve(__dirname, '../../..');
+const ROOT = path.resolve(__dirname, '..');
 
 interface CliResult {
   code: number | null;

@@ -3,9 +3,9 @@ import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { PrismaService } from '@mp/db';
 import { configureHttpApp } from '@mp/platform';
-import { AppModule } from '../../src/app.module';
-import { LedgerService } from '../../src/core/ledger.service';
-import { loadLedgerConfig, type LedgerConfig } from '../../src/ledger.config';
+import { AppModule } from '../../apps/ledger/src/app.module';
+import { LedgerService } from '../../apps/ledger/src/core/ledger.service';
+import { loadLedgerConfig, type LedgerConfig } from '../../apps/ledger/src/ledger.config';
 
 export const TEST_DATABASE_URL = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/machine_payments_test';
 
