@@ -12,10 +12,15 @@ import {
   type TransferResult,
 } from '@mp/ledger';
 import { AccountStore, type AccountFilter, type Page } from './account.store';
+import { BookQueries, type AccountCodeTransfer, type AccountCodeTransferQuery, type CorrectionTransfer } from './book.queries';
 import { PendingExpiry } from './pending-expiry';
+import { ReceivingAddressStore, type ReceivingAddress } from './receiving-address.store';
 import type { StoredAccount } from './rows';
 import { TransferQueries, type Position, type StatementEntry, type TransferFilter, type TransferRecord } from './transfer.queries';
 import { TransferWriter } from './transfer-writer';
+
+export type { AccountCodeTransfer, AccountCodeTransferQuery, CorrectionTransfer, TransferResolution } from './book.queries';
+export type { ReceivingAddress } from './receiving-address.store';
 
 export type LedgerAccount = StoredAccount & { balances: BalanceSummary };
 
@@ -53,6 +58,8 @@ export class LedgerService {
     private readonly writer: TransferWriter,
     private readonly transfers: TransferQueries,
     private readonly expiry: PendingExpiry,
+    private readonly book: BookQueries,
+    private readonly receivingAddresses: ReceivingAddressStore,
   ) {}
 
   /** One result per account, in order. A batch that races another creating the same id is simply run again. */
@@ -142,6 +149,44 @@ export class LedgerService {
   /** Releases reservations whose timeout passed now rather than at the next sweep; returns how many. */
   expirePendingTransfers(): Promise<number> {
     return this.expiry.sweep();
+  }
+
+  /**
+   * The merchant's transfers of `query.codes` that touch an account of `query.accountCode`, each with `credits` (it
+   * credits such an account) and, for a pending transfer, the post or void that resolved it. A transfer is in the
+   * period when it was created before `to` and resolved, or (unresolved or single-phase) created, in [from, to).
+   * Posts and voids are never returned themselves: they are their pending transfer's `resolution`.
+   */
+  accountCodeTransfers(merchantId: string, query: AccountCodeTransferQuery): Promise<AccountCodeTransfer[]> {
+    return this.book.transfersOnAccountCode(merchantId, query);
+  }
+
+  /**
+   * The correcting transfers (code 9, single-phase, `reference` = the id they correct) of the transfers `ids` that
+   * touch an account of `accountCode`, and transitively the corrections of those, whenever they were booked.
+   */
+  correctionsOf(merchantId: string, accountCode: number, ids: readonly string[]): Promise<CorrectionTransfer[]> {
+    return this.book.corrections(merchantId, accountCode, ids);
+  }
+
+  /** The assets the merchant has an account of `accountCode` in, sorted. */
+  accountAssets(merchantId: string, accountCode: number): Promise<string[]> {
+    return this.book.accountAssets(merchantId, accountCode);
+  }
+
+  /** Every merchant with an account of `accountCode`, sorted. */
+  merchantsWithAccountCode(accountCode: number): Promise<string[]> {
+    return this.book.merchantsWithAccountCode(accountCode);
+  }
+
+  /** Records that the merchant is paid on chain at `address` on `network` (stored lowercase); idempotent. */
+  rememberReceivingAddress(merchantId: string, network: string, address: string): Promise<void> {
+    return this.receivingAddresses.remember(merchantId, network, address);
+  }
+
+  /** Where the merchant has been paid on chain, by network then address. */
+  receivingAddressesOf(merchantId: string): Promise<ReceivingAddress[]> {
+    return this.receivingAddresses.list(merchantId);
   }
 }
 

@@ -1,7 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type Stripe from 'stripe';
 import type { PaymentEventMessage } from '@mp/clients';
-import { PrismaService } from '@mp/db';
 import { isSuccess, TRANSFER_RESULT_MESSAGES, type AccountInput, type TransferInput, type TransferResultCode } from '@mp/ledger';
 import { LedgerService } from '../core/ledger.service';
 import { LEDGER_CONFIG, type LedgerConfig } from '../ledger.config';
@@ -40,7 +39,6 @@ export class PaymentIngestion {
   constructor(
     @Inject(LEDGER_CONFIG) config: LedgerConfig,
     private readonly ledger: LedgerService,
-    private readonly db: PrismaService,
   ) {
     if (config.reconciliation.stripe) this.stripe = createStripeReader(config.reconciliation.stripe, 'ingestion');
   }
@@ -52,7 +50,7 @@ export class PaymentIngestion {
     if (!merchantId || step.kind === 'none') return 'skipped';
     const asset = paymentAsset(event);
     await this.ensureAccounts(merchantId, paymentAccounts(asset));
-    if (event.payment.rail === 'evm') await this.rememberAddress(merchantId, event.payment.network, event.payment.payTo);
+    if (event.payment.rail === 'evm') await this.ledger.rememberReceivingAddress(merchantId, event.payment.network, event.payment.payTo);
     await this.transfer(merchantId, holdTransfer(event, asset));
     if (step.kind === 'post') {
       const posted = await this.transfer(merchantId, postTransfer(event, step.reference), ['pending_transfer_already_voided']);
@@ -93,14 +91,5 @@ export class PaymentIngestion {
     if (isSuccess(result) || expected.includes(result)) return result;
     const code = firstResult ?? result;
     throw new BookingRefusedError(`transfer ${transfer.id} of merchant ${merchantId}: ${code} (${TRANSFER_RESULT_MESSAGES[code]})`);
-  }
-
-  private async rememberAddress(merchantId: string, network: string, address: string): Promise<void> {
-    await this.db.$executeRawUnsafe(
-      `INSERT INTO ledger.receiving_addresses (merchant_id, network, address) VALUES ($1::uuid, $2, $3) ON CONFLICT DO NOTHING`,
-      merchantId,
-      network,
-      address.toLowerCase(),
-    );
   }
 }
