@@ -14,7 +14,7 @@ const hash = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'expected a 32-byte 0x hex 
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'expected a 0x hex address');
 const text = z.string().min(1);
 
-export const PAYMENT_SNAPSHOT_STATES = ['received', 'verified', 'submitted', 'confirmed', 'failed', 'expired'] as const;
+export const PAYMENT_SNAPSHOT_STATES = ['verified', 'submitted', 'confirmed', 'failed', 'expired'] as const;
 
 /** The payment as it stood when the event was published (amounts in atomic units, decimal strings). */
 export const paymentSnapshotSchema = z.strictObject({

@@ -24,7 +24,7 @@ function paymentInput(overrides: Partial<Prisma.PaymentCreateInput> = {}): Prism
     scheme: 'exact',
     x402Version: 2,
     payloadHash: randomBytes(32).toString('hex'),
-    state: PaymentState.received,
+    state: PaymentState.verified,
     ...overrides,
   };
 }
@@ -83,7 +83,7 @@ describe('PrismaService against a freshly migrated database', () => {
     expect(read.amount.toFixed()).toBe(UINT256_MAX.toString());
     expect(read.amount.toFixed()).toHaveLength(78);
     expect(fromDbDecimal(read.amount)).toBe(UINT256_MAX);
-    expect(read.state).toBe('received');
+    expect(read.state).toBe('verified');
 
     const [raw] = await prisma.$queryRaw<{ amount: string }[]>`SELECT amount::text AS amount FROM facilitator.payments WHERE id = ${created.id}::uuid`;
     expect(raw.amount).toBe(UINT256_MAX.toString());
@@ -133,8 +133,8 @@ describe('PrismaService against a freshly migrated database', () => {
     const p = await prisma.payment.create({ data: paymentInput() });
 
     await withTransaction(prisma, async (tx) => {
-      await tx.payment.update({ where: { id: p.id }, data: { state: PaymentState.verified } });
-      await tx.paymentEvent.create({ data: { paymentId: p.id, type: 'payment.verified', data: { amount: UINT256_MAX.toString() } } });
+      await tx.payment.update({ where: { id: p.id }, data: { state: PaymentState.submitted } });
+      await tx.paymentEvent.create({ data: { paymentId: p.id, type: 'payment.submitted', data: { amount: UINT256_MAX.toString() } } });
     });
 
     await expect(
@@ -146,8 +146,8 @@ describe('PrismaService against a freshly migrated database', () => {
     ).rejects.toThrow('abort');
 
     const after = await prisma.payment.findUniqueOrThrow({ where: { id: p.id }, include: { events: true } });
-    expect(after.state).toBe('verified');
-    expect(after.events.map((e) => e.type)).toEqual(['payment.verified']);
+    expect(after.state).toBe('submitted');
+    expect(after.events.map((e) => e.type)).toEqual(['payment.submitted']);
     expect(typeof after.events[0].id).toBe('bigint');
     expect(after.events[0].publishedAt).toBeNull();
     expect(after.events[0].data).toEqual({ amount: UINT256_MAX.toString() });

@@ -1,8 +1,8 @@
 import { getAddress } from 'viem';
 import type { PaymentSnapshot } from '@mp/clients';
 
-export type PaymentViewState = 'received' | 'verified' | 'submitted' | 'confirmed' | 'failed' | 'expired';
-export const PAYMENT_VIEW_STATES: readonly PaymentViewState[] = ['received', 'verified', 'submitted', 'confirmed', 'failed', 'expired'];
+export type PaymentViewState = 'verified' | 'submitted' | 'confirmed' | 'failed' | 'expired';
+export const PAYMENT_VIEW_STATES: readonly PaymentViewState[] = ['verified', 'submitted', 'confirmed', 'failed', 'expired'];
 
 /** A payment as merchants see it, in GET /payments and in webhooks. Amounts are decimal strings of atomic units. */
 export interface PaymentView {

@@ -3,8 +3,9 @@ import { isUniqueViolation, PrismaService, withTransaction } from '@mp/db';
 import type { SignedTransaction } from '@mp/chain';
 import type { Hex } from 'viem';
 import { gasShare } from './gas-share';
+import { applyTransition, type PaymentState, type TransitionArgs, type TransitionName } from './payment-transitions';
 
-export type PaymentState = 'received' | 'verified' | 'submitted' | 'confirmed' | 'failed' | 'expired';
+export type { PaymentState } from './payment-transitions';
 
 export interface PaymentRecord {
   id: string;
@@ -97,6 +98,7 @@ const SETTLEMENT_COLUMNS = `${RECORD_COLUMNS}, network, asset, payer, authorizat
 /**
  * The facilitator's durable payment records. Every state change is a compare-and-set on the current state,
  * written together with its event row in one statement, so concurrent workers can never both advance a payment.
+ * The changes themselves are declared in payment-transitions.ts.
  */
 @Injectable()
 export class PaymentRepository {
@@ -279,8 +281,7 @@ export class PaymentRepository {
 
   /** The off-chain rail refused it: final (a new credential is a new payment). */
   markFailedExternally(id: string, reason: string, message: string, reference?: string): Promise<boolean> {
-    return this.transition(id, ['verified'], 'failed', 'payment.failed', { reason, message, ...(reference && { reference }) },
-      `error_reason = $4, error_message = $5, reference = COALESCE($6, reference)`, [reason, message, reference ?? null]);
+    return this.transition('failExternally', id, { reason, message, reference });
   }
 
   /** The off-chain payment an MPP challenge created, if any; `merchantId` undefined: whoever's it is (webhooks). */
@@ -298,23 +299,12 @@ export class PaymentRepository {
 
   /** Takes over a payment whose earlier attempt failed before anything reached the chain. */
   reclaim(id: string, updatedAt: Date, payloadHash: string, call: { to: string; data: string }): Promise<boolean> {
-    return this.transition(id, ['failed'], 'verified', 'payment.retried', { payloadHash },
-      `payload_hash = $4, settle_to = $5, settle_data = $6, settle_gas = NULL, error_reason = NULL, error_message = NULL, tx_hash = NULL`,
-      [payloadHash, call.to.toLowerCase(), call.data], `AND tx_hash IS NULL AND updated_at = $7`, [updatedAt]);
+    return this.transition('retry', id, { updatedAt, payloadHash, call });
   }
 
   /** Records a signed settlement transaction before it is broadcast, and moves the payment to submitted. */
   recordSubmitted(id: string, tx: SignedTransaction, network: string): Promise<boolean> {
-    return this.recordTransaction(id, tx, network, this.submittedChange(tx));
-  }
-
-  private submittedChange(tx: SignedTransaction) {
-    return {
-      from: 'verified' as const,
-      set: `state = 'submitted', tx_hash = $2, signer = $3, tx_nonce = $4, submitted_at = now(), attempts = attempts + 1, settle_gas = NULL`,
-      event: 'payment.submitted',
-      data: { txHash: tx.hash, signer: tx.signer, txNonce: tx.nonce },
-    };
+    return this.transition('submit', id, { tx, network });
   }
 
   /**
@@ -325,7 +315,7 @@ export class PaymentRepository {
     try {
       return await withTransaction(this.db, async (db) => {
         for (const id of ids) {
-          if (!(await this.recordTransaction(id, tx, network, this.submittedChange(tx), db))) throw new BatchClaimLostError();
+          if (!(await this.transition('submit', id, { tx, network }, db))) throw new BatchClaimLostError();
         }
         return true;
       }, { retries: 0 });
@@ -346,14 +336,7 @@ export class PaymentRepository {
     );
     if (ids.length === 0) return false;
     return withTransaction(this.db, async (db) => {
-      for (const { id } of ids) {
-        await this.recordTransaction(id, tx, network, {
-          from: 'submitted',
-          set: `tx_hash = $2`,
-          event: 'payment.replaced',
-          data: { txHash: tx.hash, replaces: stuckHash, maxFeePerGas: tx.maxFeePerGas.toString(), maxPriorityFeePerGas: tx.maxPriorityFeePerGas.toString() },
-        }, db);
-      }
+      for (const { id } of ids) await this.transition('replace', id, { tx, network, stuckHash }, db);
       return true;
     });
   }
@@ -367,73 +350,23 @@ export class PaymentRepository {
     return gasShare(fee, rows.map((r) => r.paymentId), paymentId);
   }
 
-  /** One statement: the compare-and-set on the payment, the signed transaction and the event, or none of them. */
-  private async recordTransaction(
-    id: string,
-    tx: SignedTransaction,
-    network: string,
-    change: { from: PaymentState; set: string; event: string; data: Record<string, unknown> },
-    db: Pick<PrismaService, '$queryRawUnsafe'> = this.db,
-  ): Promise<boolean> {
-    const rows = await db.$queryRawUnsafe<{ id: string }[]>(
-      `WITH updated AS (
-         UPDATE facilitator.payments SET updated_at = now(), ${change.set}
-          WHERE id = $1::uuid AND state = '${change.from}'
-          RETURNING id),
-       stored AS (
-         INSERT INTO facilitator.payment_transactions (hash, payment_id, network, signer, nonce, raw_tx, max_fee_per_gas, max_priority_fee_per_gas, gas_limit)
-         SELECT $2, id, $5, $3, $4, $6, $7::numeric, $8::numeric, $9::numeric FROM updated
-         RETURNING payment_id)
-       INSERT INTO facilitator.payment_events (payment_id, type, data)
-       SELECT payment_id, '${change.event}', $10::jsonb FROM stored
-       RETURNING payment_id AS id`,
-      id,
-      tx.hash,
-      tx.signer.toLowerCase(),
-      tx.nonce,
-      network,
-      tx.raw,
-      tx.maxFeePerGas.toString(),
-      tx.maxPriorityFeePerGas.toString(),
-      tx.gas.toString(),
-      JSON.stringify(change.data),
-    );
-    return rows.length === 1;
-  }
-
   /** The transaction never took (its nonce went elsewhere, or the node refused it as stale): back to verified, to be sent again. */
   releaseUnsent(id: string, reason: string): Promise<boolean> {
-    return this.transition(id, ['submitted'], 'verified', 'payment.resend', { reason }, `tx_hash = NULL, signer = NULL, tx_nonce = NULL`, []);
+    return this.transition('resend', id, { reason });
   }
 
   /**
    * Its transfer failed inside a batch that was mined: the batch transaction did not settle this payment, so it is
    * detached from it, and the payment goes back to verified to be sent alone.
    */
-  async releaseFromBatch(id: string, batchHash: string): Promise<boolean> {
-    const rows = await this.db.$queryRawUnsafe<{ id: string }[]>(
-      `WITH updated AS (
-         UPDATE facilitator.payments SET state = 'verified', updated_at = now(), tx_hash = NULL, signer = NULL, tx_nonce = NULL
-          WHERE id = $1::uuid AND state = 'submitted'
-          RETURNING id),
-       detached AS (
-         DELETE FROM facilitator.payment_transactions WHERE payment_id IN (SELECT id FROM updated) AND hash = $2 RETURNING payment_id)
-       INSERT INTO facilitator.payment_events (payment_id, type, data)
-       SELECT id, 'payment.resend', $3::jsonb FROM updated
-       RETURNING payment_id AS id`,
-      id,
-      batchHash,
-      JSON.stringify({ reason: `its transfer failed inside batch ${batchHash}` }),
-    );
-    return rows.length === 1;
+  releaseFromBatch(id: string, batchHash: string): Promise<boolean> {
+    return this.transition('leaveBatch', id, { batchHash });
   }
 
   /** `gasFee`: the payment's share of the transaction's fee in wei (see gasShare), which the ledger books as gas. */
   markConfirmed(id: string, hash: string, receipt: { blockNumber: bigint; blockHash: string; gasUsed: bigint; effectiveGasPrice?: bigint }, gasFee: bigint): Promise<boolean> {
     // From verified too: a payment released to be sent again (its nonce looked taken) that an earlier transaction carried.
-    return this.transition(id, ['submitted', 'verified'], 'confirmed', 'payment.confirmed',
-      { txHash: hash, blockNumber: receipt.blockNumber.toString(), blockHash: receipt.blockHash, gasUsed: receipt.gasUsed.toString(), effectiveGasPrice: receipt.effectiveGasPrice?.toString(), gasFee: gasFee.toString() },
-      `settled_at = now(), tx_hash = $4, block_number = $5::numeric, block_hash = $6`, [hash, receipt.blockNumber.toString(), receipt.blockHash]);
+    return this.transition('confirm', id, { hash, receipt, gasFee });
   }
 
   /** Chain payments confirmed in a block above `afterBlock` on the network: the ones a reorg could still take back. */
@@ -452,52 +385,31 @@ export class PaymentRepository {
    * be mined anew, or not at all), with a payment.reorged event that corrects the merchant's view.
    */
   markReorged(id: string, blockHash: string, blockNumber: bigint): Promise<boolean> {
-    return this.transition(id, ['confirmed'], 'submitted', 'payment.reorged', { blockHash, blockNumber: blockNumber.toString() },
-      `settled_at = NULL, block_number = NULL, block_hash = NULL`, [], `AND block_hash = $4`, [blockHash]);
+    return this.transition('reorg', id, { blockHash, blockNumber });
   }
 
   /** A failure on chain (the transaction was mined, and its gas paid): final. The hash stays as evidence. */
   markFailedOnChain(id: string, hash: string, reason: string, message: string, gasFee: bigint): Promise<boolean> {
-    return this.transition(id, ['submitted'], 'failed', 'payment.failed', { txHash: hash, reason, message, gasFee: gasFee.toString() }, `tx_hash = $4, error_reason = $5, error_message = $6`, [hash, reason, message]);
+    return this.transition('failOnChain', id, { hash, reason, message, gasFee });
   }
 
   /** A failure before anything reached the chain: a later request may retry the payment. */
   markFailedUnsent(id: string, reason: string, message: string): Promise<boolean> {
-    return this.transition(id, ['verified', 'submitted'], 'failed', 'payment.failed', { reason, message, broadcast: false },
-      `error_reason = $4, error_message = $5, tx_hash = NULL, signer = NULL, tx_nonce = NULL`, [reason, message]);
+    return this.transition('failUnsent', id, { reason, message });
   }
 
   /** The authorization's validBefore passed with nothing mined: it can never settle now. */
   markExpired(id: string, from: PaymentState[], message: string): Promise<boolean> {
-    return this.transition(id, from, 'expired', 'payment.expired', { message }, `error_reason = 'invalid_exact_evm_payload_authorization_valid_before', error_message = $4`, [message]);
+    return this.transition('expire', id, { message }, this.db, from);
   }
 
-  private async transition(
+  private async transition<N extends TransitionName>(
+    name: N,
     id: string,
-    from: PaymentState[],
-    to: PaymentState,
-    eventType: string,
-    eventData: Record<string, unknown>,
-    setClause: string,
-    params: unknown[],
-    guard = '',
-    guardParams: unknown[] = [],
+    args: TransitionArgs<N>,
+    db: Pick<PrismaService, '$queryRawUnsafe'> = this.db,
+    from?: PaymentState[],
   ): Promise<boolean> {
-    const fromList = from.map((s) => `'${s}'`).join(', ');
-    const rows = await this.db.$queryRawUnsafe<{ id: string }[]>(
-      `WITH updated AS (
-         UPDATE facilitator.payments SET state = '${to}', updated_at = now(), ${setClause}
-          WHERE id = $1::uuid AND state IN (${fromList}) ${guard}
-          RETURNING id)
-       INSERT INTO facilitator.payment_events (payment_id, type, data)
-       SELECT id, $2, $3::jsonb FROM updated
-       RETURNING payment_id AS id`,
-      id,
-      eventType,
-      JSON.stringify(eventData),
-      ...params,
-      ...guardParams,
-    );
-    return rows.length === 1;
+    return (await applyTransition(db, name, id, args, from)).moved;
   }
 }

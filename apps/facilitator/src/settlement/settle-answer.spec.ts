@@ -46,7 +46,7 @@ describe('settleAnswer', () => {
     expect(settleAnswer(record('failed', { payloadHash: 'payload-0' }), asker, time)).toEqual({ kind: 'retry' });
   });
 
-  it.each(['received', 'verified', 'submitted'] as const)('waits on a %s payment until the deadline, then answers settlement_pending', (state) => {
+  it.each(['verified', 'submitted'] as const)('waits on a %s payment until the deadline, then answers settlement_pending', (state) => {
     expect(settleAnswer(record(state), asker, time)).toEqual({ kind: 'wait' });
     expect(settleAnswer(record(state), asker, { ...time, now: time.deadline })).toEqual(failure(X402Reason.settlementPending, 'the settlement is queued; settle again to get its outcome'));
     expect(settleAnswer(record(state, { txHash: tx }), asker, { ...time, now: time.deadline + 1 }))

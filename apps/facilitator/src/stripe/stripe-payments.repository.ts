@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { PrismaService } from '@mp/db';
+import { applyTransition } from '../settlement/payment-transitions';
 
 /** A Stripe payment whose PaymentIntent the sweep asks Stripe about. */
 export interface StripePaymentToResolve {
@@ -27,7 +28,7 @@ const CORRECTABLE_FOR_HOURS = 24;
 /**
  * Queries and transitions of payments settled through Stripe (rail `stripe`) that the chain-payment repository has
  * no use for: the sweep's work list, and a confirmation that may correct an earlier failure. Like every transition,
- * each is a compare-and-set on the state written with its outbox event in one statement.
+ * it is a compare-and-set on the state written with its outbox event in one statement (payment-transitions.ts).
  */
 @Injectable()
 export class StripePayments {
@@ -61,25 +62,7 @@ export class StripePayments {
    * webhook take the later word. Returns the state it came from, or undefined if it was neither (already confirmed).
    */
   async confirm(id: string, reference: string, details: Record<string, unknown>): Promise<'verified' | 'failed' | undefined> {
-    const rows = await this.db.$queryRawUnsafe<{ was: 'verified' | 'failed' }[]>(
-      `WITH prior AS (
-         SELECT id, state::text AS was FROM facilitator.payments
-          WHERE id = $1::uuid AND rail = 'stripe' AND state IN ('verified', 'failed') FOR UPDATE),
-       updated AS (
-         UPDATE facilitator.payments p
-            SET state = 'confirmed', updated_at = now(), settled_at = now(), reference = $2, error_reason = NULL, error_message = NULL
-           FROM prior WHERE p.id = prior.id AND p.state IN ('verified', 'failed')
-         RETURNING p.id, prior.was),
-       event AS (
-         INSERT INTO facilitator.payment_events (payment_id, type, data)
-         SELECT id, 'payment.confirmed',
-                $3::jsonb || CASE WHEN was = 'failed' THEN jsonb_build_object('corrects', 'payment.failed') ELSE '{}'::jsonb END
-           FROM updated)
-       SELECT was FROM updated`,
-      id,
-      reference,
-      JSON.stringify({ reference, ...details }),
-    );
-    return rows[0]?.was;
+    const { was } = await applyTransition(this.db, 'confirmExternally', id, { reference, details });
+    return was as 'verified' | 'failed' | undefined;
   }
 }

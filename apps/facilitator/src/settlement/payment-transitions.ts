@@ -1,0 +1,271 @@
+import type { PrismaService } from '@mp/db';
+import type { SignedTransaction } from '@mp/chain';
+
+/** The states of `facilitator.payment_state`. */
+export type PaymentState = 'verified' | 'submitted' | 'confirmed' | 'failed' | 'expired';
+
+/** A column set to the database's clock. */
+export const NOW = Symbol('now()');
+/** A column set to NULL; in a guard, a column that must be NULL. */
+export const NULL = Symbol('NULL');
+/** A counter one above what it was. */
+export const INCREMENT = Symbol('+ 1');
+
+/** The value given, or, when it is null, what the column already holds. */
+export class KeepIfNull {
+  constructor(readonly value: string | null) {}
+}
+
+type ColumnValue = string | number | bigint | Date | null | typeof NOW | typeof NULL | typeof INCREMENT | KeepIfNull;
+
+/** The payment columns a transition may set or guard on (never `state`, `updated_at` is a guard only: both are the builder's). */
+type PaymentColumn =
+  | 'tx_hash' | 'signer' | 'tx_nonce' | 'submitted_at' | 'settled_at' | 'attempts' | 'settle_to' | 'settle_data' | 'settle_gas'
+  | 'payload_hash' | 'error_reason' | 'error_message' | 'reference' | 'block_number' | 'block_hash' | 'rail' | 'updated_at';
+
+type TransactionColumn = 'hash' | 'network' | 'signer' | 'nonce' | 'raw_tx' | 'max_fee_per_gas' | 'max_priority_fee_per_gas' | 'gas_limit';
+
+/** Parameters PostgreSQL cannot type from the column alone (a decimal string into NUMERIC, in an INSERT … SELECT). */
+const CASTS: Partial<Record<PaymentColumn | TransactionColumn, string>> = {
+  block_number: 'numeric',
+  max_fee_per_gas: 'numeric',
+  max_priority_fee_per_gas: 'numeric',
+  gas_limit: 'numeric',
+};
+
+export interface TransitionSpec<Args> {
+  from: readonly PaymentState[];
+  to: PaymentState;
+  event: string;
+  /** what the transition writes on the payment, besides its state and updated_at */
+  set: (args: Args) => Partial<Record<PaymentColumn, ColumnValue>>;
+  /** conditions besides the from-states (a value: equal to it; NULL: IS NULL) */
+  where?: (args: Args) => Partial<Record<PaymentColumn, ColumnValue>>;
+  /** the event's data */
+  data: (args: Args) => Record<string, unknown>;
+  /** a signed transaction stored in payment_transactions with the change: no event unless it is stored */
+  storesTransaction?: (args: Args) => Record<TransactionColumn, ColumnValue>;
+  /** the payment_transactions row (by hash) the transaction detaches from the payment, if it is there */
+  detachesTransaction?: (args: Args) => string;
+  /**
+   * Added to the event's data when the payment left this state (a correction says what it corrects). Declaring it
+   * makes the statement lock the row first and answer the state it left as `was`.
+   */
+  dataWhenLeaving?: Partial<Record<PaymentState, Record<string, unknown>>>;
+}
+
+const transition = <Args>(spec: TransitionSpec<Args>): TransitionSpec<Args> => spec;
+
+const storedTransaction = (tx: SignedTransaction, network: string): Record<TransactionColumn, ColumnValue> => ({
+  hash: tx.hash,
+  network,
+  signer: tx.signer.toLowerCase(),
+  nonce: tx.nonce,
+  raw_tx: tx.raw,
+  max_fee_per_gas: tx.maxFeePerGas,
+  max_priority_fee_per_gas: tx.maxPriorityFeePerGas,
+  gas_limit: tx.gas,
+});
+
+const unsent = { tx_hash: NULL, signer: NULL, tx_nonce: NULL } as const;
+
+/**
+ * Every change of a payment's state, declared once: which states it leaves, the state it enters, its event, and the
+ * columns it writes. `transitionStatement` turns an entry into its one compare-and-set statement.
+ */
+export const PAYMENT_TRANSITIONS = {
+  /** Settlement: a signed transaction, stored before it is broadcast. */
+  submit: transition<{ tx: SignedTransaction; network: string }>({
+    from: ['verified'],
+    to: 'submitted',
+    event: 'payment.submitted',
+    set: ({ tx }) => ({ tx_hash: tx.hash, signer: tx.signer.toLowerCase(), tx_nonce: tx.nonce, submitted_at: NOW, attempts: INCREMENT, settle_gas: NULL }),
+    data: ({ tx }) => ({ txHash: tx.hash, signer: tx.signer, txNonce: tx.nonce }),
+    storesTransaction: ({ tx, network }) => storedTransaction(tx, network),
+  }),
+  /** A fee-bumped replacement (same signer and nonce) of a stuck transaction. */
+  replace: transition<{ tx: SignedTransaction; network: string; stuckHash: string }>({
+    from: ['submitted'],
+    to: 'submitted',
+    event: 'payment.replaced',
+    set: ({ tx }) => ({ tx_hash: tx.hash }),
+    data: ({ tx, stuckHash }) => ({ txHash: tx.hash, replaces: stuckHash, maxFeePerGas: tx.maxFeePerGas.toString(), maxPriorityFeePerGas: tx.maxPriorityFeePerGas.toString() }),
+    storesTransaction: ({ tx, network }) => storedTransaction(tx, network),
+  }),
+  /** The transaction never took: back to verified, to be sent again. */
+  resend: transition<{ reason: string }>({
+    from: ['submitted'],
+    to: 'verified',
+    event: 'payment.resend',
+    set: () => unsent,
+    data: ({ reason }) => ({ reason }),
+  }),
+  /** Its transfer failed inside a mined batch: detached from the batch, back to verified to be sent alone. */
+  leaveBatch: transition<{ batchHash: string }>({
+    from: ['submitted'],
+    to: 'verified',
+    event: 'payment.resend',
+    set: () => unsent,
+    data: ({ batchHash }) => ({ reason: `its transfer failed inside batch ${batchHash}` }),
+    detachesTransaction: ({ batchHash }) => batchHash,
+  }),
+  /** Mined with the exact transfer. From verified too: a payment released to be sent again that an earlier transaction carried. */
+  confirm: transition<{ hash: string; receipt: { blockNumber: bigint; blockHash: string; gasUsed: bigint; effectiveGasPrice?: bigint }; gasFee: bigint }>({
+    from: ['submitted', 'verified'],
+    to: 'confirmed',
+    event: 'payment.confirmed',
+    set: ({ hash, receipt }) => ({ settled_at: NOW, tx_hash: hash, block_number: receipt.blockNumber, block_hash: receipt.blockHash }),
+    data: ({ hash, receipt, gasFee }) => ({
+      txHash: hash, blockNumber: receipt.blockNumber.toString(), blockHash: receipt.blockHash, gasUsed: receipt.gasUsed.toString(),
+      effectiveGasPrice: receipt.effectiveGasPrice?.toString(), gasFee: gasFee.toString(),
+    }),
+  }),
+  /** The block that confirmed it left the chain: back to submitted, to be judged again. */
+  reorg: transition<{ blockHash: string; blockNumber: bigint }>({
+    from: ['confirmed'],
+    to: 'submitted',
+    event: 'payment.reorged',
+    set: () => ({ settled_at: NULL, block_number: NULL, block_hash: NULL }),
+    where: ({ blockHash }) => ({ block_hash: blockHash }),
+    data: ({ blockHash, blockNumber }) => ({ blockHash, blockNumber: blockNumber.toString() }),
+  }),
+  /** Mined and failed (its gas paid): final. */
+  failOnChain: transition<{ hash: string; reason: string; message: string; gasFee: bigint }>({
+    from: ['submitted'],
+    to: 'failed',
+    event: 'payment.failed',
+    set: ({ hash, reason, message }) => ({ tx_hash: hash, error_reason: reason, error_message: message }),
+    data: ({ hash, reason, message, gasFee }) => ({ txHash: hash, reason, message, gasFee: gasFee.toString() }),
+  }),
+  /** Refused before anything reached the chain: a later request may retry it. */
+  failUnsent: transition<{ reason: string; message: string }>({
+    from: ['verified', 'submitted'],
+    to: 'failed',
+    event: 'payment.failed',
+    set: ({ reason, message }) => ({ error_reason: reason, error_message: message, ...unsent }),
+    data: ({ reason, message }) => ({ reason, message, broadcast: false }),
+  }),
+  /** A failed payment taken over by a new request (nothing reached the chain). */
+  retry: transition<{ updatedAt: Date; payloadHash: string; call: { to: string; data: string } }>({
+    from: ['failed'],
+    to: 'verified',
+    event: 'payment.retried',
+    set: ({ payloadHash, call }) => ({
+      payload_hash: payloadHash, settle_to: call.to.toLowerCase(), settle_data: call.data, settle_gas: NULL, error_reason: NULL, error_message: NULL, tx_hash: NULL,
+    }),
+    where: ({ updatedAt }) => ({ tx_hash: NULL, updated_at: updatedAt }),
+    data: ({ payloadHash }) => ({ payloadHash }),
+  }),
+  /** validBefore passed with nothing mined: it can never settle now. */
+  expire: transition<{ message: string }>({
+    from: ['verified'],
+    to: 'expired',
+    event: 'payment.expired',
+    set: ({ message }) => ({ error_reason: 'invalid_exact_evm_payload_authorization_valid_before', error_message: message }),
+    data: ({ message }) => ({ message }),
+  }),
+  /** An off-chain rail (Stripe) refused it: final. */
+  failExternally: transition<{ reason: string; message: string; reference?: string }>({
+    from: ['verified'],
+    to: 'failed',
+    event: 'payment.failed',
+    set: ({ reason, message, reference }) => ({ error_reason: reason, error_message: message, reference: new KeepIfNull(reference ?? null) }),
+    data: ({ reason, message, reference }) => ({ reason, message, ...(reference && { reference }) }),
+  }),
+  /** The PaymentIntent succeeded: confirmed, or, correcting an earlier answer, confirmed after all. */
+  confirmExternally: transition<{ reference: string; details: Record<string, unknown> }>({
+    from: ['verified', 'failed'],
+    to: 'confirmed',
+    event: 'payment.confirmed',
+    set: ({ reference }) => ({ settled_at: NOW, reference, error_reason: NULL, error_message: NULL }),
+    where: () => ({ rail: 'stripe' }),
+    data: ({ reference, details }) => ({ reference, ...details }),
+    dataWhenLeaving: { failed: { corrects: 'payment.failed' } },
+  }),
+};
+
+export type TransitionName = keyof typeof PAYMENT_TRANSITIONS;
+export type TransitionArgs<N extends TransitionName> = (typeof PAYMENT_TRANSITIONS)[N] extends TransitionSpec<infer Args> ? Args : never;
+
+export interface TransitionStatement {
+  sql: string;
+  params: unknown[];
+}
+
+const quoted = (states: readonly PaymentState[]) => states.map((s) => `'${s}'`).join(', ');
+
+/**
+ * The one statement of a transition: the compare-and-set `UPDATE … WHERE state IN (…) RETURNING` feeding the event's
+ * INSERT (and the transaction's, if it stores one). $1 is the payment id, $2 the event type, $3 its data; the columns'
+ * values follow, numbered in the order they are declared. `from` narrows the declared from-states.
+ */
+export function transitionStatement<N extends TransitionName>(name: N, id: string, args: TransitionArgs<N>, from?: readonly PaymentState[]): TransitionStatement {
+  const spec = PAYMENT_TRANSITIONS[name] as TransitionSpec<TransitionArgs<N>>;
+  const leaving = from ?? spec.from;
+  const undeclared = leaving.filter((s) => !spec.from.includes(s));
+  if (leaving.length === 0 || undeclared.length > 0) throw new Error(`transition ${name} cannot leave ${undeclared.join(', ') || 'no state'}`);
+
+  const params: unknown[] = [id, spec.event, JSON.stringify(spec.data(args))];
+  const param = (value: unknown, cast?: string) => {
+    params.push(typeof value === 'bigint' ? value.toString() : value);
+    return `$${params.length}${cast ? `::${cast}` : ''}`;
+  };
+  const assignment = ([column, value]: [string, ColumnValue]) => {
+    if (value === NOW) return `${column} = now()`;
+    if (value === NULL) return `${column} = NULL`;
+    if (value === INCREMENT) return `${column} = ${column} + 1`;
+    if (value instanceof KeepIfNull) return `${column} = COALESCE(${param(value.value)}, ${column})`;
+    return `${column} = ${param(value, CASTS[column as PaymentColumn])}`;
+  };
+  const condition = ([column, value]: [string, ColumnValue]) =>
+    value === NULL ? ` AND ${column} IS NULL` : ` AND ${column} = ${param(value, CASTS[column as PaymentColumn])}`;
+
+  const set = [`state = '${spec.to}'`, 'updated_at = now()', ...Object.entries(spec.set(args)).map(assignment)].join(', ');
+  const guards = Object.entries(spec.where?.(args) ?? {}).map(condition).join('');
+  const states = quoted(leaving);
+
+  if (spec.dataWhenLeaving) {
+    // The state it left is only known to a statement that locks the row before changing it.
+    const extra = Object.entries(spec.dataWhenLeaving).map(([state, data]) => ` WHEN '${state}' THEN ${param(JSON.stringify(data))}::jsonb`).join('');
+    return {
+      sql:
+        `WITH prior AS (SELECT id, state::text AS was FROM facilitator.payments WHERE id = $1::uuid AND state IN (${states})${guards} FOR UPDATE), ` +
+        `updated AS (UPDATE facilitator.payments p SET ${set} FROM prior WHERE p.id = prior.id AND p.state IN (${states}) RETURNING p.id, prior.was), ` +
+        `event AS (INSERT INTO facilitator.payment_events (payment_id, type, data) SELECT id, $2, $3::jsonb || CASE was${extra} ELSE '{}'::jsonb END FROM updated) ` +
+        `SELECT id, was FROM updated`,
+      params,
+    };
+  }
+
+  const steps = [`updated AS (UPDATE facilitator.payments SET ${set} WHERE id = $1::uuid AND state IN (${states})${guards} RETURNING id)`];
+  let eventSource = 'updated';
+  if (spec.storesTransaction) {
+    const columns = Object.entries(spec.storesTransaction(args));
+    const values = columns.map(([column, value]) => param(value, CASTS[column as TransactionColumn]));
+    steps.push(`stored AS (INSERT INTO facilitator.payment_transactions (payment_id, ${columns.map(([c]) => c).join(', ')}) SELECT id, ${values.join(', ')} FROM updated RETURNING payment_id AS id)`);
+    eventSource = 'stored';
+  }
+  if (spec.detachesTransaction) {
+    steps.push(`detached AS (DELETE FROM facilitator.payment_transactions WHERE payment_id IN (SELECT id FROM updated) AND hash = ${param(spec.detachesTransaction(args))} RETURNING payment_id)`);
+  }
+  return {
+    sql: `WITH ${steps.join(', ')} INSERT INTO facilitator.payment_events (payment_id, type, data) SELECT id, $2, $3::jsonb FROM ${eventSource} RETURNING payment_id AS id`,
+    params,
+  };
+}
+
+/**
+ * Runs a transition: true if this call moved the payment (false: it was not in a from-state, or a guard failed).
+ * With `dataWhenLeaving`, `was` is the state it left.
+ */
+export async function applyTransition<N extends TransitionName>(
+  db: Pick<PrismaService, '$queryRawUnsafe'>,
+  name: N,
+  id: string,
+  args: TransitionArgs<N>,
+  from?: readonly PaymentState[],
+): Promise<{ moved: boolean; was?: PaymentState }> {
+  const { sql, params } = transitionStatement(name, id, args, from);
+  const rows = await db.$queryRawUnsafe<{ id: string; was?: PaymentState }[]>(sql, ...params);
+  return { moved: rows.length === 1, was: rows[0]?.was };
+}
