@@ -8,3 +8,4 @@ export * from './metrics';
 export * from './observability.module';
 export * from './readiness';
 export * from './crash-points';
+export * from './queue.module';

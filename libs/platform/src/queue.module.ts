@@ -1,0 +1,195 @@
+import { BullModule, WorkerHost } from '@nestjs/bullmq';
+import {
+  type BeforeApplicationShutdown,
+  type DynamicModule,
+  Inject,
+  Injectable,
+  type InjectionToken,
+  Logger,
+  Module,
+  type ModuleMetadata,
+  type OnApplicationBootstrap,
+  type OnModuleInit,
+} from '@nestjs/common';
+import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
+import { FlowProducer, Queue, QueueEvents, type QueueOptions, Worker } from 'bullmq';
+import { DEFAULT_READINESS_TIMEOUT_MS } from './readiness';
+
+/**
+ * Queues the Nest way: `QueueModule.forRootAsync` once per app (one Redis connection factory, the app's queue prefix),
+ * then `BullModule.registerQueue` for the queues a module adds to and `@Processor(name, options)` + `WorkerHost` for its
+ * workers. One shutdown path closes them all without hanging when Redis is unreachable.
+ */
+
+/** What an app's validated config says about its queues. */
+export interface QueueConnectionConfig {
+  redisUrl: string;
+  /** from QUEUE_PREFIX or the database's name: see {@link queuePrefixOf} */
+  queuePrefix: string;
+}
+
+/**
+ * The one set of Redis options every queue, worker and publisher of an app connects with. No offline queue: while
+ * Redis is unreachable a publisher fails at once (an API answers 503) instead of waiting without end, and a worker
+ * retries on its own. `maxRetriesPerRequest: null` is what BullMQ requires of a worker's blocking connection.
+ */
+export function redisConnectionOptions(redisUrl: string): NonNullable<QueueOptions['connection']> {
+  return { url: redisUrl, maxRetriesPerRequest: null, enableOfflineQueue: false, connectTimeout: 2_000 };
+}
+
+/** The shared BullMQ configuration of an app (what `BullModule.forRoot` takes). */
+export function bullRootOptions(config: QueueConnectionConfig): Pick<QueueOptions, 'connection' | 'prefix'> {
+  return { connection: redisConnectionOptions(config.redisUrl), prefix: config.queuePrefix };
+}
+
+/** How long shutdown waits for jobs in flight, and for Redis to take a queue's goodbye, before closing anyway. */
+export const DEFAULT_QUEUE_SHUTDOWN_GRACE_MS = 3_000;
+const QUEUE_SHUTDOWN_GRACE_MS = Symbol('QUEUE_SHUTDOWN_GRACE_MS');
+
+export interface QueueModuleOptions {
+  imports?: ModuleMetadata['imports'];
+  inject?: InjectionToken[];
+  /** Usually reads the app's validated config: `(config) => ({ redisUrl: config.redisUrl, queuePrefix: config.queuePrefix })`. */
+  useFactory: (...args: any[]) => QueueConnectionConfig | Promise<QueueConnectionConfig>;
+  shutdownGraceMs?: number;
+}
+
+type Closable = Queue | QueueEvents | FlowProducer;
+const closing = new WeakMap<Worker | Closable, Promise<void>>();
+
+/** Resolves true when `promise` settles (either way) within `ms`, false otherwise. */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms).unref()));
+  const settled = promise.then(
+    () => true,
+    () => true,
+  );
+  return Promise.race([settled, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Closes a worker: jobs in flight get `graceMs` to finish (pause waits for them), then it closes without waiting more.
+ * A job still running then loses its lock and is retried by a worker, as after a crash. Idempotent.
+ */
+export function closeWorker(worker: Worker, graceMs = DEFAULT_QUEUE_SHUTDOWN_GRACE_MS): Promise<void> {
+  let closed = closing.get(worker);
+  if (!closed) {
+    closed = (async () => {
+      await settlesWithin(worker.pause(false), graceMs);
+      // force: no QUIT to a Redis that may not answer, and no second wait for the jobs
+      await settlesWithin(worker.close(true), graceMs);
+    })();
+    closing.set(worker, closed);
+  }
+  return closed;
+}
+
+/**
+ * Closes a queue (or queue events, flow producer) by dropping its connection: no QUIT, which a Redis that does not
+ * answer would leave pending (and which fails at once on a connection that is down, an error Nest's BullModule would
+ * log when it closes the queue again). Bounded by `graceMs`. Idempotent.
+ */
+export function closeQueue(queue: Closable, graceMs = DEFAULT_QUEUE_SHUTDOWN_GRACE_MS): Promise<void> {
+  let closed = closing.get(queue);
+  if (!closed) {
+    closed = (async () => {
+      // the backend's close is what queue.close() awaits too, so Nest's own close of the queue resolves at once after this
+      const dropped = queue instanceof FlowProducer ? queue.close() : queue.getBackend().close(true);
+      if (!(await settlesWithin(dropped, graceMs))) await settlesWithin(queue.disconnect(), graceMs);
+    })();
+    closing.set(queue, closed);
+  }
+  return closed;
+}
+
+/**
+ * Waits at most `timeoutMs` for a queue's connection, and says whether it is ready. For a boot step that wants Redis
+ * (e.g. setting a job scheduler) but must not hang on it: BullMQ itself would wait without end.
+ */
+export async function whenQueueReady(queue: Queue, timeoutMs = DEFAULT_READINESS_TIMEOUT_MS): Promise<boolean> {
+  const ready = queue.waitUntilReady().then(
+    () => true,
+    () => false,
+  );
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs).unref()));
+  return Promise.race([ready, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Every queue and worker of the app (found among its providers): their errors logged at debug (a Redis outage would
+ * otherwise print one on every reconnect; `/ready` is where it shows), and the one shutdown path, before Nest's
+ * BullModule closes them (which then finds them closed): workers first, so the jobs they finish can still be
+ * recorded, then queues.
+ */
+@Injectable()
+export class QueueLifecycle implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('Queues');
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    @Inject(QUEUE_SHUTDOWN_GRACE_MS) private readonly graceMs: number,
+  ) {}
+
+  onModuleInit(): void {
+    for (const queue of this.queues()) {
+      const name = queue instanceof FlowProducer ? 'flow producer' : queue.name;
+      (queue as Queue).on('error', (error: Error) => this.logger.debug(`${name}: ${error.message}`));
+    }
+  }
+
+  /** Workers exist from BullModule's onModuleInit on; one without an error listener of its own gets this one. */
+  onApplicationBootstrap(): void {
+    for (const worker of this.workers()) {
+      if (worker.listenerCount('error') === 0) worker.on('error', (error: Error) => this.logger.debug(`${worker.name} worker: ${error.message}`));
+    }
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await Promise.all(this.workers().map((worker) => closeWorker(worker, this.graceMs)));
+    await Promise.all(this.queues().map((queue) => closeQueue(queue, this.graceMs)));
+  }
+
+  private workers(): Worker[] {
+    return this.discovery
+      .getProviders()
+      .map((wrapper) => wrapper.instance as unknown)
+      .filter((instance): instance is WorkerHost => instance instanceof WorkerHost)
+      .flatMap((host) => {
+        try {
+          return [host.worker];
+        } catch {
+          return []; // not registered (yet): nothing to close
+        }
+      });
+  }
+
+  private queues(): Closable[] {
+    return this.discovery
+      .getProviders()
+      .map((wrapper) => wrapper.instance as unknown)
+      .filter((instance): instance is Closable => instance instanceof Queue || instance instanceof QueueEvents || instance instanceof FlowProducer);
+  }
+}
+
+/** `QueueModule.forRootAsync({ inject: [APP_CONFIG], useFactory: (config) => ({ redisUrl, queuePrefix }) })`, once per app. */
+@Module({})
+export class QueueModule {
+  static forRootAsync(options: QueueModuleOptions): DynamicModule {
+    return {
+      module: QueueModule,
+      global: true,
+      imports: [
+        DiscoveryModule,
+        BullModule.forRootAsync({
+          imports: options.imports,
+          inject: options.inject,
+          useFactory: async (...args: unknown[]) => bullRootOptions(await options.useFactory(...args)),
+        }),
+      ],
+      providers: [{ provide: QUEUE_SHUTDOWN_GRACE_MS, useValue: options.shutdownGraceMs ?? DEFAULT_QUEUE_SHUTDOWN_GRACE_MS }, QueueLifecycle],
+      exports: [BullModule],
+    };
+  }
+}
