@@ -1,12 +1,25 @@
-import { Module } from '@nestjs/common';
+import { BullModule } from '@nestjs/bullmq';
+import { type DynamicModule, Module } from '@nestjs/common';
+import { PAYMENT_EVENTS_ACKS_QUEUE, PAYMENT_EVENTS_QUEUE } from '@mp/clients';
 import { LedgerModule } from '../core/ledger.module';
+import { PAYMENT_EVENT_ACK_JOB_OPTIONS } from './payment-event-acks';
 import { PaymentEventsConsumer } from './payment-events.consumer';
 import { PaymentIngestion } from './payment-ingestion.service';
 
 /** Settlement ingestion: the facilitator's payment events, booked as double-entry transfers. */
 @Module({
   imports: [LedgerModule],
-  providers: [PaymentIngestion, PaymentEventsConsumer],
+  providers: [PaymentIngestion],
   exports: [PaymentIngestion],
 })
-export class IngestionModule {}
+export class IngestionModule {
+  /** With `consume` (LEDGER_INGEST), the `payment-events` worker and its acknowledgements; without, only the booking. */
+  static forRoot({ consume }: { consume: boolean }): DynamicModule {
+    if (!consume) return { module: IngestionModule };
+    return {
+      module: IngestionModule,
+      imports: [BullModule.registerQueue({ name: PAYMENT_EVENTS_QUEUE }, { name: PAYMENT_EVENTS_ACKS_QUEUE, defaultJobOptions: PAYMENT_EVENT_ACK_JOB_OPTIONS })],
+      providers: [PaymentEventsConsumer],
+    };
+  }
+}

@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import type { Queue } from 'bullmq';
+import type { DefaultJobOptions, Queue } from 'bullmq';
 import { MAX_ACKS_PER_MESSAGE, type PaymentEventsAckMessage } from '@mp/clients';
 
 /** How long an acknowledgement waits for others to share its message. */
@@ -9,6 +9,9 @@ const RETRY_MS = 1_000;
 /** Acknowledgements kept while Redis is away; beyond that they are dropped and the facilitator publishes those events again. */
 const MAX_PENDING = 100_000;
 const EVENT_ID = /^[1-9][0-9]{0,17}$/;
+
+/** The `payment-events-acks` queue's job options: a message the facilitator does not take at once is retried with backoff. */
+export const PAYMENT_EVENT_ACK_JOB_OPTIONS = { removeOnComplete: true, removeOnFail: 1_000, attempts: 10, backoff: { type: 'exponential', delay: 1_000 } } satisfies DefaultJobOptions;
 
 /**
  * Tells the facilitator which payment events the ledger has booked (or found nothing to book in), batched: up to

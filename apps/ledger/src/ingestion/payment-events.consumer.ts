@@ -1,7 +1,8 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
+import { Inject, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
+import { type Job, type Queue, UnrecoverableError } from 'bullmq';
 import { PAYMENT_EVENTS_ACKS_QUEUE, PAYMENT_EVENTS_QUEUE, parsePaymentEventMessage, type PaymentEventMessage, type PaymentEventsAckMessage } from '@mp/clients';
+import { closeWorker } from '@mp/platform';
 import { LEDGER_CONFIG, type LedgerConfig } from '../ledger.config';
 import { INGESTION_QUEUE_STATES, LedgerMetrics } from '../ledger.metrics';
 import { PaymentEventAcks } from './payment-event-acks';
@@ -14,61 +15,52 @@ import { BookingRefusedError, PaymentIngestion } from './payment-ingestion.servi
  * payment-events contract (a malformed job: no retry can mend it). Every event booked or skipped is
  * acknowledged to the facilitator (`payment-events-acks`), which publishes again what stays unacknowledged.
  */
-@Injectable()
-export class PaymentEventsConsumer implements OnApplicationBootstrap, OnModuleDestroy {
+// autorun off: the worker starts once its concurrency (LEDGER_INGEST_CONCURRENCY) is set, at bootstrap
+@Processor(PAYMENT_EVENTS_QUEUE, { autorun: false })
+export class PaymentEventsConsumer extends WorkerHost implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Ingestion');
-  private connection?: Redis;
-  private worker?: Worker<PaymentEventMessage>;
-  private queue?: Queue<PaymentEventMessage>;
-  private acksQueue?: Queue<PaymentEventsAckMessage>;
-  private acks?: PaymentEventAcks;
+  private readonly acks: PaymentEventAcks;
   private stopCollecting?: () => void;
 
   constructor(
     @Inject(LEDGER_CONFIG) private readonly config: LedgerConfig,
     private readonly ingestion: PaymentIngestion,
     private readonly metrics: LedgerMetrics,
-  ) {}
+    @InjectQueue(PAYMENT_EVENTS_QUEUE) private readonly queue: Queue<PaymentEventMessage>,
+    @InjectQueue(PAYMENT_EVENTS_ACKS_QUEUE) acksQueue: Queue<PaymentEventsAckMessage>,
+  ) {
+    super();
+    this.acks = new PaymentEventAcks(acksQueue, this.logger);
+  }
 
   onApplicationBootstrap(): void {
-    if (!this.config.ingest) return;
-    this.connection = new Redis(this.config.redisUrl, { maxRetriesPerRequest: null });
-    this.connection.on('error', (error: Error) => this.logger.debug(`redis: ${error.message}`));
-    this.worker = new Worker(PAYMENT_EVENTS_QUEUE, (job) => this.process(job), {
-      connection: this.connection,
-      prefix: this.config.queuePrefix,
-      concurrency: this.config.ingestConcurrency,
-    });
-    this.worker.on('failed', (job, error) => this.logger.warn(`payment event ${job?.data?.eventId} (${job?.data?.type} of ${job?.data?.paymentId}) failed: ${error.message}`));
-    this.worker.on('error', (error) => this.logger.debug(`worker: ${error.message}`));
-    this.queue = new Queue(PAYMENT_EVENTS_QUEUE, { connection: this.connection, prefix: this.config.queuePrefix });
-    this.queue.on('error', (error: Error) => this.logger.debug(`queue: ${error.message}`));
-    this.acksQueue = new Queue(PAYMENT_EVENTS_ACKS_QUEUE, {
-      connection: this.connection,
-      prefix: this.config.queuePrefix,
-      defaultJobOptions: { removeOnComplete: true, removeOnFail: 1_000, attempts: 10, backoff: { type: 'exponential', delay: 1_000 } },
-    });
-    this.acksQueue.on('error', (error: Error) => this.logger.debug(`acknowledgements queue: ${error.message}`));
-    this.acks = new PaymentEventAcks(this.acksQueue, this.logger);
+    this.worker.concurrency = this.config.ingestConcurrency;
+    this.worker.run().catch((error: Error) => this.logger.error(`the payment events worker stopped: ${error.message}`));
     this.stopCollecting = this.metrics.metrics.onCollect('ingestion_queue', async () => {
-      const counts = await this.queue!.getJobCounts(...INGESTION_QUEUE_STATES);
+      const counts = await this.queue.getJobCounts(...INGESTION_QUEUE_STATES);
       for (const state of INGESTION_QUEUE_STATES) this.metrics.ingestionQueue.set({ state }, counts[state] ?? 0);
     });
   }
 
+  /** The worker closes first (the platform's path), so what it booked last is acknowledged before the queues close. */
   async onModuleDestroy(): Promise<void> {
     this.stopCollecting?.();
-    await this.queue?.close().catch(() => undefined);
-    const closed = this.worker?.close().catch(() => undefined);
-    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 3_000).unref())]);
-    // what the worker booked last, acknowledged before the connection goes
-    await Promise.race([this.acks?.flush(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
-    this.acks?.stop();
-    await this.acksQueue?.close().catch(() => undefined);
-    this.connection?.disconnect();
+    await closeWorker(this.worker);
+    await Promise.race([this.acks.flush(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+    this.acks.stop();
   }
 
-  private async process(job: Job<PaymentEventMessage>): Promise<string> {
+  @OnWorkerEvent('failed')
+  onFailed(job: Job<PaymentEventMessage> | undefined, error: Error): void {
+    this.logger.warn(`payment event ${job?.data?.eventId} (${job?.data?.type} of ${job?.data?.paymentId}) failed: ${error.message}`);
+  }
+
+  @OnWorkerEvent('error')
+  onError(error: Error): void {
+    this.logger.debug(`worker: ${error.message}`);
+  }
+
+  async process(job: Job<PaymentEventMessage>): Promise<string> {
     const parsed = parsePaymentEventMessage(job.data);
     if (!parsed.ok) {
       this.metrics.recordEvent(String((job.data as { type?: unknown } | null)?.type), 'refused');
@@ -79,7 +71,7 @@ export class PaymentEventsConsumer implements OnApplicationBootstrap, OnModuleDe
     try {
       const outcome = await this.ingestion.book(event);
       this.metrics.recordEvent(type, outcome, occurredAt);
-      this.acks?.acknowledge(event.eventId);
+      this.acks.acknowledge(event.eventId);
       return outcome;
     } catch (error) {
       const refused = error instanceof BookingRefusedError;

@@ -1,3 +1,4 @@
+import { BullModule } from '@nestjs/bullmq';
 import { type DynamicModule, type InjectionToken, Module, type ModuleMetadata, type Provider, type Type } from '@nestjs/common';
 import { ReportBuilder } from '../reports/report.builder';
 import { ReportsController } from '../reports/reports.controller';
@@ -7,9 +8,9 @@ import { LoggingBreakNotifier } from './logging-break-notifier';
 import { RECON_CONFIG, type ReconciliationConfig } from './reconciliation.config';
 import { ReconciliationController } from './reconciliation.controller';
 import { LEDGER_SOURCE, RECON_BREAK_NOTIFIER, RECON_MERCHANT, type BreakNotifier, type LedgerSource, type MerchantResolver } from './reconciliation.ports';
-import { ReconciliationQueue } from './reconciliation.queue';
+import { RECONCILIATION_JOB_OPTIONS, RECONCILIATION_QUEUE, ReconciliationQueue } from './reconciliation.queue';
 import { ReconciliationRunner } from './reconciliation.runner';
-import { ReconciliationWorker } from './reconciliation.worker';
+import { ReconciliationProcessor, ReconciliationWorker } from './reconciliation.worker';
 import { ReportLinks } from './report-links';
 import { RunAccess } from './run-access';
 import { RunRepository } from './run.repository';
@@ -44,7 +45,11 @@ export class ReconciliationModule {
     return {
       module: ReconciliationModule,
       global: true,
-      imports: options.imports ?? [],
+      imports: [
+        ...(options.imports ?? []),
+        // on the app's QueueModule (its connection and prefix)
+        BullModule.registerQueue({ name: RECONCILIATION_QUEUE, defaultJobOptions: RECONCILIATION_JOB_OPTIONS }),
+      ],
       // ReportsController first: its `:id.csv` route must be matched before `:id`.
       controllers: [ReportsController, ReconciliationController],
       providers: [
@@ -61,6 +66,8 @@ export class ReconciliationModule {
         ReconciliationQueue,
         ReconciliationRunner,
         ReconciliationWorker,
+        // RECON_WORKER: this process takes reconciliation jobs
+        ...(options.config.worker ? [ReconciliationProcessor] : []),
         ReportBuilder,
       ],
       exports: [ReconciliationRunner, ReconciliationWorker, RunRepository, AssetDirectory],

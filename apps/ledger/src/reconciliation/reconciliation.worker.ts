@@ -1,6 +1,6 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
-import { type Job, UnrecoverableError, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
+import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { type Job, UnrecoverableError } from 'bullmq';
 import { LedgerMetrics } from '../ledger.metrics';
 import { UnknownNetworkError } from './chain/chain-scanner';
 import { RECON_CONFIG, type ReconciliationConfig } from './reconciliation.config';
@@ -18,15 +18,13 @@ const PROGRESS_EVERY_MS = 250;
 export const SCHEDULE_DEFER_MS = 60_000;
 
 /**
- * Runs reconciliation jobs (RECON_WORKER): `run` does one run with progress; `schedule` creates the last complete
- * period's run for every merchant the ledger knows and enqueues them. A run that fails is retried; after the last
- * attempt (or at once when retrying cannot help) it is marked failed with the reason.
+ * Runs reconciliation jobs: `run` does one run with progress; `schedule` creates the last complete period's run for
+ * every merchant the ledger knows and enqueues them. A run that fails is retried; after the last attempt (or at once
+ * when retrying cannot help) it is marked failed with the reason. The jobs come from {@link ReconciliationProcessor}.
  */
 @Injectable()
-export class ReconciliationWorker implements OnModuleInit, OnModuleDestroy {
+export class ReconciliationWorker {
   private readonly logger = new Logger('Reconciliation');
-  private worker: Worker<ReconciliationJobData, void, ReconciliationJobName> | undefined;
-  private connection: Redis | undefined;
 
   constructor(
     @Inject(RECON_CONFIG) private readonly config: ReconciliationConfig,
@@ -38,22 +36,7 @@ export class ReconciliationWorker implements OnModuleInit, OnModuleDestroy {
     @Optional() private readonly metrics?: LedgerMetrics,
   ) {}
 
-  onModuleInit(): void {
-    if (!this.config.worker) return;
-    this.connection = new Redis(this.config.redisUrl, { maxRetriesPerRequest: null });
-    this.connection.on('error', (error: Error) => this.logger.debug(`redis: ${error.message}`));
-    this.worker = new Worker(RECONCILIATION_QUEUE, (job) => this.process(job), { connection: this.connection, prefix: this.config.queuePrefix, concurrency: 2 });
-    this.worker.on('failed', (job, error) => this.logger.warn(`${job?.name} ${JSON.stringify(job?.data)} failed (attempt ${job?.attemptsMade}): ${error.message}`));
-    this.worker.on('error', (error) => this.logger.debug(`worker: ${error.message}`));
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    const closed = this.worker?.close().catch(() => undefined);
-    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 3_000).unref())]);
-    this.connection?.disconnect();
-  }
-
-  private async process(job: Job<ReconciliationJobData, void, ReconciliationJobName>): Promise<void> {
+  async process(job: Job<ReconciliationJobData, void, ReconciliationJobName>): Promise<void> {
     if (job.name === 'schedule') {
       const deferred = job.data as Partial<DeferredScheduledRun>;
       if (deferred.merchantId) {
@@ -112,5 +95,29 @@ export class ReconciliationWorker implements OnModuleInit, OnModuleDestroy {
     // also when it exists: its job may have been lost (one job per run, so this adds none otherwise)
     await this.queue.enqueue(id);
     return outcome.created ? 'created' : 'exists';
+  }
+}
+
+/** The `reconciliation` queue's worker (RECON_WORKER): registered only when this process runs reconciliations. */
+@Processor(RECONCILIATION_QUEUE, { concurrency: 2 })
+export class ReconciliationProcessor extends WorkerHost {
+  private readonly logger = new Logger('Reconciliation');
+
+  constructor(private readonly reconciliation: ReconciliationWorker) {
+    super();
+  }
+
+  process(job: Job<ReconciliationJobData, void, ReconciliationJobName>): Promise<void> {
+    return this.reconciliation.process(job);
+  }
+
+  @OnWorkerEvent('failed')
+  onFailed(job: Job<ReconciliationJobData, void, ReconciliationJobName> | undefined, error: Error): void {
+    this.logger.warn(`${job?.name} ${JSON.stringify(job?.data)} failed (attempt ${job?.attemptsMade}): ${error.message}`);
+  }
+
+  @OnWorkerEvent('error')
+  onError(error: Error): void {
+    this.logger.debug(`worker: ${error.message}`);
   }
 }

@@ -1,12 +1,22 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import { BullModule, InjectQueue } from '@nestjs/bullmq';
+import { Injectable, Logger } from '@nestjs/common';
+import type { DefaultJobOptions, Queue } from 'bullmq';
 import { MERCHANT_NOTICES_QUEUE, type MerchantNoticeMessage } from '@mp/clients';
-import { RECON_CONFIG, type ReconciliationConfig } from './reconciliation.config';
 import type { BreakNotice, BreakNotifier } from './reconciliation.ports';
 
 /** Breaks listed in one webhook; `newBreakCount` says how many there are. */
 const MAX_BREAKS_IN_NOTICE = 100;
+
+/** A notice the facilitator does not take at once is retried with backoff; delivered ones are kept a week (their ids dedupe). */
+export const MERCHANT_NOTICE_JOB_OPTIONS = {
+  attempts: 10,
+  backoff: { type: 'exponential', delay: 1_000 },
+  removeOnComplete: { age: 7 * 24 * 3600 },
+  removeOnFail: 1_000,
+} satisfies DefaultJobOptions;
+
+/** The `merchant-notices` queue, for the module that binds WebhookBreakNotifier (on the app's QueueModule). */
+export const MerchantNoticesQueueModule = BullModule.registerQueue({ name: MERCHANT_NOTICES_QUEUE, defaultJobOptions: MERCHANT_NOTICE_JOB_OPTIONS });
 
 /**
  * Tells the merchant about new breaks with a signed webhook: the notice goes to the facilitator (which holds the
@@ -14,26 +24,10 @@ const MAX_BREAKS_IN_NOTICE = 100;
  * twice is delivered once. Also a warning in the ledger's log.
  */
 @Injectable()
-export class WebhookBreakNotifier implements BreakNotifier, OnModuleDestroy {
+export class WebhookBreakNotifier implements BreakNotifier {
   private readonly logger = new Logger('Reconciliation');
-  private readonly connection: Redis;
-  private readonly queue: Queue<MerchantNoticeMessage>;
 
-  constructor(@Inject(RECON_CONFIG) config: ReconciliationConfig) {
-    this.connection = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2_000 });
-    this.connection.on('error', (error: Error) => this.logger.debug(`redis: ${error.message}`));
-    this.queue = new Queue(MERCHANT_NOTICES_QUEUE, {
-      connection: this.connection,
-      prefix: config.queuePrefix,
-      defaultJobOptions: { attempts: 10, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: { age: 7 * 24 * 3600 }, removeOnFail: 1_000 },
-    });
-    this.queue.on('error', (error: Error) => this.logger.debug(`queue: ${error.message}`));
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    await Promise.race([this.queue.close().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
-    this.connection.disconnect();
-  }
+  constructor(@InjectQueue(MERCHANT_NOTICES_QUEUE) private readonly queue: Queue<MerchantNoticeMessage>) {}
 
   async notify(notice: BreakNotice): Promise<void> {
     const kinds = [...new Set(notice.newBreaks.map((b) => b.kind))].join(', ');
