@@ -6,10 +6,15 @@ import { FACILITATOR_CONFIG, type FacilitatorConfig } from './config/facilitator
 import { HealthController } from './health/health.controller';
 import { MerchantsModule } from './merchants/merchants.module';
 import { MppModule } from './mpp/mpp.module';
-import { OutboxModule } from './outbox/outbox.module';
 import { NetworkRegistry } from './networks/network-registry';
 import { NetworksModule } from './networks/networks.module';
+import { FacilitatorWorkersModule } from './workers.module';
 import { X402Module } from './x402/x402.module';
+
+/** FACILITATOR_ROLE worker and all run the background work; api only answers HTTP. */
+export function runsWorkers(config: Pick<FacilitatorConfig, 'role'>): boolean {
+  return config.role === 'worker' || config.role === 'all';
+}
 
 @Module({})
 export class AppModule implements OnModuleInit {
@@ -24,8 +29,9 @@ export class AppModule implements OnModuleInit {
         MerchantsModule,
         X402Module,
         MppModule,
-        OutboxModule,
         AdminModule,
+        // Roles compose modules: an api process does not import the workers, so none of their providers exist there.
+        ...(runsWorkers(config) ? [FacilitatorWorkersModule] : []),
       ],
       controllers: [HealthController],
       providers: [

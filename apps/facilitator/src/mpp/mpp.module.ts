@@ -6,7 +6,6 @@ import { StripeModule } from '../stripe/stripe.module';
 import { StripeWebhooksController } from '../stripe/stripe-webhooks.controller';
 import { StripeOutcomes } from '../stripe/stripe-outcomes';
 import { StripePayments } from '../stripe/stripe-payments.repository';
-import { StripeSweep } from '../stripe/stripe-sweep';
 import { CHARGE_RAILS } from './charges/charge-rail';
 import { EvmChargeRail } from './charges/evm-charge.rail';
 import { StripeChargeRail } from './charges/stripe-charge.rail';
@@ -17,7 +16,8 @@ import { MppService } from './mpp.service';
 
 /**
  * MPP (the Payment HTTP authentication scheme): challenges, credentials, single-use claims, one rail per method,
- * and Stripe's webhooks and sweep, which settle what a PaymentIntent call could not tell.
+ * and Stripe's webhooks, which settle what a PaymentIntent call could not tell. The Stripe sweep, which does the same
+ * without a webhook, runs in FacilitatorWorkersModule on what this module exports.
  */
 @Module({
   imports: [NetworksModule, SettlementModule, StripeModule],
@@ -29,11 +29,10 @@ import { MppService } from './mpp.service';
     StripeEvents,
     StripePayments,
     StripeOutcomes,
-    StripeSweep,
     EvmChargeRail,
     StripeChargeRail,
     { provide: CHARGE_RAILS, inject: [EvmChargeRail, StripeChargeRail], useFactory: (evm: EvmChargeRail, stripe: StripeChargeRail) => [evm, stripe] },
   ],
-  exports: [MppClaims],
+  exports: [MppClaims, StripeOutcomes, StripePayments],
 })
 export class MppModule {}

@@ -27,7 +27,7 @@ export class OutboxAcks implements OnApplicationBootstrap, OnModuleDestroy {
   ) {}
 
   onApplicationBootstrap(): void {
-    if (this.config.role === 'api' || !this.config.outbox.publish) return;
+    if (!this.config.outbox.publish) return;
     this.connection = new Redis(this.config.redisUrl, { maxRetriesPerRequest: null });
     this.connection.on('error', (error: Error) => this.logger.debug(`redis: ${error.message}`));
     this.worker = new Worker(PAYMENT_EVENTS_ACKS_QUEUE, (job) => this.process(job), { connection: this.connection, prefix: this.config.queuePrefix, concurrency: 4 });

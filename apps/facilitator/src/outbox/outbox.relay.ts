@@ -61,7 +61,7 @@ export class OutboxRelay implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   onModuleInit(): void {
-    if (this.config.role === 'api' || !this.config.outbox.publish) return;
+    if (!this.config.outbox.publish) return;
     this.connection = new Redis(this.config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2_000 });
     this.connection.on('error', (error: Error) => this.logger.debug(`redis: ${error.message}`));
     this.queue = new Queue(PAYMENT_EVENTS_QUEUE, {

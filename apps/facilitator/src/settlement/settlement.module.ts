@@ -2,15 +2,18 @@ import { Module } from '@nestjs/common';
 import { NetworksModule } from '../networks/networks.module';
 import { PaymentRepository } from './payment.repository';
 import { SettlementEvents } from './settlement.events';
+import { SettlementMetrics } from './settlement.metrics';
 import { SettlementQueue } from './settlement.queue';
 import { SettlementService } from './settlement.service';
-import { SettlementWorker } from './settlement.worker';
-import { SignerLeases } from './signer-leases';
 
-/** Exactly-once settlement: the API side (claim, enqueue, wait) and the worker side (send, confirm, recover). */
+/**
+ * Exactly-once settlement, the part every role has: the API side (claim, enqueue, wait) and the backlog metrics. The
+ * worker side (send, confirm, recover) is in FacilitatorWorkersModule; it shares SettlementEvents with the service, so
+ * a waiting /settle is woken at once when the worker in its own process handles the payment.
+ */
 @Module({
   imports: [NetworksModule],
-  providers: [PaymentRepository, SettlementEvents, SettlementQueue, SettlementService, SettlementWorker, SignerLeases],
-  exports: [SettlementService, SettlementQueue, PaymentRepository],
+  providers: [PaymentRepository, SettlementEvents, SettlementQueue, SettlementService, SettlementMetrics],
+  exports: [SettlementService, SettlementQueue, SettlementEvents, PaymentRepository],
 })
 export class SettlementModule {}

@@ -62,7 +62,6 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
   private sweepTimer: NodeJS.Timeout | undefined;
   private balanceTimer: NodeJS.Timeout | undefined;
   private watchingReorgs = false;
-  private readonly stopCollecting: (() => void)[] = [];
   /** Payments waiting, per network, to share one Multicall3 transaction. */
   private readonly batches = new Map<string, { entries: BatchEntry[]; timer: NodeJS.Timeout }>();
 
@@ -78,11 +77,6 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   onModuleInit(): void {
-    this.stopCollecting.push(
-      this.metrics.onCollect('settlement_queue', async () => this.metrics.setQueueDepth(await this.queue.queue.getJobCounts('waiting', 'active', 'delayed'))),
-      this.metrics.onCollect('settlements_pending', async () => this.metrics.setSettlementsPending(await this.payments.countInFlight())),
-    );
-    if (this.config.role === 'api') return;
     this.connection = new Redis(this.config.redisUrl, { maxRetriesPerRequest: null });
     this.connection.on('error', (error: Error) => this.logger.debug(`redis: ${error.message}`));
     this.worker = new Worker(SETTLEMENT_QUEUE, (job, token) => this.process(job, token), {
@@ -106,7 +100,6 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
-    for (const stop of this.stopCollecting) stop();
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     if (this.balanceTimer) clearInterval(this.balanceTimer);
     // Let running jobs finish, but never hang shutdown on an unreachable Redis: their records make them resumable.

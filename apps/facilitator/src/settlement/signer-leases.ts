@@ -32,7 +32,6 @@ export class SignerLeases implements OnModuleInit, OnModuleDestroy {
 
   async onModuleInit(): Promise<void> {
     for (const { signer } of this.signers()) signer.enabled = false;
-    if (this.config.role === 'api') return;
     await this.redis.connect().catch(() => undefined);
     await this.renew();
     this.timer = setInterval(() => void this.renew(), Math.floor(this.config.signerLeaseMs / 3));

@@ -28,7 +28,7 @@ export class StripeSweep implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   onModuleInit(): void {
-    if (this.config.role === 'api' || !this.outcomes.configured) return;
+    if (!this.outcomes.configured) return;
     // At boot too: what a crashed instance left unresolved is asked about at once.
     void this.runOnce();
     this.timer = setInterval(() => void this.runOnce(), this.config.recoveryIntervalMs);

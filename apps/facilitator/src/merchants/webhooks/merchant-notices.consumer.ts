@@ -40,7 +40,6 @@ export class MerchantNoticesConsumer implements OnApplicationBootstrap, OnModule
   ) {}
 
   onApplicationBootstrap(): void {
-    if (this.config.role === 'api') return;
     this.connection = new Redis(this.config.redisUrl, { maxRetriesPerRequest: null });
     this.connection.on('error', (error: Error) => this.logger.debug(`redis: ${error.message}`));
     this.worker = new Worker(MERCHANT_NOTICES_QUEUE, (job) => this.process(job), { connection: this.connection, prefix: this.config.queuePrefix, concurrency: CONCURRENCY });

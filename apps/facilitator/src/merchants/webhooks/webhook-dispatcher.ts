@@ -40,7 +40,6 @@ export class WebhookDispatcher implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   onModuleInit(): void {
-    if (this.config.role === 'api') return;
     this.schedule(0);
   }
 

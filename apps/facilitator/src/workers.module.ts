@@ -1,0 +1,26 @@
+import { Module } from '@nestjs/common';
+import { MppModule } from './mpp/mpp.module';
+import { NetworksModule } from './networks/networks.module';
+import { OutboxAcks } from './outbox/outbox-acks.consumer';
+import { OutboxRelay } from './outbox/outbox.relay';
+import { MerchantNoticesConsumer } from './merchants/webhooks/merchant-notices.consumer';
+import { WebhookDispatcher } from './merchants/webhooks/webhook-dispatcher';
+import { SettlementModule } from './settlement/settlement.module';
+import { SettlementWorker } from './settlement/settlement.worker';
+import { SignerLeases } from './settlement/signer-leases';
+import { StripeSweep } from './stripe/stripe-sweep';
+
+/**
+ * Everything the facilitator runs in the background: the settlement worker and its signer leases (send, confirm,
+ * recover), the Stripe sweep, the outbox relay to the ledger and its acknowledgements, signed webhooks and the
+ * merchant-notices consumer. Imported only by worker-role processes (FACILITATOR_ROLE worker or all; see
+ * AppModule.forConfig): an api process has none of these providers, so it never consumes a queue, holds a wallet
+ * lease or polls a table. What an api process needs of the same areas (the settlement queue's producer, the
+ * repositories, the metrics read at scrape time) stays in their own modules.
+ */
+@Module({
+  imports: [NetworksModule, SettlementModule, MppModule],
+  // SettlementWorker before SignerLeases: their init order is the one these had before the split.
+  providers: [SettlementWorker, SignerLeases, StripeSweep, OutboxRelay, OutboxAcks, WebhookDispatcher, MerchantNoticesConsumer],
+})
+export class FacilitatorWorkersModule {}
