@@ -1,8 +1,9 @@
 import { type DynamicModule, Inject, Module, type OnModuleInit } from '@nestjs/common';
 import { DbModule, PrismaService } from '@mp/db';
-import { ObservabilityModule, Readiness, redisCheck } from '@mp/platform';
+import { ObservabilityModule, QueueModule, Readiness, redisCheck } from '@mp/platform';
 import { MerchantAuthGuard } from './auth/merchant-auth.guard';
 import { MerchantAuthModule } from './auth/merchant-auth.module';
+import { LedgerModule } from './core/ledger.module';
 import { HealthController } from './health/health.controller';
 import { LedgerHttpModule } from './http/ledger-http.module';
 import { IngestionModule } from './ingestion/ingestion.module';
@@ -10,7 +11,7 @@ import { LEDGER_CONFIG, type LedgerConfig } from './ledger.config';
 import { LedgerMetrics } from './ledger.metrics';
 import { LedgerBookSource } from './reconciliation/ledger-book.source';
 import { ReconciliationModule } from './reconciliation/reconciliation.module';
-import { WebhookBreakNotifier } from './reconciliation/webhook-break-notifier';
+import { MerchantNoticesQueueModule, WebhookBreakNotifier } from './reconciliation/webhook-break-notifier';
 
 /**
  * The ledger: double-entry accounts and transfers over PostgreSQL, the facilitator's payments booked from its
@@ -25,11 +26,13 @@ export class AppModule implements OnModuleInit {
       imports: [
         DbModule.forRoot({ url: config.databaseUrl, poolSize: config.databasePoolSize, applicationName: 'ledger' }),
         ObservabilityModule.forRoot({ service: 'ledger' }),
+        // every queue and worker of the ledger: one Redis connection factory, the prefix, one shutdown path
+        QueueModule.forRootAsync({ inject: [LEDGER_CONFIG], useFactory: ({ redisUrl, queuePrefix }: LedgerConfig) => ({ redisUrl, queuePrefix }) }),
         LedgerHttpModule,
-        IngestionModule,
+        IngestionModule.forRoot({ consume: config.ingest }),
         ReconciliationModule.forRoot({
           config: config.reconciliation,
-          imports: [MerchantAuthModule],
+          imports: [MerchantAuthModule, LedgerModule, MerchantNoticesQueueModule],
           ledgerSource: { useClass: LedgerBookSource },
           merchantResolver: { useExisting: MerchantAuthGuard },
           breakNotifier: { useClass: WebhookBreakNotifier },
