@@ -20,7 +20,7 @@ import {
 import { AppModule as FacilitatorModule } from '../apps/facilitator/src/app.module';
 import { loadFacilitatorConfig } from '../apps/facilitator/src/config/facilitator.config';
 import { AppModule as LedgerModule } from '../apps/ledger/src/app.module';
-import { loadLedgerConfig, type LedgerConfig } from '../apps/ledger/src/ledger.config';
+import { loadLedgerConfig } from '../apps/ledger/src/ledger.config';
 import { A2A_DOCUMENTED_ROUTES } from '../apps/merchant-agent/src/a2a/a2a-paths';
 import { mountA2a } from '../apps/merchant-agent/src/a2a/mount-a2a';
 import { AppModule as MerchantModule } from '../apps/merchant-agent/src/app.module';
@@ -128,7 +128,7 @@ describe('docs', () => {
       const facilitatorConfig = loadFacilitatorConfig({ CHAIN_MANIFEST: process.env.CHAIN_MANIFEST });
       const apps: Record<Service, DynamicModule> = {
         facilitator: FacilitatorModule.forConfig(facilitatorConfig),
-        ledger: LedgerModule.forConfig({} as LedgerConfig),
+        ledger: LedgerModule.forConfig(loadLedgerConfig({ CHAIN_MANIFEST: process.env.CHAIN_MANIFEST })),
         'merchant-agent': MerchantModule.forConfig(loadMerchantConfig({ CHAIN_MANIFEST: process.env.CHAIN_MANIFEST })),
       };
       for (const service of SERVICES) {

@@ -169,7 +169,7 @@ describe('faults', () => {
       const payment = await body(4);
       postgres.set('refuse');
       const down = await postJson(`${facilitator.url}/settle`, payment);
-      expect(down.status).toBe(503);
+      expect(down.status, JSON.stringify(down.body)).toBe(503);
       expect(down.body).toMatchObject({ code: 'upstream_unavailable' });
       expect(JSON.stringify(down.body)).not.toMatch(/at .*\.ts:\d+/); // no stack trace
 

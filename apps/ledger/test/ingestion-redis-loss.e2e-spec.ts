@@ -39,7 +39,8 @@ describe('payments booked by the ledger after Redis lost the queue', () => {
   beforeAll(async () => {
     merchant = createMerchant('redis loss e2e');
     // a short republish delay so the test does not wait minutes; the ledger is started only after the loss
-    facilitator = await startFacilitator({ OUTBOX_POLL_MS: '20', OUTBOX_REPUBLISH_AFTER_MS: '1000' });
+    // its own queues: flushing them must not touch (or half-delete) other specs' jobs
+    facilitator = await startFacilitator({ OUTBOX_POLL_MS: '20', OUTBOX_REPUBLISH_AFTER_MS: '1000', QUEUE_PREFIX: 'mp:test-ingestion-redis-loss' });
     redis = new Redis(facilitator.config.redisUrl, { maxRetriesPerRequest: null });
     queue = new Queue(PAYMENT_EVENTS_QUEUE, { connection: redis, prefix: facilitator.config.queuePrefix });
   });

@@ -47,7 +47,8 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
     setWebhook(merchant.merchantId, receiver.url);
     receiver.verifyWith(merchant.webhookSecret);
     stripe = await startTestStripe();
-    facilitator = await startFacilitator({ ...stripe.facilitatorEnv, OUTBOX_POLL_MS: '20', WEBHOOK_POLL_MS: '50' });
+    // its own queues: the ledger's metrics below count this spec's jobs, not those other specs left in the shared prefix
+    facilitator = await startFacilitator({ ...stripe.facilitatorEnv, OUTBOX_POLL_MS: '20', WEBHOOK_POLL_MS: '50', QUEUE_PREFIX: 'mp:test-ingestion' });
     ledger = await startLedger({
       STRIPE_SECRET_KEY: 'sk_test_ledger_reader',
       STRIPE_API_BASE: stripe.fake.url,
