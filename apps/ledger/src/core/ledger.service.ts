@@ -21,6 +21,9 @@ import { TransferWriter } from './transfer-writer';
 
 export type { AccountCodeTransfer, AccountCodeTransferQuery, CorrectionTransfer, TransferResolution } from './book.queries';
 export type { ReceivingAddress } from './receiving-address.store';
+// What the HTTP layer names of a transfer and a page position: the core's types, handed out here, the one way out.
+export type { Position, TransferRecord, TransferStatus } from './transfer.queries';
+export { TRANSFER_STATUSES } from './transfer.queries';
 
 export type LedgerAccount = StoredAccount & { balances: BalanceSummary };
 

@@ -1,5 +1,5 @@
 import { ProblemError } from '@mp/platform';
-import type { Position } from '../core/transfer.queries';
+import type { Position } from '../core/ledger.service';
 
 /** Cursors are opaque to clients: base64url JSON of where the next page starts. */
 export function encodeCursor(value: unknown): string {

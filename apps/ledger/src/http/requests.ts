@@ -12,7 +12,7 @@ import {
   type TransferInput,
 } from '@mp/ledger';
 import { ProblemError } from '@mp/platform';
-import { TRANSFER_STATUSES } from '../core/transfer.queries';
+import { TRANSFER_STATUSES } from '../core/ledger.service';
 
 /**
  * Request bodies and queries. Anything malformed (types, formats, unknown members or flags) is a 400 naming the

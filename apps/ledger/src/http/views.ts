@@ -12,8 +12,7 @@ import {
 } from '@mp/ledger';
 import { formatUnits } from '@mp/money';
 import type { AssetInfo } from '@mp/reconciliation';
-import type { LedgerAccount, Statement } from '../core/ledger.service';
-import type { TransferRecord } from '../core/transfer.queries';
+import type { LedgerAccount, Statement, TransferRecord } from '../core/ledger.service';
 
 /** JSON shapes of the API: amounts and balances are decimal strings of atomic units, times ISO 8601, ids UUIDs. */
 
