@@ -9,3 +9,4 @@ export * from './observability.module';
 export * from './readiness';
 export * from './crash-points';
 export * from './queue.module';
+export * from './query';

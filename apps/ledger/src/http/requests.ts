@@ -11,7 +11,7 @@ import {
   type AccountInput,
   type TransferInput,
 } from '@mp/ledger';
-import { ProblemError } from '@mp/platform';
+import { limitQuery, ProblemError } from '@mp/platform';
 import { TRANSFER_STATUSES } from '../core/ledger.service';
 
 /**
@@ -74,13 +74,7 @@ export function parseTransfers(body: unknown, max: number): TransferInput[] {
   }));
 }
 
-const limit = (max: number, fallback: number) =>
-  z
-    .string()
-    .regex(/^[1-9][0-9]{0,4}$/, `must be an integer from 1 to ${max}`)
-    .transform(Number)
-    .refine((n) => n <= max, `must be an integer from 1 to ${max}`)
-    .default(fallback);
+const limit = (max: number, fallback: number) => limitQuery(max).default(fallback);
 const time = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time, e.g. 2026-12-01T00:00:00Z' }).transform((s) => new Date(s));
 const cursor = z.string().max(200).optional();
 const codeQuery = z.string().regex(/^[0-9]{1,5}$/, 'must be an integer from 0 to 65535').transform(Number).refine((n) => n <= 65_535, 'must be an integer from 0 to 65535');

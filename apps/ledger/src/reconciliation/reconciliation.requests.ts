@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ProblemError } from '@mp/platform';
+import { limitQuery, ProblemError } from '@mp/platform';
 import { ROW_KINDS, type Period } from '@mp/reconciliation';
 import { RUN_SOURCES, type RowFilter, type RunPosition, type RunSource } from './run.repository';
 
@@ -22,12 +22,7 @@ const runRequest = z.strictObject({
 
 const rowsQuery = z.strictObject({
   kind: z.enum(['all', 'breaks', ...ROW_KINDS] as [string, ...string[]]).optional(),
-  limit: z
-    .string()
-    .regex(/^[1-9][0-9]{0,3}$/, 'must be an integer from 1 to 1000')
-    .transform(Number)
-    .refine((n) => n <= 1000, 'must be an integer from 1 to 1000')
-    .optional(),
+  limit: limitQuery(1000).optional(),
   cursor: z.string().regex(/^(0|[1-9][0-9]{0,8})$/, 'is not a cursor this API returned').optional(),
   token: z.string().max(200).optional(),
 });
@@ -35,12 +30,7 @@ const rowsQuery = z.strictObject({
 const readQuery = z.strictObject({ token: z.string().max(200).optional() });
 
 const listQuery = z.strictObject({
-  limit: z
-    .string()
-    .regex(/^[1-9][0-9]{0,2}$/, 'must be an integer from 1 to 100')
-    .transform(Number)
-    .refine((n) => n <= 100, 'must be an integer from 1 to 100')
-    .optional(),
+  limit: limitQuery(100).optional(),
   cursor: z.string().max(200).optional(),
 });
 
