@@ -5,6 +5,7 @@ import { ProblemError } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { generateApiKey } from '../merchants/api-key';
 import { MerchantRepository, type ApiKeyRecord, type MerchantRecord } from '../merchants/merchant.repository';
+import { decodePageCursor, encodePageCursor } from '../merchants/page-cursor';
 import { checkWebhookUrl } from '../merchants/webhooks/webhook-destination';
 import { WebhookRepository } from '../merchants/webhooks/webhook.repository';
 import type { CreateMerchantDto, DeliveriesQuery, PageQuery } from './admin.dto';
@@ -71,6 +72,7 @@ export interface Page<T> {
 }
 
 const DEFAULT_PAGE_SIZE = 50;
+const CURSOR_REASON = 'must be the nextCursor of a previous page';
 
 /**
  * What the operator does to merchants, through the same repositories the merchant API uses, with the semantics of
@@ -107,8 +109,8 @@ export class AdminService {
   }
 
   async listMerchants(query: PageQuery): Promise<Page<AdminMerchant>> {
-    const page = await this.merchants.merchantPage({ limit: query.limit ?? DEFAULT_PAGE_SIZE, after: query.cursor === undefined ? undefined : decodeCursor(query.cursor) });
-    return { data: page.rows.map(merchantView), nextCursor: page.next ? encodeCursor(page.next) : null };
+    const page = await this.merchants.merchantPage({ limit: query.limit ?? DEFAULT_PAGE_SIZE, after: query.cursor === undefined ? undefined : decodePageCursor(query.cursor, CURSOR_REASON) });
+    return { data: page.rows.map(merchantView), nextCursor: page.next ? encodePageCursor(page.next) : null };
   }
 
   async merchant(merchantId: string): Promise<AdminMerchant> {
@@ -156,9 +158,9 @@ export class AdminService {
     const page = await this.deliveryLog.deliveryPage(merchant.id, {
       limit: query.limit ?? DEFAULT_PAGE_SIZE,
       status: query.status,
-      before: query.cursor === undefined ? undefined : decodeCursor(query.cursor),
+      before: query.cursor === undefined ? undefined : decodePageCursor(query.cursor, CURSOR_REASON),
     });
-    return { data: page.rows.map(deliveryView), nextCursor: page.next ? encodeCursor(page.next) : null };
+    return { data: page.rows.map(deliveryView), nextCursor: page.next ? encodePageCursor(page.next) : null };
   }
 
   /** The same body under the same Webhook-Id, to the merchant's current webhook URL, as soon as a worker takes it. */
@@ -230,20 +232,4 @@ function deliveryView(d: WebhookDeliveryRecord): AdminWebhookDelivery {
     createdAt: d.createdAt.toISOString(),
     deliveredAt: iso(d.deliveredAt),
   };
-}
-
-/** Opaque to clients: the (created_at, id) of the last row of the previous page. */
-function encodeCursor(position: { createdAt: Date; id: string }): string {
-  return Buffer.from(JSON.stringify([position.createdAt.toISOString(), position.id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { createdAt: Date; id: string } {
-  try {
-    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
-    const date = new Date(String(createdAt));
-    if (typeof createdAt === 'string' && !Number.isNaN(date.getTime()) && typeof id === 'string' && /^[0-9a-f-]{36}$/i.test(id)) return { createdAt: date, id: id.toLowerCase() };
-  } catch {
-    // reported below
-  }
-  throw new ProblemError('validation_failed', 'invalid query parameter(s): cursor', { invalidParams: [{ name: 'cursor', reason: 'must be the nextCursor of a previous page' }] });
 }

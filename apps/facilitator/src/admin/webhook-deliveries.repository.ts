@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma, PrismaService } from '@mp/db';
+import { pageOf } from '../merchants/page-cursor';
 
 /** What the operator API shows of a delivery: not its body. */
 const DELIVERY_RECORD = {
@@ -43,10 +44,7 @@ export class WebhookDeliveriesRepository {
       take: options.limit + 1,
       select: DELIVERY_RECORD,
     });
-    if (rows.length <= options.limit) return { rows };
-    const page = rows.slice(0, options.limit);
-    const last = page[page.length - 1];
-    return { rows: page, next: { createdAt: last.createdAt, id: last.id } };
+    return pageOf(rows, options.limit);
   }
 
   /**

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Prisma, PrismaService } from '@mp/db';
 import { PAYMENT_VIEW_COLUMNS, type PaymentViewRow, type PaymentViewState } from './payment-view';
 import { MAX_RECEIVING_ADDRESSES } from './receiving-addresses';
+import { pageOf } from './page-cursor';
 
 export interface ApiKeyCandidate {
   keyId: string;
@@ -99,10 +100,7 @@ export class MerchantRepository {
       `SELECT ${PAYMENT_VIEW_COLUMNS} FROM facilitator.payments p WHERE ${where} ORDER BY p.created_at DESC, p.id DESC LIMIT $2`,
       ...params,
     );
-    if (rows.length <= options.limit) return { rows };
-    const page = rows.slice(0, options.limit);
-    const last = page[page.length - 1];
-    return { rows: page, next: { createdAt: last.createdAt, id: last.id } };
+    return pageOf(rows, options.limit);
   }
 
   /** Whether the merchant may settle to `address` (lowercase) on `network`: it allows any, or declared this one. */
@@ -204,10 +202,7 @@ export class MerchantRepository {
       take: options.limit + 1,
       select: MERCHANT_RECORD,
     });
-    if (rows.length <= options.limit) return { rows };
-    const page = rows.slice(0, options.limit);
-    const last = page[page.length - 1];
-    return { rows: page, next: { createdAt: last.createdAt, id: last.id } };
+    return pageOf(rows, options.limit);
   }
 
   /** Disables (keeps the first disabled_at) or enables the merchant; undefined when there is no such merchant. */

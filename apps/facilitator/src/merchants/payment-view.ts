@@ -1,8 +1,9 @@
 import { getAddress } from 'viem';
-import type { PaymentSnapshot } from '@mp/clients';
+import { PAYMENT_SNAPSHOT_STATES, type PaymentSnapshot } from '@mp/clients';
 
-export type PaymentViewState = 'verified' | 'submitted' | 'confirmed' | 'failed' | 'expired';
-export const PAYMENT_VIEW_STATES: readonly PaymentViewState[] = ['verified', 'submitted', 'confirmed', 'failed', 'expired'];
+/** The states a payment can be seen in: the outbox contract's, one list. */
+export const PAYMENT_VIEW_STATES = PAYMENT_SNAPSHOT_STATES;
+export type PaymentViewState = (typeof PAYMENT_VIEW_STATES)[number];
 
 /** A payment as merchants see it, in GET /payments and in webhooks. Amounts are decimal strings of atomic units. */
 export interface PaymentView {
@@ -47,24 +48,8 @@ export const PAYMENT_COLUMNS = `p.id, p.state::text AS state, p.protocol, p.rail
   p.amount::text AS amount, p.authorization_nonce AS nonce, p.scheme, p.challenge_id AS "challengeId", p.reference,
   p.tx_hash AS "txHash", p.merchant_id::text AS "merchantId"`;
 
-export interface PaymentRow {
-  id: string;
-  state: PaymentViewState;
-  protocol: 'x402' | 'mpp';
-  rail: 'evm' | 'stripe';
-  network: string;
-  asset: string;
-  payer: string;
-  payTo: string;
-  /** NUMERIC as text */
-  amount: string;
-  nonce: string;
-  scheme: string;
-  challengeId: string | null;
-  reference: string | null;
-  txHash: string | null;
-  merchantId: string | null;
-}
+/** A row read with PAYMENT_COLUMNS: exactly the snapshot's members. */
+export type PaymentRow = PaymentSnapshot;
 
 /** Columns of `facilitator.payments p` that make a {@link PaymentViewRow}. */
 export const PAYMENT_VIEW_COLUMNS = `${PAYMENT_COLUMNS}, p.x402_version AS "x402Version",

@@ -1,23 +1,20 @@
 import { Controller, Get, Header, Param, Query, UseGuards } from '@nestjs/common';
 import { z } from 'zod';
-import { ProblemError } from '@mp/platform';
+import { limitQuery, ProblemError } from '@mp/platform';
 import { CurrentMerchant } from './current-merchant';
 import { MerchantAuthGuard } from './merchant-auth.guard';
 import type { MerchantPrincipal } from './merchant-auth.service';
 import { MerchantRepository } from './merchant.repository';
+import { decodePageCursor, encodePageCursor } from './page-cursor';
 import { PAYMENT_VIEW_STATES, toPaymentView, type PaymentView } from './payment-view';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const CURSOR_REASON = 'is not a cursor this API returned';
 
 const listQuery = z.strictObject({
-  limit: z
-    .string()
-    .regex(/^[1-9][0-9]{0,2}$/, 'must be an integer from 1 to 100')
-    .transform(Number)
-    .refine((n) => n <= 100, 'must be an integer from 1 to 100')
-    .optional(),
+  limit: limitQuery(100).optional(),
   cursor: z.string().max(200).optional(),
-  state: z.enum(PAYMENT_VIEW_STATES as [string, ...string[]]).optional(),
+  state: z.enum(PAYMENT_VIEW_STATES).optional(),
 });
 
 export interface PaymentList {
@@ -50,9 +47,9 @@ export class PaymentsController {
     const page = await this.merchants.payments(merchant.merchantId, {
       limit,
       state: state as PaymentView['state'] | undefined,
-      before: cursor === undefined ? undefined : decodeCursor(cursor),
+      before: cursor === undefined ? undefined : decodePageCursor(cursor, CURSOR_REASON),
     });
-    return { data: page.rows.map(toPaymentView), nextCursor: page.next ? encodeCursor(page.next) : null };
+    return { data: page.rows.map(toPaymentView), nextCursor: page.next ? encodePageCursor(page.next) : null };
   }
 
   @Get(':id')
@@ -63,20 +60,4 @@ export class PaymentsController {
     if (!row) throw new ProblemError('not_found', `no payment ${id}`);
     return toPaymentView(row);
   }
-}
-
-/** Opaque to clients: the (created_at, id) of the last payment of the previous page. */
-function encodeCursor(position: { createdAt: Date; id: string }): string {
-  return Buffer.from(JSON.stringify([position.createdAt.toISOString(), position.id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { createdAt: Date; id: string } {
-  try {
-    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
-    const date = new Date(String(createdAt));
-    if (typeof createdAt === 'string' && !Number.isNaN(date.getTime()) && typeof id === 'string' && UUID.test(id)) return { createdAt: date, id };
-  } catch {
-    // reported below
-  }
-  throw new ProblemError('validation_failed', 'invalid query parameter(s): cursor', { invalidParams: [{ name: 'cursor', reason: 'is not a cursor this API returned' }] });
 }
