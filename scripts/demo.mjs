@@ -12,6 +12,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { createPublicClient, erc20Abi, http } from 'viem';
 import { startAnvil } from './lib/anvil.mjs';
@@ -25,8 +26,10 @@ const env = {
   ...process.env,
   DATABASE_URL: process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/machine_payments',
   LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-  // everything runs on 127.0.0.1, so a merchant's webhook receiver is a loopback address: allow it (and in the CLI)
+  // everything runs on 127.0.0.1, so a merchant's webhook receiver is a loopback address: allow it
   WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE ?? 'true',
+  // the operator API, which the merchants CLI uses to create the demo merchant; fresh on every run
+  OPERATOR_TOKEN: process.env.OPERATOR_TOKEN || randomBytes(32).toString('hex'),
 };
 const ports = {
   chain: Number(process.env.CHAIN_PORT ?? 8545),
@@ -70,20 +73,12 @@ async function main() {
   // the books and the chain are compared from here on
   const periodFrom = new Date();
 
-  const merchantAccount = await step('create the merchant account', async () => {
-    // Its receiving address: the facilitator settles this merchant's payments to no other.
-    const receiving = `${manifest.network}:${manifest.accounts.merchant.address}`;
-    const created = runJson('merchants CLI', ['scripts/merchants.mjs', 'create', '--name', 'Demo forecasts', '--receiving-address', receiving, '--json']);
-    say(`merchant ${created.merchantId} with API key ${created.apiKey.slice(0, 12)}…, paid at ${receiving}`);
-    return created;
-  });
-
   const common = { ...env, CHAIN_MANIFEST: manifestPath };
   const facilitatorUrl = `http://127.0.0.1:${ports.facilitator}`;
   const ledgerUrl = `http://127.0.0.1:${ports.ledger}`;
   const merchantUrl = `http://127.0.0.1:${ports.merchant}`;
   const stripeUrl = `http://127.0.0.1:${ports.stripe}`;
-  await step('start the services', async () => {
+  await step('start the fake Stripe and the facilitator', async () => {
     await startApp(
       'fake-stripe',
       { ...common, FAKE_STRIPE_PORT: String(ports.stripe), FAKE_STRIPE_WEBHOOK_URL: `${facilitatorUrl}/stripe/webhooks`, FAKE_STRIPE_WEBHOOK_SECRET: STRIPE_WEBHOOK_SECRET },
@@ -92,6 +87,18 @@ async function main() {
     );
     const stripeEnv = { STRIPE_SECRET_KEY: 'sk_test_demo_facilitator', STRIPE_API_BASE: stripeUrl, STRIPE_WEBHOOK_SECRET };
     await startApp('facilitator', { ...common, ...stripeEnv, FACILITATOR_PORT: String(ports.facilitator) }, `${facilitatorUrl}/ready`);
+  });
+
+  const merchantAccount = await step('create the merchant account', async () => {
+    // Its receiving address: the facilitator settles this merchant's payments to no other. Made through the
+    // facilitator's operator API, as an operator would.
+    const receiving = `${manifest.network}:${manifest.accounts.merchant.address}`;
+    const created = runJson('merchants CLI', ['scripts/merchants.mjs', 'create', '--name', 'Demo forecasts', '--receiving-address', receiving, '--json'], { FACILITATOR_URL: facilitatorUrl });
+    say(`merchant ${created.merchantId} with API key ${created.apiKey.slice(0, 12)}…, paid at ${receiving}`);
+    return created;
+  });
+
+  await step('start the ledger and the merchant agent', async () => {
     await startApp(
       'ledger',
       { ...common, LEDGER_PORT: String(ports.ledger), FACILITATOR_URL: facilitatorUrl, STRIPE_SECRET_KEY: 'sk_test_demo_ledger', STRIPE_API_BASE: stripeUrl, RECON_SCHEDULE: 'off' },
@@ -210,8 +217,8 @@ async function waitForBooks({ facilitatorUrl, ledgerUrl, apiKey }) {
   }
 }
 
-function runJson(title, args) {
-  const result = spawnSync(process.execPath, args, { cwd: REPO_ROOT, env, encoding: 'utf8' });
+function runJson(title, args, extraEnv = {}) {
+  const result = spawnSync(process.execPath, args, { cwd: REPO_ROOT, env: { ...env, ...extraEnv }, encoding: 'utf8' });
   if (result.status !== 0) throw new Error(`${title} failed: ${result.stderr.trim()}`);
   return JSON.parse(result.stdout);
 }

@@ -1,13 +1,18 @@
 #!/usr/bin/env node
-// Merchant accounts and API keys of the facilitator, straight in PostgreSQL (schema `facilitator`).
+// Merchant accounts and API keys of the facilitator, through its operator API (/admin/merchants): a running
+// facilitator with OPERATOR_TOKEN set, its URL in FACILITATOR_URL (default http://127.0.0.1:4020) and the same token
+// in OPERATOR_TOKEN here. Nothing is written to PostgreSQL by this script.
 //
 //   node scripts/merchants.mjs create --name <name> [--webhook-url <url>] [--key-name <name>]
 //        [--receiving-address <network>:<address>]... [--receiving-address-of-chain <manifest.json>]
 //        [--allow-any-pay-to] [--key-file <path>]
 //   node scripts/merchants.mjs keys create --merchant <merchantId> [--name <name>]
-//   node scripts/merchants.mjs keys revoke <keyId>
+//   node scripts/merchants.mjs keys revoke --merchant <merchantId> <keyId>
 //   node scripts/merchants.mjs set-webhook <merchantId> <url|none>
-//   node scripts/merchants.mjs disable <merchantId>
+//   node scripts/merchants.mjs rotate-webhook-secret <merchantId>
+//   node scripts/merchants.mjs deliveries <merchantId> [--status pending|delivered|failed]
+//   node scripts/merchants.mjs resend <merchantId> <deliveryId>
+//   node scripts/merchants.mjs disable|enable <merchantId>
 //   node scripts/merchants.mjs rotate-mpp-secret <merchantId>
 //   node scripts/merchants.mjs receiving-addresses add|remove <merchantId> <network>:<address>
 //   node scripts/merchants.mjs receiving-addresses list <merchantId>
@@ -18,25 +23,25 @@
 // address, e.g. eip155:8453:0xAbC…), unless allow-any-pay-to is on. --key-file writes FACILITATOR_API_KEY=<key> to a
 // new file (mode 600) for a merchant agent to read, instead of only printing it. --receiving-address-of-chain declares
 // the merchant account of a local chain's manifest (scripts/chain.mjs), as docker/compose.yml does.
-// Add --json for machine-readable output. API keys and the webhook secret are printed once, when they are made,
-// and never again: the database keeps only the key's sha256 (the webhook secret is kept, to sign with).
-// DATABASE_URL defaults to postgresql://postgres@127.0.0.1:5432/machine_payments.
-// Exit codes: 0 done, 1 failed (not found, database error), 2 usage error.
-import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+// Add --json for machine-readable output. API keys and webhook secrets are printed once, when they are made, and never
+// again: the facilitator keeps only the key's sha256. The facilitator checks everything (webhook destinations against
+// its WEBHOOK_ALLOW_PRIVATE, addresses, names) and its problem is printed as it comes.
+// Exit codes: 0 done, 1 failed (not found, facilitator unreachable or refusing), 2 usage error or invalid input.
+import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
-import { allowPrivateFromEnv, checkWebhookUrl } from './lib/webhook-destination.mjs';
-import { getAddress } from 'viem';
+import { URLSearchParams } from 'node:url';
 
-const USAGE = `usage:
+const USAGE = `usage (FACILITATOR_URL, OPERATOR_TOKEN from the environment):
   node scripts/merchants.mjs create --name <name> [--webhook-url <url>] [--key-name <name>]
        [--receiving-address <network>:<address>]... [--receiving-address-of-chain <manifest.json>]
        [--allow-any-pay-to] [--key-file <path>] [--json]
   node scripts/merchants.mjs keys create --merchant <merchantId> [--name <name>] [--json]
-  node scripts/merchants.mjs keys revoke <keyId> [--json]
+  node scripts/merchants.mjs keys revoke --merchant <merchantId> <keyId> [--json]
   node scripts/merchants.mjs set-webhook <merchantId> <url|none> [--json]
-  node scripts/merchants.mjs disable <merchantId> [--json]
+  node scripts/merchants.mjs rotate-webhook-secret <merchantId> [--json]
+  node scripts/merchants.mjs deliveries <merchantId> [--status pending|delivered|failed] [--json]
+  node scripts/merchants.mjs resend <merchantId> <deliveryId> [--json]
+  node scripts/merchants.mjs disable|enable <merchantId> [--json]
   node scripts/merchants.mjs rotate-mpp-secret <merchantId> [--json]
   node scripts/merchants.mjs receiving-addresses add|remove <merchantId> <network>:<address> [--json]
   node scripts/merchants.mjs receiving-addresses list <merchantId> [--json]
@@ -44,52 +49,25 @@ const USAGE = `usage:
   node scripts/merchants.mjs list [--json]`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
 
 class UsageError extends Error {}
+/** the facilitator refused the input (400): exit 2 like a usage error, without the usage text */
+class Invalid extends Error {}
 class Failure extends Error {}
-
-/** Same format as apps/facilitator/src/merchants/api-key.ts: mpk_<8 base32>_<32 base32>, stored as sha256 hex. */
-function newApiKey() {
-  const base32 = (n) => [...randomBytes(n)].map((b) => ALPHABET[b & 31]).join('');
-  const prefix = base32(8);
-  const key = `mpk_${prefix}_${base32(32)}`;
-  return { key, prefix, hash: createHash('sha256').update(key, 'utf8').digest('hex') };
-}
 
 function uuid(value, what) {
   if (typeof value !== 'string' || !UUID.test(value)) throw new UsageError(`${what} must be a UUID`);
   return value.toLowerCase();
 }
 
-// Loopback, private, link-local and metadata destinations are refused unless WEBHOOK_ALLOW_PRIVATE=true (as the
-// facilitator's setting): code webhook_destination_not_allowed. The facilitator checks resolved addresses again on every send.
-function webhookUrl(value) {
-  const checked = checkWebhookUrl(value, allowPrivateFromEnv());
-  if (!checked.ok) throw new UsageError(`${checked.code}: ${checked.reason}`);
-  return checked.url;
-}
-
-function text(value, what) {
-  if (typeof value !== 'string' || !value.trim() || value.length > 200) throw new UsageError(`${what} must be 1 to 200 characters`);
-  return value.trim();
-}
-
 /**
- * `<network>:<address>` (CAIP-10), as apps/facilitator/src/merchants/receiving-addresses.ts checks it: an eip155
- * network and a non-zero address in any case (a mixed-case one must carry a valid checksum). Stored lowercase.
+ * `<network>:<address>` (CAIP-10) split in two; the facilitator checks the rest (a non-zero address, a valid EIP-55
+ * checksum when mixed-case) as it does for the merchant API.
  */
 function receivingAddress(value) {
   const match = /^(eip155:[1-9][0-9]{0,19}):(0x[0-9a-fA-F]{40})$/.exec(value ?? '');
   if (!match) throw new UsageError(`a receiving address is <network>:<address>, e.g. eip155:8453:0x…; got ${JSON.stringify(value ?? '')}`);
-  const [, network, address] = match;
-  const checksummed = getAddress(address.toLowerCase());
-  if (/^0x0{40}$/.test(address)) throw new UsageError('the zero address cannot receive payments');
-  const digits = address.slice(2);
-  if (digits !== digits.toLowerCase() && digits !== digits.toUpperCase() && address !== checksummed) {
-    throw new UsageError(`${address} has a wrong EIP-55 checksum (did you mean ${checksummed}?)`);
-  }
-  return { network, address: checksummed };
+  return { network: match[1], address: match[2] };
 }
 
 /** `<network>:<address>` of the merchant account in a local chain's manifest (written by scripts/chain.mjs). */
@@ -106,212 +84,247 @@ function chainMerchantAddress(manifestPath) {
   return `${manifest.network}:${manifest.accounts.merchant.address}`;
 }
 
-/** FACILITATOR_API_KEY=<key> in a new file only its owner reads; an existing file (a key made earlier) is left alone. */
-function writeKeyFile(path, apiKey) {
+/**
+ * A new file only its owner reads, opened before the merchant is made, so that a path that cannot be written (or an
+ * existing file: a key made earlier, left alone) stops before anything is created. Removed again if creation fails.
+ */
+function openKeyFile(path) {
   try {
-    writeFileSync(path, `FACILITATOR_API_KEY=${apiKey}\n`, { mode: 0o600, flag: 'wx' });
+    return openSync(path, 'wx', 0o600);
   } catch (error) {
     throw new Failure(error.code === 'EEXIST' ? `${path} exists already (a key made earlier): nothing was created` : `cannot write ${path}: ${error.message}`);
   }
 }
 
-async function declareAddress(db, merchantId, { network, address }) {
-  await db.query(
-    `INSERT INTO facilitator.merchant_receiving_addresses (merchant_id, network, address) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-    [merchantId, network, address.toLowerCase()],
-  );
+/** The facilitator's operator API: its answer, or a Failure/UsageError carrying its problem. */
+function operatorApi() {
+  const base = (process.env.FACILITATOR_URL || 'http://127.0.0.1:4020').replace(/\/+$/, '');
+  const token = process.env.OPERATOR_TOKEN;
+  if (!token) throw new UsageError('set OPERATOR_TOKEN to the facilitator\'s operator token');
+  return async function request(method, path, body) {
+    let response;
+    try {
+      response = await fetch(`${base}/admin/merchants${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(30_000),
+      });
+    } catch (error) {
+      throw new Failure(`cannot reach the facilitator at ${base}: ${error.cause?.code ?? error.message}`);
+    }
+    const text = await response.text();
+    const answer = text ? safeJson(text) : undefined;
+    if (response.ok) return { status: response.status, body: answer };
+    if (response.status === 401) throw new Failure(`the facilitator at ${base} refused OPERATOR_TOKEN`);
+    const fields = (answer?.invalidParams ?? []).map((p) => `\n  ${p.name}: ${p.reason}`).join('');
+    const message = `${answer?.code ?? response.status}: ${answer?.detail ?? answer?.title ?? text}${fields}`;
+    throw response.status === 400 ? new Invalid(message) : new Failure(message);
+  };
 }
 
-async function merchantExists(db, merchantId) {
-  const { rows } = await db.query(`SELECT 1 FROM facilitator.merchants WHERE id = $1`, [merchantId]);
-  if (!rows.length) throw new Failure(`no merchant ${merchantId}`);
+function safeJson(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
-async function insertKey(db, merchantId, name) {
-  const { key, prefix, hash } = newApiKey();
-  const { rows } = await db.query(
-    `INSERT INTO facilitator.api_keys (merchant_id, prefix, hash, name) VALUES ($1, $2, $3, $4) RETURNING id`,
-    [merchantId, prefix, hash, name ?? null],
-  );
-  return { keyId: rows[0].id, apiKey: key, prefix };
+/** Every merchant, following the pages. */
+async function allMerchants(api) {
+  const merchants = [];
+  let cursor = null;
+  do {
+    const page = (await api('GET', `?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)).body;
+    merchants.push(...page.data);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return merchants;
 }
+
+const caip10 = (a) => `${a.network}:${a.address}`;
+const onOff = (allow) => (allow ? 'on' : 'off');
 
 const commands = {
-  async create(db, { values }) {
-    const name = text(values.name, '--name');
-    const url = values['webhook-url'] === undefined ? null : webhookUrl(values['webhook-url']);
-    const addresses = (values['receiving-address'] ?? []).map(receivingAddress);
-    if (values['receiving-address-of-chain'] !== undefined) addresses.push(receivingAddress(chainMerchantAddress(values['receiving-address-of-chain'])));
-    const allowAnyPayTo = values['allow-any-pay-to'];
-    // Standard Webhooks: whsec_ + base64 of the HMAC key
-    const secret = `whsec_${randomBytes(32).toString('base64')}`;
-    await db.query('BEGIN');
+  async create(api, { values }) {
+    const receivingAddresses = (values['receiving-address'] ?? []).map(receivingAddress);
+    if (values['receiving-address-of-chain'] !== undefined) receivingAddresses.push(receivingAddress(chainMerchantAddress(values['receiving-address-of-chain'])));
+    const keyFile = values['key-file'] === undefined ? undefined : openKeyFile(values['key-file']);
+    let created;
     try {
-      const { rows } = await db.query(
-        `INSERT INTO facilitator.merchants (name, webhook_url, webhook_secret, allow_any_pay_to) VALUES ($1, $2, $3, $4) RETURNING id`,
-        [name, url, secret, allowAnyPayTo],
-      );
-      const merchantId = rows[0].id;
-      for (const address of addresses) await declareAddress(db, merchantId, address);
-      const key = await insertKey(db, merchantId, values['key-name'] === undefined ? 'default' : text(values['key-name'], '--key-name'));
-      // Written before the commit: a file that cannot be written leaves no merchant behind. `wx`: never overwrite a key.
-      if (values['key-file'] !== undefined) writeKeyFile(values['key-file'], key.apiKey);
-      await db.query('COMMIT');
-      const receivingAddresses = addresses.map((a) => `${a.network}:${a.address}`);
-      return {
-        result: { merchantId, name, webhookUrl: url, keyId: key.keyId, apiKey: key.apiKey, webhookSecret: secret, receivingAddresses, allowAnyPayTo },
-        lines: [
-          `merchant        ${merchantId}  ${name}`,
-          `webhook url     ${url ?? '(none)'}`,
-          `receiving       ${allowAnyPayTo ? 'any address (allow-any-pay-to)' : receivingAddresses.join(', ') || '(none declared: every settlement is refused until one is)'}`,
-          `api key id      ${key.keyId}`,
-          `api key         ${key.apiKey}${values['key-file'] !== undefined ? `  (written to ${values['key-file']})` : ''}`,
-          `webhook secret  ${secret}`,
-          '',
-          'The API key and the webhook secret are shown this once; store them now.',
-        ],
-      };
+      created = (
+        await api('POST', '', {
+          name: values.name,
+          ...(values['webhook-url'] !== undefined && { webhookUrl: values['webhook-url'] }),
+          ...(values['key-name'] !== undefined && { keyName: values['key-name'] }),
+          receivingAddresses,
+          allowAnyPayTo: values['allow-any-pay-to'],
+        })
+      ).body;
     } catch (error) {
-      await db.query('ROLLBACK');
+      if (keyFile !== undefined) {
+        closeSync(keyFile);
+        rmSync(values['key-file'], { force: true });
+      }
       throw error;
     }
+    const { merchant, apiKey, webhookSecret } = created;
+    if (keyFile !== undefined) {
+      writeSync(keyFile, `FACILITATOR_API_KEY=${apiKey.apiKey}\n`);
+      closeSync(keyFile);
+    }
+    const declared = merchant.receivingAddresses.map(caip10);
+    return {
+      result: {
+        merchantId: merchant.merchantId,
+        name: merchant.name,
+        webhookUrl: merchant.webhookUrl,
+        keyId: apiKey.keyId,
+        apiKey: apiKey.apiKey,
+        webhookSecret,
+        receivingAddresses: declared,
+        allowAnyPayTo: merchant.allowAnyPayTo,
+      },
+      lines: [
+        `merchant        ${merchant.merchantId}  ${merchant.name}`,
+        `webhook url     ${merchant.webhookUrl ?? '(none)'}`,
+        `receiving       ${merchant.allowAnyPayTo ? 'any address (allow-any-pay-to)' : declared.join(', ') || '(none declared: every settlement is refused until one is)'}`,
+        `api key id      ${apiKey.keyId}`,
+        `api key         ${apiKey.apiKey}${values['key-file'] !== undefined ? `  (written to ${values['key-file']})` : ''}`,
+        `webhook secret  ${webhookSecret}`,
+        '',
+        'The API key and the webhook secret are shown this once; store them now.',
+      ],
+    };
   },
 
-  async 'keys create'(db, { values }) {
+  async 'keys create'(api, { values }) {
     const merchantId = uuid(values.merchant, '--merchant');
-    const { rows } = await db.query(`SELECT disabled_at FROM facilitator.merchants WHERE id = $1`, [merchantId]);
-    if (!rows.length) throw new Failure(`no merchant ${merchantId}`);
-    if (rows[0].disabled_at) throw new Failure(`merchant ${merchantId} is disabled`);
-    const key = await insertKey(db, merchantId, values.name === undefined ? null : text(values.name, '--name'));
+    const key = (await api('POST', `/${merchantId}/api-keys`, values.name === undefined ? {} : { name: values.name })).body;
     return {
       result: { merchantId, keyId: key.keyId, apiKey: key.apiKey },
       lines: [`api key id  ${key.keyId}`, `api key     ${key.apiKey}`, '', 'The API key is shown this once; store it now.'],
     };
   },
 
-  async 'keys revoke'(db, { positionals }) {
+  async 'keys revoke'(api, { values, positionals }) {
+    const merchantId = uuid(values.merchant, '--merchant');
     const keyId = uuid(positionals[0], 'the key id');
-    const { rows } = await db.query(
-      `UPDATE facilitator.api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING revoked_at`,
-      [keyId],
-    );
-    if (!rows.length) throw new Failure(`no API key ${keyId}`);
-    return { result: { keyId, revokedAt: rows[0].revoked_at }, lines: [`revoked API key ${keyId}`] };
+    const key = (await api('POST', `/${merchantId}/api-keys/${keyId}/revoke`)).body;
+    return { result: { merchantId, keyId, revokedAt: key.revokedAt }, lines: [`revoked API key ${keyId}`] };
   },
 
-  async 'set-webhook'(db, { positionals }) {
+  async 'set-webhook'(api, { positionals }) {
     const merchantId = uuid(positionals[0], 'the merchant id');
     if (positionals[1] === undefined) throw new UsageError('give the webhook URL, or none');
-    const url = positionals[1] === 'none' ? null : webhookUrl(positionals[1]);
-    const { rowCount } = await db.query(`UPDATE facilitator.merchants SET webhook_url = $2 WHERE id = $1`, [merchantId, url]);
-    if (!rowCount) throw new Failure(`no merchant ${merchantId}`);
-    return { result: { merchantId, webhookUrl: url }, lines: [`merchant ${merchantId}: webhook url ${url ?? '(none)'}`] };
+    const { webhookUrl } = (await api('PUT', `/${merchantId}/webhook`, { webhookUrl: positionals[1] === 'none' ? null : positionals[1] })).body;
+    return { result: { merchantId, webhookUrl }, lines: [`merchant ${merchantId}: webhook url ${webhookUrl ?? '(none)'}`] };
+  },
+
+  async 'rotate-webhook-secret'(api, { positionals }) {
+    const merchantId = uuid(positionals[0], 'the merchant id');
+    const { webhookSecret } = (await api('POST', `/${merchantId}/webhook/rotate-secret`)).body;
+    return {
+      result: { merchantId, webhookSecret },
+      lines: [`webhook secret  ${webhookSecret}`, '', 'Every attempt from now on is signed with this secret only; it is shown this once.'],
+    };
+  },
+
+  async deliveries(api, { values, positionals }) {
+    const merchantId = uuid(positionals[0], 'the merchant id');
+    const query = new URLSearchParams({ limit: '100', ...(values.status !== undefined && { status: values.status }) });
+    const page = (await api('GET', `/${merchantId}/webhook-deliveries?${query}`)).body;
+    const lines = page.data.length ? [] : ['no webhook deliveries'];
+    for (const d of page.data) {
+      lines.push(`${d.deliveryId}  ${d.eventType}  ${d.status}  attempt ${d.attempt}${d.responseStatus === null ? '' : `  HTTP ${d.responseStatus}`}${d.error ? `  ${d.error}` : ''}  ${d.createdAt}`);
+    }
+    if (page.nextCursor) lines.push('(the 100 most recent; GET /admin/merchants/{id}/webhook-deliveries pages through the rest)');
+    return { result: page.data, lines };
+  },
+
+  async resend(api, { positionals }) {
+    const merchantId = uuid(positionals[0], 'the merchant id');
+    const deliveryId = uuid(positionals[1], 'the delivery id');
+    const delivery = (await api('POST', `/${merchantId}/webhook-deliveries/${deliveryId}/resend`)).body;
+    return { result: delivery, lines: [`delivery ${deliveryId} queued again to ${delivery.url}`] };
   },
 
   // The facilitator accepts the previous secret for an hour (the longest a challenge lives), then only the new one;
   // replicas pick the new one up within API_KEY_CACHE_MS.
-  async 'rotate-mpp-secret'(db, { positionals }) {
+  async 'rotate-mpp-secret'(api, { positionals }) {
     const merchantId = uuid(positionals[0], 'the merchant id');
-    const { rows } = await db.query(`SELECT 1 FROM facilitator.merchants WHERE id = $1`, [merchantId]);
-    if (!rows.length) throw new Failure(`no merchant ${merchantId}`);
-    const { rows: rotated } = await db.query(
-      `INSERT INTO facilitator.mpp_secrets (scope, secret) VALUES ($1, $2)
-       ON CONFLICT (scope) DO UPDATE SET previous_secret = mpp_secrets.secret, secret = EXCLUDED.secret, rotated_at = now()
-       RETURNING rotated_at`,
-      [merchantId, randomBytes(32).toString('hex')],
-    );
-    return { result: { merchantId, rotatedAt: rotated[0].rotated_at }, lines: [`merchant ${merchantId}: MPP challenge secret rotated; the previous one is accepted for one more hour`] };
+    const rotated = (await api('POST', `/${merchantId}/mpp-secret/rotate`)).body;
+    return { result: rotated, lines: [`merchant ${merchantId}: MPP challenge secret rotated; the previous one is accepted for one more hour`] };
   },
 
-  async 'receiving-addresses add'(db, { positionals }) {
+  async 'receiving-addresses add'(api, { positionals }) {
     const merchantId = uuid(positionals[0], 'the merchant id');
-    const declared = receivingAddress(positionals[1]);
-    await merchantExists(db, merchantId);
-    await declareAddress(db, merchantId, declared);
-    return { result: { merchantId, ...declared }, lines: [`merchant ${merchantId}: receives at ${declared.network}:${declared.address}`] };
+    const declared = (await api('POST', `/${merchantId}/receiving-addresses`, receivingAddress(positionals[1]))).body;
+    return { result: { merchantId, network: declared.network, address: declared.address }, lines: [`merchant ${merchantId}: receives at ${caip10(declared)}`] };
   },
 
-  async 'receiving-addresses remove'(db, { positionals }) {
+  async 'receiving-addresses remove'(api, { positionals }) {
     const merchantId = uuid(positionals[0], 'the merchant id');
     const { network, address } = receivingAddress(positionals[1]);
-    const { rowCount } = await db.query(
-      `DELETE FROM facilitator.merchant_receiving_addresses WHERE merchant_id = $1 AND network = $2 AND address = $3`,
-      [merchantId, network, address.toLowerCase()],
-    );
-    if (!rowCount) throw new Failure(`merchant ${merchantId} has no receiving address ${network}:${address}`);
+    await api('DELETE', `/${merchantId}/receiving-addresses/${network}/${address}`);
     return { result: { merchantId, network, address, removed: true }, lines: [`merchant ${merchantId}: no longer receives at ${network}:${address}`] };
   },
 
-  async 'receiving-addresses list'(db, { positionals }) {
+  async 'receiving-addresses list'(api, { positionals }) {
     const merchantId = uuid(positionals[0], 'the merchant id');
-    const { rows: merchant } = await db.query(`SELECT allow_any_pay_to FROM facilitator.merchants WHERE id = $1`, [merchantId]);
-    if (!merchant.length) throw new Failure(`no merchant ${merchantId}`);
-    const addresses = await receivingAddressesOf(db, merchantId);
+    const merchant = (await api('GET', `/${merchantId}`)).body;
+    const addresses = merchant.receivingAddresses.map(caip10);
     return {
-      result: { merchantId, allowAnyPayTo: merchant[0].allow_any_pay_to, receivingAddresses: addresses },
-      lines: [`allow any payTo  ${merchant[0].allow_any_pay_to ? 'on' : 'off'}`, ...(addresses.length ? addresses : ['(no receiving addresses)'])],
+      result: { merchantId, allowAnyPayTo: merchant.allowAnyPayTo, receivingAddresses: addresses },
+      lines: [`allow any payTo  ${onOff(merchant.allowAnyPayTo)}`, ...(addresses.length ? addresses : ['(no receiving addresses)'])],
     };
   },
 
-  async 'allow-any-pay-to'(db, { positionals }) {
+  async 'allow-any-pay-to'(api, { positionals }) {
     const merchantId = uuid(positionals[0], 'the merchant id');
     if (positionals[1] !== 'on' && positionals[1] !== 'off') throw new UsageError('allow-any-pay-to takes on or off');
-    const allow = positionals[1] === 'on';
-    const { rowCount } = await db.query(`UPDATE facilitator.merchants SET allow_any_pay_to = $2 WHERE id = $1`, [merchantId, allow]);
-    if (!rowCount) throw new Failure(`no merchant ${merchantId}`);
+    const { allowAnyPayTo } = (await api('PATCH', `/${merchantId}`, { allowAnyPayTo: positionals[1] === 'on' })).body;
     return {
-      result: { merchantId, allowAnyPayTo: allow },
-      lines: [`merchant ${merchantId}: ${allow ? 'settlements may pay any address' : 'settlements may pay only its receiving addresses'}`],
+      result: { merchantId, allowAnyPayTo },
+      lines: [`merchant ${merchantId}: ${allowAnyPayTo ? 'settlements may pay any address' : 'settlements may pay only its receiving addresses'}`],
     };
   },
 
-  async disable(db, { positionals }) {
+  async disable(api, { positionals }) {
     const merchantId = uuid(positionals[0], 'the merchant id');
-    const { rows } = await db.query(
-      `UPDATE facilitator.merchants SET disabled_at = coalesce(disabled_at, now()) WHERE id = $1 RETURNING disabled_at`,
-      [merchantId],
-    );
-    if (!rows.length) throw new Failure(`no merchant ${merchantId}`);
-    return { result: { merchantId, disabledAt: rows[0].disabled_at }, lines: [`disabled merchant ${merchantId}: its keys no longer work and no more webhooks are sent`] };
+    const { disabledAt } = (await api('POST', `/${merchantId}/disable`)).body;
+    return { result: { merchantId, disabledAt }, lines: [`disabled merchant ${merchantId}: its keys no longer work and no more webhooks are sent`] };
   },
 
-  async list(db) {
-    const { rows: merchants } = await db.query(
-      `SELECT id, name, webhook_url, allow_any_pay_to, created_at, disabled_at FROM facilitator.merchants ORDER BY created_at, id`,
-    );
-    const { rows: addresses } = await db.query(`SELECT merchant_id, network, address FROM facilitator.merchant_receiving_addresses ORDER BY network, address`);
-    const { rows: keys } = await db.query(
-      `SELECT id, merchant_id, prefix, name, created_at, last_used_at, revoked_at FROM facilitator.api_keys ORDER BY created_at, id`,
-    );
-    const result = merchants.map((m) => ({
-      merchantId: m.id,
+  async enable(api, { positionals }) {
+    const merchantId = uuid(positionals[0], 'the merchant id');
+    await api('POST', `/${merchantId}/enable`);
+    return { result: { merchantId, disabledAt: null }, lines: [`enabled merchant ${merchantId}: its unrevoked keys work again`] };
+  },
+
+  async list(api) {
+    const result = (await allMerchants(api)).map((m) => ({
+      merchantId: m.merchantId,
       name: m.name,
-      webhookUrl: m.webhook_url,
-      allowAnyPayTo: m.allow_any_pay_to,
-      receivingAddresses: addresses.filter((a) => a.merchant_id === m.id).map((a) => `${a.network}:${getAddress(a.address)}`),
-      createdAt: m.created_at,
-      disabledAt: m.disabled_at,
-      keys: keys
-        .filter((k) => k.merchant_id === m.id)
-        .map((k) => ({ keyId: k.id, key: `mpk_${k.prefix}_…`, name: k.name, createdAt: k.created_at, lastUsedAt: k.last_used_at, revokedAt: k.revoked_at })),
+      webhookUrl: m.webhookUrl,
+      allowAnyPayTo: m.allowAnyPayTo,
+      receivingAddresses: m.receivingAddresses.map(caip10),
+      createdAt: m.createdAt,
+      disabledAt: m.disabledAt,
+      keys: m.apiKeys.map((k) => ({ keyId: k.keyId, key: `mpk_${k.prefix}_…`, name: k.name, createdAt: k.createdAt, lastUsedAt: k.lastUsedAt, revokedAt: k.revokedAt })),
     }));
-    const date = (d) => (d ? d.toISOString() : '-');
     const lines = result.length ? [] : ['no merchants'];
     for (const m of result) {
-      lines.push(`${m.merchantId}  ${m.name}${m.disabledAt ? `  DISABLED ${date(m.disabledAt)}` : ''}`, `  webhook url  ${m.webhookUrl ?? '(none)'}`);
+      lines.push(`${m.merchantId}  ${m.name}${m.disabledAt ? `  DISABLED ${m.disabledAt}` : ''}`, `  webhook url  ${m.webhookUrl ?? '(none)'}`);
       lines.push(`  receiving    ${m.allowAnyPayTo ? 'any address' : m.receivingAddresses.join(', ') || '(none)'}`);
       for (const k of m.keys) {
-        lines.push(`  key ${k.keyId}  ${k.key}  ${k.name ?? ''}  created ${date(k.createdAt)}  last used ${date(k.lastUsedAt)}${k.revokedAt ? `  REVOKED ${date(k.revokedAt)}` : ''}`);
+        lines.push(`  key ${k.keyId}  ${k.key}  ${k.name ?? ''}  created ${k.createdAt}  last used ${k.lastUsedAt ?? '-'}${k.revokedAt ? `  REVOKED ${k.revokedAt}` : ''}`);
       }
     }
     return { result, lines };
   },
 };
-
-async function receivingAddressesOf(db, merchantId) {
-  const { rows } = await db.query(`SELECT network, address FROM facilitator.merchant_receiving_addresses WHERE merchant_id = $1 ORDER BY network, address`, [merchantId]);
-  return rows.map((r) => `${r.network}:${getAddress(r.address)}`);
-}
 
 async function main(argv) {
   let parsed;
@@ -327,6 +340,7 @@ async function main(argv) {
         'receiving-address': { type: 'string', multiple: true },
         'allow-any-pay-to': { type: 'boolean', default: false },
         'key-file': { type: 'string' },
+        status: { type: 'string' },
         'receiving-address-of-chain': { type: 'string' },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
@@ -346,14 +360,8 @@ async function main(argv) {
   if (!command) throw new UsageError(first ? `unknown command: ${name}` : 'no command given');
   const positionals = grouped ? rest : [second, ...rest].filter((p) => p !== undefined);
 
-  const db = new pg.Client({ connectionString: process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/machine_payments', application_name: 'merchants-cli' });
-  await db.connect();
-  try {
-    const { result, lines } = await command(db, { values: parsed.values, positionals });
-    console.log(parsed.values.json ? JSON.stringify(result, null, 2) : lines.join('\n'));
-  } finally {
-    await db.end();
-  }
+  const { result, lines } = await command(operatorApi(), { values: parsed.values, positionals });
+  console.log(parsed.values.json ? JSON.stringify(result, null, 2) : lines.join('\n'));
 }
 
 try {
@@ -363,9 +371,7 @@ try {
     console.error(`merchants: ${error.message}\n${USAGE}`);
     process.exit(2);
   }
-  // Database errors name the problem, never the connection string (which may hold a password).
-  const message = error instanceof Failure ? error.message : `${error.code ? `${error.code}: ` : ''}${error.message}`;
-  console.error(`merchants: ${message}`);
-  if (!(error instanceof Failure) && /relation .* does not exist/.test(error.message ?? '')) console.error('merchants: run `npm run db:migrate` first');
+  console.error(`merchants: ${error.message}`);
+  if (error instanceof Invalid) process.exit(2);
   process.exit(1);
 }

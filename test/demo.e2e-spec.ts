@@ -16,8 +16,8 @@ describe('npm start (the demo)', () => {
       LEDGER_PORT: String(await freePort()),
       MERCHANT_PORT: String(await freePort()),
       FAKE_STRIPE_PORT: String(await freePort()),
-      // Its own database: the demo clears its tables at start.
-      DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/machine_payments_demo_test',
+      // Its own database (the demo clears its tables at start), named after the suite's so parallel suites stay apart.
+      DATABASE_URL: `${process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/machine_payments_test'}_demo`,
     };
     const child = spawn(process.execPath, ['scripts/demo.mjs', '--exit'], { cwd: root, env });
     let output = '';

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import path from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
@@ -13,7 +13,7 @@ import { loadMerchantConfig } from '../apps/merchant-agent/src/merchant.config';
 import { createPaywall } from '../apps/merchant-agent/src/paid-http/paywall';
 import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from './support/chain';
 import { call } from './support/http';
-import { startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from './support/facilitator';
+import { startFacilitator, TEST_OPERATOR_TOKEN, type RunningFacilitator } from './support/facilitator';
 import { paymentRequiredResponse } from './support/mpp';
 import { freePort } from './support/net';
 
@@ -25,14 +25,23 @@ interface CliResult {
   stderr: string;
 }
 
-/** scripts/merchants.mjs against the test database. */
-function cli(...args: string[]): CliResult {
-  const r = spawnSync(process.execPath, ['scripts/merchants.mjs', ...args], { cwd: ROOT, env: { ...process.env, DATABASE_URL: TEST_DATABASE_URL }, encoding: 'utf8' });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+/** the facilitator the CLI talks to (set once it runs) */
+let cliFacilitatorUrl = '';
+
+/** scripts/merchants.mjs against the test facilitator's operator API (asynchronous: the facilitator runs in this process). */
+function cli(...args: string[]): Promise<CliResult> {
+  return new Promise((resolve) =>
+    execFile(
+      process.execPath,
+      ['scripts/merchants.mjs', ...args],
+      { cwd: ROOT, env: { ...process.env, FACILITATOR_URL: cliFacilitatorUrl, OPERATOR_TOKEN: TEST_OPERATOR_TOKEN }, encoding: 'utf8' },
+      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
+    ),
+  );
 }
 
-function cliJson(...args: string[]): any {
-  const r = cli(...args, '--json');
+async function cliJson(...args: string[]): Promise<any> {
+  const r = await cli(...args, '--json');
   expect(r.code, r.stderr).toBe(0);
   return JSON.parse(r.stdout);
 }
@@ -56,14 +65,15 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
 
   beforeAll(async () => {
     facilitator = await startFacilitator({ FACILITATOR_OPEN_MODE: 'false', API_KEY_CACHE_MS: '0', FACILITATOR_SIGNER_KEYS: signer });
+    cliFacilitatorUrl = facilitator.url;
     db = facilitator.app.get(PrismaService);
-    a = cliJson('create', '--name', 'Merchant A', '--receiving-address', receiving);
-    b = cliJson('create', '--name', 'Merchant B', '--webhook-url', 'https://b.example/hooks', '--receiving-address', receiving);
+    a = await cliJson('create', '--name', 'Merchant A', '--receiving-address', receiving);
+    b = await cliJson('create', '--name', 'Merchant B', '--webhook-url', 'https://b.example/hooks', '--receiving-address', receiving);
   });
   afterAll(() => facilitator?.close());
 
   describe('the CLI', () => {
-    it('creates a merchant with a first key and a webhook secret, printed once', () => {
+    it('creates a merchant with a first key and a webhook secret, printed once', async () => {
       expect(a).toEqual({
         merchantId: expect.stringMatching(/^[0-9a-f-]{36}$/),
         name: 'Merchant A',
@@ -74,39 +84,39 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
         receivingAddresses: [`${manifest.network}:${getAddress(merchantAddress)}`],
         allowAnyPayTo: false,
       });
-      const human = cli('create', '--name', 'Merchant printed');
+      const human = await cli('create', '--name', 'Merchant printed');
       expect(human.code).toBe(0);
       expect(human.stdout).toMatch(/api key\s+mpk_[a-z2-7]{8}_[a-z2-7]{32}\n/);
       expect(human.stdout).toMatch(/webhook secret\s+whsec_[A-Za-z0-9+/]{43}=\n/);
       expect(human.stdout).toContain('shown this once');
     });
 
-    it('lists merchants and keys by prefix only, never the key or the secret', () => {
-      const listed = cli('list');
+    it('lists merchants and keys by prefix only, never the key or the secret', async () => {
+      const listed = await cli('list');
       expect(listed.code).toBe(0);
       expect(listed.stdout).toContain(a.merchantId);
       expect(listed.stdout).toContain(`${a.apiKey.slice(0, 12)}_…`);
       expect(listed.stdout).not.toContain(a.apiKey);
       expect(listed.stdout).not.toContain(a.webhookSecret);
-      const json = cliJson('list');
+      const json = await cliJson('list');
       expect(json.find((m: any) => m.merchantId === b.merchantId)).toMatchObject({ name: 'Merchant B', webhookUrl: 'https://b.example/hooks', disabledAt: null, keys: [{ keyId: b.keyId, revokedAt: null }] });
     });
 
-    it('answers bad usage with exit code 2 and unknown ids with exit code 1', () => {
-      expect(cli().code).toBe(2);
-      expect(cli('frobnicate').code).toBe(2);
-      expect(cli('create').code).toBe(2);
-      expect(cli('create', '--name', 'x', '--webhook-url', 'ftp://x').code).toBe(2);
-      expect(cli('keys', 'create', '--merchant', 'not-a-uuid').code).toBe(2);
+    it('answers bad usage with exit code 2 and unknown ids with exit code 1', async () => {
+      expect((await cli()).code).toBe(2);
+      expect((await cli('frobnicate')).code).toBe(2);
+      expect((await cli('create')).code).toBe(2);
+      expect((await cli('create', '--name', 'x', '--webhook-url', 'ftp://x')).code).toBe(2);
+      expect((await cli('keys', 'create', '--merchant', 'not-a-uuid')).code).toBe(2);
       const unknown = '00000000-0000-4000-8000-000000000000';
-      expect(cli('keys', 'create', '--merchant', unknown)).toMatchObject({ code: 1, stderr: expect.stringContaining(`no merchant ${unknown}`) });
-      expect(cli('keys', 'revoke', unknown).code).toBe(1);
-      expect(cli('disable', unknown).code).toBe(1);
-      expect(cli('set-webhook', unknown, 'none').code).toBe(1);
+      expect(await cli('keys', 'create', '--merchant', unknown)).toMatchObject({ code: 1, stderr: expect.stringContaining(`no merchant ${unknown}`) });
+      expect((await cli('keys', 'revoke', '--merchant', unknown, unknown)).code).toBe(1);
+      expect((await cli('disable', unknown)).code).toBe(1);
+      expect((await cli('set-webhook', unknown, 'none')).code).toBe(1);
     });
 
     it('makes keys that work against the running facilitator, on /settle with Bearer and with X-API-Key', async () => {
-      const key = cliJson('keys', 'create', '--merchant', a.merchantId, '--name', 'second');
+      const key = await cliJson('keys', 'create', '--merchant', a.merchantId, '--name', 'second');
       expect(key).toEqual({ merchantId: a.merchantId, keyId: expect.any(String), apiKey: expect.stringMatching(/^mpk_/) });
       const bearer = await settle(await payment(), key.apiKey);
       expect(bearer.body).toMatchObject({ success: true });
@@ -126,11 +136,11 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
     });
 
     it('answers a missing, malformed, unknown or revoked key and a disabled merchant with the very same 401', async () => {
-      const revoked = cliJson('keys', 'create', '--merchant', a.merchantId);
+      const revoked = await cliJson('keys', 'create', '--merchant', a.merchantId);
       expect((await call(`${facilitator.url}/payments`, { key: revoked.apiKey })).status).toBe(200);
-      expect(cliJson('keys', 'revoke', revoked.keyId)).toMatchObject({ keyId: revoked.keyId, revokedAt: expect.any(String) });
-      const disabled = cliJson('create', '--name', 'Merchant disabled');
-      expect(cli('disable', disabled.merchantId).code).toBe(0);
+      expect(await cliJson('keys', 'revoke', '--merchant', a.merchantId, revoked.keyId)).toMatchObject({ keyId: revoked.keyId, revokedAt: expect.any(String) });
+      const disabled = await cliJson('create', '--name', 'Merchant disabled');
+      expect((await cli('disable', disabled.merchantId)).code).toBe(0);
       const unknown = `mpk_${a.apiKey.slice(4, 12)}_${'a'.repeat(32)}`; // a real prefix, a wrong secret
 
       for (const route of ['/verify', '/settle', '/payments', `/payments/00000000-0000-4000-8000-000000000000`]) {
@@ -305,7 +315,7 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
 
   describe('GET /payments', () => {
     it('pages newest first with an opaque cursor, and filters by state', async () => {
-      const merchant = cliJson('create', '--name', 'Merchant pages', '--receiving-address', receiving);
+      const merchant = await cliJson('create', '--name', 'Merchant pages', '--receiving-address', receiving);
       const bodies = [await payment(), await payment(), await payment()];
       const hashes: string[] = [];
       for (const body of bodies) hashes.push((await settle(body, merchant.apiKey)).body.transaction);
@@ -362,7 +372,7 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
     it('answers 429 rate_limited with Retry-After once a key has used its burst, per key', async () => {
       const limited = await startFacilitator({ FACILITATOR_OPEN_MODE: 'false', RATE_LIMIT_PER_MINUTE: '3', RATE_LIMIT_BURST: '3', FACILITATOR_ROLE: 'api' });
       try {
-        const key = cliJson('keys', 'create', '--merchant', a.merchantId).apiKey;
+        const key = (await cliJson('keys', 'create', '--merchant', a.merchantId)).apiKey;
         const statuses = [];
         for (let i = 0; i < 3; i++) statuses.push((await call(`${limited.url}/payments`, { key })).status);
         expect(statuses).toEqual([200, 200, 200]);
@@ -378,7 +388,7 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
         // /settle is limited by the same bucket, and answers the same problem.
         expect((await settle(await payment(), key, limited.url)).status).toBe(429);
         // Another key of the same merchant has its own budget; a wrong key is still 401, not 429.
-        const other = cliJson('keys', 'create', '--merchant', a.merchantId).apiKey;
+        const other = (await cliJson('keys', 'create', '--merchant', a.merchantId)).apiKey;
         expect((await call(`${limited.url}/payments`, { key: other })).status).toBe(200);
         expect((await call(`${limited.url}/payments`, { key: `${key.slice(0, -1)}a` })).status).toBe(401);
       } finally {
@@ -402,7 +412,7 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
     afterAll(() => merchant?.close());
 
     it('pays through the official client and paywall against a facilitator that requires keys; the payment is the merchant\'s', async () => {
-      const config = loadMerchantConfig({ ...process.env, FACILITATOR_URL: facilitator.url, FACILITATOR_API_KEY: b.apiKey, MERCHANT_PRICE: '7000' });
+      const config = loadMerchantConfig({ ...process.env, FACILITATOR_URL: cliFacilitatorUrl, FACILITATOR_API_KEY: b.apiKey, MERCHANT_PRICE: '7000' });
       merchant = (await Test.createTestingModule({ imports: [MerchantAppModule.forConfig(config)] }).compile()).createNestApplication({ bodyParser: false, logger: ['error'] });
       configureHttpApp(merchant);
       merchant.use(createPaywall(config));
@@ -428,7 +438,7 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
     const declare = (key: string, body: unknown) => call(`${facilitator.url}/merchants/me/receiving-addresses`, { key, body });
 
     it('refuses /verify and /settle to a payTo the merchant did not declare, with a reason, and writes nothing', async () => {
-      const undeclared = cliJson('create', '--name', 'Merchant undeclared');
+      const undeclared = await cliJson('create', '--name', 'Merchant undeclared');
       const body = await payment();
       const verified = await call(`${facilitator.url}/verify`, { body, key: undeclared.apiKey });
       expect(verified.status).toBe(200);
@@ -451,7 +461,7 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
     });
 
     it('declares, lists and removes addresses over the API, whatever their case, for the key\'s own merchant', async () => {
-      const merchant = cliJson('create', '--name', 'Merchant declaring');
+      const merchant = await cliJson('create', '--name', 'Merchant declaring');
       const address = fresh();
       expect(await addresses(merchant.apiKey)).toMatchObject({ status: 200, body: { allowAnyPayTo: false, data: [] } });
       const created = await declare(merchant.apiKey, { network: manifest.network, address: address.toLowerCase() });
@@ -494,7 +504,7 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
     });
 
     it('lets a merchant that sets allowAnyPayTo settle to any address, and no longer once it clears it', async () => {
-      const merchant = cliJson('create', '--name', 'Merchant anywhere');
+      const merchant = await cliJson('create', '--name', 'Merchant anywhere');
       const me = `${facilitator.url}/merchants/me`;
       for (const body of [{}, { allowAnyPayTo: 'yes' }, { allowAnyPayTo: true, colour: 'blue' }]) {
         expect((await call(me, { method: 'PATCH', key: merchant.apiKey, body })).body, JSON.stringify(body)).toMatchObject({ status: 400, code: 'validation_failed' });
@@ -507,7 +517,7 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
     });
 
     it('refuses an MPP evm charge to an undeclared recipient with a problem, claims nothing, and settles it once declared', async () => {
-      const merchant = cliJson('create', '--name', 'Merchant MPP undeclared');
+      const merchant = await cliJson('create', '--name', 'Merchant MPP undeclared');
       const terms = {
         realm: 'shop.example',
         offers: [{ method: 'evm', intent: 'charge', request: { amount: '3000', currency: usdc.address, recipient: merchantAddress, methodDetails: { chainId: manifest.chainId } } }],
@@ -528,33 +538,33 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
       const payments = await db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM facilitator.payments WHERE challenge_id = $1`, challengeId);
       expect([claims[0].n, payments[0].n]).toEqual([0, 0]);
 
-      cliJson('receiving-addresses', 'add', merchant.merchantId, receiving);
+      await cliJson('receiving-addresses', 'add', merchant.merchantId, receiving);
       const settled = await call(`${facilitator.url}/mpp/settle`, { key: merchant.apiKey, body: { credential, terms } });
       expect(settled.status).toBe(200);
       expect(settled.body).toMatchObject({ success: true, receipt: { challengeId } });
     });
 
-    it('manages receiving addresses and the allow-any switch from the CLI', () => {
+    it('manages receiving addresses and the allow-any switch from the CLI', async () => {
       const address = fresh();
       const elsewhere = `eip155:8453:${address.toLowerCase()}`;
-      const merchant = cliJson('create', '--name', 'Merchant CLI addresses', '--receiving-address', receiving, '--receiving-address', elsewhere);
+      const merchant = await cliJson('create', '--name', 'Merchant CLI addresses', '--receiving-address', receiving, '--receiving-address', elsewhere);
       const expected = [`${manifest.network}:${getAddress(merchantAddress)}`, `eip155:8453:${address}`].sort();
       expect([...merchant.receivingAddresses].sort()).toEqual(expected);
-      expect([...cliJson('receiving-addresses', 'list', merchant.merchantId).receivingAddresses].sort()).toEqual(expected);
-      expect(cliJson('receiving-addresses', 'remove', merchant.merchantId, elsewhere)).toMatchObject({ removed: true, address });
-      expect(cli('receiving-addresses', 'remove', merchant.merchantId, elsewhere)).toMatchObject({ code: 1, stderr: expect.stringContaining('has no receiving address') });
-      expect(cliJson('receiving-addresses', 'add', merchant.merchantId, `${manifest.network}:${address}`)).toMatchObject({ network: manifest.network, address });
-      expect(cliJson('allow-any-pay-to', merchant.merchantId, 'on')).toEqual({ merchantId: merchant.merchantId, allowAnyPayTo: true });
-      expect(cliJson('list').find((m: any) => m.merchantId === merchant.merchantId)).toMatchObject({ allowAnyPayTo: true, receivingAddresses: expect.arrayContaining([`${manifest.network}:${address}`]) });
-      expect(cli('list').stdout).toContain(`${manifest.network}:${getAddress(merchantAddress)}`);
+      expect([...(await cliJson('receiving-addresses', 'list', merchant.merchantId)).receivingAddresses].sort()).toEqual(expected);
+      expect(await cliJson('receiving-addresses', 'remove', merchant.merchantId, elsewhere)).toMatchObject({ removed: true, address });
+      expect(await cli('receiving-addresses', 'remove', merchant.merchantId, elsewhere)).toMatchObject({ code: 1, stderr: expect.stringContaining('has no receiving address') });
+      expect(await cliJson('receiving-addresses', 'add', merchant.merchantId, `${manifest.network}:${address}`)).toMatchObject({ network: manifest.network, address });
+      expect(await cliJson('allow-any-pay-to', merchant.merchantId, 'on')).toEqual({ merchantId: merchant.merchantId, allowAnyPayTo: true });
+      expect((await cliJson('list')).find((m: any) => m.merchantId === merchant.merchantId)).toMatchObject({ allowAnyPayTo: true, receivingAddresses: expect.arrayContaining([`${manifest.network}:${address}`]) });
+      expect((await cli('list')).stdout).toContain(`${manifest.network}:${getAddress(merchantAddress)}`);
 
       const unknown = '00000000-0000-4000-8000-000000000000';
-      expect(cli('receiving-addresses', 'add', unknown, receiving).code).toBe(1);
-      expect(cli('allow-any-pay-to', unknown, 'off').code).toBe(1);
-      expect(cli('allow-any-pay-to', merchant.merchantId, 'maybe').code).toBe(2);
-      expect(cli('receiving-addresses', 'add', merchant.merchantId, address).code).toBe(2); // no network
-      expect(cli('create', '--name', 'x', '--receiving-address', `${manifest.network}:0x1234`).code).toBe(2);
-      expect(cli('receiving-addresses', 'frobnicate').code).toBe(2);
+      expect((await cli('receiving-addresses', 'add', unknown, receiving)).code).toBe(1);
+      expect((await cli('allow-any-pay-to', unknown, 'off')).code).toBe(1);
+      expect((await cli('allow-any-pay-to', merchant.merchantId, 'maybe')).code).toBe(2);
+      expect((await cli('receiving-addresses', 'add', merchant.merchantId, address)).code).toBe(2); // no network
+      expect((await cli('create', '--name', 'x', '--receiving-address', `${manifest.network}:0x1234`)).code).toBe(2);
+      expect((await cli('receiving-addresses', 'frobnicate')).code).toBe(2);
     });
   });
 

@@ -19,11 +19,11 @@ export interface MerchantOptions {
   allowAnyPayTo?: boolean;
 }
 
-/** scripts/merchants.mjs (the facilitator's merchant CLI) against the test database; its --json output. */
-function merchantsCli(...args: string[]): string {
-  const r = spawnSync(process.execPath, ['scripts/merchants.mjs', ...args, '--json'], { cwd: ROOT, env: { ...process.env, DATABASE_URL: TEST_DATABASE_URL }, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`merchants.mjs ${args[0]} failed: ${r.stderr}`);
-  return r.stdout;
+/** test/support/merchant-fixture.mjs against the test database, synchronously (specs call these without awaiting). */
+function fixture(command: Record<string, unknown>): any {
+  const r = spawnSync(process.execPath, [path.join(__dirname, 'merchant-fixture.mjs'), JSON.stringify(command)], { cwd: ROOT, env: { ...process.env, DATABASE_URL: TEST_DATABASE_URL }, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`merchant fixture ${String(command.op)} failed: ${r.stderr}`);
+  return JSON.parse(r.stdout);
 }
 
 /** Where the test chain pays its merchant (manifest.accounts.merchant), as `<network>:<address>`. */
@@ -37,29 +37,19 @@ export function testMerchantReceivingAddress(): string {
  * receiving address unless told otherwise: settlements to an undeclared payTo are refused.
  */
 export function createMerchant(name: string, webhookUrl?: string, options: MerchantOptions = {}): TestMerchant {
-  const addresses = options.receivingAddresses ?? [testMerchantReceivingAddress()];
-  return JSON.parse(
-    merchantsCli(
-      'create',
-      '--name',
-      name,
-      ...(webhookUrl ? ['--webhook-url', webhookUrl] : []),
-      ...addresses.flatMap((a) => ['--receiving-address', a]),
-      ...(options.allowAnyPayTo ? ['--allow-any-pay-to'] : []),
-    ),
-  ) as TestMerchant;
+  return fixture({ op: 'create', name, webhookUrl, receivingAddresses: options.receivingAddresses ?? [testMerchantReceivingAddress()], allowAnyPayTo: options.allowAnyPayTo });
 }
 
 /** Declares one more address (`<network>:<address>`) the merchant is paid at. */
 export function declareReceivingAddress(merchantId: string, address: string): void {
-  merchantsCli('receiving-addresses', 'add', merchantId, address);
+  fixture({ op: 'declare', merchantId, address });
 }
 
 /** Where the merchant's webhooks go. */
 export function setWebhook(merchantId: string, url: string): void {
-  merchantsCli('set-webhook', merchantId, url);
+  fixture({ op: 'set-webhook', merchantId, url });
 }
 
 export function revokeKey(keyId: string): void {
-  merchantsCli('keys', 'revoke', keyId);
+  fixture({ op: 'revoke', keyId });
 }

@@ -248,6 +248,40 @@ describe('operator API', () => {
     ]);
   });
 
+  it('declares and removes receiving addresses, switches allowAnyPayTo, and rotates the MPP secret', async () => {
+    const { merchant, apiKey } = await newMerchant({ name: 'Addresses', receivingAddresses: [] });
+    const base = `/admin/merchants/${merchant.merchantId}`;
+    expect(await settle(apiKey.apiKey)).toMatchObject({ status: 200, body: { success: false, errorReason: 'pay_to_not_allowed' } });
+
+    const lower = merchantAddress.toLowerCase();
+    expect(await admin(`${base}/receiving-addresses`, { body: { network, address: lower } })).toMatchObject({ status: 201, body: { network, address: getAddress(merchantAddress) } });
+    expect(await admin(`${base}/receiving-addresses`, { body: { network, address: merchantAddress } })).toMatchObject({ status: 200 });
+    expect(await settle(apiKey.apiKey)).toMatchObject({ status: 200, body: { success: true } });
+    const bad = await admin(`${base}/receiving-addresses`, { body: { network: 'solana:mainnet', address: '0x0000000000000000000000000000000000000000', extra: 1 } });
+    expect(bad).toMatchObject({ status: 400, body: { code: 'validation_failed' } });
+    expect(bad.body.invalidParams.map((p: { name: string }) => p.name).sort()).toEqual(['address', 'extra', 'network']);
+
+    expect(await admin(`${base}/receiving-addresses/${network}/${merchantAddress}`, { method: 'DELETE' })).toMatchObject({ status: 204 });
+    expect(await admin(`${base}/receiving-addresses/${network}/${merchantAddress}`, { method: 'DELETE' })).toMatchObject({ status: 404, body: { code: 'not_found' } });
+    expect((await admin(base)).body.receivingAddresses).toEqual([]);
+
+    expect(await admin(base, { method: 'PATCH', body: { allowAnyPayTo: true } })).toMatchObject({ status: 200, body: { allowAnyPayTo: true } });
+    expect(await settle(apiKey.apiKey)).toMatchObject({ status: 200, body: { success: true } });
+    expect(await admin(base, { method: 'PATCH', body: { allowAnyPayTo: 'yes' } })).toMatchObject({ status: 400, body: { invalidParams: [{ name: 'allowAnyPayTo' }] } });
+    expect(await admin(`/admin/merchants/${crypto.randomUUID()}`, { method: 'PATCH', body: { allowAnyPayTo: false } })).toMatchObject({ status: 404 });
+
+    // A rotation keeps the secret it replaces as the previous one (accepted for an hour).
+    const secrets = () => db.$queryRawUnsafe<{ secret: string; previous_secret: string | null }[]>(`SELECT secret, previous_secret FROM facilitator.mpp_secrets WHERE scope = $1`, merchant.merchantId);
+    const first = await admin(`${base}/mpp-secret/rotate`, { method: 'POST' });
+    expect(first).toMatchObject({ status: 200, body: { merchantId: merchant.merchantId, rotatedAt: expect.any(String) } });
+    const [before] = await secrets();
+    expect(await admin(`${base}/mpp-secret/rotate`, { method: 'POST' })).toMatchObject({ status: 200 });
+    const [after] = await secrets();
+    expect(after.previous_secret).toBe(before.secret);
+    expect(after.secret).not.toBe(before.secret);
+    expect(await admin(`/admin/merchants/${crypto.randomUUID()}/mpp-secret/rotate`, { method: 'POST' })).toMatchObject({ status: 404 });
+  });
+
   it('sets the webhook URL, rotates the secret webhooks are signed with, lists deliveries and resends one as a new attempt', async () => {
     const receiver = await startWebhookReceiver();
     receivers.push(receiver);

@@ -1,6 +1,28 @@
-import { Body, Controller, Get, Header, HttpCode, Param, Post, Put, Query, UseGuards, UsePipes } from '@nestjs/common';
-import { ApiKeyPath, CreateApiKeyDto, CreateMerchantDto, DeliveriesQuery, DeliveryPath, MerchantPath, PageQuery, SetWebhookDto } from './admin.dto';
-import { AdminService, type AdminApiKey, type AdminMerchant, type AdminWebhookDelivery, type CreatedApiKey, type CreatedMerchant, type Page } from './admin.service';
+import { Body, Controller, Delete, Get, Header, HttpCode, Param, Patch, Post, Put, Query, Res, UseGuards, UsePipes } from '@nestjs/common';
+import type { Response } from 'express';
+import {
+  ApiKeyPath,
+  CreateApiKeyDto,
+  CreateMerchantDto,
+  DeliveriesQuery,
+  DeliveryPath,
+  MerchantPath,
+  PageQuery,
+  ReceivingAddressDto,
+  ReceivingAddressPath,
+  SetWebhookDto,
+  UpdateMerchantDto,
+} from './admin.dto';
+import {
+  AdminService,
+  type AdminApiKey,
+  type AdminMerchant,
+  type AdminReceivingAddress,
+  type AdminWebhookDelivery,
+  type CreatedApiKey,
+  type CreatedMerchant,
+  type Page,
+} from './admin.service';
 import { OperatorGuard } from './operator-auth';
 import { problemValidationPipe } from './problem-validation.pipe';
 
@@ -8,8 +30,7 @@ import { problemValidationPipe } from './problem-validation.pipe';
  * The merchant admin API, for the operator only (OPERATOR_TOKEN; a merchant's API key is refused like any wrong
  * token). Bodies, query strings and path parameters are DTO classes checked by class-validator; a bad one is a
  * `validation_failed` problem naming every field. Secrets (API keys, webhook secrets) are in the answer that makes
- * them and never again. scripts/merchants.mjs still writes to PostgreSQL directly, so it works without a running
- * facilitator.
+ * them and never again. scripts/merchants.mjs is a client of this API.
  */
 @Controller('admin/merchants')
 @UseGuards(OperatorGuard)
@@ -35,6 +56,12 @@ export class AdminMerchantsController {
     return this.admin.merchant(path.merchantId);
   }
 
+  @Patch(':merchantId')
+  @Header('cache-control', 'no-store')
+  update(@Param() path: MerchantPath, @Body() body: UpdateMerchantDto): Promise<AdminMerchant> {
+    return this.admin.setAllowAnyPayTo(path.merchantId, body.allowAnyPayTo);
+  }
+
   @Post(':merchantId/disable')
   @HttpCode(200)
   @Header('cache-control', 'no-store')
@@ -47,6 +74,28 @@ export class AdminMerchantsController {
   @Header('cache-control', 'no-store')
   enable(@Param() path: MerchantPath): Promise<AdminMerchant> {
     return this.admin.setDisabled(path.merchantId, false);
+  }
+
+  /** 201 when declared now, 200 when it already was. */
+  @Post(':merchantId/receiving-addresses')
+  @Header('cache-control', 'no-store')
+  async declareReceivingAddress(@Param() path: MerchantPath, @Body() body: ReceivingAddressDto, @Res({ passthrough: true }) res: Response): Promise<AdminReceivingAddress> {
+    const declared = await this.admin.declareReceivingAddress(path.merchantId, body.network, body.address);
+    res.status(declared.created ? 201 : 200);
+    return declared.address;
+  }
+
+  @Delete(':merchantId/receiving-addresses/:network/:address')
+  @HttpCode(204)
+  removeReceivingAddress(@Param() path: ReceivingAddressPath): Promise<void> {
+    return this.admin.removeReceivingAddress(path.merchantId, path.network, path.address);
+  }
+
+  @Post(':merchantId/mpp-secret/rotate')
+  @HttpCode(200)
+  @Header('cache-control', 'no-store')
+  rotateMppSecret(@Param() path: MerchantPath): Promise<{ merchantId: string; rotatedAt: string }> {
+    return this.admin.rotateMppSecret(path.merchantId);
   }
 
   @Post(':merchantId/api-keys')

@@ -102,6 +102,12 @@ export class CreateMerchantDto {
   keyName?: string;
 }
 
+export class UpdateMerchantDto {
+  /** true: its settlements may pay any address, declared or not */
+  @IsBoolean({ message: 'must be true or false' })
+  allowAnyPayTo!: boolean;
+}
+
 export class CreateApiKeyDto {
   @IsOptional()
   @Transform(trimmed)
@@ -151,4 +157,13 @@ export class ApiKeyPath extends MerchantPath {
 export class DeliveryPath extends MerchantPath {
   @IsUUID('all', { message: 'must be a webhook delivery id (a UUID)' })
   deliveryId!: string;
+}
+
+export class ReceivingAddressPath extends MerchantPath {
+  @Matches(/^eip155:[1-9][0-9]{0,19}$/, { message: 'must be a CAIP-2 EVM network id, e.g. eip155:8453' })
+  @IsString({ message: 'must be a CAIP-2 EVM network id, e.g. eip155:8453' })
+  network!: string;
+
+  @IsReceivableAddress()
+  address!: string;
 }

@@ -4,7 +4,9 @@ import { getAddress } from 'viem';
 import { ProblemError } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { generateApiKey } from '../merchants/api-key';
-import { MerchantRepository, type ApiKeyRecord, type MerchantRecord } from '../merchants/merchant.repository';
+import { MerchantRepository, type ApiKeyRecord, type MerchantRecord, type ReceivingAddressRow } from '../merchants/merchant.repository';
+import { MAX_RECEIVING_ADDRESSES } from '../merchants/receiving-addresses';
+import { MppSecrets } from '../mpp/mpp-secrets';
 import { decodePageCursor, encodePageCursor } from '../merchants/page-cursor';
 import { checkWebhookUrl } from '../merchants/webhooks/webhook-destination';
 import { WebhookRepository } from '../merchants/webhooks/webhook.repository';
@@ -65,6 +67,13 @@ export interface AdminWebhookDelivery {
   deliveredAt: string | null;
 }
 
+export interface AdminReceivingAddress {
+  network: string;
+  /** EIP-55 checksummed */
+  address: string;
+  createdAt: string;
+}
+
 export interface Page<T> {
   data: T[];
   /** pass as `cursor` for the next page; null on the last page */
@@ -86,6 +95,7 @@ export class AdminService {
     private readonly merchants: MerchantRepository,
     private readonly webhooks: WebhookRepository,
     private readonly deliveryLog: WebhookDeliveriesRepository,
+    private readonly mppSecrets: MppSecrets,
   ) {}
 
   async createMerchant(dto: CreateMerchantDto): Promise<CreatedMerchant> {
@@ -122,6 +132,36 @@ export class AdminService {
     const record = await this.merchants.setMerchantDisabled(merchantId.toLowerCase(), disabled);
     if (!record) throw noMerchant(merchantId);
     return merchantView(record);
+  }
+
+  async setAllowAnyPayTo(merchantId: string, allow: boolean): Promise<AdminMerchant> {
+    const merchant = await this.existing(merchantId);
+    await this.merchants.setAllowAnyPayTo(merchant.id, allow);
+    return this.merchant(merchant.id);
+  }
+
+  /** `created: false` when the merchant had already declared it (harmless). */
+  async declareReceivingAddress(merchantId: string, network: string, address: string): Promise<{ created: boolean; address: AdminReceivingAddress }> {
+    const merchant = await this.existing(merchantId);
+    const declared = await this.merchants.declareReceivingAddress(merchant.id, network, address.toLowerCase());
+    if (declared.outcome === 'full') {
+      const reason = `a merchant declares at most ${MAX_RECEIVING_ADDRESSES} receiving addresses; remove one first`;
+      throw new ProblemError('validation_failed', 'invalid field(s): address', { invalidParams: [{ name: 'address', reason }] });
+    }
+    return { created: declared.outcome === 'created', address: receivingAddressView(declared.row!) };
+  }
+
+  async removeReceivingAddress(merchantId: string, network: string, address: string): Promise<void> {
+    const merchant = await this.existing(merchantId);
+    if (!(await this.merchants.removeReceivingAddress(merchant.id, network, address.toLowerCase()))) {
+      throw new ProblemError('not_found', `merchant ${merchant.id} has no receiving address ${address} on ${network}`);
+    }
+  }
+
+  /** Challenges issued under the previous secret stay payable for an hour (the longest a challenge lives). */
+  async rotateMppSecret(merchantId: string): Promise<{ merchantId: string; rotatedAt: string }> {
+    const merchant = await this.existing(merchantId);
+    return { merchantId: merchant.id, rotatedAt: (await this.mppSecrets.rotate(merchant.id)).toISOString() };
   }
 
   async createApiKey(merchantId: string, name: string | undefined): Promise<CreatedApiKey> {
@@ -204,13 +244,17 @@ function apiKeyView(key: ApiKeyRecord): AdminApiKey {
   return { keyId: key.id, prefix: key.prefix, name: key.name, createdAt: key.createdAt.toISOString(), lastUsedAt: iso(key.lastUsedAt), revokedAt: iso(key.revokedAt) };
 }
 
+function receivingAddressView(a: ReceivingAddressRow): AdminReceivingAddress {
+  return { network: a.network, address: getAddress(a.address), createdAt: a.createdAt.toISOString() };
+}
+
 function merchantView(m: MerchantRecord): AdminMerchant {
   return {
     merchantId: m.id,
     name: m.name,
     webhookUrl: m.webhookUrl,
     allowAnyPayTo: m.allowAnyPayTo,
-    receivingAddresses: m.receivingAddresses.map((a) => ({ network: a.network, address: getAddress(a.address), createdAt: a.createdAt.toISOString() })),
+    receivingAddresses: m.receivingAddresses.map(receivingAddressView),
     apiKeys: m.apiKeys.map(apiKeyView),
     createdAt: m.createdAt.toISOString(),
     disabledAt: iso(m.disabledAt),

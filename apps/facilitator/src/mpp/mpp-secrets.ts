@@ -14,8 +14,8 @@ export interface ScopeSecrets {
 
 /**
  * One HMAC secret per merchant (scope = merchant id, '' in open mode), made on first use and kept in PostgreSQL so
- * every replica binds and checks challenge ids alike. Read through a short cache, as API keys are. Rotated by
- * `npm run merchants -- rotate-mpp-secret`, which keeps the previous secret for MAX_CHALLENGE_TTL_SECONDS.
+ * every replica binds and checks challenge ids alike. Read through a short cache, as API keys are. Rotated by the
+ * operator API (`npm run merchants -- rotate-mpp-secret`), which keeps the previous secret for MAX_CHALLENGE_TTL_SECONDS.
  */
 @Injectable()
 export class MppSecrets {
@@ -45,5 +45,22 @@ export class MppSecrets {
     const value = { secret: row.secret, previous: row.previous && row.recent ? [row.previous] : [] };
     this.cache.set(scope, { value, until: Date.now() + this.config.apiKeyCacheMs });
     return value;
+  }
+
+  /**
+   * A new secret for the scope; the one it replaces stays accepted for MAX_CHALLENGE_TTL_SECONDS (the longest a
+   * challenge lives). Other replicas pick it up within API_KEY_CACHE_MS. Returns when it was rotated.
+   */
+  async rotate(scope: string): Promise<Date> {
+    // one statement, so the secret kept as previous is the one replaced (the client's upsert cannot read it)
+    const rows = await this.db.$queryRawUnsafe<{ rotated_at: Date }[]>(
+      `INSERT INTO facilitator.mpp_secrets (scope, secret, rotated_at) VALUES ($1, $2, now())
+       ON CONFLICT (scope) DO UPDATE SET previous_secret = mpp_secrets.secret, secret = EXCLUDED.secret, rotated_at = now()
+       RETURNING rotated_at`,
+      scope,
+      randomBytes(32).toString('hex'),
+    );
+    this.cache.delete(scope);
+    return rows[0].rotated_at;
   }
 }

@@ -7,9 +7,7 @@ import { isIP } from 'node:net';
  * worker call internal services (SSRF). Such destinations are refused unless the operator sets
  * WEBHOOK_ALLOW_PRIVATE=true (a private deployment, the demo, the tests). The check runs on every address a name
  * resolves to, at send time, and the connection goes to the address that was checked (DNS rebinding).
- *
- * scripts/lib/webhook-destination.mjs is the same policy for the merchants CLI (registration); webhook-destination.spec.ts
- * checks that both give the same answers.
+ * The merchants CLI registers URLs through the operator API, so this is the only copy of the policy.
  */
 
 export const DESTINATION_NOT_ALLOWED = 'webhook_destination_not_allowed';
