@@ -125,8 +125,8 @@ export async function whenQueueReady(queue: Queue, timeoutMs = DEFAULT_READINESS
 }
 
 /**
- * The app's plain Redis clients (signer leases, rate limits: what is not a queue), from the same URL and options as its
- * queues, and closed on the same shutdown path (after the workers and queues, so a provider's own onModuleDestroy may
+ * The app's plain Redis clients (signer leases, rate limits: what is not a queue), from the same URL and fail-fast
+ * options as its queues, and closed on the same shutdown path (after the workers and queues, so a provider's own onModuleDestroy may
  * still use its client, e.g. to give back a lease). A command fails rather than waits while Redis is away: no offline
  * queue, one retry of a command whose connection dropped.
  */
@@ -197,7 +197,7 @@ export class QueueLifecycle implements OnModuleInit, OnApplicationBootstrap, Bef
     }
   }
 
-  /** Workers exist from BullModule's onModuleInit on; one without an error listener of its own gets this one. */
+  /** Workers exist from onModuleInit on; one without an error listener of its own gets this one. */
   onApplicationBootstrap(): void {
     for (const worker of this.workers()) {
       if (worker.listenerCount('error') === 0) worker.on('error', (error: Error) => this.logger.debug(`${worker.name} worker: ${error.message}`));
@@ -244,12 +244,12 @@ export class QueueLifecycle implements OnModuleInit, OnApplicationBootstrap, Bef
 
   private workers(): Worker[] {
     return this.hosts().flatMap((host) => {
-        try {
-          return [host.worker];
-        } catch {
-          return []; // not registered (yet): nothing to close
-        }
-      });
+      try {
+        return [host.worker];
+      } catch {
+        return []; // not registered (yet): nothing to close
+      }
+    });
   }
 
   private queues(): Closable[] {
