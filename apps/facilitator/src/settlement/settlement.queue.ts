@@ -9,7 +9,7 @@ export interface SettlementJobData {
   paymentId: string;
 }
 
-/** Settlement jobs: many quick retries (a job only moves a recorded payment along), kept only while they fail. */
+/** Settlement jobs: many quick retries; a completed one is removed at once, so its job id can be added again (the next step of the payment), and the last 1,000 failed ones are kept. */
 export const SETTLEMENT_JOB_OPTIONS = {
   removeOnComplete: true,
   removeOnFail: 1_000,
