@@ -1,6 +1,6 @@
 import { type DynamicModule, Inject, Module, type OnModuleInit } from '@nestjs/common';
 import { DbModule, PrismaService } from '@mp/db';
-import { FacilitatorMetrics, Metrics, ObservabilityModule, Readiness, redisCheck } from '@mp/platform';
+import { FacilitatorMetrics, Metrics, ObservabilityModule, QueueModule, Readiness, redisCheck } from '@mp/platform';
 import { AdminModule } from './admin/admin.module';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from './config/facilitator.config';
 import { HealthController } from './health/health.controller';
@@ -25,13 +25,15 @@ export class AppModule implements OnModuleInit {
       imports: [
         DbModule.forRoot({ url: config.databaseUrl, poolSize: config.databasePoolSize, applicationName: 'facilitator' }),
         ObservabilityModule.forRoot({ service: 'facilitator' }),
+        // every queue, worker and Redis client of the facilitator: one Redis connection factory, the prefix, one shutdown path
+        QueueModule.forRootAsync({ inject: [FACILITATOR_CONFIG], useFactory: ({ redisUrl, queuePrefix }: FacilitatorConfig) => ({ redisUrl, queuePrefix }) }),
         NetworksModule,
         MerchantsModule,
         X402Module,
         MppModule,
-        AdminModule,
+        AdminModule.forConfig(config),
         // Roles compose modules: an api process does not import the workers, so none of their providers exist there.
-        ...(runsWorkers(config) ? [FacilitatorWorkersModule] : []),
+        ...(runsWorkers(config) ? [FacilitatorWorkersModule.forConfig(config)] : []),
       ],
       controllers: [HealthController],
       providers: [

@@ -1,9 +1,10 @@
-import { Module } from '@nestjs/common';
+import { type DynamicModule, Module } from '@nestjs/common';
+import type { FacilitatorConfig } from './config/facilitator.config';
 import { MppModule } from './mpp/mpp.module';
 import { NetworksModule } from './networks/networks.module';
 import { OutboxAcks } from './outbox/outbox-acks.consumer';
-import { OutboxRelay } from './outbox/outbox.relay';
-import { MerchantNoticesConsumer } from './merchants/webhooks/merchant-notices.consumer';
+import { OutboxRelay, PaymentEventsQueuesModule } from './outbox/outbox.relay';
+import { MerchantNoticesConsumer, MerchantNoticesQueueModule } from './merchants/webhooks/merchant-notices.consumer';
 import { WebhookDispatcher } from './merchants/webhooks/webhook-dispatcher';
 import { SettlementModule } from './settlement/settlement.module';
 import { SettlementWorker } from './settlement/settlement.worker';
@@ -12,15 +13,20 @@ import { StripeSweep } from './stripe/stripe-sweep';
 
 /**
  * Everything the facilitator runs in the background: the settlement worker and its signer leases (send, confirm,
- * recover), the Stripe sweep, the outbox relay to the ledger and its acknowledgements, signed webhooks and the
- * merchant-notices consumer. Imported only by worker-role processes (FACILITATOR_ROLE worker or all; see
- * AppModule.forConfig): an api process has none of these providers, so it never consumes a queue, holds a wallet
+ * recover), the Stripe sweep, the outbox relay to the ledger and its acknowledgements (with OUTBOX_PUBLISH), signed
+ * webhooks and the merchant-notices consumer. Imported only by worker-role processes (FACILITATOR_ROLE worker or all;
+ * see AppModule.forConfig): an api process has none of these providers, so it never consumes a queue, holds a wallet
  * lease or polls a table. What an api process needs of the same areas (the settlement queue's producer, the
- * repositories, the metrics read at scrape time) stays in their own modules.
+ * repositories, the metrics read at scrape time) stays in their own modules. The queues are the app's QueueModule's.
  */
-@Module({
-  imports: [NetworksModule, SettlementModule, MppModule],
-  // SettlementWorker before SignerLeases: their init order is the one these had before the split.
-  providers: [SettlementWorker, SignerLeases, StripeSweep, OutboxRelay, OutboxAcks, WebhookDispatcher, MerchantNoticesConsumer],
-})
-export class FacilitatorWorkersModule {}
+@Module({})
+export class FacilitatorWorkersModule {
+  static forConfig({ outbox }: Pick<FacilitatorConfig, 'outbox'>): DynamicModule {
+    return {
+      module: FacilitatorWorkersModule,
+      imports: [NetworksModule, SettlementModule, MppModule, MerchantNoticesQueueModule, ...(outbox.publish ? [PaymentEventsQueuesModule] : [])],
+      // SettlementWorker before SignerLeases: their init order is the one these had before the split.
+      providers: [SettlementWorker, SignerLeases, StripeSweep, ...(outbox.publish ? [OutboxRelay, OutboxAcks] : []), WebhookDispatcher, MerchantNoticesConsumer],
+    };
+  }
+}

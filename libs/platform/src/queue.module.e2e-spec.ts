@@ -1,16 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { BullModule, getQueueToken, Processor, WorkerHost } from '@nestjs/bullmq';
-import { Module } from '@nestjs/common';
+import { Inject, Module } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import type { Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { startTcpProxy, type TcpProxy } from '../../../test/support/tcp-proxy';
 import { until } from '../../../test/support/webhook-receiver';
-import { QueueModule, type QueueConnectionConfig } from './queue.module';
+import { waitForRedis } from './readiness';
+import { QueueModule, RedisConnections, type QueueConnectionConfig, type WorkerOptionsFromConfig } from './queue.module';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const QUEUE = 'platform-queue-test';
+const CONFIGURED_QUEUE = 'platform-queue-configured';
 const APP_CONFIG = Symbol('APP_CONFIG');
+
+/** An app's config as the tests give it: the queue connection, and a lock duration its processor takes. */
+type TestConfig = QueueConnectionConfig & { lockMs?: number };
 
 /** What the test's worker does with a job; set per test. */
 let handle: (job: Job<{ n: number }>) => Promise<string> = async (job) => `done ${job.data.n}`;
@@ -22,18 +27,35 @@ class TestProcessor extends WorkerHost {
   }
 }
 
+/** Its worker's lock duration comes from the app's config, its stall count from its decorator. */
+@Processor(CONFIGURED_QUEUE, { maxStalledCount: 7, autorun: false })
+class ConfiguredProcessor extends WorkerHost implements WorkerOptionsFromConfig {
+  constructor(@Inject(APP_CONFIG) private readonly config: TestConfig) {
+    super();
+  }
+
+  workerOptions() {
+    return { lockDuration: this.config.lockMs };
+  }
+
+  process(): Promise<string> {
+    return Promise.resolve('done');
+  }
+}
+
 /** An app as the apps build theirs: its validated config in a provider, the queue module reading it. */
-async function startApp(config: QueueConnectionConfig): Promise<TestingModule> {
+async function startApp(config: TestConfig, { init = true } = {}): Promise<TestingModule> {
   @Module({ providers: [{ provide: APP_CONFIG, useValue: config }], exports: [APP_CONFIG] })
   class ConfigModule {}
   const app = await Test.createTestingModule({
     imports: [
-      QueueModule.forRootAsync({ imports: [ConfigModule], inject: [APP_CONFIG], useFactory: (c: QueueConnectionConfig) => c, shutdownGraceMs: 500 }),
-      BullModule.registerQueue({ name: QUEUE, defaultJobOptions: { removeOnComplete: false } }),
+      ConfigModule,
+      QueueModule.forRootAsync({ imports: [ConfigModule], inject: [APP_CONFIG], useFactory: ({ redisUrl, queuePrefix }: TestConfig) => ({ redisUrl, queuePrefix }), shutdownGraceMs: 500 }),
+      BullModule.registerQueue({ name: QUEUE, defaultJobOptions: { removeOnComplete: false } }, { name: CONFIGURED_QUEUE }),
     ],
-    providers: [TestProcessor],
+    providers: [TestProcessor, ...(config.lockMs ? [ConfiguredProcessor] : [])],
   }).compile();
-  await app.init();
+  if (init) await app.init();
   return app;
 }
 
@@ -67,6 +89,38 @@ describe('QueueModule: queues and workers from the app config, one shutdown path
     } finally {
       await app.close();
     }
+  });
+
+  it('gives a processor’s worker the options the app’s config decides, over its decorator’s, per app', async () => {
+    // both built before either starts: each worker still gets its own app's lock duration
+    const first = await startApp({ redisUrl: REDIS_URL, queuePrefix: prefix, lockMs: 1_500 }, { init: false });
+    const second = await startApp({ redisUrl: REDIS_URL, queuePrefix: prefix, lockMs: 4_000 }, { init: false });
+    try {
+      await first.init();
+      await second.init();
+      const [a, b] = [first, second].map((app) => app.get(ConfiguredProcessor).worker.opts);
+      expect(a).toMatchObject({ lockDuration: 1_500, maxStalledCount: 7, autorun: false, prefix });
+      expect(b).toMatchObject({ lockDuration: 4_000, maxStalledCount: 7, autorun: false, prefix });
+      // and one without runtime options keeps BullMQ's defaults
+      expect(first.get(TestProcessor).worker.opts).toMatchObject({ lockDuration: 30_000, maxStalledCount: 1 });
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+
+  it('gives plain Redis clients from the app’s connection, and closes them on shutdown', async () => {
+    const app = await startApp({ redisUrl: REDIS_URL, queuePrefix: prefix });
+    const client = app.get(RedisConnections).create('test', { commandTimeout: 250 });
+    try {
+      expect(await waitForRedis(client)).toBe(true); // no offline queue: a command before the connection is up fails
+      await client.set(`${prefix}:plain`, 'yes');
+      expect(await redis.get(`${prefix}:plain`)).toBe('yes');
+      expect(client.options).toMatchObject({ enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 250 });
+    } finally {
+      await app.close();
+    }
+    expect(await until('the client closed', () => (client.status === 'end' ? client.status : undefined))).toBe('end');
   });
 
   it('boots and shuts down while Redis is unreachable', async () => {

@@ -1,4 +1,4 @@
-import { BullModule, WorkerHost } from '@nestjs/bullmq';
+import { BullModule, BullRegistrar, WorkerHost } from '@nestjs/bullmq';
 import {
   type BeforeApplicationShutdown,
   type DynamicModule,
@@ -11,14 +11,17 @@ import {
   type OnApplicationBootstrap,
   type OnModuleInit,
 } from '@nestjs/common';
-import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
-import { FlowProducer, Queue, QueueEvents, type QueueOptions, Worker } from 'bullmq';
+import { DiscoveryModule, DiscoveryService, ModuleRef } from '@nestjs/core';
+import { FlowProducer, Queue, QueueEvents, type QueueOptions, Worker, type WorkerOptions } from 'bullmq';
+import { Redis, type RedisOptions } from 'ioredis';
 import { DEFAULT_READINESS_TIMEOUT_MS } from './readiness';
 
 /**
  * Queues the Nest way: `QueueModule.forRootAsync` once per app (one Redis connection factory, the app's queue prefix),
  * then `BullModule.registerQueue` for the queues a module adds to and `@Processor(name, options)` + `WorkerHost` for its
- * workers. One shutdown path closes them all without hanging when Redis is unreachable.
+ * workers (with {@link WorkerOptionsFromConfig} for options the app's config decides). Plain Redis clients (leases,
+ * rate limits) come from {@link RedisConnections}, with the same URL and options. One shutdown path closes them all
+ * without hanging when Redis is unreachable.
  */
 
 /** What an app's validated config says about its queues. */
@@ -34,8 +37,11 @@ export interface QueueConnectionConfig {
  * retries on its own. `maxRetriesPerRequest: null` is what BullMQ requires of a worker's blocking connection.
  */
 export function redisConnectionOptions(redisUrl: string): NonNullable<QueueOptions['connection']> {
-  return { url: redisUrl, maxRetriesPerRequest: null, enableOfflineQueue: false, connectTimeout: 2_000 };
+  return { url: redisUrl, maxRetriesPerRequest: null, ...FAIL_FAST };
 }
+
+/** What every connection of an app has in common: no offline queue, and a bounded connect. */
+const FAIL_FAST = { enableOfflineQueue: false, connectTimeout: 2_000 } as const satisfies RedisOptions;
 
 /** The shared BullMQ configuration of an app (what `BullModule.forRoot` takes). */
 export function bullRootOptions(config: QueueConnectionConfig): Pick<QueueOptions, 'connection' | 'prefix'> {
@@ -45,6 +51,7 @@ export function bullRootOptions(config: QueueConnectionConfig): Pick<QueueOption
 /** How long shutdown waits for jobs in flight, and for Redis to take a queue's goodbye, before closing anyway. */
 export const DEFAULT_QUEUE_SHUTDOWN_GRACE_MS = 3_000;
 const QUEUE_SHUTDOWN_GRACE_MS = Symbol('QUEUE_SHUTDOWN_GRACE_MS');
+const QUEUE_CONNECTION = Symbol('QUEUE_CONNECTION');
 
 export interface QueueModuleOptions {
   imports?: ModuleMetadata['imports'];
@@ -118,10 +125,58 @@ export async function whenQueueReady(queue: Queue, timeoutMs = DEFAULT_READINESS
 }
 
 /**
- * Every queue and worker of the app (found among its providers): their errors logged at debug (a Redis outage would
- * otherwise print one on every reconnect; `/ready` is where it shows), and the one shutdown path, before Nest's
- * BullModule closes them (which then finds them closed): workers first, so the jobs they finish can still be
- * recorded, then queues.
+ * The app's plain Redis clients (signer leases, rate limits: what is not a queue), from the same URL and fail-fast
+ * options as its queues, and closed on the same shutdown path (after the workers and queues, so a provider's own onModuleDestroy may
+ * still use its client, e.g. to give back a lease). A command fails rather than waits while Redis is away: no offline
+ * queue, one retry of a command whose connection dropped.
+ */
+@Injectable()
+export class RedisConnections {
+  private readonly logger = new Logger('Redis');
+  private readonly clients = new Set<Redis>();
+
+  constructor(@Inject(QUEUE_CONNECTION) private readonly config: QueueConnectionConfig) {}
+
+  /** A new client; `purpose` names it in the debug log of its connection errors; `options` add to the app's (e.g. `commandTimeout`). */
+  create(purpose: string, options: RedisOptions = {}): Redis {
+    const client = new Redis(this.config.redisUrl, { ...FAIL_FAST, maxRetriesPerRequest: 1, ...options });
+    client.on('error', (error: Error) => this.logger.debug(`${purpose}: ${error.message}`));
+    this.clients.add(client);
+    return client;
+  }
+
+  /** Drops every client's connection (no QUIT, which a Redis that does not answer would leave pending). */
+  disconnectAll(): void {
+    for (const client of this.clients) client.disconnect();
+    this.clients.clear();
+  }
+}
+
+/**
+ * A `@Processor` whose worker options come from the app's config: a decorator's options are fixed when its class is
+ * defined, and BullMQ fixes some at the worker's creation (the lock duration, which its lock renewal is built on), so
+ * neither the decorator nor a change after creation can take them. QueueModule merges `workerOptions()` over the
+ * decorator's options when it creates the worker.
+ */
+export interface WorkerOptionsFromConfig {
+  workerOptions(): Omit<WorkerOptions, 'connection'>;
+}
+
+function hasWorkerOptionsFromConfig(host: WorkerHost): host is WorkerHost & WorkerOptionsFromConfig {
+  return typeof (host as Partial<WorkerOptionsFromConfig>).workerOptions === 'function';
+}
+
+/** Where @nestjs/bullmq keeps a class's `@Processor(name, workerOptions)` options (queue.module.e2e-spec checks it still does). */
+const WORKER_OPTIONS_METADATA = 'bullmq:worker_metadata';
+/** Each processor class's options as its decorator declared them, before any app's config was merged in. */
+const declaredWorkerOptions = new WeakMap<object, Omit<WorkerOptions, 'connection'>>();
+
+/**
+ * Every queue and worker of the app (found among its providers): their workers created, their errors logged at debug
+ * (a Redis outage would otherwise print one on every reconnect; `/ready` is where it shows), and the one shutdown
+ * path, before Nest's BullModule closes them (which then finds them closed): workers first, so the jobs they finish
+ * can still be recorded, then queues, then the plain Redis clients. A worker that must stop before something its jobs
+ * use closes (the database: onModuleDestroy) closes itself then with {@link closeWorker}, which this path then finds done.
  */
 @Injectable()
 export class QueueLifecycle implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -129,17 +184,20 @@ export class QueueLifecycle implements OnModuleInit, OnApplicationBootstrap, Bef
 
   constructor(
     private readonly discovery: DiscoveryService,
+    private readonly moduleRef: ModuleRef,
+    private readonly connections: RedisConnections,
     @Inject(QUEUE_SHUTDOWN_GRACE_MS) private readonly graceMs: number,
   ) {}
 
   onModuleInit(): void {
+    this.registerWorkers();
     for (const queue of this.queues()) {
       const name = queue instanceof FlowProducer ? 'flow producer' : queue.name;
       (queue as Queue).on('error', (error: Error) => this.logger.debug(`${name}: ${error.message}`));
     }
   }
 
-  /** Workers exist from BullModule's onModuleInit on; one without an error listener of its own gets this one. */
+  /** Workers exist from onModuleInit on; one without an error listener of its own gets this one. */
   onApplicationBootstrap(): void {
     for (const worker of this.workers()) {
       if (worker.listenerCount('error') === 0) worker.on('error', (error: Error) => this.logger.debug(`${worker.name} worker: ${error.message}`));
@@ -149,20 +207,49 @@ export class QueueLifecycle implements OnModuleInit, OnApplicationBootstrap, Bef
   async beforeApplicationShutdown(): Promise<void> {
     await Promise.all(this.workers().map((worker) => closeWorker(worker, this.graceMs)));
     await Promise.all(this.queues().map((queue) => closeQueue(queue, this.graceMs)));
+    this.connections.disconnectAll();
   }
 
-  private workers(): Worker[] {
+  /**
+   * Creates the workers of every `@Processor` (BullModule's own registration is off: manualRegistration), with the
+   * options of a {@link WorkerOptionsFromConfig} merged over its decorator's. The merged options are set as its class's
+   * @Processor options and the workers created in one synchronous step, so two apps in one process (as in tests)
+   * never take each other's.
+   */
+  private registerWorkers(): void {
+    for (const host of this.hosts()) {
+      if (!hasWorkerOptionsFromConfig(host)) continue;
+      const type = host.constructor;
+      if (!declaredWorkerOptions.has(type)) declaredWorkerOptions.set(type, Reflect.getMetadata(WORKER_OPTIONS_METADATA, type) ?? {});
+      Reflect.defineMetadata(WORKER_OPTIONS_METADATA, { ...declaredWorkerOptions.get(type), ...host.workerOptions() }, type);
+    }
+    this.registrar()?.register();
+  }
+
+  /** BullModule's registrar, present once a module registers a queue (none: no queue, no worker). */
+  private registrar(): BullRegistrar | undefined {
+    try {
+      return this.moduleRef.get(BullRegistrar, { strict: false });
+    } catch {
+      return undefined;
+    }
+  }
+
+  private hosts(): WorkerHost[] {
     return this.discovery
       .getProviders()
       .map((wrapper) => wrapper.instance as unknown)
-      .filter((instance): instance is WorkerHost => instance instanceof WorkerHost)
-      .flatMap((host) => {
-        try {
-          return [host.worker];
-        } catch {
-          return []; // not registered (yet): nothing to close
-        }
-      });
+      .filter((instance): instance is WorkerHost => instance instanceof WorkerHost);
+  }
+
+  private workers(): Worker[] {
+    return this.hosts().flatMap((host) => {
+      try {
+        return [host.worker];
+      } catch {
+        return []; // not registered (yet): nothing to close
+      }
+    });
   }
 
   private queues(): Closable[] {
@@ -181,15 +268,23 @@ export class QueueModule {
       module: QueueModule,
       global: true,
       imports: [
+        ...(options.imports ?? []),
         DiscoveryModule,
         BullModule.forRootAsync({
           imports: options.imports,
           inject: options.inject,
           useFactory: async (...args: unknown[]) => bullRootOptions(await options.useFactory(...args)),
+          // QueueLifecycle creates the workers, so that options from the app's config reach them
+          extraOptions: { manualRegistration: true },
         }),
       ],
-      providers: [{ provide: QUEUE_SHUTDOWN_GRACE_MS, useValue: options.shutdownGraceMs ?? DEFAULT_QUEUE_SHUTDOWN_GRACE_MS }, QueueLifecycle],
-      exports: [BullModule],
+      providers: [
+        { provide: QUEUE_SHUTDOWN_GRACE_MS, useValue: options.shutdownGraceMs ?? DEFAULT_QUEUE_SHUTDOWN_GRACE_MS },
+        { provide: QUEUE_CONNECTION, inject: options.inject ?? [], useFactory: options.useFactory },
+        RedisConnections,
+        QueueLifecycle,
+      ],
+      exports: [BullModule, RedisConnections],
     };
   }
 }

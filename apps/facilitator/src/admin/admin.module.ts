@@ -1,11 +1,12 @@
-import { Module } from '@nestjs/common';
+import { type DynamicModule, Module } from '@nestjs/common';
+import type { FacilitatorConfig } from '../config/facilitator.config';
 import { MerchantRepository } from '../merchants/merchant.repository';
 import { WebhookRepository } from '../merchants/webhooks/webhook.repository';
 import { MppSecrets } from '../mpp/mpp-secrets';
 import { AdminMerchantsController } from './admin-merchants.controller';
 import { AdminService } from './admin.service';
 import { OperatorAuth, OperatorGuard } from './operator-auth';
-import { QueuesBoard } from './queues-board';
+import { QUEUES_BOARD_QUEUES, QueuesBoard, servesQueuesBoard } from './queues-board';
 import { WebhookDeliveriesRepository } from './webhook-deliveries.repository';
 
 /**
@@ -18,4 +19,9 @@ import { WebhookDeliveriesRepository } from './webhook-deliveries.repository';
   controllers: [AdminMerchantsController],
   providers: [MerchantRepository, WebhookRepository, WebhookDeliveriesRepository, MppSecrets, OperatorAuth, OperatorGuard, AdminService, QueuesBoard],
 })
-export class AdminModule {}
+export class AdminModule {
+  /** With the queues bull-board shows where it is served; elsewhere none, so it opens no Redis connection of its own. */
+  static forConfig(config: Pick<FacilitatorConfig, 'operatorToken' | 'role'>): DynamicModule {
+    return { module: AdminModule, imports: servesQueuesBoard(config) ? QUEUES_BOARD_QUEUES : [] };
+  }
+}

@@ -1,5 +1,6 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import { Redis } from 'ioredis';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { RedisConnections } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 
 const WINDOW_SECONDS = 60;
@@ -10,18 +11,12 @@ const WINDOW_SECONDS = 60;
  * speed. Like the per-key limits it fails open: an unreachable Redis never stops payments.
  */
 @Injectable()
-export class AuthFailureLimiter implements OnModuleDestroy {
-  private readonly logger = new Logger(AuthFailureLimiter.name);
+export class AuthFailureLimiter {
   private readonly redis: Redis | undefined;
 
-  constructor(@Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig) {
+  constructor(@Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig, connections: RedisConnections) {
     if (config.authFailuresPerMinute === 0) return;
-    this.redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2_000, commandTimeout: 250 });
-    this.redis.on('error', (error: Error) => this.logger.debug(`redis: ${error.message}`));
-  }
-
-  onModuleDestroy(): void {
-    this.redis?.disconnect();
+    this.redis = connections.create('auth failures', { commandTimeout: 250 });
   }
 
   /** Seconds until the address may try again, or 0 when it may try now. */

@@ -1,6 +1,6 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { Redis } from 'ioredis';
-import { waitForRedis } from '@mp/platform';
+import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { RedisConnections, waitForRedis } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 
 /**
@@ -51,29 +51,24 @@ function bucketShape({ perMinute, burst }: { perMinute: number; burst: number })
  * unavailable limiter must not stop payments.
  */
 @Injectable()
-export class RateLimiter implements OnModuleInit, OnModuleDestroy {
+export class RateLimiter implements OnModuleInit {
   private readonly logger = new Logger(RateLimiter.name);
   private readonly redis: WithBucket | undefined;
   private readonly perKey: BucketShape | undefined;
   private readonly perOpenClient: BucketShape | undefined;
   private lastWarning = 0;
 
-  constructor(@Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig) {
+  constructor(@Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig, connections: RedisConnections) {
     this.perKey = bucketShape(config.rateLimit);
     this.perOpenClient = config.openMode ? bucketShape(config.openModeRateLimit) : undefined;
     if (!this.perKey && !this.perOpenClient) return;
-    const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2_000, commandTimeout: 250 });
-    redis.on('error', (error: Error) => this.logger.debug(`redis: ${error.message}`));
+    const redis = connections.create('rate limits', { commandTimeout: 250 });
     redis.defineCommand('tokenBucket', { numberOfKeys: 1, lua: TOKEN_BUCKET });
     this.redis = redis as WithBucket;
   }
 
   async onModuleInit(): Promise<void> {
     if (this.redis) await waitForRedis(this.redis);
-  }
-
-  onModuleDestroy(): void {
-    this.redis?.disconnect();
   }
 
   consume(keyId: string): Promise<RateLimitVerdict> {

@@ -1,9 +1,9 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { type Job, UnrecoverableError, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
+import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
+import { Logger, type OnModuleDestroy } from '@nestjs/common';
+import { type Job, UnrecoverableError } from 'bullmq';
 import { MAX_ACKS_PER_MESSAGE, PAYMENT_EVENTS_ACKS_QUEUE, type PaymentEventsAckMessage } from '@mp/clients';
 import { PrismaService } from '@mp/db';
-import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
+import { closeWorker } from '@mp/platform';
 
 // up to 18 digits: always a bigint, so a malformed id cannot fail the UPDATE and be retried
 const EVENT_ID = /^[1-9][0-9]{0,17}$/;
@@ -15,34 +15,31 @@ const EVENT_ID = /^[1-9][0-9]{0,17}$/;
  * attempt and BullMQ retries it as the ledger's job options say; an acknowledgement lost for good only means the
  * event is published once more.
  */
-@Injectable()
-export class OutboxAcks implements OnApplicationBootstrap, OnModuleDestroy {
+@Processor(PAYMENT_EVENTS_ACKS_QUEUE, { concurrency: 4 })
+export class OutboxAcks extends WorkerHost implements OnModuleDestroy {
   private readonly logger = new Logger('OutboxAcks');
-  private connection?: Redis;
-  private worker?: Worker<unknown, number>;
 
-  constructor(
-    @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
-    private readonly db: PrismaService,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    if (!this.config.outbox.publish) return;
-    this.connection = new Redis(this.config.redisUrl, { maxRetriesPerRequest: null });
-    this.connection.on('error', (error: Error) => this.logger.debug(`redis: ${error.message}`));
-    this.worker = new Worker(PAYMENT_EVENTS_ACKS_QUEUE, (job) => this.process(job), { connection: this.connection, prefix: this.config.queuePrefix, concurrency: 4 });
-    this.worker.on('failed', (job, error) => this.logger.warn(`payment event acknowledgement job ${job?.id} failed (attempt ${job?.attemptsMade}): ${error.message}`));
-    this.worker.on('error', (error) => this.logger.debug(`worker: ${error.message}`));
+  constructor(private readonly db: PrismaService) {
+    super();
   }
 
+  /** Before the database closes: no acknowledgement is taken that could not be recorded. */
   async onModuleDestroy(): Promise<void> {
-    const closed = this.worker?.close().catch(() => undefined);
-    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 3_000).unref())]);
-    this.connection?.disconnect();
+    await closeWorker(this.worker);
+  }
+
+  @OnWorkerEvent('failed')
+  onFailed(job: Job<unknown, number> | undefined, error: Error): void {
+    this.logger.warn(`payment event acknowledgement job ${job?.id} failed (attempt ${job?.attemptsMade}): ${error.message}`);
+  }
+
+  @OnWorkerEvent('error')
+  onError(error: Error): void {
+    this.logger.debug(`worker: ${error.message}`);
   }
 
   /** Returns how many events this message acknowledged for the first time. */
-  private process(job: Job<unknown, number>): Promise<number> {
+  process(job: Job<unknown, number>): Promise<number> {
     return this.acknowledge(parseAck(job.data).eventIds);
   }
 

@@ -1,7 +1,7 @@
+import { BullModule, InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
-import { PAYMENT_EVENTS_QUEUE, parsePaymentEventMessage, type PaymentEventMessage } from '@mp/clients';
+import type { DefaultJobOptions, Queue } from 'bullmq';
+import { PAYMENT_EVENTS_ACKS_QUEUE, PAYMENT_EVENTS_QUEUE, parsePaymentEventMessage, type PaymentEventMessage } from '@mp/clients';
 import { PrismaService, withTransaction, type Tx } from '@mp/db';
 import { FacilitatorMetrics } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
@@ -13,6 +13,17 @@ const BATCH = 500;
 export const REPUBLISH_BATCH = 100;
 /** Published jobs stay in Redis this long after they are consumed, so a re-publish of the same event id is a no-op. */
 const KEEP_DONE_SECONDS = 24 * 3600;
+
+/** The `payment-events` jobs the relay publishes: retried by the ledger's worker with backoff; failed ones kept for an operator. */
+export const PAYMENT_EVENT_JOB_OPTIONS = {
+  removeOnComplete: { age: KEEP_DONE_SECONDS },
+  removeOnFail: false,
+  attempts: 20,
+  backoff: { type: 'exponential', delay: 500 },
+} satisfies DefaultJobOptions;
+
+/** The queues to the ledger and back (on the app's QueueModule): for the relay and its acknowledgements, and bull-board. */
+export const PaymentEventsQueuesModule = BullModule.registerQueue({ name: PAYMENT_EVENTS_QUEUE, defaultJobOptions: PAYMENT_EVENT_JOB_OPTIONS }, { name: PAYMENT_EVENTS_ACKS_QUEUE });
 
 /** An outbox event with its payment's row (`id`, `state`, … are the payment's). */
 interface Row extends PaymentRow {
@@ -36,7 +47,7 @@ const EVENT_ROWS = `SELECT e.id::text AS "eventId", e.type, e.payment_id::text A
            FROM facilitator.payment_events e JOIN facilitator.payments p ON p.id = e.payment_id`;
 
 /**
- * Publishes the transactional outbox (payment_events) to BullMQ for the ledger (worker role). Every
+ * Publishes the transactional outbox (payment_events) to BullMQ for the ledger (worker role, OUTBOX_PUBLISH). Every
  * OUTBOX_POLL_MS it locks the oldest unpublished events (SKIP LOCKED, so replicas share the work), adds one job per
  * event (job id = event id, so a re-publish after a crash is deduplicated) and marks them published in the same
  * transaction. An event is done only once the ledger acknowledges it (OutboxAcks): one published but unacknowledged
@@ -46,8 +57,6 @@ const EVENT_ROWS = `SELECT e.id::text AS "eventId", e.type, e.payment_id::text A
 @Injectable()
 export class OutboxRelay implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(OutboxRelay.name);
-  private connection?: Redis;
-  private queue?: Queue<PaymentEventMessage>;
   private metrics?: OutboxMetrics;
   private timer?: NodeJS.Timeout;
   private tick?: Promise<void>;
@@ -58,29 +67,20 @@ export class OutboxRelay implements OnModuleInit, OnModuleDestroy {
     @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
     private readonly db: PrismaService,
     private readonly facilitatorMetrics: FacilitatorMetrics,
+    @InjectQueue(PAYMENT_EVENTS_QUEUE) private readonly queue: Queue<PaymentEventMessage>,
   ) {}
 
   onModuleInit(): void {
-    if (!this.config.outbox.publish) return;
-    this.connection = new Redis(this.config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2_000 });
-    this.connection.on('error', (error: Error) => this.logger.debug(`redis: ${error.message}`));
-    this.queue = new Queue(PAYMENT_EVENTS_QUEUE, {
-      connection: this.connection,
-      prefix: this.config.queuePrefix,
-      defaultJobOptions: { removeOnComplete: { age: KEEP_DONE_SECONDS }, removeOnFail: false, attempts: 20, backoff: { type: 'exponential', delay: 500 } },
-    });
-    this.queue.on('error', (error: Error) => this.logger.debug(`queue: ${error.message}`));
     this.metrics = new OutboxMetrics(this.facilitatorMetrics.metrics, this.db);
     this.schedule(0);
   }
 
+  /** The poll stops and the batch in flight ends here; the queue closes after, on the platform's shutdown path. */
   async onModuleDestroy(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.metrics?.unregister();
     await this.tick?.catch(() => undefined);
-    await this.queue?.close().catch(() => undefined);
-    this.connection?.disconnect();
   }
 
   private schedule(ms: number): void {
@@ -106,14 +106,13 @@ export class OutboxRelay implements OnModuleInit, OnModuleDestroy {
 
   /** One batch in one transaction: lock, publish, mark. Returns how many were published. */
   private publishBatch(): Promise<number> {
-    const queue = this.queue!;
     return withTransaction(this.db, async (tx) => {
       const rows = await tx.$queryRawUnsafe<Row[]>(`${EVENT_ROWS} WHERE e.published_at IS NULL ORDER BY e.id LIMIT ${BATCH} FOR UPDATE OF e SKIP LOCKED`);
       if (rows.length === 0) return 0;
       // one that breaks the contract is marked too, so it does not hold up the rest; being unacknowledged, it is checked
       // (and reported) again every OUTBOX_REPUBLISH_AFTER_MS, and published once a fixed facilitator builds it
       const jobs = rows.map((row) => this.job(row)).filter((job) => job !== undefined);
-      if (jobs.length) await queue.addBulk(jobs);
+      if (jobs.length) await this.queue.addBulk(jobs);
       await tx.$executeRawUnsafe(`UPDATE facilitator.payment_events SET published_at = now() WHERE id = ANY($1::bigint[])`, rows.map((r) => r.eventId));
       return rows.length;
     }, { timeout: 30_000 });
@@ -150,16 +149,15 @@ export class OutboxRelay implements OnModuleInit, OnModuleDestroy {
   }
 
   private async republish(row: Row): Promise<Republish> {
-    const queue = this.queue!;
     const job = this.job(row);
     if (!job) return 'invalid';
-    const state = await queue.getJobState(job.opts.jobId);
+    const state = await this.queue.getJobState(job.opts.jobId);
     if (state === 'failed') return 'failed';
     if (state !== 'unknown' && state !== 'completed') return 'in_flight';
     // a completed job removed by age between the two reads is added anew too
-    const completed = state === 'completed' ? await queue.getJob(job.opts.jobId) : undefined;
+    const completed = state === 'completed' ? await this.queue.getJob(job.opts.jobId) : undefined;
     if (!completed) {
-      await queue.add(job.name, job.data, job.opts);
+      await this.queue.add(job.name, job.data, job.opts);
       return 'added';
     }
     // a fresh set of attempts, as a new job would have

@@ -3,7 +3,7 @@ import { NetworksModule } from '../networks/networks.module';
 import { PaymentRepository } from './payment.repository';
 import { SettlementEvents } from './settlement.events';
 import { SettlementMetrics } from './settlement.metrics';
-import { SettlementQueue } from './settlement.queue';
+import { SettlementQueue, SettlementQueueModule } from './settlement.queue';
 import { SettlementService } from './settlement.service';
 
 /**
@@ -12,7 +12,7 @@ import { SettlementService } from './settlement.service';
  * a waiting /settle is woken at once when the worker in its own process handles the payment.
  */
 @Module({
-  imports: [NetworksModule],
+  imports: [NetworksModule, SettlementQueueModule],
   providers: [PaymentRepository, SettlementEvents, SettlementQueue, SettlementService, SettlementMetrics],
   exports: [SettlementService, SettlementQueue, SettlementEvents, PaymentRepository],
 })

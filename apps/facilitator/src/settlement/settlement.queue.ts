@@ -1,8 +1,7 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
-import { ProblemError, waitForRedis } from '@mp/platform';
-import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
+import { BullModule, InjectQueue } from '@nestjs/bullmq';
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import type { DefaultJobOptions, Queue } from 'bullmq';
+import { ProblemError, whenQueueReady } from '@mp/platform';
 
 export const SETTLEMENT_QUEUE = 'settlement';
 export type SettlementJobName = 'submit' | 'confirm';
@@ -10,36 +9,29 @@ export interface SettlementJobData {
   paymentId: string;
 }
 
+/** Settlement jobs: many quick retries; a completed one is removed at once, so its job id can be added again (the next step of the payment), and the last 1,000 failed ones are kept. */
+export const SETTLEMENT_JOB_OPTIONS = {
+  removeOnComplete: true,
+  removeOnFail: 1_000,
+  attempts: 30,
+  backoff: { type: 'exponential', delay: 100 },
+} satisfies DefaultJobOptions;
+
+/** The `settlement` queue (on the app's QueueModule): for SettlementModule, and bull-board. */
+export const SettlementQueueModule = BullModule.registerQueue({ name: SETTLEMENT_QUEUE, defaultJobOptions: SETTLEMENT_JOB_OPTIONS });
+
 /**
  * The producer side of the settlement queue. Its Redis connection fails fast (no offline queue), so an API whose
  * Redis is down answers 503 at once instead of hanging; the payment is already recorded and is picked up again by
  * the workers' recovery sweep when Redis returns.
  */
 @Injectable()
-export class SettlementQueue implements OnModuleInit, OnModuleDestroy {
-  private readonly logger = new Logger(SettlementQueue.name);
-  readonly connection: Redis;
-  readonly queue: Queue<SettlementJobData, void, SettlementJobName>;
-
-  constructor(@Inject(FACILITATOR_CONFIG) config: FacilitatorConfig) {
-    this.connection = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2_000 });
-    this.connection.on('error', (error: Error) => this.logger.debug(`redis: ${error.message}`));
-    this.queue = new Queue(SETTLEMENT_QUEUE, {
-      connection: this.connection,
-      prefix: config.queuePrefix,
-      defaultJobOptions: { removeOnComplete: true, removeOnFail: 1_000, attempts: 30, backoff: { type: 'exponential', delay: 100 } },
-    });
-    this.queue.on('error', (error: Error) => this.logger.debug(`queue: ${error.message}`));
-  }
+export class SettlementQueue implements OnModuleInit {
+  constructor(@InjectQueue(SETTLEMENT_QUEUE) readonly queue: Queue<SettlementJobData, void, SettlementJobName>) {}
 
   async onModuleInit(): Promise<void> {
     // Wait briefly for the first connection so the first /settle does not fail needlessly; never block boot on it.
-    await waitForRedis(this.connection);
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    await Promise.race([this.queue.close().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
-    this.connection.disconnect();
+    await whenQueueReady(this.queue);
   }
 
   /** Asks a worker to send the payment's settlement. Idempotent: one job per payment at a time. */

@@ -1,6 +1,6 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { DelayedError, type Job, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
+import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
+import { Inject, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { DelayedError, type Job } from 'bullmq';
 import { encodeFunctionData, getAddress, isAddressEqual, type Hex, type TransactionReceipt } from 'viem';
 import {
   batchGasLimit,
@@ -14,7 +14,7 @@ import {
   settlementGasLimit,
   type TransactionSigner,
 } from '@mp/chain';
-import { crashPoint, FacilitatorMetrics } from '@mp/platform';
+import { closeWorker, crashPoint, FacilitatorMetrics, type WorkerOptionsFromConfig } from '@mp/platform';
 import { X402Reason } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { NetworkRegistry, type Network } from '../networks/network-registry';
@@ -54,11 +54,11 @@ interface BatchEntry {
  * transaction stuck in the mempool with higher fees, and puts the payment back to be sent again if its nonce
  * went to another transaction. A recovery sweep re-enqueues whatever a crashed worker left behind.
  */
-@Injectable()
-export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
+// A stall is a crash to recover from, not a poison job: it never fails the job. autorun off: the worker starts taking
+// jobs in onModuleInit, after the providers it uses are initialised, together with the take-over.
+@Processor(SETTLEMENT_QUEUE, { autorun: false, maxStalledCount: Number.MAX_SAFE_INTEGER })
+export class SettlementWorker extends WorkerHost implements WorkerOptionsFromConfig, OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(SettlementWorker.name);
-  private worker: Worker<SettlementJobData, void, SettlementJobName> | undefined;
-  private connection: Redis | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
   private balanceTimer: NodeJS.Timeout | undefined;
   private watchingReorgs = false;
@@ -74,23 +74,22 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
     private readonly events: SettlementEvents,
     private readonly clock: Clock,
     private readonly metrics: FacilitatorMetrics,
-  ) {}
+  ) {
+    super();
+  }
 
-  onModuleInit(): void {
-    this.connection = new Redis(this.config.redisUrl, { maxRetriesPerRequest: null });
-    this.connection.on('error', (error: Error) => this.logger.debug(`redis: ${error.message}`));
-    this.worker = new Worker(SETTLEMENT_QUEUE, (job, token) => this.process(job, token), {
-      connection: this.connection,
-      prefix: this.config.queuePrefix,
+  /** Read by QueueModule when it creates the worker (SETTLE_WORKER_CONCURRENCY, SETTLE_JOB_LOCK_MS). */
+  workerOptions() {
+    return {
       concurrency: this.config.workerConcurrency,
-      // A dead worker's jobs are taken over once their lock lapses: short locks (renewed at half) make that seconds,
-      // and a stall is a crash to recover from, not a poison job, so it never fails the job.
+      // A dead worker's jobs are taken over once their lock lapses: short locks (renewed at half) make that seconds.
       lockDuration: this.config.jobLockMs,
       stalledInterval: Math.max(500, Math.floor(this.config.jobLockMs / 2)),
-      maxStalledCount: Number.MAX_SAFE_INTEGER,
-    });
-    this.worker.on('failed', (job, error) => this.logger.warn(`${job?.name} ${job?.data.paymentId} failed (attempt ${job?.attemptsMade}): ${error.message}`));
-    this.worker.on('error', (error) => this.logger.debug(`worker: ${error.message}`));
+    };
+  }
+
+  onModuleInit(): void {
+    this.worker.run().catch((error: Error) => this.logger.error(`the settlement worker stopped: ${error.message}`));
     void this.takeOver();
     this.sweepTimer = setInterval(() => void this.sweep(this.config.recoveryIntervalMs).then(() => this.watchReorgs()), this.config.recoveryIntervalMs);
     this.sweepTimer.unref();
@@ -99,16 +98,27 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
     this.balanceTimer.unref();
   }
 
+  /**
+   * Before the database closes (onModuleDestroy of a global module, after this one): the worker takes no more jobs and
+   * running ones get the platform's grace period; never hangs on an unreachable Redis (the records make them resumable).
+   */
   async onModuleDestroy(): Promise<void> {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     if (this.balanceTimer) clearInterval(this.balanceTimer);
-    // Let running jobs finish, but never hang shutdown on an unreachable Redis: their records make them resumable.
-    const closed = this.worker?.close().catch(() => undefined);
-    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 3_000).unref())]);
-    this.connection?.disconnect();
+    await closeWorker(this.worker);
   }
 
-  private async process(job: Job<SettlementJobData, void, SettlementJobName>, token?: string): Promise<void> {
+  @OnWorkerEvent('failed')
+  onFailed(job: Job<SettlementJobData, void, SettlementJobName> | undefined, error: Error): void {
+    this.logger.warn(`${job?.name} ${job?.data.paymentId} failed (attempt ${job?.attemptsMade}): ${error.message}`);
+  }
+
+  @OnWorkerEvent('error')
+  onError(error: Error): void {
+    this.logger.debug(`worker: ${error.message}`);
+  }
+
+  async process(job: Job<SettlementJobData, void, SettlementJobName>, token?: string): Promise<void> {
     const { paymentId } = job.data;
     const retryLater = async (ms: number) => {
       await job.moveToDelayed(Date.now() + ms, token);

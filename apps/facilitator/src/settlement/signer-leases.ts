@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { TransactionSigner } from '@mp/chain';
+import { RedisConnections } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { NetworkRegistry } from '../networks/network-registry';
 
@@ -25,9 +26,10 @@ export class SignerLeases implements OnModuleInit, OnModuleDestroy {
   constructor(
     @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
     private readonly networks: NetworkRegistry,
+    connections: RedisConnections,
   ) {
-    this.redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2_000, lazyConnect: true });
-    this.redis.on('error', (error: Error) => this.logger.debug(`redis: ${error.message}`));
+    // connected in onModuleInit, once every wallet is disabled; closed by the platform after onModuleDestroy gave the leases back
+    this.redis = connections.create('signer leases', { lazyConnect: true });
   }
 
   async onModuleInit(): Promise<void> {
@@ -42,7 +44,6 @@ export class SignerLeases implements OnModuleInit, OnModuleDestroy {
     if (this.timer) clearInterval(this.timer);
     await Promise.all(this.signers().map(({ key, signer }) => (signer.enabled ? this.redis.eval(RELEASE, 1, key, this.config.instanceId).catch(() => 0) : 0)));
     for (const { signer } of this.signers()) signer.enabled = false;
-    this.redis.disconnect();
   }
 
   private async renew(): Promise<void> {

@@ -1,12 +1,11 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { type Job, UnrecoverableError, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
+import { BullModule, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
+import { Logger, type OnModuleDestroy } from '@nestjs/common';
+import { type Job, UnrecoverableError } from 'bullmq';
 import { z } from 'zod';
 import { MERCHANT_NOTICE_TYPES, MERCHANT_NOTICES_QUEUE, type MerchantNoticeMessage } from '@mp/clients';
-import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../../config/facilitator.config';
+import { closeWorker } from '@mp/platform';
 import { WebhookRepository, type NoticeOutcome } from './webhook.repository';
 
-const CONCURRENCY = 8;
 /** A notice's `data` larger than this (as JSON) is refused: it is stored with the delivery and sent on every attempt. */
 const MAX_DATA_BYTES = 1024 * 1024;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -20,6 +19,9 @@ const noticeSchema = z.object({
   data: z.record(z.string(), z.unknown()),
 });
 
+/** The `merchant-notices` queue (on the app's QueueModule; its publishers set the job options): for its consumer, and bull-board. */
+export const MerchantNoticesQueueModule = BullModule.registerQueue({ name: MERCHANT_NOTICES_QUEUE });
+
 /**
  * Turns merchant notices that other services publish on the `merchant-notices` queue (MerchantNoticeMessage, e.g.
  * the ledger's `reconciliation.breaks_found`) into webhook deliveries (worker role); WebhookDispatcher sends them like
@@ -28,32 +30,30 @@ const noticeSchema = z.object({
  * for good (it stays in the queue's failed set); a database error fails the attempt, and BullMQ retries it as the
  * publisher's job options say.
  */
-@Injectable()
-export class MerchantNoticesConsumer implements OnApplicationBootstrap, OnModuleDestroy {
+@Processor(MERCHANT_NOTICES_QUEUE, { concurrency: 8 })
+export class MerchantNoticesConsumer extends WorkerHost implements OnModuleDestroy {
   private readonly logger = new Logger('MerchantNotices');
-  private connection?: Redis;
-  private worker?: Worker<unknown, NoticeOutcome>;
 
-  constructor(
-    @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
-    private readonly deliveries: WebhookRepository,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.connection = new Redis(this.config.redisUrl, { maxRetriesPerRequest: null });
-    this.connection.on('error', (error: Error) => this.logger.debug(`redis: ${error.message}`));
-    this.worker = new Worker(MERCHANT_NOTICES_QUEUE, (job) => this.process(job), { connection: this.connection, prefix: this.config.queuePrefix, concurrency: CONCURRENCY });
-    this.worker.on('failed', (job, error) => this.logger.warn(`merchant notice job ${job?.id} failed (attempt ${job?.attemptsMade}): ${error.message}`));
-    this.worker.on('error', (error) => this.logger.debug(`worker: ${error.message}`));
+  constructor(private readonly deliveries: WebhookRepository) {
+    super();
   }
 
+  /** Before the database closes: no notice is taken that could not be recorded. */
   async onModuleDestroy(): Promise<void> {
-    const closed = this.worker?.close().catch(() => undefined);
-    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 3_000).unref())]);
-    this.connection?.disconnect();
+    await closeWorker(this.worker);
   }
 
-  private async process(job: Job<unknown, NoticeOutcome>): Promise<NoticeOutcome> {
+  @OnWorkerEvent('failed')
+  onFailed(job: Job<unknown, NoticeOutcome> | undefined, error: Error): void {
+    this.logger.warn(`merchant notice job ${job?.id} failed (attempt ${job?.attemptsMade}): ${error.message}`);
+  }
+
+  @OnWorkerEvent('error')
+  onError(error: Error): void {
+    this.logger.debug(`worker: ${error.message}`);
+  }
+
+  async process(job: Job<unknown, NoticeOutcome>): Promise<NoticeOutcome> {
     const notice = parseNotice(job.data);
     const outcome = await this.deliveries.enqueueNotice(notice);
     if (outcome !== 'queued') {
