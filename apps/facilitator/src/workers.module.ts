@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { Eip3009Module } from './eip3009/eip3009.module';
 import { MppModule } from './mpp/mpp.module';
 import { NetworksModule } from './networks/networks.module';
 import { OutboxAcks } from './outbox/outbox-acks.consumer';
@@ -19,7 +20,7 @@ import { StripeSweep } from './stripe/stripe-sweep';
  * repositories, the metrics read at scrape time) stays in their own modules.
  */
 @Module({
-  imports: [NetworksModule, SettlementModule, MppModule],
+  imports: [NetworksModule, Eip3009Module, SettlementModule, MppModule],
   // SettlementWorker before SignerLeases: their init order is the one these had before the split.
   providers: [SettlementWorker, SignerLeases, StripeSweep, OutboxRelay, OutboxAcks, WebhookDispatcher, MerchantNoticesConsumer],
 })
