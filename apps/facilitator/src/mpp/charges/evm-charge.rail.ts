@@ -1,14 +1,14 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { getAddress } from 'viem';
-import { checkEvmCharge, evmChargeRequestSchema, EVM_METHOD, normalizeEvmChargeRequest, type EvmChargeCredential, type MppError, type ProblemCode } from '@mp/mpp';
+import { checkEvmCharge, evmChargeRequestSchema, EVM_METHOD, normalizeEvmChargeRequest, type EvmChargeCredential, type MppError } from '@mp/mpp';
 import type { HexString, TransferAuthorization } from '@mp/money';
-import { canonicalJson, sha256Hex, X402Reason, type SettleResponse } from '@mp/x402';
-import { ChainUnavailableError, TRANSFER_AUTHORIZATION_RAIL, type TransferAuthorizationRail, type TransferFault } from '../../eip3009/transfer-authorization.rail';
+import { canonicalJson, sha256Hex } from '@mp/x402';
+import { ChainUnavailableError, TRANSFER_AUTHORIZATION_RAIL, type TransferAuthorizationRail } from '../../eip3009/transfer-authorization.rail';
 import { NetworkRegistry } from '../../networks/network-registry';
-import { recordedReason } from '../../settlement/recorded-reason';
 import { SettlementService } from '../../settlement/settlement.service';
 import { Clock } from '../../x402/clock';
 import type { ChargeAttempt, ChargeRail, RailSettlement, RailVerdict, RequestCheck } from './charge-rail';
+import { problemOf, problemOfOutcome } from './evm-problems';
 
 /**
  * Method `evm`: an EIP-3009 authorization bound to the challenge (nonce = keccak256(id + realm)), checked by the same
@@ -97,22 +97,4 @@ export class EvmChargeRail implements ChargeRail {
     };
     return { ok: true, authorization, credential: checked.value };
   }
-}
-
-/** A rail's fault as an MPP problem; the detail names the reason the payment records use for it. */
-function problemOf(fault: TransferFault, message: string): MppError {
-  const code: ProblemCode = fault === 'facilitator_unable' ? 'internal-payment-error' : fault === 'expires_too_soon' ? 'payment-expired' : 'verification-failed';
-  return { code, detail: `${message} (${recordedReason(fault)})` };
-}
-
-/**
- * A failed settlement's outcome (the payment record's reason) as an MPP problem. Pending or unexpected outcomes are not
- * the payer's fault and not final: the claim stays, and the same credential may be sent again.
- */
-function problemOfOutcome(response: SettleResponse): { error: MppError; final: boolean } {
-  const reason = response.errorReason ?? X402Reason.unexpectedSettleError;
-  const detail = `${response.errorMessage ?? reason} (${reason})${response.transaction ? `; transaction ${response.transaction}` : ''}`;
-  const pending = reason === X402Reason.settlementPending || reason === X402Reason.unexpectedSettleError;
-  const code: ProblemCode = pending ? 'internal-payment-error' : reason === X402Reason.exactEvmValidBefore ? 'payment-expired' : 'verification-failed';
-  return { error: { code, detail }, final: !pending };
 }
