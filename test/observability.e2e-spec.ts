@@ -541,7 +541,7 @@ describe('observability', () => {
       });
       expect(await response.json()).toMatchObject({ isValid: false, invalidReason: 'invalid_exact_evm_transaction_simulation_failed' });
       const records = lines.map((line) => JSON.parse(line));
-      expect(records.find((r) => r.context === 'ExactEvmScheme')).toMatchObject({ level: 'debug', requestId: 'log-test-2', message: expect.stringMatching(/^simulation failed for /) });
+      expect(records.find((r) => r.context === 'EvmTransferRail')).toMatchObject({ level: 'debug', requestId: 'log-test-2', message: expect.stringMatching(/^simulation failed for /) });
     });
 
     it('never writes a signer key or a redacted header value', () => {

@@ -1,5 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import type { FacilitatorConfig } from './config/facilitator.config';
+import { Eip3009Module } from './eip3009/eip3009.module';
 import { MppModule } from './mpp/mpp.module';
 import { NetworksModule } from './networks/networks.module';
 import { OutboxAcks } from './outbox/outbox-acks.consumer';
@@ -24,7 +25,7 @@ export class FacilitatorWorkersModule {
   static forConfig({ outbox }: Pick<FacilitatorConfig, 'outbox'>): DynamicModule {
     return {
       module: FacilitatorWorkersModule,
-      imports: [NetworksModule, SettlementModule, MppModule, MerchantNoticesQueueModule, ...(outbox.publish ? [PaymentEventsQueuesModule] : [])],
+      imports: [NetworksModule, Eip3009Module, SettlementModule, MppModule, MerchantNoticesQueueModule, ...(outbox.publish ? [PaymentEventsQueuesModule] : [])],
       // SettlementWorker before SignerLeases: their init order is the one these had before the split.
       providers: [SettlementWorker, SignerLeases, StripeSweep, ...(outbox.publish ? [OutboxRelay, OutboxAcks] : []), WebhookDispatcher, MerchantNoticesConsumer],
     };

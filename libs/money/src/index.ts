@@ -1,2 +1,3 @@
 export * from './amount';
 export * from './currency';
+export * from './transfer-authorization';

@@ -1,4 +1,5 @@
 export * from './canonical';
+export * from './exact-evm';
 export * from './headers';
 export * from './networks';
 export * from './reasons';

@@ -5,14 +5,6 @@ export function isCaip2(network: string): boolean {
   return CAIP2.test(network);
 }
 
-/** The EVM chain id of an `eip155:<id>` network, or undefined for anything else. */
-export function evmChainId(network: string): number | undefined {
-  const match = /^eip155:([1-9][0-9]{0,15})$/.exec(network);
-  if (!match) return undefined;
-  const id = Number(match[1]);
-  return Number.isSafeInteger(id) ? id : undefined;
-}
-
 /** The names x402 v1 clients send, as the reference SDK maps them. Operators may add or override names by config. */
 export const DEFAULT_V1_NETWORKS: Readonly<Record<string, string>> = Object.freeze({
   base: 'eip155:8453',

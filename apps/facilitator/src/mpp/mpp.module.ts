@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { Eip3009Module } from '../eip3009/eip3009.module';
 import { NetworksModule } from '../networks/networks.module';
 import { SettlementModule } from '../settlement/settlement.module';
 import { StripeEvents } from '../stripe/stripe-events.repository';
@@ -20,7 +21,7 @@ import { MppService } from './mpp.service';
  * without a webhook, runs in FacilitatorWorkersModule on what this module exports.
  */
 @Module({
-  imports: [NetworksModule, SettlementModule, StripeModule],
+  imports: [NetworksModule, Eip3009Module, SettlementModule, StripeModule],
   controllers: [MppController, StripeWebhooksController],
   providers: [
     MppService,

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { getAddress, type Address, type PublicClient } from 'viem';
 import { createNetworkClient, SignerPool, type AssetConfig, type NetworkConfig } from '@mp/chain';
+import type { ServedNetworks } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { networkIdOf, v1NameMap, v1NamesOf } from './network-names';
 
@@ -14,7 +15,7 @@ export interface Network {
 
 /** Every configured network with its RPC client, hot wallets and asset allowlist, looked up by CAIP-2 or v1 name. */
 @Injectable()
-export class NetworkRegistry {
+export class NetworkRegistry implements ServedNetworks {
   private readonly byId = new Map<string, Network>();
   private readonly v1Names: ReadonlyMap<string, string>;
 
@@ -39,6 +40,15 @@ export class NetworkRegistry {
   resolve(network: string, x402Version: 1 | 2): Network | undefined {
     const id = networkIdOf(network, x402Version, this.v1Names);
     return id === undefined ? undefined : this.byId.get(id);
+  }
+
+  networkId(network: string, x402Version: 1 | 2): string | undefined {
+    return this.resolve(network, x402Version)?.config.network;
+  }
+
+  assetAddress(networkId: string, asset: string): Address | undefined {
+    const network = this.byId.get(networkId);
+    return network && this.asset(network, asset)?.address;
   }
 
   /** The v1 names each network answers to, for /supported. */

@@ -1,11 +1,10 @@
 import { Module } from '@nestjs/common';
 import { Clock } from '../x402/clock';
-import { ExactEvmScheme } from '../x402/exact-evm/exact-evm.scheme';
 import { NetworkRegistry } from './network-registry';
 
-/** Chains, their clients and hot wallets, and the scheme that runs on them. */
+/** Chains, their clients and hot wallets. */
 @Module({
-  providers: [NetworkRegistry, Clock, ExactEvmScheme],
-  exports: [NetworkRegistry, Clock, ExactEvmScheme],
+  providers: [NetworkRegistry, Clock],
+  exports: [NetworkRegistry, Clock],
 })
 export class NetworksModule {}

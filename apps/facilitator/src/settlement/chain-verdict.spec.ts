@@ -1,6 +1,6 @@
 import { encodeAbiParameters, encodeEventTopics, type Address, type Hex, type Log, type TransactionReceipt } from 'viem';
 import { eip3009Abi } from '@mp/chain';
-import type { SettledTransfer } from '../x402/exact-evm/settlement-outcome';
+import type { SettledTransfer } from '../eip3009/receipt-judgement';
 import { chainVerdict } from './chain-verdict';
 
 const token: Address = '0x036CbD53842c5426634e7929541eC2318f3dCF7e';

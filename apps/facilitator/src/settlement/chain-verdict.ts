@@ -1,6 +1,6 @@
 import type { Hex, TransactionReceipt } from 'viem';
-import type { AuthorizationUse } from '../x402/exact-evm/exact-evm.scheme';
-import { judgeSettlementReceipt, type SettledTransfer } from '../x402/exact-evm/settlement-outcome';
+import type { AuthorizationUse } from '../eip3009/transfer-authorization.rail';
+import { judgeSettlementReceipt, type SettledTransfer } from '../eip3009/receipt-judgement';
 
 /**
  * What the chain says about a payment whose transactions may have reached it, the only ground for any outcome:

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { Eip3009Module } from '../eip3009/eip3009.module';
 import { NetworksModule } from '../networks/networks.module';
 import { PaymentRepository } from './payment.repository';
 import { SettlementEvents } from './settlement.events';
@@ -12,7 +13,7 @@ import { SettlementService } from './settlement.service';
  * a waiting /settle is woken at once when the worker in its own process handles the payment.
  */
 @Module({
-  imports: [NetworksModule, SettlementQueueModule],
+  imports: [NetworksModule, Eip3009Module, SettlementQueueModule],
   providers: [PaymentRepository, SettlementEvents, SettlementQueue, SettlementService, SettlementMetrics],
   exports: [SettlementService, SettlementQueue, SettlementEvents, PaymentRepository],
 })

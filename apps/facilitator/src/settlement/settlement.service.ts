@@ -1,13 +1,35 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { settlementGasLimit, type ContractCall } from '@mp/chain';
+import type { ContractCall } from '@mp/chain';
+import type { TransferAuthorization } from '@mp/money';
 import { isUnavailableError, ProblemError } from '@mp/platform';
-import { X402Reason, type PaymentRequest, type SettleResponse } from '@mp/x402';
+import { X402Reason, type SettleResponse } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
-import { ExactEvmScheme, VerificationUnavailableError, type ExactEvmPayment } from '../x402/exact-evm/exact-evm.scheme';
+import { ChainUnavailableError, TRANSFER_AUTHORIZATION_RAIL, type TransferAuthorizationRail } from '../eip3009/transfer-authorization.rail';
 import { IdempotencyConflictError, PaymentRepository, type PaymentOrigin, type PaymentRecord } from './payment.repository';
+import { recordedReason } from './recorded-reason';
 import { settleAnswer, settleFailure } from './settle-answer';
 import { SettlementEvents } from './settlement.events';
 import { SettlementQueue } from './settlement.queue';
+
+/** How a payment was presented, beside its authorization: what makes a presentation the same one, and what answers echo. */
+export interface Presentation {
+  /** sha256 of the payload as presented (the claim's payload hash): equal presentations, equal fingerprint. */
+  fingerprint: string;
+  /** The client's idempotency key for the payment (x402's payment-identifier extension), if it sent one. */
+  paymentIdentifier?: string;
+  /** The network as the request named it (an x402 v1 name, or CAIP-2), echoed in answers. */
+  network: string;
+}
+
+/** The uniqueness key of a settlement: one authorization nonce of one payer on one token. */
+type SettlementKey = { network: string; asset: string; payer: string; nonce: string };
+
+/** One settle request as the engine follows it. */
+interface Settling {
+  authorization: TransferAuthorization;
+  presented: Presentation;
+  key: SettlementKey;
+}
 
 /** How often a waiting request re-reads a payment whose worker runs in another process. */
 const POLL_MS = 200;
@@ -26,7 +48,7 @@ export class SettlementService {
 
   constructor(
     @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
-    private readonly scheme: ExactEvmScheme,
+    @Inject(TRANSFER_AUTHORIZATION_RAIL) private readonly rail: TransferAuthorizationRail,
     private readonly payments: PaymentRepository,
     private readonly queue: SettlementQueue,
     private readonly events: SettlementEvents,
@@ -34,21 +56,17 @@ export class SettlementService {
 
   /**
    * `merchantId`: the merchant whose API key asks (null in open mode without a key); it owns the claim.
-   * `origin`: an MPP credential settles through here too, recorded as such.
+   * `origin`: the protocol that carried the authorization (x402, or an MPP credential), recorded with the payment.
    */
-  async settle(request: PaymentRequest, merchantId: string | null = null, origin?: PaymentOrigin): Promise<SettleResponse> {
+  async settle(authorization: TransferAuthorization, presented: Presentation, merchantId: string | null, origin: PaymentOrigin): Promise<SettleResponse> {
     const deadline = Date.now() + this.config.settleBudgetMs;
-    const resolution = this.scheme.resolve(request);
-    if (!resolution.ok) {
-      const { invalidReason, invalidMessage, payer } = resolution.response;
-      return { success: false, errorReason: invalidReason, errorMessage: invalidMessage, payer, transaction: '', network: request.network };
-    }
-    const payment = resolution.payment;
-    await this.assertIdentifierFree(request, merchantId);
-    const flightKey = `${payment.key.network}|${payment.key.asset}|${payment.key.payer}|${payment.key.nonce}|${request.fingerprint}|${merchantId}`;
+    const key = { network: authorization.network, asset: authorization.asset.toLowerCase(), payer: authorization.from.toLowerCase(), nonce: authorization.nonce.toLowerCase() };
+    const payment: Settling = { authorization, presented, key };
+    await this.assertIdentifierFree(presented, merchantId);
+    const flightKey = `${key.network}|${key.asset}|${key.payer}|${key.nonce}|${presented.fingerprint}|${merchantId}`;
     const running = this.inFlight.get(flightKey);
     if (running) return running;
-    const run = this.settleOnce(payment, deadline, merchantId, origin ?? { protocol: 'x402', x402Version: request.x402Version }).catch((error: unknown) => this.unexpected(payment, error));
+    const run = this.settleOnce(payment, deadline, merchantId, origin).catch((error: unknown) => this.unexpected(payment, error));
     this.inFlight.set(flightKey, run);
     try {
       return await run;
@@ -58,13 +76,13 @@ export class SettlementService {
   }
 
   /** /verify refuses a payment identifier the merchant already bound to another payload, as /settle does. */
-  async assertIdentifierFree(request: PaymentRequest, merchantId: string | null): Promise<void> {
-    if (!request.paymentIdentifier) return;
-    const bound = await this.payments.identifierFingerprint(request.paymentIdentifier, merchantId);
-    if (bound !== undefined && bound !== request.fingerprint) throw conflict(request.paymentIdentifier);
+  async assertIdentifierFree(presented: Pick<Presentation, 'fingerprint' | 'paymentIdentifier'>, merchantId: string | null): Promise<void> {
+    if (!presented.paymentIdentifier) return;
+    const bound = await this.payments.identifierFingerprint(presented.paymentIdentifier, merchantId);
+    if (bound !== undefined && bound !== presented.fingerprint) throw conflict(presented.paymentIdentifier);
   }
 
-  private async settleOnce(payment: ExactEvmPayment, deadline: number, merchantId: string | null, origin: PaymentOrigin): Promise<SettleResponse> {
+  private async settleOnce(payment: Settling, deadline: number, merchantId: string | null, origin: PaymentOrigin): Promise<SettleResponse> {
     const existing = await this.payments.findByKey(payment.key);
     if (existing) return this.follow(payment, existing, deadline, merchantId);
 
@@ -77,7 +95,7 @@ export class SettlementService {
       return prepared.failure;
     }
 
-    const uneconomic = await this.gasOverCap(payment, prepared.call.gas);
+    const uneconomic = await this.rail.gasCapExceeded(payment.authorization, prepared.call.gas);
     if (uneconomic) return this.failure(payment, X402Reason.settlementGasExceedsCap, uneconomic);
 
     let id: string | undefined;
@@ -88,10 +106,11 @@ export class SettlementService {
         amount: payment.authorization.value,
         validAfter: payment.authorization.validAfter,
         validBefore: payment.authorization.validBefore,
-        scheme: origin.protocol === 'mpp' ? 'evm' : this.scheme.scheme,
+        // The scheme column names the protocol's own name for this rail: x402's `exact`, MPP's `evm` method.
+        scheme: origin.protocol === 'mpp' ? 'evm' : 'exact',
         origin,
-        payloadHash: payment.request.fingerprint,
-        paymentIdentifier: payment.request.paymentIdentifier,
+        payloadHash: payment.presented.fingerprint,
+        paymentIdentifier: payment.presented.paymentIdentifier,
         settleTo: prepared.call.to,
         settleData: prepared.call.data,
         settleGas: prepared.call.gas,
@@ -108,7 +127,7 @@ export class SettlementService {
     }
     await this.queue.submit(id);
     const claimed: PaymentRecord = {
-      id, state: 'verified', payloadHash: payment.request.fingerprint, txHash: null, signer: null, errorReason: null, errorMessage: null, updatedAt: new Date(), merchantId,
+      id, state: 'verified', payloadHash: payment.presented.fingerprint, txHash: null, signer: null, errorReason: null, errorMessage: null, updatedAt: new Date(), merchantId,
     };
     return this.follow(payment, claimed, deadline, merchantId);
   }
@@ -118,8 +137,8 @@ export class SettlementService {
    * reports it; every caller of one payment reports the same outcome. A payment whose earlier attempt failed
    * before anything reached the chain is retried.
    */
-  private async follow(payment: ExactEvmPayment, record: PaymentRecord, deadline: number, merchantId: string | null): Promise<SettleResponse> {
-    const asker = { payer: payment.payer, network: payment.request.network, fingerprint: payment.request.fingerprint, merchantId };
+  private async follow(payment: Settling, record: PaymentRecord, deadline: number, merchantId: string | null): Promise<SettleResponse> {
+    const asker = { payer: payment.authorization.from, network: payment.presented.network, fingerprint: payment.presented.fingerprint, merchantId };
     const startedAt = Date.now();
     for (;;) {
       const answer = settleAnswer(record, asker, { startedAt, now: Date.now(), deadline });
@@ -127,7 +146,7 @@ export class SettlementService {
       if (answer.kind === 'retry') {
         const prepared = await this.prepare(payment);
         if (!prepared.ok) return prepared.failure;
-        if (await this.payments.reclaim(record.id, record.updatedAt, payment.request.fingerprint, prepared.call)) await this.queue.submit(record.id);
+        if (await this.payments.reclaim(record.id, record.updatedAt, payment.presented.fingerprint, prepared.call)) await this.queue.submit(record.id);
       } else {
         await this.events.next(record.id, Math.min(POLL_MS, deadline - Date.now()));
       }
@@ -138,42 +157,25 @@ export class SettlementService {
   }
 
   /** Verifies the payment and builds its settlement call, estimating its gas (which simulates it). */
-  private async prepare(payment: ExactEvmPayment): Promise<{ ok: true; call: ContractCall } | { ok: false; failure: SettleResponse }> {
-    const verified = await this.scheme.verify(payment, { simulate: false });
-    if (!verified.isValid) return { ok: false, failure: this.failure(payment, verified.invalidReason ?? X402Reason.invalidPayload, verified.invalidMessage) };
-    const estimator = payment.network.signers.signers[0]?.address;
-    if (!estimator) return { ok: false, failure: this.failure(payment, X402Reason.unexpectedSettleError, `no signer is configured for ${payment.key.network}`) };
-    const prepared = await this.scheme.settlementCall(payment, estimator);
-    if (!prepared.ok) return { ok: false, failure: this.failure(payment, prepared.response.invalidReason ?? X402Reason.exactEvmSimulationFailed, prepared.response.invalidMessage) };
+  private async prepare(payment: Settling): Promise<{ ok: true; call: ContractCall } | { ok: false; failure: SettleResponse }> {
+    const verified = await this.rail.verify(payment.authorization, { simulate: false });
+    if (!verified.ok) return { ok: false, failure: this.failure(payment, recordedReason(verified.fault), verified.message) };
+    const prepared = await this.rail.settlementCall(payment.authorization);
+    if (!prepared.ok) return { ok: false, failure: this.failure(payment, recordedReason(prepared.fault), prepared.message) };
     return prepared;
   }
 
-  /**
-   * The asset's gas cap: the settlement's gas limit (the estimate with its margin: the most it can burn) at today's
-   * fee, priced in the asset, must stay within its share of the payment.
-   */
-  private async gasOverCap(payment: ExactEvmPayment, estimate: bigint): Promise<string | undefined> {
-    const cap = payment.asset.gasCap;
-    const signer = payment.network.signers.signers[0];
-    if (!cap || !signer) return undefined;
-    const { maxFeePerGas } = await signer.currentFees();
-    const costInAsset = (settlementGasLimit(estimate) * maxFeePerGas * cap.nativePrice) / 10n ** 18n;
-    const allowed = (payment.authorization.value * BigInt(cap.maxShareBps)) / 10_000n;
-    if (costInAsset <= allowed) return undefined;
-    return `settling would cost about ${costInAsset} atomic units of ${payment.asset.symbol} in gas, more than ${cap.maxShareBps / 100}% of the payment (${allowed})`;
-  }
-
-  private unexpected(payment: ExactEvmPayment, error: unknown): SettleResponse {
+  private unexpected(payment: Settling, error: unknown): SettleResponse {
     if (error instanceof ProblemError) throw error;
     // The chain is unreachable: a protocol answer (nothing was claimed). The database or queue: a 503 to retry.
-    if (error instanceof VerificationUnavailableError) return this.failure(payment, X402Reason.unexpectedSettleError, error.message);
+    if (error instanceof ChainUnavailableError) return this.failure(payment, X402Reason.unexpectedSettleError, error.message);
     if (isUnavailableError(error)) throw error;
     this.logger.error(`settlement of ${payment.key.payer}/${payment.key.nonce} failed`, error instanceof Error ? error.stack : String(error));
     return this.failure(payment, X402Reason.unexpectedSettleError, 'an unexpected error stopped the settlement; it has been logged, and settling again is safe');
   }
 
-  private failure(payment: ExactEvmPayment, reason: string, message?: string): SettleResponse {
-    return settleFailure({ payer: payment.payer, network: payment.request.network }, reason, message);
+  private failure(payment: Settling, reason: string, message?: string): SettleResponse {
+    return settleFailure({ payer: payment.authorization.from, network: payment.presented.network }, reason, message);
   }
 }
 

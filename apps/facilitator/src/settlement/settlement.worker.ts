@@ -15,14 +15,14 @@ import {
   type TransactionSigner,
 } from '@mp/chain';
 import { closeWorker, crashPoint, FacilitatorMetrics, type WorkerOptionsFromConfig } from '@mp/platform';
-import { X402Reason } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
+import type { SettledTransfer } from '../eip3009/receipt-judgement';
+import { TRANSFER_AUTHORIZATION_RAIL, type TransferAuthorizationRail } from '../eip3009/transfer-authorization.rail';
 import { NetworkRegistry, type Network } from '../networks/network-registry';
 import { Clock } from '../x402/clock';
-import { ExactEvmScheme } from '../x402/exact-evm/exact-evm.scheme';
-import { judgeSettlementReceipt, sendFailureReason, type SettledTransfer } from '../x402/exact-evm/settlement-outcome';
 import { chainVerdict, isOurs, type ChainVerdict } from './chain-verdict';
 import { PaymentRepository, type SettlementRecord } from './payment.repository';
+import { recordedReason } from './recorded-reason';
 import { SettlementEvents } from './settlement.events';
 import { SETTLEMENT_QUEUE, SettlementQueue, type SettlementJobData, type SettlementJobName } from './settlement.queue';
 import { sendGasEstimate } from './send-gas';
@@ -68,7 +68,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
   constructor(
     @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
     private readonly networks: NetworkRegistry,
-    private readonly scheme: ExactEvmScheme,
+    @Inject(TRANSFER_AUTHORIZATION_RAIL) private readonly rail: TransferAuthorizationRail,
     private readonly payments: PaymentRepository,
     private readonly queue: SettlementQueue,
     private readonly events: SettlementEvents,
@@ -133,7 +133,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
       const record = await this.payments.findForSettlement(paymentId);
       if (!record || record.state !== 'verified') return;
       const network = this.networkOf(record);
-      if (!network) return this.fail(record, X402Reason.invalidNetwork, `network ${record.network} is no longer configured`);
+      if (!network) return this.fail(record, recordedReason('network_not_served'), `network ${record.network} is no longer configured`);
       if (record.validBefore <= this.clock.nowSeconds() + EXPIRY_MARGIN_SECONDS) {
         // Sent before: an earlier transaction may have carried it before the authorization ran out.
         const outcome = record.attempts > 0 ? await this.settleFromChain(record, network) : 'open';
@@ -150,8 +150,8 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
         gas = await sendGasEstimate(record, Date.now(), () => network.client.estimateGas({ account: signer.address, to: record.settleTo, data: record.settleData }));
       } catch (error) {
         if (isTransportFailure(error)) throw error;
-        const reason = sendFailureReason(error);
-        if (reason === X402Reason.unexpectedSettleError) {
+        const fault = this.rail.sendFault(error);
+        if (fault === 'facilitator_unable') {
           // Our wallet cannot pay the gas: not the payer's failure. Retry later, perhaps from another wallet.
           this.logger.error(`hot wallet ${signer.address} on ${record.network} cannot send: ${revertReason(error)}`);
           throw error;
@@ -162,7 +162,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
           if (outcome === 'unknown') return retryLater(network.config.pollingIntervalMs * 4);
           if (outcome === 'recorded') return;
         }
-        return this.fail(record, reason === X402Reason.exactEvmTransactionFailed ? X402Reason.exactEvmSimulationFailed : reason, revertReason(error) ?? 'the transfer would revert');
+        return this.fail(record, recordedReason(fault === 'transaction_failed' ? 'simulation_failed' : fault), revertReason(error) ?? 'the transfer would revert');
       }
 
       if (this.config.batchMax > 1 && !isAddressEqual(record.settleTo, MULTICALL3_ADDRESS)) {
@@ -191,7 +191,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
           if (outcome === 'recorded') return;
           if (outcome === 'unknown') return this.queue.confirm(paymentId, network.config.pollingIntervalMs);
           if (NONCE_TAKEN.test(message) && attempt < 3 && (await this.payments.releaseUnsent(paymentId, message))) continue;
-          return this.fail(submitted, sendFailureReason(error), message);
+          return this.fail(submitted, recordedReason(this.rail.sendFault(error)), message);
         }
         // The broadcast died on the way; the node may have it. `confirm` finds out and rebroadcasts if not.
       }
@@ -348,8 +348,8 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
       if (await this.payments.releaseFromBatch(record.id, hash)) await this.queue.submit(record.id);
       return true;
     }
-    const judged = judgeSettlementReceipt(settledTransferOf(record), receipt);
-    const reason = judged.success ? X402Reason.exactEvmTransactionFailed : judged.reason;
+    const judged = this.rail.judgeReceipt(settledTransferOf(record), receipt);
+    const reason = recordedReason(judged.success ? 'transaction_failed' : judged.fault);
     const message = verdict.kind === 'taken' ? `${verdict.message}; ${hash} did not carry it` : judged.success ? `transaction ${hash} did not carry the transfer` : judged.message;
     const gasFee = await this.gasFeeOf(record, hash, receipt, batched);
     if (await this.payments.markFailedOnChain(record.id, hash, reason, message, gasFee)) {
@@ -377,7 +377,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
   }
 
   private carries(record: SettlementRecord, receipt: TransactionReceipt): boolean {
-    return judgeSettlementReceipt(settledTransferOf(record), receipt).success;
+    return this.rail.judgeReceipt(settledTransferOf(record), receipt).success;
   }
 
   /**
@@ -392,7 +392,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
       ours.push({ hash: tx.hash, receipt });
       if (receipt && this.carries(record, receipt)) return chainVerdict({ transfer, ours });
     }
-    const use = await this.scheme.authorizationUse(network, transfer.asset.address, transfer.authorization.from, record.authorizationNonce);
+    const use = await this.rail.authorizationUse(network.config.network, transfer);
     const ourUse = use.used && !use.canceled && use.transaction && isOurs(ours, use.transaction) ? use.transaction : undefined;
     return chainVerdict({ transfer, ours, use, useReceipt: ourUse && (await this.receipt(network, ourUse)) });
   }
@@ -408,7 +408,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
       return 'recorded';
     }
     if (verdict.kind === 'taken') {
-      if (await this.payments.markFailedUnsent(record.id, X402Reason.exactEvmNonceAlreadyUsed, verdict.message)) this.events.changed(record.id);
+      if (await this.payments.markFailedUnsent(record.id, recordedReason('nonce_used'), verdict.message)) this.events.changed(record.id);
       return 'recorded';
     }
     if (verdict.kind === 'unknown') this.logger.warn(`payment ${record.id}: ${verdict.message}`);

@@ -1,7 +1,6 @@
 import { encodeAbiParameters, encodeEventTopics, type Address, type Hex, type Log, type TransactionReceipt } from 'viem';
 import { eip3009Abi } from '@mp/chain';
-import { X402Reason } from '@mp/x402';
-import { judgeSettlementReceipt, sendFailureReason, type SettledTransfer } from './settlement-outcome';
+import { judgeSettlementReceipt, sendFault, type SettledTransfer } from './receipt-judgement';
 
 const token: Address = '0x036CbD53842c5426634e7929541eC2318f3dCF7e';
 const otherToken: Address = '0x5FbDB2315678afecb367f032d93F642f64180aa3';
@@ -40,13 +39,13 @@ describe('judgeSettlementReceipt', () => {
   it('fails a reverted transaction, whatever it logged', () => {
     expect(judgeSettlementReceipt(payment(nonceA), receipt(settled(nonceA), 'reverted'))).toMatchObject({
       success: false,
-      reason: X402Reason.exactEvmTransactionFailed,
+      fault: 'transaction_failed',
       message: expect.stringContaining('reverted'),
     });
   });
 
   it('fails a receipt without an AuthorizationUsed for this nonce of this payer', () => {
-    const mismatch = { success: false, reason: X402Reason.exactEvmTransferEventMismatch, message: expect.stringContaining(`did not use authorization ${nonceA}`) };
+    const mismatch = { success: false, fault: 'transfer_mismatch', message: expect.stringContaining(`did not use authorization ${nonceA}`) };
     expect(judgeSettlementReceipt(payment(nonceA), receipt([transferLog(payer, merchant, 25_000n)]))).toMatchObject(mismatch);
     expect(judgeSettlementReceipt(payment(nonceA), receipt(settled(nonceB)))).toMatchObject(mismatch);
     expect(judgeSettlementReceipt(payment(nonceA), receipt([usedLog(stranger, nonceA), transferLog(payer, merchant, 25_000n)]))).toMatchObject(mismatch);
@@ -55,7 +54,7 @@ describe('judgeSettlementReceipt', () => {
   });
 
   it('fails a receipt whose Transfer has the wrong amount or recipient', () => {
-    const mismatch = { success: false, reason: X402Reason.exactEvmTransferEventMismatch, message: expect.stringContaining('has no Transfer of 25000') };
+    const mismatch = { success: false, fault: 'transfer_mismatch', message: expect.stringContaining('has no Transfer of 25000') };
     expect(judgeSettlementReceipt(payment(nonceA), receipt([usedLog(payer, nonceA), transferLog(payer, merchant, 24_999n)]))).toMatchObject(mismatch);
     expect(judgeSettlementReceipt(payment(nonceA), receipt([usedLog(payer, nonceA), transferLog(payer, stranger, 25_000n)]))).toMatchObject(mismatch);
     expect(judgeSettlementReceipt(payment(nonceA), receipt([usedLog(payer, nonceA), transferLog(payer, merchant, 25_000n, otherToken)]))).toMatchObject(mismatch);
@@ -67,31 +66,31 @@ describe('judgeSettlementReceipt', () => {
     expect(judgeSettlementReceipt(payment(nonceB, 10_000n), batch)).toEqual({ success: true });
     // Alike payments: one whose own call failed inside the batch is not carried by its twin's logs.
     const nonceC: Hex = `0x${'c3'.repeat(32)}`;
-    expect(judgeSettlementReceipt(payment(nonceC), batch)).toMatchObject({ success: false, reason: X402Reason.exactEvmTransferEventMismatch });
+    expect(judgeSettlementReceipt(payment(nonceC), batch)).toMatchObject({ success: false, fault: 'transfer_mismatch' });
   });
 });
 
-describe('sendFailureReason', () => {
+describe('sendFault', () => {
   it.each([
-    ['insufficient funds for gas * price + value', X402Reason.unexpectedSettleError],
-    ['gas required exceeds allowance (30000000)', X402Reason.unexpectedSettleError],
-    ['execution reverted: FiatTokenV2: authorization is expired', X402Reason.exactEvmValidBefore],
-    ['execution reverted: AuthorizationExpired()', X402Reason.exactEvmValidBefore],
-    ['execution reverted: FiatTokenV2: authorization is not yet valid', X402Reason.exactEvmValidAfter],
-    ['execution reverted: AuthorizationNotYetValid()', X402Reason.exactEvmValidAfter],
-    ['execution reverted: FiatTokenV2: authorization is used or canceled', X402Reason.exactEvmNonceAlreadyUsed],
-    ['execution reverted: AuthorizationUsedOrCanceled()', X402Reason.exactEvmNonceAlreadyUsed],
-    ['execution reverted: ERC20: transfer amount exceeds balance', X402Reason.exactEvmInsufficientBalance],
-    ['execution reverted: ERC20InsufficientBalance(0x7099, 0, 25000)', X402Reason.exactEvmInsufficientBalance],
-    ['execution reverted: FiatTokenV2: invalid signature', X402Reason.exactEvmSignature],
-    ['execution reverted: SignerMismatch()', X402Reason.exactEvmSignature],
-    ['execution reverted', X402Reason.exactEvmTransactionFailed],
+    ['insufficient funds for gas * price + value', 'facilitator_unable'],
+    ['gas required exceeds allowance (30000000)', 'facilitator_unable'],
+    ['execution reverted: FiatTokenV2: authorization is expired', 'expires_too_soon'],
+    ['execution reverted: AuthorizationExpired()', 'expires_too_soon'],
+    ['execution reverted: FiatTokenV2: authorization is not yet valid', 'not_yet_valid'],
+    ['execution reverted: AuthorizationNotYetValid()', 'not_yet_valid'],
+    ['execution reverted: FiatTokenV2: authorization is used or canceled', 'nonce_used'],
+    ['execution reverted: AuthorizationUsedOrCanceled()', 'nonce_used'],
+    ['execution reverted: ERC20: transfer amount exceeds balance', 'insufficient_balance'],
+    ['execution reverted: ERC20InsufficientBalance(0x7099, 0, 25000)', 'insufficient_balance'],
+    ['execution reverted: FiatTokenV2: invalid signature', 'signature_invalid'],
+    ['execution reverted: SignerMismatch()', 'signature_invalid'],
+    ['execution reverted', 'transaction_failed'],
   ])('maps "%s" to %s', (message, reason) => {
-    expect(sendFailureReason(new Error(message))).toBe(reason);
+    expect(sendFault(new Error(message))).toBe(reason);
   });
 
   it('reads a thrown non-error as text', () => {
-    expect(sendFailureReason('insufficient funds for intrinsic transaction cost')).toBe(X402Reason.unexpectedSettleError);
-    expect(sendFailureReason(undefined)).toBe(X402Reason.exactEvmTransactionFailed);
+    expect(sendFault('insufficient funds for intrinsic transaction cost')).toBe('facilitator_unable');
+    expect(sendFault(undefined)).toBe('transaction_failed');
   });
 });

@@ -1,6 +1,6 @@
 import { isAddressEqual, parseEventLogs, type Address, type Hex, type TransactionReceipt } from 'viem';
 import { eip3009Abi } from '@mp/chain';
-import { X402Reason } from '@mp/x402';
+import type { TransferFault } from './transfer-authorization.rail';
 
 /** What a mined settlement must show: the token, and the transfer the authorization allows. */
 export interface SettledTransfer {
@@ -8,7 +8,7 @@ export interface SettledTransfer {
   authorization: { from: Address; to: Address; value: bigint; nonce: Hex };
 }
 
-export type ReceiptJudgement = { success: true } | { success: false; reason: string; message: string };
+export type ReceiptJudgement = { success: true } | { success: false; fault: TransferFault; message: string };
 
 /**
  * Judges a mined settlement: it must have succeeded, used this very authorization (payer and nonce) and moved exactly
@@ -17,7 +17,7 @@ export type ReceiptJudgement = { success: true } | { success: false; reason: str
  */
 export function judgeSettlementReceipt(payment: SettledTransfer, receipt: TransactionReceipt): ReceiptJudgement {
   if (receipt.status !== 'success') {
-    return { success: false, reason: X402Reason.exactEvmTransactionFailed, message: `transaction ${receipt.transactionHash} reverted` };
+    return { success: false, fault: 'transaction_failed', message: `transaction ${receipt.transactionHash} reverted` };
   }
   const tokenLogs = receipt.logs.filter((l) => isAddressEqual(l.address, payment.asset.address));
   const { from, to, value, nonce } = payment.authorization;
@@ -27,7 +27,7 @@ export function judgeSettlementReceipt(payment: SettledTransfer, receipt: Transa
     return isAddressEqual(args.authorizer, from) && args.nonce.toLowerCase() === nonce.toLowerCase();
   });
   if (!used) {
-    return { success: false, reason: X402Reason.exactEvmTransferEventMismatch, message: `transaction ${receipt.transactionHash} did not use authorization ${nonce} of ${from}` };
+    return { success: false, fault: 'transfer_mismatch', message: `transaction ${receipt.transactionHash} did not use authorization ${nonce} of ${from}` };
   }
   const transfers = parseEventLogs({ abi: eip3009Abi, eventName: 'Transfer', logs: tokenLogs });
   const matched = transfers.some((log) => {
@@ -35,20 +35,20 @@ export function judgeSettlementReceipt(payment: SettledTransfer, receipt: Transa
     return isAddressEqual(args.from, from) && isAddressEqual(args.to, to) && args.value === value;
   });
   if (!matched) {
-    return { success: false, reason: X402Reason.exactEvmTransferEventMismatch, message: `transaction ${receipt.transactionHash} has no Transfer of ${value} from ${from} to ${to}` };
+    return { success: false, fault: 'transfer_mismatch', message: `transaction ${receipt.transactionHash} has no Transfer of ${value} from ${from} to ${to}` };
   }
   return { success: true };
 }
 
-/** Maps an error from estimating or sending a settlement to an x402 reason, as the reference does. */
-export function sendFailureReason(error: unknown): string {
+/** Maps an error from estimating or sending a settlement to the fault it shows, as the reference reads them. */
+export function sendFault(error: unknown): TransferFault {
   const message = error instanceof Error ? error.message : String(error);
   // The facilitator's own wallet cannot pay gas: our problem, never the payer's.
-  if (/insufficient funds for (gas|intrinsic)|gas required exceeds allowance/i.test(message)) return X402Reason.unexpectedSettleError;
-  if (/authorization.*(expired|valid before)|AuthorizationExpired/i.test(message)) return X402Reason.exactEvmValidBefore;
-  if (/authorization.*not.*valid|AuthorizationNotYetValid/i.test(message)) return X402Reason.exactEvmValidAfter;
-  if (/authorization.*used|AuthorizationAlreadyUsed|AuthorizationUsedOrCanceled/i.test(message)) return X402Reason.exactEvmNonceAlreadyUsed;
-  if (/transfer.*exceeds.*balance|insufficient.*balance|ERC20InsufficientBalance/i.test(message)) return X402Reason.exactEvmInsufficientBalance;
-  if (/invalid.*signature|SignerMismatch|InvalidSignatureV|InvalidSignatureS/i.test(message)) return X402Reason.exactEvmSignature;
-  return X402Reason.exactEvmTransactionFailed;
+  if (/insufficient funds for (gas|intrinsic)|gas required exceeds allowance/i.test(message)) return 'facilitator_unable';
+  if (/authorization.*(expired|valid before)|AuthorizationExpired/i.test(message)) return 'expires_too_soon';
+  if (/authorization.*not.*valid|AuthorizationNotYetValid/i.test(message)) return 'not_yet_valid';
+  if (/authorization.*used|AuthorizationAlreadyUsed|AuthorizationUsedOrCanceled/i.test(message)) return 'nonce_used';
+  if (/transfer.*exceeds.*balance|insufficient.*balance|ERC20InsufficientBalance/i.test(message)) return 'insufficient_balance';
+  if (/invalid.*signature|SignerMismatch|InvalidSignatureV|InvalidSignatureS/i.test(message)) return 'signature_invalid';
+  return 'transaction_failed';
 }

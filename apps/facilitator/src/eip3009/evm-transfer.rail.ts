@@ -1,0 +1,413 @@
+import { Injectable, Logger } from '@nestjs/common';
+import {
+  decodeFunctionResult,
+  encodeFunctionData,
+  getAddress,
+  hashTypedData,
+  isAddressEqual,
+  parseErc6492Signature,
+  parseSignature,
+  type Address,
+  type Hex,
+  type TransactionReceipt,
+} from 'viem';
+import {
+  eip3009Abi,
+  eip3009Types,
+  erc1271Abi,
+  ERC1271_MAGIC_VALUE,
+  ERC6492_MAGIC_SUFFIX,
+  isTransportFailure,
+  MULTICALL3_ADDRESS,
+  multicall3Abi,
+  recoverSigner,
+  revertReason,
+  settlementGasLimit,
+  type AssetConfig,
+} from '@mp/chain';
+import type { TransferAuthorization } from '@mp/money';
+import { NetworkRegistry, type Network } from '../networks/network-registry';
+import { Clock } from '../x402/clock';
+import { judgeSettlementReceipt, sendFault, type ReceiptJudgement, type SettledTransfer } from './receipt-judgement';
+import {
+  ChainUnavailableError,
+  type AuthorizationUse,
+  type SettlementCallResult,
+  type TransferAuthorizationRail,
+  type TransferFault,
+  type TransferVerdict,
+} from './transfer-authorization.rail';
+
+/** An authorization with the network and token it names, as configured here. */
+interface EvmTransfer {
+  authorization: TransferAuthorization;
+  network: Network;
+  asset: AssetConfig;
+}
+
+/** The factory call of an ERC-6492 signature whose wallet is not deployed yet (a counterfactual payer). */
+interface Eip6492Deployment {
+  factory: Address;
+  factoryCalldata: Hex;
+}
+
+type Refusal = { ok: false; fault: TransferFault; message: string };
+type SignatureCheck = { ok: true; deployment?: Eip6492Deployment } | Refusal;
+
+type AuthorizationEvent = Extract<(typeof eip3009Abi)[number], { type: 'event'; name: 'AuthorizationUsed' }>;
+
+/** How far back a settlement's AuthorizationUsed log is looked for (RPC providers cap getLogs ranges near 10k). */
+const AUTHORIZATION_LOG_LOOKBACK_BLOCKS = 9_000n;
+
+/** validBefore must leave this much time for the settlement to land (as the reference facilitator requires). */
+const VALID_BEFORE_MARGIN_SECONDS = 6n;
+const CODE_NEGATIVE_TTL_MS = 60_000;
+const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
+
+/**
+ * EIP-3009 (transferWithAuthorization) on EVM chains, for x402 `exact` and MPP `evm` alike. Runs every check the x402
+ * reference facilitator runs, in its order, but recovers EOA signatures natively and spends one RPC round trip (the
+ * simulation) per valid payment.
+ */
+@Injectable()
+export class EvmTransferRail implements TransferAuthorizationRail {
+  private readonly logger = new Logger(EvmTransferRail.name);
+  /** `network:address` → true (has code, for good) or the time it was last seen without code. */
+  private readonly contractCode = new Map<string, number | true>();
+
+  constructor(
+    private readonly networks: NetworkRegistry,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The chain-facing checks, in the reference's order. RPC failures throw ChainUnavailableError. */
+  async verify(authorization: TransferAuthorization, options: { simulate: boolean }): Promise<TransferVerdict> {
+    const transfer = this.resolve(authorization);
+    if (!transfer.ok) return transfer;
+    const { asset, network } = transfer.value;
+    const { requirement, domain } = authorization;
+    const fail = (fault: TransferFault, message: string): TransferVerdict => ({ ok: false, fault, message });
+    const assetCheck = this.isContract(network, asset.address);
+    assetCheck.catch(() => undefined);
+
+    const signature = await this.checkSignature(transfer.value);
+    if (!signature.ok) return signature;
+    if (!isAddressEqual(authorization.to, safeAddress(requirement.payTo))) {
+      return fail('recipient_mismatch', `the authorization pays ${authorization.to}, the requirements ask for ${requirement.payTo}`);
+    }
+    const now = this.clock.nowSeconds();
+    if (authorization.validBefore < now + VALID_BEFORE_MARGIN_SECONDS) {
+      return fail('expires_too_soon', `the authorization expires at ${authorization.validBefore}, too soon to settle (now ${now})`);
+    }
+    if (authorization.validAfter > now) {
+      return fail('not_yet_valid', `the authorization is valid only after ${authorization.validAfter} (now ${now})`);
+    }
+    if (authorization.value !== requirement.amount) {
+      return fail('value_mismatch', `the authorization is for ${authorization.value}, the requirements ask for exactly ${requirement.amount}`);
+    }
+    if (!(await assetCheck)) return fail('asset_not_contract', `asset ${asset.address} has no contract code on ${network.config.network}`);
+    if (domain.name !== asset.eip712.name) {
+      return fail('token_name_mismatch', `the token's EIP-712 name is "${asset.eip712.name}", the requirements say "${domain.name}"`);
+    }
+    if (domain.version !== asset.eip712.version) {
+      return fail('token_version_mismatch', `the token's EIP-712 version is "${asset.eip712.version}", the requirements say "${domain.version}"`);
+    }
+    if (options.simulate) {
+      // A counterfactual payer's signature has not been checked yet: the token checks it (ERC-1271 on the wallet
+      // the factory call has just deployed) inside this simulation, as in the reference.
+      const simulation = signature.deployment ? await this.simulateCounterfactual(transfer.value, signature.deployment) : await this.simulateTransfer(transfer.value);
+      if (simulation !== true) return simulation;
+    }
+    return { ok: true };
+  }
+
+  /**
+   * The settlement transaction, with its gas estimated from the signer that will send it (which simulates it). `gas`
+   * is the raw estimate: the margin is added once, when a transaction is signed (settlementGasLimit, batchGasLimit).
+   *
+   * For a counterfactual ERC-6492 payer whose factory is allowed, it is ONE transaction to Multicall3
+   * `aggregate3([factory call (allowFailure), transferWithAuthorization(bytes inner signature)])`. The reference
+   * sends two (deploy, wait for its receipt, then transfer). One is better here:
+   * - atomic: the wallet is deployed if and only if the payment lands, so we never pay for a deployment whose
+   *   transfer then fails (balance moved, nonce used, authorization expired while we waited for the first receipt);
+   * - it fits exactly-once settlement as it is: one claim, one nonce, one hash recorded before broadcast, one
+   *   receipt to judge, so a crash or timeout between two transactions cannot leave half a settlement behind;
+   * - one block of latency instead of two;
+   * - the allowlisted factory is called by Multicall3, never with our hot wallet as msg.sender.
+   * The factory call may fail (allowFailure) because someone else may deploy the wallet first; the transfer may
+   * not, so the whole transaction reverts if the payment would.
+   */
+  async settlementCall(authorization: TransferAuthorization): Promise<SettlementCallResult> {
+    const resolved = this.resolve(authorization);
+    if (!resolved.ok) return resolved;
+    const transfer = resolved.value;
+    const from = transfer.network.signers.signers[0]?.address;
+    if (!from) return { ok: false, fault: 'facilitator_unable', message: `no signer is configured for ${transfer.network.config.network}` };
+    const counterfactual = await this.counterfactualDeployment(transfer);
+    if (counterfactual && !counterfactual.ok) return counterfactual;
+    const deployment = counterfactual?.deployment;
+    if (deployment && !(await this.isContract(transfer.network, MULTICALL3_ADDRESS))) return this.noMulticall(transfer);
+    const to = deployment ? MULTICALL3_ADDRESS : transfer.asset.address;
+    const data = deployment ? this.counterfactualCalldata(transfer, deployment) : this.transferCalldata(transfer);
+    try {
+      const gas = await transfer.network.client.estimateGas({ account: from, to, data });
+      return { ok: true, call: { to, data, gas } };
+    } catch (error) {
+      if (isTransportFailure(error)) throw unavailable(error);
+      return this.diagnose(transfer, error);
+    }
+  }
+
+  /**
+   * The token's gas cap: the settlement's gas limit (the estimate with its margin: the most it can burn) at today's
+   * fee, priced in the token, must stay within its share of the payment.
+   */
+  async gasCapExceeded(authorization: TransferAuthorization, estimate: bigint): Promise<string | undefined> {
+    const resolved = this.resolve(authorization);
+    if (!resolved.ok) return undefined;
+    const { network, asset } = resolved.value;
+    const cap = asset.gasCap;
+    const signer = network.signers.signers[0];
+    if (!cap || !signer) return undefined;
+    const { maxFeePerGas } = await signer.currentFees();
+    const costInAsset = (settlementGasLimit(estimate) * maxFeePerGas * cap.nativePrice) / 10n ** 18n;
+    const allowed = (authorization.value * BigInt(cap.maxShareBps)) / 10_000n;
+    if (costInAsset <= allowed) return undefined;
+    return `settling would cost about ${costInAsset} atomic units of ${asset.symbol} in gas, more than ${cap.maxShareBps / 100}% of the payment (${allowed})`;
+  }
+
+  judgeReceipt(transfer: SettledTransfer, receipt: TransactionReceipt): ReceiptJudgement {
+    return judgeSettlementReceipt(transfer, receipt);
+  }
+
+  sendFault(error: unknown): TransferFault {
+    return sendFault(error);
+  }
+
+  /**
+   * Whether the chain has used (or the payer canceled) an authorization, and by which transaction: the token's
+   * `authorizationState`, then its AuthorizationUsed / AuthorizationCanceled log within the last
+   * AUTHORIZATION_LOG_LOOKBACK_BLOCKS. `transaction` is undefined when the log is beyond that window (or this node
+   * has not indexed it yet). Transport failures throw: an outcome is never guessed.
+   */
+  async authorizationUse(networkId: string, transfer: SettledTransfer): Promise<AuthorizationUse> {
+    const network = this.networks.resolve(networkId, 2);
+    if (!network) throw new ChainUnavailableError(`network ${networkId} is no longer configured`);
+    const asset = transfer.asset.address;
+    const { from: authorizer, nonce } = transfer.authorization;
+    const used = await network.client.readContract({ address: asset, abi: eip3009Abi, functionName: 'authorizationState', args: [authorizer, nonce] });
+    if (!used) return { used: false };
+    const head = await network.client.getBlockNumber();
+    const fromBlock = head > AUTHORIZATION_LOG_LOOKBACK_BLOCKS ? head - AUTHORIZATION_LOG_LOOKBACK_BLOCKS : 0n;
+    const query = (eventName: 'AuthorizationUsed' | 'AuthorizationCanceled') =>
+      network.client.getLogs({ address: asset, event: eip3009Abi.find((e) => e.type === 'event' && e.name === eventName) as AuthorizationEvent, args: { authorizer, nonce }, fromBlock, toBlock: head });
+    const [usedLogs, canceledLogs] = await Promise.all([query('AuthorizationUsed'), query('AuthorizationCanceled')]);
+    if (canceledLogs.length > 0) return { used: true, canceled: true, transaction: canceledLogs[0].transactionHash ?? undefined };
+    return { used: true, canceled: false, transaction: usedLogs[0]?.transactionHash ?? undefined };
+  }
+
+  /** The authorization's network and token as configured here, or the fault when either is not served. */
+  private resolve(authorization: TransferAuthorization): { ok: true; value: EvmTransfer } | Refusal {
+    const network = this.networks.resolve(authorization.network, 2);
+    if (!network) return { ok: false, fault: 'network_not_served', message: `network "${authorization.network}" is not served by this facilitator` };
+    const asset = this.networks.asset(network, authorization.asset);
+    if (!asset) return { ok: false, fault: 'asset_not_accepted', message: `asset ${authorization.asset} is not accepted on ${network.config.network}` };
+    return { ok: true, value: { authorization, network, asset } };
+  }
+
+  private transferCalldata(transfer: EvmTransfer): Hex {
+    const { from, to, value, validAfter, validBefore, nonce } = transfer.authorization;
+    const signature = this.innerSignature(transfer.authorization.signature);
+    if (signature.length === 132) {
+      const { r, s, v, yParity } = parseSignature(signature);
+      return encodeFunctionData({
+        abi: eip3009Abi,
+        functionName: 'transferWithAuthorization',
+        args: [from, to, value, validAfter, validBefore, nonce, Number(v ?? BigInt(yParity + 27)), r, s],
+      });
+    }
+    return encodeFunctionData({ abi: eip3009Abi, functionName: 'transferWithAuthorization', args: [from, to, value, validAfter, validBefore, nonce, signature] });
+  }
+
+  /** Multicall3 aggregate3: deploy the payer's wallet (may fail: already deployed), then the transfer (must not fail). */
+  private counterfactualCalldata(transfer: EvmTransfer, deployment: Eip6492Deployment): Hex {
+    const { from, to, value, validAfter, validBefore, nonce } = transfer.authorization;
+    const transferCall = encodeFunctionData({
+      abi: eip3009Abi,
+      functionName: 'transferWithAuthorization',
+      args: [from, to, value, validAfter, validBefore, nonce, this.innerSignature(transfer.authorization.signature)],
+    });
+    return encodeFunctionData({
+      abi: multicall3Abi,
+      functionName: 'aggregate3',
+      args: [[
+        { target: deployment.factory, allowFailure: true, callData: deployment.factoryCalldata },
+        { target: transfer.asset.address, allowFailure: false, callData: transferCall },
+      ]],
+    });
+  }
+
+  private innerSignature(signature: Hex): Hex {
+    return signature.endsWith(ERC6492_MAGIC_SUFFIX) ? parseErc6492Signature(signature).signature : signature;
+  }
+
+  /** One eth_call of the transfer itself. */
+  private async simulateTransfer(transfer: EvmTransfer): Promise<true | Refusal> {
+    try {
+      await transfer.network.client.call({ to: transfer.asset.address, data: this.transferCalldata(transfer) });
+      return true;
+    } catch (error) {
+      if (isTransportFailure(error)) throw unavailable(error);
+      return this.diagnose(transfer, error);
+    }
+  }
+
+  /** One eth_call of the settlement a counterfactual payer gets: Multicall3 aggregate3 of factory call + transfer. */
+  private async simulateCounterfactual(transfer: EvmTransfer, deployment: Eip6492Deployment): Promise<true | Refusal> {
+    let data: Hex | undefined;
+    try {
+      ({ data } = await transfer.network.client.call({ to: MULTICALL3_ADDRESS, data: this.counterfactualCalldata(transfer, deployment) }));
+    } catch (error) {
+      if (isTransportFailure(error)) throw unavailable(error);
+      return this.diagnose(transfer, error);
+    }
+    // A call to an address without code "succeeds" with no data: only a decoded aggregate3 answer counts.
+    let results: readonly { success: boolean }[] | undefined;
+    try {
+      results = data ? decodeFunctionResult({ abi: multicall3Abi, functionName: 'aggregate3', data }) : undefined;
+    } catch {
+      results = undefined;
+    }
+    if (results?.length !== 2) return this.noMulticall(transfer);
+    return results[1].success ? true : this.diagnose(transfer, new Error('the transfer failed inside Multicall3'));
+  }
+
+  private noMulticall(transfer: EvmTransfer): Refusal {
+    return {
+      ok: false,
+      fault: 'simulation_failed',
+      message: `Multicall3 (${MULTICALL3_ADDRESS}) is not deployed on ${transfer.network.config.network}, so a counterfactual wallet cannot be deployed and charged here`,
+    };
+  }
+
+  /**
+   * For an ERC-6492-wrapped signature whose payer has no code: the factory call if the factory is allowed on this
+   * network, else why not. Undefined when the signature is not wrapped or the wallet is already deployed (then the
+   * wrapper is ignored and the inner signature is an ordinary ERC-1271 one).
+   */
+  private async counterfactualDeployment(transfer: EvmTransfer): Promise<SignatureCheck | undefined> {
+    if (!transfer.authorization.signature.endsWith(ERC6492_MAGIC_SUFFIX)) return undefined;
+    let parsed;
+    try {
+      parsed = parseErc6492Signature(transfer.authorization.signature);
+    } catch {
+      return { ok: false, fault: 'signature_unparseable', message: 'the ERC-6492 signature wrapper cannot be decoded' };
+    }
+    const { from } = transfer.authorization;
+    if (await this.hasCode(transfer.network, from)) return undefined;
+    const { address: factory, data: factoryCalldata } = parsed;
+    if (!factory || !factoryCalldata || factoryCalldata === '0x' || isAddressEqual(factory, ZERO_ADDRESS)) {
+      // As the reference: a wrapper without deployment data is no counterfactual signature, and no valid one either.
+      return { ok: false, fault: 'signature_invalid', message: `the ERC-6492 wrapper names no factory call, and ${from} has no code` };
+    }
+    const allowed = transfer.network.config.eip6492AllowedFactories.some((a) => a.toLowerCase() === factory.toLowerCase());
+    if (!allowed) {
+      return {
+        ok: false,
+        fault: 'factory_not_allowed',
+        message: `the payer's wallet is not deployed and its factory ${factory} is not on this facilitator's allowlist for ${transfer.network.config.network}`,
+      };
+    }
+    return { ok: true, deployment: { factory: getAddress(factory), factoryCalldata } };
+  }
+
+  /**
+   * EOA (native recovery), deployed contract wallet (ERC-1271, also when the signature is ERC-6492-wrapped), or
+   * counterfactual wallet with an allowed factory: that signature is checked by the simulation, as in the reference.
+   */
+  private async checkSignature(transfer: EvmTransfer): Promise<SignatureCheck> {
+    const { authorization, asset, network } = transfer;
+    let digest: Hex;
+    try {
+      digest = hashTypedData({
+        domain: { name: authorization.domain.name, version: authorization.domain.version, chainId: network.config.chainId, verifyingContract: asset.address },
+        types: eip3009Types,
+        primaryType: 'TransferWithAuthorization',
+        message: { from: authorization.from, to: authorization.to, value: authorization.value, validAfter: authorization.validAfter, validBefore: authorization.validBefore, nonce: authorization.nonce },
+      });
+    } catch {
+      return { ok: false, fault: 'signature_invalid', message: 'the authorization cannot be hashed as EIP-712 typed data' };
+    }
+    const bad: SignatureCheck = { ok: false, fault: 'signature_invalid', message: `the signature is not ${authorization.from}'s over this authorization` };
+    const counterfactual = await this.counterfactualDeployment(transfer);
+    if (counterfactual) return counterfactual;
+    const signature = this.innerSignature(authorization.signature);
+    const recovered = recoverSigner(digest, signature);
+    if (recovered !== undefined && isAddressEqual(recovered, authorization.from)) return { ok: true };
+    if (!(await this.hasCode(network, authorization.from))) return bad;
+    try {
+      const result = await network.client.readContract({ address: authorization.from, abi: erc1271Abi, functionName: 'isValidSignature', args: [digest, signature] });
+      return String(result).toLowerCase() === ERC1271_MAGIC_VALUE ? { ok: true } : bad;
+    } catch (error) {
+      if (isTransportFailure(error)) throw unavailable(error);
+      return bad;
+    }
+  }
+
+  private async hasCode(network: Network, address: Address): Promise<boolean> {
+    try {
+      const code = await network.client.getCode({ address });
+      return code !== undefined && code !== '0x';
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
+
+  /** Whether an address has contract code; positive answers are cached for good, negative ones briefly. */
+  private async isContract(network: Network, address: Address): Promise<boolean> {
+    const key = `${network.config.network}:${address.toLowerCase()}`;
+    const cached = this.contractCode.get(key);
+    if (cached === true) return true;
+    if (cached !== undefined && this.clock.nowMs() - cached < CODE_NEGATIVE_TTL_MS) return false;
+    const deployed = await this.hasCode(network, address);
+    this.contractCode.set(key, deployed ? true : this.clock.nowMs());
+    return deployed;
+  }
+
+  /** After a failed simulation: the reference's diagnosis (nonce used, EIP-3009 missing, balance), else simulation failed. */
+  private async diagnose(transfer: EvmTransfer, simulationError: unknown): Promise<Refusal> {
+    const { client } = transfer.network;
+    const { asset, authorization } = transfer;
+    const payer = authorization.from;
+    const detail = revertReason(simulationError);
+    const fail = (fault: TransferFault, message: string): Refusal => ({ ok: false, fault, message: detail ? `${message} (${detail})` : message });
+    const [state, balance] = await Promise.allSettled([
+      client.readContract({ address: asset.address, abi: eip3009Abi, functionName: 'authorizationState', args: [authorization.from, authorization.nonce] }),
+      client.readContract({ address: asset.address, abi: eip3009Abi, functionName: 'balanceOf', args: [authorization.from] }),
+    ]);
+    if (state.status === 'rejected') {
+      if (isTransportFailure(state.reason)) throw unavailable(state.reason);
+      return fail('eip3009_unsupported', `token ${asset.address} does not implement EIP-3009`);
+    }
+    if (state.value === true) return fail('nonce_used', `authorization nonce ${authorization.nonce} of ${payer} is already used or canceled`);
+    if (balance.status === 'fulfilled' && balance.value < authorization.value) {
+      return fail('insufficient_balance', `${payer} holds ${balance.value} of ${asset.symbol}, less than ${authorization.value}`);
+    }
+    if (balance.status === 'rejected' && isTransportFailure(balance.reason)) throw unavailable(balance.reason);
+    this.logger.debug(`simulation failed for ${payer}: ${detail}`);
+    return fail('simulation_failed', 'the transfer would revert');
+  }
+}
+
+/** The chain could not be reached: the rail's one error. */
+function unavailable(cause: unknown): ChainUnavailableError {
+  return new ChainUnavailableError(`the chain could not be reached: ${revertReason(cause) ?? String(cause)}`);
+}
+
+function safeAddress(value: string): Address {
+  try {
+    return getAddress(value);
+  } catch {
+    return '0x0000000000000000000000000000000000000000';
+  }
+}

@@ -1,0 +1,27 @@
+/** A 0x-prefixed hex string (an address, a nonce, a signature); the same type as viem's Address and Hex. */
+export type HexString = `0x${string}`;
+
+/**
+ * One EIP-3009 `transferWithAuthorization`, whichever protocol carried it (an x402 `exact` payload, an MPP `evm`
+ * credential): the payer's signed permission to move `value` of one token to `to`, and what the payee asked for.
+ * The protocols decode into it; the EIP-3009 rail verifies and settles it. Addresses are checksummed, the nonce
+ * lowercase.
+ */
+export interface TransferAuthorization {
+  /** The CAIP-2 id of the network, as this facilitator configures it (e.g. eip155:8453). */
+  network: string;
+  /** The token contract, as this facilitator configures it. */
+  asset: HexString;
+  from: HexString;
+  to: HexString;
+  value: bigint;
+  validAfter: bigint;
+  validBefore: bigint;
+  nonce: HexString;
+  /** As presented: an EOA's 65 bytes, a contract wallet's ERC-1271 bytes, or either wrapped in ERC-6492. */
+  signature: HexString;
+  /** The token's EIP-712 domain the payer signed over, as the payer's side names it (checked against the token's). */
+  domain: { name: string; version: string };
+  /** What the payee asked for: the authorization must pay exactly `amount` to `payTo` (as the request wrote it). */
+  requirement: { payTo: string; amount: bigint };
+}
