@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { NetworksModule } from '../networks/networks.module';
-import { PaymentRepository } from './payment.repository';
+import { ChainPayments } from './chain-payments.repository';
+import { PaymentTransactions } from './payment-transactions.repository';
 import { SettlementEvents } from './settlement.events';
 import { SettlementMetrics } from './settlement.metrics';
 import { SettlementQueue } from './settlement.queue';
@@ -13,7 +14,7 @@ import { SettlementService } from './settlement.service';
  */
 @Module({
   imports: [NetworksModule],
-  providers: [PaymentRepository, SettlementEvents, SettlementQueue, SettlementService, SettlementMetrics],
-  exports: [SettlementService, SettlementQueue, SettlementEvents, PaymentRepository],
+  providers: [ChainPayments, PaymentTransactions, SettlementEvents, SettlementQueue, SettlementService, SettlementMetrics],
+  exports: [SettlementService, SettlementQueue, SettlementEvents, ChainPayments, PaymentTransactions],
 })
 export class SettlementModule {}

@@ -4,7 +4,7 @@ import { isUnavailableError, ProblemError } from '@mp/platform';
 import { X402Reason, type PaymentRequest, type SettleResponse } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { ExactEvmScheme, VerificationUnavailableError, type ExactEvmPayment } from '../x402/exact-evm/exact-evm.scheme';
-import { IdempotencyConflictError, PaymentRepository, type PaymentOrigin, type PaymentRecord } from './payment.repository';
+import { ChainPayments, IdempotencyConflictError, type PaymentOrigin, type PaymentRecord } from './chain-payments.repository';
 import { settleAnswer, settleFailure } from './settle-answer';
 import { SettlementEvents } from './settlement.events';
 import { SettlementQueue } from './settlement.queue';
@@ -27,7 +27,7 @@ export class SettlementService {
   constructor(
     @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
     private readonly scheme: ExactEvmScheme,
-    private readonly payments: PaymentRepository,
+    private readonly payments: ChainPayments,
     private readonly queue: SettlementQueue,
     private readonly events: SettlementEvents,
   ) {}
