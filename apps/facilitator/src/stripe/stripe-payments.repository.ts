@@ -109,7 +109,8 @@ export class StripePayments {
 
   /**
    * Stripe payments whose outcome is still unknown (`verified` for longer than `idleMs`), then failed ones whose
-   * PaymentIntent may still succeed, each group oldest first, at most `limit` in all.
+   * PaymentIntent may still succeed, each group oldest first, at most `limit` in all. SQL: ages and idleMs are read on
+   * the database's clock, which the transitions write updated_at with.
    */
   async toResolve(idleMs: number, limit: number): Promise<StripePaymentToResolve[]> {
     const rows = await this.db.$queryRawUnsafe<(Omit<StripePaymentToResolve, 'validBefore'> & { validBefore: string })[]>(
