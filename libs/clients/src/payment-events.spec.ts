@@ -33,7 +33,7 @@ describe('the payment-events contract', () => {
     ...overrides,
   });
 
-  // every shape the facilitator writes (apps/facilitator/src/settlement/payment.repository.ts, stripe-payments.repository.ts)
+  // every shape the facilitator writes (apps/facilitator/src/settlement/chain-payments.repository.ts, stripe/stripe-payments.repository.ts)
   const written: [string, unknown][] = [
     ['payment.verified', { network: 'eip155:8453', asset: payment.asset, payer: payment.payer, payTo: payment.payTo, amount: '10000', nonce: payment.nonce, protocol: 'x402', rail: 'evm' }],
     ['payment.verified', { network: 'stripe', asset: 'usd', payer: 'spt_1', payTo: 'profile_1', amount: '500', nonce: 'ch_1', protocol: 'mpp', rail: 'stripe', method: 'stripe', challengeId: 'ch_1' }],

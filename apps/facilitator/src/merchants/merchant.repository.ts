@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Prisma, PrismaService } from '@mp/db';
+import { Prisma, PrismaService, withTransaction } from '@mp/db';
 import { PAYMENT_VIEW_COLUMNS, type PaymentViewRow, type PaymentViewState } from './payment-view';
 import { MAX_RECEIVING_ADDRESSES } from './receiving-addresses';
 import { pageOf } from './page-cursor';
@@ -26,6 +26,8 @@ export interface PaymentPage {
   next?: { createdAt: Date; id: string };
 }
 
+const RECEIVING_ADDRESS = { network: true, address: true, createdAt: true } satisfies Prisma.MerchantReceivingAddressSelect;
+
 /** What the operator API shows of an API key: never its hash. */
 const API_KEY_RECORD = { id: true, prefix: true, name: true, createdAt: true, lastUsedAt: true, revokedAt: true } satisfies Prisma.ApiKeySelect;
 
@@ -37,7 +39,7 @@ const MERCHANT_RECORD = {
   allowAnyPayTo: true,
   createdAt: true,
   disabledAt: true,
-  receivingAddresses: { select: { network: true, address: true, createdAt: true }, orderBy: [{ network: 'asc' }, { address: 'asc' }] },
+  receivingAddresses: { select: RECEIVING_ADDRESS, orderBy: [{ network: 'asc' }, { address: 'asc' }] },
   apiKeys: { select: API_KEY_RECORD, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] },
 } satisfies Prisma.MerchantSelect;
 
@@ -61,20 +63,27 @@ export class MerchantRepository {
   constructor(private readonly db: PrismaService) {}
 
   /** Every key with this prefix (almost always one), with its merchant. */
-  keysByPrefix(prefix: string): Promise<ApiKeyCandidate[]> {
-    return this.db.$queryRawUnsafe<ApiKeyCandidate[]>(
-      `SELECT k.id AS "keyId", k.hash, k.revoked_at IS NOT NULL AS revoked,
-              m.id AS "merchantId", m.name AS "merchantName", m.disabled_at IS NOT NULL AS "merchantDisabled"
-         FROM facilitator.api_keys k JOIN facilitator.merchants m ON m.id = k.merchant_id
-        WHERE k.prefix = $1`,
-      prefix,
-    );
+  async keysByPrefix(prefix: string): Promise<ApiKeyCandidate[]> {
+    const keys = await this.db.apiKey.findMany({
+      where: { prefix },
+      select: { id: true, hash: true, revokedAt: true, merchant: { select: { id: true, name: true, disabledAt: true } } },
+    });
+    return keys.map((k) => ({
+      keyId: k.id,
+      hash: k.hash,
+      revoked: k.revokedAt !== null,
+      merchantId: k.merchant.id,
+      merchantName: k.merchant.name,
+      merchantDisabled: k.merchant.disabledAt !== null,
+    }));
   }
 
   async touchKey(keyId: string): Promise<void> {
-    await this.db.$executeRawUnsafe(`UPDATE facilitator.api_keys SET last_used_at = now() WHERE id = $1::uuid`, keyId);
+    await this.db.apiKey.updateMany({ where: { id: keyId }, data: { lastUsedAt: new Date() } });
   }
 
+  // Payments are read with PAYMENT_VIEW_COLUMNS, the one SQL definition of the payment snapshot that the outbox relay
+  // and the webhook scan (row locks with SKIP LOCKED, xid8 cursors: statements Prisma Client cannot express) read too.
   async payment(merchantId: string, id: string): Promise<PaymentViewRow | undefined> {
     const rows = await this.db.$queryRawUnsafe<PaymentViewRow[]>(
       `SELECT ${PAYMENT_VIEW_COLUMNS} FROM facilitator.payments p WHERE p.id = $1::uuid AND p.merchant_id = $2::uuid`,
@@ -105,71 +114,47 @@ export class MerchantRepository {
 
   /** Whether the merchant may settle to `address` (lowercase) on `network`: it allows any, or declared this one. */
   async mayPayTo(merchantId: string, network: string, address: string): Promise<boolean> {
-    const rows = await this.db.$queryRawUnsafe<{ allowed: boolean }[]>(
-      `SELECT m.allow_any_pay_to OR EXISTS (
-                SELECT 1 FROM facilitator.merchant_receiving_addresses r
-                 WHERE r.merchant_id = m.id AND r.network = $2 AND r.address = $3) AS allowed
-         FROM facilitator.merchants m WHERE m.id = $1::uuid`,
-      merchantId,
-      network,
-      address,
-    );
-    return rows[0]?.allowed === true;
+    const allowed = await this.db.merchant.count({
+      where: { id: merchantId, OR: [{ allowAnyPayTo: true }, { receivingAddresses: { some: { network, address } } }] },
+    });
+    return allowed > 0;
   }
 
-  async receivingAddresses(merchantId: string): Promise<ReceivingAddressRow[]> {
-    return this.db.$queryRawUnsafe<ReceivingAddressRow[]>(
-      `SELECT network, address, created_at AS "createdAt" FROM facilitator.merchant_receiving_addresses
-        WHERE merchant_id = $1::uuid ORDER BY network, address`,
-      merchantId,
-    );
+  receivingAddresses(merchantId: string): Promise<ReceivingAddressRow[]> {
+    return this.db.merchantReceivingAddress.findMany({ where: { merchantId }, orderBy: [{ network: 'asc' }, { address: 'asc' }], select: RECEIVING_ADDRESS });
   }
 
   /**
    * Declares an address (lowercase). 'created' or 'exists' (declaring twice is harmless); 'full' when the merchant
    * already has MAX_RECEIVING_ADDRESSES.
    */
-  async declareReceivingAddress(merchantId: string, network: string, address: string): Promise<{ outcome: 'created' | 'exists' | 'full'; row?: ReceivingAddressRow }> {
-    const inserted = await this.db.$queryRawUnsafe<ReceivingAddressRow[]>(
-      `INSERT INTO facilitator.merchant_receiving_addresses (merchant_id, network, address)
-       SELECT $1::uuid, $2, $3
-        WHERE (SELECT count(*) FROM facilitator.merchant_receiving_addresses WHERE merchant_id = $1::uuid) < $4
-       ON CONFLICT DO NOTHING
-       RETURNING network, address, created_at AS "createdAt"`,
-      merchantId,
-      network,
-      address,
-      MAX_RECEIVING_ADDRESSES,
-    );
-    if (inserted.length) return { outcome: 'created', row: inserted[0] };
-    const existing = await this.db.$queryRawUnsafe<ReceivingAddressRow[]>(
-      `SELECT network, address, created_at AS "createdAt" FROM facilitator.merchant_receiving_addresses
-        WHERE merchant_id = $1::uuid AND network = $2 AND address = $3`,
-      merchantId,
-      network,
-      address,
-    );
-    return existing.length ? { outcome: 'exists', row: existing[0] } : { outcome: 'full' };
+  declareReceivingAddress(merchantId: string, network: string, address: string): Promise<{ outcome: 'created' | 'exists' | 'full'; row?: ReceivingAddressRow }> {
+    const key = { merchantId_network_address: { merchantId, network, address } };
+    return withTransaction(this.db, async (tx) => {
+      const existing = await tx.merchantReceivingAddress.findUnique({ where: key, select: RECEIVING_ADDRESS });
+      if (existing) return { outcome: 'exists', row: existing };
+      if ((await tx.merchantReceivingAddress.count({ where: { merchantId } })) >= MAX_RECEIVING_ADDRESSES) return { outcome: 'full' };
+      // a concurrent declaration of the same address may win: then it exists
+      const [created] = await tx.merchantReceivingAddress.createManyAndReturn({ data: { merchantId, network, address }, skipDuplicates: true, select: RECEIVING_ADDRESS });
+      if (created) return { outcome: 'created', row: created };
+      const raced = await tx.merchantReceivingAddress.findUnique({ where: key, select: RECEIVING_ADDRESS });
+      return raced ? { outcome: 'exists', row: raced } : { outcome: 'full' };
+    });
   }
 
   /** False when the merchant had not declared it. */
   async removeReceivingAddress(merchantId: string, network: string, address: string): Promise<boolean> {
-    const removed = await this.db.$executeRawUnsafe(
-      `DELETE FROM facilitator.merchant_receiving_addresses WHERE merchant_id = $1::uuid AND network = $2 AND address = $3`,
-      merchantId,
-      network,
-      address,
-    );
-    return removed > 0;
+    const { count } = await this.db.merchantReceivingAddress.deleteMany({ where: { merchantId, network, address } });
+    return count > 0;
   }
 
   async allowAnyPayTo(merchantId: string): Promise<boolean> {
-    const rows = await this.db.$queryRawUnsafe<{ allow: boolean }[]>(`SELECT allow_any_pay_to AS allow FROM facilitator.merchants WHERE id = $1::uuid`, merchantId);
-    return rows[0]?.allow === true;
+    const merchant = await this.db.merchant.findUnique({ where: { id: merchantId }, select: { allowAnyPayTo: true } });
+    return merchant?.allowAnyPayTo === true;
   }
 
   async setAllowAnyPayTo(merchantId: string, allow: boolean): Promise<void> {
-    await this.db.$executeRawUnsafe(`UPDATE facilitator.merchants SET allow_any_pay_to = $2 WHERE id = $1::uuid`, merchantId, allow);
+    await this.db.merchant.updateMany({ where: { id: merchantId }, data: { allowAnyPayTo: allow } });
   }
 
   // The operator API (apps/facilitator/src/admin): what scripts/merchants.mjs does in SQL.

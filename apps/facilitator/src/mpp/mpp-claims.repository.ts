@@ -41,34 +41,25 @@ export class MppClaims {
 
   /** true: this caller holds the challenge now. */
   async claim(c: NewClaim): Promise<boolean> {
-    const rows = await this.db.$queryRawUnsafe<{ claimed: boolean }[]>(
-      `INSERT INTO facilitator.mpp_claims (scope, challenge_id, method, intent, credential_hash, state, expires_at)
-       VALUES ($1, $2, $3, $4, $5, 'claimed', $6::timestamptz)
-       ON CONFLICT (scope, challenge_id) DO NOTHING
-       RETURNING true AS claimed`,
-      c.scope,
-      c.challengeId,
-      c.method,
-      c.intent,
-      c.credentialHash,
-      c.expiresAt,
-    );
-    return rows.length === 1;
+    const { count } = await this.db.mppClaim.createMany({
+      data: { scope: c.scope, challengeId: c.challengeId, method: c.method, intent: c.intent, credentialHash: c.credentialHash, state: 'claimed', expiresAt: c.expiresAt },
+      skipDuplicates: true,
+    });
+    return count === 1;
   }
 
   async find(scope: string, challengeId: string): Promise<Claim | undefined> {
-    const rows = await this.db.$queryRawUnsafe<Claim[]>(
-      `SELECT state, credential_hash AS "credentialHash", reference, receipt, payer, problem, detail, updated_at AS "updatedAt"
-         FROM facilitator.mpp_claims WHERE scope = $1 AND challenge_id = $2`,
-      scope,
-      challengeId,
-    );
-    return rows[0];
+    const row = await this.db.mppClaim.findUnique({
+      where: { scope_challengeId: { scope, challengeId } },
+      select: { state: true, credentialHash: true, reference: true, receipt: true, payer: true, problem: true, detail: true, updatedAt: true },
+    });
+    return row ? { ...row, state: row.state as ClaimState, receipt: row.receipt as Receipt | null, problem: row.problem as ProblemCode | null } : undefined;
   }
 
   /**
    * Takes over a claim left unfinished: at once when its last attempt ended with the outcome unknown, or when its
-   * holder has been silent for `staleMs` (a crash). Only with the same credential; one taker wins.
+   * holder has been silent for `staleMs` (a crash). Only with the same credential; one taker wins. SQL: a claimed
+   * row's updated_at is the database's clock (its insert's default, or this statement), and so is its staleness.
    */
   async takeOver(scope: string, challengeId: string, credentialHash: string, staleMs: number): Promise<boolean> {
     const rows = await this.db.$queryRawUnsafe<{ id: string }[]>(
@@ -90,34 +81,25 @@ export class MppClaims {
    * confirmed payment (a transaction hash or a PaymentIntent id), or the reason of a failed or expired one.
    */
   async recordedOutcome(scope: string, challengeId: string): Promise<{ state: 'confirmed'; reference: string } | { state: 'failed' | 'expired'; reason: string | null; message: string | null } | undefined> {
-    const rows = await this.db.$queryRawUnsafe<{ state: string; reference: string | null; reason: string | null; message: string | null }[]>(
-      `SELECT state::text AS state, CASE WHEN rail = 'stripe' THEN reference ELSE tx_hash END AS reference,
-              error_reason AS reason, error_message AS message
-         FROM facilitator.payments
-        WHERE protocol = 'mpp' AND challenge_id = $2 AND merchant_id IS NOT DISTINCT FROM NULLIF($1, '')::uuid
-          AND state IN ('confirmed', 'failed', 'expired')`,
-      scope,
-      challengeId,
-    );
-    const row = rows[0];
+    const row = await this.db.payment.findFirst({
+      where: { protocol: 'mpp', challengeId, merchantId: scope === '' ? null : scope, state: { in: ['confirmed', 'failed', 'expired'] } },
+      select: { state: true, rail: true, reference: true, txHash: true, errorReason: true, errorMessage: true },
+    });
     if (!row) return undefined;
-    if (row.state === 'confirmed') return row.reference ? { state: 'confirmed', reference: row.reference } : undefined;
-    return { state: row.state as 'failed' | 'expired', reason: row.reason, message: row.message };
+    const reference = row.rail === 'stripe' ? row.reference : row.txHash;
+    if (row.state === 'confirmed') return reference ? { state: 'confirmed', reference } : undefined;
+    return { state: row.state as 'failed' | 'expired', reason: row.errorReason, message: row.errorMessage };
   }
 
   /** The attempt ended without knowing the outcome: the same credential may drive it again. */
   async retryable(scope: string, challengeId: string, detail: string): Promise<void> {
-    await this.db.$executeRawUnsafe(
-      `UPDATE facilitator.mpp_claims SET state = 'retryable', detail = $3, updated_at = now() WHERE scope = $1 AND challenge_id = $2 AND state = 'claimed'`,
-      scope,
-      challengeId,
-      detail,
-    );
+    await this.db.mppClaim.updateMany({ where: { scope, challengeId, state: 'claimed' }, data: { state: 'retryable', detail, updatedAt: new Date() } });
   }
 
   /**
    * Records the settlement and the receipt answered for it. If the claim was already settled (Stripe's webhook or the
    * sweep told first), its receipt stands: returns the receipt and payer the claim now holds, which are the answer.
+   * SQL: keeping what the row holds (COALESCE) in the same statement that writes it.
    */
   async settled(scope: string, challengeId: string, receipt: Receipt, payer: string | null): Promise<{ receipt: Receipt; payer: string | null }> {
     const rows = await this.db.$queryRawUnsafe<{ receipt: Receipt; payer: string | null }[]>(
@@ -137,20 +119,16 @@ export class MppClaims {
 
   /** A final failure; never over a settlement recorded meanwhile (a webhook's or the sweep's). */
   async failed(scope: string, challengeId: string, problem: ProblemCode, detail: string): Promise<void> {
-    await this.db.$executeRawUnsafe(
-      `UPDATE facilitator.mpp_claims SET state = 'failed', problem = $3, detail = $4, updated_at = now()
-        WHERE scope = $1 AND challenge_id = $2 AND state IN ('claimed', 'retryable')`,
-      scope,
-      challengeId,
-      problem,
-      detail,
-    );
+    await this.db.mppClaim.updateMany({
+      where: { scope, challengeId, state: { in: ['claimed', 'retryable'] } },
+      data: { state: 'failed', problem, detail, updatedAt: new Date() },
+    });
   }
 
   /**
    * The claim of a Stripe payment, settled or failed by Stripe's own word (its webhook, or the PaymentIntent the sweep
    * found). A settlement also corrects a claim answered as failed: the same credential sent again then gets a receipt.
-   * A failure never overrides a settlement.
+   * A failure never overrides a settlement. A settlement is SQL: its receipt is built from the row it updates.
    */
   async resolveByReference(challengeId: string, outcome: { state: 'settled'; reference: string; payer?: string } | { state: 'failed'; reference?: string; problem: ProblemCode; detail: string }): Promise<void> {
     if (outcome.state === 'settled') {
@@ -165,13 +143,9 @@ export class MppClaims {
       );
       return;
     }
-    await this.db.$executeRawUnsafe(
-      `UPDATE facilitator.mpp_claims SET state = 'failed', reference = COALESCE($2, reference), problem = $3, detail = $4, updated_at = now()
-        WHERE challenge_id = $1 AND state IN ('claimed', 'retryable')`,
-      challengeId,
-      outcome.reference ?? null,
-      outcome.problem,
-      outcome.detail,
-    );
+    await this.db.mppClaim.updateMany({
+      where: { challengeId, state: { in: ['claimed', 'retryable'] } },
+      data: { state: 'failed', ...(outcome.reference && { reference: outcome.reference }), problem: outcome.problem, detail: outcome.detail, updatedAt: new Date() },
+    });
   }
 }

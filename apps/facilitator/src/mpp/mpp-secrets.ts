@@ -29,20 +29,12 @@ export class MppSecrets {
   async forScope(scope: string): Promise<ScopeSecrets> {
     const cached = this.cache.get(scope);
     if (cached && cached.until > Date.now()) return cached.value;
-    await this.db.$executeRawUnsafe(
-      `INSERT INTO facilitator.mpp_secrets (scope, secret) VALUES ($1, $2) ON CONFLICT (scope) DO NOTHING`,
-      scope,
-      randomBytes(32).toString('hex'),
-    );
-    const rows = await this.db.$queryRawUnsafe<{ secret: string; previous: string | null; recent: boolean }[]>(
-      `SELECT secret, previous_secret AS previous, rotated_at > now() - ($2::int * interval '1 second') AS recent
-         FROM facilitator.mpp_secrets WHERE scope = $1`,
-      scope,
-      MAX_CHALLENGE_TTL_SECONDS,
-    );
-    const row = rows[0];
+    await this.db.mppSecret.createMany({ data: { scope, secret: randomBytes(32).toString('hex') }, skipDuplicates: true });
+    const row = await this.db.mppSecret.findUnique({ where: { scope }, select: { secret: true, previousSecret: true, rotatedAt: true } });
     if (!row) throw new Error(`the MPP secret of scope "${scope}" is missing`);
-    const value = { secret: row.secret, previous: row.previous && row.recent ? [row.previous] : [] };
+    // an hour's window: the clocks of this host and the database agree well enough for it
+    const recent = row.rotatedAt !== null && row.rotatedAt.getTime() > Date.now() - MAX_CHALLENGE_TTL_SECONDS * 1000;
+    const value = { secret: row.secret, previous: row.previousSecret && recent ? [row.previousSecret] : [] };
     this.cache.set(scope, { value, until: Date.now() + this.config.apiKeyCacheMs });
     return value;
   }

@@ -145,7 +145,7 @@ describe('transitionStatement', () => {
 
 describe('PAYMENT_TRANSITIONS', () => {
   // The code that runs transitions names them as string literals: each one in the table is run from somewhere.
-  const callers = ['payment.repository.ts', '../stripe/stripe-payments.repository.ts'].map((file) => fs.readFileSync(path.join(__dirname, file), 'utf8')).join('\n');
+  const callers = ['chain-payments.repository.ts', '../stripe/stripe-payments.repository.ts'].map((file) => fs.readFileSync(path.join(__dirname, file), 'utf8')).join('\n');
   const called = new Set([...callers.matchAll(/(?:this\.transition|applyTransition)\((?:this\.db, )?'(\w+)'/g)].map((m) => m[1]));
 
   it.each(Object.keys(PAYMENT_TRANSITIONS) as TransitionName[])('%s is run by a repository', (name) => {

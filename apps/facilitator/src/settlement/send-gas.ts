@@ -1,4 +1,4 @@
-import type { SettlementRecord } from './payment.repository';
+import type { SettlementRecord } from './chain-payments.repository';
 
 /** How long a claim's gas estimate stands in for a new simulation. */
 export const FRESH_CLAIM_MS = 10_000;

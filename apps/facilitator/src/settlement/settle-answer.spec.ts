@@ -1,5 +1,5 @@
 import { X402Reason } from '@mp/x402';
-import type { PaymentRecord, PaymentState } from './payment.repository';
+import type { PaymentRecord, PaymentState } from './payment-record';
 import { settleAnswer, settleFailure, type SettleAsker } from './settle-answer';
 
 const startedAt = Date.parse('2026-12-01T12:00:00Z');

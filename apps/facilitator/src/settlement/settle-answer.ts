@@ -1,5 +1,5 @@
 import { X402Reason, type SettleResponse } from '@mp/x402';
-import type { PaymentRecord } from './payment.repository';
+import type { PaymentRecord } from './payment-record';
 
 /** Who asks to settle: the payment they present, and the merchant whose API key asks (null in open mode). */
 export interface SettleAsker {

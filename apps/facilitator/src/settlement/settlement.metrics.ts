@@ -1,6 +1,6 @@
 import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { FacilitatorMetrics } from '@mp/platform';
-import { PaymentRepository } from './payment.repository';
+import { ChainPayments } from './chain-payments.repository';
 import { SettlementQueue } from './settlement.queue';
 
 /**
@@ -14,7 +14,7 @@ export class SettlementMetrics implements OnModuleInit, OnModuleDestroy {
   constructor(
     private readonly metrics: FacilitatorMetrics,
     private readonly queue: SettlementQueue,
-    private readonly payments: PaymentRepository,
+    private readonly payments: ChainPayments,
   ) {}
 
   onModuleInit(): void {

@@ -1,7 +1,8 @@
 import { Module } from '@nestjs/common';
 import { Eip3009Module } from '../eip3009/eip3009.module';
 import { NetworksModule } from '../networks/networks.module';
-import { PaymentRepository } from './payment.repository';
+import { ChainPayments } from './chain-payments.repository';
+import { PaymentTransactions } from './payment-transactions.repository';
 import { SettlementEvents } from './settlement.events';
 import { SettlementMetrics } from './settlement.metrics';
 import { SettlementQueue, SettlementQueueModule } from './settlement.queue';
@@ -14,7 +15,7 @@ import { SettlementService } from './settlement.service';
  */
 @Module({
   imports: [NetworksModule, Eip3009Module, SettlementQueueModule],
-  providers: [PaymentRepository, SettlementEvents, SettlementQueue, SettlementService, SettlementMetrics],
-  exports: [SettlementService, SettlementQueue, SettlementEvents, PaymentRepository],
+  providers: [ChainPayments, PaymentTransactions, SettlementEvents, SettlementQueue, SettlementService, SettlementMetrics],
+  exports: [SettlementService, SettlementQueue, SettlementEvents, ChainPayments, PaymentTransactions],
 })
 export class SettlementModule {}

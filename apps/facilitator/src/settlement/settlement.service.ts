@@ -5,7 +5,7 @@ import { isUnavailableError, ProblemError } from '@mp/platform';
 import { X402Reason, type SettleResponse } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { ChainUnavailableError, TRANSFER_AUTHORIZATION_RAIL, type TransferAuthorizationRail } from '../eip3009/transfer-authorization.rail';
-import { IdempotencyConflictError, PaymentRepository, type PaymentOrigin, type PaymentRecord } from './payment.repository';
+import { ChainPayments, IdempotencyConflictError, type PaymentOrigin, type PaymentRecord } from './chain-payments.repository';
 import { recordedReason } from './recorded-reason';
 import { settleAnswer, settleFailure } from './settle-answer';
 import { SettlementEvents } from './settlement.events';
@@ -49,7 +49,7 @@ export class SettlementService {
   constructor(
     @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
     @Inject(TRANSFER_AUTHORIZATION_RAIL) private readonly rail: TransferAuthorizationRail,
-    private readonly payments: PaymentRepository,
+    private readonly payments: ChainPayments,
     private readonly queue: SettlementQueue,
     private readonly events: SettlementEvents,
   ) {}

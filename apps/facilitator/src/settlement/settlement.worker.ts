@@ -21,7 +21,8 @@ import { TRANSFER_AUTHORIZATION_RAIL, type TransferAuthorizationRail } from '../
 import { NetworkRegistry, type Network } from '../networks/network-registry';
 import { Clock } from '../x402/clock';
 import { chainVerdict, isOurs, type ChainVerdict } from './chain-verdict';
-import { PaymentRepository, type SettlementRecord } from './payment.repository';
+import { ChainPayments, type SettlementRecord } from './chain-payments.repository';
+import { PaymentTransactions } from './payment-transactions.repository';
 import { recordedReason } from './recorded-reason';
 import { SettlementEvents } from './settlement.events';
 import { SETTLEMENT_QUEUE, SettlementQueue, type SettlementJobData, type SettlementJobName } from './settlement.queue';
@@ -69,7 +70,8 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
     private readonly networks: NetworkRegistry,
     @Inject(TRANSFER_AUTHORIZATION_RAIL) private readonly rail: TransferAuthorizationRail,
-    private readonly payments: PaymentRepository,
+    private readonly payments: ChainPayments,
+    private readonly transactions: PaymentTransactions,
     private readonly queue: SettlementQueue,
     private readonly events: SettlementEvents,
     private readonly clock: Clock,
@@ -203,7 +205,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     this.events.changed(record.id);
     // On a chain that mines at once (or a fast L2) the receipt is often already there: record it without a job. A
     // payment sent before may have been carried by an earlier transaction: look at all of them, oldest first.
-    const hashes = record.attempts > 0 ? (await this.payments.transactions(record.id)).map((t) => t.hash) : [hash];
+    const hashes = record.attempts > 0 ? (await this.transactions.transactions(record.id)).map((t) => t.hash) : [hash];
     const submitted = { ...record, state: 'submitted' as const, attempts: record.attempts + 1 };
     try {
       for (const candidate of hashes) {
@@ -276,7 +278,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     if (!record || record.state !== 'submitted') return;
     const network = this.networkOf(record);
     if (!network) return;
-    const transactions = await this.payments.transactions(paymentId);
+    const transactions = await this.transactions.transactions(paymentId);
     for (const tx of transactions) {
       const receipt = await this.receipt(network, tx.hash);
       if (receipt && (await this.recordReceipt(record, network, tx.hash, receipt))) return;
@@ -373,7 +375,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
 
   private gasFeeOf(record: SettlementRecord, hash: Hex, receipt: TransactionReceipt, batched: boolean): Promise<bigint> {
     const fee = receipt.gasUsed * receipt.effectiveGasPrice;
-    return batched ? this.payments.gasShare(hash, record.id, fee) : Promise.resolve(fee);
+    return batched ? this.transactions.gasShare(hash, record.id, fee) : Promise.resolve(fee);
   }
 
   private carries(record: SettlementRecord, receipt: TransactionReceipt): boolean {
@@ -387,7 +389,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
   private async judge(record: SettlementRecord, network: Network, known?: { hash: Hex; receipt: TransactionReceipt }): Promise<ChainVerdict> {
     const transfer = settledTransferOf(record);
     const ours: { hash: Hex; receipt: TransactionReceipt | undefined }[] = [];
-    for (const tx of await this.payments.transactions(record.id)) {
+    for (const tx of await this.transactions.transactions(record.id)) {
       const receipt = tx.hash === known?.hash ? known.receipt : await this.receipt(network, tx.hash);
       ours.push({ hash: tx.hash, receipt });
       if (receipt && this.carries(record, receipt)) return chainVerdict({ transfer, ours });

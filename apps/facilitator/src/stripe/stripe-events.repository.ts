@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { PrismaService } from '@mp/db';
+import { Prisma, PrismaService } from '@mp/db';
 
 export interface ReceivedStripeEvent {
   id: string;
@@ -15,21 +15,15 @@ export class StripeEvents {
   constructor(private readonly db: PrismaService) {}
 
   async seen(id: string): Promise<boolean> {
-    const rows = await this.db.$queryRawUnsafe<unknown[]>(`SELECT 1 FROM facilitator.stripe_events WHERE id = $1`, id);
-    return rows.length > 0;
+    return (await this.db.stripeEvent.count({ where: { id } })) > 0;
   }
 
   /** Records a handled event; false if a concurrent delivery recorded it first. */
   async record(e: ReceivedStripeEvent): Promise<boolean> {
-    const rows = await this.db.$queryRawUnsafe<unknown[]>(
-      `INSERT INTO facilitator.stripe_events (id, type, object_id, data, created_at) VALUES ($1, $2, $3, $4::jsonb, to_timestamp($5))
-       ON CONFLICT (id) DO NOTHING RETURNING id`,
-      e.id,
-      e.type,
-      e.objectId,
-      JSON.stringify(e.data),
-      e.created,
-    );
-    return rows.length === 1;
+    const { count } = await this.db.stripeEvent.createMany({
+      data: { id: e.id, type: e.type, objectId: e.objectId, data: e.data as Prisma.InputJsonValue, createdAt: new Date(e.created * 1000) },
+      skipDuplicates: true,
+    });
+    return count === 1;
   }
 }

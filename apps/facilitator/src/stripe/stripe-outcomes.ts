@@ -3,7 +3,6 @@ import type Stripe from 'stripe';
 import type { ProblemCode } from '@mp/mpp';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { MppClaims } from '../mpp/mpp-claims.repository';
-import { PaymentRepository } from '../settlement/payment.repository';
 import { STRIPE_CLIENT } from './stripe.client';
 import { StripePayments } from './stripe-payments.repository';
 
@@ -66,8 +65,7 @@ export class StripeOutcomes {
   constructor(
     @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
     @Optional() @Inject(STRIPE_CLIENT) private readonly stripe: Stripe | undefined,
-    private readonly payments: PaymentRepository,
-    private readonly stripePayments: StripePayments,
+    private readonly payments: StripePayments,
     private readonly claims: MppClaims,
   ) {}
 
@@ -106,7 +104,7 @@ export class StripeOutcomes {
   async apply(payment: StripePaymentRef, intent: Stripe.PaymentIntent, via: 'settle' | 'webhook' | 'sweep', payer?: string): Promise<IntentVerdict> {
     const verdict = judgeIntent(intent);
     if (verdict.kind === 'succeeded') {
-      const was = await this.stripePayments.confirm(payment.id, intent.id, { amountReceived: String(intent.amount_received), currency: intent.currency, via });
+      const was = await this.payments.confirm(payment.id, intent.id, { amountReceived: String(intent.amount_received), currency: intent.currency, via });
       if (was === 'failed') this.logger.warn(`payment ${payment.id} was answered failed, but PaymentIntent ${intent.id} succeeded (${via}): corrected to confirmed`);
       await this.claims.resolveByReference(payment.challengeId, { state: 'settled', reference: intent.id, ...(payer && { payer }) });
     } else if (verdict.kind === 'failed') {

@@ -1,6 +1,22 @@
 import { Injectable } from '@nestjs/common';
-import { PrismaService } from '@mp/db';
+import { PrismaService, toDbDecimal, withTransaction } from '@mp/db';
+import { PAYMENT_RECORD, type PaymentRecord } from '../settlement/payment-record';
 import { applyTransition } from '../settlement/payment-transitions';
+
+/** A payment settled off chain (a Stripe PaymentIntent): recorded like a chain payment, with the same events. */
+export interface NewExternalPayment {
+  rail: 'stripe';
+  network: string;
+  asset: string;
+  payer: string;
+  challengeId: string;
+  payTo: string;
+  amount: bigint;
+  validBefore: bigint;
+  method: string;
+  payloadHash: string;
+  merchantId: string | null;
+}
 
 /** A Stripe payment whose PaymentIntent the sweep asks Stripe about. */
 export interface StripePaymentToResolve {
@@ -26,17 +42,75 @@ export const UNFINISHED_INTENT_STATUSES = ['requires_action', 'processing', 'req
 const CORRECTABLE_FOR_HOURS = 24;
 
 /**
- * Queries and transitions of payments settled through Stripe (rail `stripe`) that the chain-payment repository has
- * no use for: the sweep's work list, and a confirmation that may correct an earlier failure. Like every transition,
- * it is a compare-and-set on the state written with its outbox event in one statement (payment-transitions.ts).
+ * The records of payments settled through Stripe (rail `stripe`): recording one before its PaymentIntent is created,
+ * finding it by its challenge, the sweep's work list, and its outcome (a confirmation may correct an earlier failure).
+ * Like every transition, an outcome is a compare-and-set on the state written with its outbox event in one statement
+ * (payment-transitions.ts).
  */
 @Injectable()
 export class StripePayments {
   constructor(private readonly db: PrismaService) {}
 
   /**
+   * Records an off-chain payment as verified, with its payment.verified event, before its rail is asked to settle it.
+   * Undefined when the challenge already has its payment (the unique authorization key: network, asset, payer, challenge id).
+   */
+  insertExternal(p: NewExternalPayment): Promise<string | undefined> {
+    return withTransaction(this.db, async (tx) => {
+      const [inserted] = await tx.payment.createManyAndReturn({
+        data: {
+          network: p.network,
+          asset: p.asset,
+          payer: p.payer,
+          authorizationNonce: p.challengeId,
+          payTo: p.payTo,
+          amount: toDbDecimal(p.amount),
+          validAfter: toDbDecimal(0n),
+          validBefore: toDbDecimal(p.validBefore),
+          scheme: p.method,
+          payloadHash: p.payloadHash,
+          merchantId: p.merchantId,
+          protocol: 'mpp',
+          rail: p.rail,
+          challengeId: p.challengeId,
+          state: 'verified',
+        },
+        skipDuplicates: true,
+        select: { id: true },
+      });
+      if (!inserted) return undefined;
+      await tx.paymentEvent.create({
+        data: {
+          paymentId: inserted.id,
+          type: 'payment.verified',
+          data: {
+            network: p.network, asset: p.asset, payer: p.payer, payTo: p.payTo, amount: p.amount.toString(), nonce: p.challengeId,
+            protocol: 'mpp', rail: p.rail, method: p.method, challengeId: p.challengeId,
+          },
+        },
+      });
+      return inserted.id;
+    });
+  }
+
+  /** The off-chain payment an MPP challenge created, if any; `merchantId` undefined: whoever's it is (webhooks). */
+  async findByChallenge(rail: 'stripe', challengeId: string, merchantId?: string | null): Promise<PaymentRecord | undefined> {
+    const row = await this.db.payment.findFirst({
+      where: { rail, challengeId, ...(merchantId !== undefined && { merchantId }) },
+      select: PAYMENT_RECORD,
+    });
+    return row ?? undefined;
+  }
+
+  /** The off-chain rail refused it: final (a new credential is a new payment). */
+  async markFailedExternally(id: string, reason: string, message: string, reference?: string): Promise<boolean> {
+    return (await applyTransition(this.db, 'failExternally', id, { reason, message, reference })).moved;
+  }
+
+  /**
    * Stripe payments whose outcome is still unknown (`verified` for longer than `idleMs`), then failed ones whose
-   * PaymentIntent may still succeed, each group oldest first, at most `limit` in all.
+   * PaymentIntent may still succeed, each group oldest first, at most `limit` in all. SQL: ages and idleMs are read on
+   * the database's clock, which the transitions write updated_at with.
    */
   async toResolve(idleMs: number, limit: number): Promise<StripePaymentToResolve[]> {
     const rows = await this.db.$queryRawUnsafe<(Omit<StripePaymentToResolve, 'validBefore'> & { validBefore: string })[]>(

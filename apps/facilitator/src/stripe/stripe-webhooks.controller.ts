@@ -3,10 +3,10 @@ import type { Request } from 'express';
 import type Stripe from 'stripe';
 import { ProblemError } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
-import { PaymentRepository } from '../settlement/payment.repository';
 import { STRIPE_CLIENT } from './stripe.client';
 import { StripeEvents } from './stripe-events.repository';
 import { StripeOutcomes } from './stripe-outcomes';
+import { StripePayments } from './stripe-payments.repository';
 
 /**
  * Stripe's webhooks: verified on the raw body (Stripe-Signature, STRIPE_WEBHOOK_SECRET), handled once per event id.
@@ -20,7 +20,7 @@ export class StripeWebhooksController {
     @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
     @Optional() @Inject(STRIPE_CLIENT) private readonly stripe: Stripe | undefined,
     private readonly events: StripeEvents,
-    private readonly payments: PaymentRepository,
+    private readonly payments: StripePayments,
     private readonly outcomes: StripeOutcomes,
   ) {}
 

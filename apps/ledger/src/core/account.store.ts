@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { PrismaService } from '@mp/db';
+import { Prisma, PrismaService } from '@mp/db';
 import { AccountBatch, type AccountInput, type AccountResult } from '@mp/ledger';
-import { ACCOUNT_COLUMNS, toAccount, type AccountRow, type StoredAccount } from './rows';
+import { toAccount, type StoredAccount } from './rows';
 
 export interface AccountFilter {
   asset?: string;
@@ -30,46 +30,41 @@ export class AccountStore {
     const results = batch.create(inputs);
     const fresh = batch.created;
     if (fresh.length) {
-      await this.db.$executeRawUnsafe(
-        `INSERT INTO ledger.accounts (merchant_id, id, asset, code, flags, normal_balance, reference)
-         SELECT $1::uuid, u.id, u.asset, u.code, u.flags, u.normal_balance, u.reference
-           FROM unnest($2::uuid[], $3::text[], $4::int[], $5::smallint[], $6::text[], $7::text[]) AS u(id, asset, code, flags, normal_balance, reference)`,
-        merchantId,
-        fresh.map((a) => a.id),
-        fresh.map((a) => a.asset),
-        fresh.map((a) => a.code),
-        fresh.map((a) => a.flags),
-        fresh.map((a) => a.normalBalance),
-        fresh.map((a) => a.reference),
-      );
+      await this.db.ledgerAccount.createMany({
+        data: fresh.map((a) => ({ merchantId, id: a.id, asset: a.asset, code: a.code, flags: a.flags, normalBalance: a.normalBalance, reference: a.reference })),
+      });
     }
     return results;
   }
 
   async lookup(merchantId: string, ids: readonly string[]): Promise<StoredAccount[]> {
-    const rows = await this.db.$queryRawUnsafe<AccountRow[]>(
-      `SELECT ${ACCOUNT_COLUMNS} FROM ledger.accounts a WHERE a.merchant_id = $1::uuid AND a.id = ANY($2::uuid[])`,
-      merchantId,
-      [...new Set(ids)],
-    );
-    return rows.map(toAccount);
+    const rows = await this.db.ledgerAccount.findMany({ where: { merchantId, id: { in: [...new Set(ids)] } } });
+    return rows.map(storedAccount);
   }
 
   /** Newest first, after the cursor (an account key, exclusive). */
   async list(merchantId: string, filter: AccountFilter, limit: number, before?: string): Promise<Page<StoredAccount, string>> {
-    const params: unknown[] = [merchantId, limit + 1];
-    const where = ['a.merchant_id = $1::uuid'];
-    const param = (value: unknown) => `$${params.push(value)}`;
-    if (filter.asset !== undefined) where.push(`a.asset = ${param(filter.asset)}`);
-    if (filter.code !== undefined) where.push(`a.code = ${param(filter.code)}::int`);
-    if (before !== undefined) where.push(`a.key < ${param(before)}::bigint`);
-    const rows = await this.db.$queryRawUnsafe<AccountRow[]>(
-      `SELECT ${ACCOUNT_COLUMNS} FROM ledger.accounts a WHERE ${where.join(' AND ')} ORDER BY a.key DESC LIMIT $2`,
-      ...params,
-    );
-    const accounts = rows.map(toAccount);
+    const rows = await this.db.ledgerAccount.findMany({
+      where: { merchantId, asset: filter.asset, code: filter.code, ...(before !== undefined && { key: { lt: BigInt(before) } }) },
+      orderBy: { key: 'desc' },
+      take: limit + 1,
+    });
+    const accounts = rows.map(storedAccount);
     if (accounts.length <= limit) return { rows: accounts };
     const page = accounts.slice(0, limit);
     return { rows: page, next: page[page.length - 1].key };
   }
+}
+
+/** An account as Prisma Client reads it, through the one mapper from rows to the rules' accounts. */
+function storedAccount(a: Prisma.LedgerAccountGetPayload<object>): StoredAccount {
+  return toAccount({
+    ...a,
+    key: a.key.toString(),
+    normalBalance: a.normalBalance as StoredAccount['normalBalance'],
+    debitsPending: a.debitsPending.toFixed(),
+    debitsPosted: a.debitsPosted.toFixed(),
+    creditsPending: a.creditsPending.toFixed(),
+    creditsPosted: a.creditsPosted.toFixed(),
+  });
 }

@@ -60,7 +60,8 @@ interface AccountCodeTransferRow {
 /**
  * Reads of a merchant's book by account code, for reconciliation and reports: the transfers on the merchant's
  * accounts of one code with what resolved them, their corrections, and which assets and merchants have such
- * accounts. Every per-merchant query carries the merchant's id.
+ * accounts. Every per-merchant query carries the merchant's id. The transfer reads are SQL: a self-join on the
+ * pending id, flag bits and a recursive walk of corrections, which Prisma Client cannot express.
  */
 @Injectable()
 export class BookQueries {
@@ -99,21 +100,15 @@ export class BookQueries {
 
   /** The assets of the merchant's accounts of the code, sorted. */
   async accountAssets(merchantId: string, accountCode: number): Promise<string[]> {
-    const rows = await this.db.$queryRawUnsafe<{ asset: string }[]>(
-      `SELECT DISTINCT asset FROM ledger.accounts WHERE merchant_id = $1::uuid AND code = $2::int ORDER BY asset`,
-      merchantId,
-      accountCode,
-    );
+    const rows = await this.db.ledgerAccount.findMany({ where: { merchantId, code: accountCode }, distinct: ['asset'], orderBy: { asset: 'asc' }, select: { asset: true } });
     return rows.map((r) => r.asset);
   }
 
   /** The merchants with an account of the code, sorted. */
   async merchantsWithAccountCode(accountCode: number): Promise<string[]> {
-    const rows = await this.db.$queryRawUnsafe<{ merchantId: string }[]>(
-      `SELECT DISTINCT merchant_id::text AS "merchantId" FROM ledger.accounts WHERE code = $1::int ORDER BY 1`,
-      accountCode,
-    );
-    return rows.map((r) => r.merchantId);
+    const rows = await this.db.ledgerAccount.findMany({ where: { code: accountCode }, distinct: ['merchantId'], select: { merchantId: true } });
+    // sorted as text, the order the callers walk merchants in
+    return rows.map((r) => r.merchantId).sort();
   }
 }
 

@@ -36,6 +36,7 @@ describe('the ledger core boundary', () => {
     for (const table of ['ledger.accounts', 'ledger.transfers', 'ledger.pending_timeouts', 'ledger.failed_transfers', 'ledger.receiving_addresses']) {
       expect(inCore).toContain(table);
     }
+    for (const delegate of ['ledgerAccount.', 'ledgerReceivingAddress.']) expect(inCore).toContain(delegate);
     expect('this.db.ledgerTransfer.findMany()'.match(CORE_TABLE)).toEqual(['ledgerTransfer.']);
     expect('FROM "ledger"."accounts" a'.match(CORE_TABLE)).toEqual(['ledger"."accounts']);
     expect('FROM ledger.reconciliation_runs'.match(CORE_TABLE)).toBeNull();

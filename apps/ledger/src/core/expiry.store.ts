@@ -4,7 +4,7 @@ import { releaseExpired } from '@mp/ledger';
 import { ACCOUNT_JSON, byMerchant, toAccount, type AccountRow } from './rows';
 import { WritePool } from './write-pool';
 
-/** Pending transfers past their timeout, oldest first: the sweep's next round. */
+/** Pending transfers past their timeout by the database's clock (the write path's), oldest first: the sweep's next round. */
 const DUE_SQL = `
   SELECT p.merchant_id::text AS "merchantId", p.transfer_id::text AS id
     FROM ledger.pending_timeouts p WHERE p.expires_at <= clock_timestamp() ORDER BY p.expires_at LIMIT $1`;

@@ -16,19 +16,12 @@ export class ReceivingAddressStore {
 
   /** Idempotent: an address already known is left as it is (its first sighting kept). */
   async remember(merchantId: string, network: string, address: string): Promise<void> {
-    await this.db.$executeRawUnsafe(
-      `INSERT INTO ledger.receiving_addresses (merchant_id, network, address) VALUES ($1::uuid, $2, $3) ON CONFLICT DO NOTHING`,
-      merchantId,
-      network,
-      address.toLowerCase(),
-    );
+    await this.db.ledgerReceivingAddress.createMany({ data: { merchantId, network, address: address.toLowerCase() }, skipDuplicates: true });
   }
 
   /** Sorted by network, then address. */
-  list(merchantId: string): Promise<ReceivingAddress[]> {
-    return this.db.$queryRawUnsafe<ReceivingAddress[]>(
-      `SELECT network, address FROM ledger.receiving_addresses WHERE merchant_id = $1::uuid ORDER BY network, address`,
-      merchantId,
-    );
+  async list(merchantId: string): Promise<ReceivingAddress[]> {
+    const rows = await this.db.ledgerReceivingAddress.findMany({ where: { merchantId }, orderBy: [{ network: 'asc' }, { address: 'asc' }], select: { network: true, address: true } });
+    return rows.map((r) => ({ network: r.network, address: r.address as `0x${string}` }));
   }
 }

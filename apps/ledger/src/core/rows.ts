@@ -78,12 +78,7 @@ export function toTransfer(row: TransferRow): Transfer {
   };
 }
 
-/** SELECT list of `ledger.accounts a` as an {@link AccountRow}. */
-export const ACCOUNT_COLUMNS = `a.key::text AS key, a.merchant_id::text AS "merchantId", a.id::text AS id, a.asset, a.code, a.flags,
-  a.normal_balance AS "normalBalance", a.reference, a.debits_pending::text AS "debitsPending", a.debits_posted::text AS "debitsPosted",
-  a.credits_pending::text AS "creditsPending", a.credits_posted::text AS "creditsPosted", a.created_at AS "createdAt"`;
-
-/** The same as a JSON object, for json_agg (numbers as text, so nothing is rounded on the way). */
+/** `ledger.accounts a` as a JSON object of an {@link AccountRow}, for json_agg (numbers as text, so nothing is rounded on the way). */
 export const ACCOUNT_JSON = `json_build_object('key', a.key::text, 'merchantId', a.merchant_id, 'id', a.id, 'asset', a.asset, 'code', a.code,
   'flags', a.flags, 'normalBalance', a.normal_balance, 'reference', a.reference, 'debitsPending', a.debits_pending::text,
   'debitsPosted', a.debits_posted::text, 'creditsPending', a.credits_pending::text, 'creditsPosted', a.credits_posted::text, 'createdAt', a.created_at)`;

@@ -56,7 +56,11 @@ const RESOLUTION_JOIN = `LEFT JOIN ledger.transfers r ON r.merchant_id = t.merch
 
 type TransferRecordRow = TransferRow & { status: TransferStatus; seq: string; ts: Date };
 
-/** Reads of a merchant's transfers and statements. Every query carries the merchant's id. */
+/**
+ * Reads of a merchant's transfers and statements. Every query carries the merchant's id. SQL: a transfer's status is
+ * computed from its flag bits, its resolution (a self-join) and the database's clock, and an account's pages merge
+ * its debit and credit indexes (UNION ALL), none of which Prisma Client can express.
+ */
 @Injectable()
 export class TransferQueries {
   constructor(private readonly db: PrismaService) {}

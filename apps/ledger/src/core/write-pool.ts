@@ -10,6 +10,8 @@ export type Statement = <R>(name: string, text: string, values: unknown[]) => Pr
  * writer's concurrency. Measured on the hot account, a transaction through Prisma's interactive transactions
  * cost 6.4 ms, 4.5 of them Prisma's own work and planning, all of it while the account row is locked; with
  * prepared statements on a plain connection the lock is held for the database's work only. Reads stay on Prisma.
+ * `npm run bench:ledger` measures this path (2026-12-01, 2 vCPU: ~3,300 single transfers/s, ~18,400/s in batches of
+ * 100, ~28,600/s in batches of 1000); the statements run here are SQL for that reason.
  */
 @Injectable()
 export class WritePool implements OnApplicationShutdown {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { PrismaService, withTransaction } from '@mp/db';
+import { Prisma, PrismaService, withTransaction } from '@mp/db';
 import { rowToJson, summaryToJson, totalsToJson, type AssetTotalsJson, type Period, type ReconReport, type ReconRowJson, type ReconSummaryJson, type RowKind } from '@mp/reconciliation';
 
 export type RunStatus = 'queued' | 'running' | 'completed' | 'failed';
@@ -55,14 +55,30 @@ export interface RunPosition {
 /** Which rows to list: all, the breaks, or one kind. */
 export type RowFilter = 'all' | 'breaks' | RowKind;
 
+/** The columns of a run as `list` reads them in SQL. */
 const COLUMNS = `id, merchant_id AS "merchantId", period_from AS "periodFrom", period_to AS "periodTo", sources, trigger, status, progress, summary, totals,
   error, notified_at AS "notifiedAt", created_at AS "createdAt", started_at AS "startedAt", finished_at AS "finishedAt", link_generation AS "linkGeneration"`;
-/** The partial unique index that keeps one queued or running run per merchant (see its migration). */
-const ONE_IN_FLIGHT = 'reconciliation_runs_one_in_flight_key';
-/** Rows per INSERT statement when a report is stored. */
+/** The same columns for Prisma Client (their names are the record's). */
+const RUN = {
+  id: true,
+  merchantId: true,
+  periodFrom: true,
+  periodTo: true,
+  sources: true,
+  trigger: true,
+  status: true,
+  progress: true,
+  summary: true,
+  totals: true,
+  error: true,
+  notifiedAt: true,
+  createdAt: true,
+  startedAt: true,
+  finishedAt: true,
+  linkGeneration: true,
+} satisfies Prisma.ReconciliationRunSelect;
+/** Rows per INSERT statement when a report is stored (12 parameters a row, under PostgreSQL's 65 535). */
 const INSERT_CHUNK = 2_000;
-
-type RunRow = Omit<RunRecord, 'period'> & { periodFrom: Date; periodTo: Date };
 
 /** Runs and their report rows in `ledger.reconciliation_runs` / `ledger.reconciliation_rows`. */
 @Injectable()
@@ -75,37 +91,30 @@ export class RunRepository {
    * one in flight is returned (it may be this very id).
    */
   async create(run: { id: string; merchantId: string; period: Period; sources: RunSource[]; trigger: RunTrigger }): Promise<CreateOutcome> {
-    // a conflict on either the id or the one-in-flight index inserts nothing; which one it was is read after
-    const inserted = await this.db.$executeRawUnsafe(
-      `INSERT INTO ledger.reconciliation_runs (id, merchant_id, period_from, period_to, sources, trigger, status)
-       VALUES ($1::uuid, $2::uuid, $3, $4, $5::text[], $6, 'queued') ON CONFLICT DO NOTHING`,
-      run.id,
-      run.merchantId,
-      run.period.from,
-      run.period.to,
-      [...run.sources].sort(),
-      run.trigger,
-    );
-    if (inserted === 1) return { created: true };
+    // a conflict on either the id or the one-in-flight index (ON CONFLICT DO NOTHING, no target) inserts nothing;
+    // which one it was is read after
+    const { count } = await this.db.reconciliationRun.createMany({
+      data: { id: run.id, merchantId: run.merchantId, periodFrom: run.period.from, periodTo: run.period.to, sources: [...run.sources].sort(), trigger: run.trigger, status: 'queued' },
+      skipDuplicates: true,
+    });
+    if (count === 1) return { created: true };
     const inFlight = await this.inFlight(run.merchantId);
     return { created: false, ...(inFlight && { inFlight }) };
   }
 
-  /** The merchant's queued or running run, if any (at most one: see ONE_IN_FLIGHT). */
+  /** The merchant's queued or running run, if any (at most one: the partial unique index reconciliation_runs_one_in_flight_key). */
   async inFlight(merchantId: string): Promise<RunRecord | undefined> {
-    const rows = await this.db.$queryRawUnsafe<RunRow[]>(
-      `SELECT ${COLUMNS} FROM ledger.reconciliation_runs WHERE merchant_id = $1::uuid AND status IN ('queued', 'running') /* ${ONE_IN_FLIGHT} */`,
-      merchantId,
-    );
-    return rows[0] && toRecord(rows[0]);
+    const row = await this.db.reconciliationRun.findFirst({ where: { merchantId, status: { in: ['queued', 'running'] } }, select: RUN });
+    return row ? toRecord(row) : undefined;
   }
 
   /**
    * A page of the merchant's runs, newest first (creation time, then id), after `after` (exclusive). Positions are in
-   * microseconds, PostgreSQL's precision: a JavaScript Date would round two runs of one millisecond together.
+   * microseconds, PostgreSQL's precision: a JavaScript Date would round two runs of one millisecond together (so SQL:
+   * Prisma Client reads timestamps as Dates).
    */
   async list(merchantId: string, limit: number, after?: RunPosition): Promise<{ runs: RunRecord[]; next?: RunPosition }> {
-    const rows = await this.db.$queryRawUnsafe<(RunRow & { createdMicros: string })[]>(
+    const rows = await this.db.$queryRawUnsafe<(RunColumns & { createdMicros: string })[]>(
       `SELECT ${COLUMNS}, (extract(epoch FROM created_at) * 1000000)::bigint::text AS "createdMicros" FROM ledger.reconciliation_runs
         WHERE merchant_id = $1::uuid AND ($2::bigint IS NULL OR (created_at, id) < (timestamptz 'epoch' + $2::bigint * interval '1 microsecond', $3::uuid))
         ORDER BY created_at DESC, id DESC LIMIT $4`,
@@ -124,34 +133,30 @@ export class RunRepository {
 
   /** Every link to the run issued so far stops working; the run with its new generation, undefined if not the merchant's. */
   async revokeLinks(merchantId: string, id: string): Promise<RunRecord | undefined> {
-    const rows = await this.db.$queryRawUnsafe<RunRow[]>(
-      `UPDATE ledger.reconciliation_runs SET link_generation = link_generation + 1 WHERE id = $1::uuid AND merchant_id = $2::uuid RETURNING ${COLUMNS}`,
-      id,
-      merchantId,
-    );
-    return rows[0] && toRecord(rows[0]);
+    const { count } = await this.db.reconciliationRun.updateMany({ where: { id, merchantId }, data: { linkGeneration: { increment: 1 } } });
+    return count === 1 ? this.find(merchantId, id) : undefined;
   }
 
   /** A merchant's own run: another merchant's is as absent as one that does not exist. */
   async find(merchantId: string, id: string): Promise<RunRecord | undefined> {
-    const rows = await this.db.$queryRawUnsafe<RunRow[]>(`SELECT ${COLUMNS} FROM ledger.reconciliation_runs WHERE id = $1::uuid AND merchant_id = $2::uuid`, id, merchantId);
-    return rows[0] && toRecord(rows[0]);
+    const row = await this.db.reconciliationRun.findFirst({ where: { id, merchantId }, select: RUN });
+    return row ? toRecord(row) : undefined;
   }
 
   async findForWork(id: string): Promise<RunRecord | undefined> {
-    const rows = await this.db.$queryRawUnsafe<RunRow[]>(`SELECT ${COLUMNS} FROM ledger.reconciliation_runs WHERE id = $1::uuid`, id);
-    return rows[0] && toRecord(rows[0]);
+    const row = await this.db.reconciliationRun.findUnique({ where: { id }, select: RUN });
+    return row ? toRecord(row) : undefined;
   }
 
   async start(id: string): Promise<void> {
-    await this.db.$executeRawUnsafe(
-      `UPDATE ledger.reconciliation_runs SET status = 'running', started_at = now(), progress = NULL, error = NULL WHERE id = $1::uuid AND status <> 'completed'`,
-      id,
-    );
+    await this.db.reconciliationRun.updateMany({
+      where: { id, status: { not: 'completed' } },
+      data: { status: 'running', startedAt: new Date(), progress: Prisma.DbNull, error: null },
+    });
   }
 
   async progress(id: string, progress: RunProgress): Promise<void> {
-    await this.db.$executeRawUnsafe(`UPDATE ledger.reconciliation_runs SET progress = $2::jsonb WHERE id = $1::uuid AND status = 'running'`, id, JSON.stringify(progress));
+    await this.db.reconciliationRun.updateMany({ where: { id, status: 'running' }, data: { progress: { ...progress } } });
   }
 
   /** Stores the report's rows and completes the run, in one transaction: a run has all its rows or none. */
@@ -159,80 +164,84 @@ export class RunRepository {
     const rows = report.rows.map(rowToJson);
     await withTransaction(this.db, async (tx) => {
       for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
-        const chunk = rows.slice(start, start + INSERT_CHUNK);
-        await tx.$executeRawUnsafe(
-          `INSERT INTO ledger.reconciliation_rows (run_id, merchant_id, seq, kind, is_break, key, source, asset, entry_kind, reference, occurred_at, data)
-           SELECT $1::uuid, $2::uuid, r.seq, r.kind, r.kind NOT IN ('matched', 'pending'), r.key, r.source, r.asset, r.entry_kind, r.reference, r.occurred_at::timestamptz, r.data::jsonb
-             FROM unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
-                  AS r(seq, kind, key, source, asset, entry_kind, reference, occurred_at, data)`,
-          run.id,
-          run.merchantId,
-          chunk.map((_, i) => start + i),
-          chunk.map((r) => r.kind),
-          chunk.map((r) => r.key),
-          chunk.map((r) => r.source),
-          chunk.map((r) => r.asset),
-          chunk.map((r) => r.entryKind),
-          chunk.map((r) => r.reference),
-          chunk.map((r) => r.occurredAt),
-          chunk.map((r) => JSON.stringify(r)),
-        );
+        await tx.reconciliationRow.createMany({
+          data: rows.slice(start, start + INSERT_CHUNK).map((r, i) => ({
+            runId: run.id,
+            merchantId: run.merchantId,
+            seq: start + i,
+            kind: r.kind,
+            isBreak: r.kind !== 'matched' && r.kind !== 'pending',
+            key: r.key,
+            source: r.source,
+            asset: r.asset,
+            entryKind: r.entryKind,
+            reference: r.reference,
+            occurredAt: new Date(r.occurredAt),
+            data: r as unknown as Prisma.InputJsonObject,
+          })),
+        });
       }
-      await tx.$executeRawUnsafe(
-        `UPDATE ledger.reconciliation_runs SET status = 'completed', finished_at = now(), progress = NULL, summary = $2::jsonb, totals = $3::jsonb WHERE id = $1::uuid`,
-        run.id,
-        JSON.stringify({ ...summaryToJson(report.summary), scope } satisfies RunSummary),
-        JSON.stringify(report.totals.map(totalsToJson)),
-      );
+      await tx.reconciliationRun.update({
+        where: { id: run.id },
+        data: {
+          status: 'completed',
+          finishedAt: new Date(),
+          progress: Prisma.DbNull,
+          summary: { ...summaryToJson(report.summary), scope } satisfies RunSummary as unknown as Prisma.InputJsonObject,
+          totals: report.totals.map(totalsToJson) as unknown as Prisma.InputJsonArray,
+        },
+      });
     }, { timeout: 60_000 });
   }
 
   async fail(id: string, error: string): Promise<void> {
-    await this.db.$executeRawUnsafe(
-      `UPDATE ledger.reconciliation_runs SET status = 'failed', finished_at = now(), error = $2 WHERE id = $1::uuid AND status <> 'completed'`,
-      id,
-      error.slice(0, 2_000),
-    );
+    await this.db.reconciliationRun.updateMany({ where: { id, status: { not: 'completed' } }, data: { status: 'failed', finishedAt: new Date(), error: error.slice(0, 2_000) } });
   }
 
   /** An attempt failed and another will come: queued again, with the reason for whoever is watching. */
   async retrying(id: string, error: string): Promise<void> {
-    await this.db.$executeRawUnsafe(
-      `UPDATE ledger.reconciliation_runs SET status = 'queued', progress = NULL, error = $2 WHERE id = $1::uuid AND status <> 'completed'`,
-      id,
-      error.slice(0, 2_000),
-    );
+    await this.db.reconciliationRun.updateMany({ where: { id, status: { not: 'completed' } }, data: { status: 'queued', progress: Prisma.DbNull, error: error.slice(0, 2_000) } });
   }
 
   async markNotified(id: string): Promise<void> {
-    await this.db.$executeRawUnsafe(`UPDATE ledger.reconciliation_runs SET notified_at = now() WHERE id = $1::uuid AND notified_at IS NULL`, id);
+    await this.db.reconciliationRun.updateMany({ where: { id, notifiedAt: null }, data: { notifiedAt: new Date() } });
   }
 
   /** A page of a run's rows in report order, after row `after` (exclusive; -1 for the first page). */
   async rows(runId: string, filter: RowFilter, after: number, limit: number): Promise<{ seq: number; row: ReconRowJson }[]> {
-    const where = filter === 'all' ? '' : filter === 'breaks' ? 'AND is_break' : 'AND kind = $4';
-    const parameters: unknown[] = [runId, after, limit, ...(where.includes('$4') ? [filter] : [])];
-    return this.db.$queryRawUnsafe<{ seq: number; row: ReconRowJson }[]>(
-      `SELECT seq, data AS row FROM ledger.reconciliation_rows WHERE run_id = $1::uuid AND seq > $2 ${where} ORDER BY seq LIMIT $3`,
-      ...parameters,
-    );
+    const rows = await this.db.reconciliationRow.findMany({
+      where: { runId, seq: { gt: after }, ...(filter === 'breaks' ? { isBreak: true } : filter === 'all' ? {} : { kind: filter }) },
+      orderBy: { seq: 'asc' },
+      take: limit,
+      select: { seq: true, data: true },
+    });
+    return rows.map((r) => ({ seq: r.seq, row: r.data as unknown as ReconRowJson }));
   }
 
   /** Of these break keys, those an earlier run of the merchant reported already. */
   async reportedBefore(run: RunRecord, keys: string[]): Promise<Set<string>> {
     if (keys.length === 0) return new Set();
-    const rows = await this.db.$queryRawUnsafe<{ key: string }[]>(
-      `SELECT DISTINCT r.key FROM ledger.reconciliation_rows r JOIN ledger.reconciliation_runs run ON run.id = r.run_id
-        WHERE r.merchant_id = $1::uuid AND r.key = ANY($2::text[]) AND r.is_break AND r.run_id <> $3::uuid AND run.created_at <= $4`,
-      run.merchantId,
-      keys,
-      run.id,
-      run.createdAt,
-    );
+    const rows = await this.db.reconciliationRow.findMany({
+      where: { merchantId: run.merchantId, key: { in: keys }, isBreak: true, runId: { not: run.id }, run: { createdAt: { lte: run.createdAt } } },
+      distinct: ['key'],
+      select: { key: true },
+    });
     return new Set(rows.map((r) => r.key));
   }
 }
 
-function toRecord({ periodFrom, periodTo, ...row }: RunRow): RunRecord {
-  return { ...row, period: { from: periodFrom, to: periodTo } };
+/** A run as read, before its JSON columns are given their types. */
+type RunColumns = Prisma.ReconciliationRunGetPayload<{ select: typeof RUN }>;
+
+function toRecord({ periodFrom, periodTo, ...row }: RunColumns): RunRecord {
+  return {
+    ...row,
+    sources: row.sources as RunSource[],
+    trigger: row.trigger as RunTrigger,
+    status: row.status as RunStatus,
+    progress: row.progress as RunProgress | null,
+    summary: row.summary as RunSummary | null,
+    totals: row.totals as AssetTotalsJson[] | null,
+    period: { from: periodFrom, to: periodTo },
+  };
 }

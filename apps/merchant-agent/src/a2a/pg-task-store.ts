@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Task, TaskState, taskStateToJSON, type ListTasksRequest, type ListTasksResponse } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { resolveUserScope, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
-import { PrismaService } from '@mp/db';
+import { Prisma, PrismaService } from '@mp/db';
 
 interface TaskRow {
   id: string;
@@ -32,6 +32,8 @@ export interface TaskScope {
 }
 const TERMINAL_STATES = ['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED'];
 const COLUMNS = `id, context_id AS "contextId", status_timestamp AS "statusTimestamp", status, artifacts, history, metadata`;
+/** COLUMNS for Prisma Client. */
+const TASK_ROW = { id: true, contextId: true, statusTimestamp: true, status: true, artifacts: true, history: true, metadata: true } satisfies Prisma.A2aTaskSelect;
 
 /**
  * The SDK's TaskStore over merchant.a2a_tasks: each save writes the whole task (ProtoJSON), scoped by tenant and
@@ -52,11 +54,7 @@ export class PgTaskStore implements TaskStore {
 
   /** Where a task is kept, for work on it outside any request (PendingSettlements); undefined for an unknown task. */
   async scopeOf(taskId: string): Promise<(TaskScope & { contextId: string }) | undefined> {
-    const [row] = await this.db.$queryRawUnsafe<(TaskScope & { contextId: string })[]>(
-      `SELECT tenant, owner, context_id AS "contextId" FROM merchant.a2a_tasks WHERE id = $1`,
-      taskId,
-    );
-    return row;
+    return (await this.db.a2aTask.findUnique({ where: { id: taskId }, select: { tenant: true, owner: true, contextId: true } })) ?? undefined;
   }
 
   /** The store as seen by the task's own caller: what the SDK's ResultManager saves through, outside a request. */
@@ -68,6 +66,7 @@ export class PgTaskStore implements TaskStore {
     };
   }
 
+  /** SQL: an upsert guarded by the row it would overwrite (ON CONFLICT … DO UPDATE … WHERE), which Prisma's upsert cannot express. */
   private async saveIn(scope: TaskScope, task: Task): Promise<void> {
     const json = Task.toJSON(task) as TaskJson;
     await this.db.$executeRawUnsafe(
@@ -94,11 +93,14 @@ export class PgTaskStore implements TaskStore {
   }
 
   private async loadIn(scope: TaskScope, taskId: string): Promise<Task | undefined> {
-    const rows = await this.db.$queryRawUnsafe<TaskRow[]>(`SELECT ${COLUMNS} FROM merchant.a2a_tasks WHERE id = $1 AND tenant = $2 AND owner = $3`, taskId, scope.tenant, scope.owner);
-    return rows[0] && toTask(rows[0]);
+    const row = await this.db.a2aTask.findFirst({ where: { id: taskId, tenant: scope.tenant, owner: scope.owner }, select: TASK_ROW });
+    return row ? toTask(row) : undefined;
   }
 
-  /** Newest status first, then by id; the page token is the last task's (status timestamp, id). */
+  /**
+   * Newest status first, then by id; the page token is the last task's (status timestamp, id). SQL: PostgreSQL parses
+   * the request's timestamp text, as it always has, so a caller's odd but valid timestamp means what it meant.
+   */
   async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
     const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
     const after = params.pageToken ? decodePageToken(params.pageToken) : undefined;
@@ -129,7 +131,7 @@ export class PgTaskStore implements TaskStore {
 
   /** A task's context, for an event about a task the SDK already found for its caller (cancellation). */
   async contextIdOf(taskId: string): Promise<string> {
-    const [row] = await this.db.$queryRawUnsafe<{ contextId: string }[]>(`SELECT context_id AS "contextId" FROM merchant.a2a_tasks WHERE id = $1`, taskId);
+    const row = await this.db.a2aTask.findUnique({ where: { id: taskId }, select: { contextId: true } });
     return row?.contextId ?? '';
   }
 }

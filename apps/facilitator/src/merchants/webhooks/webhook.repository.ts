@@ -94,7 +94,7 @@ export class WebhookRepository {
   constructor(private readonly db: PrismaService) {}
 
   async ensureCursor(): Promise<void> {
-    await this.db.$executeRawUnsafe(`INSERT INTO facilitator.outbox_cursors (name, last_event_id) VALUES ($1, 0) ON CONFLICT (name) DO NOTHING`, CURSOR);
+    await this.db.outboxCursor.createMany({ data: { name: CURSOR, lastEventId: 0n }, skipDuplicates: true });
   }
 
   /**
@@ -139,16 +139,16 @@ export class WebhookRepository {
 
   /** The merchant's webhook URL (null: none). */
   async webhookUrl(merchantId: string): Promise<string | null> {
-    const rows = await this.db.$queryRawUnsafe<{ url: string | null }[]>(`SELECT webhook_url AS url FROM facilitator.merchants WHERE id = $1::uuid`, merchantId);
-    return rows[0]?.url ?? null;
+    const merchant = await this.db.merchant.findUnique({ where: { id: merchantId }, select: { webhookUrl: true } });
+    return merchant?.webhookUrl ?? null;
   }
 
   /** Where the merchant's next deliveries go (already queued ones keep their URL); null stops new ones. */
   async setWebhookUrl(merchantId: string, url: string | null): Promise<void> {
-    await this.db.$executeRawUnsafe(`UPDATE facilitator.merchants SET webhook_url = $2 WHERE id = $1::uuid`, merchantId, url);
+    await this.db.merchant.updateMany({ where: { id: merchantId }, data: { webhookUrl: url } });
   }
 
-  /** The cursor's position, for tests and diagnostics. */
+  /** The cursor's position, for tests and diagnostics (SQL: Prisma Client cannot read an xid8 column). */
   async cursor(): Promise<OutboxPosition | undefined> {
     const rows = await this.db.$queryRawUnsafe<OutboxPosition[]>(
       `SELECT last_xact_id::text AS "xactId", last_event_id::text AS "eventId" FROM facilitator.outbox_cursors WHERE name = $1`,
@@ -185,47 +185,38 @@ export class WebhookRepository {
       const event: PaymentWebhookEvent = { id, type: e.type as PaymentWebhookType, createdAt: e.eventAt.toISOString(), data: { payment: paymentAsOf(e) } };
       return { id, merchantId: e.merchantId as string, eventId: e.eventId, type: e.type, url: e.url as string, body: JSON.stringify(event) };
     });
-    await tx.$executeRawUnsafe(
-      `INSERT INTO facilitator.webhook_deliveries (id, merchant_id, event_id, event_type, url, body)
-       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::text[], $5::text[], $6::text[])
-       ON CONFLICT (merchant_id, event_id) DO NOTHING`,
-      deliveries.map((d) => d.id),
-      deliveries.map((d) => d.merchantId),
-      deliveries.map((d) => d.eventId),
-      deliveries.map((d) => d.type),
-      deliveries.map((d) => d.url),
-      deliveries.map((d) => d.body),
-    );
+    await tx.webhookDelivery.createMany({
+      data: deliveries.map((d) => ({ id: d.id, merchantId: d.merchantId, eventId: BigInt(d.eventId), eventType: d.type, url: d.url, body: d.body })),
+      skipDuplicates: true,
+    });
   }
 
   /**
-   * Creates the delivery of a merchant notice (validated by the caller), in one statement: to the merchant's current
+   * Creates the delivery of a merchant notice (validated by the caller), in one transaction: to the merchant's current
    * webhook URL, once per (merchant, notice id) however often the notice is published; nothing when the merchant is
    * unknown, disabled or has no webhook URL.
    */
   async enqueueNotice(notice: MerchantNoticeMessage): Promise<NoticeOutcome> {
     const id = randomUUID();
     const event: NoticeWebhookEvent = { id, type: notice.type, createdAt: notice.createdAt, data: notice.data };
-    const [row] = await this.db.$queryRawUnsafe<{ eligible: boolean; inserted: boolean }[]>(
-      `WITH m AS (
-         SELECT id, webhook_url FROM facilitator.merchants
-          WHERE id = $2::uuid AND disabled_at IS NULL AND webhook_url IS NOT NULL AND webhook_url <> ''),
-       ins AS (
-         INSERT INTO facilitator.webhook_deliveries (id, merchant_id, notice_id, event_type, url, body)
-         SELECT $1::uuid, m.id, $3, $4, m.webhook_url, $5 FROM m
-         ON CONFLICT (merchant_id, notice_id) DO NOTHING
-         RETURNING id)
-       SELECT EXISTS (SELECT 1 FROM m) AS eligible, EXISTS (SELECT 1 FROM ins) AS inserted`,
-      id,
-      notice.merchantId,
-      notice.noticeId,
-      notice.type,
-      JSON.stringify(event),
-    );
-    return row.inserted ? 'queued' : row.eligible ? 'duplicate' : 'skipped';
+    return withTransaction(this.db, async (tx) => {
+      const merchant = await tx.merchant.findFirst({
+        where: { id: notice.merchantId, disabledAt: null, AND: [{ webhookUrl: { not: null } }, { webhookUrl: { not: '' } }] },
+        select: { webhookUrl: true },
+      });
+      if (!merchant?.webhookUrl) return 'skipped';
+      const { count } = await tx.webhookDelivery.createMany({
+        data: { id, merchantId: notice.merchantId, noticeId: notice.noticeId, eventType: notice.type, url: merchant.webhookUrl, body: JSON.stringify(event) },
+        skipDuplicates: true,
+      });
+      return count === 1 ? 'queued' : 'duplicate';
+    });
   }
 
-  /** Takes up to `limit` deliveries that are due, counting the attempt and leasing them for `leaseMs`. */
+  /**
+   * Takes up to `limit` deliveries that are due, counting the attempt and leasing them for `leaseMs`. SQL: row locks
+   * with SKIP LOCKED, and the lease is on the database's clock, which every replica shares.
+   */
   claimDue(limit: number, leaseMs: number): Promise<DueDelivery[]> {
     return this.db.$queryRawUnsafe<DueDelivery[]>(
       `WITH due AS (
@@ -244,7 +235,7 @@ export class WebhookRepository {
     );
   }
 
-  /** Records one attempt in the log and its effect on the delivery, in one statement. */
+  /** Records one attempt in the log and its effect on the delivery, in one statement (SQL: a retry's lease is on the database's clock). */
   async record(id: string, attempt: number, outcome: AttemptOutcome): Promise<void> {
     const error = outcome.kind === 'delivered' ? null : outcome.error.slice(0, 500);
     const update =

@@ -3,7 +3,6 @@ import type Stripe from 'stripe';
 import { checkStripeCharge, STRIPE_METHOD, stripeChargeRequestSchema, stripeIdempotencyKey, type MppError, type StripeChargeCredential } from '@mp/mpp';
 import { canonicalJson, sha256Hex } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig, type StripeConfig } from '../../config/facilitator.config';
-import { PaymentRepository } from '../../settlement/payment.repository';
 import { isStripeUnavailable, STRIPE_CLIENT, stripeCallOutcome, stripeFailure } from '../../stripe/stripe.client';
 import { intentThatCounts, StripeOutcomes } from '../../stripe/stripe-outcomes';
 import { StripePayments } from '../../stripe/stripe-payments.repository';
@@ -32,8 +31,7 @@ export class StripeChargeRail implements ChargeRail {
   constructor(
     @Inject(FACILITATOR_CONFIG) facilitatorConfig: FacilitatorConfig,
     @Optional() @Inject(STRIPE_CLIENT) private readonly stripe: Stripe | undefined,
-    private readonly payments: PaymentRepository,
-    private readonly stripePayments: StripePayments,
+    private readonly payments: StripePayments,
     private readonly outcomes: StripeOutcomes,
     private readonly clock: Clock,
   ) {
@@ -128,7 +126,7 @@ export class StripeChargeRail implements ChargeRail {
     }
 
     if (intent.status === 'succeeded') {
-      await this.stripePayments.confirm(paymentId, intent.id, { amountReceived: String(intent.amount_received), currency: intent.currency });
+      await this.payments.confirm(paymentId, intent.id, { amountReceived: String(intent.amount_received), currency: intent.currency });
       return { ok: true, reference: intent.id, payer: payload.spt };
     }
     const action = intent.status === 'requires_action';

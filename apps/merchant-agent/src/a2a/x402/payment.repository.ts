@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { PaymentPayload, PaymentRequired, SettleResponse } from '@x402/core/types';
-import { PrismaService, withTransaction } from '@mp/db';
+import { Prisma, PrismaService, toDbDecimal, withTransaction } from '@mp/db';
 import type { SettleTiming } from '../skills';
 import type { X402ErrorCode } from './error-codes';
 
@@ -53,10 +53,37 @@ export interface Transition {
 const columns = (table = '') =>
   ['task_id AS "taskId"', 'skill', 'input', 'settle_timing AS "settleTiming"', 'status', 'offer', 'attempts', 'payer', 'transaction', 'error', 'receipts'].map((c) => `${table}${c}`).join(', ');
 const COLUMNS = columns();
+/** The same columns for Prisma Client. */
+const TASK_PAYMENT = {
+  taskId: true,
+  skill: true,
+  input: true,
+  settleTiming: true,
+  status: true,
+  offer: true,
+  attempts: true,
+  payer: true,
+  transaction: true,
+  error: true,
+  receipts: true,
+} satisfies Prisma.A2aPaymentSelect;
+
+function toTaskPayment(row: Prisma.A2aPaymentGetPayload<{ select: typeof TASK_PAYMENT }>): TaskPayment {
+  return {
+    ...row,
+    settleTiming: row.settleTiming as SettleTiming,
+    status: row.status as PaymentStatus,
+    offer: row.offer as unknown as PaymentRequired,
+    error: row.error as X402ErrorCode | null,
+    receipts: row.receipts as unknown as SettleResponse[],
+  };
+}
 
 /**
  * The payments of paid tasks (merchant.a2a_payments). Every change names the status it leaves, so of two replicas or
- * two concurrent messages exactly one moves a payment on; the loser sees nothing returned.
+ * two concurrent messages exactly one moves a payment on; the loser sees nothing returned. The changes are SQL: they
+ * keep what the row holds (COALESCE, appended receipts) in the statement that moves it, and the claim and the sweeps
+ * compare updated_at with a submission's created_at and with now(), all on the database's clock.
  */
 @Injectable()
 export class TaskPayments {
@@ -64,26 +91,27 @@ export class TaskPayments {
 
   async offer(p: NewTaskPayment): Promise<TaskPayment> {
     const [accepts] = p.offer.accepts;
-    const [offered] = await this.db.$queryRawUnsafe<TaskPayment[]>(
-      `INSERT INTO merchant.a2a_payments (task_id, skill, input, settle_timing, status, offer, network, asset, pay_to, amount)
-       VALUES ($1, $2, $3, $4, 'required', $5::jsonb, $6, $7, $8, $9::numeric)
-       RETURNING ${COLUMNS}`,
-      p.taskId,
-      p.skill,
-      p.input,
-      p.settleTiming,
-      JSON.stringify(p.offer),
-      accepts.network,
-      accepts.asset.toLowerCase(),
-      accepts.payTo.toLowerCase(),
-      accepts.amount,
-    );
-    return offered;
+    const offered = await this.db.a2aPayment.create({
+      data: {
+        taskId: p.taskId,
+        skill: p.skill,
+        input: p.input,
+        settleTiming: p.settleTiming,
+        status: 'required',
+        offer: p.offer as unknown as Prisma.InputJsonObject,
+        network: accepts.network,
+        asset: accepts.asset.toLowerCase(),
+        payTo: accepts.payTo.toLowerCase(),
+        amount: toDbDecimal(accepts.amount),
+      },
+      select: TASK_PAYMENT,
+    });
+    return toTaskPayment(offered);
   }
 
   async find(taskId: string): Promise<TaskPayment | undefined> {
-    const rows = await this.db.$queryRawUnsafe<TaskPayment[]>(`SELECT ${COLUMNS} FROM merchant.a2a_payments WHERE task_id = $1`, taskId);
-    return rows[0];
+    const row = await this.db.a2aPayment.findUnique({ where: { taskId }, select: TASK_PAYMENT });
+    return row ? toTaskPayment(row) : undefined;
   }
 
   /**

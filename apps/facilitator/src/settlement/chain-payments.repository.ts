@@ -1,0 +1,283 @@
+import { Injectable } from '@nestjs/common';
+import { fromDbDecimal, isUniqueViolation, Prisma, PrismaService, toDbDecimal, withTransaction } from '@mp/db';
+import type { SignedTransaction } from '@mp/chain';
+import type { Hex } from 'viem';
+import { PAYMENT_RECORD, type PaymentRecord, type PaymentState } from './payment-record';
+import { applyTransition, type TransitionArgs, type TransitionName } from './payment-transitions';
+
+export type { PaymentRecord, PaymentState } from './payment-record';
+
+/** What a worker needs to send and judge a settlement, from the record alone. */
+export interface SettlementRecord extends PaymentRecord {
+  network: string;
+  asset: string;
+  payer: string;
+  authorizationNonce: Hex;
+  payTo: string;
+  amount: bigint;
+  validBefore: bigint;
+  settleTo: Hex;
+  settleData: Hex;
+  /**
+   * The claim's raw gas estimate (no margin: see settlementGasLimit); set only until the first send, so only a first
+   * send can skip estimating again.
+   */
+  settleGas: bigint | null;
+  /** How many transactions were signed for it: above zero, the chain may already hold its outcome. */
+  attempts: number;
+}
+
+export interface NewPayment {
+  network: string;
+  asset: string;
+  payer: string;
+  nonce: string;
+  payTo: string;
+  amount: bigint;
+  validAfter: bigint;
+  validBefore: bigint;
+  scheme: string;
+  payloadHash: string;
+  paymentIdentifier?: string;
+  settleTo: string;
+  settleData: string;
+  settleGas: bigint;
+  merchantId?: string | null;
+  origin: PaymentOrigin;
+}
+
+/** Which protocol's API accepted a payment: an x402 payload, or an MPP credential answering a challenge. */
+export type PaymentOrigin = { protocol: 'x402'; x402Version: 1 | 2 } | { protocol: 'mpp'; challengeId: string };
+
+class BatchClaimLostError extends Error {}
+
+export class IdempotencyConflictError extends Error {
+  constructor(readonly key: string) {
+    super(`payment identifier ${key} was already used for a different payment`);
+  }
+}
+
+
+/**
+ * The facilitator's durable records of payments settled on a chain (rail `evm`): their claim, their reads, and every
+ * state change. A state change is a compare-and-set on the current state, written together with its event row in one
+ * statement, so concurrent workers can never both advance a payment; the changes are declared in
+ * payment-transitions.ts. The transactions signed for a payment are read through PaymentTransactions.
+ *
+ * Raw SQL stays on the /settle hot path only (the claim and the transitions: `npm run bench`, /settle, see
+ * bench/README.md): each is one statement that writes the payment and its outbox event together, where Prisma Client
+ * needs an interactive transaction of three or more round trips. Everything else is Prisma Client.
+ */
+@Injectable()
+export class ChainPayments {
+  constructor(private readonly db: PrismaService) {}
+
+  async findByKey(key: { network: string; asset: string; payer: string; nonce: string }): Promise<PaymentRecord | undefined> {
+    const row = await this.db.payment.findUnique({
+      where: { network_asset_payer_authorizationNonce: { network: key.network, asset: key.asset, payer: key.payer, authorizationNonce: key.nonce } },
+      select: PAYMENT_RECORD,
+    });
+    return row ?? undefined;
+  }
+
+  async findById(id: string): Promise<PaymentRecord | undefined> {
+    return (await this.db.payment.findUnique({ where: { id }, select: PAYMENT_RECORD })) ?? undefined;
+  }
+
+  async findForSettlement(id: string): Promise<SettlementRecord | undefined> {
+    const row = await this.db.payment.findUnique({
+      where: { id },
+      select: {
+        ...PAYMENT_RECORD,
+        network: true,
+        asset: true,
+        payer: true,
+        authorizationNonce: true,
+        payTo: true,
+        amount: true,
+        validBefore: true,
+        settleTo: true,
+        settleData: true,
+        settleGas: true,
+        attempts: true,
+      },
+    });
+    return (
+      row && {
+        ...row,
+        authorizationNonce: row.authorizationNonce as Hex,
+        settleTo: row.settleTo as Hex,
+        settleData: row.settleData as Hex,
+        amount: fromDbDecimal(row.amount),
+        validBefore: fromDbDecimal(row.validBefore),
+        settleGas: row.settleGas === null ? null : fromDbDecimal(row.settleGas),
+      }
+    ) ?? undefined;
+  }
+
+  /** Chain payments in a state for longer than `olderThanMs`: the work a crashed or busy worker left behind. */
+  stale(states: PaymentState[], olderThanMs: number, limit = 500): Promise<{ id: string; state: PaymentState }[]> {
+    return this.db.payment.findMany({
+      where: { rail: 'evm', state: { in: states }, updatedAt: { lt: new Date(Date.now() - olderThanMs) } },
+      orderBy: { updatedAt: 'asc' },
+      take: limit,
+      select: { id: true, state: true },
+    });
+  }
+
+  /** How many payments are accepted but not yet settled or failed. */
+  countInFlight(): Promise<number> {
+    return this.db.payment.count({ where: { state: { in: ['verified', 'submitted'] } } });
+  }
+
+  /** The payment identifier's payload, if the identifier was used before. */
+  async identifierFingerprint(key: string, merchantId: string | null): Promise<string | undefined> {
+    const row = await this.db.paymentIdempotencyKey.findUnique({ where: { scope_key: { scope: merchantId ?? '', key } }, select: { payloadHash: true } });
+    return row?.payloadHash;
+  }
+
+  /**
+   * Claims a verified payment for settlement: inserts it unless its authorization is already known, and binds
+   * its payment identifier, all in one transaction. Returns the new id, or undefined when another request holds it.
+   */
+  async claim(p: NewPayment): Promise<string | undefined> {
+    // Without an identifier the claim is one statement; with one, the binding joins it in a transaction.
+    if (!p.paymentIdentifier) return this.insertPayment(this.db, p);
+    const key = p.paymentIdentifier;
+    try {
+      return await withTransaction(this.db, async (tx) => {
+        const id = await this.insertPayment(tx, p);
+        if (id) await tx.paymentIdempotencyKey.create({ data: { scope: p.merchantId ?? '', key, payloadHash: p.payloadHash, paymentId: id } });
+        return id;
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new IdempotencyConflictError(key);
+      throw error;
+    }
+  }
+
+  /** The payment and its payment.verified event in one statement, unless the authorization is known (hot path: see the class). */
+  private async insertPayment(db: Pick<PrismaService, '$queryRaw'>, p: NewPayment): Promise<string | undefined> {
+    const event = {
+      network: p.network, asset: p.asset, payer: p.payer, payTo: p.payTo, amount: p.amount.toString(), nonce: p.nonce,
+      protocol: p.origin.protocol, rail: 'evm', ...(p.origin.protocol === 'mpp' && { method: p.scheme, challengeId: p.origin.challengeId }),
+    };
+    const rows = await db.$queryRaw<{ id: string }[]>`
+      WITH inserted AS (
+        INSERT INTO facilitator.payments (network, asset, payer, authorization_nonce, pay_to, amount, valid_after, valid_before,
+                                          scheme, x402_version, payload_hash, settle_to, settle_data, merchant_id, settle_gas,
+                                          protocol, challenge_id, state, updated_at)
+        VALUES (${p.network}, ${p.asset}, ${p.payer}, ${p.nonce}, ${p.payTo}, ${p.amount.toString()}::numeric, ${p.validAfter.toString()}::numeric,
+                ${p.validBefore.toString()}::numeric, ${p.scheme}, ${p.origin.protocol === 'x402' ? p.origin.x402Version : null}::int, ${p.payloadHash},
+                ${p.settleTo.toLowerCase()}, ${p.settleData}, ${p.merchantId ?? null}::uuid, ${p.settleGas.toString()}::numeric,
+                ${p.origin.protocol}, ${p.origin.protocol === 'mpp' ? p.origin.challengeId : null}::text, 'verified', now())
+        ON CONFLICT (network, asset, payer, authorization_nonce) DO NOTHING
+        RETURNING id)
+      INSERT INTO facilitator.payment_events (payment_id, type, data)
+      SELECT id, 'payment.verified', ${JSON.stringify(event)}::jsonb FROM inserted
+      RETURNING payment_id AS id`;
+    return rows[0]?.id;
+  }
+
+  /** Takes over a payment whose earlier attempt failed before anything reached the chain. */
+  reclaim(id: string, updatedAt: Date, payloadHash: string, call: { to: string; data: string }): Promise<boolean> {
+    return this.transition('retry', id, { updatedAt, payloadHash, call });
+  }
+
+  /** Records a signed settlement transaction before it is broadcast, and moves the payment to submitted. */
+  recordSubmitted(id: string, tx: SignedTransaction, network: string): Promise<boolean> {
+    return this.transition('submit', id, { tx, network });
+  }
+
+  /**
+   * Records a signed batch transaction for every payment in it before it is broadcast: all of them move to
+   * submitted, or (if any was taken meanwhile) none does.
+   */
+  async recordSubmittedBatch(ids: string[], tx: SignedTransaction, network: string): Promise<boolean> {
+    try {
+      return await withTransaction(this.db, async (db) => {
+        for (const id of ids) {
+          if (!(await this.transition('submit', id, { tx, network }, db))) throw new BatchClaimLostError();
+        }
+        return true;
+      }, { retries: 0 });
+    } catch (error) {
+      if (error instanceof BatchClaimLostError) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Records a fee-bumped replacement (same signer and nonce) before it is broadcast, for every payment the stuck
+   * transaction settles (a batch settles several), so whichever of the two is mined, each payment knows it.
+   */
+  async recordReplacement(stuckHash: string, tx: SignedTransaction, network: string): Promise<boolean> {
+    const ids = await this.db.payment.findMany({ where: { txHash: stuckHash, state: 'submitted' }, select: { id: true } });
+    if (ids.length === 0) return false;
+    return withTransaction(this.db, async (db) => {
+      for (const { id } of ids) await this.transition('replace', id, { tx, network, stuckHash }, db);
+      return true;
+    });
+  }
+
+  /** The transaction never took (its nonce went elsewhere, or the node refused it as stale): back to verified, to be sent again. */
+  releaseUnsent(id: string, reason: string): Promise<boolean> {
+    return this.transition('resend', id, { reason });
+  }
+
+  /**
+   * Its transfer failed inside a batch that was mined: the batch transaction did not settle this payment, so it is
+   * detached from it, and the payment goes back to verified to be sent alone.
+   */
+  releaseFromBatch(id: string, batchHash: string): Promise<boolean> {
+    return this.transition('leaveBatch', id, { batchHash });
+  }
+
+  /** `gasFee`: the payment's share of the transaction's fee in wei (see gasShare), which the ledger books as gas. */
+  markConfirmed(id: string, hash: string, receipt: { blockNumber: bigint; blockHash: string; gasUsed: bigint; effectiveGasPrice?: bigint }, gasFee: bigint): Promise<boolean> {
+    // From verified too: a payment released to be sent again (its nonce looked taken) that an earlier transaction carried.
+    return this.transition('confirm', id, { hash, receipt, gasFee });
+  }
+
+  /** Chain payments confirmed in a block above `afterBlock` on the network: the ones a reorg could still take back. */
+  async confirmedAfter(network: string, afterBlock: bigint): Promise<{ id: string; blockNumber: bigint; blockHash: string }[]> {
+    const rows = await this.db.payment.findMany({
+      where: { state: 'confirmed', rail: 'evm', network, blockNumber: { gt: toDbDecimal(afterBlock) }, blockHash: { not: null } },
+      select: { id: true, blockNumber: true, blockHash: true },
+    });
+    return rows.map((r) => ({ id: r.id, blockNumber: fromDbDecimal(r.blockNumber as Prisma.Decimal), blockHash: r.blockHash as string }));
+  }
+
+  /**
+   * The block that confirmed it is no longer in the chain: back to submitted, to be judged again (its transaction may
+   * be mined anew, or not at all), with a payment.reorged event that corrects the merchant's view.
+   */
+  markReorged(id: string, blockHash: string, blockNumber: bigint): Promise<boolean> {
+    return this.transition('reorg', id, { blockHash, blockNumber });
+  }
+
+  /** A failure on chain (the transaction was mined, and its gas paid): final. The hash stays as evidence. */
+  markFailedOnChain(id: string, hash: string, reason: string, message: string, gasFee: bigint): Promise<boolean> {
+    return this.transition('failOnChain', id, { hash, reason, message, gasFee });
+  }
+
+  /** A failure before anything reached the chain: a later request may retry the payment. */
+  markFailedUnsent(id: string, reason: string, message: string): Promise<boolean> {
+    return this.transition('failUnsent', id, { reason, message });
+  }
+
+  /** The authorization's validBefore passed with nothing mined: it can never settle now. */
+  markExpired(id: string, from: PaymentState[], message: string): Promise<boolean> {
+    return this.transition('expire', id, { message }, this.db, from);
+  }
+
+  private async transition<N extends TransitionName>(
+    name: N,
+    id: string,
+    args: TransitionArgs<N>,
+    db: Pick<PrismaService, '$queryRawUnsafe'> = this.db,
+    from?: PaymentState[],
+  ): Promise<boolean> {
+    return (await applyTransition(db, name, id, args, from)).moved;
+  }
+}
