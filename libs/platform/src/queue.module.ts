@@ -14,6 +14,7 @@ import {
 import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
 import { FlowProducer, Queue, QueueEvents, type QueueOptions, Worker } from 'bullmq';
 import { DEFAULT_READINESS_TIMEOUT_MS } from './readiness';
+import { queueTelemetry } from './tracing';
 
 /**
  * Queues the Nest way: `QueueModule.forRootAsync` once per app (one Redis connection factory, the app's queue prefix),
@@ -37,9 +38,13 @@ export function redisConnectionOptions(redisUrl: string): NonNullable<QueueOptio
   return { url: redisUrl, maxRetriesPerRequest: null, enableOfflineQueue: false, connectTimeout: 2_000 };
 }
 
-/** The shared BullMQ configuration of an app (what `BullModule.forRoot` takes). */
-export function bullRootOptions(config: QueueConnectionConfig): Pick<QueueOptions, 'connection' | 'prefix'> {
-  return { connection: redisConnectionOptions(config.redisUrl), prefix: config.queuePrefix };
+/**
+ * The shared BullMQ configuration of an app (what `BullModule.forRoot` takes), so every queue and worker registered
+ * through it shares the connection options, the prefix and, while tracing is on, the telemetry that carries a job's
+ * trace from producer to consumer.
+ */
+export function bullRootOptions(config: QueueConnectionConfig): Pick<QueueOptions, 'connection' | 'prefix' | 'telemetry'> {
+  return { connection: redisConnectionOptions(config.redisUrl), prefix: config.queuePrefix, telemetry: queueTelemetry() };
 }
 
 /** How long shutdown waits for jobs in flight, and for Redis to take a queue's goodbye, before closing anyway. */
