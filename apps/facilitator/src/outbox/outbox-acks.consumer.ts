@@ -3,6 +3,7 @@ import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { MAX_ACKS_PER_MESSAGE, PAYMENT_EVENTS_ACKS_QUEUE, type PaymentEventsAckMessage } from '@mp/clients';
 import { PrismaService } from '@mp/db';
+import { queueTelemetry } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 
 // up to 18 digits: always a bigint, so a malformed id cannot fail the UPDATE and be retried
@@ -30,7 +31,7 @@ export class OutboxAcks implements OnApplicationBootstrap, OnModuleDestroy {
     if (!this.config.outbox.publish) return;
     this.connection = new Redis(this.config.redisUrl, { maxRetriesPerRequest: null });
     this.connection.on('error', (error: Error) => this.logger.debug(`redis: ${error.message}`));
-    this.worker = new Worker(PAYMENT_EVENTS_ACKS_QUEUE, (job) => this.process(job), { connection: this.connection, prefix: this.config.queuePrefix, concurrency: 4 });
+    this.worker = new Worker(PAYMENT_EVENTS_ACKS_QUEUE, (job) => this.process(job), { connection: this.connection, prefix: this.config.queuePrefix, concurrency: 4, telemetry: queueTelemetry() });
     this.worker.on('failed', (job, error) => this.logger.warn(`payment event acknowledgement job ${job?.id} failed (attempt ${job?.attemptsMade}): ${error.message}`));
     this.worker.on('error', (error) => this.logger.debug(`worker: ${error.message}`));
   }

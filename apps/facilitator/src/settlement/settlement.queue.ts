@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { ProblemError, waitForRedis } from '@mp/platform';
+import { ProblemError, queueTelemetry, waitForRedis } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 
 export const SETTLEMENT_QUEUE = 'settlement';
@@ -27,6 +27,7 @@ export class SettlementQueue implements OnModuleInit, OnModuleDestroy {
     this.queue = new Queue(SETTLEMENT_QUEUE, {
       connection: this.connection,
       prefix: config.queuePrefix,
+      telemetry: queueTelemetry(),
       defaultJobOptions: { removeOnComplete: true, removeOnFail: 1_000, attempts: 30, backoff: { type: 'exponential', delay: 100 } },
     });
     this.queue.on('error', (error: Error) => this.logger.debug(`queue: ${error.message}`));

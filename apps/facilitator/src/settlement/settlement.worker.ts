@@ -14,7 +14,7 @@ import {
   settlementGasLimit,
   type TransactionSigner,
 } from '@mp/chain';
-import { crashPoint, FacilitatorMetrics } from '@mp/platform';
+import { crashPoint, FacilitatorMetrics, queueTelemetry } from '@mp/platform';
 import { X402Reason } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { NetworkRegistry, type Network } from '../networks/network-registry';
@@ -82,6 +82,7 @@ export class SettlementWorker implements OnModuleInit, OnModuleDestroy {
     this.worker = new Worker(SETTLEMENT_QUEUE, (job, token) => this.process(job, token), {
       connection: this.connection,
       prefix: this.config.queuePrefix,
+      telemetry: queueTelemetry(),
       concurrency: this.config.workerConcurrency,
       // A dead worker's jobs are taken over once their lock lapses: short locks (renewed at half) make that seconds,
       // and a stall is a crash to recover from, not a poison job, so it never fails the job.

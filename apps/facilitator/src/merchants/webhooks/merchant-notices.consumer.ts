@@ -3,6 +3,7 @@ import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { MERCHANT_NOTICE_TYPES, MERCHANT_NOTICES_QUEUE, type MerchantNoticeMessage } from '@mp/clients';
+import { queueTelemetry } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../../config/facilitator.config';
 import { WebhookRepository, type NoticeOutcome } from './webhook.repository';
 
@@ -42,7 +43,7 @@ export class MerchantNoticesConsumer implements OnApplicationBootstrap, OnModule
   onApplicationBootstrap(): void {
     this.connection = new Redis(this.config.redisUrl, { maxRetriesPerRequest: null });
     this.connection.on('error', (error: Error) => this.logger.debug(`redis: ${error.message}`));
-    this.worker = new Worker(MERCHANT_NOTICES_QUEUE, (job) => this.process(job), { connection: this.connection, prefix: this.config.queuePrefix, concurrency: CONCURRENCY });
+    this.worker = new Worker(MERCHANT_NOTICES_QUEUE, (job) => this.process(job), { connection: this.connection, prefix: this.config.queuePrefix, concurrency: CONCURRENCY, telemetry: queueTelemetry() });
     this.worker.on('failed', (job, error) => this.logger.warn(`merchant notice job ${job?.id} failed (attempt ${job?.attemptsMade}): ${error.message}`));
     this.worker.on('error', (error) => this.logger.debug(`worker: ${error.message}`));
   }
