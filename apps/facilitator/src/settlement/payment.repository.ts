@@ -3,7 +3,7 @@ import { isUniqueViolation, PrismaService, withTransaction } from '@mp/db';
 import type { SignedTransaction } from '@mp/chain';
 import type { Hex } from 'viem';
 import { gasShare } from './gas-share';
-import { applyTransition, type PaymentState, type TransitionArgs, type TransitionName } from './payment-transitions';
+import { applyTransition, eventTraceContext, type PaymentState, type TransitionArgs, type TransitionName } from './payment-transitions';
 
 export type { PaymentState } from './payment-transitions';
 
@@ -220,8 +220,8 @@ export class PaymentRepository {
                  $17, $18, 'verified', now())
          ON CONFLICT (network, asset, payer, authorization_nonce) DO NOTHING
          RETURNING id)
-       INSERT INTO facilitator.payment_events (payment_id, type, data)
-       SELECT id, 'payment.verified', $14::jsonb FROM inserted
+       INSERT INTO facilitator.payment_events (payment_id, type, data, trace_context)
+       SELECT id, 'payment.verified', $14::jsonb, $19::jsonb FROM inserted
        RETURNING payment_id AS id`,
       p.network,
       p.asset,
@@ -244,6 +244,7 @@ export class PaymentRepository {
       p.settleGas.toString(),
       p.origin.protocol,
       p.origin.protocol === 'mpp' ? p.origin.challengeId : null,
+      eventTraceContext(),
     );
     return rows[0]?.id;
   }
@@ -257,8 +258,8 @@ export class PaymentRepository {
          VALUES ($1, $2, $3, $4, $5, $6::numeric, 0, $7::numeric, $8, $9, $10::uuid, 'mpp', $11, $4, 'verified', now())
          ON CONFLICT (network, asset, payer, authorization_nonce) DO NOTHING
          RETURNING id)
-       INSERT INTO facilitator.payment_events (payment_id, type, data)
-       SELECT id, 'payment.verified', $12::jsonb FROM inserted
+       INSERT INTO facilitator.payment_events (payment_id, type, data, trace_context)
+       SELECT id, 'payment.verified', $12::jsonb, $13::jsonb FROM inserted
        RETURNING payment_id AS id`,
       p.network,
       p.asset,
@@ -275,6 +276,7 @@ export class PaymentRepository {
         network: p.network, asset: p.asset, payer: p.payer, payTo: p.payTo, amount: p.amount.toString(), nonce: p.challengeId,
         protocol: 'mpp', rail: p.rail, method: p.method, challengeId: p.challengeId,
       }),
+      eventTraceContext(),
     );
     return rows[0]?.id;
   }
