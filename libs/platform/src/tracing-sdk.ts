@@ -27,13 +27,14 @@ export function startTracingSdk(serviceName: string | undefined): Tracing {
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (req: IncomingMessage) => UNTRACED_PATHS.test(req.url ?? ''),
         requestHook: (span, req) => {
-          if ('path' in req) maskUrl(span, `${req.protocol}//${req.host}`, (req as ClientRequest).path);
-          else maskUrl(span, undefined, req.url ?? '');
+          // a request received has its url; one sent, its path
+          if (typeof (req as IncomingMessage).url === 'string') maskUrl(span, undefined, (req as IncomingMessage).url!);
+          else maskUrl(span, `${(req as ClientRequest).protocol}//${(req as ClientRequest).host}`, (req as ClientRequest).path);
         },
       }),
       // a span per Express middleware would be noise: the route's handler and the request's server span say it all
       new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE] }),
-      // without a parent: the relay's polls, recovery sweeps, chain watchers and BullMQ's own blocking reads
+      // these three only inside a trace: the relay's polls, recovery sweeps, chain watchers and BullMQ's waits start none
       new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
       new IORedisInstrumentation({ requireParentSpan: true }),
       new UndiciInstrumentation({ requireParentforSpans: true, requestHook: (span, request) => maskUrl(span, request.origin, request.path) }),
