@@ -24,6 +24,8 @@ const CONFIG_FILES = [
 ];
 /** Read by the apps but not to be set by anyone outside the crash tests (docs/configuration.md says so). */
 const TEST_ONLY = ['CRASH_POINTS'];
+/** Read for the apps by the OpenTelemetry SDK that libs/platform/src/tracing.ts starts (the ones it reads itself are found below). */
+const READ_BY_OPENTELEMETRY = ['OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_RESOURCE_ATTRIBUTES', 'OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG', 'OTEL_PROPAGATORS'];
 /** The networks file .env.example shows; its signer-key variables are listed with it. */
 const EXAMPLE_NETWORKS_FILE = 'docs/examples/networks.base-sepolia.json';
 
@@ -71,7 +73,7 @@ describe('.env.example', () => {
     const readDirectly = ['apps', 'libs'].flatMap(appSources).flatMap(variablesReadIn);
     const signerKeys = (JSON.parse(read(EXAMPLE_NETWORKS_FILE)).networks as { signerKeyEnv: string[] }[]).flatMap((n) => n.signerKeyEnv);
     expect(readDirectly).toEqual(expect.arrayContaining(['LOG_LEVEL', 'NODE_ENV', 'FAKE_STRIPE_PORT', 'BUYER_PRIVATE_KEY', ...TEST_ONLY]));
-    const expected = new Set([...schemaKeys, ...readDirectly, ...signerKeys].filter((name) => !TEST_ONLY.includes(name)));
+    const expected = new Set([...schemaKeys, ...readDirectly, ...signerKeys, ...READ_BY_OPENTELEMETRY].filter((name) => !TEST_ONLY.includes(name)));
     expect([...new Set(exampleNames)].sort()).toEqual([...expected].sort());
   });
 

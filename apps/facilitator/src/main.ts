@@ -1,3 +1,4 @@
+import './tracing';
 import 'reflect-metadata';
 import type { NextFunction, Request, Response } from 'express';
 import { ConfigError, createHttpApp, createLogger, listen, privateKeyForms, PROBLEM_CONTENT_TYPE, problemBody, registerLogSecrets, urlSecrets } from '@mp/platform';

@@ -1,3 +1,4 @@
+import './tracing';
 import 'reflect-metadata';
 import { ConfigError, createHttpApp, createLogger, listen, registerLogSecrets, urlSecrets } from '@mp/platform';
 import { AppModule } from './app.module';

@@ -6,6 +6,7 @@ export * from './problem.filter';
 export * from './logger';
 export * from './metrics';
 export * from './observability.module';
+export * from './tracing';
 export * from './readiness';
 export * from './crash-points';
 export * from './queue.module';

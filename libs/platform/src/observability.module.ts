@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Controller, type DynamicModule, Get, Header, Inject, type INestApplication, Logger, Module, Res } from '@nestjs/common';
+import { Controller, type DynamicModule, Get, Header, Inject, Injectable, type INestApplication, Logger, Module, type OnApplicationShutdown, Res } from '@nestjs/common';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { currentRequestId, redactQuery, requestContext } from './logger';
 import { Metrics, UNMATCHED_ROUTE, type MetricsOptions } from './metrics';
 import { ProblemError } from './problem';
 import { Readiness } from './readiness';
+import { stopTracing } from './tracing';
 
 /**
  * Observability for every app, in one global module:
@@ -17,7 +18,7 @@ import { Readiness } from './readiness';
  * serves `GET /metrics`, `GET /ready`, `GET /docs` (Swagger UI from the installed swagger-ui-dist, assets under
  * `/docs/assets/`) and `GET /docs/openapi.json`. `configureHttpApp` installs its middleware in front of everything
  * else: request ids (`x-request-id`, also in every log line), HTTP request metrics, the access log (info) and the
- * Swagger UI assets.
+ * Swagger UI assets. Traces (started by the app's entry, see tracing.ts) are flushed when the app shuts down.
  */
 
 export interface ObservabilityOptions {
@@ -116,6 +117,14 @@ export class DocsController {
 
 // ---------------------------------------------------------------------------------------------------------- module
 
+/** Last in the shutdown path, once workers and queues are closed: exports the spans they ended (see tracing.ts). */
+@Injectable()
+export class TracingShutdown implements OnApplicationShutdown {
+  onApplicationShutdown(): Promise<void> {
+    return stopTracing();
+  }
+}
+
 @Module({})
 export class ObservabilityModule {
   static forRoot(options: ObservabilityOptions): DynamicModule {
@@ -127,6 +136,7 @@ export class ObservabilityModule {
         { provide: OBSERVABILITY_OPTIONS, useValue: options },
         { provide: Metrics, useFactory: () => new Metrics(options.metrics) },
         { provide: Readiness, useFactory: () => new Readiness(options.readinessTimeoutMs) },
+        TracingShutdown,
       ],
       exports: [OBSERVABILITY_OPTIONS, Metrics, Readiness],
     };

@@ -15,6 +15,7 @@ import { DiscoveryModule, DiscoveryService, ModuleRef } from '@nestjs/core';
 import { FlowProducer, Queue, QueueEvents, type QueueOptions, Worker, type WorkerOptions } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import { DEFAULT_READINESS_TIMEOUT_MS } from './readiness';
+import { queueTelemetry } from './tracing';
 
 /**
  * Queues the Nest way: `QueueModule.forRootAsync` once per app (one Redis connection factory, the app's queue prefix),
@@ -43,9 +44,13 @@ export function redisConnectionOptions(redisUrl: string): NonNullable<QueueOptio
 /** What every connection of an app has in common: no offline queue, and a bounded connect. */
 const FAIL_FAST = { enableOfflineQueue: false, connectTimeout: 2_000 } as const satisfies RedisOptions;
 
-/** The shared BullMQ configuration of an app (what `BullModule.forRoot` takes). */
-export function bullRootOptions(config: QueueConnectionConfig): Pick<QueueOptions, 'connection' | 'prefix'> {
-  return { connection: redisConnectionOptions(config.redisUrl), prefix: config.queuePrefix };
+/**
+ * The shared BullMQ configuration of an app (what `BullModule.forRoot` takes), so every queue and worker registered
+ * through it shares the connection options, the prefix and, while tracing is on, the telemetry that carries a job's
+ * trace from producer to consumer.
+ */
+export function bullRootOptions(config: QueueConnectionConfig): Pick<QueueOptions, 'connection' | 'prefix' | 'telemetry'> {
+  return { connection: redisConnectionOptions(config.redisUrl), prefix: config.queuePrefix, telemetry: queueTelemetry() };
 }
 
 /** How long shutdown waits for jobs in flight, and for Redis to take a queue's goodbye, before closing anyway. */

@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } f
 import type { DefaultJobOptions, Queue } from 'bullmq';
 import { PAYMENT_EVENTS_ACKS_QUEUE, PAYMENT_EVENTS_QUEUE, parsePaymentEventMessage, type PaymentEventMessage } from '@mp/clients';
 import { PrismaService, withTransaction, type Tx } from '@mp/db';
-import { FacilitatorMetrics } from '@mp/platform';
+import { FacilitatorMetrics, jobTraceOptions, type TraceContext, withTraceContext } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { PAYMENT_COLUMNS, paymentSnapshot, type PaymentRow } from '../merchants/payment-view';
 import { OutboxMetrics } from './outbox.metrics';
@@ -32,6 +32,7 @@ interface Row extends PaymentRow {
   paymentId: string;
   occurredAt: Date;
   data: unknown;
+  traceContext: TraceContext | null;
 }
 
 interface Job {
@@ -43,7 +44,7 @@ interface Job {
 /** What a re-publish did with an unacknowledged event's job, by the job's state in Redis; `invalid`: not published (a bug). */
 type Republish = 'added' | 'retried' | 'in_flight' | 'failed' | 'invalid';
 
-const EVENT_ROWS = `SELECT e.id::text AS "eventId", e.type, e.payment_id::text AS "paymentId", e.created_at AS "occurredAt", e.data, ${PAYMENT_COLUMNS}
+const EVENT_ROWS = `SELECT e.id::text AS "eventId", e.type, e.payment_id::text AS "paymentId", e.created_at AS "occurredAt", e.data, e.trace_context AS "traceContext", ${PAYMENT_COLUMNS}
            FROM facilitator.payment_events e JOIN facilitator.payments p ON p.id = e.payment_id`;
 
 /**
@@ -111,7 +112,11 @@ export class OutboxRelay implements OnModuleInit, OnModuleDestroy {
       if (rows.length === 0) return 0;
       // one that breaks the contract is marked too, so it does not hold up the rest; being unacknowledged, it is checked
       // (and reported) again every OUTBOX_REPUBLISH_AFTER_MS, and published once a fixed facilitator builds it
-      const jobs = rows.map((row) => this.job(row)).filter((job) => job !== undefined);
+      // each job in the trace its event was written in (while tracing is on), so the ledger's booking joins the payment's
+      const jobs = rows.flatMap((row) => {
+        const job = this.job(row);
+        return job ? [{ ...job, opts: jobTraceOptions(job.opts, row.traceContext) }] : [];
+      });
       if (jobs.length) await this.queue.addBulk(jobs);
       await tx.$executeRawUnsafe(`UPDATE facilitator.payment_events SET published_at = now() WHERE id = ANY($1::bigint[])`, rows.map((r) => r.eventId));
       return rows.length;
@@ -157,7 +162,7 @@ export class OutboxRelay implements OnModuleInit, OnModuleDestroy {
     // a completed job removed by age between the two reads is added anew too
     const completed = state === 'completed' ? await this.queue.getJob(job.opts.jobId) : undefined;
     if (!completed) {
-      await this.queue.add(job.name, job.data, job.opts);
+      await withTraceContext(row.traceContext, () => this.queue.add(job.name, job.data, job.opts));
       return 'added';
     }
     // a fresh set of attempts, as a new job would have

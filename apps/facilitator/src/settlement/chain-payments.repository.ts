@@ -3,7 +3,7 @@ import { fromDbDecimal, isUniqueViolation, Prisma, PrismaService, toDbDecimal, w
 import type { SignedTransaction } from '@mp/chain';
 import type { Hex } from 'viem';
 import { PAYMENT_RECORD, type PaymentRecord, type PaymentState } from './payment-record';
-import { applyTransition, type TransitionArgs, type TransitionName } from './payment-transitions';
+import { applyTransition, eventTraceContext, type TransitionArgs, type TransitionName } from './payment-transitions';
 
 export type { PaymentRecord, PaymentState } from './payment-record';
 
@@ -173,8 +173,8 @@ export class ChainPayments {
                 ${p.origin.protocol}, ${p.origin.protocol === 'mpp' ? p.origin.challengeId : null}::text, 'verified', now())
         ON CONFLICT (network, asset, payer, authorization_nonce) DO NOTHING
         RETURNING id)
-      INSERT INTO facilitator.payment_events (payment_id, type, data)
-      SELECT id, 'payment.verified', ${JSON.stringify(event)}::jsonb FROM inserted
+      INSERT INTO facilitator.payment_events (payment_id, type, data, trace_context)
+      SELECT id, 'payment.verified', ${JSON.stringify(event)}::jsonb, ${eventTraceContext()}::jsonb FROM inserted
       RETURNING payment_id AS id`;
     return rows[0]?.id;
   }

@@ -137,6 +137,22 @@ describe('transitionStatement', () => {
     expect(params).toEqual([id, 'payment.confirmed', JSON.stringify({ reference: 'pi_1', currency: 'usd' }), 'pi_1', 'stripe', JSON.stringify({ corrects: 'payment.failed' })]);
   });
 
+  it('stores the trace context the event is written in, when there is one, as the last parameter', () => {
+    const traceContext = JSON.stringify({ traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' });
+    const { sql, params } = transitionStatement('failOnChain', id, { hash: tx.hash, reason: 'reverted', message: 'm', gasFee: 5n }, undefined, traceContext);
+    expect(sql).toBe(
+      `WITH updated AS (${update(`state = 'failed', updated_at = now(), tx_hash = $4, error_reason = $5, error_message = $6`, `'submitted'`)}) ` +
+        `INSERT INTO facilitator.payment_events (payment_id, type, data, trace_context) SELECT id, $2, $3::jsonb, $7::jsonb FROM updated RETURNING payment_id AS id`,
+    );
+    expect(params.at(-1)).toBe(traceContext);
+    const correction = transitionStatement('confirmExternally', id, { reference: 'pi_1', details: {} }, undefined, traceContext);
+    expect(correction.sql).toContain(
+      `event AS (INSERT INTO facilitator.payment_events (payment_id, type, data, trace_context) SELECT id, $2, $3::jsonb || CASE was WHEN 'failed' THEN $6::jsonb ELSE '{}'::jsonb END, $7::jsonb FROM updated)`,
+    );
+    expect(correction.params).toHaveLength(7);
+    expect(correction.params.at(-1)).toBe(traceContext);
+  });
+
   it('has a case above for every transition in the table', () => {
     const tested = ['submit', 'replace', 'resend', 'leaveBatch', 'confirm', 'reorg', 'failOnChain', 'failUnsent', 'retry', 'expire', 'failExternally', 'confirmExternally'];
     expect(Object.keys(PAYMENT_TRANSITIONS).sort()).toEqual(tested.sort());

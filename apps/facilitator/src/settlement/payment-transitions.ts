@@ -1,5 +1,6 @@
 import type { PrismaService } from '@mp/db';
 import type { SignedTransaction } from '@mp/chain';
+import { currentTraceContext } from '@mp/platform';
 
 /** The states of `facilitator.payment_state`. */
 export type PaymentState = 'verified' | 'submitted' | 'confirmed' | 'failed' | 'expired';
@@ -194,12 +195,25 @@ export interface TransitionStatement {
 
 const quoted = (states: readonly PaymentState[]) => states.map((s) => `'${s}'`).join(', ');
 
+/** The trace context an event is written in, as its `trace_context` (jsonb) parameter; null while tracing is off. */
+export function eventTraceContext(): string | null {
+  const traceContext = currentTraceContext();
+  return traceContext ? JSON.stringify(traceContext) : null;
+}
+
 /**
  * The one statement of a transition: the compare-and-set `UPDATE … WHERE state IN (…) RETURNING` feeding the event's
  * INSERT (and the transaction's, if it stores one). $1 is the payment id, $2 the event type, $3 its data; the columns'
- * values follow, numbered in the order they are declared. `from` narrows the declared from-states.
+ * values follow, numbered in the order they are declared, then the event's trace context if there is one (see
+ * {@link eventTraceContext}). `from` narrows the declared from-states.
  */
-export function transitionStatement<N extends TransitionName>(name: N, id: string, args: TransitionArgs<N>, from?: readonly PaymentState[]): TransitionStatement {
+export function transitionStatement<N extends TransitionName>(
+  name: N,
+  id: string,
+  args: TransitionArgs<N>,
+  from?: readonly PaymentState[],
+  traceContext: string | null = null,
+): TransitionStatement {
   const spec = PAYMENT_TRANSITIONS[name] as TransitionSpec<TransitionArgs<N>>;
   const leaving = from ?? spec.from;
   const undeclared = leaving.filter((s) => !spec.from.includes(s));
@@ -220,6 +234,9 @@ export function transitionStatement<N extends TransitionName>(name: N, id: strin
   const condition = ([column, value]: [string, ColumnValue]) =>
     value === NULL ? ` AND ${column} IS NULL` : ` AND ${column} = ${param(value, CASTS[column as PaymentColumn])}`;
 
+  const eventColumns = traceContext === null ? 'payment_id, type, data' : 'payment_id, type, data, trace_context';
+  const eventValues = (data: string) => (traceContext === null ? `id, $2, ${data}` : `id, $2, ${data}, ${param(traceContext, 'jsonb')}`);
+
   const set = [`state = '${spec.to}'`, 'updated_at = now()', ...Object.entries(spec.set(args)).map(assignment)].join(', ');
   const guards = Object.entries(spec.where?.(args) ?? {}).map(condition).join('');
   const states = quoted(leaving);
@@ -231,7 +248,7 @@ export function transitionStatement<N extends TransitionName>(name: N, id: strin
       sql:
         `WITH prior AS (SELECT id, state::text AS was FROM facilitator.payments WHERE id = $1::uuid AND state IN (${states})${guards} FOR UPDATE), ` +
         `updated AS (UPDATE facilitator.payments p SET ${set} FROM prior WHERE p.id = prior.id AND p.state IN (${states}) RETURNING p.id, prior.was), ` +
-        `event AS (INSERT INTO facilitator.payment_events (payment_id, type, data) SELECT id, $2, $3::jsonb || CASE was${extra} ELSE '{}'::jsonb END FROM updated) ` +
+        `event AS (INSERT INTO facilitator.payment_events (${eventColumns}) SELECT ${eventValues(`$3::jsonb || CASE was${extra} ELSE '{}'::jsonb END`)} FROM updated) ` +
         `SELECT id, was FROM updated`,
       params,
     };
@@ -249,7 +266,7 @@ export function transitionStatement<N extends TransitionName>(name: N, id: strin
     steps.push(`detached AS (DELETE FROM facilitator.payment_transactions WHERE payment_id IN (SELECT id FROM updated) AND hash = ${param(spec.detachesTransaction(args))} RETURNING payment_id)`);
   }
   return {
-    sql: `WITH ${steps.join(', ')} INSERT INTO facilitator.payment_events (payment_id, type, data) SELECT id, $2, $3::jsonb FROM ${eventSource} RETURNING payment_id AS id`,
+    sql: `WITH ${steps.join(', ')} INSERT INTO facilitator.payment_events (${eventColumns}) SELECT ${eventValues('$3::jsonb')} FROM ${eventSource} RETURNING payment_id AS id`,
     params,
   };
 }
@@ -265,7 +282,7 @@ export async function applyTransition<N extends TransitionName>(
   args: TransitionArgs<N>,
   from?: readonly PaymentState[],
 ): Promise<{ moved: boolean; was?: PaymentState }> {
-  const { sql, params } = transitionStatement(name, id, args, from);
+  const { sql, params } = transitionStatement(name, id, args, from, eventTraceContext());
   const rows = await db.$queryRawUnsafe<{ id: string; was?: PaymentState }[]>(sql, ...params);
   return { moved: rows.length === 1, was: rows[0]?.was };
 }

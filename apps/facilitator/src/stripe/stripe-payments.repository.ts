@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { PrismaService, toDbDecimal, withTransaction } from '@mp/db';
+import { Prisma, PrismaService, toDbDecimal, withTransaction } from '@mp/db';
+import { currentTraceContext } from '@mp/platform';
 import { PAYMENT_RECORD, type PaymentRecord } from '../settlement/payment-record';
 import { applyTransition } from '../settlement/payment-transitions';
 
@@ -87,6 +88,8 @@ export class StripePayments {
             network: p.network, asset: p.asset, payer: p.payer, payTo: p.payTo, amount: p.amount.toString(), nonce: p.challengeId,
             protocol: 'mpp', rail: p.rail, method: p.method, challengeId: p.challengeId,
           },
+          // the trace it is written in (while tracing is on), so the ledger's booking joins the payment's trace
+          traceContext: currentTraceContext() ?? Prisma.DbNull,
         },
       });
       return inserted.id;
