@@ -1,19 +1,17 @@
-import { Body, Controller, Get, Header, HttpCode, Param, Post, Put, Query, UseGuards, UsePipes } from '@nestjs/common';
+import { Body, Controller, Get, Header, HttpCode, Param, Post, Put, Query, UseGuards } from '@nestjs/common';
 import { ApiKeyPath, CreateApiKeyDto, CreateMerchantDto, DeliveriesQuery, DeliveryPath, MerchantPath, PageQuery, SetWebhookDto } from './admin.dto';
 import { AdminService, type AdminApiKey, type AdminMerchant, type AdminWebhookDelivery, type CreatedApiKey, type CreatedMerchant, type Page } from './admin.service';
 import { OperatorGuard } from './operator-auth';
-import { problemValidationPipe } from './problem-validation.pipe';
 
 /**
  * The merchant admin API, for the operator only (OPERATOR_TOKEN; a merchant's API key is refused like any wrong
- * token). Bodies, query strings and path parameters are DTO classes checked by class-validator; a bad one is a
- * `validation_failed` problem naming every field. Secrets (API keys, webhook secrets) are in the answer that makes
+ * token). Bodies, query strings and path parameters are DTO classes checked by the global validation pipe; a bad one
+ * is a `validation_failed` problem naming every field. Secrets (API keys, webhook secrets) are in the answer that makes
  * them and never again. scripts/merchants.mjs still writes to PostgreSQL directly, so it works without a running
  * facilitator.
  */
 @Controller('admin/merchants')
 @UseGuards(OperatorGuard)
-@UsePipes(problemValidationPipe())
 export class AdminMerchantsController {
   constructor(private readonly admin: AdminService) {}
 

@@ -1,12 +1,8 @@
 import { z } from 'zod';
 import { PAYMENT_AUTHORIZATION_HEADER } from '@mp/mpp';
-import { ProblemError } from '@mp/platform';
 import { MAX_CHALLENGE_TTL_SECONDS } from './mpp-secrets';
 
-/** Missing members read "is required" rather than zod's "expected string, received undefined". */
-const PARSE = { error: (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : undefined) };
-
-const offerSchema = z.strictObject({
+export const offerSchema = z.strictObject({
   method: z.string().regex(/^[a-z][a-z0-9:_-]*$/, 'must be a lowercase payment method name such as "evm" or "stripe"'),
   intent: z.string().regex(/^[a-z][a-z0-9_-]*$/, 'must be a lowercase intent such as "charge"'),
   request: z.record(z.string(), z.unknown()),
@@ -41,10 +37,3 @@ export const credentialBodySchema = z.strictObject({
 });
 
 export type CredentialBody = z.infer<typeof credentialBodySchema>;
-
-export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
-  const parsed = schema.safeParse(body, PARSE);
-  if (parsed.success) return parsed.data;
-  const invalidParams = parsed.error.issues.map((i) => ({ name: i.path.join('.') || '(body)', reason: i.message }));
-  throw new ProblemError('validation_failed', `invalid field(s): ${invalidParams.map((p) => p.name).join(', ')}`, { invalidParams });
-}

@@ -1,9 +1,10 @@
 import { Body, Controller, Get, HttpCode, Post, Res, UseGuards } from '@nestjs/common';
 import type { Response } from 'express';
+import { ZodBodyPipe } from '@mp/platform';
 import { CurrentMerchant, OpenModeAllowed } from '../merchants/current-merchant';
 import { MerchantAuthGuard } from '../merchants/merchant-auth.guard';
 import type { MerchantPrincipal } from '../merchants/merchant-auth.service';
-import { credentialBodySchema, parseBody, termsSchema } from './mpp.api';
+import { credentialBodySchema, termsSchema, type CredentialBody, type TermsInput } from './mpp.api';
 import { MppService, type IssuedChallenges, type MppAnswer } from './mpp.service';
 
 /**
@@ -23,18 +24,18 @@ export class MppController {
 
   @Post('challenges')
   @HttpCode(201)
-  challenges(@Body() body: unknown, @CurrentMerchant() merchant: MerchantPrincipal | undefined): Promise<IssuedChallenges> {
-    return this.mpp.issue(parseBody(termsSchema, body), merchant?.merchantId ?? null);
+  challenges(@Body(new ZodBodyPipe(termsSchema)) terms: TermsInput, @CurrentMerchant() merchant: MerchantPrincipal | undefined): Promise<IssuedChallenges> {
+    return this.mpp.issue(terms, merchant?.merchantId ?? null);
   }
 
   @Post('verify')
-  async verify(@Body() body: unknown, @CurrentMerchant() merchant: MerchantPrincipal | undefined, @Res({ passthrough: true }) res: Response): Promise<unknown> {
-    return send(res, await this.mpp.verify(parseBody(credentialBodySchema, body), merchant?.merchantId ?? null));
+  async verify(@Body(new ZodBodyPipe(credentialBodySchema)) body: CredentialBody, @CurrentMerchant() merchant: MerchantPrincipal | undefined, @Res({ passthrough: true }) res: Response): Promise<unknown> {
+    return send(res, await this.mpp.verify(body, merchant?.merchantId ?? null));
   }
 
   @Post('settle')
-  async settle(@Body() body: unknown, @CurrentMerchant() merchant: MerchantPrincipal | undefined, @Res({ passthrough: true }) res: Response): Promise<unknown> {
-    return send(res, await this.mpp.settle(parseBody(credentialBodySchema, body), merchant?.merchantId ?? null));
+  async settle(@Body(new ZodBodyPipe(credentialBodySchema)) body: CredentialBody, @CurrentMerchant() merchant: MerchantPrincipal | undefined, @Res({ passthrough: true }) res: Response): Promise<unknown> {
+    return send(res, await this.mpp.settle(body, merchant?.merchantId ?? null));
   }
 }
 

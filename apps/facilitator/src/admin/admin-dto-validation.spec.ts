@@ -1,6 +1,5 @@
-import { ProblemError } from '@mp/platform';
+import { problemValidationPipe, ProblemError } from '@mp/platform';
 import { CreateMerchantDto, PageQuery } from './admin.dto';
-import { problemValidationPipe } from './problem-validation.pipe';
 
 /** What the pipe throws for a value, as the problem's detail and invalidParams. */
 async function refusal(value: unknown, metatype: new () => object, type: 'body' | 'query' = 'body') {
