@@ -7,6 +7,8 @@ import { Metrics, UNMATCHED_ROUTE, type MetricsOptions } from './metrics';
 import type { OpenApiOptions } from './openapi';
 import { ProblemError } from './problem';
 import { Readiness } from './readiness';
+import { METRICS_DOCS, READY_DOCS, DOCS_DOCS, OPEN_API_DOCS } from './observability.openapi';
+import { ApiDoc } from './openapi';
 
 /**
  * Observability for every app, in one global module:
@@ -52,6 +54,7 @@ export function acceptRequestId(value: unknown): string | undefined {
 export class MetricsController {
   constructor(private readonly metrics: Metrics) {}
 
+  @ApiDoc(METRICS_DOCS.scrape)
   @Get()
   @Header('cache-control', 'no-store')
   async scrape(@Res({ passthrough: true }) res: Response): Promise<string> {
@@ -65,6 +68,7 @@ export class MetricsController {
 export class ReadyController {
   constructor(private readonly readiness: Readiness) {}
 
+  @ApiDoc(READY_DOCS.ready)
   @Get()
   @Header('cache-control', 'no-store')
   ready() {
@@ -102,6 +106,7 @@ export class DocsController {
     private readonly openapi: OpenApiDocument,
   ) {}
 
+  @ApiDoc(DOCS_DOCS.page)
   @Get()
   @Header('content-type', 'text/html; charset=utf-8')
   @Header('content-security-policy', "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'")
@@ -124,6 +129,7 @@ export class DocsController {
 `;
   }
 
+  @ApiDoc(DOCS_DOCS.document)
   @Get('openapi.json')
   @Header('content-type', 'application/json; charset=utf-8')
   document(): string {
@@ -136,6 +142,7 @@ export class DocsController {
 export class OpenApiController {
   constructor(private readonly openapi: OpenApiDocument) {}
 
+  @ApiDoc(OPEN_API_DOCS.document)
   @Get('openapi.json')
   @Header('content-type', 'application/json; charset=utf-8')
   document(): string {

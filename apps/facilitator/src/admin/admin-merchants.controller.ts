@@ -2,6 +2,8 @@ import { Body, Controller, Get, Header, HttpCode, Param, Post, Put, Query, UseGu
 import { ApiKeyPath, CreateApiKeyDto, CreateMerchantDto, DeliveriesQuery, DeliveryPath, MerchantPath, PageQuery, SetWebhookDto } from './admin.dto';
 import { AdminService, type AdminApiKey, type AdminMerchant, type AdminWebhookDelivery, type CreatedApiKey, type CreatedMerchant, type Page } from './admin.service';
 import { OperatorGuard } from './operator-auth';
+import { ApiDoc } from '@mp/platform';
+import { ADMIN_MERCHANTS_DOCS } from './admin-merchants.openapi';
 
 /**
  * The merchant admin API, for the operator only (OPERATOR_TOKEN; a merchant's API key is refused like any wrong
@@ -15,24 +17,28 @@ import { OperatorGuard } from './operator-auth';
 export class AdminMerchantsController {
   constructor(private readonly admin: AdminService) {}
 
+  @ApiDoc(ADMIN_MERCHANTS_DOCS.create)
   @Post()
   @Header('cache-control', 'no-store')
   create(@Body() body: CreateMerchantDto): Promise<CreatedMerchant> {
     return this.admin.createMerchant(body);
   }
 
+  @ApiDoc(ADMIN_MERCHANTS_DOCS.list)
   @Get()
   @Header('cache-control', 'no-store')
   list(@Query() query: PageQuery): Promise<Page<AdminMerchant>> {
     return this.admin.listMerchants(query);
   }
 
+  @ApiDoc(ADMIN_MERCHANTS_DOCS.get)
   @Get(':merchantId')
   @Header('cache-control', 'no-store')
   get(@Param() path: MerchantPath): Promise<AdminMerchant> {
     return this.admin.merchant(path.merchantId);
   }
 
+  @ApiDoc(ADMIN_MERCHANTS_DOCS.disable)
   @Post(':merchantId/disable')
   @HttpCode(200)
   @Header('cache-control', 'no-store')
@@ -40,6 +46,7 @@ export class AdminMerchantsController {
     return this.admin.setDisabled(path.merchantId, true);
   }
 
+  @ApiDoc(ADMIN_MERCHANTS_DOCS.enable)
   @Post(':merchantId/enable')
   @HttpCode(200)
   @Header('cache-control', 'no-store')
@@ -47,12 +54,14 @@ export class AdminMerchantsController {
     return this.admin.setDisabled(path.merchantId, false);
   }
 
+  @ApiDoc(ADMIN_MERCHANTS_DOCS.createApiKey)
   @Post(':merchantId/api-keys')
   @Header('cache-control', 'no-store')
   createApiKey(@Param() path: MerchantPath, @Body() body: CreateApiKeyDto): Promise<CreatedApiKey> {
     return this.admin.createApiKey(path.merchantId, body.name);
   }
 
+  @ApiDoc(ADMIN_MERCHANTS_DOCS.revokeApiKey)
   @Post(':merchantId/api-keys/:keyId/revoke')
   @HttpCode(200)
   @Header('cache-control', 'no-store')
@@ -60,12 +69,14 @@ export class AdminMerchantsController {
     return this.admin.revokeApiKey(path.merchantId, path.keyId);
   }
 
+  @ApiDoc(ADMIN_MERCHANTS_DOCS.setWebhook)
   @Put(':merchantId/webhook')
   @Header('cache-control', 'no-store')
   setWebhook(@Param() path: MerchantPath, @Body() body: SetWebhookDto): Promise<{ merchantId: string; webhookUrl: string | null }> {
     return this.admin.setWebhookUrl(path.merchantId, body.webhookUrl);
   }
 
+  @ApiDoc(ADMIN_MERCHANTS_DOCS.rotateWebhookSecret)
   @Post(':merchantId/webhook/rotate-secret')
   @HttpCode(200)
   @Header('cache-control', 'no-store')
@@ -73,12 +84,14 @@ export class AdminMerchantsController {
     return this.admin.rotateWebhookSecret(path.merchantId);
   }
 
+  @ApiDoc(ADMIN_MERCHANTS_DOCS.deliveries)
   @Get(':merchantId/webhook-deliveries')
   @Header('cache-control', 'no-store')
   deliveries(@Param() path: MerchantPath, @Query() query: DeliveriesQuery): Promise<Page<AdminWebhookDelivery>> {
     return this.admin.deliveries(path.merchantId, query);
   }
 
+  @ApiDoc(ADMIN_MERCHANTS_DOCS.resend)
   @Post(':merchantId/webhook-deliveries/:deliveryId/resend')
   @HttpCode(202)
   @Header('cache-control', 'no-store')

@@ -1,9 +1,10 @@
 import { Body, Controller, Get, Header, Patch, UseGuards } from '@nestjs/common';
-import { ProblemError } from '@mp/platform';
+import { ApiDoc, ProblemError } from '@mp/platform';
 import { CurrentMerchant } from './current-merchant';
 import { MerchantAuthGuard } from './merchant-auth.guard';
 import type { MerchantPrincipal } from './merchant-auth.service';
 import { MerchantRepository } from './merchant.repository';
+import { ME_DOCS } from './me.openapi';
 
 /**
  * Who an API key belongs to. Other services (the ledger) resolve a merchant's key here rather than reading our
@@ -14,6 +15,7 @@ import { MerchantRepository } from './merchant.repository';
 export class MeController {
   constructor(private readonly merchants: MerchantRepository) {}
 
+  @ApiDoc(ME_DOCS.me)
   @Get('me')
   @Header('cache-control', 'no-store')
   me(@CurrentMerchant() merchant: MerchantPrincipal): { merchantId: string; name: string; keyId: string } {
@@ -21,6 +23,7 @@ export class MeController {
   }
 
   /** `allowAnyPayTo: true` lets settlements pay any address, not only the declared receiving addresses. */
+  @ApiDoc(ME_DOCS.update)
   @Patch('me')
   @Header('cache-control', 'no-store')
   async update(@CurrentMerchant() merchant: MerchantPrincipal, @Body() body: unknown): Promise<{ merchantId: string; allowAnyPayTo: boolean }> {

@@ -1,12 +1,13 @@
 import { Controller, Get, Header, Param, Query, UseGuards } from '@nestjs/common';
 import { z } from 'zod';
-import { limitQuery, ProblemError } from '@mp/platform';
+import { ApiDoc, limitQuery, ProblemError } from '@mp/platform';
 import { CurrentMerchant } from './current-merchant';
 import { MerchantAuthGuard } from './merchant-auth.guard';
 import type { MerchantPrincipal } from './merchant-auth.service';
 import { MerchantRepository } from './merchant.repository';
 import { decodePageCursor, encodePageCursor } from './page-cursor';
 import { PAYMENT_VIEW_STATES, toPaymentView, type PaymentView } from './payment-view';
+import { PAYMENTS_DOCS } from './payments.openapi';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const CURSOR_REASON = 'is not a cursor this API returned';
@@ -32,6 +33,7 @@ export interface PaymentList {
 export class PaymentsController {
   constructor(private readonly merchants: MerchantRepository) {}
 
+  @ApiDoc(PAYMENTS_DOCS.list)
   @Get()
   @Header('cache-control', 'no-store')
   async list(@CurrentMerchant() merchant: MerchantPrincipal, @Query() query: Record<string, unknown>): Promise<PaymentList> {
@@ -52,6 +54,7 @@ export class PaymentsController {
     return { data: page.rows.map(toPaymentView), nextCursor: page.next ? encodePageCursor(page.next) : null };
   }
 
+  @ApiDoc(PAYMENTS_DOCS.get)
   @Get(':id')
   @Header('cache-control', 'no-store')
   async get(@CurrentMerchant() merchant: MerchantPrincipal, @Param('id') id: string): Promise<PaymentView> {

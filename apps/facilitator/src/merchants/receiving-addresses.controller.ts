@@ -1,12 +1,13 @@
 import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Res, UseGuards } from '@nestjs/common';
 import type { Response } from 'express';
 import { getAddress } from 'viem';
-import { ProblemError } from '@mp/platform';
+import { ApiDoc, ProblemError } from '@mp/platform';
 import { CurrentMerchant } from './current-merchant';
 import { MerchantAuthGuard } from './merchant-auth.guard';
 import type { MerchantPrincipal } from './merchant-auth.service';
 import { MerchantRepository, type ReceivingAddressRow } from './merchant.repository';
 import { MAX_RECEIVING_ADDRESSES, receivingAddress } from './receiving-addresses';
+import { RECEIVING_ADDRESSES_DOCS } from './receiving-addresses.openapi';
 
 export interface ReceivingAddressView {
   network: string;
@@ -31,6 +32,7 @@ export interface ReceivingAddressList {
 export class ReceivingAddressesController {
   constructor(private readonly merchants: MerchantRepository) {}
 
+  @ApiDoc(RECEIVING_ADDRESSES_DOCS.list)
   @Get()
   @Header('cache-control', 'no-store')
   async list(@CurrentMerchant() merchant: MerchantPrincipal): Promise<ReceivingAddressList> {
@@ -39,6 +41,7 @@ export class ReceivingAddressesController {
   }
 
   /** 201 when declared now, 200 when it already was. */
+  @ApiDoc(RECEIVING_ADDRESSES_DOCS.declare)
   @Post()
   @Header('cache-control', 'no-store')
   async declare(@CurrentMerchant() merchant: MerchantPrincipal, @Body() body: unknown, @Res({ passthrough: true }) res: Response): Promise<ReceivingAddressView> {
@@ -54,6 +57,7 @@ export class ReceivingAddressesController {
     return toView(declared.row!);
   }
 
+  @ApiDoc(RECEIVING_ADDRESSES_DOCS.remove)
   @Delete(':network/:address')
   @HttpCode(204)
   async remove(@CurrentMerchant() merchant: MerchantPrincipal, @Param('network') network: string, @Param('address') address: string): Promise<void> {

@@ -37,3 +37,10 @@ export const credentialBodySchema = z.strictObject({
 });
 
 export type CredentialBody = z.infer<typeof credentialBodySchema>;
+
+/** The facilitator's MPP request bodies by the name the OpenAPI document gives them (schemas made from these codecs). */
+export const MPP_API_SCHEMAS: Record<string, { schema: z.ZodType; description: string }> = {
+  MppOffer: { schema: offerSchema, description: 'One payment option of a route: what a challenge for it carries. `request` is method-defined; the facilitator validates it and makes it canonical (checksummed addresses, `credentialTypes` and `decimals` filled in for evm; `networkId` from STRIPE_NETWORK_ID when omitted for stripe).' },
+  MppTerms: { schema: termsSchema, description: 'A route\'s payment terms. The merchant sends the same object to issue challenges and to verify or settle a credential presented on that route: the credential\'s challenge must equal one offer (realm, method, intent, canonical request), carry the same `digest` and `opaque`, or it is `invalid-challenge` (the HMAC proves issuance, not the route).' },
+  MppCredentialRequest: { schema: credentialBodySchema, description: 'The body of POST /mpp/verify and /mpp/settle: the credential as the client sent it, and the terms of the route it was presented on.' },
+};

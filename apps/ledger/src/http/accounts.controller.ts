@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Header, HttpCode, Inject, Param, Post, Query, UseGuards } from '@nestjs/common';
-import { ProblemError } from '@mp/platform';
+import { ApiDoc, ProblemError } from '@mp/platform';
 import { CurrentMerchant } from '../auth/current-merchant';
 import { MerchantAuthGuard } from '../auth/merchant-auth.guard';
 import type { Merchant } from '../auth/merchant-directory';
@@ -8,6 +8,7 @@ import { LEDGER_CONFIG, type LedgerConfig } from '../ledger.config';
 import { decodeKey, encodeCursor } from './cursor';
 import { accountListQuery, parseAccounts, parseId, parseQuery } from './requests';
 import { accountResultView, accountView } from './views';
+import { ACCOUNTS_DOCS } from './accounts.openapi';
 
 /** A merchant's accounts: create (TigerBeetle's create_accounts), list, read with balances. */
 @Controller('accounts')
@@ -18,6 +19,7 @@ export class AccountsController {
     private readonly ledger: LedgerService,
   ) {}
 
+  @ApiDoc(ACCOUNTS_DOCS.create)
   @Post()
   @HttpCode(200)
   async create(@CurrentMerchant() merchant: Merchant, @Body() body: unknown) {
@@ -26,6 +28,7 @@ export class AccountsController {
     return { results: results.map((r, i) => accountResultView(accounts[i], r, i)) };
   }
 
+  @ApiDoc(ACCOUNTS_DOCS.list)
   @Get()
   @Header('cache-control', 'no-store')
   async list(@CurrentMerchant() merchant: Merchant, @Query() query: unknown) {
@@ -34,6 +37,7 @@ export class AccountsController {
     return { data: page.rows.map(accountView), nextCursor: page.next ? encodeCursor([page.next]) : null };
   }
 
+  @ApiDoc(ACCOUNTS_DOCS.get)
   @Get(':id')
   @Header('cache-control', 'no-store')
   async get(@CurrentMerchant() merchant: Merchant, @Param('id') id: string) {

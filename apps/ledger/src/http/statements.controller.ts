@@ -1,5 +1,5 @@
 import { Controller, Get, Header, Query, UseGuards } from '@nestjs/common';
-import { ProblemError } from '@mp/platform';
+import { ApiDoc, ProblemError } from '@mp/platform';
 import { AssetDirectory } from '../reconciliation/asset-directory';
 import { CurrentMerchant } from '../auth/current-merchant';
 import { MerchantAuthGuard } from '../auth/merchant-auth.guard';
@@ -8,6 +8,7 @@ import { LedgerService } from '../core/ledger.service';
 import { decodePosition, encodePosition } from './cursor';
 import { parseQuery, statementQuery } from './requests';
 import { statementView } from './views';
+import { STATEMENTS_DOCS } from './statements.openapi';
 
 /**
  * An account's statement for a period: opening balance, postings with running balances, closing balance; amounts in
@@ -21,6 +22,7 @@ export class StatementsController {
     private readonly assets: AssetDirectory,
   ) {}
 
+  @ApiDoc(STATEMENTS_DOCS.get)
   @Get()
   @Header('cache-control', 'no-store')
   async get(@CurrentMerchant() merchant: Merchant, @Query() query: unknown) {

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Header, HttpCode, Inject, Logger, Param, Post, Query, UseGuards } from '@nestjs/common';
 import type { TransferInput, TransferResult } from '@mp/ledger';
-import { isUnavailableError, ProblemError } from '@mp/platform';
+import { ApiDoc, isUnavailableError, ProblemError } from '@mp/platform';
 import { CurrentMerchant } from '../auth/current-merchant';
 import { MerchantAuthGuard } from '../auth/merchant-auth.guard';
 import type { Merchant } from '../auth/merchant-directory';
@@ -9,6 +9,7 @@ import { LEDGER_CONFIG, type LedgerConfig } from '../ledger.config';
 import { decodePosition, encodePosition } from './cursor';
 import { parseId, parseQuery, parseTransfers, transferListQuery } from './requests';
 import { transferResultView, transferView } from './views';
+import { TRANSFERS_DOCS } from './transfers.openapi';
 
 /**
  * A merchant's transfers. POST takes a batch and answers 200 with one TigerBeetle result per transfer, whatever
@@ -25,6 +26,7 @@ export class TransfersController {
     private readonly ledger: LedgerService,
   ) {}
 
+  @ApiDoc(TRANSFERS_DOCS.create)
   @Post()
   @HttpCode(200)
   async create(@CurrentMerchant() merchant: Merchant, @Body() body: unknown) {
@@ -47,6 +49,7 @@ export class TransfersController {
     return transfers.map(() => ({ result: 'internal_error' }));
   }
 
+  @ApiDoc(TRANSFERS_DOCS.list)
   @Get()
   @Header('cache-control', 'no-store')
   async list(@CurrentMerchant() merchant: Merchant, @Query() query: unknown) {
@@ -61,6 +64,7 @@ export class TransfersController {
     return { data: page.rows.map(transferView), nextCursor: page.next ? encodePosition(page.next) : null };
   }
 
+  @ApiDoc(TRANSFERS_DOCS.get)
   @Get(':id')
   @Header('cache-control', 'no-store')
   async get(@CurrentMerchant() merchant: Merchant, @Param('id') id: string) {

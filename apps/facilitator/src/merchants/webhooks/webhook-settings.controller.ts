@@ -1,11 +1,12 @@
 import { Body, Controller, Get, Header, Inject, Put, UseGuards } from '@nestjs/common';
-import { ProblemError } from '@mp/platform';
+import { ApiDoc, ProblemError } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../../config/facilitator.config';
 import { CurrentMerchant } from '../current-merchant';
 import { MerchantAuthGuard } from '../merchant-auth.guard';
 import type { MerchantPrincipal } from '../merchant-auth.service';
 import { checkWebhookUrl } from './webhook-destination';
 import { WebhookRepository } from './webhook.repository';
+import { WEBHOOK_SETTINGS_DOCS } from './webhook-settings.openapi';
 
 /** Longest webhook URL accepted (it is stored with every delivery). */
 const MAX_URL_LENGTH = 2_048;
@@ -30,6 +31,7 @@ export class WebhookSettingsController {
     private readonly deliveries: WebhookRepository,
   ) {}
 
+  @ApiDoc(WEBHOOK_SETTINGS_DOCS.get)
   @Get()
   @Header('cache-control', 'no-store')
   async get(@CurrentMerchant() merchant: MerchantPrincipal): Promise<WebhookSettings> {
@@ -37,6 +39,7 @@ export class WebhookSettingsController {
   }
 
   /** `{ "webhookUrl": "https://…" }` sets it, `{ "webhookUrl": null }` stops webhooks. */
+  @ApiDoc(WEBHOOK_SETTINGS_DOCS.set)
   @Put()
   @Header('cache-control', 'no-store')
   async set(@CurrentMerchant() merchant: MerchantPrincipal, @Body() body: unknown): Promise<WebhookSettings> {
