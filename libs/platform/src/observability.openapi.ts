@@ -151,7 +151,7 @@ export const READY_DOCS = {
 export const DOCS_DOCS = {
   page: {
     operationId: 'docs',
-    summary: 'This API reference in Swagger UI (all three services)',
+    summary: "This service's API reference in Swagger UI",
     description: 'An HTML page that renders `GET /docs/openapi.json` with Swagger UI. Its scripts, stylesheet and icons come from the service itself, under `/docs/assets/` (the `swagger-ui-dist` package installed with the app: `swagger-ui.css`, `swagger-ui-bundle.js`, their source maps, `favicon-16x16.png`, `favicon-32x32.png`, plus `init.js`), never from a CDN; any other path under `/docs/assets/` is 404. Served with a `content-security-policy` that allows only the service\'s own origin.',
     responses: {
       '200': {
@@ -166,67 +166,34 @@ export const DOCS_DOCS = {
       },
     },
   },
-  document: {
-    operationId: 'openapiDocument',
-    summary: 'This OpenAPI document (all three services)',
-    description: '`docs/api/openapi.json` as installed with the service (the Docker image includes it), byte for byte. The same document on every service; each operation names its service in `tags` and `servers`.',
-    responses: {
-      '200': {
-        description: 'The OpenAPI 3.1 document.',
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-            },
-          },
-        },
-      },
-      '404': {
-        description: 'The document is not installed with this service.',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-            example: {
-              type: 'urn:problem:not_found',
-              title: 'Not found',
-              status: 404,
-              code: 'not_found',
-              detail: 'docs/api/openapi.json is not installed with this app',
-              instance: '/docs/openapi.json',
-            },
-          },
-        },
-      },
-    },
-  },
+  document: documentDoc('openapiDocument', '/docs/openapi.json'),
 } satisfies Record<string, OperationDoc>;
 
 export const OPEN_API_DOCS = {
-  document: {
-    operationId: 'getDiscoveryDocument',
-    summary: 'Payment discovery document (draft-payment-discovery)',
-    description: 'OpenAPI 3.1 with `x-service-info` at the root and `x-payment-info.offers` on each MPP-paid operation; `Cache-Control: max-age=300`. Advisory: the 402\'s challenges are what a client pays. Validated in the tests with mppx/discovery.',
+  document: documentDoc('openapiDocumentAtRoot', '/openapi.json'),
+} satisfies Record<string, OperationDoc>;
+
+/** GET /docs/openapi.json and GET /openapi.json: one document, two places. */
+function documentDoc(operationId: string, instance: string): OperationDoc {
+  return {
+    operationId,
+    summary: "This service's OpenAPI document",
+    description:
+      "Generated when first asked from the service's controllers, DTO classes and the x402/MPP zod codecs (@nestjs/swagger), so it is the API this process serves; `docs/api/<service>.openapi.json` in the repository is the same document, written by `npm run docs:openapi`.",
     responses: {
       '200': {
-        description: 'The document.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'max-age=300',
-            },
-          },
-        },
+        description: 'The OpenAPI 3.1 document.',
+        content: { 'application/json': { schema: { type: 'object' } } },
+      },
+      '404': {
+        description: 'This app serves no document (it was not set up with setupOpenApi).',
         content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-            },
+          'application/problem+json': {
+            schema: { $ref: '#/components/schemas/Problem' },
+            example: { type: 'urn:problem:not_found', title: 'Not found', status: 404, code: 'not_found', detail: 'this app serves no OpenAPI document', instance },
           },
         },
       },
     },
-  },
-} satisfies Record<string, OperationDoc>;
+  };
+}

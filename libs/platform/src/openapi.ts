@@ -143,13 +143,14 @@ export function openApiJson(document: OpenAPIObject): string {
  * wherever another one nests it, as the document's other schemas are.
  */
 export function zodComponentSchemas(schemas: Record<string, { schema: z.ZodType; description?: string }>): Record<string, object> {
-  const registry = z.registry<{ id: string; description?: string }>();
-  for (const [id, { schema, description }] of Object.entries(schemas)) registry.add(schema, { id, ...(description && { description }) });
+  const registry = z.registry<{ id: string }>();
+  for (const [id, { schema }] of Object.entries(schemas)) registry.add(schema, { id });
   const generated = z.toJSONSchema(registry, { target: 'draft-2020-12', io: 'input', unrepresentable: 'any', uri: (id) => `#/components/schemas/${id}` });
   return Object.fromEntries(
     Object.entries(generated.schemas).map(([id, schema]) => {
       const { $schema: _schema, $id: _id, ...rest } = schema as Record<string, unknown>;
-      return [id, rest];
+      const { description } = schemas[id];
+      return [id, description ? { ...rest, description } : rest];
     }),
   );
 }
