@@ -379,58 +379,6 @@ export const COMPONENTS = {
         },
       },
     },
-    AdminCreateMerchantRequest: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['name'],
-      properties: {
-        name: {
-          type: 'string',
-          minLength: 1,
-          maxLength: 200,
-          description: 'Trimmed.',
-        },
-        webhookUrl: {
-          type: ['string', 'null'],
-          format: 'uri',
-          maxLength: 2048,
-          description: 'Where its webhooks go (checked as `PUT /merchants/me/webhook` checks it); absent or null: none.',
-        },
-        receivingAddresses: {
-          type: 'array',
-          maxItems: 100,
-          items: {
-            type: 'object',
-            additionalProperties: false,
-            required: ['network', 'address'],
-            properties: {
-              network: {
-                type: 'string',
-                pattern: '^eip155:[1-9][0-9]{0,19}$',
-                description: 'CAIP-2.',
-              },
-              address: {
-                type: 'string',
-                pattern: '^0x[0-9a-fA-F]{40}$',
-                description: 'In any case; a mixed-case address must carry a valid EIP-55 checksum. Not the zero address.',
-              },
-            },
-          },
-          description: 'The addresses its settlements may pay (unless `allowAnyPayTo`); duplicates are declared once.',
-        },
-        allowAnyPayTo: {
-          type: 'boolean',
-          default: false,
-        },
-        keyName: {
-          type: 'string',
-          minLength: 1,
-          maxLength: 200,
-          default: 'default',
-          description: 'The name of its first API key.',
-        },
-      },
-    },
     AdminCreatedApiKey: {
       description: 'A key as it is made: the only answer that carries `apiKey`.',
       allOf: [

@@ -1,13 +1,15 @@
-import { applyDecorators, type INestApplication } from '@nestjs/common';
+import { applyDecorators, type INestApplication, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import {
   ApiBody,
+  ApiExtraModels,
   ApiHeader,
   ApiOperation,
   ApiParam,
   ApiQuery,
   ApiResponse,
   DocumentBuilder,
+  getSchemaPath,
   SwaggerModule,
   type OpenAPIObject,
   type OperationObject,
@@ -62,9 +64,9 @@ export const OPENAPI_CONVENTIONS = '**Error model.** The x402 endpoints (`POST /
 /**
  * The documentation of one route handler: summary, description, security, parameters, request body (its schema
  * and examples) and every response with its examples. A DTO-typed parameter adds its own schema; what is written
- * here wins for the same name.
+ * here wins for the same name. With `body`, the request body's schema is that DTO class's.
  */
-export function ApiDoc(doc: OperationDoc): MethodDecorator {
+export function ApiDoc(doc: OperationDoc, { body }: { body?: Type<unknown> } = {}): MethodDecorator {
   const { responses = {}, requestBody, parameters = [], ...operation } = doc;
   const decorators: MethodDecorator[] = [ApiOperation(operation as Partial<OperationObject>)];
   // parameters through their own decorators: Nest's explorer replaces an operation's list with the one it builds
@@ -79,7 +81,10 @@ export function ApiDoc(doc: OperationDoc): MethodDecorator {
   if (requestBody && 'content' in requestBody) {
     const { content, ...rest } = requestBody as RequestBodyObject;
     const media = content['application/json'] ?? Object.values(content)[0];
-    decorators.push(ApiBody({ ...rest, schema: media.schema ?? {}, ...(media.examples && { examples: media.examples }) } as never));
+    // a DTO body is described by its class (its @ApiProperty members), the examples by the doc
+    const schema = body ? { $ref: getSchemaPath(body) } : (media.schema ?? {});
+    if (body) decorators.push(ApiExtraModels(body));
+    decorators.push(ApiBody({ ...rest, schema, ...(media.examples && { examples: media.examples }) } as never));
   }
   return applyDecorators(...decorators);
 }

@@ -1,5 +1,6 @@
 import { Body, Controller, Get, Header, HttpCode, Param, Post, Put, Query, UseGuards } from '@nestjs/common';
-import { ApiKeyPath, CreateApiKeyDto, CreateMerchantDto, DeliveriesQuery, DeliveryPath, MerchantPath, PageQuery, SetWebhookDto } from './admin.dto';
+import { PageQuery, SetWebhookDto } from '../merchants/merchants.dto';
+import { ApiKeyPath, CreateApiKeyDto, CreateMerchantDto, DeliveriesQuery, DeliveryPath, MerchantPath } from './admin.dto';
 import { AdminService, type AdminApiKey, type AdminMerchant, type AdminWebhookDelivery, type CreatedApiKey, type CreatedMerchant, type Page } from './admin.service';
 import { OperatorGuard } from './operator-auth';
 import { ApiDoc } from '@mp/platform';
@@ -17,7 +18,7 @@ import { ADMIN_MERCHANTS_DOCS } from './admin-merchants.openapi';
 export class AdminMerchantsController {
   constructor(private readonly admin: AdminService) {}
 
-  @ApiDoc(ADMIN_MERCHANTS_DOCS.create)
+  @ApiDoc(ADMIN_MERCHANTS_DOCS.create, { body: CreateMerchantDto })
   @Post()
   @Header('cache-control', 'no-store')
   create(@Body() body: CreateMerchantDto): Promise<CreatedMerchant> {
@@ -54,7 +55,7 @@ export class AdminMerchantsController {
     return this.admin.setDisabled(path.merchantId, false);
   }
 
-  @ApiDoc(ADMIN_MERCHANTS_DOCS.createApiKey)
+  @ApiDoc(ADMIN_MERCHANTS_DOCS.createApiKey, { body: CreateApiKeyDto })
   @Post(':merchantId/api-keys')
   @Header('cache-control', 'no-store')
   createApiKey(@Param() path: MerchantPath, @Body() body: CreateApiKeyDto): Promise<CreatedApiKey> {
@@ -69,7 +70,7 @@ export class AdminMerchantsController {
     return this.admin.revokeApiKey(path.merchantId, path.keyId);
   }
 
-  @ApiDoc(ADMIN_MERCHANTS_DOCS.setWebhook)
+  @ApiDoc(ADMIN_MERCHANTS_DOCS.setWebhook, { body: SetWebhookDto })
   @Put(':merchantId/webhook')
   @Header('cache-control', 'no-store')
   setWebhook(@Param() path: MerchantPath, @Body() body: SetWebhookDto): Promise<{ merchantId: string; webhookUrl: string | null }> {

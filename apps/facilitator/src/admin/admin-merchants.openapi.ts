@@ -16,7 +16,7 @@ export const ADMIN_MERCHANTS_DOCS = {
       content: {
         'application/json': {
           schema: {
-            $ref: '#/components/schemas/AdminCreateMerchantRequest',
+            $ref: '#/components/schemas/CreateMerchantDto',
           },
           example: {
             name: 'Weather API',

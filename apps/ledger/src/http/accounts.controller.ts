@@ -6,7 +6,8 @@ import type { Merchant } from '../auth/merchant-directory';
 import { LedgerService } from '../core/ledger.service';
 import { LEDGER_CONFIG, type LedgerConfig } from '../ledger.config';
 import { decodeKey, encodeCursor } from './cursor';
-import { accountListQuery, parseAccounts, parseId, parseQuery } from './requests';
+import { AccountListQuery, LedgerIdPath } from './queries.dto';
+import { parseAccounts } from './requests';
 import { accountResultView, accountView } from './views';
 import { ACCOUNTS_DOCS } from './accounts.openapi';
 
@@ -31,8 +32,9 @@ export class AccountsController {
   @ApiDoc(ACCOUNTS_DOCS.list)
   @Get()
   @Header('cache-control', 'no-store')
-  async list(@CurrentMerchant() merchant: Merchant, @Query() query: unknown) {
-    const { limit, cursor, ...filter } = parseQuery(accountListQuery, query);
+  async list(@CurrentMerchant() merchant: Merchant, @Query() query: AccountListQuery) {
+    const { limit = 100, cursor, asset, code } = query;
+    const filter = { ...(asset !== undefined && { asset }), ...(code !== undefined && { code }) };
     const page = await this.ledger.listAccounts(merchant.merchantId, filter, limit, cursor === undefined ? undefined : decodeKey(cursor));
     return { data: page.rows.map(accountView), nextCursor: page.next ? encodeCursor([page.next]) : null };
   }
@@ -40,8 +42,8 @@ export class AccountsController {
   @ApiDoc(ACCOUNTS_DOCS.get)
   @Get(':id')
   @Header('cache-control', 'no-store')
-  async get(@CurrentMerchant() merchant: Merchant, @Param('id') id: string) {
-    const [account] = await this.ledger.lookupAccounts(merchant.merchantId, [parseId(id)]);
+  async get(@CurrentMerchant() merchant: Merchant, @Param() { id }: LedgerIdPath) {
+    const [account] = await this.ledger.lookupAccounts(merchant.merchantId, [id]);
     if (!account) throw new ProblemError('not_found', `no account ${id}`);
     return accountView(account);
   }
