@@ -5,6 +5,7 @@ import { METHOD_METADATA, MODULE_METADATA, PATH_METADATA } from '@nestjs/common/
 import { Test } from '@nestjs/testing';
 import type { z } from 'zod';
 import { ConfigError, configureHttpApp, PROBLEM_STATUS, problemBody, type ProblemCode } from '@mp/platform';
+import { MPP_WIRE_SCHEMAS } from '@mp/mpp';
 import {
   decodePaymentRequest,
   exactEvmEip3009PayloadSchema,
@@ -15,48 +16,62 @@ import {
   paymentRequirementsV1Schema,
   paymentRequirementsV2Schema,
   resourceInfoSchema,
+  X402_WIRE_SCHEMAS,
   X402Reason,
 } from '@mp/x402';
 import { AppModule as FacilitatorModule } from '../apps/facilitator/src/app.module';
 import { loadFacilitatorConfig } from '../apps/facilitator/src/config/facilitator.config';
+import { MPP_API_SCHEMAS } from '../apps/facilitator/src/mpp/mpp.api';
+import { facilitatorOpenApiJson } from '../apps/facilitator/src/openapi.document';
 import { AppModule as LedgerModule } from '../apps/ledger/src/app.module';
 import { loadLedgerConfig } from '../apps/ledger/src/ledger.config';
+import { ledgerOpenApiJson } from '../apps/ledger/src/openapi.document';
 import { A2A_DOCUMENTED_ROUTES } from '../apps/merchant-agent/src/a2a/a2a-paths';
 import { mountA2a } from '../apps/merchant-agent/src/a2a/mount-a2a';
 import { AppModule as MerchantModule } from '../apps/merchant-agent/src/app.module';
 import { loadMerchantConfig } from '../apps/merchant-agent/src/merchant.config';
 import { createMppPaywall } from '../apps/merchant-agent/src/mpp/mpp-paywall';
+import { merchantAgentOpenApiJson } from '../apps/merchant-agent/src/openapi.document';
 import { createPaywall } from '../apps/merchant-agent/src/paid-http/paywall';
 import { PROBLEM_BASE, PROBLEMS } from '@mp/mpp';
 import { startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from './support/facilitator';
 import { startTestStripe, type TestStripe } from './support/stripe';
 
-/** Keeps docs/ true to the code: routes, problem codes, reasons, wire schemas, env vars and the example networks files. */
+/**
+ * Keeps docs/ true to the code: the generated OpenAPI documents (every route, every schema, no drift from the committed
+ * files), problem codes, reasons, wire schemas, env vars and the example networks files.
+ */
 const ROOT = path.resolve(__dirname, '..');
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
-const openapi = JSON.parse(read('docs/api/openapi.json'));
-const openapiText = read('docs/api/openapi.json');
 const configurationMd = read('docs/configuration.md');
 
 type Service = 'facilitator' | 'ledger' | 'merchant-agent';
 const SERVICES: Service[] = ['facilitator', 'ledger', 'merchant-agent'];
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+/** The committed documents under docs/api/, one per service. */
+const documentFile = (service: Service) => `docs/api/${service}.openapi.json`;
+const documents = Object.fromEntries(SERVICES.map((service) => [service, JSON.parse(read(documentFile(service)))])) as Record<Service, any>;
+/** How `npm run docs:openapi` makes each document. */
+const GENERATE: Record<Service, () => Promise<string>> = { facilitator: facilitatorOpenApiJson, ledger: ledgerOpenApiJson, 'merchant-agent': merchantAgentOpenApiJson };
+const facilitatorDoc = documents.facilitator;
 
 interface Operation {
+  service: Service;
   route: string;
   method: string;
   path: string;
   op: any;
-  item: any;
 }
 
-const operations: Operation[] = Object.entries(openapi.paths as Record<string, any>).flatMap(([p, item]) =>
-  HTTP_METHODS.filter((m) => item[m]).map((m) => ({ route: `${m.toUpperCase()} ${p}`, method: m.toUpperCase(), path: p, op: item[m], item })),
+const operations: Operation[] = SERVICES.flatMap((service) =>
+  Object.entries(documents[service].paths as Record<string, any>).flatMap(([p, item]) =>
+    HTTP_METHODS.filter((m) => item[m]).map((m) => ({ service, route: `${m.toUpperCase()} ${p}`, method: m.toUpperCase(), path: p, op: item[m] })),
+  ),
 );
-const documented = (service: Service) => operations.filter((o) => (o.op.tags as string[]).includes(service));
+const documented = (service: Service) => operations.filter((o) => o.service === service);
 /** An operation's route as Nest and A2A_DOCUMENTED_ROUTES write it: "GET /a2a/rest/tasks/:taskId". */
 const routeOf = (o: Operation) => o.route.replace(/\{(\w+)\}/g, ':$1');
-const isA2a = (o: Operation) => A2A_DOCUMENTED_ROUTES.includes(routeOf(o));
+const isA2a = (o: Operation) => o.service === 'merchant-agent' && A2A_DOCUMENTED_ROUTES.includes(routeOf(o));
 
 /** "GET /health"-style routes of every controller reachable from a module, read from Nest's decorator metadata. */
 function nestRoutes(root: Type<unknown> | DynamicModule): string[] {
@@ -89,14 +104,26 @@ function nestRoutes(root: Type<unknown> | DynamicModule): string[] {
   return routes.sort();
 }
 
-const resolveRef = (node: any): any => (node?.$ref ? (node.$ref as string).split('/').slice(1).reduce((o: any, k: string) => o[k], openapi) : node);
+const resolveIn = (document: any, node: any): any => (node?.$ref ? (node.$ref as string).split('/').slice(1).reduce((o: any, k: string) => o?.[k], document) : node);
+
+/** Every $ref anywhere in a document. */
+function refsOf(node: unknown, found = new Set<string>()): Set<string> {
+  if (Array.isArray(node)) node.forEach((n) => refsOf(n, found));
+  else if (node && typeof node === 'object') {
+    for (const [key, value] of Object.entries(node)) {
+      if (key === '$ref' && typeof value === 'string') found.add(value);
+      else refsOf(value, found);
+    }
+  }
+  return found;
+}
 
 /** Every example body of every response of every operation, with its status and content type. */
 function responseExamples(): { route: string; status: string; contentType: string; value: any }[] {
-  return operations.flatMap(({ route, op }) =>
+  return operations.flatMap(({ service, route, op }) =>
     Object.entries(op.responses as Record<string, unknown>).flatMap(([status, raw]) =>
-      Object.entries((resolveRef(raw).content ?? {}) as Record<string, any>).flatMap(([contentType, media]) => [
-        ...Object.values((media.examples ?? {}) as Record<string, any>).map((e) => ({ route, status, contentType, value: resolveRef(e).value })),
+      Object.entries((resolveIn(documents[service], raw).content ?? {}) as Record<string, any>).flatMap(([contentType, media]) => [
+        ...Object.values((media.examples ?? {}) as Record<string, any>).map((e) => ({ route, status, contentType, value: resolveIn(documents[service], e).value })),
         ...(media.example !== undefined ? [{ route, status, contentType, value: media.example }] : []),
       ]),
     ),
@@ -104,27 +131,17 @@ function responseExamples(): { route: string; status: string; contentType: strin
 }
 
 describe('docs', () => {
-  describe('docs/api/openapi.json routes', () => {
-    it('is OpenAPI 3.1 with one server per service on its default port, and every operation tagged with a service', () => {
-      expect(openapi.openapi).toMatch(/^3\.1\./);
-      const ports: Record<Service, number> = {
-        facilitator: loadFacilitatorConfig({ CHAIN_MANIFEST: process.env.CHAIN_MANIFEST }).port,
-        ledger: loadLedgerConfig({}).port,
-        'merchant-agent': loadMerchantConfig({ CHAIN_MANIFEST: process.env.CHAIN_MANIFEST }).port,
-      };
-      expect(ports).toEqual({ facilitator: 4020, ledger: 4030, 'merchant-agent': 4040 });
-      const portOf = (server: { url: string }) => Number(new URL(server.url).port);
-      expect((openapi.servers as { url: string }[]).map(portOf).sort()).toEqual(Object.values(ports).sort());
-      for (const { route, op, item } of operations) {
-        const tags = op.tags as Service[];
-        expect(tags.length, route).toBeGreaterThan(0);
-        expect(SERVICES, route).toEqual(expect.arrayContaining(tags));
-        const servers = (op.servers ?? item.servers) as { url: string }[];
-        expect(servers.map(portOf).sort(), `servers of ${route}`).toEqual(tags.map((t) => ports[t]).sort());
-      }
+  describe('docs/api/<service>.openapi.json, generated', () => {
+    it.each(SERVICES)('the committed %s document is what npm run docs:openapi generates now', async (service) => {
+      expect(read(documentFile(service)), `${documentFile(service)} is stale: run npm run docs:openapi`).toBe(await GENERATE[service]());
     });
 
-    it('documents exactly the routes of every controller of every app, and the merchant agent\'s A2A routes', () => {
+    it.each(SERVICES)('%s: OpenAPI 3.1 with a relative server', (service) => {
+      expect(documents[service].openapi).toMatch(/^3\.1\./);
+      expect(documents[service].servers).toEqual([expect.objectContaining({ url: '/' })]);
+    });
+
+    it('documents exactly the routes of every controller of every app with their methods, and the merchant agent\'s A2A routes', () => {
       const facilitatorConfig = loadFacilitatorConfig({ CHAIN_MANIFEST: process.env.CHAIN_MANIFEST });
       const apps: Record<Service, DynamicModule> = {
         facilitator: FacilitatorModule.forConfig(facilitatorConfig),
@@ -138,6 +155,31 @@ describe('docs', () => {
         const expected = service === 'merchant-agent' ? [...inCode, ...A2A_DOCUMENTED_ROUTES].sort() : inCode;
         expect(documented(service).map(routeOf).sort(), `documented routes of ${service}`).toEqual(expected);
       }
+    });
+
+    it.each(SERVICES)('%s: every $ref resolves, and every operation has a summary and its responses', (service) => {
+      const document = documents[service];
+      for (const ref of refsOf(document)) expect(resolveIn(document, { $ref: ref }), `${service}: ${ref}`).toBeDefined();
+      for (const { route, op } of documented(service)) {
+        expect(op.summary, `${service} ${route}`).toEqual(expect.any(String));
+        expect(Object.keys(op.responses).length, `${service} ${route}`).toBeGreaterThan(0);
+      }
+    });
+
+    it('has a component schema for every zod wire codec and every DTO class a route takes', () => {
+      const schemas = (service: Service) => Object.keys(documents[service].components.schemas);
+      expect(schemas('facilitator')).toEqual(expect.arrayContaining([...Object.keys(X402_WIRE_SCHEMAS), ...Object.keys(MPP_WIRE_SCHEMAS), ...Object.keys(MPP_API_SCHEMAS)]));
+      expect(schemas('merchant-agent')).toEqual(expect.arrayContaining(Object.keys(X402_WIRE_SCHEMAS)));
+      for (const service of SERVICES) {
+        // a DTO class is a component the request body or a response refers to; none may be missing
+        const dtoRefs = [...refsOf(documents[service].paths)].filter((ref) => /Dto$|Query$|Path$/.test(ref));
+        for (const ref of dtoRefs) expect(resolveIn(documents[service], { $ref: ref }), `${service}: ${ref}`).toBeDefined();
+      }
+    });
+
+    it('the merchant agent keeps its payment discovery document at /openapi.json; the others serve this one there too', () => {
+      expect(documents['merchant-agent'].paths['/openapi.json'].get.summary).toMatch(/discovery/i);
+      for (const service of ['facilitator', 'ledger'] as const) expect(documents[service].paths['/openapi.json']?.get, service).toBeDefined();
     });
 
     describe('against the running apps', () => {
@@ -176,6 +218,12 @@ describe('docs', () => {
         await ledger?.close();
         await facilitator?.close();
         await stripe?.fake.stop();
+      });
+
+      it.each(SERVICES)('%s serves its committed document at /docs/openapi.json', async (service) => {
+        const response = await fetch(`${urls[service]}/docs/openapi.json`);
+        expect(response.status).toBe(200);
+        expect(await response.text()).toBe(read(documentFile(service)));
       });
 
       it.each(SERVICES)('every documented %s operation exists and answers one of its documented statuses', async (service) => {
@@ -229,11 +277,13 @@ describe('docs', () => {
 
   describe('problem codes', () => {
     it('ProblemCode lists every code of PROBLEM_STATUS with its status', () => {
-      const schema = openapi.components.schemas.ProblemCode;
-      expect([...schema.enum].sort()).toEqual(Object.keys(PROBLEM_STATUS).sort());
-      expect(schema['x-problem-status']).toEqual(PROBLEM_STATUS);
-      for (const [code, status] of Object.entries(PROBLEM_STATUS)) {
-        expect(schema.description, code).toContain(`| \`${code}\` | ${status} |`);
+      for (const service of SERVICES) {
+        const schema = documents[service].components.schemas.ProblemCode;
+        expect([...schema.enum].sort(), service).toEqual(Object.keys(PROBLEM_STATUS).sort());
+        expect(schema['x-problem-status'], service).toEqual(PROBLEM_STATUS);
+        for (const [code, status] of Object.entries(PROBLEM_STATUS)) {
+          expect(schema.description, code).toContain(`| \`${code}\` | ${status} |`);
+        }
       }
     });
 
@@ -258,7 +308,7 @@ describe('docs', () => {
     const mppExamples = () => responseExamples().filter((e) => String(e.value?.type).startsWith(PROBLEM_BASE));
 
     it('MppProblemType lists the Payment scheme\'s problem types with the status each is answered with', () => {
-      const schema = openapi.components.schemas.MppProblemType;
+      const schema = facilitatorDoc.components.schemas.MppProblemType;
       const types = Object.keys(PROBLEMS).filter((code) => !code.startsWith('session/'));
       expect([...schema.enum].sort()).toEqual(types.map((t) => `${PROBLEM_BASE}${t}`).sort());
       for (const type of types) {
@@ -282,12 +332,11 @@ describe('docs', () => {
   describe('x402 reasons', () => {
     it('X402Reason lists every reason, each with where it is emitted', () => {
       const reasons = Object.values(X402Reason);
-      const schema = openapi.components.schemas.X402Reason;
+      const schema = facilitatorDoc.components.schemas.X402Reason;
       expect([...schema.enum].sort()).toEqual([...reasons].sort());
       expect(Object.keys(schema['x-emitted-by']).sort()).toEqual([...reasons].sort());
       for (const reason of reasons) {
         expect(schema.description, reason).toContain(`| \`${reason}\` |`);
-        expect(openapiText).toContain(reason);
       }
     });
 
@@ -304,7 +353,7 @@ describe('docs', () => {
   });
 
   describe('wire schemas', () => {
-    const schemas = openapi.components.schemas;
+    const schemas = facilitatorDoc.components.schemas;
     const pairs: [string, any, z.ZodObject][] = [
       ['ResourceInfo', schemas.ResourceInfo, resourceInfoSchema],
       ['PaymentRequirementsV2', schemas.PaymentRequirementsV2, paymentRequirementsV2Schema],
@@ -315,7 +364,7 @@ describe('docs', () => {
       ['FacilitatorRequestV1', schemas.FacilitatorRequestV1, facilitatorRequestEnvelopeSchema],
       ['ExactEvmEip3009Payload', schemas.ExactEvmEip3009Payload, exactEvmEip3009PayloadSchema],
       ['ExactEvmEip3009Payload.authorization', schemas.ExactEvmEip3009Payload.properties.authorization, exactEvmEip3009PayloadSchema.shape.authorization],
-      ['PaymentIdentifierExtension.info', schemas.PaymentIdentifierExtension.properties.info, paymentIdentifierInfoSchema],
+      ['PaymentIdentifierExtension.info', resolveIn(facilitatorDoc, schemas.PaymentIdentifierExtension.properties.info), paymentIdentifierInfoSchema],
     ];
 
     it.each(pairs)('%s has the members, required members and strictness of its zod schema', (_name, documentedSchema, zodSchema) => {
@@ -329,7 +378,7 @@ describe('docs', () => {
 
     it('every request example of /verify and /settle decodes with the facilitator\'s own decoder', () => {
       for (const route of ['/verify', '/settle']) {
-        const examples = Object.entries(openapi.paths[route].post.requestBody.content['application/json'].examples as Record<string, { value: unknown }>);
+        const examples = Object.entries(facilitatorDoc.paths[route].post.requestBody.content['application/json'].examples as Record<string, { value: unknown }>);
         expect(examples.length).toBeGreaterThanOrEqual(3);
         for (const [name, { value }] of examples) {
           const decoded = decodePaymentRequest(value);

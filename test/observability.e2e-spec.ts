@@ -252,11 +252,12 @@ describe('observability', () => {
       }
     });
 
-    it('GET /docs/openapi.json is docs/api/openapi.json, byte for byte', async () => {
+    it('GET /docs/openapi.json and GET /openapi.json are docs/api/facilitator.openapi.json, byte for byte', async () => {
       const response = await fetch(`${facilitator.url}/docs/openapi.json`);
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
-      expect(await response.text()).toBe(readFileSync(path.join(ROOT, 'docs/api/openapi.json'), 'utf8'));
+      expect(await response.text()).toBe(readFileSync(path.join(ROOT, 'docs/api/facilitator.openapi.json'), 'utf8'));
+      expect(await fetch(`${facilitator.url}/openapi.json`).then((r) => r.text())).toBe(readFileSync(path.join(ROOT, 'docs/api/facilitator.openapi.json'), 'utf8'));
     });
   });
 
@@ -353,7 +354,7 @@ describe('observability', () => {
       expect(text).toContain('# TYPE http_request_duration_seconds histogram');
       expect(text).not.toContain('x402_verify_total');
       expect((await fetch(`${url}/docs`)).status).toBe(200);
-      expect(await fetch(`${url}/docs/openapi.json`).then((r) => r.text())).toBe(readFileSync(path.join(ROOT, 'docs/api/openapi.json'), 'utf8'));
+      expect(await fetch(`${url}/docs/openapi.json`).then((r) => r.text())).toBe(readFileSync(path.join(ROOT, 'docs/api/ledger.openapi.json'), 'utf8'));
     });
 
     it('ledger: /ready is 503 naming redis when Redis is unreachable', async () => {

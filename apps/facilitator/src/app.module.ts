@@ -10,6 +10,7 @@ import { NetworkRegistry } from './networks/network-registry';
 import { NetworksModule } from './networks/networks.module';
 import { FacilitatorWorkersModule } from './workers.module';
 import { X402Module } from './x402/x402.module';
+import { FACILITATOR_OPENAPI } from './openapi';
 
 /** FACILITATOR_ROLE worker and all run the background work; api only answers HTTP. */
 export function runsWorkers(config: Pick<FacilitatorConfig, 'role'>): boolean {
@@ -24,7 +25,7 @@ export class AppModule implements OnModuleInit {
       global: true,
       imports: [
         DbModule.forRoot({ url: config.databaseUrl, poolSize: config.databasePoolSize, applicationName: 'facilitator' }),
-        ObservabilityModule.forRoot({ service: 'facilitator' }),
+        ObservabilityModule.forRoot({ service: 'facilitator', openapi: FACILITATOR_OPENAPI }),
         // every queue, worker and Redis client of the facilitator: one Redis connection factory, the prefix, one shutdown path
         QueueModule.forRootAsync({ inject: [FACILITATOR_CONFIG], useFactory: ({ redisUrl, queuePrefix }: FacilitatorConfig) => ({ redisUrl, queuePrefix }) }),
         NetworksModule,

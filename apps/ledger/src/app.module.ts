@@ -12,6 +12,7 @@ import { LedgerMetrics } from './ledger.metrics';
 import { LedgerBookSource } from './reconciliation/ledger-book.source';
 import { ReconciliationModule } from './reconciliation/reconciliation.module';
 import { MerchantNoticesQueueModule, WebhookBreakNotifier } from './reconciliation/webhook-break-notifier';
+import { LEDGER_OPENAPI } from './openapi';
 
 /**
  * The ledger: double-entry accounts and transfers over PostgreSQL, the facilitator's payments booked from its
@@ -25,7 +26,7 @@ export class AppModule implements OnModuleInit {
       global: true,
       imports: [
         DbModule.forRoot({ url: config.databaseUrl, poolSize: config.databasePoolSize, applicationName: 'ledger' }),
-        ObservabilityModule.forRoot({ service: 'ledger' }),
+        ObservabilityModule.forRoot({ service: 'ledger', openapi: LEDGER_OPENAPI }),
         // every queue and worker of the ledger: one Redis connection factory, the prefix, one shutdown path
         QueueModule.forRootAsync({ inject: [LEDGER_CONFIG], useFactory: ({ redisUrl, queuePrefix }: LedgerConfig) => ({ redisUrl, queuePrefix }) }),
         LedgerHttpModule,

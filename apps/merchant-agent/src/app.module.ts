@@ -7,6 +7,7 @@ import { HealthController } from './health/health.controller';
 import { ForecastController } from './paid-http/forecast.controller';
 import { DiscoveryController } from './mpp/discovery.controller';
 import { MppForecastController } from './mpp/mpp-forecast.controller';
+import { MERCHANT_AGENT_OPENAPI } from './openapi';
 
 @Module({})
 export class AppModule implements OnModuleInit {
@@ -15,7 +16,7 @@ export class AppModule implements OnModuleInit {
       module: AppModule,
       imports: [
         DbModule.forRoot({ url: config.databaseUrl, poolSize: config.databasePoolSize, applicationName: 'merchant-agent' }),
-        ObservabilityModule.forRoot({ service: 'merchant-agent' }),
+        ObservabilityModule.forRoot({ service: 'merchant-agent', openapi: MERCHANT_AGENT_OPENAPI, openapiAtRoot: false }),
         A2aModule.forConfig(config),
       ],
       controllers: [HealthController, ForecastController, MppForecastController, DiscoveryController],

@@ -14,7 +14,8 @@ export interface Credential {
   source?: string;
 }
 
-const wireSchema = z.object({
+/** A credential as it travels: base64url JSON of this, after `Payment ` (the challenge echoed, the method's payload). */
+export const credentialWireSchema = z.object({
   challenge: z.looseObject({
     request: z.string().max(MAX_REQUEST_PARAM_LENGTH),
     // mppx still accepts the legacy object-shaped opaque and re-encodes it.
@@ -43,7 +44,7 @@ export function parseCredential(header: string): Result<Credential> {
   } catch {
     return fail('malformed-credential', 'credential is not base64url-encoded JSON');
   }
-  const wire = wireSchema.safeParse(json);
+  const wire = credentialWireSchema.safeParse(json);
   if (!wire.success) return fail('malformed-credential', describe(wire.error));
 
   let request: unknown;

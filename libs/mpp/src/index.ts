@@ -22,7 +22,7 @@ export {
   type ChallengeError,
   type ChallengeFields,
 } from './challenge';
-export { parseCredential, serializeCredential, verifyBinding, type Credential, type VerifyBindingOptions } from './credential';
+export { credentialWireSchema, parseCredential, serializeCredential, verifyBinding, type Credential, type VerifyBindingOptions } from './credential';
 export { decodeReceipt, encodeReceipt, PAYMENT_RECEIPT_HEADER, receiptSchema, type Receipt } from './receipt';
 export { fail, ok, PROBLEM_BASE, PROBLEMS, problemType, toProblemDetails, type MppError, type ProblemCode, type ProblemDetails, type Result } from './problems';
 export { CHALLENGE_NONCE_KEY, matchOffer, type Offer, type Terms } from './terms';
@@ -49,3 +49,4 @@ export {
   type StripeChargeRequest,
 } from './methods/stripe-charge';
 export { bodyDigest } from './digest';
+export { MPP_WIRE_SCHEMAS } from './wire-schemas';

@@ -3,8 +3,10 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { jsonBody, DEFAULT_BODY_LIMIT_BYTES } from './json-body';
 import { createLogger } from './logger';
-import { observabilityMiddleware } from './observability.module';
+import { OBSERVABILITY_OPTIONS, observabilityMiddleware, type ObservabilityOptions } from './observability.module';
+import { setupOpenApi } from './openapi';
 import { ProblemFilter } from './problem.filter';
+import { problemValidationPipe } from './validation.pipe';
 
 export interface HttpAppOptions {
   bodyLimitBytes?: number;
@@ -32,8 +34,10 @@ export async function createHttpApp(module: unknown, options: HttpAppOptions = {
 }
 
 /**
- * The platform's HTTP conventions on a created app. With the ObservabilityModule imported, request ids, HTTP metrics
- * and the docs assets come first, so even a body refused by the reader has a request id and is measured.
+ * The platform's HTTP conventions on a created app: bounded JSON bodies, problem+json errors, DTO validation. With the
+ * ObservabilityModule imported, request ids, HTTP metrics and the docs assets come first, so even a body refused by
+ * the reader has a request id and is measured, and the app's OpenAPI document (ObservabilityModule's `openapi`) is
+ * served at /docs.
  */
 export function configureHttpApp(app: INestApplication, options: HttpAppOptions = {}): void {
   const express = app as NestExpressApplication;
@@ -45,7 +49,13 @@ export function configureHttpApp(app: INestApplication, options: HttpAppOptions 
   express.use(jsonBody(options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES));
   if (observability) express.use(...observability.afterBody);
   app.useGlobalFilters(new ProblemFilter());
+  // DTO parameters of REST resources; protocol bodies (declared `unknown`) pass through to their zod codecs
+  app.useGlobalPipes(problemValidationPipe());
   app.enableShutdownHooks();
+  if (observability) {
+    const { service, openapi } = app.get<ObservabilityOptions>(OBSERVABILITY_OPTIONS, { strict: false });
+    setupOpenApi(app, openapi ?? { title: service, version: '0.1.0' });
+  }
 }
 
 export async function listen(app: INestApplication, port: number, host: string, name: string): Promise<void> {

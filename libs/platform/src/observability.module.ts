@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Controller, type DynamicModule, Get, Header, Inject, Injectable, type INestApplication, Logger, Module, type OnApplicationShutdown, Res } from '@nestjs/common';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { currentRequestId, redactQuery, requestContext } from './logger';
 import { Metrics, UNMATCHED_ROUTE, type MetricsOptions } from './metrics';
+import type { OpenApiOptions } from './openapi';
 import { ProblemError } from './problem';
 import { Readiness } from './readiness';
 import { stopTracing } from './tracing';
+import { METRICS_DOCS, READY_DOCS, DOCS_DOCS, OPEN_API_DOCS } from './observability.openapi';
+import { ApiDoc } from './openapi';
 
 /**
  * Observability for every app, in one global module:
@@ -16,7 +18,8 @@ import { stopTracing } from './tracing';
  *
  * provides {@link Metrics} (the app's Prometheus registry) and {@link Readiness} (checks registered by the app), and
  * serves `GET /metrics`, `GET /ready`, `GET /docs` (Swagger UI from the installed swagger-ui-dist, assets under
- * `/docs/assets/`) and `GET /docs/openapi.json`. `configureHttpApp` installs its middleware in front of everything
+ * `/docs/assets/`) and the app's generated OpenAPI document at `GET /docs/openapi.json` and `GET /openapi.json`
+ * (see setupOpenApi). `configureHttpApp` installs its middleware in front of everything
  * else: request ids (`x-request-id`, also in every log line), HTTP request metrics, the access log (info) and the
  * Swagger UI assets. Traces (started by the app's entry, see tracing.ts) are flushed when the app shuts down.
  */
@@ -27,8 +30,13 @@ export interface ObservabilityOptions {
   metrics?: MetricsOptions;
   /** Default timeout of one readiness check; 2000 ms. */
   readinessTimeoutMs?: number;
-  /** The OpenAPI document served at /docs/openapi.json; default: the nearest `docs/api/openapi.json` above this file, else under the working directory. */
-  openapiPath?: string;
+  /** What the app's OpenAPI document says about itself (title, version, schemas from the zod codecs); see setupOpenApi. */
+  openapi?: OpenApiOptions;
+  /**
+   * Whether the document is also served at `GET /openapi.json`; default true. The merchant agent serves its payment
+   * discovery document there instead.
+   */
+  openapiAtRoot?: boolean;
 }
 
 export const OBSERVABILITY_OPTIONS = Symbol('OBSERVABILITY_OPTIONS');
@@ -47,6 +55,7 @@ export function acceptRequestId(value: unknown): string | undefined {
 export class MetricsController {
   constructor(private readonly metrics: Metrics) {}
 
+  @ApiDoc(METRICS_DOCS.scrape)
   @Get()
   @Header('cache-control', 'no-store')
   async scrape(@Res({ passthrough: true }) res: Response): Promise<string> {
@@ -60,6 +69,7 @@ export class MetricsController {
 export class ReadyController {
   constructor(private readonly readiness: Readiness) {}
 
+  @ApiDoc(READY_DOCS.ready)
   @Get()
   @Header('cache-control', 'no-store')
   ready() {
@@ -75,12 +85,29 @@ const DOCS_INIT = `window.addEventListener('load', function () {
 });
 `;
 
+/** The app's OpenAPI document, built on first use by what setupOpenApi left here. */
+@Injectable()
+export class OpenApiDocument {
+  build: (() => string) | undefined;
+  private json: string | undefined;
+
+  text(): string {
+    if (this.json === undefined) {
+      if (!this.build) throw new ProblemError('not_found', 'this app serves no OpenAPI document');
+      this.json = this.build();
+    }
+    return this.json;
+  }
+}
+
 @Controller('docs')
 export class DocsController {
-  private openapi: string | undefined;
+  constructor(
+    @Inject(OBSERVABILITY_OPTIONS) private readonly options: ObservabilityOptions,
+    private readonly openapi: OpenApiDocument,
+  ) {}
 
-  constructor(@Inject(OBSERVABILITY_OPTIONS) private readonly options: ObservabilityOptions) {}
-
+  @ApiDoc(DOCS_DOCS.page)
   @Get()
   @Header('content-type', 'text/html; charset=utf-8')
   @Header('content-security-policy', "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'")
@@ -103,15 +130,24 @@ export class DocsController {
 `;
   }
 
+  @ApiDoc(DOCS_DOCS.document)
   @Get('openapi.json')
   @Header('content-type', 'application/json; charset=utf-8')
   document(): string {
-    if (this.openapi === undefined) {
-      const file = this.options.openapiPath ?? findOpenapi();
-      if (!file || !existsSync(file)) throw new ProblemError('not_found', 'docs/api/openapi.json is not installed with this app');
-      this.openapi = readFileSync(file, 'utf8');
-    }
-    return this.openapi;
+    return this.openapi.text();
+  }
+}
+
+/** The same document at the root, where OpenAPI tools look first. */
+@Controller()
+export class OpenApiController {
+  constructor(private readonly openapi: OpenApiDocument) {}
+
+  @ApiDoc(OPEN_API_DOCS.document)
+  @Get('openapi.json')
+  @Header('content-type', 'application/json; charset=utf-8')
+  document(): string {
+    return this.openapi.text();
   }
 }
 
@@ -131,14 +167,15 @@ export class ObservabilityModule {
     return {
       module: ObservabilityModule,
       global: true,
-      controllers: [MetricsController, ReadyController, DocsController],
+      controllers: [MetricsController, ReadyController, DocsController, ...(options.openapiAtRoot === false ? [] : [OpenApiController])],
       providers: [
         { provide: OBSERVABILITY_OPTIONS, useValue: options },
+        OpenApiDocument,
         { provide: Metrics, useFactory: () => new Metrics(options.metrics) },
         { provide: Readiness, useFactory: () => new Readiness(options.readinessTimeoutMs) },
         TracingShutdown,
       ],
-      exports: [OBSERVABILITY_OPTIONS, Metrics, Readiness],
+      exports: [OBSERVABILITY_OPTIONS, Metrics, Readiness, OpenApiDocument],
     };
   }
 }
@@ -302,16 +339,6 @@ class RouteTemplates {
 interface RouterLayer {
   route?: { path: unknown; _handlesMethod?(method: string): boolean };
   match?(path: string): unknown;
-}
-
-function findOpenapi(): string | undefined {
-  for (let dir = __dirname; ; dir = path.dirname(dir)) {
-    const candidate = path.join(dir, 'docs', 'api', 'openapi.json');
-    if (existsSync(candidate)) return candidate;
-    if (path.dirname(dir) === dir) break;
-  }
-  const fromCwd = path.resolve('docs/api/openapi.json');
-  return existsSync(fromCwd) ? fromCwd : undefined;
 }
 
 function escapeHtml(text: string): string {

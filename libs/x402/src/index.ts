@@ -6,3 +6,4 @@ export * from './reasons';
 export * from './request';
 export * from './responses';
 export * from './schemas';
+export * from './wire-schemas';

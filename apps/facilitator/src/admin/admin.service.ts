@@ -10,7 +10,8 @@ import { MppSecrets } from '../mpp/mpp-secrets';
 import { decodePageCursor, encodePageCursor } from '../merchants/page-cursor';
 import { checkWebhookUrl } from '../merchants/webhooks/webhook-destination';
 import { WebhookRepository } from '../merchants/webhooks/webhook.repository';
-import type { CreateMerchantDto, DeliveriesQuery, PageQuery } from './admin.dto';
+import type { PageQuery } from '../merchants/merchants.dto';
+import type { CreateMerchantDto, DeliveriesQuery } from './admin.dto';
 import { WebhookDeliveriesRepository, type WebhookDeliveryRecord } from './webhook-deliveries.repository';
 
 export interface AdminApiKey {

@@ -1,9 +1,11 @@
 import { Body, Controller, Get, Header, Patch, UseGuards } from '@nestjs/common';
-import { ProblemError } from '@mp/platform';
+import { ApiDoc } from '@mp/platform';
 import { CurrentMerchant } from './current-merchant';
 import { MerchantAuthGuard } from './merchant-auth.guard';
 import type { MerchantPrincipal } from './merchant-auth.service';
 import { MerchantRepository } from './merchant.repository';
+import { UpdateMerchantSettingsDto } from './merchants.dto';
+import { ME_DOCS } from './me.openapi';
 
 /**
  * Who an API key belongs to. Other services (the ledger) resolve a merchant's key here rather than reading our
@@ -14,6 +16,7 @@ import { MerchantRepository } from './merchant.repository';
 export class MeController {
   constructor(private readonly merchants: MerchantRepository) {}
 
+  @ApiDoc(ME_DOCS.me)
   @Get('me')
   @Header('cache-control', 'no-store')
   me(@CurrentMerchant() merchant: MerchantPrincipal): { merchantId: string; name: string; keyId: string } {
@@ -21,16 +24,11 @@ export class MeController {
   }
 
   /** `allowAnyPayTo: true` lets settlements pay any address, not only the declared receiving addresses. */
+  @ApiDoc(ME_DOCS.update, { body: UpdateMerchantSettingsDto })
   @Patch('me')
   @Header('cache-control', 'no-store')
-  async update(@CurrentMerchant() merchant: MerchantPrincipal, @Body() body: unknown): Promise<{ merchantId: string; allowAnyPayTo: boolean }> {
-    const fields = (body !== null && typeof body === 'object' && !Array.isArray(body) ? body : undefined) as Record<string, unknown> | undefined;
-    const problems = [
-      ...(typeof fields?.allowAnyPayTo === 'boolean' ? [] : [{ name: 'allowAnyPayTo', reason: 'must be true or false' }]),
-      ...Object.keys(fields ?? {}).filter((k) => k !== 'allowAnyPayTo').map((name) => ({ name, reason: 'unknown field' })),
-    ];
-    if (problems.length) throw new ProblemError('validation_failed', `invalid field(s): ${problems.map((p) => p.name).join(', ')}`, { invalidParams: problems });
-    await this.merchants.setAllowAnyPayTo(merchant.merchantId, fields!.allowAnyPayTo as boolean);
+  async update(@CurrentMerchant() merchant: MerchantPrincipal, @Body() body: UpdateMerchantSettingsDto): Promise<{ merchantId: string; allowAnyPayTo: boolean }> {
+    await this.merchants.setAllowAnyPayTo(merchant.merchantId, body.allowAnyPayTo);
     return { merchantId: merchant.merchantId, allowAnyPayTo: await this.merchants.allowAnyPayTo(merchant.merchantId) };
   }
 }

@@ -1,12 +1,8 @@
 import { z } from 'zod';
 import { PAYMENT_AUTHORIZATION_HEADER } from '@mp/mpp';
-import { ProblemError } from '@mp/platform';
 import { MAX_CHALLENGE_TTL_SECONDS } from './mpp-secrets';
 
-/** Missing members read "is required" rather than zod's "expected string, received undefined". */
-const PARSE = { error: (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : undefined) };
-
-const offerSchema = z.strictObject({
+export const offerSchema = z.strictObject({
   method: z.string().regex(/^[a-z][a-z0-9:_-]*$/, 'must be a lowercase payment method name such as "evm" or "stripe"'),
   intent: z.string().regex(/^[a-z][a-z0-9_-]*$/, 'must be a lowercase intent such as "charge"'),
   request: z.record(z.string(), z.unknown()),
@@ -42,9 +38,9 @@ export const credentialBodySchema = z.strictObject({
 
 export type CredentialBody = z.infer<typeof credentialBodySchema>;
 
-export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
-  const parsed = schema.safeParse(body, PARSE);
-  if (parsed.success) return parsed.data;
-  const invalidParams = parsed.error.issues.map((i) => ({ name: i.path.join('.') || '(body)', reason: i.message }));
-  throw new ProblemError('validation_failed', `invalid field(s): ${invalidParams.map((p) => p.name).join(', ')}`, { invalidParams });
-}
+/** The facilitator's MPP request bodies by the name the OpenAPI document gives them (schemas made from these codecs). */
+export const MPP_API_SCHEMAS: Record<string, { schema: z.ZodType; description: string }> = {
+  MppOffer: { schema: offerSchema, description: 'One payment option of a route: what a challenge for it carries. `request` is method-defined; the facilitator validates it and makes it canonical (checksummed addresses, `credentialTypes` and `decimals` filled in for evm; `networkId` from STRIPE_NETWORK_ID when omitted for stripe).' },
+  MppTerms: { schema: termsSchema, description: 'A route\'s payment terms. The merchant sends the same object to issue challenges and to verify or settle a credential presented on that route: the credential\'s challenge must equal one offer (realm, method, intent, canonical request), carry the same `digest` and `opaque`, or it is `invalid-challenge` (the HMAC proves issuance, not the route).' },
+  MppCredentialRequest: { schema: credentialBodySchema, description: 'The body of POST /mpp/verify and /mpp/settle: the credential as the client sent it, and the terms of the route it was presented on.' },
+};

@@ -1,12 +1,13 @@
 import { Controller, HttpCode, Inject, Logger, Optional, Post, Req } from '@nestjs/common';
 import type { Request } from 'express';
 import type Stripe from 'stripe';
-import { ProblemError } from '@mp/platform';
+import { ApiDoc, ProblemError } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { STRIPE_CLIENT } from './stripe.client';
 import { StripeEvents } from './stripe-events.repository';
 import { StripeOutcomes } from './stripe-outcomes';
 import { StripePayments } from './stripe-payments.repository';
+import { STRIPE_WEBHOOKS_DOCS } from './stripe-webhooks.openapi';
 
 /**
  * Stripe's webhooks: verified on the raw body (Stripe-Signature, STRIPE_WEBHOOK_SECRET), handled once per event id.
@@ -24,6 +25,7 @@ export class StripeWebhooksController {
     private readonly outcomes: StripeOutcomes,
   ) {}
 
+  @ApiDoc(STRIPE_WEBHOOKS_DOCS.receive)
   @Post('webhooks')
   @HttpCode(200)
   async receive(@Req() req: Request & { rawBody?: Buffer }): Promise<{ received: true; duplicate?: true }> {

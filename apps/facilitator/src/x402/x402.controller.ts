@@ -1,10 +1,11 @@
 import { Body, Controller, Get, HttpCode, Post, UseGuards } from '@nestjs/common';
-import { FacilitatorMetrics } from '@mp/platform';
+import { ApiDoc, FacilitatorMetrics } from '@mp/platform';
 import type { SettleResponse, SupportedResponse, VerifyResponse } from '@mp/x402';
 import { CurrentMerchant, OpenModeAllowed } from '../merchants/current-merchant';
 import { MerchantAuthGuard } from '../merchants/merchant-auth.guard';
 import type { MerchantPrincipal } from '../merchants/merchant-auth.service';
 import { X402Service } from './x402.service';
+import { X402_DOCS } from './x402.openapi';
 
 /**
  * Wire-compatible with @x402/core's HTTPFacilitatorClient: invalid payments are HTTP 200 with isValid/success false.
@@ -17,6 +18,7 @@ export class X402Controller {
     private readonly metrics: FacilitatorMetrics,
   ) {}
 
+  @ApiDoc(X402_DOCS.verify)
   @Post('verify')
   @HttpCode(200)
   @UseGuards(MerchantAuthGuard)
@@ -25,6 +27,7 @@ export class X402Controller {
     return this.metrics.measureVerify(body, () => this.x402.verify(body, merchant?.merchantId ?? null));
   }
 
+  @ApiDoc(X402_DOCS.settle)
   @Post('settle')
   @HttpCode(200)
   @UseGuards(MerchantAuthGuard)
@@ -33,6 +36,7 @@ export class X402Controller {
     return this.metrics.measureSettle(body, () => this.x402.settle(body, merchant?.merchantId ?? null));
   }
 
+  @ApiDoc(X402_DOCS.supported)
   @Get('supported')
   supported(): SupportedResponse {
     return this.x402.supported();

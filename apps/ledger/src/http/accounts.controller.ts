@@ -1,13 +1,15 @@
 import { Body, Controller, Get, Header, HttpCode, Inject, Param, Post, Query, UseGuards } from '@nestjs/common';
-import { ProblemError } from '@mp/platform';
+import { ApiDoc, ProblemError } from '@mp/platform';
 import { CurrentMerchant } from '../auth/current-merchant';
 import { MerchantAuthGuard } from '../auth/merchant-auth.guard';
 import type { Merchant } from '../auth/merchant-directory';
 import { LedgerService } from '../core/ledger.service';
 import { LEDGER_CONFIG, type LedgerConfig } from '../ledger.config';
 import { decodeKey, encodeCursor } from './cursor';
-import { accountListQuery, parseAccounts, parseId, parseQuery } from './requests';
+import { AccountListQuery, LedgerIdPath } from './queries.dto';
+import { parseAccounts } from './requests';
 import { accountResultView, accountView } from './views';
+import { ACCOUNTS_DOCS } from './accounts.openapi';
 
 /** A merchant's accounts: create (TigerBeetle's create_accounts), list, read with balances. */
 @Controller('accounts')
@@ -18,6 +20,7 @@ export class AccountsController {
     private readonly ledger: LedgerService,
   ) {}
 
+  @ApiDoc(ACCOUNTS_DOCS.create)
   @Post()
   @HttpCode(200)
   async create(@CurrentMerchant() merchant: Merchant, @Body() body: unknown) {
@@ -26,18 +29,21 @@ export class AccountsController {
     return { results: results.map((r, i) => accountResultView(accounts[i], r, i)) };
   }
 
+  @ApiDoc(ACCOUNTS_DOCS.list)
   @Get()
   @Header('cache-control', 'no-store')
-  async list(@CurrentMerchant() merchant: Merchant, @Query() query: unknown) {
-    const { limit, cursor, ...filter } = parseQuery(accountListQuery, query);
+  async list(@CurrentMerchant() merchant: Merchant, @Query() query: AccountListQuery) {
+    const { limit = 100, cursor, asset, code } = query;
+    const filter = { ...(asset !== undefined && { asset }), ...(code !== undefined && { code }) };
     const page = await this.ledger.listAccounts(merchant.merchantId, filter, limit, cursor === undefined ? undefined : decodeKey(cursor));
     return { data: page.rows.map(accountView), nextCursor: page.next ? encodeCursor([page.next]) : null };
   }
 
+  @ApiDoc(ACCOUNTS_DOCS.get)
   @Get(':id')
   @Header('cache-control', 'no-store')
-  async get(@CurrentMerchant() merchant: Merchant, @Param('id') id: string) {
-    const [account] = await this.ledger.lookupAccounts(merchant.merchantId, [parseId(id)]);
+  async get(@CurrentMerchant() merchant: Merchant, @Param() { id }: LedgerIdPath) {
+    const [account] = await this.ledger.lookupAccounts(merchant.merchantId, [id]);
     if (!account) throw new ProblemError('not_found', `no account ${id}`);
     return accountView(account);
   }

@@ -11,12 +11,11 @@ import {
   type AccountInput,
   type TransferInput,
 } from '@mp/ledger';
-import { limitQuery, ProblemError } from '@mp/platform';
-import { TRANSFER_STATUSES } from '../core/ledger.service';
+import { ProblemError } from '@mp/platform';
 
 /**
- * Request bodies and queries. Anything malformed (types, formats, unknown members or flags) is a 400 naming the
- * field, and nothing of the request is applied; values that are well formed but break a ledger rule (a zero
+ * The batch bodies of POST /accounts and /transfers (query strings and ids are DTO classes, queries.dto.ts). Anything
+ * malformed (types, formats, unknown members or flags) is a 400 naming the field, and nothing of the request is applied; values that are well formed but break a ledger rule (a zero
  * amount, an unknown account, a limit) are answered per event with TigerBeetle's result codes instead.
  */
 
@@ -72,48 +71,6 @@ export function parseTransfers(body: unknown, max: number): TransferInput[] {
     ...t,
     flags: encodeFlags(t.flags as (keyof typeof TransferFlag)[], TransferFlag),
   }));
-}
-
-const limit = (max: number, fallback: number) => limitQuery(max).default(fallback);
-const time = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time, e.g. 2026-12-01T00:00:00Z' }).transform((s) => new Date(s));
-const cursor = z.string().max(200).optional();
-const codeQuery = z.string().regex(/^[0-9]{1,5}$/, 'must be an integer from 0 to 65535').transform(Number).refine((n) => n <= 65_535, 'must be an integer from 0 to 65535');
-
-export const accountListQuery = z.strictObject({ asset: asset.optional(), code: codeQuery.optional(), limit: limit(1000, 100), cursor });
-
-export const transferListQuery = z
-  .strictObject({
-    account: ledgerId.optional(),
-    asset: asset.optional(),
-    code: codeQuery.optional(),
-    from: time.optional(),
-    to: time.optional(),
-    status: z.enum(TRANSFER_STATUSES as [string, ...string[]]).optional(),
-    limit: limit(1000, 100),
-    cursor,
-  })
-  .refine((q) => !q.from || !q.to || q.from <= q.to, { message: 'must not be before from', path: ['to'] });
-
-export const statementQuery = z
-  .strictObject({ account: ledgerId, from: time.optional(), to: time.optional(), limit: limit(10_000, 1000), cursor })
-  .refine((q) => !q.from || !q.to || q.from <= q.to, { message: 'must not be before from', path: ['to'] });
-
-export function parseId(value: string, name = 'id'): string {
-  const id = parseLedgerId(value);
-  if (id === undefined) throw invalid([{ name, reason: 'must be a UUID or a 128-bit unsigned integer in decimal' }], 'path parameter');
-  return id;
-}
-
-export function parseQuery<S extends z.ZodType>(schema: S, query: unknown): z.infer<S> {
-  const parsed = schema.safeParse(query, PARSE);
-  if (parsed.success) return parsed.data;
-  throw invalid(
-    parsed.error.issues.map((i) => ({
-      name: i.code === 'unrecognized_keys' ? i.keys.join(', ') : i.path.join('.'),
-      reason: i.code === 'unrecognized_keys' ? 'unknown query parameter' : i.message,
-    })),
-    'query parameter',
-  );
 }
 
 const batches = new Map<string, z.ZodType>();

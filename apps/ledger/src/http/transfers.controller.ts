@@ -1,14 +1,16 @@
 import { Body, Controller, Get, Header, HttpCode, Inject, Logger, Param, Post, Query, UseGuards } from '@nestjs/common';
 import type { TransferInput, TransferResult } from '@mp/ledger';
-import { isUnavailableError, ProblemError } from '@mp/platform';
+import { ApiDoc, isUnavailableError, ProblemError } from '@mp/platform';
 import { CurrentMerchant } from '../auth/current-merchant';
 import { MerchantAuthGuard } from '../auth/merchant-auth.guard';
 import type { Merchant } from '../auth/merchant-directory';
-import { LedgerService, type TransferStatus } from '../core/ledger.service';
+import { LedgerService } from '../core/ledger.service';
 import { LEDGER_CONFIG, type LedgerConfig } from '../ledger.config';
 import { decodePosition, encodePosition } from './cursor';
-import { parseId, parseQuery, parseTransfers, transferListQuery } from './requests';
+import { LedgerIdPath, TransferListQuery } from './queries.dto';
+import { parseTransfers } from './requests';
 import { transferResultView, transferView } from './views';
+import { TRANSFERS_DOCS } from './transfers.openapi';
 
 /**
  * A merchant's transfers. POST takes a batch and answers 200 with one TigerBeetle result per transfer, whatever
@@ -25,6 +27,7 @@ export class TransfersController {
     private readonly ledger: LedgerService,
   ) {}
 
+  @ApiDoc(TRANSFERS_DOCS.create)
   @Post()
   @HttpCode(200)
   async create(@CurrentMerchant() merchant: Merchant, @Body() body: unknown) {
@@ -47,13 +50,21 @@ export class TransfersController {
     return transfers.map(() => ({ result: 'internal_error' }));
   }
 
+  @ApiDoc(TRANSFERS_DOCS.list)
   @Get()
   @Header('cache-control', 'no-store')
-  async list(@CurrentMerchant() merchant: Merchant, @Query() query: unknown) {
-    const { limit, cursor, account, status, ...filter } = parseQuery(transferListQuery, query);
+  async list(@CurrentMerchant() merchant: Merchant, @Query() query: TransferListQuery) {
+    const { limit = 100, cursor, account, status, asset, code, from, to } = query;
     const page = await this.ledger.listTransfers(
       merchant.merchantId,
-      { ...filter, accountId: account, status: status as TransferStatus | undefined },
+      {
+        ...(asset !== undefined && { asset }),
+        ...(code !== undefined && { code }),
+        ...(from !== undefined && { from: new Date(from) }),
+        ...(to !== undefined && { to: new Date(to) }),
+        accountId: account,
+        status,
+      },
       limit,
       cursor === undefined ? undefined : decodePosition(cursor),
     );
@@ -61,10 +72,11 @@ export class TransfersController {
     return { data: page.rows.map(transferView), nextCursor: page.next ? encodePosition(page.next) : null };
   }
 
+  @ApiDoc(TRANSFERS_DOCS.get)
   @Get(':id')
   @Header('cache-control', 'no-store')
-  async get(@CurrentMerchant() merchant: Merchant, @Param('id') id: string) {
-    const [transfer] = await this.ledger.lookupTransfers(merchant.merchantId, [parseId(id)]);
+  async get(@CurrentMerchant() merchant: Merchant, @Param() { id }: LedgerIdPath) {
+    const [transfer] = await this.ledger.lookupTransfers(merchant.merchantId, [id]);
     if (!transfer) throw new ProblemError('not_found', `no transfer ${id}`);
     return transferView(transfer);
   }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Body, Controller, Get, Header, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { ProblemError } from '@mp/platform';
+import { ApiDoc, ProblemError } from '@mp/platform';
 import type { ReconRowJson } from '@mp/reconciliation';
 import { RECON_CONFIG, type ReconciliationConfig } from './reconciliation.config';
 import { RECON_MERCHANT, type MerchantResolver } from './reconciliation.ports';
@@ -12,6 +12,7 @@ import { RunAccess } from './run-access';
 import { RunRepository, type RunRecord, type RunSource } from './run.repository';
 import { runView, type RunView } from './run-view';
 import { StripeScanner } from '../stripe/stripe-scanner';
+import { RECONCILIATION_DOCS } from './reconciliation.openapi';
 
 /** Creating a run races the merchant's run in flight finishing: a few tries settle it. */
 const CREATE_TRIES = 3;
@@ -47,6 +48,7 @@ export class ReconciliationController {
     private readonly stripe: StripeScanner,
   ) {}
 
+  @ApiDoc(RECONCILIATION_DOCS.start)
   @Post()
   @HttpCode(202)
   @Header('cache-control', 'no-store')
@@ -86,6 +88,7 @@ export class ReconciliationController {
   }
 
   /** The merchant's runs, newest first, a page at a time; another merchant's runs never appear. */
+  @ApiDoc(RECONCILIATION_DOCS.list)
   @Get()
   @Header('cache-control', 'no-store')
   async list(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Query() query: unknown): Promise<RunPage> {
@@ -96,6 +99,7 @@ export class ReconciliationController {
   }
 
   /** Every report link to the run issued so far stops working; the answer carries a new one. */
+  @ApiDoc(RECONCILIATION_DOCS.revokeLinks)
   @Post(':id/report-link/revoke')
   @HttpCode(200)
   @Header('cache-control', 'no-store')
@@ -119,6 +123,7 @@ export class ReconciliationController {
     return wanted;
   }
 
+  @ApiDoc(RECONCILIATION_DOCS.get)
   @Get(':id')
   @Header('cache-control', 'no-store')
   async get(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Param('id') id: string, @Query() query: unknown): Promise<RunView> {
@@ -126,6 +131,7 @@ export class ReconciliationController {
     return runView(run, token);
   }
 
+  @ApiDoc(RECONCILIATION_DOCS.rows)
   @Get(':id/rows')
   @Header('cache-control', 'no-store')
   async rows(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Param('id') id: string, @Query() query: unknown): Promise<RowPage> {

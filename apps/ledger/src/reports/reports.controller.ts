@@ -1,10 +1,11 @@
 import { Controller, Get, Header, Param, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { ProblemError } from '@mp/platform';
+import { ApiDoc, ProblemError } from '@mp/platform';
 import { parseReadQuery, parseRunId } from '../reconciliation/reconciliation.requests';
 import { RunAccess } from '../reconciliation/run-access';
 import type { RunRecord } from '../reconciliation/run.repository';
 import { ReportBuilder } from './report.builder';
+import { REPORTS_DOCS } from './reports.openapi';
 
 /** The page needs nothing but its own inline CSS and SVG: no script runs, nothing is fetched, nothing frames it. */
 const REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
@@ -21,6 +22,7 @@ export class ReportsController {
     private readonly builder: ReportBuilder,
   ) {}
 
+  @ApiDoc(REPORTS_DOCS.csv)
   @Get(':id.csv')
   @Header('cache-control', 'no-store')
   async csv(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Param('id') id: string, @Query() query: unknown): Promise<string> {
@@ -30,6 +32,7 @@ export class ReportsController {
     return this.builder.csv(run);
   }
 
+  @ApiDoc(REPORTS_DOCS.report)
   @Get(':id/report')
   @Header('cache-control', 'no-store')
   async report(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Param('id') id: string, @Query() query: unknown): Promise<string> {

@@ -6,7 +6,7 @@ export const A2A_JSONRPC_PATH = '/a2a/jsonrpc';
 export const A2A_REST_PATH = '/a2a/rest';
 
 /**
- * The A2A routes docs/api/openapi.json documents, as "METHOD /path" with `:param` placeholders: what the SDK's
+ * The A2A routes docs/api/merchant-agent.openapi.json documents, as "METHOD /path" with `:param` placeholders: what the SDK's
  * routers serve under the paths above (mountA2a), besides the push-notification config and extended-card routes,
  * which this agent only answers with errors (the card says pushNotifications and extendedAgentCard are false).
  * HTTP+JSON: A2A 1.0 at the binding's root, and the v0.3 compat layer's routes under /v1 (A2A-Version absent or 0.3).

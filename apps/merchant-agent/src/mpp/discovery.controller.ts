@@ -2,6 +2,8 @@ import { Controller, Get, Header, Inject } from '@nestjs/common';
 import { MERCHANT_CONFIG, type MerchantConfig } from '../merchant.config';
 import { MPP_FORECAST_ROUTE } from './mpp-paywall';
 import { mppTerms } from './mpp-terms';
+import { ApiDoc } from '@mp/platform';
+import { DISCOVERY_DOCS } from './discovery.openapi';
 
 /**
  * GET /openapi.json: the payment discovery document (draft-payment-discovery): `x-service-info` at the root and
@@ -11,6 +13,7 @@ import { mppTerms } from './mpp-terms';
 export class DiscoveryController {
   constructor(@Inject(MERCHANT_CONFIG) private readonly config: MerchantConfig) {}
 
+  @ApiDoc(DISCOVERY_DOCS.document)
   @Get('openapi.json')
   @Header('Cache-Control', 'max-age=300')
   document() {

@@ -1,14 +1,13 @@
 import { Body, Controller, Get, Header, Inject, Put, UseGuards } from '@nestjs/common';
-import { ProblemError } from '@mp/platform';
+import { ApiDoc, ProblemError } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../../config/facilitator.config';
 import { CurrentMerchant } from '../current-merchant';
 import { MerchantAuthGuard } from '../merchant-auth.guard';
 import type { MerchantPrincipal } from '../merchant-auth.service';
+import { SetWebhookDto } from '../merchants.dto';
 import { checkWebhookUrl } from './webhook-destination';
 import { WebhookRepository } from './webhook.repository';
-
-/** Longest webhook URL accepted (it is stored with every delivery). */
-const MAX_URL_LENGTH = 2_048;
+import { WEBHOOK_SETTINGS_DOCS } from './webhook-settings.openapi';
 
 export interface WebhookSettings {
   merchantId: string;
@@ -30,6 +29,7 @@ export class WebhookSettingsController {
     private readonly deliveries: WebhookRepository,
   ) {}
 
+  @ApiDoc(WEBHOOK_SETTINGS_DOCS.get)
   @Get()
   @Header('cache-control', 'no-store')
   async get(@CurrentMerchant() merchant: MerchantPrincipal): Promise<WebhookSettings> {
@@ -37,25 +37,18 @@ export class WebhookSettingsController {
   }
 
   /** `{ "webhookUrl": "https://…" }` sets it, `{ "webhookUrl": null }` stops webhooks. */
+  @ApiDoc(WEBHOOK_SETTINGS_DOCS.set, { body: SetWebhookDto })
   @Put()
   @Header('cache-control', 'no-store')
-  async set(@CurrentMerchant() merchant: MerchantPrincipal, @Body() body: unknown): Promise<WebhookSettings> {
-    const fields = (body !== null && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
-    const problems = Object.keys(fields)
-      .filter((k) => k !== 'webhookUrl')
-      .map((name) => ({ name, reason: 'unknown field' }));
-    const raw = fields.webhookUrl;
+  async set(@CurrentMerchant() merchant: MerchantPrincipal, @Body() body: SetWebhookDto): Promise<WebhookSettings> {
     let webhookUrl: string | null = null;
-    if (raw === undefined || (raw !== null && typeof raw !== 'string')) problems.unshift({ name: 'webhookUrl', reason: 'must be an http(s) URL or null' });
-    else if (typeof raw === 'string' && raw.length > MAX_URL_LENGTH) problems.unshift({ name: 'webhookUrl', reason: `must be at most ${MAX_URL_LENGTH} characters` });
-    else if (typeof raw === 'string') {
-      const checked = checkWebhookUrl(raw, this.config.webhooks.allowPrivate);
-      if (checked.ok) webhookUrl = checked.url;
-      else if (checked.code === 'webhook_url_invalid') problems.unshift({ name: 'webhookUrl', reason: checked.reason });
-      else if (problems.length) problems.unshift({ name: 'webhookUrl', reason: checked.reason });
-      else throw new ProblemError('webhook_destination_not_allowed', checked.reason, { invalidParams: [{ name: 'webhookUrl', reason: checked.reason }] });
+    if (body.webhookUrl !== null) {
+      const checked = checkWebhookUrl(body.webhookUrl, this.config.webhooks.allowPrivate);
+      const invalidParams = checked.ok ? [] : [{ name: 'webhookUrl', reason: checked.reason }];
+      if (!checked.ok && checked.code === 'webhook_url_invalid') throw new ProblemError('validation_failed', 'invalid field(s): webhookUrl', { invalidParams });
+      if (!checked.ok) throw new ProblemError('webhook_destination_not_allowed', checked.reason, { invalidParams });
+      webhookUrl = checked.url;
     }
-    if (problems.length) throw new ProblemError('validation_failed', `invalid field(s): ${problems.map((p) => p.name).join(', ')}`, { invalidParams: problems });
     await this.deliveries.setWebhookUrl(merchant.merchantId, webhookUrl);
     return { merchantId: merchant.merchantId, webhookUrl };
   }

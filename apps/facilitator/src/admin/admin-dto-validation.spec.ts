@@ -1,6 +1,6 @@
-import { ProblemError } from '@mp/platform';
-import { CreateMerchantDto, PageQuery } from './admin.dto';
-import { problemValidationPipe } from './problem-validation.pipe';
+import { problemValidationPipe, ProblemError } from '@mp/platform';
+import { PageQuery } from '../merchants/merchants.dto';
+import { CreateMerchantDto } from './admin.dto';
 
 /** What the pipe throws for a value, as the problem's detail and invalidParams. */
 async function refusal(value: unknown, metatype: new () => object, type: 'body' | 'query' = 'body') {

@@ -1,5 +1,5 @@
 import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
-import { ProblemError, type InvalidParam } from '@mp/platform';
+import { ProblemError, type InvalidParam } from './problem';
 
 /**
  * class-validator + class-transformer DTO validation whose failures are the platform's RFC 9457 problem
@@ -7,7 +7,9 @@ import { ProblemError, type InvalidParam } from '@mp/platform';
  * a nested field is named by its path (`receivingAddresses.0.address`), an unknown field says `unknown field`.
  * Unknown fields are refused (forbidNonWhitelisted), values are converted to the DTO classes (transform).
  *
- * Depends on nothing but Nest and the problem type, so a global pipe can adopt it as it is.
+ * `configureHttpApp` installs it globally. It only checks parameters whose declared type is a class (a DTO): a
+ * protocol route that takes `@Body() body: unknown` (x402, MPP, Stripe webhooks, A2A, MCP) gets its value untouched
+ * and parses it with its own zod codec, so its answers stay in its protocol's shape.
  */
 export function problemValidationPipe(): ValidationPipe {
   return new ProblemValidationPipe({

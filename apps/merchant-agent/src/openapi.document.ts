@@ -1,0 +1,19 @@
+import { generateOpenApiJson } from '@mp/platform';
+import { AppModule } from './app.module';
+import { loadMerchantConfig } from './merchant.config';
+import { MERCHANT_AGENT_OPENAPI } from './openapi';
+
+/**
+ * docs/api/merchant-agent.openapi.json as `npm run docs:openapi` writes it. The routes do not depend on the
+ * configuration; an example asset and wallet only let the module load without a chain.
+ */
+export function merchantAgentOpenApiJson(): Promise<string> {
+  const config = loadMerchantConfig({
+    MERCHANT_NETWORK: 'eip155:84532',
+    MERCHANT_ASSET: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+    MERCHANT_ASSET_NAME: 'USDC',
+    MERCHANT_ASSET_VERSION: '2',
+    MERCHANT_PAY_TO: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
+  });
+  return generateOpenApiJson(AppModule.forConfig(config), MERCHANT_AGENT_OPENAPI);
+}
