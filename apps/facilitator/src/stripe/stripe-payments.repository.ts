@@ -89,7 +89,7 @@ export class StripePayments {
             protocol: 'mpp', rail: p.rail, method: p.method, challengeId: p.challengeId,
           },
           // the trace it is written in (while tracing is on), so the ledger's booking joins the payment's trace
-          traceContext: currentTraceContext() ?? Prisma.DbNull,
+          traceContext: traceContextJson(),
         },
       });
       return inserted.id;
@@ -142,4 +142,10 @@ export class StripePayments {
     const { was } = await applyTransition(this.db, 'confirmExternally', id, { reference, details });
     return was as 'verified' | 'failed' | undefined;
   }
+}
+
+/** The trace the event is written in, as a JSON value (an object literal: Prisma's JSON input type wants one), or SQL NULL. */
+function traceContextJson(): Prisma.InputJsonObject | typeof Prisma.DbNull {
+  const context = currentTraceContext();
+  return context ? { traceparent: context.traceparent, ...(context.tracestate && { tracestate: context.tracestate }) } : Prisma.DbNull;
 }
