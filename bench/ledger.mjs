@@ -12,7 +12,7 @@
 // Exit code 0 whether or not the goals are met (printed as PASS/FAIL); non-zero when the harness fails or an
 // invariant does not hold.
 import { spawn, spawnSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -237,8 +237,20 @@ async function main() {
   const manifest = await deployLocalChain({ rpcUrl: anvil.rpcUrl });
   writeManifest(MANIFEST_PATH, manifest);
   const common = { DATABASE_URL: cfg.databaseUrl, LOG_LEVEL: 'warn', QUEUE_PREFIX: `bench-ledger-${process.pid}` };
-  await startServer('facilitator', appEntry('facilitator'), { ...common, FACILITATOR_PORT: String(cfg.facilitatorPort), CHAIN_MANIFEST: MANIFEST_PATH, FACILITATOR_OPEN_MODE: 'false', FACILITATOR_ROLE: 'api' }, cfg.facilitatorPort, '/health');
-  const created = spawnSync(process.execPath, ['scripts/merchants.mjs', 'create', '--name', 'ledger bench', '--json'], { cwd: ROOT, env: { ...process.env, DATABASE_URL: cfg.databaseUrl }, encoding: 'utf8' });
+  // the merchant is made through the facilitator's operator API, as an operator would
+  const operatorToken = randomBytes(32).toString('hex');
+  await startServer(
+    'facilitator',
+    appEntry('facilitator'),
+    { ...common, FACILITATOR_PORT: String(cfg.facilitatorPort), CHAIN_MANIFEST: MANIFEST_PATH, FACILITATOR_OPEN_MODE: 'false', FACILITATOR_ROLE: 'api', OPERATOR_TOKEN: operatorToken },
+    cfg.facilitatorPort,
+    '/health',
+  );
+  const created = spawnSync(process.execPath, ['scripts/merchants.mjs', 'create', '--name', 'ledger bench', '--json'], {
+    cwd: ROOT,
+    env: { ...process.env, FACILITATOR_URL: `http://127.0.0.1:${cfg.facilitatorPort}`, OPERATOR_TOKEN: operatorToken },
+    encoding: 'utf8',
+  });
   if (created.status !== 0) throw new Error(`merchants.mjs create failed: ${created.stderr}`);
   const { apiKey } = JSON.parse(created.stdout);
   const ledger = await startServer(

@@ -267,8 +267,11 @@ const commands = {
   async 'receiving-addresses remove'(api, { positionals }) {
     const merchantId = uuid(positionals[0], 'the merchant id');
     const { network, address } = receivingAddress(positionals[1]);
+    // read first, to report the address as the facilitator spells it (EIP-55)
+    const declared = (await api('GET', `/${merchantId}`)).body.receivingAddresses.find((a) => a.network === network && a.address.toLowerCase() === address.toLowerCase());
     await api('DELETE', `/${merchantId}/receiving-addresses/${network}/${address}`);
-    return { result: { merchantId, network, address, removed: true }, lines: [`merchant ${merchantId}: no longer receives at ${network}:${address}`] };
+    const removed = declared?.address ?? address;
+    return { result: { merchantId, network, address: removed, removed: true }, lines: [`merchant ${merchantId}: no longer receives at ${network}:${removed}`] };
   },
 
   async 'receiving-addresses list'(api, { positionals }) {

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { getAddress, type Address } from 'viem';
 import { Mppx, evm } from 'mppx/client';
@@ -7,7 +7,7 @@ import { PrismaService } from '@mp/db';
 import { decodeReceipt, parseCredential, serializeCredential } from '@mp/mpp';
 import { balanceOf, payerAccount, testChain } from '../../../test/support/chain';
 import { paymentRequiredResponse } from '../../../test/support/mpp';
-import { postJson, startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from '../../../test/support/facilitator';
+import { postJson, startFacilitator, TEST_OPERATOR_TOKEN, type RunningFacilitator } from '../../../test/support/facilitator';
 import { Clock } from '../src/x402/clock';
 
 describe('MPP method evm (charge) through the facilitator, credentials made by the official mppx client', () => {
@@ -196,13 +196,18 @@ describe('MPP method evm (charge) through the facilitator, credentials made by t
   });
 
   it('binds challenges with a secret per merchant: another merchant\'s key cannot settle them, and a rotation keeps old challenges valid', async () => {
-    const cli = (...args: string[]) => {
-      const r = spawnSync(process.execPath, ['scripts/merchants.mjs', ...args, '--json'], { cwd: path.resolve(__dirname, '../../..'), env: { ...process.env, DATABASE_URL: TEST_DATABASE_URL }, encoding: 'utf8' });
-      expect(r.status, r.stderr).toBe(0);
-      return JSON.parse(r.stdout);
-    };
-    const a = cli('create', '--name', 'MPP merchant A', '--receiving-address', `${manifest.network}:${merchant}`);
-    const b = cli('create', '--name', 'MPP merchant B', '--receiving-address', `${manifest.network}:${merchant}`);
+    // the merchants CLI, through this facilitator's operator API
+    const cli = (...args: string[]) =>
+      new Promise<any>((resolve, reject) =>
+        execFile(
+          process.execPath,
+          ['scripts/merchants.mjs', ...args, '--json'],
+          { cwd: path.resolve(__dirname, '../../..'), env: { ...process.env, FACILITATOR_URL: facilitator.url, OPERATOR_TOKEN: TEST_OPERATOR_TOKEN }, encoding: 'utf8' },
+          (error, stdout, stderr) => (error ? reject(new Error(stderr)) : resolve(JSON.parse(stdout))),
+        ),
+      );
+    const a = await cli('create', '--name', 'MPP merchant A', '--receiving-address', `${manifest.network}:${merchant}`);
+    const b = await cli('create', '--name', 'MPP merchant B', '--receiving-address', `${manifest.network}:${merchant}`);
     const as = (key: string) => (url: string, body: unknown) =>
       fetch(`${facilitator.url}${url}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
     const asA = as(a.apiKey);
@@ -215,7 +220,7 @@ describe('MPP method evm (charge) through the facilitator, credentials made by t
     expect((await asB('/mpp/settle', { credential, terms: terms('12000') })).body.type).toBe('https://paymentauth.org/problems/invalid-challenge');
     expect((await postJson(`${facilitator.url}/mpp/verify`, { credential, terms: terms('12000') })).body.type).toBe('https://paymentauth.org/problems/invalid-challenge');
 
-    cli('rotate-mpp-secret', a.merchantId);
+    await cli('rotate-mpp-secret', a.merchantId);
     const fresh = await asA('/mpp/challenges', terms('12000'));
     expect(fresh.body.challenges[0].id).not.toBe(issued.body.challenges[0].id);
     const settled = await asA('/mpp/settle', { credential, terms: terms('12000') });

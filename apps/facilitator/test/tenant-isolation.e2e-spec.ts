@@ -103,6 +103,10 @@ const cases: Record<string, Case> = {
   'POST /admin/merchants/{merchantId}/webhook/rotate-secret': { kind: 'operator' },
   'GET /admin/merchants/{merchantId}/webhook-deliveries': { kind: 'operator' },
   'POST /admin/merchants/{merchantId}/webhook-deliveries/{deliveryId}/resend': { kind: 'operator' },
+  'PATCH /admin/merchants/{merchantId}': { kind: 'operator' },
+  'POST /admin/merchants/{merchantId}/receiving-addresses': { kind: 'operator' },
+  'DELETE /admin/merchants/{merchantId}/receiving-addresses/{network}/{address}': { kind: 'operator' },
+  'POST /admin/merchants/{merchantId}/mpp-secret/rotate': { kind: 'operator' },
 
   'GET /merchants/me': {
     kind: 'tenant',
@@ -306,7 +310,9 @@ describe('tenant isolation: merchant B\'s key on every facilitator operation of 
         .split(' ')[1]
         .replace('{merchantId}', w.a.merchantId)
         .replace('{keyId}', w.a.keyId)
-        .replace('{deliveryId}', delivery.id);
+        .replace('{deliveryId}', delivery.id)
+        .replace('{network}', manifest.network)
+        .replace('{address}', w.aPayTo);
     for (const route of operatorRoutes) {
       const method = route.split(' ')[0];
       const body = method === 'GET' ? undefined : route === 'POST /admin/merchants' ? { name: 'Made by B' } : route.endsWith('/webhook') ? { webhookUrl: 'https://b.example/hooks' } : {};

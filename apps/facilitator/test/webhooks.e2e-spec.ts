@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { Socket } from 'node:net';
@@ -12,7 +12,7 @@ import { WebhookRepository } from '../src/merchants/webhooks/webhook.repository'
 import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
 import { createMerchant } from '../../../test/support/merchants';
 import { startWebhookReceiver, until, type WebhookReceiver } from '../../../test/support/webhook-receiver';
-import { startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from '../../../test/support/facilitator';
+import { startFacilitator, TEST_DATABASE_URL, TEST_OPERATOR_TOKEN, type RunningFacilitator } from '../../../test/support/facilitator';
 import { call } from '../../../test/support/http';
 import { freePort } from '../../../test/support/net';
 
@@ -280,13 +280,16 @@ describe('webhook destinations (WEBHOOK_ALLOW_PRIVATE off)', () => {
   let facilitator: RunningFacilitator;
   let db: PrismaService;
   const servers: WebhookReceiver[] = [];
-  /** scripts/merchants.mjs as an operator who has not allowed private destinations runs it */
+  /** scripts/merchants.mjs against this facilitator's operator API (which has not allowed private destinations) */
   const cli = (...args: string[]) =>
-    spawnSync(process.execPath, ['scripts/merchants.mjs', ...args, '--json'], {
-      cwd: path.resolve(__dirname, '../../..'),
-      env: { ...process.env, DATABASE_URL: TEST_DATABASE_URL, WEBHOOK_ALLOW_PRIVATE: 'false' },
-      encoding: 'utf8',
-    });
+    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) =>
+      execFile(
+        process.execPath,
+        ['scripts/merchants.mjs', ...args, '--json'],
+        { cwd: path.resolve(__dirname, '../../..'), env: { ...process.env, FACILITATOR_URL: facilitator.url, OPERATOR_TOKEN: TEST_OPERATOR_TOKEN }, encoding: 'utf8' },
+        (error, stdout, stderr) => resolve({ status: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
+      ),
+    );
 
   beforeAll(async () => {
     facilitator = await startFacilitator({
@@ -305,15 +308,15 @@ describe('webhook destinations (WEBHOOK_ALLOW_PRIVATE off)', () => {
     for (const server of servers) server.close();
   });
 
-  it('refuses to register a loopback, private, link-local or metadata URL, with the reason code', () => {
+  it('refuses to register a loopback, private, link-local or metadata URL, with the reason code', async () => {
     for (const url of ['http://127.0.0.1:8080/hooks', 'http://10.0.0.7/hooks', 'http://169.254.169.254/latest/meta-data/', 'http://[::ffff:127.0.0.1]/hooks', 'http://[fd00:ec2::254]/', 'http://metadata.google.internal/', 'http://localhost/hooks']) {
-      const created = cli('create', '--name', 'SSRF', '--webhook-url', url);
+      const created = await cli('create', '--name', 'SSRF', '--webhook-url', url);
       expect(created.status, url).toBe(2);
       expect(created.stderr, url).toMatch(/^merchants: webhook_destination_not_allowed: .+ is a (loopback|private|cloud metadata) (address|name); webhooks go to public addresses only/);
     }
-    const merchant = JSON.parse(cli('create', '--name', 'Public hooks', '--webhook-url', 'https://hooks.example.com/x').stdout);
+    const merchant = JSON.parse((await cli('create', '--name', 'Public hooks', '--webhook-url', 'https://hooks.example.com/x')).stdout);
     expect(merchant.webhookUrl).toBe('https://hooks.example.com/x');
-    const moved = cli('set-webhook', merchant.merchantId, 'http://192.168.1.10/hooks');
+    const moved = await cli('set-webhook', merchant.merchantId, 'http://192.168.1.10/hooks');
     expect(moved.status).toBe(2);
     expect(moved.stderr).toContain('webhook_destination_not_allowed: 192.168.1.10 is a private address');
   });
