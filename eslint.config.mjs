@@ -12,7 +12,11 @@ const apps = ['facilitator', 'ledger', 'merchant-agent'];
  * `libs/<name>/src`. A package import answers null: `no-restricted-imports` judges those by name.
  */
 function importTarget(filename, specifier) {
-  if (specifier.startsWith('.')) return path.relative(repoRoot, path.resolve(path.dirname(filename), specifier)).split(path.sep).join('/');
+  if (specifier.startsWith('.'))
+    return path
+      .relative(repoRoot, path.resolve(path.dirname(filename), specifier))
+      .split(path.sep)
+      .join('/');
   const alias = /^@mp\/([^/]+)(\/.*)?$/.exec(specifier);
   return alias ? `libs/${alias[1]}/src${alias[2] ?? ''}` : null;
 }
@@ -50,11 +54,18 @@ const noCrossing = {
   },
 };
 
-const noOtherApp = (app) => ({ folders: ['apps'], except: [`apps/${app}`], reason: 'an app never imports another app; a spec that needs two apps belongs under test/ and starts them through test/support' });
+const noOtherApp = (app) => ({
+  folders: ['apps'],
+  except: [`apps/${app}`],
+  reason: 'an app never imports another app; a spec that needs two apps belongs under test/ and starts them through test/support',
+});
 const onlyTestSupport = { folders: ['test'], except: ['test/support'], reason: "an app's tests take shared helpers from test/support only" };
 const noApps = { folders: ['apps'], reason: 'libraries never import apps' };
 const railLibs = ['chain', 'stripe', 'db', 'platform', 'clients'];
-const noRailLib = { folders: railLibs.map((lib) => `libs/${lib}`), reason: 'the protocol and money libraries import no rail and no framework (ARCHITECTURE.md §3)' };
+const noRailLib = {
+  folders: railLibs.map((lib) => `libs/${lib}`),
+  reason: 'the protocol and money libraries import no rail and no framework (ARCHITECTURE.md §3)',
+};
 
 // Packages the protocol and money libraries never import (the rail libraries, @mp/chain and the rest, are refused by
 // boundaries/no-crossing above, which also sees relative paths). Exact names rather than a gitignore-style 'stripe',
@@ -79,7 +90,26 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', fetch: 'readonly', performance: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', AbortController: 'readonly', TextDecoder: 'readonly', structuredClone: 'readonly', NodeJS: 'readonly', AbortSignal: 'readonly', WebAssembly: 'readonly' } },
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        Buffer: 'readonly',
+        URL: 'readonly',
+        fetch: 'readonly',
+        performance: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        AbortController: 'readonly',
+        TextDecoder: 'readonly',
+        structuredClone: 'readonly',
+        NodeJS: 'readonly',
+        AbortSignal: 'readonly',
+        WebAssembly: 'readonly',
+      },
+    },
     plugins: { boundaries: { rules: { 'no-crossing': noCrossing } } },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
@@ -91,9 +121,27 @@ export default tseslint.config(
     },
   },
   {
-    files: ['libs/money/**/*.ts', 'libs/x402/**/*.ts', 'libs/mpp/**/*.ts', 'libs/chain/**/*.ts', 'libs/stripe/**/*.ts', 'libs/ledger/**/*.ts', 'libs/reconciliation/**/*.ts'],
+    files: [
+      'libs/money/**/*.ts',
+      'libs/x402/**/*.ts',
+      'libs/mpp/**/*.ts',
+      'libs/chain/**/*.ts',
+      'libs/stripe/**/*.ts',
+      'libs/ledger/**/*.ts',
+      'libs/reconciliation/**/*.ts',
+    ],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['@nestjs/*', '@prisma/*', 'express', '@mp/db', '@mp/platform'], message: 'protocol, money and chain libraries import no Nest, Prisma or HTTP framework' }] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@nestjs/*', '@prisma/*', 'express', '@mp/db', '@mp/platform'],
+              message: 'protocol, money and chain libraries import no Nest, Prisma or HTTP framework',
+            },
+          ],
+        },
+      ],
     },
   },
   // The boundaries (issue 12). For one rule, the last block matching a file wins, so each block below carries every
@@ -107,12 +155,17 @@ export default tseslint.config(
     files: ['libs/x402/**', 'libs/mpp/**', 'libs/money/**'],
     rules: {
       'boundaries/no-crossing': ['error', [noApps, noRailLib]],
-      'no-restricted-imports': ['error', { paths: [...frameworkPaths, protocolViemRule], patterns: [...frameworkPatterns, { group: ['viem/*'], message: protocolViemRule.message }] }],
+      'no-restricted-imports': [
+        'error',
+        { paths: [...frameworkPaths, protocolViemRule], patterns: [...frameworkPatterns, { group: ['viem/*'], message: protocolViemRule.message }] },
+      ],
     },
   },
   {
     // libs/money is below the protocols: not even viem's encoding helpers.
     files: ['libs/money/**'],
-    rules: { 'no-restricted-imports': ['error', { paths: frameworkPaths, patterns: [...frameworkPatterns, { group: ['viem', 'viem/*'], message: frameworkMessage }] }] },
+    rules: {
+      'no-restricted-imports': ['error', { paths: frameworkPaths, patterns: [...frameworkPatterns, { group: ['viem', 'viem/*'], message: frameworkMessage }] }],
+    },
   },
 );

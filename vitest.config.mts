@@ -36,7 +36,13 @@ export default defineConfig({
       {
         plugins,
         resolve: { alias },
-        test: { name: 'unit', globals: true, include: ['apps/**/*.spec.ts', 'libs/**/*.spec.ts', 'test/**/*.spec.ts'], testTimeout: 20_000, setupFiles: ['test/fast-check-setup.ts'] },
+        test: {
+          name: 'unit',
+          globals: true,
+          include: ['apps/**/*.spec.ts', 'libs/**/*.spec.ts', 'test/**/*.spec.ts'],
+          testTimeout: 20_000,
+          setupFiles: ['test/fast-check-setup.ts'],
+        },
       },
       {
         plugins,

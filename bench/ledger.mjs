@@ -51,7 +51,14 @@ const { values: opt } = parseArgs({
   },
 });
 if (opt.help) {
-  console.log(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1, 13).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
+  console.log(
+    fs
+      .readFileSync(fileURLToPath(import.meta.url), 'utf8')
+      .split('\n')
+      .slice(1, 13)
+      .map((l) => l.replace(/^\/\/ ?/, ''))
+      .join('\n'),
+  );
   process.exit(0);
 }
 const int = (name) => {
@@ -114,7 +121,13 @@ async function startServer(label, entry, env, port, readyPath) {
   child.once('exit', () => children.delete(child));
   for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(100)) {
     if (child.exitCode !== null) throw new Error(`${label} exited before it was ready; see ${log}`);
-    if (await fetch(`http://127.0.0.1:${port}${readyPath}`).then((r) => r.ok, () => false)) return child;
+    if (
+      await fetch(`http://127.0.0.1:${port}${readyPath}`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return child;
   }
   throw new Error(`${label} did not answer ${readyPath} within 60 s; see ${log}`);
 }
@@ -151,7 +164,14 @@ async function load(bodies, concurrency, apiKey) {
   const post = (body) =>
     new Promise((resolve, reject) => {
       const req = http.request(
-        { host: '127.0.0.1', port: cfg.ledgerPort, path: '/transfers', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${apiKey}` } },
+        {
+          host: '127.0.0.1',
+          port: cfg.ledgerPort,
+          path: '/transfers',
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${apiKey}` },
+        },
         (res) => {
           const chunks = [];
           res.on('data', (c) => chunks.push(c));
@@ -209,7 +229,12 @@ function summarize(name, perRequest, run, cpu, machineBusy) {
 // ---------------------------------------------------------------------------------------------------------
 // the run
 
-const report = { config: cfg, machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadavg: os.loadavg() }, phases: [], checks: {} };
+const report = {
+  config: cfg,
+  machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadavg: os.loadavg() },
+  phases: [],
+  checks: {},
+};
 
 async function api(method, urlPath, apiKey, body) {
   const response = await fetch(`http://127.0.0.1:${cfg.ledgerPort}${urlPath}`, {
@@ -242,7 +267,14 @@ async function main() {
   await startServer(
     'facilitator',
     appEntry('facilitator'),
-    { ...common, FACILITATOR_PORT: String(cfg.facilitatorPort), CHAIN_MANIFEST: MANIFEST_PATH, FACILITATOR_OPEN_MODE: 'false', FACILITATOR_ROLE: 'api', OPERATOR_TOKEN: operatorToken },
+    {
+      ...common,
+      FACILITATOR_PORT: String(cfg.facilitatorPort),
+      CHAIN_MANIFEST: MANIFEST_PATH,
+      FACILITATOR_OPEN_MODE: 'false',
+      FACILITATOR_ROLE: 'api',
+      OPERATOR_TOKEN: operatorToken,
+    },
     cfg.facilitatorPort,
     '/health',
   );
@@ -256,7 +288,13 @@ async function main() {
   const ledger = await startServer(
     'ledger',
     appEntry('ledger'),
-    { ...common, LEDGER_PORT: String(cfg.ledgerPort), FACILITATOR_URL: `http://127.0.0.1:${cfg.facilitatorPort}`, DATABASE_POOL_SIZE: String(cfg.pool), LEDGER_WRITE_CONCURRENCY: String(cfg.writeConcurrency) },
+    {
+      ...common,
+      LEDGER_PORT: String(cfg.ledgerPort),
+      FACILITATOR_URL: `http://127.0.0.1:${cfg.facilitatorPort}`,
+      DATABASE_POOL_SIZE: String(cfg.pool),
+      LEDGER_WRITE_CONCURRENCY: String(cfg.writeConcurrency),
+    },
     cfg.ledgerPort,
     '/ready',
   );
@@ -272,7 +310,12 @@ async function main() {
   ];
   if (!(await api('POST', '/accounts', apiKey, accounts)).results.every((r) => r.result === 'created')) throw new Error('setting up the accounts failed');
   const funding = 10n ** 12n;
-  await api('POST', '/transfers', apiKey, payers.map((id) => ({ id: randomUUID(), debitAccountId: source, creditAccountId: id, amount: funding.toString(), asset: ASSET, code: 1 })));
+  await api(
+    'POST',
+    '/transfers',
+    apiKey,
+    payers.map((id) => ({ id: randomUUID(), debitAccountId: source, creditAccountId: id, amount: funding.toString(), asset: ASSET, code: 1 })),
+  );
 
   const spent = new Map(payers.map((id) => [id, 0n]));
   let hotTotal = 0n;
@@ -288,14 +331,20 @@ async function main() {
   const db = new pg.Client({ connectionString: cfg.databaseUrl });
   await db.connect();
   let counter = 0;
-  const bodies = (requests, perRequest) => Array.from({ length: requests }, () => JSON.stringify(Array.from({ length: perRequest }, () => makeTransfer(counter++))));
+  const bodies = (requests, perRequest) =>
+    Array.from({ length: requests }, () => JSON.stringify(Array.from({ length: perRequest }, () => makeTransfer(counter++))));
 
   // CPU of the ledger, of the PostgreSQL backends serving the bench database, and of this load generator
-  const backends = async () => (await db.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)).rows.map((r) => r.pid);
+  const backends = async () =>
+    (await db.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)).rows.map((r) => r.pid);
   const cpuNow = async () => {
     const postgres = (await backends()).map(cpuSeconds);
     const self = process.cpuUsage();
-    return { ledger: cpuSeconds(ledger.pid), postgres: postgres.includes(null) ? null : postgres.reduce((a, b) => a + b, 0), loadGenerator: (self.user + self.system) / 1e6 };
+    return {
+      ledger: cpuSeconds(ledger.pid),
+      postgres: postgres.includes(null) ? null : postgres.reduce((a, b) => a + b, 0),
+      loadGenerator: (self.user + self.system) / 1e6,
+    };
   };
   const phase = async (name, requests, perRequest, concurrency) => {
     const prepared = bodies(requests, perRequest);
@@ -305,7 +354,9 @@ async function main() {
     const used = Object.fromEntries(Object.keys(cpu0).map((k) => [k, cpu0[k] === null || cpu1[k] === null ? null : +(cpu1[k] - cpu0[k]).toFixed(2)]));
     const result = summarize(name, perRequest, run, used, busyFraction(m0, m1));
     report.phases.push({ ...result, concurrency });
-    say(`${name}: ${result.transfersPerSecond} transfers/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms per request (${result.requests} requests × ${perRequest}, c=${concurrency})`);
+    say(
+      `${name}: ${result.transfersPerSecond} transfers/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms per request (${result.requests} requests × ${perRequest}, c=${concurrency})`,
+    );
     return { result, prepared };
   };
 
@@ -320,7 +371,8 @@ async function main() {
   }
 
   // Replaying a batch answers exists for every transfer and changes nothing.
-  const snapshot = async () => (await db.query(`SELECT count(*)::int AS n, (SELECT sum(credits_posted)::text FROM ledger.accounts) AS credits FROM ledger.transfers`)).rows[0];
+  const snapshot = async () =>
+    (await db.query(`SELECT count(*)::int AS n, (SELECT sum(credits_posted)::text FROM ledger.accounts) AS credits FROM ledger.transfers`)).rows[0];
   const before = await snapshot();
   const replay = await api('POST', '/transfers', apiKey, JSON.parse(replayBody));
   const after = await snapshot();
@@ -328,9 +380,15 @@ async function main() {
   report.checks.replayChangedNothing = before.n === after.n && before.credits === after.credits;
 
   // The invariants, straight from PostgreSQL.
-  const sums = (await db.query(`SELECT asset, sum(debits_posted)::text AS dp, sum(credits_posted)::text AS cp, sum(debits_pending)::text AS dpe, sum(credits_pending)::text AS cpe FROM ledger.accounts GROUP BY asset`)).rows;
+  const sums = (
+    await db.query(
+      `SELECT asset, sum(debits_posted)::text AS dp, sum(credits_posted)::text AS cp, sum(debits_pending)::text AS dpe, sum(credits_pending)::text AS cpe FROM ledger.accounts GROUP BY asset`,
+    )
+  ).rows;
   report.checks.debitsEqualCreditsPerAsset = sums.every((s) => s.dp === s.cp && s.dpe === s.cpe);
-  const byId = new Map((await db.query(`SELECT id::text, debits_posted::text AS dp, credits_posted::text AS cp FROM ledger.accounts`)).rows.map((r) => [r.id, r]));
+  const byId = new Map(
+    (await db.query(`SELECT id::text, debits_posted::text AS dp, credits_posted::text AS cp FROM ledger.accounts`)).rows.map((r) => [r.id, r]),
+  );
   report.checks.hotBalanceExact = byId.get(hot).cp === hotTotal.toString();
   report.checks.payerBalancesExact = payers.every((id) => byId.get(id).dp === spent.get(id).toString() && byId.get(id).cp === funding.toString());
   const [{ n }] = (await db.query(`SELECT count(*)::int AS n FROM ledger.transfers WHERE code = 10`)).rows;
@@ -340,7 +398,9 @@ async function main() {
 
   const goals = [
     ['single API writes ≥ 1,000 transfers/s', single.result.transfersPerSecond >= 1000, `${single.result.transfersPerSecond}/s`],
-    ...report.phases.filter((p) => p.perRequest > 1).map((p) => [`batched (${p.perRequest}/request) ≥ 5,000 transfers/s`, p.transfersPerSecond >= 5000, `${p.transfersPerSecond}/s`]),
+    ...report.phases
+      .filter((p) => p.perRequest > 1)
+      .map((p) => [`batched (${p.perRequest}/request) ≥ 5,000 transfers/s`, p.transfersPerSecond >= 5000, `${p.transfersPerSecond}/s`]),
   ];
   const columns = [
     ['phase', 'name', 15],
@@ -356,7 +416,9 @@ async function main() {
   ];
   console.log(`\n${columns.map(([title, , w], i) => (i ? title.padStart(w) : title.padEnd(w))).join(' ')}`);
   for (const p of report.phases) console.log(columns.map(([, key, w], i) => (i ? String(p[key]).padStart(w) : String(p[key]).padEnd(w))).join(' '));
-  console.log(`(load average before the run: ${report.machine.loadavg.map((l) => l.toFixed(2)).join(' ')}; other work on the machine shows as busy time the ledger did not use)`);
+  console.log(
+    `(load average before the run: ${report.machine.loadavg.map((l) => l.toFixed(2)).join(' ')}; other work on the machine shows as busy time the ledger did not use)`,
+  );
   console.log('\nchecks:');
   for (const [name, ok] of Object.entries(report.checks)) console.log(`  ${ok ? 'ok  ' : 'FAIL'}  ${name}`);
   console.log('goals:');

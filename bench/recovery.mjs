@@ -64,18 +64,39 @@ async function main() {
     Array.from({ length: PAYMENTS }, async (_, i) => {
       const payer = privateKeyToAccount(manifest.accounts.payers[i % manifest.accounts.payers.length].privateKey);
       const authorization = {
-        from: payer.address, to: manifest.accounts.merchant.address, value: AMOUNT, validAfter: 0n,
-        validBefore: BigInt(Math.floor(Date.now() / 1000) + 3600), nonce: `0x${randomBytes(32).toString('hex')}`,
+        from: payer.address,
+        to: manifest.accounts.merchant.address,
+        value: AMOUNT,
+        validAfter: 0n,
+        validBefore: BigInt(Math.floor(Date.now() / 1000) + 3600),
+        nonce: `0x${randomBytes(32).toString('hex')}`,
       };
       const signature = await payer.signTypedData({
         domain: { name: usdc.name, version: usdc.version, chainId: manifest.chainId, verifyingContract: usdc.address },
-        types: { TransferWithAuthorization: ['from:address', 'to:address', 'value:uint256', 'validAfter:uint256', 'validBefore:uint256', 'nonce:bytes32'].map((f) => ({ name: f.split(':')[0], type: f.split(':')[1] })) },
+        types: {
+          TransferWithAuthorization: ['from:address', 'to:address', 'value:uint256', 'validAfter:uint256', 'validBefore:uint256', 'nonce:bytes32'].map((f) => ({
+            name: f.split(':')[0],
+            type: f.split(':')[1],
+          })),
+        },
         primaryType: 'TransferWithAuthorization',
         message: authorization,
       });
-      const requirements = { scheme: 'exact', network: manifest.network, amount: AMOUNT.toString(), asset: usdc.address, payTo: manifest.accounts.merchant.address, maxTimeoutSeconds: 3600, extra: { name: usdc.name, version: usdc.version } };
+      const requirements = {
+        scheme: 'exact',
+        network: manifest.network,
+        amount: AMOUNT.toString(),
+        asset: usdc.address,
+        payTo: manifest.accounts.merchant.address,
+        maxTimeoutSeconds: 3600,
+        extra: { name: usdc.name, version: usdc.version },
+      };
       const payload = { signature, authorization: Object.fromEntries(Object.entries(authorization).map(([k, v]) => [k, v.toString()])) };
-      return { x402Version: 2, paymentPayload: { x402Version: 2, resource: { url: 'http://bench/recovery' }, accepted: requirements, payload }, paymentRequirements: requirements };
+      return {
+        x402Version: 2,
+        paymentPayload: { x402Version: 2, resource: { url: 'http://bench/recovery' }, accepted: requirements, payload },
+        paymentRequirements: requirements,
+      };
     }),
   );
 
@@ -85,23 +106,43 @@ async function main() {
     instance += 1;
     child = spawn(process.execPath, [appEntry('facilitator')], {
       env: {
-        ...process.env, DATABASE_URL, CHAIN_MANIFEST: manifestPath, FACILITATOR_PORT: String(PORT), FACILITATOR_OPEN_MODE: 'true',
-        OPEN_MODE_RATE_LIMIT_PER_MINUTE: '0', FACILITATOR_INSTANCE_ID: `bench-recovery-${opt['same-instance'] ? 1 : instance}`, LOG_LEVEL: 'error',
-        FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners.slice(0, 3).map((s) => s.privateKey).join(','),
+        ...process.env,
+        DATABASE_URL,
+        CHAIN_MANIFEST: manifestPath,
+        FACILITATOR_PORT: String(PORT),
+        FACILITATOR_OPEN_MODE: 'true',
+        OPEN_MODE_RATE_LIMIT_PER_MINUTE: '0',
+        FACILITATOR_INSTANCE_ID: `bench-recovery-${opt['same-instance'] ? 1 : instance}`,
+        LOG_LEVEL: 'error',
+        FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners
+          .slice(0, 3)
+          .map((s) => s.privateKey)
+          .join(','),
       },
       stdio: 'ignore',
     });
     const spawned = child;
     stoppers.push(async () => spawned.kill('SIGKILL'));
     for (let i = 0; i < 400; i++) {
-      if (await fetch(`${URL_}/health`).then((r) => r.ok, () => false)) return;
+      if (
+        await fetch(`${URL_}/health`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        return;
       await new Promise((r) => setTimeout(r, 25));
     }
     throw new Error('the facilitator did not start');
   };
   await start();
 
-  const balanceBefore = await client.readContract({ address: usdc.address, abi: parseAbi(['function balanceOf(address) view returns (uint256)']), functionName: 'balanceOf', args: [manifest.accounts.merchant.address] });
+  const balanceBefore = await client.readContract({
+    address: usdc.address,
+    abi: parseAbi(['function balanceOf(address) view returns (uint256)']),
+    functionName: 'balanceOf',
+    args: [manifest.accounts.merchant.address],
+  });
   let answered = 0;
   let killedAt;
   let killing;
@@ -111,7 +152,10 @@ async function main() {
   const outcomes = new Array(PAYMENTS);
   let next = 0;
   const settle = (body) =>
-    fetch(`${URL_}/settle`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json(), () => undefined);
+    fetch(`${URL_}/settle`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(
+      (r) => r.json(),
+      () => undefined,
+    );
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       for (let i = next++; i < PAYMENTS; i = next++) {
@@ -139,10 +183,19 @@ async function main() {
   await killing;
   const waits = [...inFlightAtKill].map((i) => finalAt[i] - killedAt).sort((a, b) => a - b);
   const failures = outcomes.filter((o) => !o?.success).length;
-  const balanceAfter = await client.readContract({ address: usdc.address, abi: parseAbi(['function balanceOf(address) view returns (uint256)']), functionName: 'balanceOf', args: [manifest.accounts.merchant.address] });
-  console.log(`\nrecovery across one SIGKILL (${PAYMENTS} payments @${CONCURRENCY}, killed after ${KILL_AFTER} answers, ${opt['same-instance'] ? 'restarted with the same instance id' : 'replacement with a new instance id'})`);
+  const balanceAfter = await client.readContract({
+    address: usdc.address,
+    abi: parseAbi(['function balanceOf(address) view returns (uint256)']),
+    functionName: 'balanceOf',
+    args: [manifest.accounts.merchant.address],
+  });
+  console.log(
+    `\nrecovery across one SIGKILL (${PAYMENTS} payments @${CONCURRENCY}, killed after ${KILL_AFTER} answers, ${opt['same-instance'] ? 'restarted with the same instance id' : 'replacement with a new instance id'})`,
+  );
   console.log(`  payments in flight at the kill: ${waits.length}`);
-  console.log(`  their answer time from the kill: p50 ${percentile(waits, 50).toFixed(0)} ms, p99 ${percentile(waits, 99).toFixed(0)} ms, max ${waits.at(-1)?.toFixed(0)} ms`);
+  console.log(
+    `  their answer time from the kill: p50 ${percentile(waits, 50).toFixed(0)} ms, p99 ${percentile(waits, 99).toFixed(0)} ms, max ${waits.at(-1)?.toFixed(0)} ms`,
+  );
   console.log(`  answers not success: ${failures}; merchant received ${balanceAfter - balanceBefore} of ${BigInt(PAYMENTS) * AMOUNT} expected`);
   await stopAll();
   process.exit(failures === 0 && balanceAfter - balanceBefore === BigInt(PAYMENTS) * AMOUNT ? 0 : 1);

@@ -74,10 +74,7 @@ if (args.token) {
   }
 }
 
-const facilitator = new x402Facilitator().register(
-  network,
-  new ExactEvmScheme(toFacilitatorEvmSigner({ ...viemClient, address: account.address })),
-);
+const facilitator = new x402Facilitator().register(network, new ExactEvmScheme(toFacilitatorEvmSigner({ ...viemClient, address: account.address })));
 
 const app = express();
 app.use(express.json());

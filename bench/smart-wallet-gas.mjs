@@ -22,8 +22,15 @@ const usdcAbi = parseAbi([
   'function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, uint8 v, bytes32 r, bytes32 s)',
   'function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, bytes signature)',
 ]);
-const factoryAbi = parseAbi(['function deploy(address owner, bytes32 salt) returns (address)', 'function predict(address owner, bytes32 salt) view returns (address)']);
-const multicall3Abi = parseAbi(['struct Call3 { address target; bool allowFailure; bytes callData; }', 'struct Result { bool success; bytes returnData; }', 'function aggregate3(Call3[] calls) payable returns (Result[] returnData)']);
+const factoryAbi = parseAbi([
+  'function deploy(address owner, bytes32 salt) returns (address)',
+  'function predict(address owner, bytes32 salt) view returns (address)',
+]);
+const multicall3Abi = parseAbi([
+  'struct Call3 { address target; bool allowFailure; bytes callData; }',
+  'struct Result { bool success; bytes returnData; }',
+  'function aggregate3(Call3[] calls) payable returns (Result[] returnData)',
+]);
 const eip3009Types = {
   TransferWithAuthorization: [
     { name: 'from', type: 'address' },
@@ -38,7 +45,12 @@ const eip3009Types = {
 const anvil = await startAnvil({ port: Number(args.port) });
 try {
   const manifest = await deployLocalChain({ rpcUrl: anvil.rpcUrl });
-  const chain = defineChain({ id: manifest.chainId, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [manifest.rpcUrl] } } });
+  const chain = defineChain({
+    id: manifest.chainId,
+    name: 'anvil',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [manifest.rpcUrl] } },
+  });
   const client = createPublicClient({ chain, transport: http(manifest.rpcUrl) });
   const walletOf = (key) => createWalletClient({ account: privateKeyToAccount(key), chain, transport: http(manifest.rpcUrl) });
   const settler = walletOf(manifest.accounts.facilitatorSigners[0].privateKey);
@@ -47,9 +59,18 @@ try {
   const value = 10_000n;
 
   const sign = (signer, from) => {
-    const message = { from, to: merchant, value, validAfter: 0n, validBefore: BigInt(Math.floor(Date.now() / 1000) + 600), nonce: `0x${randomBytes(32).toString('hex')}` };
+    const message = {
+      from,
+      to: merchant,
+      value,
+      validAfter: 0n,
+      validBefore: BigInt(Math.floor(Date.now() / 1000) + 600),
+      nonce: `0x${randomBytes(32).toString('hex')}`,
+    };
     const domain = { name: usdc.name, version: usdc.version, chainId: manifest.chainId, verifyingContract: usdc.address };
-    return signer.signTypedData({ domain, types: eip3009Types, primaryType: 'TransferWithAuthorization', message }).then((signature) => ({ message, signature }));
+    return signer
+      .signTypedData({ domain, types: eip3009Types, primaryType: 'TransferWithAuthorization', message })
+      .then((signature) => ({ message, signature }));
   };
   const authorizationArgs = ({ message: m }) => [m.from, m.to, m.value, m.validAfter, m.validBefore, m.nonce];
   const gasOf = async (request) => {
@@ -59,33 +80,63 @@ try {
   };
 
   // The merchant holds some USDC already, so no measurement pays for its balance slot going from zero.
-  const warmUp = await walletOf(manifest.accounts.payers[3].privateKey).writeContract({ address: usdc.address, abi: usdcAbi, functionName: 'transfer', args: [merchant, 1n] });
+  const warmUp = await walletOf(manifest.accounts.payers[3].privateKey).writeContract({
+    address: usdc.address,
+    abi: usdcAbi,
+    functionName: 'transfer',
+    args: [merchant, 1n],
+  });
   await client.waitForTransactionReceipt({ hash: warmUp, pollingInterval: 25 });
 
   // EOA payer: the (v, r, s) overload.
   const payer = privateKeyToAccount(manifest.accounts.payers[1].privateKey);
   const eoa = await sign(payer, payer.address);
   const { v, r, s } = parseSignature(eoa.signature);
-  const eoaGas = await gasOf({ label: 'EOA', to: usdc.address, data: encodeFunctionData({ abi: usdcAbi, functionName: 'transferWithAuthorization', args: [...authorizationArgs(eoa), Number(v), r, s] }) });
+  const eoaGas = await gasOf({
+    label: 'EOA',
+    to: usdc.address,
+    data: encodeFunctionData({ abi: usdcAbi, functionName: 'transferWithAuthorization', args: [...authorizationArgs(eoa), Number(v), r, s] }),
+  });
 
   // Deployed ERC-1271 wallet: the bytes overload, checked by the wallet's isValidSignature.
   const owner = privateKeyToAccount(manifest.accounts.smartWalletOwner.privateKey);
   const deployed = await sign(owner, manifest.contracts.smartWallet);
-  const deployedGas = await gasOf({ label: 'ERC-1271', to: usdc.address, data: encodeFunctionData({ abi: usdcAbi, functionName: 'transferWithAuthorization', args: [...authorizationArgs(deployed), deployed.signature] }) });
+  const deployedGas = await gasOf({
+    label: 'ERC-1271',
+    to: usdc.address,
+    data: encodeFunctionData({ abi: usdcAbi, functionName: 'transferWithAuthorization', args: [...authorizationArgs(deployed), deployed.signature] }),
+  });
 
   // Counterfactual ERC-6492 wallet of a fresh owner, funded at its predicted address: deploy + transfer in one transaction.
   const newOwner = privateKeyToAccount(generatePrivateKey());
   const salt = `0x${randomBytes(32).toString('hex')}`;
   const factory = manifest.contracts.smartWalletFactory;
   const predicted = await client.readContract({ address: factory, abi: factoryAbi, functionName: 'predict', args: [newOwner.address, salt] });
-  const funding = await walletOf(manifest.accounts.payers[2].privateKey).writeContract({ address: usdc.address, abi: usdcAbi, functionName: 'transfer', args: [predicted, value] });
+  const funding = await walletOf(manifest.accounts.payers[2].privateKey).writeContract({
+    address: usdc.address,
+    abi: usdcAbi,
+    functionName: 'transfer',
+    args: [predicted, value],
+  });
   await client.waitForTransactionReceipt({ hash: funding, pollingInterval: 25 });
   const counterfactual = await sign(newOwner, predicted);
   const calls = [
     { target: factory, allowFailure: true, callData: encodeFunctionData({ abi: factoryAbi, functionName: 'deploy', args: [newOwner.address, salt] }) },
-    { target: usdc.address, allowFailure: false, callData: encodeFunctionData({ abi: usdcAbi, functionName: 'transferWithAuthorization', args: [...authorizationArgs(counterfactual), counterfactual.signature] }) },
+    {
+      target: usdc.address,
+      allowFailure: false,
+      callData: encodeFunctionData({
+        abi: usdcAbi,
+        functionName: 'transferWithAuthorization',
+        args: [...authorizationArgs(counterfactual), counterfactual.signature],
+      }),
+    },
   ];
-  const counterfactualGas = await gasOf({ label: 'ERC-6492', to: manifest.contracts.multicall3, data: encodeFunctionData({ abi: multicall3Abi, functionName: 'aggregate3', args: [calls] }) });
+  const counterfactualGas = await gasOf({
+    label: 'ERC-6492',
+    to: manifest.contracts.multicall3,
+    data: encodeFunctionData({ abi: multicall3Abi, functionName: 'aggregate3', args: [calls] }),
+  });
 
   console.log('gas used by one exact-EVM settlement, by payer (fresh anvil: the first payment of each payer, to a merchant that already holds USDC)');
   console.table([

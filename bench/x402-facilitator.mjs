@@ -57,7 +57,14 @@ const { values: opt } = parseArgs({
   },
 });
 if (opt.help) {
-  console.log(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1, 11).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
+  console.log(
+    fs
+      .readFileSync(fileURLToPath(import.meta.url), 'utf8')
+      .split('\n')
+      .slice(1, 11)
+      .map((l) => l.replace(/^\/\/ ?/, ''))
+      .join('\n'),
+  );
   process.exit(0);
 }
 const positiveInt = (name) => {
@@ -338,7 +345,7 @@ async function signPayloads(clients, requirements, count, label) {
   const resource = { url: `http://127.0.0.1/bench/${label}`, description: 'x402 facilitator benchmark', mimeType: 'application/json' };
   const out = [];
   for (let i = 0; i < count; i++) {
-    const client = clients[(signedCount++) % clients.length];
+    const client = clients[signedCount++ % clients.length];
     const paymentPayload = await client.createPaymentPayload({ x402Version: 2, resource, accepts: [requirements] });
     const { from, nonce } = paymentPayload.payload.authorization;
     out.push({ from, nonce, body: JSON.stringify({ x402Version: 2, paymentPayload, paymentRequirements: paymentPayload.accepted }) });
@@ -350,15 +357,34 @@ async function signPayloads(clients, requirements, count, label) {
 // phases
 
 async function verifyPhase(sides, side, set) {
-  if (set.warmup.length) await load(sides[side].origin, '/verify', set.warmup.map((p) => p.body), cfg.concurrency, cfg.verifyTimeoutMs);
-  const r = await measuredLoad(sides, side, '/verify', set.measured.map((p) => p.body), cfg.verifyTimeoutMs);
+  if (set.warmup.length)
+    await load(
+      sides[side].origin,
+      '/verify',
+      set.warmup.map((p) => p.body),
+      cfg.concurrency,
+      cfg.verifyTimeoutMs,
+    );
+  const r = await measuredLoad(
+    sides,
+    side,
+    '/verify',
+    set.measured.map((p) => p.body),
+    cfg.verifyTimeoutMs,
+  );
   const answers = Array.from({ length: r.bodies.length }, (_, i) => {
     const body = safeJson(r.bodies[i]);
     return { status: r.status[i], error: r.errors[i], body, text: body === undefined ? (r.bodies[i] ?? '').slice(0, 300) : undefined };
   });
   const valid = answers.filter((a) => a.status === 200 && a.body?.isValid === true).length;
   const outcomes = countBy(answers, (a) =>
-    a.error ? `error: ${a.error}` : a.status !== 200 ? `HTTP ${a.status}` : a.body?.isValid === true ? 'isValid:true' : `isValid:false ${a.body?.invalidReason ?? '?'}`,
+    a.error
+      ? `error: ${a.error}`
+      : a.status !== 200
+        ? `HTTP ${a.status}`
+        : a.body?.isValid === true
+          ? 'isValid:true'
+          : `isValid:false ${a.body?.invalidReason ?? '?'}`,
   );
   const firstBad = answers.find((a) => !(a.status === 200 && a.body?.isValid === true));
   return {
@@ -375,7 +401,13 @@ async function verifyPhase(sides, side, set) {
 }
 
 async function settlePhase(sides, side, payloads) {
-  const r = await measuredLoad(sides, side, '/settle', payloads.map((p) => p.body), cfg.settleTimeoutMs);
+  const r = await measuredLoad(
+    sides,
+    side,
+    '/settle',
+    payloads.map((p) => p.body),
+    cfg.settleTimeoutMs,
+  );
   const answers = payloads.map((p, i) => {
     const body = safeJson(r.bodies[i]);
     return {
@@ -468,7 +500,18 @@ async function auditSettlements(publicClient, manifest, fromBlock, settleRuns, m
     a.lost = (a.success && !a.onChain) || (!a.success && a.onChain);
     a.duplicated = used.length > 1 || transfers.length > 1;
     a.txMismatch = a.success && a.onChain && typeof a.transaction === 'string' && !txs.some((tx) => tx.toLowerCase() === a.transaction.toLowerCase());
-    const side = (perSide[`${a.side}#${a.run}`] ??= { side: a.side, run: a.run, onChain: 0, transferred: 0n, transferEvents: 0, lost: 0, duplicated: 0, txMismatch: 0, lostDetails: [], duplicatedDetails: [] });
+    const side = (perSide[`${a.side}#${a.run}`] ??= {
+      side: a.side,
+      run: a.run,
+      onChain: 0,
+      transferred: 0n,
+      transferEvents: 0,
+      lost: 0,
+      duplicated: 0,
+      txMismatch: 0,
+      lostDetails: [],
+      duplicatedDetails: [],
+    });
     if (a.onChain) side.onChain++;
     side.transferred += a.transferred;
     side.transferEvents += a.transferCount;
@@ -538,7 +581,7 @@ function summarizeSettle(phase, side, run) {
     latencyMs: phase.latencyMs,
     failures: countBy(
       phase.answers.filter((a) => !a.success),
-      (a) => (a.error ? `no answer: ${a.error}` : a.status !== 200 ? `HTTP ${a.status}` : a.errorReason ?? 'success:false without errorReason'),
+      (a) => (a.error ? `no answer: ${a.error}` : a.status !== 200 ? `HTTP ${a.status}` : (a.errorReason ?? 'success:false without errorReason')),
     ),
     httpStatus: countBy(phase.answers, (a) => String(a.status)),
     client: phase.client,
@@ -566,41 +609,69 @@ function report(result) {
   const { verify, settle, goals } = result.summary;
   const rows = [
     ['', 'ours', 'reference', 'ours / reference'],
-    [`/verify req/s (c=${cfg.concurrency}, n=${cfg.verifyRequests})`, f1(verify.ours.throughput), f1(verify.reference.throughput), fRatio(verify.throughputRatio)],
+    [
+      `/verify req/s (c=${cfg.concurrency}, n=${cfg.verifyRequests})`,
+      f1(verify.ours.throughput),
+      f1(verify.reference.throughput),
+      fRatio(verify.throughputRatio),
+    ],
     ['/verify latency p50 ms', f1(verify.ours.p50), f1(verify.reference.p50), ''],
     ['/verify latency p90 ms', f1(verify.ours.p90), f1(verify.reference.p90), ''],
     ['/verify latency p99 ms', f1(verify.ours.p99), f1(verify.reference.p99), ''],
     ['/verify server CPU ms per request', f2(verify.ours.serverCpuMsPerRequest), f2(verify.reference.serverCpuMsPerRequest), ''],
     ['/verify isValid:true', `${verify.ours.valid}/${verify.ours.requests}`, `${verify.reference.valid}/${verify.reference.requests}`, ''],
-    [`/settle succeeded (${cfg.settlePayloads} distinct, c=${cfg.concurrency})`, `${settle.ours.succeeded}/${settle.ours.payloads}`, `${settle.reference.succeeded}/${settle.reference.payloads}`, ''],
+    [
+      `/settle succeeded (${cfg.settlePayloads} distinct, c=${cfg.concurrency})`,
+      `${settle.ours.succeeded}/${settle.ours.payloads}`,
+      `${settle.reference.succeeded}/${settle.reference.payloads}`,
+      '',
+    ],
     ['/settle settled on chain', settle.ours.onChain, settle.reference.onChain, ''],
     ['/settle wall time s', (settle.ours.wallMs / 1000).toFixed(2), (settle.reference.wallMs / 1000).toFixed(2), ''],
-    ['/settle settles/s (successes / wall time)', f1(settle.ours.settlesPerSecond), f1(settle.reference.settlesPerSecond), fRatio(settle.settlesPerSecondRatio)],
+    [
+      '/settle settles/s (successes / wall time)',
+      f1(settle.ours.settlesPerSecond),
+      f1(settle.reference.settlesPerSecond),
+      fRatio(settle.settlesPerSecondRatio),
+    ],
     ['/settle latency p50 ms', f1(settle.ours.p50), f1(settle.reference.p50), ''],
     ['/settle latency p99 ms', f1(settle.ours.p99), f1(settle.reference.p99), ''],
     ['lost payments', settle.ours.lost, settle.reference.lost, ''],
     ['duplicated payments', settle.ours.duplicated, settle.reference.duplicated, ''],
     ['success answers with a wrong tx hash', settle.ours.txMismatch, settle.reference.txMismatch, ''],
-    [`/settle gas per settled payment${cfg.batch > 1 ? ` (ours in batches of ≤${cfg.batch})` : ''}`, settle.ours.gasPerPayment, settle.reference.gasPerPayment, fRatio(settle.ours.gasPerPayment / settle.reference.gasPerPayment)],
+    [
+      `/settle gas per settled payment${cfg.batch > 1 ? ` (ours in batches of ≤${cfg.batch})` : ''}`,
+      settle.ours.gasPerPayment,
+      settle.reference.gasPerPayment,
+      fRatio(settle.ours.gasPerPayment / settle.reference.gasPerPayment),
+    ],
     ['/settle transactions sent', settle.ours.transactions, settle.reference.transactions, ''],
     ['merchant Transfers = amount × on-chain count', settle.ours.transfersMatch ? 'yes' : 'NO', settle.reference.transfersMatch ? 'yes' : 'NO', ''],
   ];
   console.log('');
-  console.log(`x402 facilitator benchmark, ${result.startedAt}: node ${process.version}, ${os.cpus().length} CPUs, ${cfg.runs} run(s)${cfg.runs > 1 ? ' (medians)' : ''}`);
+  console.log(
+    `x402 facilitator benchmark, ${result.startedAt}: node ${process.version}, ${os.cpus().length} CPUs, ${cfg.runs} run(s)${cfg.runs > 1 ? ' (medians)' : ''}`,
+  );
   console.log('');
   console.log(table(rows));
   console.log('');
   if (cfg.runs > 1) {
-    const perRun = [['run (first side)', 'verify req/s ours', 'reference', 'p99 ours ms', 'p50 reference ms', 'settled ours', 'reference', 'settles/s ours', 'reference']];
+    const perRun = [
+      ['run (first side)', 'verify req/s ours', 'reference', 'p99 ours ms', 'p50 reference ms', 'settled ours', 'reference', 'settles/s ours', 'reference'],
+    ];
     for (let r = 1; r <= cfg.runs; r++) {
       const v = (side) => result.verifyRuns.find((x) => x.run === r && x.side === side);
       const st = (side) => result.settleRuns.find((x) => x.run === r && x.side === side);
       perRun.push([
         `${r} (${r % 2 === 1 ? 'ours' : 'reference'})`,
-        f1(v('ours').throughput), f1(v('reference').throughput),
-        f1(v('ours').latencyMs.p99), f1(v('reference').latencyMs.p50),
-        st('ours').succeeded, st('reference').succeeded,
-        f1(st('ours').settlesPerSecond), f1(st('reference').settlesPerSecond),
+        f1(v('ours').throughput),
+        f1(v('reference').throughput),
+        f1(v('ours').latencyMs.p99),
+        f1(v('reference').latencyMs.p50),
+        st('ours').succeeded,
+        st('reference').succeeded,
+        f1(st('ours').settlesPerSecond),
+        f1(st('reference').settlesPerSecond),
       ]);
     }
     console.log(table(perRun));
@@ -608,15 +679,27 @@ function report(result) {
   }
   for (const side of ['ours', 'reference']) {
     const failures = settle[side].failures;
-    const text = Object.keys(failures).length ? Object.entries(failures).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${v} × ${k}`).join(', ') : 'none';
+    const text = Object.keys(failures).length
+      ? Object.entries(failures)
+          .sort((a, b) => b[1] - a[1])
+          .map(([k, v]) => `${v} × ${k}`)
+          .join(', ')
+      : 'none';
     console.log(`/settle failures, ${side}${cfg.runs > 1 ? ' (all runs)' : ''}: ${text}`);
   }
   for (const side of ['ours', 'reference']) {
     const o = verify[side].outcomes;
-    if (verify[side].valid !== verify[side].requests) console.log(`/verify answers, ${side}: ${Object.entries(o).map(([k, v]) => `${v} × ${k}`).join(', ')}`);
+    if (verify[side].valid !== verify[side].requests)
+      console.log(
+        `/verify answers, ${side}: ${Object.entries(o)
+          .map(([k, v]) => `${v} × ${k}`)
+          .join(', ')}`,
+      );
   }
   const m = result.audit.merchant;
-  console.log(`merchant balance delta ${m.delta} = ${cfg.amount} × ${result.audit.totalOnChain} on-chain settlements: ${m.matches ? 'yes' : 'NO'}; stray Transfers to the merchant: ${result.audit.strayTransfers}`);
+  console.log(
+    `merchant balance delta ${m.delta} = ${cfg.amount} × ${result.audit.totalOnChain} on-chain settlements: ${m.matches ? 'yes' : 'NO'}; stray Transfers to the merchant: ${result.audit.strayTransfers}`,
+  );
   console.log('');
   console.log('Goals:');
   for (const g of goals) console.log(`  ${g.pass ? 'PASS' : 'FAIL'}  ${g.name}: ${g.detail}`);
@@ -669,7 +752,10 @@ async function main() {
         FACILITATOR_HOST: '127.0.0.1',
         DATABASE_URL: cfg.databaseUrl,
         CHAIN_MANIFEST: MANIFEST_PATH,
-        FACILITATOR_SIGNER_KEYS: signers.slice(0, 3).map((s) => s.privateKey).join(','),
+        FACILITATOR_SIGNER_KEYS: signers
+          .slice(0, 3)
+          .map((s) => s.privateKey)
+          .join(','),
         FACILITATOR_OPEN_MODE: 'true', // the reference has no API keys either
         OPEN_MODE_RATE_LIMIT_PER_MINUTE: '0', // one load generator, one address: not what is measured
         SETTLE_BATCH_MAX: String(cfg.batch),
@@ -681,7 +767,17 @@ async function main() {
     }),
     startServer({
       label: 'reference facilitator',
-      args: [REFERENCE_MAIN, '--port', String(cfg.referencePort), '--rpc-url', anvil.rpcUrl, '--private-key', signers[3].privateKey, '--token', manifest.tokens.usdc.address],
+      args: [
+        REFERENCE_MAIN,
+        '--port',
+        String(cfg.referencePort),
+        '--rpc-url',
+        anvil.rpcUrl,
+        '--private-key',
+        signers[3].privateKey,
+        '--token',
+        manifest.tokens.usdc.address,
+      ],
       env: {},
       port: cfg.referencePort,
       readyPath: '/supported',
@@ -701,8 +797,14 @@ async function main() {
   const plan = [];
   for (let r = 0; r < cfg.runs; r++) {
     plan.push({
-      verify: { warmup: await signPayloads(clients, requirements, cfg.warmup, `warmup-${r}`), measured: await signPayloads(clients, requirements, cfg.verifyRequests, `verify-${r}`) },
-      settle: { ours: await signPayloads(clients, requirements, cfg.settlePayloads, `settle-ours-${r}`), reference: await signPayloads(clients, requirements, cfg.settlePayloads, `settle-reference-${r}`) },
+      verify: {
+        warmup: await signPayloads(clients, requirements, cfg.warmup, `warmup-${r}`),
+        measured: await signPayloads(clients, requirements, cfg.verifyRequests, `verify-${r}`),
+      },
+      settle: {
+        ours: await signPayloads(clients, requirements, cfg.settlePayloads, `settle-ours-${r}`),
+        reference: await signPayloads(clients, requirements, cfg.settlePayloads, `settle-reference-${r}`),
+      },
     });
   }
   say(`pre-signed ${signedCount} payloads from ${clients.length} payers with the official x402 client in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
@@ -723,7 +825,12 @@ async function main() {
     }
     if (settleFromBlock === undefined) {
       settleFromBlock = (await publicClient.getBlockNumber()) + 1n;
-      merchantBefore = await publicClient.readContract({ address: manifest.tokens.usdc.address, abi: usdcAbi, functionName: 'balanceOf', args: [manifest.accounts.merchant.address] });
+      merchantBefore = await publicClient.readContract({
+        address: manifest.tokens.usdc.address,
+        abi: usdcAbi,
+        functionName: 'balanceOf',
+        args: [manifest.accounts.merchant.address],
+      });
     }
     for (const side of order) {
       say(`run ${r + 1}/${cfg.runs}: /settle ${side} (${cfg.settlePayloads} distinct at c=${cfg.concurrency})`);
@@ -731,7 +838,9 @@ async function main() {
       const idle = await waitForIdleChain(publicClient);
       settleRuns.push({ run: r + 1, side, ...s, txpoolAfter: idle });
       const ok = s.answers.filter((a) => a.success).length;
-      say(`  ${ok}/${s.answers.length} succeeded in ${(s.wallMs / 1000).toFixed(1)} s${idle.pending || idle.queued ? ` (txpool after: ${idle.pending} pending, ${idle.queued} queued)` : ''}`);
+      say(
+        `  ${ok}/${s.answers.length} succeeded in ${(s.wallMs / 1000).toFixed(1)} s${idle.pending || idle.queued ? ` (txpool after: ${idle.pending} pending, ${idle.queued} queued)` : ''}`,
+      );
     }
   }
   await sleep(500);
@@ -803,7 +912,13 @@ async function main() {
     },
     {
       name: '/settle no lost and no duplicated payment (ours)',
-      pass: settle.ours.lost === 0 && settle.ours.duplicated === 0 && settle.ours.txMismatch === 0 && settle.ours.transfersMatch && audit.merchant.matches && audit.strayTransfers === 0,
+      pass:
+        settle.ours.lost === 0 &&
+        settle.ours.duplicated === 0 &&
+        settle.ours.txMismatch === 0 &&
+        settle.ours.transfersMatch &&
+        audit.merchant.matches &&
+        audit.strayTransfers === 0,
       detail: `lost ${settle.ours.lost}, duplicated ${settle.ours.duplicated}, wrong tx hash ${settle.ours.txMismatch}, merchant balance ${audit.merchant.matches ? 'matches' : 'DOES NOT match'} the on-chain count`,
     },
   ];
@@ -850,7 +965,7 @@ main()
   .then(() => cleanup())
   .then(() => process.exit(0))
   .catch(async (error) => {
-    console.error(`[bench] failed: ${error instanceof Error ? error.stack ?? error.message : error}`);
+    console.error(`[bench] failed: ${error instanceof Error ? (error.stack ?? error.message) : error}`);
     await cleanup();
     process.exit(1);
   });

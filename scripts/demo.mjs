@@ -81,7 +81,12 @@ async function main() {
   await step('start the fake Stripe and the facilitator', async () => {
     await startApp(
       'fake-stripe',
-      { ...common, FAKE_STRIPE_PORT: String(ports.stripe), FAKE_STRIPE_WEBHOOK_URL: `${facilitatorUrl}/stripe/webhooks`, FAKE_STRIPE_WEBHOOK_SECRET: STRIPE_WEBHOOK_SECRET },
+      {
+        ...common,
+        FAKE_STRIPE_PORT: String(ports.stripe),
+        FAKE_STRIPE_WEBHOOK_URL: `${facilitatorUrl}/stripe/webhooks`,
+        FAKE_STRIPE_WEBHOOK_SECRET: STRIPE_WEBHOOK_SECRET,
+      },
       `${stripeUrl}/v1/events`,
       { authorization: 'Bearer sk_test_demo' },
     );
@@ -93,7 +98,9 @@ async function main() {
     // Its receiving address: the facilitator settles this merchant's payments to no other. Made through the
     // facilitator's operator API, as an operator would.
     const receiving = `${manifest.network}:${manifest.accounts.merchant.address}`;
-    const created = runJson('merchants CLI', ['scripts/merchants.mjs', 'create', '--name', 'Demo forecasts', '--receiving-address', receiving, '--json'], { FACILITATOR_URL: facilitatorUrl });
+    const created = runJson('merchants CLI', ['scripts/merchants.mjs', 'create', '--name', 'Demo forecasts', '--receiving-address', receiving, '--json'], {
+      FACILITATOR_URL: facilitatorUrl,
+    });
     say(`merchant ${created.merchantId} with API key ${created.apiKey.slice(0, 12)}…, paid at ${receiving}`);
     return created;
   });
@@ -101,12 +108,25 @@ async function main() {
   await step('start the ledger and the merchant agent', async () => {
     await startApp(
       'ledger',
-      { ...common, LEDGER_PORT: String(ports.ledger), FACILITATOR_URL: facilitatorUrl, STRIPE_SECRET_KEY: 'sk_test_demo_ledger', STRIPE_API_BASE: stripeUrl, RECON_SCHEDULE: 'off' },
+      {
+        ...common,
+        LEDGER_PORT: String(ports.ledger),
+        FACILITATOR_URL: facilitatorUrl,
+        STRIPE_SECRET_KEY: 'sk_test_demo_ledger',
+        STRIPE_API_BASE: stripeUrl,
+        RECON_SCHEDULE: 'off',
+      },
       `${ledgerUrl}/ready`,
     );
     await startApp(
       'merchant-agent',
-      { ...common, MERCHANT_PORT: String(ports.merchant), FACILITATOR_URL: facilitatorUrl, FACILITATOR_API_KEY: merchantAccount.apiKey, MERCHANT_STRIPE_NETWORK_ID: 'profile_demo_merchant' },
+      {
+        ...common,
+        MERCHANT_PORT: String(ports.merchant),
+        FACILITATOR_URL: facilitatorUrl,
+        FACILITATOR_API_KEY: merchantAccount.apiKey,
+        MERCHANT_STRIPE_NETWORK_ID: 'profile_demo_merchant',
+      },
       `${merchantUrl}/ready`,
     );
   });
@@ -115,7 +135,8 @@ async function main() {
   const usdc = manifest.tokens.usdc.address;
   const buyer = manifest.accounts.payers[0].address;
   const merchant = manifest.accounts.merchant.address;
-  const balances = async () => Promise.all([buyer, merchant].map((a) => client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [a] })));
+  const balances = async () =>
+    Promise.all([buyer, merchant].map((a) => client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [a] })));
 
   await step('x402: a buyer pays for an HTTP call', async () => {
     const before = await balances();
@@ -172,11 +193,26 @@ async function main() {
   await step('reconciliation: the books against the chain and Stripe', async () => {
     const recon = spawnSync(
       process.execPath,
-      ['scripts/recon.mjs', '--merchant', merchantAccount.merchantId, '--from', periodFrom.toISOString(), '--to', new Date(Date.now() + 60_000).toISOString(), '--ledger-url', ledgerUrl],
+      [
+        'scripts/recon.mjs',
+        '--merchant',
+        merchantAccount.merchantId,
+        '--from',
+        periodFrom.toISOString(),
+        '--to',
+        new Date(Date.now() + 60_000).toISOString(),
+        '--ledger-url',
+        ledgerUrl,
+      ],
       // the key through the environment, never on a command line
       { cwd: REPO_ROOT, env: { ...common, LEDGER_API_KEY: merchantAccount.apiKey }, encoding: 'utf8' },
     );
-    process.stdout.write(recon.stdout.split('\n').map((l) => (l ? `recon: ${l}` : l)).join('\n'));
+    process.stdout.write(
+      recon.stdout
+        .split('\n')
+        .map((l) => (l ? `recon: ${l}` : l))
+        .join('\n'),
+    );
     if (recon.status === 1) throw new Error('reconciliation found breaks (see the report above)');
     if (recon.status !== 0) throw new Error(`reconciliation did not run: ${recon.stderr.trim().split('\n').at(-1)}`);
     const report = /Report\s+(\S+)/.exec(recon.stdout)?.[1];
@@ -185,7 +221,9 @@ async function main() {
 
   say('all steps passed');
   if (values.exit) return shutdown(0);
-  say(`running: facilitator ${facilitatorUrl}, ledger ${ledgerUrl}, merchant ${merchantUrl}, chain ${anvil.rpcUrl}, fake Stripe ${stripeUrl}; logs in ${path.relative(process.cwd(), logDir)}; Ctrl-C stops`);
+  say(
+    `running: facilitator ${facilitatorUrl}, ledger ${ledgerUrl}, merchant ${merchantUrl}, chain ${anvil.rpcUrl}, fake Stripe ${stripeUrl}; logs in ${path.relative(process.cwd(), logDir)}; Ctrl-C stops`,
+  );
   say(`merchant API key (for the ledger and GET /payments): ${merchantAccount.apiKey}`);
 }
 
@@ -212,7 +250,8 @@ async function waitForBooks({ facilitatorUrl, ledgerUrl, apiKey }) {
     const accounts = (await getJson(`${ledgerUrl}/accounts?code=200&limit=1000`)).data;
     const booked = new Map(accounts.map((a) => [a.asset, BigInt(a.creditsPosted)]));
     if ([...expected].every(([asset, amount]) => booked.get(asset) === amount)) return booked;
-    if (Date.now() > deadline) throw new Error(`the ledger did not book every payment within 30 s: expected ${[...expected].join('; ')}, booked ${[...booked].join('; ')}`);
+    if (Date.now() > deadline)
+      throw new Error(`the ledger did not book every payment within 30 s: expected ${[...expected].join('; ')}, booked ${[...booked].join('; ')}`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
@@ -237,7 +276,10 @@ async function startApp(name, appEnv, readyUrl, headers = {}) {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     if (exited !== undefined) throw new Error(`${name} exited with code ${exited}; see .local/logs/${name}.log`);
-    const ok = await fetch(readyUrl, { headers }).then((r) => r.ok, () => false);
+    const ok = await fetch(readyUrl, { headers }).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return say(`${name} ready on ${new URL(readyUrl).origin}`);
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -100,7 +100,7 @@ function openKeyFile(path) {
 function operatorApi() {
   const base = (process.env.FACILITATOR_URL || 'http://127.0.0.1:4020').replace(/\/+$/, '');
   const token = process.env.OPERATOR_TOKEN;
-  if (!token) throw new UsageError('set OPERATOR_TOKEN to the facilitator\'s operator token');
+  if (!token) throw new UsageError("set OPERATOR_TOKEN to the facilitator's operator token");
   return async function request(method, path, body) {
     let response;
     try {
@@ -149,7 +149,8 @@ const onOff = (allow) => (allow ? 'on' : 'off');
 const commands = {
   async create(api, { values }) {
     const receivingAddresses = (values['receiving-address'] ?? []).map(receivingAddress);
-    if (values['receiving-address-of-chain'] !== undefined) receivingAddresses.push(receivingAddress(chainMerchantAddress(values['receiving-address-of-chain'])));
+    if (values['receiving-address-of-chain'] !== undefined)
+      receivingAddresses.push(receivingAddress(chainMerchantAddress(values['receiving-address-of-chain'])));
     const keyFile = values['key-file'] === undefined ? undefined : openKeyFile(values['key-file']);
     let created;
     try {
@@ -237,7 +238,9 @@ const commands = {
     const page = (await api('GET', `/${merchantId}/webhook-deliveries?${query}`)).body;
     const lines = page.data.length ? [] : ['no webhook deliveries'];
     for (const d of page.data) {
-      lines.push(`${d.deliveryId}  ${d.eventType}  ${d.status}  attempt ${d.attempt}${d.responseStatus === null ? '' : `  HTTP ${d.responseStatus}`}${d.error ? `  ${d.error}` : ''}  ${d.createdAt}`);
+      lines.push(
+        `${d.deliveryId}  ${d.eventType}  ${d.status}  attempt ${d.attempt}${d.responseStatus === null ? '' : `  HTTP ${d.responseStatus}`}${d.error ? `  ${d.error}` : ''}  ${d.createdAt}`,
+      );
     }
     if (page.nextCursor) lines.push('(the 100 most recent; GET /admin/merchants/{id}/webhook-deliveries pages through the rest)');
     return { result: page.data, lines };
@@ -268,7 +271,9 @@ const commands = {
     const merchantId = uuid(positionals[0], 'the merchant id');
     const { network, address } = receivingAddress(positionals[1]);
     // read first, to report the address as the facilitator spells it (EIP-55)
-    const declared = (await api('GET', `/${merchantId}`)).body.receivingAddresses.find((a) => a.network === network && a.address.toLowerCase() === address.toLowerCase());
+    const declared = (await api('GET', `/${merchantId}`)).body.receivingAddresses.find(
+      (a) => a.network === network && a.address.toLowerCase() === address.toLowerCase(),
+    );
     await api('DELETE', `/${merchantId}/receiving-addresses/${network}/${address}`);
     const removed = declared?.address ?? address;
     return { result: { merchantId, network, address: removed, removed: true }, lines: [`merchant ${merchantId}: no longer receives at ${network}:${removed}`] };
@@ -315,14 +320,23 @@ const commands = {
       receivingAddresses: m.receivingAddresses.map(caip10),
       createdAt: m.createdAt,
       disabledAt: m.disabledAt,
-      keys: m.apiKeys.map((k) => ({ keyId: k.keyId, key: `mpk_${k.prefix}_…`, name: k.name, createdAt: k.createdAt, lastUsedAt: k.lastUsedAt, revokedAt: k.revokedAt })),
+      keys: m.apiKeys.map((k) => ({
+        keyId: k.keyId,
+        key: `mpk_${k.prefix}_…`,
+        name: k.name,
+        createdAt: k.createdAt,
+        lastUsedAt: k.lastUsedAt,
+        revokedAt: k.revokedAt,
+      })),
     }));
     const lines = result.length ? [] : ['no merchants'];
     for (const m of result) {
       lines.push(`${m.merchantId}  ${m.name}${m.disabledAt ? `  DISABLED ${m.disabledAt}` : ''}`, `  webhook url  ${m.webhookUrl ?? '(none)'}`);
       lines.push(`  receiving    ${m.allowAnyPayTo ? 'any address' : m.receivingAddresses.join(', ') || '(none)'}`);
       for (const k of m.keys) {
-        lines.push(`  key ${k.keyId}  ${k.key}  ${k.name ?? ''}  created ${k.createdAt}  last used ${k.lastUsedAt ?? '-'}${k.revokedAt ? `  REVOKED ${k.revokedAt}` : ''}`);
+        lines.push(
+          `  key ${k.keyId}  ${k.key}  ${k.name ?? ''}  created ${k.createdAt}  last used ${k.lastUsedAt ?? '-'}${k.revokedAt ? `  REVOKED ${k.revokedAt}` : ''}`,
+        );
       }
     }
     return { result, lines };

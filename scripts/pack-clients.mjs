@@ -34,7 +34,13 @@ export function packClients(outDir = path.join(ROOT, 'dist', 'packages')) {
     fs.copyFileSync(path.join(PACKAGE_DIR, 'README.md'), path.join(staging, 'README.md'));
 
     fs.mkdirSync(outDir, { recursive: true });
-    const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', path.resolve(outDir)], { cwd: staging, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
+    const packed = JSON.parse(
+      execFileSync('npm', ['pack', '--json', '--pack-destination', path.resolve(outDir)], {
+        cwd: staging,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     return path.resolve(outDir, packed[0].filename);
   } finally {
     fs.rmSync(staging, { recursive: true, force: true });
@@ -70,7 +76,8 @@ function build(format, outDir, imported) {
     false,
     { before: [rewrite], afterDeclarations: [rewrite] },
   );
-  if (result.emitSkipped || result.diagnostics.length) throw new Error(`libs/clients did not emit (${format}):\n${ts.formatDiagnostics(result.diagnostics, formatHost)}`);
+  if (result.emitSkipped || result.diagnostics.length)
+    throw new Error(`libs/clients did not emit (${format}):\n${ts.formatDiagnostics(result.diagnostics, formatHost)}`);
   // Node and TypeScript read each build's format from the nearest package.json.
   fs.writeFileSync(path.join(outDir, 'package.json'), `${JSON.stringify({ type: format === 'esm' ? 'module' : 'commonjs' })}\n`);
 }
@@ -107,11 +114,21 @@ function specifierRewriter(options, imported) {
       }
       if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
         const to = rewritten(node.moduleSpecifier.text);
-        return to ? factory.updateExportDeclaration(node, node.modifiers, node.isTypeOnly, node.exportClause, factory.createStringLiteral(to), node.attributes) : node;
+        return to
+          ? factory.updateExportDeclaration(node, node.modifiers, node.isTypeOnly, node.exportClause, factory.createStringLiteral(to), node.attributes)
+          : node;
       }
       if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
         const to = rewritten(node.argument.literal.text);
-        if (to) return factory.updateImportTypeNode(node, factory.createLiteralTypeNode(factory.createStringLiteral(to)), node.attributes, node.qualifier, node.typeArguments, node.isTypeOf);
+        if (to)
+          return factory.updateImportTypeNode(
+            node,
+            factory.createLiteralTypeNode(factory.createStringLiteral(to)),
+            node.attributes,
+            node.qualifier,
+            node.typeArguments,
+            node.isTypeOf,
+          );
       }
       return ts.visitEachChild(node, visit, context);
     };

@@ -19,7 +19,12 @@ const USAGE = `usage: npm run recon -- --merchant <merchantId> --from <iso date-
 The API key is read from LEDGER_API_KEY (or --api-key mpk_…, which leaves it in shell history and the process list).`;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const POLL_MS = 250;
-const BREAK_LABELS = { missing_in_ledger: 'missing in ledger', missing_externally: 'missing externally', amount_mismatch: 'amount mismatch', duplicate: 'duplicate' };
+const BREAK_LABELS = {
+  missing_in_ledger: 'missing in ledger',
+  missing_externally: 'missing externally',
+  amount_mismatch: 'amount mismatch',
+  duplicate: 'duplicate',
+};
 
 class UsageError extends Error {}
 class Failure extends Error {}
@@ -46,11 +51,20 @@ function options(argv, env = process.env) {
   if (parsed.help) return { help: true };
   if (!parsed.merchant || !UUID.test(parsed.merchant)) throw new UsageError('--merchant must be the merchant id (a UUID)');
   for (const name of ['from', 'to']) {
-    if (!parsed[name] || !/^\d{4}-\d{2}-\d{2}T/.test(parsed[name]) || Number.isNaN(Date.parse(parsed[name]))) throw new UsageError(`--${name} must be an ISO 8601 date-time, e.g. 2026-11-30T00:00:00Z`);
+    if (!parsed[name] || !/^\d{4}-\d{2}-\d{2}T/.test(parsed[name]) || Number.isNaN(Date.parse(parsed[name])))
+      throw new UsageError(`--${name} must be an ISO 8601 date-time, e.g. 2026-11-30T00:00:00Z`);
   }
   const ledgerUrl = (parsed['ledger-url'] ?? 'http://127.0.0.1:4030').replace(/\/+$/, '');
   if (!/^https?:\/\/\S+$/.test(ledgerUrl)) throw new UsageError('--ledger-url must be an http(s) URL');
-  return { merchant: parsed.merchant.toLowerCase(), from: parsed.from, to: parsed.to, ledgerUrl, apiKey: parsed['api-key'] || env.LEDGER_API_KEY || undefined, json: parsed.json, csv: parsed.csv };
+  return {
+    merchant: parsed.merchant.toLowerCase(),
+    from: parsed.from,
+    to: parsed.to,
+    ledgerUrl,
+    apiKey: parsed['api-key'] || env.LEDGER_API_KEY || undefined,
+    json: parsed.json,
+    csv: parsed.csv,
+  };
 }
 
 /** One request to the ledger; a problem+json answer becomes a Failure with its detail. */
@@ -59,7 +73,11 @@ async function ledger(opts, method, path, body) {
   try {
     response = await fetch(`${opts.ledgerUrl}${path}`, {
       method,
-      headers: { accept: 'application/json', ...(opts.apiKey && { authorization: `Bearer ${opts.apiKey}` }), ...(body && { 'content-type': 'application/json' }) },
+      headers: {
+        accept: 'application/json',
+        ...(opts.apiKey && { authorization: `Bearer ${opts.apiKey}` }),
+        ...(body && { 'content-type': 'application/json' }),
+      },
       ...(body && { body: JSON.stringify(body) }),
     });
   } catch (error) {
@@ -112,14 +130,23 @@ function summaryText(run, reportUrl) {
     `Period   ${run.period.from} to ${run.period.to}`,
     `Rows     ${s.rows}: ${s.counts.matched} matched, ${s.counts.pending} pending, ${s.breaks} break${s.breaks === 1 ? '' : 's'}`,
   ];
-  if (s.breaks) lines.push(`Breaks   ${Object.entries(BREAK_LABELS).map(([k, label]) => `${label} ${s.counts[k]}`).join(' · ')}`);
+  if (s.breaks)
+    lines.push(
+      `Breaks   ${Object.entries(BREAK_LABELS)
+        .map(([k, label]) => `${label} ${s.counts[k]}`)
+        .join(' · ')}`,
+    );
   if (s.scope?.leftOut) lines.push(`Left out ${s.scope.leftOut} ledger entries of kinds no scan covers (reconciled: ${s.scope.reconciled.join(', ')})`);
   if (run.totals.length) {
     const table = [['Asset', 'Source', 'Ledger net', 'External net', 'Difference', 'Breaks']].concat(
       run.totals.map((t) => [t.asset, t.source, t.ledger.net, t.external.net, t.difference, String(Object.values(t.breaks).reduce((a, b) => a + b, 0))]),
     );
     const widths = table[0].map((_, i) => Math.max(...table.map((row) => row[i].length)));
-    lines.push('', ...table.map((row) => row.map((cell, i) => (i >= 2 ? cell.padStart(widths[i]) : cell.padEnd(widths[i]))).join('  ')), '(amounts in atomic units of each asset)');
+    lines.push(
+      '',
+      ...table.map((row) => row.map((cell, i) => (i >= 2 ? cell.padStart(widths[i]) : cell.padEnd(widths[i]))).join('  ')),
+      '(amounts in atomic units of each asset)',
+    );
   }
   lines.push('', `Report   ${reportUrl}`);
   return lines.join('\n');

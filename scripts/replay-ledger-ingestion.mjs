@@ -111,7 +111,9 @@ async function main() {
       }
     }
     const moved = opts.dryRun ? 0 : chosen.length - problems;
-    console.log(`${opts.dryRun ? `${chosen.length} job(s) would be moved` : `${moved} job(s) moved back to waiting`}, ${failed.length} failed job(s) in ${prefix}:${QUEUE}`);
+    console.log(
+      `${opts.dryRun ? `${chosen.length} job(s) would be moved` : `${moved} job(s) moved back to waiting`}, ${failed.length} failed job(s) in ${prefix}:${QUEUE}`,
+    );
   } catch (error) {
     console.error(`cannot read ${prefix}:${QUEUE} at ${redisUrl.replace(/\/\/[^@/]*@/, '//***@')}: ${error.message}`);
     return 3;

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The one test command: generate the Prisma client, type-check, lint, then every vitest project (unit specs in
+// The one test command: generate the Prisma client, type-check, lint, check the formatting, then every vitest project (unit specs in
 // parallel; e2e specs one file at a time against real PostgreSQL, Redis and an anvil chain that the e2e global
 // setup starts). Ends with one plain line: "N passed, N failed, N skipped".
 import { spawnSync } from 'node:child_process';
@@ -28,7 +28,8 @@ function step(title, command, args) {
 const checksPassed =
   step('prisma client', process.execPath, ['scripts/prisma-generate.mjs', '--quiet']) &&
   step('type-check', bin('tsc'), ['-p', 'tsconfig.json', '--noEmit']) &&
-  step('lint', bin('eslint'), ['.']);
+  step('lint', bin('eslint'), ['.']) &&
+  step('format (npm run format fixes it)', bin('prettier'), ['--check', '--log-level', 'warn', '**/*.{ts,mts,mjs}']);
 if (!checksPassed) {
   console.log('\n0 passed, 1 failed');
   process.exit(1);

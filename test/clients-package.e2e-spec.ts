@@ -68,7 +68,16 @@ verifyWebhookSignature({ secret: 1, headers: {}, body: '' });
 `;
 
 const CONSUMER_TSCONFIG = {
-  compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', lib: ['es2023'], types: ['node'], strict: true, outDir: 'dist', skipLibCheck: true },
+  compilerOptions: {
+    module: 'nodenext',
+    moduleResolution: 'nodenext',
+    target: 'es2022',
+    lib: ['es2023'],
+    types: ['node'],
+    strict: true,
+    outDir: 'dist',
+    skipLibCheck: true,
+  },
   files: ['server.ts', 'wrong.ts'],
 };
 
@@ -82,7 +91,11 @@ interface ConsumerLine {
 describe('@machine-payments/clients, packed and installed outside the workspace', () => {
   const { manifest, client } = testChain();
   const usdc = manifest.tokens.usdc;
-  const root = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string; dependencies: Record<string, string>; devDependencies: Record<string, string> };
+  const root = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+    version: string;
+    dependencies: Record<string, string>;
+    devDependencies: Record<string, string>;
+  };
   let scratch: string;
   let facilitator: RunningFacilitator;
   let merchant: TestMerchant;
@@ -93,7 +106,18 @@ describe('@machine-payments/clients, packed and installed outside the workspace'
 
   const terms = {
     realm: 'weather.example',
-    offers: [{ method: 'evm', intent: 'charge', request: { amount: '12345', currency: usdc.address, recipient: getAddress(manifest.accounts.merchant.address), methodDetails: { chainId: manifest.chainId } } }],
+    offers: [
+      {
+        method: 'evm',
+        intent: 'charge',
+        request: {
+          amount: '12345',
+          currency: usdc.address,
+          recipient: getAddress(manifest.accounts.merchant.address),
+          methodDetails: { chainId: manifest.chainId },
+        },
+      },
+    ],
   };
 
   beforeAll(async () => {
@@ -107,7 +131,15 @@ describe('@machine-payments/clients, packed and installed outside the workspace'
     await npm('pkg', 'set', 'type=module');
     const [facilitatorStarted] = await Promise.all([
       startFacilitator(),
-      npm('install', '--prefer-offline', '--no-audit', '--no-fund', tarball, `typescript@${root.devDependencies.typescript}`, `@types/node@${root.devDependencies['@types/node']}`),
+      npm(
+        'install',
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+        tarball,
+        `typescript@${root.devDependencies.typescript}`,
+        `@types/node@${root.devDependencies['@types/node']}`,
+      ),
     ]);
     facilitator = facilitatorStarted;
     fs.writeFileSync(path.join(project, 'server.ts'), CONSUMER_SOURCE);
@@ -116,7 +148,13 @@ describe('@machine-payments/clients, packed and installed outside the workspace'
     const port = await freePort();
     merchant = createMerchant('clients package consumer', `http://127.0.0.1:${port}/hooks/payments`);
     consumerUrl = `http://127.0.0.1:${port}`;
-    Object.assign(consumerEnv, { FACILITATOR_URL: facilitator.url, FACILITATOR_API_KEY: merchant.apiKey, WEBHOOK_SECRET: merchant.webhookSecret, ROUTE_TERMS: JSON.stringify(terms), PORT: String(port) });
+    Object.assign(consumerEnv, {
+      FACILITATOR_URL: facilitator.url,
+      FACILITATOR_API_KEY: merchant.apiKey,
+      WEBHOOK_SECRET: merchant.webhookSecret,
+      ROUTE_TERMS: JSON.stringify(terms),
+      PORT: String(port),
+    });
   }, 120_000);
 
   afterAll(async () => {
@@ -133,7 +171,9 @@ describe('@machine-payments/clients, packed and installed outside the workspace'
     expect(Object.keys(installed.dependencies)).toEqual(['zod']);
     expect(installed.dependencies.zod).toBe(`^${root.dependencies.zod}`);
     const shipped = fs.readdirSync(path.join(project(), 'node_modules/@machine-payments/clients/dist'), { recursive: true }).map(String);
-    const code = shipped.filter((f) => f.endsWith('.js') || f.endsWith('.d.ts')).map((f) => fs.readFileSync(path.join(project(), 'node_modules/@machine-payments/clients/dist', f), 'utf8'));
+    const code = shipped
+      .filter((f) => f.endsWith('.js') || f.endsWith('.d.ts'))
+      .map((f) => fs.readFileSync(path.join(project(), 'node_modules/@machine-payments/clients/dist', f), 'utf8'));
     expect(code.filter((text) => /["']@mp\//.test(text))).toEqual([]);
     expect(shipped).toEqual(expect.arrayContaining([path.join('esm', 'vendor', 'mpp', 'challenge.js'), path.join('cjs', 'vendor', 'mpp', 'challenge.js')]));
   });
@@ -152,10 +192,22 @@ describe('@machine-payments/clients, packed and installed outside the workspace'
   });
 
   it('loads from require() as well as import, with the same exports', () => {
-    const names = (source: string) => JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', source], { cwd: project(), encoding: 'utf8' })) as string[];
+    const names = (source: string) =>
+      JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', source], { cwd: project(), encoding: 'utf8' })) as string[];
     const esm = names(`const m = await import('@machine-payments/clients'); console.log(JSON.stringify(Object.keys(m).filter((k) => k !== 'default').sort()))`);
-    const cjs = names(`import { createRequire } from 'node:module'; const m = createRequire(process.cwd() + '/')('@machine-payments/clients'); console.log(JSON.stringify(Object.keys(m).sort()))`);
-    expect(esm).toEqual(expect.arrayContaining(['MppFacilitatorClient', 'MppFacilitatorError', 'verifyWebhookSignature', 'signWebhook', 'PAYMENT_EVENTS_QUEUE', 'MERCHANT_NOTICES_QUEUE']));
+    const cjs = names(
+      `import { createRequire } from 'node:module'; const m = createRequire(process.cwd() + '/')('@machine-payments/clients'); console.log(JSON.stringify(Object.keys(m).sort()))`,
+    );
+    expect(esm).toEqual(
+      expect.arrayContaining([
+        'MppFacilitatorClient',
+        'MppFacilitatorError',
+        'verifyWebhookSignature',
+        'signWebhook',
+        'PAYMENT_EVENTS_QUEUE',
+        'MERCHANT_NOTICES_QUEUE',
+      ]),
+    );
     expect(cjs).toEqual(esm);
   });
 
@@ -201,7 +253,11 @@ describe('@machine-payments/clients, packed and installed outside the workspace'
     // A payment failure reaches the buyer as the facilitator's problem and fresh challenges, relayed by the route:
     // here a credential for a challenge the facilitator issued to this merchant on other terms (another amount).
     const otherTerms = { ...terms, offers: [{ ...terms.offers[0], request: { ...terms.offers[0].request, amount: '99' } }] };
-    const issued = await fetch(`${facilitator.url}/mpp/challenges`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${merchant.apiKey}` }, body: JSON.stringify(otherTerms) });
+    const issued = await fetch(`${facilitator.url}/mpp/challenges`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${merchant.apiKey}` },
+      body: JSON.stringify(otherTerms),
+    });
     expect(issued.status).toBe(201);
     const otherCredential = await mppx.createCredential(paymentRequiredResponse(((await issued.json()) as { wwwAuthenticate: string[] }).wwwAuthenticate));
     const refused = await fetch(`${consumerUrl}/weather`, { headers: { authorization: otherCredential } });
@@ -214,7 +270,12 @@ describe('@machine-payments/clients, packed and installed outside the workspace'
     const genuine = lines.find((l) => l.webhook)!.webhook!;
     const forged = await fetch(`${consumerUrl}/hooks/payments`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'webhook-id': genuine.id, 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': `v1,${Buffer.alloc(32).toString('base64')}` },
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': genuine.id,
+        'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+        'webhook-signature': `v1,${Buffer.alloc(32).toString('base64')}`,
+      },
       body: JSON.stringify({ type: 'payment.confirmed', data: {} }),
     });
     expect(forged.status).toBe(400);

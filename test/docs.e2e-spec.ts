@@ -52,7 +52,11 @@ const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'
 const documentFile = (service: Service) => `docs/api/${service}.openapi.json`;
 const documents = Object.fromEntries(SERVICES.map((service) => [service, JSON.parse(read(documentFile(service)))])) as Record<Service, any>;
 /** How `npm run docs:openapi` makes each document. */
-const GENERATE: Record<Service, () => Promise<string>> = { facilitator: facilitatorOpenApiJson, ledger: ledgerOpenApiJson, 'merchant-agent': merchantAgentOpenApiJson };
+const GENERATE: Record<Service, () => Promise<string>> = {
+  facilitator: facilitatorOpenApiJson,
+  ledger: ledgerOpenApiJson,
+  'merchant-agent': merchantAgentOpenApiJson,
+};
 const facilitatorDoc = documents.facilitator;
 
 interface Operation {
@@ -87,7 +91,11 @@ function nestRoutes(root: Type<unknown> | DynamicModule): string[] {
     [...(Reflect.getMetadata(MODULE_METADATA.IMPORTS, moduleClass) ?? []), ...(dynamic?.imports ?? [])].forEach(visit);
   };
   visit(root);
-  const join = (...parts: string[]) => `/${parts.map((p) => p.replace(/^\/+|\/+$/g, '')).filter(Boolean).join('/')}`;
+  const join = (...parts: string[]) =>
+    `/${parts
+      .map((p) => p.replace(/^\/+|\/+$/g, ''))
+      .filter(Boolean)
+      .join('/')}`;
   const routes: string[] = [];
   for (const controller of controllers) {
     const bases = ([] as string[]).concat(Reflect.getMetadata(PATH_METADATA, controller) ?? '/');
@@ -104,7 +112,13 @@ function nestRoutes(root: Type<unknown> | DynamicModule): string[] {
   return routes.sort();
 }
 
-const resolveIn = (document: any, node: any): any => (node?.$ref ? (node.$ref as string).split('/').slice(1).reduce((o: any, k: string) => o?.[k], document) : node);
+const resolveIn = (document: any, node: any): any =>
+  node?.$ref
+    ? (node.$ref as string)
+        .split('/')
+        .slice(1)
+        .reduce((o: any, k: string) => o?.[k], document)
+    : node;
 
 /** Every $ref anywhere in a document. */
 function refsOf(node: unknown, found = new Set<string>()): Set<string> {
@@ -123,7 +137,12 @@ function responseExamples(): { route: string; status: string; contentType: strin
   return operations.flatMap(({ service, route, op }) =>
     Object.entries(op.responses as Record<string, unknown>).flatMap(([status, raw]) =>
       Object.entries((resolveIn(documents[service], raw).content ?? {}) as Record<string, any>).flatMap(([contentType, media]) => [
-        ...Object.values((media.examples ?? {}) as Record<string, any>).map((e) => ({ route, status, contentType, value: resolveIn(documents[service], e).value })),
+        ...Object.values((media.examples ?? {}) as Record<string, any>).map((e) => ({
+          route,
+          status,
+          contentType,
+          value: resolveIn(documents[service], e).value,
+        })),
         ...(media.example !== undefined ? [{ route, status, contentType, value: media.example }] : []),
       ]),
     ),
@@ -141,7 +160,7 @@ describe('docs', () => {
       expect(documents[service].servers).toEqual([expect.objectContaining({ url: '/' })]);
     });
 
-    it('documents exactly the routes of every controller of every app with their methods, and the merchant agent\'s A2A routes', () => {
+    it("documents exactly the routes of every controller of every app with their methods, and the merchant agent's A2A routes", () => {
       const facilitatorConfig = loadFacilitatorConfig({ CHAIN_MANIFEST: process.env.CHAIN_MANIFEST });
       const apps: Record<Service, DynamicModule> = {
         facilitator: FacilitatorModule.forConfig(facilitatorConfig),
@@ -168,7 +187,9 @@ describe('docs', () => {
 
     it('has a component schema for every zod wire codec and every DTO class a route takes', () => {
       const schemas = (service: Service) => Object.keys(documents[service].components.schemas);
-      expect(schemas('facilitator')).toEqual(expect.arrayContaining([...Object.keys(X402_WIRE_SCHEMAS), ...Object.keys(MPP_WIRE_SCHEMAS), ...Object.keys(MPP_API_SCHEMAS)]));
+      expect(schemas('facilitator')).toEqual(
+        expect.arrayContaining([...Object.keys(X402_WIRE_SCHEMAS), ...Object.keys(MPP_WIRE_SCHEMAS), ...Object.keys(MPP_API_SCHEMAS)]),
+      );
       expect(schemas('merchant-agent')).toEqual(expect.arrayContaining(Object.keys(X402_WIRE_SCHEMAS)));
       for (const service of SERVICES) {
         // a DTO class is a component the request body or a response refers to; none may be missing
@@ -201,12 +222,18 @@ describe('docs', () => {
         urls.facilitator = facilitator.url;
 
         const ledgerConfig = loadLedgerConfig({ ...process.env, DATABASE_URL: TEST_DATABASE_URL });
-        ledger = (await Test.createTestingModule({ imports: [LedgerModule.forConfig(ledgerConfig)] }).compile()).createNestApplication({ bodyParser: false, logger: ['error'] });
+        ledger = (await Test.createTestingModule({ imports: [LedgerModule.forConfig(ledgerConfig)] }).compile()).createNestApplication({
+          bodyParser: false,
+          logger: ['error'],
+        });
         configureHttpApp(ledger);
         urls.ledger = await listen(ledger);
 
         const merchantConfig = loadMerchantConfig({ ...process.env, FACILITATOR_URL: facilitator.url });
-        merchant = (await Test.createTestingModule({ imports: [MerchantModule.forConfig(merchantConfig)] }).compile()).createNestApplication({ bodyParser: false, logger: ['error'] });
+        merchant = (await Test.createTestingModule({ imports: [MerchantModule.forConfig(merchantConfig)] }).compile()).createNestApplication({
+          bodyParser: false,
+          logger: ['error'],
+        });
         mountA2a(merchant); // before configureHttpApp, as main.ts does
         configureHttpApp(merchant);
         merchant.use(createPaywall(merchantConfig));
@@ -298,7 +325,15 @@ describe('docs', () => {
         expect(String(value.status), `${route}: example under the wrong status`).toBe(status);
       }
       const codes = new Set(problems.map((p) => p.value.code));
-      for (const code of ['validation_failed', 'malformed_json', 'payment_identifier_conflict', 'payload_too_large', 'unsupported_media_type', 'internal_error', 'upstream_unavailable']) {
+      for (const code of [
+        'validation_failed',
+        'malformed_json',
+        'payment_identifier_conflict',
+        'payload_too_large',
+        'unsupported_media_type',
+        'internal_error',
+        'upstream_unavailable',
+      ]) {
         expect(codes, code).toContain(code);
       }
     });
@@ -307,7 +342,7 @@ describe('docs', () => {
   describe('MPP problem types', () => {
     const mppExamples = () => responseExamples().filter((e) => String(e.value?.type).startsWith(PROBLEM_BASE));
 
-    it('MppProblemType lists the Payment scheme\'s problem types with the status each is answered with', () => {
+    it("MppProblemType lists the Payment scheme's problem types with the status each is answered with", () => {
       const schema = facilitatorDoc.components.schemas.MppProblemType;
       const types = Object.keys(PROBLEMS).filter((code) => !code.startsWith('session/'));
       expect([...schema.enum].sort()).toEqual(types.map((t) => `${PROBLEM_BASE}${t}`).sort());
@@ -376,9 +411,11 @@ describe('docs', () => {
       expect(documentedSchema.additionalProperties === false).toBe(strict);
     });
 
-    it('every request example of /verify and /settle decodes with the facilitator\'s own decoder', () => {
+    it("every request example of /verify and /settle decodes with the facilitator's own decoder", () => {
       for (const route of ['/verify', '/settle']) {
-        const examples = Object.entries(facilitatorDoc.paths[route].post.requestBody.content['application/json'].examples as Record<string, { value: unknown }>);
+        const examples = Object.entries(
+          facilitatorDoc.paths[route].post.requestBody.content['application/json'].examples as Record<string, { value: unknown }>,
+        );
         expect(examples.length).toBeGreaterThanOrEqual(3);
         for (const [name, { value }] of examples) {
           const decoded = decodePaymentRequest(value);
@@ -405,7 +442,12 @@ describe('docs', () => {
     const documentedVariables = new Set([...configurationMd.matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((m) => m[1]));
 
     it('names every variable of every app config schema', () => {
-      const files = ['apps/facilitator/src/config/facilitator.config.ts', 'apps/ledger/src/ledger.config.ts', 'apps/ledger/src/reconciliation/reconciliation.config.ts', 'apps/merchant-agent/src/merchant.config.ts'];
+      const files = [
+        'apps/facilitator/src/config/facilitator.config.ts',
+        'apps/ledger/src/ledger.config.ts',
+        'apps/ledger/src/reconciliation/reconciliation.config.ts',
+        'apps/merchant-agent/src/merchant.config.ts',
+      ];
       const keys = files.flatMap(envSchemaKeys);
       expect(keys).toEqual(expect.arrayContaining(['FACILITATOR_PORT', 'SETTLE_BUDGET_MS', 'LEDGER_PORT', 'MERCHANT_PRICE', 'DATABASE_URL']));
       expect(keys.filter((k) => !documentedVariables.has(k))).toEqual([]);
@@ -428,8 +470,18 @@ describe('docs', () => {
   describe('example networks files', () => {
     const dummyKey = (n: number) => `0x${n.toString(16).padStart(2, '0').repeat(32)}`;
     const examples = [
-      { file: 'docs/examples/networks.base-sepolia.json', network: 'eip155:84532', asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e', eip712: { name: 'USDC', version: '2' } },
-      { file: 'docs/examples/networks.base.json', network: 'eip155:8453', asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', eip712: { name: 'USD Coin', version: '2' } },
+      {
+        file: 'docs/examples/networks.base-sepolia.json',
+        network: 'eip155:84532',
+        asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+        eip712: { name: 'USDC', version: '2' },
+      },
+      {
+        file: 'docs/examples/networks.base.json',
+        network: 'eip155:8453',
+        asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+        eip712: { name: 'USD Coin', version: '2' },
+      },
     ];
     const signerVariables = (file: string) => (JSON.parse(read(file)).networks as { signerKeyEnv: string[] }[]).flatMap((n) => n.signerKeyEnv);
 

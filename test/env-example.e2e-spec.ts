@@ -25,7 +25,14 @@ const CONFIG_FILES = [
 /** Read by the apps but not to be set by anyone outside the crash tests (docs/configuration.md says so). */
 const TEST_ONLY = ['CRASH_POINTS'];
 /** Read for the apps by the OpenTelemetry SDK that libs/platform/src/tracing.ts starts (the ones it reads itself are found below). */
-const READ_BY_OPENTELEMETRY = ['OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_RESOURCE_ATTRIBUTES', 'OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG', 'OTEL_PROPAGATORS'];
+const READ_BY_OPENTELEMETRY = [
+  'OTEL_EXPORTER_OTLP_PROTOCOL',
+  'OTEL_EXPORTER_OTLP_HEADERS',
+  'OTEL_RESOURCE_ATTRIBUTES',
+  'OTEL_TRACES_SAMPLER',
+  'OTEL_TRACES_SAMPLER_ARG',
+  'OTEL_PROPAGATORS',
+];
 /** The networks file .env.example shows; its signer-key variables are listed with it. */
 const EXAMPLE_NETWORKS_FILE = 'docs/examples/networks.base-sepolia.json';
 
@@ -68,7 +75,7 @@ const exampleNames = exampleLines.map((l) => l.name);
 const setValues = parseEnv(envExample);
 
 describe('.env.example', () => {
-  it('names exactly the variables the apps read: their config schemas, process.env, and the example networks file\'s signer keys', () => {
+  it("names exactly the variables the apps read: their config schemas, process.env, and the example networks file's signer keys", () => {
     const schemaKeys = CONFIG_FILES.flatMap(envSchemaKeys);
     const readDirectly = ['apps', 'libs'].flatMap(appSources).flatMap(variablesReadIn);
     const signerKeys = (JSON.parse(read(EXAMPLE_NETWORKS_FILE)).networks as { signerKeyEnv: string[] }[]).flatMap((n) => n.signerKeyEnv);
@@ -89,8 +96,13 @@ describe('.env.example', () => {
     }
   });
 
-  it('sets only safe values, and they load through every app\'s config', () => {
-    expect(Object.keys(setValues).sort()).toEqual(exampleLines.filter((l) => l.set).map((l) => l.name).sort());
+  it("sets only safe values, and they load through every app's config", () => {
+    expect(Object.keys(setValues).sort()).toEqual(
+      exampleLines
+        .filter((l) => l.set)
+        .map((l) => l.name)
+        .sort(),
+    );
     expect(envExample).not.toMatch(/_live_|0x[0-9a-fA-F]{64}\b/);
     // the test chain's manifest, in place of the example's .local/chain.json
     const env = { ...setValues, CHAIN_MANIFEST: process.env.CHAIN_MANIFEST };
@@ -114,7 +126,7 @@ describe('docker/Dockerfile', () => {
   });
 });
 
-describe('docker/healthcheck.mjs (the image\'s HEALTHCHECK command)', () => {
+describe("docker/healthcheck.mjs (the image's HEALTHCHECK command)", () => {
   let facilitator: RunningFacilitator;
   let fakeStripe: FakeStripe;
 
@@ -130,7 +142,10 @@ describe('docker/healthcheck.mjs (the image\'s HEALTHCHECK command)', () => {
   /** Runs it as HEALTHCHECK does; asynchronously, so this process keeps answering the requests it sends. */
   async function healthcheck(args: string[], env: Record<string, string>): Promise<{ code: number; stderr: string }> {
     try {
-      const { stderr } = await promisify(execFile)(process.execPath, ['docker/healthcheck.mjs', ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env } });
+      const { stderr } = await promisify(execFile)(process.execPath, ['docker/healthcheck.mjs', ...args], {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? '', ...env },
+      });
       return { code: 0, stderr };
     } catch (error) {
       const failed = error as { code?: number; stderr?: string };
@@ -156,7 +171,7 @@ describe('docker/healthcheck.mjs (the image\'s HEALTHCHECK command)', () => {
     expect(await healthcheck(['fake-stripe'], { FAKE_STRIPE_PORT: portOf(fakeStripe.url) })).toEqual({ code: 0, stderr: '' });
   });
 
-  it('fails, naming the URL, when nothing answers at the app\'s port', async () => {
+  it("fails, naming the URL, when nothing answers at the app's port", async () => {
     const port = await closedPort();
     const result = await healthcheck(['ledger'], { LEDGER_PORT: port });
     expect(result.code).toBe(1);

@@ -7,7 +7,8 @@ import fc from 'fast-check';
 const seed = parseSeed(process.env.FC_SEED);
 const replayPath = process.env.FC_PATH?.trim() || undefined;
 if (replayPath !== undefined && seed === undefined) throw new Error('FC_PATH replays a counterexample of one seed: set FC_SEED too');
-if (replayPath !== undefined && !/^\d+(:\d+)*$/.test(replayPath)) throw new Error(`FC_PATH must look like 0:2:21 (fast-check's path), got ${JSON.stringify(replayPath)}`);
+if (replayPath !== undefined && !/^\d+(:\d+)*$/.test(replayPath))
+  throw new Error(`FC_PATH must look like 0:2:21 (fast-check's path), got ${JSON.stringify(replayPath)}`);
 
 fc.configureGlobal({
   ...(seed !== undefined && { seed }),
@@ -28,7 +29,11 @@ function reportFailure(out: fc.RunDetails<unknown>): void {
   const { testPath, currentTestName } = expect.getState();
   const file = testPath ? path.relative(process.cwd(), testPath) : '<spec file>';
   // -t takes a regular expression: the test's own name, escaped, and quoted for a POSIX shell
-  const name = currentTestName?.split(' > ').at(-1)?.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/'/g, `'\\''`);
+  const name = currentTestName
+    ?.split(' > ')
+    .at(-1)
+    ?.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+    .replace(/'/g, `'\\''`);
   const test = name ? ` -t '${name}'` : '';
   const replay = `FC_SEED=${out.seed}${out.counterexamplePath ? ` FC_PATH=${out.counterexamplePath}` : ''} npx vitest run ${file}${test}`;
   throw new Error(`Property failed (seed ${out.seed}); replay it with:\n  ${replay}\n\n${fc.defaultReportMessage(out)}`, { cause: out.errorInstance });

@@ -14,7 +14,9 @@ beforeAll(() => {
 
 async function boundaryErrors(filePath: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath: path.join(repoRoot, filePath) });
-  return result.messages.filter((message) => message.severity === 2 && message.ruleId !== null && boundaryRules.has(message.ruleId)).map((message) => `${message.ruleId}: ${message.message}`);
+  return result.messages
+    .filter((message) => message.severity === 2 && message.ruleId !== null && boundaryRules.has(message.ruleId))
+    .map((message) => `${message.ruleId}: ${message.message}`);
 }
 
 const importing = (specifier: string) => `import { thing } from '${specifier}';\nexport const used = thing;\n`;
@@ -27,7 +29,12 @@ describe('lint: no app imports another app', () => {
     expect(await boundaryErrors('apps/ledger/src/x.ts', importing('../../../apps/merchant-agent/src/merchant.config'))).toHaveLength(1);
     expect(await boundaryErrors('apps/merchant-agent/src/x.ts', `export * from '../../facilitator/src/app.module';\n`)).toHaveLength(1);
     expect(await boundaryErrors('apps/merchant-agent/src/x.ts', `export const load = () => import('../../facilitator/src/app.module');\n`)).toHaveLength(1);
-    expect(await boundaryErrors('apps/merchant-agent/src/x.ts', `import type { FacilitatorConfig } from '../../facilitator/src/config/facilitator.config';\nexport type C = FacilitatorConfig;\n`)).toHaveLength(1);
+    expect(
+      await boundaryErrors(
+        'apps/merchant-agent/src/x.ts',
+        `import type { FacilitatorConfig } from '../../facilitator/src/config/facilitator.config';\nexport type C = FacilitatorConfig;\n`,
+      ),
+    ).toHaveLength(1);
   });
 
   it("refuses it in an app's tests too, and a test importing top-level specs rather than test/support", async () => {
@@ -47,22 +54,42 @@ describe('lint: no app imports another app', () => {
 });
 
 describe('lint: the protocol and money libraries import no rail and no framework', () => {
-  const forbidden = ['@nestjs/common', '@prisma/client', 'express', 'express/lib/router', 'stripe', 'bullmq', 'ioredis', '@mp/chain', '@mp/stripe', '@mp/db', '@mp/platform', '@mp/clients'];
+  const forbidden = [
+    '@nestjs/common',
+    '@prisma/client',
+    'express',
+    'express/lib/router',
+    'stripe',
+    'bullmq',
+    'ioredis',
+    '@mp/chain',
+    '@mp/stripe',
+    '@mp/db',
+    '@mp/platform',
+    '@mp/clients',
+  ];
 
   it.each(['libs/x402/src/x.ts', 'libs/mpp/src/x.ts', 'libs/money/src/x.ts'])('refuses every rail and framework package in %s', async (file) => {
     for (const specifier of forbidden) {
-      expect({ specifier, errors: await boundaryErrors(file, importing(specifier)) }).toEqual({ specifier, errors: [expect.stringMatching(/no rail and no framework/)] });
+      expect({ specifier, errors: await boundaryErrors(file, importing(specifier)) }).toEqual({
+        specifier,
+        errors: [expect.stringMatching(/no rail and no framework/)],
+      });
     }
   });
 
   it('refuses a rail library reached by a relative path', async () => {
-    expect(await boundaryErrors('libs/mpp/src/methods/x.ts', importing('../../../chain/src/gas'))).toEqual([expect.stringMatching(/^boundaries\/no-crossing: .*libs\/chain\/src\/gas: the protocol and money libraries/)]);
+    expect(await boundaryErrors('libs/mpp/src/methods/x.ts', importing('../../../chain/src/gas'))).toEqual([
+      expect.stringMatching(/^boundaries\/no-crossing: .*libs\/chain\/src\/gas: the protocol and money libraries/),
+    ]);
     expect(await boundaryErrors('libs/x402/src/x.ts', importing('../../platform/src'))).toHaveLength(1);
   });
 
   it("lets x402 and mpp use viem's encoding helpers, but not a client, a transport or an account; money not even those", async () => {
     expect(await boundaryErrors('libs/x402/src/x.ts', `import { isAddress, isHex } from 'viem';\nexport const ok = [isAddress, isHex];\n`)).toEqual([]);
-    expect(await boundaryErrors('libs/mpp/src/x.ts', `import { createPublicClient, http } from 'viem';\nexport const no = [createPublicClient, http];\n`)).toHaveLength(2);
+    expect(
+      await boundaryErrors('libs/mpp/src/x.ts', `import { createPublicClient, http } from 'viem';\nexport const no = [createPublicClient, http];\n`),
+    ).toHaveLength(2);
     expect(await boundaryErrors('libs/mpp/src/x.ts', importing('viem/accounts'))).toHaveLength(1);
     expect(await boundaryErrors('libs/money/src/x.ts', `import { isAddress } from 'viem';\nexport const no = isAddress;\n`)).toHaveLength(1);
     expect(await boundaryErrors('libs/x402/src/x.ts', importing('@mp/money'))).toEqual([]);

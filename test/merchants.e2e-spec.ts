@@ -60,7 +60,10 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
   let b: { merchantId: string; keyId: string; apiKey: string };
 
   const payment = async (payerIndex = 8) =>
-    v2Body(await signAuthorization(payerAccount(manifest, payerIndex), usdc, manifest.chainId, { to: merchantAddress, value: amount }), v2Requirements(manifest, usdc, amount));
+    v2Body(
+      await signAuthorization(payerAccount(manifest, payerIndex), usdc, manifest.chainId, { to: merchantAddress, value: amount }),
+      v2Requirements(manifest, usdc, amount),
+    );
   const settle = (body: unknown, key?: string, base = facilitator.url) => call(`${base}/settle`, { body, key });
 
   beforeAll(async () => {
@@ -99,7 +102,12 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
       expect(listed.stdout).not.toContain(a.apiKey);
       expect(listed.stdout).not.toContain(a.webhookSecret);
       const json = await cliJson('list');
-      expect(json.find((m: any) => m.merchantId === b.merchantId)).toMatchObject({ name: 'Merchant B', webhookUrl: 'https://b.example/hooks', disabledAt: null, keys: [{ keyId: b.keyId, revokedAt: null }] });
+      expect(json.find((m: any) => m.merchantId === b.merchantId)).toMatchObject({
+        name: 'Merchant B',
+        webhookUrl: 'https://b.example/hooks',
+        disabledAt: null,
+        keys: [{ keyId: b.keyId, revokedAt: null }],
+      });
     });
 
     it('answers bad usage with exit code 2 and unknown ids with exit code 1', async () => {
@@ -129,8 +137,14 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
 
   describe('authentication', () => {
     it('tells another service whose key it is (GET /merchants/me), and nothing without a valid key', async () => {
-      expect(await call(`${facilitator.url}/merchants/me`, { key: a.apiKey })).toMatchObject({ status: 200, body: { merchantId: a.merchantId, name: 'Merchant A', keyId: a.keyId } });
-      expect(await call(`${facilitator.url}/merchants/me`, { key: b.apiKey, keyHeader: 'x-api-key' })).toMatchObject({ status: 200, body: { merchantId: b.merchantId } });
+      expect(await call(`${facilitator.url}/merchants/me`, { key: a.apiKey })).toMatchObject({
+        status: 200,
+        body: { merchantId: a.merchantId, name: 'Merchant A', keyId: a.keyId },
+      });
+      expect(await call(`${facilitator.url}/merchants/me`, { key: b.apiKey, keyHeader: 'x-api-key' })).toMatchObject({
+        status: 200,
+        body: { merchantId: b.merchantId },
+      });
       expect((await call(`${facilitator.url}/merchants/me`)).status).toBe(401);
       expect((await call(`${facilitator.url}/merchants/me`, { key: `${a.apiKey}x` })).status).toBe(401);
     });
@@ -181,8 +195,19 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
       const rows = await db.$queryRawUnsafe<{ prefix: string; hash: string }[]>(`SELECT prefix, hash FROM facilitator.api_keys WHERE id = $1::uuid`, a.keyId);
       expect(rows).toEqual([{ prefix: a.apiKey.slice(4, 12), hash: createHash('sha256').update(a.apiKey).digest('hex') }]);
       const secretPart = a.apiKey.slice(13);
-      for (const table of ['merchants', 'api_keys', 'payments', 'payment_events', 'payment_idempotency_keys', 'webhook_deliveries', 'webhook_delivery_attempts']) {
-        const found = await db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM facilitator.${table} t WHERE t::text LIKE $1`, `%${secretPart}%`);
+      for (const table of [
+        'merchants',
+        'api_keys',
+        'payments',
+        'payment_events',
+        'payment_idempotency_keys',
+        'webhook_deliveries',
+        'webhook_delivery_attempts',
+      ]) {
+        const found = await db.$queryRawUnsafe<{ n: number }[]>(
+          `SELECT count(*)::int AS n FROM facilitator.${table} t WHERE t::text LIKE $1`,
+          `%${secretPart}%`,
+        );
         expect(found[0].n, table).toBe(0);
       }
     });
@@ -319,8 +344,13 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
       const bodies = [await payment(), await payment(), await payment()];
       const hashes: string[] = [];
       for (const body of bodies) hashes.push((await settle(body, merchant.apiKey)).body.transaction);
-      const failing = await signAuthorization(payerAccount(manifest, 8), manifest.tokens.misreportingUsdc, manifest.chainId, { to: merchantAddress, value: amount });
-      expect((await settle(v2Body(failing, v2Requirements(manifest, manifest.tokens.misreportingUsdc, amount)), merchant.apiKey)).body).toMatchObject({ success: false });
+      const failing = await signAuthorization(payerAccount(manifest, 8), manifest.tokens.misreportingUsdc, manifest.chainId, {
+        to: merchantAddress,
+        value: amount,
+      });
+      expect((await settle(v2Body(failing, v2Requirements(manifest, manifest.tokens.misreportingUsdc, amount)), merchant.apiKey)).body).toMatchObject({
+        success: false,
+      });
 
       const first = await call(`${facilitator.url}/payments?limit=2`, { key: merchant.apiKey });
       expect(first.status).toBe(200);
@@ -355,7 +385,10 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
   describe('rate limits', () => {
     it('slows down an address that keeps presenting bad keys, before looking at its keys', async () => {
       const strict = await startFacilitator({
-        FACILITATOR_OPEN_MODE: 'false', AUTH_FAILURES_PER_MINUTE: '3', QUEUE_PREFIX: `mp:test-authfail-${Date.now()}`, FACILITATOR_SIGNER_KEYS: signer,
+        FACILITATOR_OPEN_MODE: 'false',
+        AUTH_FAILURES_PER_MINUTE: '3',
+        QUEUE_PREFIX: `mp:test-authfail-${Date.now()}`,
+        FACILITATOR_SIGNER_KEYS: signer,
       });
       try {
         const body = await payment(5);
@@ -398,7 +431,13 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
 
     it('lets traffic through when Redis is unreachable (fails open)', async () => {
       const deadRedis = `redis://127.0.0.1:${await freePort()}`;
-      const blind = await startFacilitator({ FACILITATOR_OPEN_MODE: 'false', RATE_LIMIT_PER_MINUTE: '1', RATE_LIMIT_BURST: '1', REDIS_URL: deadRedis, FACILITATOR_ROLE: 'api' });
+      const blind = await startFacilitator({
+        FACILITATOR_OPEN_MODE: 'false',
+        RATE_LIMIT_PER_MINUTE: '1',
+        RATE_LIMIT_BURST: '1',
+        REDIS_URL: deadRedis,
+        FACILITATOR_ROLE: 'api',
+      });
       try {
         for (let i = 0; i < 3; i++) expect((await call(`${blind.url}/payments`, { key: a.apiKey })).status).toBe(200);
       } finally {
@@ -411,16 +450,25 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
     let merchant: INestApplication | undefined;
     afterAll(() => merchant?.close());
 
-    it('pays through the official client and paywall against a facilitator that requires keys; the payment is the merchant\'s', async () => {
+    it("pays through the official client and paywall against a facilitator that requires keys; the payment is the merchant's", async () => {
       const config = loadMerchantConfig({ ...process.env, FACILITATOR_URL: cliFacilitatorUrl, FACILITATOR_API_KEY: b.apiKey, MERCHANT_PRICE: '7000' });
-      merchant = (await Test.createTestingModule({ imports: [MerchantAppModule.forConfig(config)] }).compile()).createNestApplication({ bodyParser: false, logger: ['error'] });
+      merchant = (await Test.createTestingModule({ imports: [MerchantAppModule.forConfig(config)] }).compile()).createNestApplication({
+        bodyParser: false,
+        logger: ['error'],
+      });
       configureHttpApp(merchant);
       merchant.use(createPaywall(config));
       await merchant.listen(0, '127.0.0.1');
       const url = `http://127.0.0.1:${(merchant.getHttpServer().address() as { port: number }).port}/paid/forecast`;
       const payer = manifest.accounts.payers[9];
 
-      const purchase = await buy({ url, privateKey: payer.privateKey as Hex, network: manifest.network as `${string}:${string}`, asset: usdc.address, maxAmountPerPayment: '100000' });
+      const purchase = await buy({
+        url,
+        privateKey: payer.privateKey as Hex,
+        network: manifest.network as `${string}:${string}`,
+        asset: usdc.address,
+        maxAmountPerPayment: '100000',
+      });
 
       expect(purchase.status).toBe(200);
       const list = await call(`${facilitator.url}/payments?limit=5`, { key: b.apiKey });
@@ -428,12 +476,20 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
     });
   });
 
-  describe('receiving addresses: where a merchant\'s money may go', () => {
+  describe("receiving addresses: where a merchant's money may go", () => {
     const fresh = () => privateKeyToAccount(generatePrivateKey()).address;
     const paymentTo = async (to: Address, payerIndex = 8) =>
-      v2Body(await signAuthorization(payerAccount(manifest, payerIndex), usdc, manifest.chainId, { to, value: amount }), v2Requirements(manifest, usdc, amount, { payTo: to }));
+      v2Body(
+        await signAuthorization(payerAccount(manifest, payerIndex), usdc, manifest.chainId, { to, value: amount }),
+        v2Requirements(manifest, usdc, amount, { payTo: to }),
+      );
     const paymentsWithNonce = async (body: { paymentPayload: { payload: { authorization: { nonce: string } } } }) =>
-      (await db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM facilitator.payments WHERE authorization_nonce = $1`, body.paymentPayload.payload.authorization.nonce.toLowerCase()))[0].n;
+      (
+        await db.$queryRawUnsafe<{ n: number }[]>(
+          `SELECT count(*)::int AS n FROM facilitator.payments WHERE authorization_nonce = $1`,
+          body.paymentPayload.payload.authorization.nonce.toLowerCase(),
+        )
+      )[0].n;
     const addresses = (key: string) => call(`${facilitator.url}/merchants/me/receiving-addresses`, { key });
     const declare = (key: string, body: unknown) => call(`${facilitator.url}/merchants/me/receiving-addresses`, { key, body });
 
@@ -445,12 +501,20 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
       expect(verified.body).toEqual({
         isValid: false,
         invalidReason: 'pay_to_not_allowed',
-        invalidMessage: expect.stringContaining(`payTo ${getAddress(merchantAddress)} is not a receiving address this merchant declared for ${manifest.network}`),
+        invalidMessage: expect.stringContaining(
+          `payTo ${getAddress(merchantAddress)} is not a receiving address this merchant declared for ${manifest.network}`,
+        ),
         payer: payerAccount(manifest, 8).address,
       });
       const settled = await settle(body, undeclared.apiKey);
       expect(settled.status).toBe(200);
-      expect(settled.body).toEqual({ success: false, errorReason: 'pay_to_not_allowed', errorMessage: expect.stringContaining('allowAnyPayTo'), transaction: '', network: manifest.network });
+      expect(settled.body).toEqual({
+        success: false,
+        errorReason: 'pay_to_not_allowed',
+        errorMessage: expect.stringContaining('allowAnyPayTo'),
+        transaction: '',
+        network: manifest.network,
+      });
       expect(await paymentsWithNonce(body)).toBe(0);
       // Nothing was taken: the merchant that declared the address settles the very same payload.
       expect((await settle(body, a.apiKey)).body).toMatchObject({ success: true });
@@ -460,7 +524,7 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
       expect(await paymentsWithNonce(other)).toBe(0);
     });
 
-    it('declares, lists and removes addresses over the API, whatever their case, for the key\'s own merchant', async () => {
+    it("declares, lists and removes addresses over the API, whatever their case, for the key's own merchant", async () => {
       const merchant = await cliJson('create', '--name', 'Merchant declaring');
       const address = fresh();
       expect(await addresses(merchant.apiKey)).toMatchObject({ status: 200, body: { allowAnyPayTo: false, data: [] } });
@@ -508,9 +572,15 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
       const merchant = await cliJson('create', '--name', 'Merchant anywhere');
       const me = `${facilitator.url}/merchants/me`;
       for (const body of [{}, { allowAnyPayTo: 'yes' }, { allowAnyPayTo: true, colour: 'blue' }]) {
-        expect((await call(me, { method: 'PATCH', key: merchant.apiKey, body })).body, JSON.stringify(body)).toMatchObject({ status: 400, code: 'validation_failed' });
+        expect((await call(me, { method: 'PATCH', key: merchant.apiKey, body })).body, JSON.stringify(body)).toMatchObject({
+          status: 400,
+          code: 'validation_failed',
+        });
       }
-      expect(await call(me, { method: 'PATCH', key: merchant.apiKey, body: { allowAnyPayTo: true } })).toMatchObject({ status: 200, body: { merchantId: merchant.merchantId, allowAnyPayTo: true } });
+      expect(await call(me, { method: 'PATCH', key: merchant.apiKey, body: { allowAnyPayTo: true } })).toMatchObject({
+        status: 200,
+        body: { merchantId: merchant.merchantId, allowAnyPayTo: true },
+      });
       expect((await addresses(merchant.apiKey)).body).toEqual({ allowAnyPayTo: true, data: [] });
       expect((await settle(await paymentTo(fresh()), merchant.apiKey)).body).toMatchObject({ success: true });
       expect((await call(me, { method: 'PATCH', key: merchant.apiKey, body: { allowAnyPayTo: false } })).body).toMatchObject({ allowAnyPayTo: false });
@@ -521,11 +591,20 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
       const merchant = await cliJson('create', '--name', 'Merchant MPP undeclared');
       const terms = {
         realm: 'shop.example',
-        offers: [{ method: 'evm', intent: 'charge', request: { amount: '3000', currency: usdc.address, recipient: merchantAddress, methodDetails: { chainId: manifest.chainId } } }],
+        offers: [
+          {
+            method: 'evm',
+            intent: 'charge',
+            request: { amount: '3000', currency: usdc.address, recipient: merchantAddress, methodDetails: { chainId: manifest.chainId } },
+          },
+        ],
       };
       const issued = await call(`${facilitator.url}/mpp/challenges`, { key: merchant.apiKey, body: terms });
       expect(issued.status).toBe(201);
-      const payer = Mppx.create({ methods: [evm.charge({ account: payerAccount(manifest, 4), authorization: { name: usdc.name, version: usdc.version } })], polyfill: false });
+      const payer = Mppx.create({
+        methods: [evm.charge({ account: payerAccount(manifest, 4), authorization: { name: usdc.name, version: usdc.version } })],
+        polyfill: false,
+      });
       const credential = await payer.createCredential(paymentRequiredResponse(issued.body.wwwAuthenticate));
       const challengeId = issued.body.challenges[0].id as string;
 
@@ -533,7 +612,11 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
         const refused = await call(`${facilitator.url}${route}`, { key: merchant.apiKey, body: { credential, terms } });
         expect(refused.status, route).toBe(402);
         expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-        expect(refused.body).toMatchObject({ type: 'https://paymentauth.org/problems/verification-failed', challengeId, detail: expect.stringContaining('pay_to_not_allowed') });
+        expect(refused.body).toMatchObject({
+          type: 'https://paymentauth.org/problems/verification-failed',
+          challengeId,
+          detail: expect.stringContaining('pay_to_not_allowed'),
+        });
       }
       const claims = await db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM facilitator.mpp_claims WHERE challenge_id = $1`, challengeId);
       const payments = await db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM facilitator.payments WHERE challenge_id = $1`, challengeId);
@@ -553,10 +636,19 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
       expect([...merchant.receivingAddresses].sort()).toEqual(expected);
       expect([...(await cliJson('receiving-addresses', 'list', merchant.merchantId)).receivingAddresses].sort()).toEqual(expected);
       expect(await cliJson('receiving-addresses', 'remove', merchant.merchantId, elsewhere)).toMatchObject({ removed: true, address });
-      expect(await cli('receiving-addresses', 'remove', merchant.merchantId, elsewhere)).toMatchObject({ code: 1, stderr: expect.stringContaining('has no receiving address') });
-      expect(await cliJson('receiving-addresses', 'add', merchant.merchantId, `${manifest.network}:${address}`)).toMatchObject({ network: manifest.network, address });
+      expect(await cli('receiving-addresses', 'remove', merchant.merchantId, elsewhere)).toMatchObject({
+        code: 1,
+        stderr: expect.stringContaining('has no receiving address'),
+      });
+      expect(await cliJson('receiving-addresses', 'add', merchant.merchantId, `${manifest.network}:${address}`)).toMatchObject({
+        network: manifest.network,
+        address,
+      });
       expect(await cliJson('allow-any-pay-to', merchant.merchantId, 'on')).toEqual({ merchantId: merchant.merchantId, allowAnyPayTo: true });
-      expect((await cliJson('list')).find((m: any) => m.merchantId === merchant.merchantId)).toMatchObject({ allowAnyPayTo: true, receivingAddresses: expect.arrayContaining([`${manifest.network}:${address}`]) });
+      expect((await cliJson('list')).find((m: any) => m.merchantId === merchant.merchantId)).toMatchObject({
+        allowAnyPayTo: true,
+        receivingAddresses: expect.arrayContaining([`${manifest.network}:${address}`]),
+      });
       expect((await cli('list')).stdout).toContain(`${manifest.network}:${getAddress(merchantAddress)}`);
 
       const unknown = '00000000-0000-4000-8000-000000000000';
@@ -572,11 +664,19 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
   describe('open mode', () => {
     it('limits requests without a key per client address: 429 rate_limited with Retry-After, other addresses and keys unaffected', async () => {
       const open = await startFacilitator({
-        FACILITATOR_OPEN_MODE: 'true', OPEN_MODE_RATE_LIMIT_PER_MINUTE: '2', OPEN_MODE_RATE_LIMIT_BURST: '2', QUEUE_PREFIX: `mp:test-openlimit-${Date.now()}`, FACILITATOR_ROLE: 'api',
+        FACILITATOR_OPEN_MODE: 'true',
+        OPEN_MODE_RATE_LIMIT_PER_MINUTE: '2',
+        OPEN_MODE_RATE_LIMIT_BURST: '2',
+        QUEUE_PREFIX: `mp:test-openlimit-${Date.now()}`,
+        FACILITATOR_ROLE: 'api',
       });
       // clients behind a proxy on this host (TRUST_PROXY loopback), which names them in X-Forwarded-For
       const asClient = (client: string, key?: string) =>
-        fetch(`${open.url}/mpp/supported`, { headers: { 'x-forwarded-for': client, ...(key ? { authorization: `Bearer ${key}` } : {}) } }).then(async (r) => ({ status: r.status, headers: r.headers, body: (await r.json()) as any }));
+        fetch(`${open.url}/mpp/supported`, { headers: { 'x-forwarded-for': client, ...(key ? { authorization: `Bearer ${key}` } : {}) } }).then(async (r) => ({
+          status: r.status,
+          headers: r.headers,
+          body: (await r.json()) as any,
+        }));
       try {
         expect([(await asClient('203.0.113.7')).status, (await asClient('203.0.113.7')).status]).toEqual([200, 200]);
         const refused = await asClient('203.0.113.7');
@@ -584,7 +684,11 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
         expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
         expect(refused.body).toMatchObject({ code: 'rate_limited', detail: expect.stringContaining('without an API key from this address') });
         const body = await payment(5);
-        const settled = await fetch(`${open.url}/verify`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': '203.0.113.7' }, body: JSON.stringify(body) });
+        const settled = await fetch(`${open.url}/verify`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-forwarded-for': '203.0.113.7' },
+          body: JSON.stringify(body),
+        });
         expect(settled.status).toBe(429);
         expect((await asClient('198.51.100.9')).status).toBe(200);
         expect((await asClient('203.0.113.7', a.apiKey)).status).toBe(200);
@@ -594,4 +698,3 @@ describe('merchants: API keys, tenant isolation, rate limits and the CLI', () =>
     });
   });
 });
-

@@ -168,7 +168,9 @@ describe('observability', () => {
 
       expect((await postJson(`${facilitator.url}/verify`, v2Body(payload, requirements()))).body).toMatchObject({ isValid: true });
       expect((await postJson(`${facilitator.url}/verify`, v2Body(cheap, requirements()))).body).toMatchObject({ isValid: false });
-      expect((await postJson(`${facilitator.url}/verify`, v2Body(payload, requirements({ network: 'eip155:424242' })))).body).toMatchObject({ invalidReason: 'invalid_network' });
+      expect((await postJson(`${facilitator.url}/verify`, v2Body(payload, requirements({ network: 'eip155:424242' })))).body).toMatchObject({
+        invalidReason: 'invalid_network',
+      });
       expect((await postJson(`${facilitator.url}/verify`, { x402Version: 2 })).status).toBe(400);
       const settled = (await postJson(`${facilitator.url}/settle`, v2Body(payload, requirements()))).body;
       expect(settled).toMatchObject({ success: true });
@@ -217,7 +219,11 @@ describe('observability', () => {
       expect(await idOf({ 'x-request-id': 'two words' })).toMatch(uuid);
       expect(await idOf({ 'x-request-id': 'a'.repeat(129) })).toMatch(uuid);
       expect(await idOf({ 'x-request-id': 'a'.repeat(128) })).toBe('a'.repeat(128));
-      const refused = await fetch(`${facilitator.url}/settle`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'refused-1' }, body: '{' });
+      const refused = await fetch(`${facilitator.url}/settle`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-request-id': 'refused-1' },
+        body: '{',
+      });
       expect(refused.status).toBe(400);
       expect(refused.headers.get('x-request-id')).toBe('refused-1');
     });
@@ -257,7 +263,9 @@ describe('observability', () => {
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
       expect(await response.text()).toBe(readFileSync(path.join(ROOT, 'docs/api/facilitator.openapi.json'), 'utf8'));
-      expect(await fetch(`${facilitator.url}/openapi.json`).then((r) => r.text())).toBe(readFileSync(path.join(ROOT, 'docs/api/facilitator.openapi.json'), 'utf8'));
+      expect(await fetch(`${facilitator.url}/openapi.json`).then((r) => r.text())).toBe(
+        readFileSync(path.join(ROOT, 'docs/api/facilitator.openapi.json'), 'utf8'),
+      );
     });
   });
 
@@ -266,13 +274,20 @@ describe('observability', () => {
     beforeAll(async () => {
       const file = path.join(mkdtempSync(path.join(tmpdir(), 'observability-')), 'networks.json');
       const asset = { address: usdc.address, symbol: 'USDC', decimals: 6, eip712: { name: usdc.name, version: usdc.version } };
-      writeFileSync(file, JSON.stringify({
-        networks: [
-          { network, displayName: 'anvil', rpcUrls: [manifest.rpcUrl], pollingIntervalMs: 25, signerKeyEnv: ['TEST_SIGNER_KEY'], assets: [asset] },
-          { network: 'eip155:999999', displayName: 'dead rpc', rpcUrls: ['http://127.0.0.1:9'], signerKeyEnv: ['TEST_SIGNER_KEY'], assets: [asset] },
-        ],
-      }));
-      facilitator = await startFacilitator({ FACILITATOR_NETWORKS_FILE: file, TEST_SIGNER_KEY: manifest.accounts.facilitatorSigners[3].privateKey, RPC_TIMEOUT_MS: '500' });
+      writeFileSync(
+        file,
+        JSON.stringify({
+          networks: [
+            { network, displayName: 'anvil', rpcUrls: [manifest.rpcUrl], pollingIntervalMs: 25, signerKeyEnv: ['TEST_SIGNER_KEY'], assets: [asset] },
+            { network: 'eip155:999999', displayName: 'dead rpc', rpcUrls: ['http://127.0.0.1:9'], signerKeyEnv: ['TEST_SIGNER_KEY'], assets: [asset] },
+          ],
+        }),
+      );
+      facilitator = await startFacilitator({
+        FACILITATOR_NETWORKS_FILE: file,
+        TEST_SIGNER_KEY: manifest.accounts.facilitatorSigners[3].privateKey,
+        RPC_TIMEOUT_MS: '500',
+      });
     });
     afterAll(() => facilitator?.close());
 
@@ -333,14 +348,20 @@ describe('observability', () => {
 
     const ledger = async (env: Record<string, string> = {}) => {
       const config = loadLedgerConfig({ ...process.env, DATABASE_URL: TEST_DATABASE_URL, ...env });
-      const app = (await Test.createTestingModule({ imports: [LedgerModule.forConfig(config)] }).compile()).createNestApplication({ bodyParser: false, logger: ['error'] });
+      const app = (await Test.createTestingModule({ imports: [LedgerModule.forConfig(config)] }).compile()).createNestApplication({
+        bodyParser: false,
+        logger: ['error'],
+      });
       configureHttpApp(app);
       apps.push(app);
       return listen(app);
     };
     const merchantAgent = async (facilitatorUrl: string) => {
       const config = loadMerchantConfig({ ...process.env, FACILITATOR_URL: facilitatorUrl });
-      const app = (await Test.createTestingModule({ imports: [MerchantModule.forConfig(config)] }).compile()).createNestApplication({ bodyParser: false, logger: ['error'] });
+      const app = (await Test.createTestingModule({ imports: [MerchantModule.forConfig(config)] }).compile()).createNestApplication({
+        bodyParser: false,
+        logger: ['error'],
+      });
       configureHttpApp(app);
       apps.push(app);
       return listen(app);
@@ -359,13 +380,19 @@ describe('observability', () => {
 
     it('ledger: /ready is 503 naming redis when Redis is unreachable', async () => {
       const url = await ledger({ REDIS_URL: CLOSED_REDIS });
-      expect(await getJson(`${url}/ready`)).toMatchObject({ status: 503, body: { code: 'upstream_unavailable', checks: { database: 'ok', redis: expect.stringMatching(/^down: /) } } });
+      expect(await getJson(`${url}/ready`)).toMatchObject({
+        status: 503,
+        body: { code: 'upstream_unavailable', checks: { database: 'ok', redis: expect.stringMatching(/^down: /) } },
+      });
       expect((await getJson(`${url}/health`)).status).toBe(200);
     });
 
     it('merchant agent: a 402 from the paywall, answered before routing, is labelled with its route', async () => {
       const config = loadMerchantConfig({ ...process.env, FACILITATOR_URL: facilitator.url });
-      const app = (await Test.createTestingModule({ imports: [MerchantModule.forConfig(config)] }).compile()).createNestApplication({ bodyParser: false, logger: ['error'] });
+      const app = (await Test.createTestingModule({ imports: [MerchantModule.forConfig(config)] }).compile()).createNestApplication({
+        bodyParser: false,
+        logger: ['error'],
+      });
       configureHttpApp(app);
       app.use(createPaywall(config));
       apps.push(app);
@@ -378,13 +405,17 @@ describe('observability', () => {
       expect(valueOf(samples, `${METRIC_NAMES.httpRequestDuration}_count`, { method: 'GET', route: '/paid/forecast', status: '402' })).toBe(1);
     });
 
-    it('merchant agent: /ready follows the facilitator\'s /health', async () => {
+    it("merchant agent: /ready follows the facilitator's /health", async () => {
       const up = await merchantAgent(facilitator.url);
       expect(await getJson(`${up}/ready`)).toMatchObject({ status: 200, body: { status: 'ready', checks: { facilitator: 'ok' } } });
       const down = await merchantAgent(`http://127.0.0.1:${await closedPort()}`);
       expect(await getJson(`${down}/ready`)).toMatchObject({
         status: 503,
-        body: { code: 'upstream_unavailable', detail: 'not ready: facilitator unavailable', checks: { facilitator: expect.stringMatching(/^down: .*ECONNREFUSED/) } },
+        body: {
+          code: 'upstream_unavailable',
+          detail: 'not ready: facilitator unavailable',
+          checks: { facilitator: expect.stringMatching(/^down: .*ECONNREFUSED/) },
+        },
       });
       expect((await getJson(`${down}/health`)).status).toBe(200);
     });
@@ -412,11 +443,17 @@ describe('observability', () => {
       // The facilitator in its default role `all`: API and worker metrics (outbox_*) in one registry.
       facilitator = await startFacilitator();
       const ledgerConfig = loadLedgerConfig({ ...process.env, DATABASE_URL: TEST_DATABASE_URL, RECON_SCHEDULE: 'off' });
-      const ledgerApp = (await Test.createTestingModule({ imports: [LedgerModule.forConfig(ledgerConfig)] }).compile()).createNestApplication({ bodyParser: false, logger: ['error'] });
+      const ledgerApp = (await Test.createTestingModule({ imports: [LedgerModule.forConfig(ledgerConfig)] }).compile()).createNestApplication({
+        bodyParser: false,
+        logger: ['error'],
+      });
       configureHttpApp(ledgerApp);
       apps.push(ledgerApp);
       const merchantConfig = loadMerchantConfig({ ...process.env, FACILITATOR_URL: facilitator.url });
-      const merchantApp = (await Test.createTestingModule({ imports: [MerchantModule.forConfig(merchantConfig)] }).compile()).createNestApplication({ bodyParser: false, logger: ['error'] });
+      const merchantApp = (await Test.createTestingModule({ imports: [MerchantModule.forConfig(merchantConfig)] }).compile()).createNestApplication({
+        bodyParser: false,
+        logger: ['error'],
+      });
       configureHttpApp(merchantApp);
       apps.push(merchantApp);
       const urls = { facilitator: facilitator.url, ledger: await listen(ledgerApp), 'merchant-agent': await listen(merchantApp) };
@@ -438,7 +475,9 @@ describe('observability', () => {
     it('prometheus.yml scrapes the three apps by their compose names and loads alerts.yml', () => {
       const config = yaml('prometheus.yml');
       expect(config.rule_files).toEqual(['alerts.yml']);
-      const jobs = Object.fromEntries(config.scrape_configs.map((c: any) => [c.job_name, { path: c.metrics_path, targets: c.static_configs.flatMap((s: any) => s.targets) }]));
+      const jobs = Object.fromEntries(
+        config.scrape_configs.map((c: any) => [c.job_name, { path: c.metrics_path, targets: c.static_configs.flatMap((s: any) => s.targets) }]),
+      );
       expect(jobs).toEqual({
         facilitator: { path: '/metrics', targets: ['facilitator:4020'] },
         ledger: { path: '/metrics', targets: ['ledger:4030'] },
@@ -451,7 +490,12 @@ describe('observability', () => {
       const rules = groups.flatMap((g: any) => g.rules);
       expect(rules.length).toBeGreaterThanOrEqual(10);
       for (const rule of rules) {
-        expect(rule, JSON.stringify(rule)).toMatchObject({ alert: expect.stringMatching(/^[A-Z][A-Za-z]+$/), expr: expect.any(String), labels: { severity: expect.stringMatching(/^(page|warning)$/) }, annotations: { summary: expect.any(String) } });
+        expect(rule, JSON.stringify(rule)).toMatchObject({
+          alert: expect.stringMatching(/^[A-Z][A-Za-z]+$/),
+          expr: expect.any(String),
+          labels: { severity: expect.stringMatching(/^(page|warning)$/) },
+          annotations: { summary: expect.any(String) },
+        });
         if (rule.for !== undefined) expect(rule.for).toMatch(/^\d+[smh]$/);
       }
       expect(new Set(rules.map((r: any) => r.alert)).size).toBe(rules.length);
@@ -469,14 +513,17 @@ describe('observability', () => {
       }
       expect(unknown).toEqual([]);
       // The extraction itself: a misspelt name is caught, functions, labels and ranges are not names.
-      expect(promqlMetricNames('histogram_quantile(0.95, sum by (le, network) (rate(x402_settle_duration_seconds_bucket{outcome="success"}[5m]))) > 1e16'))
-        .toEqual(['x402_settle_duration_seconds_bucket']);
+      expect(
+        promqlMetricNames('histogram_quantile(0.95, sum by (le, network) (rate(x402_settle_duration_seconds_bucket{outcome="success"}[5m]))) > 1e16'),
+      ).toEqual(['x402_settle_duration_seconds_bucket']);
       expect(known.has('x402_settle_duration_seconds')).toBe(false);
     });
 
-    it('the facilitator-only metrics are the facilitator\'s, the ledger\'s the ledger\'s; the merchant agent has the HTTP ones', () => {
-      for (const name of ['x402_settle_total', 'signer_balance_wei', 'settlement_queue_depth', 'outbox_oldest_unacknowledged_seconds']) expect(exposed.facilitator.has(name), name).toBe(true);
-      for (const name of ['ledger_payment_events_total', 'ledger_ingestion_queue_jobs', 'reconciliation_runs_total', 'ledger_payment_event_lag_seconds_bucket']) expect(exposed.ledger.has(name), name).toBe(true);
+    it("the facilitator-only metrics are the facilitator's, the ledger's the ledger's; the merchant agent has the HTTP ones", () => {
+      for (const name of ['x402_settle_total', 'signer_balance_wei', 'settlement_queue_depth', 'outbox_oldest_unacknowledged_seconds'])
+        expect(exposed.facilitator.has(name), name).toBe(true);
+      for (const name of ['ledger_payment_events_total', 'ledger_ingestion_queue_jobs', 'reconciliation_runs_total', 'ledger_payment_event_lag_seconds_bucket'])
+        expect(exposed.ledger.has(name), name).toBe(true);
       expect(exposed['merchant-agent'].has('http_request_duration_seconds_count')).toBe(true);
     });
 
@@ -500,7 +547,15 @@ describe('observability', () => {
       expect(() => parseYamlSubset('a: {b: 1}')).toThrow(/unsupported/);
       expect(() => parseYamlSubset('a: b: c')).toThrow(/plain scalar/);
       expect(() => parseYamlSubset('a: 1\na: 2')).toThrow(/duplicate key/);
-      expect(parseYamlSubset("k: v # note\nl: 'q # kept'\nm: |\n  one\n    two\nn: [x, \"y, z\"]\no: 15s\np: 1\nq: false")).toEqual({ k: 'v', l: 'q # kept', m: 'one\n  two\n', n: ['x', 'y, z'], o: '15s', p: 1, q: false });
+      expect(parseYamlSubset('k: v # note\nl: \'q # kept\'\nm: |\n  one\n    two\nn: [x, "y, z"]\no: 15s\np: 1\nq: false')).toEqual({
+        k: 'v',
+        l: 'q # kept',
+        m: 'one\n  two\n',
+        n: ['x', 'y, z'],
+        o: '15s',
+        p: 1,
+        q: false,
+      });
     });
   });
 
@@ -514,19 +569,39 @@ describe('observability', () => {
 
     beforeAll(async () => {
       registerLogSecrets(keys.flatMap(privateKeyForms));
-      const logger = new AppLogger({ service: 'facilitator', format: 'json', levels: ['fatal', 'error', 'warn', 'log', 'debug'], write: (line) => lines.push(line) });
+      const logger = new AppLogger({
+        service: 'facilitator',
+        format: 'json',
+        levels: ['fatal', 'error', 'warn', 'log', 'debug'],
+        write: (line) => lines.push(line),
+      });
       app = await createHttpApp(FacilitatorModule.forConfig(config), { bodyLimitBytes: config.bodyLimitBytes, logger });
       url = await listen(app);
     });
     afterAll(() => app?.close());
 
     it('writes one JSON object per line, with the request id of the request being handled', async () => {
-      const response = await fetch(`${url}/supported`, { headers: { 'x-request-id': 'log-test-1', authorization: 'Bearer do-not-log-me', 'x-api-key': 'do-not-log-me-either' } });
+      const response = await fetch(`${url}/supported`, {
+        headers: { 'x-request-id': 'log-test-1', authorization: 'Bearer do-not-log-me', 'x-api-key': 'do-not-log-me-either' },
+      });
       expect(response.headers.get('x-request-id')).toBe('log-test-1');
       await response.arrayBuffer();
       const access = await until(() => lines.map((line) => JSON.parse(line)).find((r) => r.requestId === 'log-test-1' && r.context === 'HTTP'));
-      expect(access).toMatchObject({ level: 'info', service: 'facilitator', context: 'HTTP', requestId: 'log-test-1', message: expect.stringContaining('GET /supported 200') });
-      expect(access.params).toMatchObject({ method: 'GET', path: '/supported', route: '/supported', status: 200, client: '127.0.0.1', durationMs: expect.any(Number) });
+      expect(access).toMatchObject({
+        level: 'info',
+        service: 'facilitator',
+        context: 'HTTP',
+        requestId: 'log-test-1',
+        message: expect.stringContaining('GET /supported 200'),
+      });
+      expect(access.params).toMatchObject({
+        method: 'GET',
+        path: '/supported',
+        route: '/supported',
+        status: 200,
+        client: '127.0.0.1',
+        durationMs: expect.any(Number),
+      });
       expect(access.params).not.toHaveProperty('headers');
       const records = lines.map((line) => JSON.parse(line));
       expect(records.find((r) => r.message === 'Nest application successfully started')).toMatchObject({ level: 'info', service: 'facilitator' });
@@ -542,7 +617,11 @@ describe('observability', () => {
       });
       expect(await response.json()).toMatchObject({ isValid: false, invalidReason: 'invalid_exact_evm_transaction_simulation_failed' });
       const records = lines.map((line) => JSON.parse(line));
-      expect(records.find((r) => r.context === 'EvmTransferRail')).toMatchObject({ level: 'debug', requestId: 'log-test-2', message: expect.stringMatching(/^simulation failed for /) });
+      expect(records.find((r) => r.context === 'EvmTransferRail')).toMatchObject({
+        level: 'debug',
+        requestId: 'log-test-2',
+        message: expect.stringMatching(/^simulation failed for /),
+      });
     });
 
     it('never writes a signer key or a redacted header value', () => {
@@ -581,11 +660,15 @@ describe('observability', () => {
       ({ apiKey: merchantKey, merchantId } = createMerchant(`access-log-${Date.now()}`));
       const levels = ['fatal', 'error', 'warn', 'log'] as const;
       const facilitatorConfig = loadFacilitatorConfig({ ...process.env, DATABASE_URL: TEST_DATABASE_URL, FACILITATOR_OPEN_MODE: 'true' });
-      const facilitatorApp = await createHttpApp(FacilitatorModule.forConfig(facilitatorConfig), { logger: new AppLogger({ service: 'facilitator', format: 'json', levels: [...levels] }) });
+      const facilitatorApp = await createHttpApp(FacilitatorModule.forConfig(facilitatorConfig), {
+        logger: new AppLogger({ service: 'facilitator', format: 'json', levels: [...levels] }),
+      });
       apps.push(facilitatorApp);
       facilitatorUrl = await listen(facilitatorApp);
       const ledgerConfig = loadLedgerConfig({ ...process.env, DATABASE_URL: TEST_DATABASE_URL, LEDGER_INGEST: 'false', RECON_SCHEDULE: 'off' });
-      const ledgerApp = await createHttpApp(LedgerModule.forConfig(ledgerConfig), { logger: new AppLogger({ service: 'ledger', format: 'json', levels: [...levels] }) });
+      const ledgerApp = await createHttpApp(LedgerModule.forConfig(ledgerConfig), {
+        logger: new AppLogger({ service: 'ledger', format: 'json', levels: [...levels] }),
+      });
       apps.push(ledgerApp);
       ledgerUrl = await listen(ledgerApp);
       const failingApp = await createHttpApp(FailingModule, { logger: new AppLogger({ service: 'failing', format: 'json', levels: [...levels] }) });
@@ -598,22 +681,44 @@ describe('observability', () => {
     });
 
     it('one info line per request with the merchant of the API key, never the key itself', async () => {
-      const response = await fetch(`${facilitatorUrl}/merchants/me`, { headers: { authorization: `Bearer ${merchantKey}`, 'x-request-id': 'access-1', 'user-agent': 'access-test/1' } });
+      const response = await fetch(`${facilitatorUrl}/merchants/me`, {
+        headers: { authorization: `Bearer ${merchantKey}`, 'x-request-id': 'access-1', 'user-agent': 'access-test/1' },
+      });
       expect(response.status).toBe(200);
       await response.arrayBuffer();
       const line = await accessLine('access-1');
       expect(line).toMatchObject({ level: 'info', context: 'HTTP', message: 'GET /merchants/me 200 ' + line.params.durationMs + ' ms' });
-      expect(line.params).toEqual({ method: 'GET', path: '/merchants/me', route: '/merchants/me', status: 200, durationMs: expect.any(Number), client: '127.0.0.1', merchantId, userAgent: 'access-test/1' });
+      expect(line.params).toEqual({
+        method: 'GET',
+        path: '/merchants/me',
+        route: '/merchants/me',
+        status: 200,
+        durationMs: expect.any(Number),
+        client: '127.0.0.1',
+        merchantId,
+        userAgent: 'access-test/1',
+      });
       expect(captured.filter((l) => l.includes('"requestId":"access-1"') && l.includes('"context":"HTTP"'))).toHaveLength(1);
       expect(captured.join('\n')).not.toContain(merchantKey);
     });
 
     it('payment credential headers are never written, nor is a refused key', async () => {
-      const credentials = { 'x-payment': 'x-payment-credential-0001', 'payment-signature': 'payment-signature-credential-0002', payment: 'payment-credential-0003', 'x-api-key': 'mp_live_not-a-real-key-0004' };
-      const response = await fetch(`${facilitatorUrl}/settle`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'access-2', ...credentials }, body: '{}' });
+      const credentials = {
+        'x-payment': 'x-payment-credential-0001',
+        'payment-signature': 'payment-signature-credential-0002',
+        payment: 'payment-credential-0003',
+        'x-api-key': 'mp_live_not-a-real-key-0004',
+      };
+      const response = await fetch(`${facilitatorUrl}/settle`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-request-id': 'access-2', ...credentials },
+        body: '{}',
+      });
       expect(response.status).toBe(401); // the X-API-Key is checked, and refused, even in open mode
       await response.arrayBuffer();
-      const refused = await fetch(`${facilitatorUrl}/merchants/me`, { headers: { 'x-request-id': 'access-3', authorization: 'Bearer mp_live_refused-key-0005' } });
+      const refused = await fetch(`${facilitatorUrl}/merchants/me`, {
+        headers: { 'x-request-id': 'access-3', authorization: 'Bearer mp_live_refused-key-0005' },
+      });
       expect(refused.status).toBe(401);
       await refused.arrayBuffer();
       expect((await accessLine('access-2')).params).toMatchObject({ method: 'POST', path: '/settle', status: 401 });
@@ -631,19 +736,29 @@ describe('observability', () => {
       expect(response.status).toBeLessThan(500);
       await response.arrayBuffer();
       const line = await accessLine('access-4');
-      expect(line.params).toMatchObject({ method: 'GET', path: `/reconciliations/${runId}/report`, query: 'token=[REDACTED]&view=all', route: '/reconciliations/:id/report', status: response.status });
+      expect(line.params).toMatchObject({
+        method: 'GET',
+        path: `/reconciliations/${runId}/report`,
+        query: 'token=[REDACTED]&view=all',
+        route: '/reconciliations/:id/report',
+        status: response.status,
+      });
       expect(line.message).toBe(`GET /reconciliations/${runId}/report?token=[REDACTED]&view=all ${response.status} ${line.params.durationMs} ms`);
       expect(captured.join('\n')).not.toContain(token);
     });
 
-    it('a 500 is logged with its stack, and neither that line nor the access line carries the query\'s token', async () => {
+    it("a 500 is logged with its stack, and neither that line nor the access line carries the query's token", async () => {
       const token = 'failing-link-token-dG9wLXNlY3JldA';
       const response = await fetch(`${failingUrl}/failing?token=${token}`, { headers: { 'x-request-id': 'access-5' } });
       expect(response.status).toBe(500);
       await response.arrayBuffer();
       expect((await accessLine('access-5')).params).toMatchObject({ path: '/failing', query: 'token=[REDACTED]', status: 500 });
       const error = await until(() => captured.map((line) => JSON.parse(line)).find((r) => r.context === 'ProblemFilter' && r.requestId === 'access-5'));
-      expect(error).toMatchObject({ level: 'error', message: 'unhandled error on GET /failing?token=[REDACTED]', stack: expect.stringContaining('a handler that fails') });
+      expect(error).toMatchObject({
+        level: 'error',
+        message: 'unhandled error on GET /failing?token=[REDACTED]',
+        stack: expect.stringContaining('a handler that fails'),
+      });
       expect(captured.join('\n')).not.toContain(token);
     });
   });

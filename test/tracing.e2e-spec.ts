@@ -83,7 +83,10 @@ interface OtlpAttribute {
 }
 interface OtlpResourceSpans {
   resource?: { attributes?: OtlpAttribute[] };
-  scopeSpans?: { scope?: { name: string }; spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: OtlpAttribute[] }[] }[];
+  scopeSpans?: {
+    scope?: { name: string };
+    spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: OtlpAttribute[] }[];
+  }[];
 }
 
 function attributesOf(attributes: OtlpAttribute[] = []): Record<string, unknown> {
@@ -112,7 +115,13 @@ describe('OpenTelemetry traces across merchant agent → facilitator → queue �
 
   async function healthy(url: string): Promise<void> {
     for (let i = 0; i < 600; i++) {
-      if (await fetch(`${url}/health`).then((r) => r.ok, () => false)) return;
+      if (
+        await fetch(`${url}/health`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        return;
       const dead = children.find(({ child }) => child.exitCode !== null);
       if (dead) throw new Error(`${dead.name} exited: ${dead.output.join('')}`);
       await new Promise((r) => setTimeout(r, 100));
@@ -173,7 +182,9 @@ describe('OpenTelemetry traces across merchant agent → facilitator → queue �
 
     // The purchase's trace: the agent's server span for the paid request (the 200, after the 402 of its first try) is its root.
     const root = () =>
-      receiver.spans.find((s) => s.service === 'merchant-agent' && s.kind === SERVER && urlPath(s) === '/paid/forecast' && s.attributes['http.response.status_code'] === 200);
+      receiver.spans.find(
+        (s) => s.service === 'merchant-agent' && s.kind === SERVER && urlPath(s) === '/paid/forecast' && s.attributes['http.response.status_code'] === 200,
+      );
     const inTrace = () => receiver.spans.filter((s) => s.traceId === root()?.traceId);
     const ledgerConsumes = () => inTrace().filter((s) => s.service === 'ledger' && s.kind === CONSUMER && s.name === 'process payment-events');
     for (let i = 0; i < 300 && ledgerConsumes().length < 3; i++) await new Promise((r) => setTimeout(r, 100));
@@ -183,7 +194,7 @@ describe('OpenTelemetry traces across merchant agent → facilitator → queue �
     /** The span's ancestors, nearest first, up to the root; throws where a parent is missing from the trace. */
     const ancestors = (span: ReceivedSpan): ReceivedSpan[] => {
       const chain: ReceivedSpan[] = [];
-      for (let current = span; current.parentSpanId !== undefined; ) {
+      for (let current = span; current.parentSpanId !== undefined;) {
         const parent = byId.get(current.parentSpanId);
         if (!parent) throw new Error(`the parent of ${current.service} "${current.name}" is not in the trace`);
         chain.push(parent);
@@ -219,7 +230,9 @@ describe('OpenTelemetry traces across merchant agent → facilitator → queue �
       expect(chain.includes(settle!) || chain.includes(settlementJob!)).toBe(true);
     }
     expect(ledgerConsumes().some((consume) => ancestors(consume).includes(settlementJob!))).toBe(true);
-    const ledgerWrites = trace.filter((s) => s.service === 'ledger' && s.scope.includes('pg') && ledgerConsumes().some((consume) => ancestors(s).includes(consume)));
+    const ledgerWrites = trace.filter(
+      (s) => s.service === 'ledger' && s.scope.includes('pg') && ledgerConsumes().some((consume) => ancestors(s).includes(consume)),
+    );
     expect(ledgerWrites.length, summary).toBeGreaterThan(0);
 
     // the probes the test made while the apps booted were not traced

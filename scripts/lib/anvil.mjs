@@ -29,11 +29,7 @@ function assertPortFree(port) {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.once('error', (err) => {
-      reject(
-        err.code === 'EADDRINUSE'
-          ? new Error(`Cannot start anvil: 127.0.0.1:${port} is already in use (another chain running?)`)
-          : err,
-      );
+      reject(err.code === 'EADDRINUSE' ? new Error(`Cannot start anvil: 127.0.0.1:${port} is already in use (another chain running?)`) : err);
     });
     srv.listen({ port, host: '127.0.0.1', exclusive: true }, () => srv.close(() => resolve()));
   });
@@ -70,14 +66,7 @@ export async function startAnvil({
   if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`startAnvil: invalid port ${port}`);
   await assertPortFree(port);
 
-  const args = [
-    '--host', host,
-    '--port', String(port),
-    '--chain-id', String(chainId),
-    '--accounts', String(accounts),
-    '--mnemonic', mnemonic,
-    '--silent',
-  ];
+  const args = ['--host', host, '--port', String(port), '--chain-id', String(chainId), '--accounts', String(accounts), '--mnemonic', mnemonic, '--silent'];
   if (blockTime !== undefined) args.push('--block-time', String(blockTime));
 
   const child = spawn(anvilBinary(), args, { stdio: ['ignore', 'ignore', 'pipe'] });

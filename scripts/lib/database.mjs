@@ -306,7 +306,10 @@ export async function createMigration({ name, quiet = false, migrationsDir = MIG
   const existing = fs.existsSync(migrationsDir) ? fs.readdirSync(migrationsDir) : [];
   let ts = timestamp();
   // keep names strictly increasing even when two migrations are created within one second
-  const last = existing.filter((d) => /^\d{14}_/.test(d)).sort().at(-1);
+  const last = existing
+    .filter((d) => /^\d{14}_/.test(d))
+    .sort()
+    .at(-1);
   if (last && last.slice(0, 14) >= ts) ts = String(BigInt(last.slice(0, 14)) + 1n);
   const dirName = `${ts}_${slug}`;
   const dir = path.join(migrationsDir, dirName);

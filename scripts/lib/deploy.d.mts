@@ -12,11 +12,7 @@ export declare const ACCOUNT_LAYOUT: {
 
 export declare function deriveAccounts(count: number, mnemonic?: string): ManifestAccount[];
 
-export declare function deployLocalChain(opts: {
-  rpcUrl: string;
-  mnemonic?: string;
-  log?: (msg: string) => void;
-}): Promise<ChainManifest>;
+export declare function deployLocalChain(opts: { rpcUrl: string; mnemonic?: string; log?: (msg: string) => void }): Promise<ChainManifest>;
 
 /** Writes pretty JSON (mkdir -p, atomic rename); returns the absolute path. */
 export declare function writeManifest(file: string, manifest: ChainManifest): string;

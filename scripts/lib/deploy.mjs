@@ -60,9 +60,7 @@ export async function deployLocalChain({ rpcUrl, mnemonic = TEST_MNEMONIC, log =
   let nonce = await publicClient.getTransactionCount({ address: deployer.address, blockTag: 'pending' });
 
   const waitAll = async (hashes) => {
-    const receipts = await Promise.all(
-      hashes.map((hash) => publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 30_000 })),
-    );
+    const receipts = await Promise.all(hashes.map((hash) => publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 30_000 })));
     const failed = receipts.find((r) => r.status !== 'success');
     if (failed) throw new Error(`deploy transaction ${failed.transactionHash} reverted`);
     return receipts;

@@ -49,8 +49,7 @@ const relayerWallet = walletOf(relayer);
 
 const newNonce = (): Hex => toHex(randomBytes(32));
 const latestTimestamp = async () => (await publicClient.getBlock({ blockTag: 'latest' })).timestamp;
-const balanceOf = (token: Address, who: Address) =>
-  publicClient.readContract({ address: token, abi: eip3009Abi, functionName: 'balanceOf', args: [who] });
+const balanceOf = (token: Address, who: Address) => publicClient.readContract({ address: token, abi: eip3009Abi, functionName: 'balanceOf', args: [who] });
 
 type Authorization = AuthorizationFields;
 
@@ -136,9 +135,7 @@ describe('MockUSDC (EIP-3009)', () => {
       read('DOMAIN_SEPARATOR'),
     ]);
     expect({ name, version, decimals, symbol }).toEqual({ name: 'USD Coin', version: '2', decimals: 6, symbol: 'USDC' });
-    expect(separator).toBe(
-      domainSeparator({ domain: { name: 'USD Coin', version: '2', chainId: 31337, verifyingContract: usdc } }),
-    );
+    expect(separator).toBe(domainSeparator({ domain: { name: 'USD Coin', version: '2', chainId: 31337, verifyingContract: usdc } }));
   });
 
   it('transferWithAuthorization (v, r, s) moves exactly the amount, then rejects a replay', async () => {
@@ -161,9 +158,9 @@ describe('MockUSDC (EIP-3009)', () => {
     expect(transfer.args).toEqual({ from: payer.address, to: merchant.address, value: auth.value });
     const [used] = parseEventLogs({ abi: eip3009Abi, eventName: 'AuthorizationUsed', logs: receipt.logs });
     expect(used.args).toEqual({ authorizer: payer.address, nonce: auth.nonce });
-    expect(
-      await publicClient.readContract({ address: usdc, abi: eip3009Abi, functionName: 'authorizationState', args: [payer.address, auth.nonce] }),
-    ).toBe(true);
+    expect(await publicClient.readContract({ address: usdc, abi: eip3009Abi, functionName: 'authorizationState', args: [payer.address, auth.nonce] })).toBe(
+      true,
+    );
 
     expect(await revertReason(() => simulateTransfer(auth, signature))).toBe('FiatTokenV2: authorization is used or canceled');
   });
@@ -180,20 +177,14 @@ describe('MockUSDC (EIP-3009)', () => {
   it('rejects expired and not-yet-valid authorizations', async () => {
     const now = await latestTimestamp();
     const expired = await authorization({ validBefore: now - 1n });
-    expect(await revertReason(async () => simulateTransfer(expired, await sign(payer, expired)))).toBe(
-      'FiatTokenV2: authorization is expired',
-    );
+    expect(await revertReason(async () => simulateTransfer(expired, await sign(payer, expired)))).toBe('FiatTokenV2: authorization is expired');
     const early = await authorization({ validAfter: now + 3600n, validBefore: now + 7200n });
-    expect(await revertReason(async () => simulateTransfer(early, await sign(payer, early)))).toBe(
-      'FiatTokenV2: authorization is not yet valid',
-    );
+    expect(await revertReason(async () => simulateTransfer(early, await sign(payer, early)))).toBe('FiatTokenV2: authorization is not yet valid');
   });
 
   it('rejects a signature by someone other than `from`', async () => {
     const auth = await authorization();
-    expect(await revertReason(async () => simulateTransfer(auth, await sign(otherPayer, auth)))).toBe(
-      'FiatTokenV2: invalid signature',
-    );
+    expect(await revertReason(async () => simulateTransfer(auth, await sign(otherPayer, auth)))).toBe('FiatTokenV2: invalid signature');
     const [v, r, s] = vrs(await sign(otherPayer, auth));
     expect(
       await revertReason(() =>
@@ -211,9 +202,7 @@ describe('MockUSDC (EIP-3009)', () => {
   it('rejects a transfer above the balance with the FiatToken string', async () => {
     const balance = await balanceOf(usdc, payer.address);
     const auth = await authorization({ value: balance + 1n });
-    expect(await revertReason(async () => simulateTransfer(auth, await sign(payer, auth)))).toBe(
-      'ERC20: transfer amount exceeds balance',
-    );
+    expect(await revertReason(async () => simulateTransfer(auth, await sign(payer, auth)))).toBe('ERC20: transfer amount exceeds balance');
   });
 
   it('accepts an ERC-1271 SmartWallet as `from`, signed by its owner', async () => {
@@ -238,14 +227,11 @@ describe('MockUSDC (EIP-3009)', () => {
     const digest = toHex(randomBytes(32));
     const byOwner = await walletOwner.sign({ hash: digest });
     const byOther = await otherPayer.sign({ hash: digest });
-    const check = (sig: Hex) =>
-      publicClient.readContract({ address: smartWallet, abi: erc1271Abi, functionName: 'isValidSignature', args: [digest, sig] });
+    const check = (sig: Hex) => publicClient.readContract({ address: smartWallet, abi: erc1271Abi, functionName: 'isValidSignature', args: [digest, sig] });
     expect(await check(byOwner)).toBe(ERC1271_MAGIC_VALUE);
     expect(await check(byOther)).toBe('0xffffffff');
     const otherAuth = await authorization({ from: smartWallet });
-    expect(await revertReason(async () => simulateTransfer(otherAuth, await sign(otherPayer, otherAuth)))).toBe(
-      'FiatTokenV2: invalid signature',
-    );
+    expect(await revertReason(async () => simulateTransfer(otherAuth, await sign(otherPayer, otherAuth)))).toBe('FiatTokenV2: invalid signature');
   });
 
   it('receiveWithAuthorization only works for the payee as caller', async () => {
@@ -286,9 +272,9 @@ describe('MockUSDC (EIP-3009)', () => {
     );
     const [canceled] = parseEventLogs({ abi: eip3009Abi, eventName: 'AuthorizationCanceled', logs: receipt.logs });
     expect(canceled.args).toEqual({ authorizer: payer.address, nonce: auth.nonce });
-    expect(
-      await publicClient.readContract({ address: usdc, abi: eip3009Abi, functionName: 'authorizationState', args: [payer.address, auth.nonce] }),
-    ).toBe(true);
+    expect(await publicClient.readContract({ address: usdc, abi: eip3009Abi, functionName: 'authorizationState', args: [payer.address, auth.nonce] })).toBe(
+      true,
+    );
     expect(await revertReason(() => simulateTransfer(auth, transferSignature))).toBe('FiatTokenV2: authorization is used or canceled');
   });
 });
@@ -351,7 +337,13 @@ describe('Multicall3 at the canonical address', () => {
       address: MULTICALL3_ADDRESS,
       abi: multicall3Abi,
       functionName: 'tryAggregate',
-      args: [false, [{ target: usdc, callData: nameCall }, { target: manifest.tokens.plain.address, callData: stateCall }]],
+      args: [
+        false,
+        [
+          { target: usdc, callData: nameCall },
+          { target: manifest.tokens.plain.address, callData: stateCall },
+        ],
+      ],
     });
     expect(tried.map((r) => r.success)).toEqual([true, false]);
     await expect(

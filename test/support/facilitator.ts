@@ -27,7 +27,15 @@ export interface RunningFacilitator {
 
 /** Boots the real facilitator app on a free port against the test database and the test chain. */
 export async function startFacilitator(env: Record<string, string> = {}): Promise<RunningFacilitator> {
-  const config = loadFacilitatorConfig({ ...process.env, DATABASE_URL: TEST_DATABASE_URL, LOG_LEVEL: 'error', FACILITATOR_OPEN_MODE: 'true', WEBHOOK_ALLOW_PRIVATE: 'true', OPERATOR_TOKEN: TEST_OPERATOR_TOKEN, ...env });
+  const config = loadFacilitatorConfig({
+    ...process.env,
+    DATABASE_URL: TEST_DATABASE_URL,
+    LOG_LEVEL: 'error',
+    FACILITATOR_OPEN_MODE: 'true',
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    OPERATOR_TOKEN: TEST_OPERATOR_TOKEN,
+    ...env,
+  });
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forConfig(config)] }).compile();
   const app = moduleRef.createNestApplication({ bodyParser: false, logger: ['error'] });
   configureHttpApp(app, { bodyLimitBytes: config.bodyLimitBytes, trustProxy: config.trustProxy });
@@ -37,7 +45,11 @@ export async function startFacilitator(env: Record<string, string> = {}): Promis
 }
 
 export async function postJson(url: string, body: unknown): Promise<{ status: number; body: any; contentType: string | null }> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
   const text = await response.text();
   let parsed: unknown = text;
   try {

@@ -7,7 +7,10 @@ export interface Answer {
 }
 
 /** A JSON request; `key` goes in Authorization: Bearer unless `keyHeader` says X-API-Key. A string body is sent as is. */
-export async function call(url: string, init: { method?: string; body?: unknown; key?: string; keyHeader?: 'authorization' | 'x-api-key' } = {}): Promise<Answer> {
+export async function call(
+  url: string,
+  init: { method?: string; body?: unknown; key?: string; keyHeader?: 'authorization' | 'x-api-key' } = {},
+): Promise<Answer> {
   const headers: Record<string, string> = {};
   if (init.body !== undefined) headers['content-type'] = 'application/json';
   if (init.key !== undefined) headers[init.keyHeader ?? 'authorization'] = init.keyHeader === 'x-api-key' ? init.key : `Bearer ${init.key}`;

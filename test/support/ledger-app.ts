@@ -23,7 +23,15 @@ export interface RunningLedger {
  * off unless a test turns them on (LEDGER_INGEST, RECON_SCHEDULE): other tests' payment events stay out of its book.
  */
 export async function startLedger(env: Record<string, string> = {}): Promise<RunningLedger> {
-  const config = loadLedgerConfig({ ...process.env, DATABASE_URL: TEST_DATABASE_URL, LOG_LEVEL: 'error', DATABASE_POOL_SIZE: '4', LEDGER_INGEST: 'false', RECON_SCHEDULE: 'off', ...env });
+  const config = loadLedgerConfig({
+    ...process.env,
+    DATABASE_URL: TEST_DATABASE_URL,
+    LOG_LEVEL: 'error',
+    DATABASE_POOL_SIZE: '4',
+    LEDGER_INGEST: 'false',
+    RECON_SCHEDULE: 'off',
+    ...env,
+  });
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forConfig(config)] }).compile();
   const app = moduleRef.createNestApplication({ bodyParser: false, logger: ['error'] });
   configureHttpApp(app, { bodyLimitBytes: config.bodyLimitBytes, trustProxy: config.trustProxy });

@@ -30,7 +30,11 @@ function split(caip10) {
 
 const declare = (merchantId, caip10) => {
   const { network, address } = split(caip10);
-  return db.query(`INSERT INTO facilitator.merchant_receiving_addresses (merchant_id, network, address) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [merchantId, network, address]);
+  return db.query(`INSERT INTO facilitator.merchant_receiving_addresses (merchant_id, network, address) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [
+    merchantId,
+    network,
+    address,
+  ]);
 };
 
 const ops = {
@@ -44,7 +48,11 @@ const ops = {
     const merchantId = rows[0].id;
     for (const address of receivingAddresses) await declare(merchantId, address);
     const { key, prefix, hash } = apiKey();
-    const { rows: keys } = await db.query(`INSERT INTO facilitator.api_keys (merchant_id, prefix, hash, name) VALUES ($1, $2, $3, 'default') RETURNING id`, [merchantId, prefix, hash]);
+    const { rows: keys } = await db.query(`INSERT INTO facilitator.api_keys (merchant_id, prefix, hash, name) VALUES ($1, $2, $3, 'default') RETURNING id`, [
+      merchantId,
+      prefix,
+      hash,
+    ]);
     await db.query('COMMIT');
     return { merchantId, keyId: keys[0].id, apiKey: key, webhookSecret };
   },

@@ -21,7 +21,11 @@ export interface MerchantOptions {
 
 /** test/support/merchant-fixture.mjs against the test database, synchronously (specs call these without awaiting). */
 function fixture(command: Record<string, unknown>): any {
-  const r = spawnSync(process.execPath, [path.join(__dirname, 'merchant-fixture.mjs'), JSON.stringify(command)], { cwd: ROOT, env: { ...process.env, DATABASE_URL: TEST_DATABASE_URL }, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [path.join(__dirname, 'merchant-fixture.mjs'), JSON.stringify(command)], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: TEST_DATABASE_URL },
+    encoding: 'utf8',
+  });
   if (r.status !== 0) throw new Error(`merchant fixture ${String(command.op)} failed: ${r.stderr}`);
   return JSON.parse(r.stdout);
 }
@@ -37,7 +41,13 @@ export function testMerchantReceivingAddress(): string {
  * receiving address unless told otherwise: settlements to an undeclared payTo are refused.
  */
 export function createMerchant(name: string, webhookUrl?: string, options: MerchantOptions = {}): TestMerchant {
-  return fixture({ op: 'create', name, webhookUrl, receivingAddresses: options.receivingAddresses ?? [testMerchantReceivingAddress()], allowAnyPayTo: options.allowAnyPayTo });
+  return fixture({
+    op: 'create',
+    name,
+    webhookUrl,
+    receivingAddresses: options.receivingAddresses ?? [testMerchantReceivingAddress()],
+    allowAnyPayTo: options.allowAnyPayTo,
+  });
 }
 
 /** Declares one more address (`<network>:<address>`) the merchant is paid at. */

@@ -38,7 +38,9 @@ export function rawPost(baseUrl: string, path: string, body: Buffer, options: Ra
     socket.on('close', () => resolve({ ...parseAnswer(Buffer.concat(received).toString('latin1')), error }));
 
     const framing = options.chunked ? 'transfer-encoding: chunked' : `content-length: ${body.length}`;
-    const pieces: Buffer[] = [Buffer.from(`POST ${path} HTTP/1.1\r\nhost: ${hostname}:${port}\r\ncontent-type: application/json\r\n${framing}\r\nconnection: close\r\n\r\n`)];
+    const pieces: Buffer[] = [
+      Buffer.from(`POST ${path} HTTP/1.1\r\nhost: ${hostname}:${port}\r\ncontent-type: application/json\r\n${framing}\r\nconnection: close\r\n\r\n`),
+    ];
     for (let at = 0; at < body.length; at += writeBytes) {
       const piece = body.subarray(at, at + writeBytes);
       pieces.push(options.chunked ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]) : piece);

@@ -71,9 +71,7 @@ export async function startRpcProxy(upstreamUrl: string): Promise<RpcProxy> {
         return;
       }
       const answer = JSON.parse(text) as { id: unknown; result?: unknown } | { id: unknown; result?: unknown }[];
-      const rewritten = Array.isArray(answer)
-        ? answer.map((a) => lag(calls.find((c) => c.id === a.id) ?? { id: a.id, method: '' }, a))
-        : lag(calls[0], answer);
+      const rewritten = Array.isArray(answer) ? answer.map((a) => lag(calls.find((c) => c.id === a.id) ?? { id: a.id, method: '' }, a)) : lag(calls[0], answer);
       res.writeHead(upstream.status, { 'content-type': 'application/json' }).end(JSON.stringify(rewritten));
     });
   });

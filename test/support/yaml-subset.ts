@@ -111,7 +111,13 @@ class Reader {
     }
     if (blockIndent === undefined) throw this.error(no, 'empty block scalar');
     while (body.length && body[body.length - 1] === '') body.pop();
-    const text = style === '|' ? body.join('\n') : body.map((l) => (l === '' ? '\n' : l)).join(' ').replace(/ ?\n ?/g, '\n');
+    const text =
+      style === '|'
+        ? body.join('\n')
+        : body
+            .map((l) => (l === '' ? '\n' : l))
+            .join(' ')
+            .replace(/ ?\n ?/g, '\n');
     return chomping === '-' ? text : `${text}\n`;
   }
 

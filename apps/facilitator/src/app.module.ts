@@ -43,7 +43,8 @@ export class AppModule implements OnModuleInit {
           provide: FacilitatorMetrics,
           inject: [Metrics, NetworkRegistry],
           // Labels name configured networks only (CAIP-2, v1 names mapped); anything a client invents is "unknown".
-          useFactory: (metrics: Metrics, networks: NetworkRegistry) => new FacilitatorMetrics(metrics, { resolveNetwork: (n) => networks.resolve(n, 1)?.config.network }),
+          useFactory: (metrics: Metrics, networks: NetworkRegistry) =>
+            new FacilitatorMetrics(metrics, { resolveNetwork: (n) => networks.resolve(n, 1)?.config.network }),
         },
       ],
       exports: [FACILITATOR_CONFIG, FacilitatorMetrics],
@@ -68,9 +69,11 @@ export class AppModule implements OnModuleInit {
       this.readiness.register(network.config.network, async () => `block ${await network.client.getBlockNumber()}`);
     }
     this.metrics.trackSignerBalances(
-      this.networks.all().flatMap((network) =>
-        network.signers.addresses.map((signer) => ({ network: network.config.network, signer, read: () => network.client.getBalance({ address: signer }) })),
-      ),
+      this.networks
+        .all()
+        .flatMap((network) =>
+          network.signers.addresses.map((signer) => ({ network: network.config.network, signer, read: () => network.client.getBalance({ address: signer }) })),
+        ),
     );
   }
 }

@@ -1,7 +1,17 @@
 import './tracing';
 import 'reflect-metadata';
 import type { NextFunction, Request, Response } from 'express';
-import { ConfigError, createHttpApp, createLogger, listen, privateKeyForms, PROBLEM_CONTENT_TYPE, problemBody, registerLogSecrets, urlSecrets } from '@mp/platform';
+import {
+  ConfigError,
+  createHttpApp,
+  createLogger,
+  listen,
+  privateKeyForms,
+  PROBLEM_CONTENT_TYPE,
+  problemBody,
+  registerLogSecrets,
+  urlSecrets,
+} from '@mp/platform';
 import { AppModule } from './app.module';
 import { loadFacilitatorConfig } from './config/facilitator.config';
 
@@ -25,7 +35,11 @@ async function main(): Promise<void> {
 /** A worker-only process serves its health, readiness, metrics and docs, never the payment API. */
 function operationalRoutesOnly(req: Request, res: Response, next: NextFunction): void {
   if (/^\/(health|ready|metrics|docs)(\/|$)/.test(req.path)) return next();
-  const body = problemBody('not_found', 'this process only runs settlement workers (FACILITATOR_ROLE=worker); send API requests to an api process', req.originalUrl);
+  const body = problemBody(
+    'not_found',
+    'this process only runs settlement workers (FACILITATOR_ROLE=worker); send API requests to an api process',
+    req.originalUrl,
+  );
   res.status(body.status).setHeader('content-type', PROBLEM_CONTENT_TYPE).end(JSON.stringify(body));
 }
 

@@ -5,7 +5,8 @@
 export const COMPONENTS = {
   responses: {
     BadRequest: {
-      description: 'Malformed input: 400 `validation_failed` (with `invalidParams`) or `malformed_json`. Nothing is read from or written to the chain or the database.',
+      description:
+        'Malformed input: 400 `validation_failed` (with `invalidParams`) or `malformed_json`. Nothing is read from or written to the chain or the database.',
       content: {
         'application/problem+json': {
           schema: {
@@ -123,7 +124,8 @@ export const COMPONENTS = {
       },
     },
     OperatorRateLimited: {
-      description: 'This client address sent more wrong tokens or API keys than `AUTH_FAILURES_PER_MINUTE` allows: even the right token waits `Retry-After` seconds.',
+      description:
+        'This client address sent more wrong tokens or API keys than `AUTH_FAILURES_PER_MINUTE` allows: even the right token waits `Retry-After` seconds.',
       headers: {
         'Retry-After': {
           description: 'Seconds to wait (an integer ≥ 1).',
@@ -156,7 +158,8 @@ export const COMPONENTS = {
       },
     },
     OperatorUnauthorized: {
-      description: 'No operator token, or a wrong one (a merchant API key included). A wrong token counts against the client address\'s failed attempts (`AUTH_FAILURES_PER_MINUTE`, shared with bad API keys).',
+      description:
+        "No operator token, or a wrong one (a merchant API key included). A wrong token counts against the client address's failed attempts (`AUTH_FAILURES_PER_MINUTE`, shared with bad API keys).",
       headers: {
         'WWW-Authenticate': {
           description: '`Bearer realm="operator"`.',
@@ -210,7 +213,8 @@ export const COMPONENTS = {
       },
     },
     PaymentIdentifierConflict: {
-      description: 'The payment-identifier `id` is bound to a different payload. Checked after the checks that need no chain and before any chain access: nothing is read from the chain, written or sent.',
+      description:
+        'The payment-identifier `id` is bound to a different payload. Checked after the checks that need no chain and before any chain access: nothing is read from the chain, written or sent.',
       content: {
         'application/problem+json': {
           schema: {
@@ -234,7 +238,8 @@ export const COMPONENTS = {
       },
     },
     RateLimited: {
-      description: 'The API key used up its rate limit (a token bucket per key: `RATE_LIMIT_PER_MINUTE` tokens a minute, at most `RATE_LIMIT_BURST` at once, shared by all replicas through Redis). Retry after `Retry-After` seconds. If Redis is unreachable, requests are not limited. In open mode (`FACILITATOR_OPEN_MODE`), a request without a key is limited the same way per client address (`OPEN_MODE_RATE_LIMIT_PER_MINUTE`, `OPEN_MODE_RATE_LIMIT_BURST`).',
+      description:
+        'The API key used up its rate limit (a token bucket per key: `RATE_LIMIT_PER_MINUTE` tokens a minute, at most `RATE_LIMIT_BURST` at once, shared by all replicas through Redis). Retry after `Retry-After` seconds. If Redis is unreachable, requests are not limited. In open mode (`FACILITATOR_OPEN_MODE`), a request without a key is limited the same way per client address (`OPEN_MODE_RATE_LIMIT_PER_MINUTE`, `OPEN_MODE_RATE_LIMIT_BURST`).',
       headers: {
         'Retry-After': {
           description: 'Seconds until the key may send again (an integer ≥ 1).',
@@ -267,7 +272,8 @@ export const COMPONENTS = {
       },
     },
     Unauthorized: {
-      description: 'No valid merchant API key: missing, malformed, unknown or revoked, or its merchant is disabled. The body is the same in every case, so it never tells whether a merchant or key exists. On /verify and /settle a request without any key is let through when the operator set `FACILITATOR_OPEN_MODE=true`.',
+      description:
+        'No valid merchant API key: missing, malformed, unknown or revoked, or its merchant is disabled. The body is the same in every case, so it never tells whether a merchant or key exists. On /verify and /settle a request without any key is let through when the operator set `FACILITATOR_OPEN_MODE=true`.',
       headers: {
         'WWW-Authenticate': {
           description: 'Always `Bearer realm="facilitator"`.',
@@ -425,16 +431,7 @@ export const COMPONENTS = {
       type: 'object',
       additionalProperties: false,
       description: 'A merchant as the operator API shows it: never its webhook secret or key hashes.',
-      required: [
-        'merchantId',
-        'name',
-        'webhookUrl',
-        'allowAnyPayTo',
-        'receivingAddresses',
-        'apiKeys',
-        'createdAt',
-        'disabledAt',
-      ],
+      required: ['merchantId', 'name', 'webhookUrl', 'allowAnyPayTo', 'receivingAddresses', 'apiKeys', 'createdAt', 'disabledAt'],
       properties: {
         merchantId: {
           type: 'string',
@@ -472,7 +469,7 @@ export const COMPONENTS = {
         disabledAt: {
           type: ['string', 'null'],
           format: 'date-time',
-          description: 'null: enabled. A disabled merchant\'s keys are refused (401) and no webhooks are sent to it.',
+          description: "null: enabled. A disabled merchant's keys are refused (401) and no webhooks are sent to it.",
         },
       },
     },
@@ -516,7 +513,7 @@ export const COMPONENTS = {
         deliveryId: {
           type: 'string',
           format: 'uuid',
-          description: 'Also the `webhook-id` header and the body\'s `id`, the same on every attempt.',
+          description: "Also the `webhook-id` header and the body's `id`, the same on every attempt.",
         },
         eventType: {
           type: 'string',
@@ -587,7 +584,8 @@ export const COMPONENTS = {
     AtomicAmount: {
       type: 'string',
       pattern: '^(0|[1-9][0-9]*)$',
-      description: 'A non-negative integer count of the asset\'s atomic units as a decimal string (no sign, no leading zeros, at most 2^256-1). Never a JSON number.',
+      description:
+        "A non-negative integer count of the asset's atomic units as a decimal string (no sign, no leading zeros, at most 2^256-1). Never a JSON number.",
       examples: ['10000'],
     },
     Bytes32: {
@@ -673,7 +671,8 @@ export const COMPONENTS = {
     },
     MppProblem: {
       type: 'object',
-      description: 'RFC 9457 problem of the Payment scheme, to relay to the client as it is (status, body without `challenges` or with, and the `WWW-Authenticate` fields).',
+      description:
+        'RFC 9457 problem of the Payment scheme, to relay to the client as it is (status, body without `challenges` or with, and the `WWW-Authenticate` fields).',
       required: ['type', 'title', 'status', 'challenges'],
       additionalProperties: false,
       properties: {
@@ -728,7 +727,8 @@ export const COMPONENTS = {
         'bad-request': 400,
         'internal-payment-error': 500,
       },
-      description: 'Problem types of the Payment scheme the MPP endpoints answer (with `challenges`, fresh ones for the same terms, and one `WWW-Authenticate` per challenge):\n\n| type | status | when |\n|---|---|---|\n| `payment-required` | 402 | No credential (merchants send it themselves with the first 402). |\n| `payment-insufficient` | 402 | The authorization pays less than the challenge asks; the Shared Payment Token allows less (verify only). |\n| `verification-failed` | 402 | Bad signature, wrong recipient or exact amount, nonce not bound to the challenge, payer lacks funds or the simulation fails; Stripe declined the token or the payment. |\n| `malformed-credential` | 402 | Not base64url JSON, or not a credential. |\n| `invalid-challenge` | 402 | Not issued by us for this merchant (HMAC), issued for other terms (cross-route, other body digest or opaque), or already used. |\n| `payment-expired` | 402 | The challenge (or the authorization) has expired. |\n| `invalid-payload` | 402 | The method payload is malformed (missing or wrong members). |\n| `payment-action-required` | 402 | The PaymentIntent requires customer action (3-D Secure). |\n| `method-unsupported` | 400 | The credential\'s method or intent is not one of the route\'s offers. |\n| `bad-request` | 400 | More than one Payment credential. |\n| `internal-payment-error` | 500 | The outcome is not known yet: the chain RPC or Stripe is unreachable, or settlement is still pending. The same credential may be sent again (retried idempotently); nothing is charged twice. |',
+      description:
+        "Problem types of the Payment scheme the MPP endpoints answer (with `challenges`, fresh ones for the same terms, and one `WWW-Authenticate` per challenge):\n\n| type | status | when |\n|---|---|---|\n| `payment-required` | 402 | No credential (merchants send it themselves with the first 402). |\n| `payment-insufficient` | 402 | The authorization pays less than the challenge asks; the Shared Payment Token allows less (verify only). |\n| `verification-failed` | 402 | Bad signature, wrong recipient or exact amount, nonce not bound to the challenge, payer lacks funds or the simulation fails; Stripe declined the token or the payment. |\n| `malformed-credential` | 402 | Not base64url JSON, or not a credential. |\n| `invalid-challenge` | 402 | Not issued by us for this merchant (HMAC), issued for other terms (cross-route, other body digest or opaque), or already used. |\n| `payment-expired` | 402 | The challenge (or the authorization) has expired. |\n| `invalid-payload` | 402 | The method payload is malformed (missing or wrong members). |\n| `payment-action-required` | 402 | The PaymentIntent requires customer action (3-D Secure). |\n| `method-unsupported` | 400 | The credential's method or intent is not one of the route's offers. |\n| `bad-request` | 400 | More than one Payment credential. |\n| `internal-payment-error` | 500 | The outcome is not known yet: the chain RPC or Stripe is unreachable, or settlement is still pending. The same credential may be sent again (retried idempotently); nothing is charged twice. |",
     },
     MppSettleResponse: {
       type: 'object',
@@ -800,7 +800,8 @@ export const COMPONENTS = {
     },
     Payment: {
       type: 'object',
-      description: 'A payment as its merchant sees it: in `GET /payments/{id}`, `GET /payments` and the `data.payment` of webhooks. x402 and MPP payments alike; an MPP stripe payment has network `stripe`, the currency as asset, the Shared Payment Token as payer, the challenge id as nonce and the PaymentIntent as reference.',
+      description:
+        'A payment as its merchant sees it: in `GET /payments/{id}`, `GET /payments` and the `data.payment` of webhooks. x402 and MPP payments alike; an MPP stripe payment has network `stripe`, the currency as asset, the Shared Payment Token as payer, the challenge id as nonce and the PaymentIntent as reference.',
       required: [
         'id',
         'state',
@@ -863,7 +864,7 @@ export const COMPONENTS = {
         },
         payTo: {
           type: 'string',
-          description: 'The recipient address; on Stripe the seller\'s network id.',
+          description: "The recipient address; on Stripe the seller's network id.",
         },
         amount: {
           $ref: '#/components/schemas/AtomicAmount',
@@ -900,7 +901,8 @@ export const COMPONENTS = {
         },
         errorReason: {
           type: ['string', 'null'],
-          description: 'Why it failed or expired: an X402Reason for chain payments, Stripe\'s decline or error code (or the PaymentIntent status) for stripe ones.',
+          description:
+            "Why it failed or expired: an X402Reason for chain payments, Stripe's decline or error code (or the PaymentIntent status) for stripe ones.",
         },
         errorMessage: {
           type: ['string', 'null'],
@@ -923,7 +925,8 @@ export const COMPONENTS = {
     },
     PaymentIdentifierExtension: {
       type: 'object',
-      description: 'The `payment-identifier` extension (x402 v2 only), `paymentPayload.extensions["payment-identifier"]`. Must be an object; its `info` is validated (`paymentIdentifierInfoSchema`, open for other members). An `id` binds to the first payload that /settle claims with it: the same id with the same payload gets the recorded outcome, the same id with a different payload gets 409 `payment_identifier_conflict` from /verify and /settle. `required: true` without an `id` is a 400. `schema` and other members are ignored.',
+      description:
+        'The `payment-identifier` extension (x402 v2 only), `paymentPayload.extensions["payment-identifier"]`. Must be an object; its `info` is validated (`paymentIdentifierInfoSchema`, open for other members). An `id` binds to the first payload that /settle claims with it: the same id with the same payload gets the recorded outcome, the same id with a different payload gets 409 `payment_identifier_conflict` from /verify and /settle. `required: true` without an `id` is a 400. `schema` and other members are ignored.',
       additionalProperties: true,
       properties: {
         info: {
@@ -965,7 +968,8 @@ export const COMPONENTS = {
     PaymentState: {
       type: 'string',
       enum: ['verified', 'submitted', 'confirmed', 'failed', 'expired'],
-      description: '`verified`: claimed and queued; `submitted`: a transaction was signed and sent (`txHash`); `confirmed`: mined with the exact transfer (final); `failed`: with `txHash`, mined and failed (final); without, refused before anything was sent (settling the same payload again may retry it); `expired`: `validBefore` passed with nothing mined (final).',
+      description:
+        '`verified`: claimed and queued; `submitted`: a transaction was signed and sent (`txHash`); `confirmed`: mined with the exact transfer (final); `failed`: with `txHash`, mined and failed (final); without, refused before anything was sent (settling the same payload again may retry it); `expired`: `validBefore` passed with nothing mined (final).',
     },
     ReadyResponse: {
       type: 'object',
@@ -980,7 +984,8 @@ export const COMPONENTS = {
           additionalProperties: {
             type: 'string',
           },
-          description: 'Check name → `ok` or `ok (<detail>)`. Facilitator: `database`, `redis` and one entry per configured network (CAIP-2 id → `ok (block N)`). Ledger: `database`, `redis`. Merchant agent: `facilitator`.',
+          description:
+            'Check name → `ok` or `ok (<detail>)`. Facilitator: `database`, `redis` and one entry per configured network (CAIP-2 id → `ok (block N)`). Ledger: `database`, `redis`. Merchant agent: `facilitator`.',
         },
       },
     },
@@ -988,7 +993,8 @@ export const COMPONENTS = {
       type: 'object',
       required: ['network', 'address', 'createdAt'],
       additionalProperties: false,
-      description: 'An address the merchant is paid at on one network. `/verify`, `/settle` and MPP `evm` charges of a keyed merchant must pay one of these (the x402 `payTo`, the MPP `recipient`), unless the merchant sets `allowAnyPayTo`.',
+      description:
+        'An address the merchant is paid at on one network. `/verify`, `/settle` and MPP `evm` charges of a keyed merchant must pay one of these (the x402 `payTo`, the MPP `recipient`), unless the merchant sets `allowAnyPayTo`.',
       properties: {
         network: {
           type: 'string',
@@ -1031,7 +1037,7 @@ export const COMPONENTS = {
         },
         reference: {
           type: 'string',
-          description: '`<txHash>:<logIndex>`, `pi_…`, `re_…`, `txn_…`, or the ledger\'s reference when there is no external entry.',
+          description: "`<txHash>:<logIndex>`, `pi_…`, `re_…`, `txn_…`, or the ledger's reference when there is no external entry.",
         },
         occurredAt: {
           type: 'string',
@@ -1135,17 +1141,7 @@ export const COMPONENTS = {
     },
     ReconciliationSummary: {
       type: 'object',
-      required: [
-        'period',
-        'generatedAt',
-        'rows',
-        'counts',
-        'breaks',
-        'ledgerEntries',
-        'externalEntries',
-        'corrections',
-        'scope',
-      ],
+      required: ['period', 'generatedAt', 'rows', 'counts', 'breaks', 'ledgerEntries', 'externalEntries', 'corrections', 'scope'],
       properties: {
         period: {
           type: 'object',
@@ -1232,11 +1228,13 @@ export const COMPONENTS = {
         },
         transaction: {
           type: 'string',
-          description: 'The settlement transaction hash (0x + 64 hex), also on `settlement_pending` and on failures of a mined transaction; `""` when nothing was sent.',
+          description:
+            'The settlement transaction hash (0x + 64 hex), also on `settlement_pending` and on failures of a mined transaction; `""` when nothing was sent.',
         },
         network: {
           type: 'string',
-          description: 'The network exactly as `paymentRequirements.network` named it (a v1 name stays a v1 name); `""` only when the request could not be decoded far enough to read it.',
+          description:
+            'The network exactly as `paymentRequirements.network` named it (a v1 name stays a v1 name); `""` only when the request could not be decoded far enough to read it.',
         },
       },
     },
@@ -1278,7 +1276,8 @@ export const COMPONENTS = {
     },
     SupportedResponse: {
       type: 'object',
-      description: 'One v2 kind per configured network, then one v1 kind per v1 name of that network (the networks file\'s `v1Names` plus the built-in names of `DEFAULT_V1_NETWORKS` that map to it).',
+      description:
+        "One v2 kind per configured network, then one v1 kind per v1 name of that network (the networks file's `v1Names` plus the built-in names of `DEFAULT_V1_NETWORKS` that map to it).",
       required: ['kinds', 'extensions', 'signers'],
       properties: {
         kinds: {
@@ -1308,7 +1307,7 @@ export const COMPONENTS = {
     },
     VerifyResponse: {
       type: 'object',
-      description: 'Answer of POST /verify, always HTTP 200 (the shape @x402/core\'s HTTPFacilitatorClient parses). /verify writes nothing.',
+      description: "Answer of POST /verify, always HTTP 200 (the shape @x402/core's HTTPFacilitatorClient parses). /verify writes nothing.",
       required: ['isValid'],
       properties: {
         isValid: {
@@ -1375,7 +1374,8 @@ export const COMPONENTS = {
     },
     X402Reason: {
       type: 'string',
-      description: 'Reason strings of `X402Reason` (libs/x402/src/reasons.ts), character for character those of @x402/core and @x402/evm 2.27. Clients must treat them as opaque. Where the facilitator emits each one:\n\n| reason | endpoint | when |\n|---|---|---|\n| `invalid_x402_version` | verify, settle | `paymentPayload.x402Version` is not 1 or 2, or the top-level `x402Version` differs from it (libs/x402/src/request.ts). No `payer` in the answer. |\n| `invalid_scheme` | never (reserved) | Defined for compatibility with @x402/core; the facilitator answers `unsupported_scheme` for an unknown requirements scheme instead. |\n| `unsupported_scheme` | verify, settle | `paymentRequirements.scheme` is not `exact`. |\n| `invalid_network` | verify, settle | `paymentRequirements.network` (CAIP-2, or a v1 name in v1) is not a network this facilitator is configured for. |\n| `invalid_payload` | settle (fallback only) | Used only as a fallback when a verification failure carries no reason of its own; the current checks always name one, so it is not emitted in practice. |\n| `invalid_payment_requirements` | verify, settle | The `asset` is not on the network\'s asset allowlist, or (v2) `paymentPayload.accepted` differs from `paymentRequirements` in any of scheme, network, amount, asset, payTo, maxTimeoutSeconds or extra (the message lists them). |\n| `unexpected_verify_error` | verify | The chain could not be reached (RPC down, timeout, HTTP error) or an unexpected exception stopped verification (logged). Never reported as a bad signature. Retry later. |\n| `unexpected_settle_error` | settle | The chain could not be reached while verifying or estimating gas, the settlement transaction could not be signed or handed over before it had a hash, or an unexpected exception occurred (logged). Nothing was broadcast; settling again is safe. |\n| `invalid_transaction_state` | never (reserved) | Defined for compatibility with @x402/core; not emitted. |\n| `settlement_pending` | settle | The settlement is not finished within SETTLE_BUDGET_MS. With a `transaction` hash: it was broadcast and has no receipt yet (or the receipt lookup failed); settle the same payload again to get the outcome. With `transaction: ""`: another request or replica holds the claim on this authorization and had not finished; retry shortly. Never a failure: do not ask the payer for a new authorization. |\n| `unsupported_payload_type` | verify, settle | The payload is a Permit2 authorization (`permit2Authorization`); only EIP-3009 is accepted for now. |\n| `asset_not_deployed_contract` | verify, settle | The configured asset address has no contract code on the network. |\n| `invalid_exact_evm_scheme` | verify, settle | The payload is for another scheme than the requirements (v1 `paymentPayload.scheme`, v2 `accepted.scheme`). |\n| `invalid_exact_evm_network_mismatch` | verify, settle | The payload is for another network than the requirements (v1 `paymentPayload.network`, v2 `accepted.network`). |\n| `invalid_exact_evm_missing_eip712_domain` | verify, settle | `paymentRequirements.extra` does not carry the token\'s EIP-712 domain as non-empty strings `name` and `version`. |\n| `invalid_exact_evm_recipient_mismatch` | verify, settle | `authorization.to` is not `paymentRequirements.payTo`. |\n| `invalid_exact_evm_signature` | verify, settle | The signature is not `authorization.from`\'s over this authorization: native ECDSA recovery does not give `from`, and `from` is not a deployed ERC-1271 wallet that accepts it (an ERC-6492 wrapper around the signature of a deployed wallet is ignored). Also an ERC-6492 wrapper that names no factory call (zero factory or empty calldata) for an address without code, as in the reference. The digest uses the domain from `paymentRequirements.extra`, so a wrong EIP-712 name or version usually shows up here. Also mapped from a broadcast error that names an invalid signature. |\n| `invalid_exact_evm_payload_authorization_valid_before` | verify, settle | `validBefore` is less than now + 6 s (too late to settle safely); also mapped from a broadcast error about an expired authorization, and answered for a payment recorded as `expired`. |\n| `invalid_exact_evm_payload_authorization_valid_after` | verify, settle | `validAfter` is in the future; also mapped from a broadcast error saying the authorization is not yet valid. |\n| `invalid_exact_evm_authorization_value` | never (reserved) | Defined for compatibility with @x402/evm; value problems are answered with `invalid_exact_evm_payload_authorization_value_mismatch`. |\n| `invalid_exact_evm_payload_authorization_value_mismatch` | verify, settle | `authorization.value` is not exactly the required amount (`amount`, v1 `maxAmountRequired`); more is refused too. |\n| `invalid_exact_evm_transaction_failed` | settle | The settlement transaction was mined and reverted (`transaction` holds its hash), or the node refused it with an error that matches no more precise reason (`transaction: ""`, nothing sent). A facilitator hot wallet without gas money is not reported this way: the worker retries (possibly from another wallet) and logs an error, and the request answers `settlement_pending` until it succeeds. |\n| `invalid_exact_evm_transfer_event_mismatch` | settle | The transaction succeeded but its receipt has no `Transfer(from, to, value)` log of the asset with exactly the authorized values. |\n| `invalid_exact_evm_failed_to_parse_signature` | verify, settle | The signature ends with the ERC-6492 magic suffix but the wrapper cannot be decoded. |\n| `invalid_exact_evm_token_name_mismatch` | verify, settle | `extra.name` differs from the configured EIP-712 name of the asset (reached when the payer signed with that same wrong name). |\n| `invalid_exact_evm_token_version_mismatch` | verify, settle | `extra.version` differs from the configured EIP-712 version of the asset. |\n| `invalid_exact_evm_eip3009_not_supported` | verify, settle | The simulation failed and the token does not answer `authorizationState`: it does not implement EIP-3009. |\n| `invalid_exact_evm_nonce_already_used` | verify, settle | The authorization nonce is already used or canceled on chain. /settle also answers it when this authorization (same network, asset, payer, nonce) was already presented with a different payload (the message names the settling transaction, if any) or by another merchant (then nothing about that payment is told), and maps broadcast errors saying the authorization was used. |\n| `invalid_exact_evm_insufficient_balance` | verify, settle | The simulation failed and the payer\'s token balance is below the value. |\n| `invalid_exact_evm_transaction_simulation_failed` | verify, settle | The transfer would revert for another reason (/verify simulates with `eth_call`; /settle estimates gas from the chosen signer, which simulates the same call). For a counterfactual ERC-6492 wallet with an allowed factory this is also the answer when the inner signature is not the wallet\'s (the token checks it by ERC-1271 inside the simulated deploy + transfer; the reference answers the same), when the factory call does not deploy a wallet at `from`, or when Multicall3 is not deployed on the network. |\n| `invalid_exact_evm_payload_undeployed_smart_wallet` | never (reserved) | Defined for compatibility with @x402/evm; an undeployed ERC-6492 wallet is either settled (allowed factory) or answered with `eip6492_factory_not_allowed`. |\n| `eip6492_factory_not_allowed` | verify, settle | The signature is ERC-6492-wrapped, the payer\'s wallet is not deployed, and the wrapper\'s factory is not on the network\'s `eip6492AllowedFactories` (networks file; `FACILITATOR_EIP6492_FACTORIES` for the local chain; compared ignoring case). The list is empty by default, so every counterfactual wallet is refused (fail closed) until an operator allows its factory. Nothing is sent. |\n| `smart_wallet_deployment_failed` | never (reserved) | Defined for compatibility with @x402/evm (its separate deployment transaction reverted). Here the deployment and the transfer are one atomic Multicall3 transaction: if it reverts, the answer is `invalid_exact_evm_transaction_failed` and no wallet was deployed. |\n| `settlement_gas_exceeds_cap` | settle | Ours, not a reason of @x402/evm: the asset has a gas cap (`gasCap` in the networks file; `FACILITATOR_GAS_CAP_BPS` for the local chain) and the settlement\'s gas at the current fee, priced in the asset, would exceed that share of the payment. Nothing is written or sent. |\n| `pay_to_not_allowed` | verify, settle | Ours, not a reason of @x402/evm: the request carries a merchant API key, and `payTo` is not one of the receiving addresses that merchant declared for the network (`GET /merchants/me/receiving-addresses`; compared ignoring case), nor does the merchant allow any (`allowAnyPayTo`). Nothing is written or sent. Open mode (no key) is not checked. |',
+      description:
+        "Reason strings of `X402Reason` (libs/x402/src/reasons.ts), character for character those of @x402/core and @x402/evm 2.27. Clients must treat them as opaque. Where the facilitator emits each one:\n\n| reason | endpoint | when |\n|---|---|---|\n| `invalid_x402_version` | verify, settle | `paymentPayload.x402Version` is not 1 or 2, or the top-level `x402Version` differs from it (libs/x402/src/request.ts). No `payer` in the answer. |\n| `invalid_scheme` | never (reserved) | Defined for compatibility with @x402/core; the facilitator answers `unsupported_scheme` for an unknown requirements scheme instead. |\n| `unsupported_scheme` | verify, settle | `paymentRequirements.scheme` is not `exact`. |\n| `invalid_network` | verify, settle | `paymentRequirements.network` (CAIP-2, or a v1 name in v1) is not a network this facilitator is configured for. |\n| `invalid_payload` | settle (fallback only) | Used only as a fallback when a verification failure carries no reason of its own; the current checks always name one, so it is not emitted in practice. |\n| `invalid_payment_requirements` | verify, settle | The `asset` is not on the network's asset allowlist, or (v2) `paymentPayload.accepted` differs from `paymentRequirements` in any of scheme, network, amount, asset, payTo, maxTimeoutSeconds or extra (the message lists them). |\n| `unexpected_verify_error` | verify | The chain could not be reached (RPC down, timeout, HTTP error) or an unexpected exception stopped verification (logged). Never reported as a bad signature. Retry later. |\n| `unexpected_settle_error` | settle | The chain could not be reached while verifying or estimating gas, the settlement transaction could not be signed or handed over before it had a hash, or an unexpected exception occurred (logged). Nothing was broadcast; settling again is safe. |\n| `invalid_transaction_state` | never (reserved) | Defined for compatibility with @x402/core; not emitted. |\n| `settlement_pending` | settle | The settlement is not finished within SETTLE_BUDGET_MS. With a `transaction` hash: it was broadcast and has no receipt yet (or the receipt lookup failed); settle the same payload again to get the outcome. With `transaction: \"\"`: another request or replica holds the claim on this authorization and had not finished; retry shortly. Never a failure: do not ask the payer for a new authorization. |\n| `unsupported_payload_type` | verify, settle | The payload is a Permit2 authorization (`permit2Authorization`); only EIP-3009 is accepted for now. |\n| `asset_not_deployed_contract` | verify, settle | The configured asset address has no contract code on the network. |\n| `invalid_exact_evm_scheme` | verify, settle | The payload is for another scheme than the requirements (v1 `paymentPayload.scheme`, v2 `accepted.scheme`). |\n| `invalid_exact_evm_network_mismatch` | verify, settle | The payload is for another network than the requirements (v1 `paymentPayload.network`, v2 `accepted.network`). |\n| `invalid_exact_evm_missing_eip712_domain` | verify, settle | `paymentRequirements.extra` does not carry the token's EIP-712 domain as non-empty strings `name` and `version`. |\n| `invalid_exact_evm_recipient_mismatch` | verify, settle | `authorization.to` is not `paymentRequirements.payTo`. |\n| `invalid_exact_evm_signature` | verify, settle | The signature is not `authorization.from`'s over this authorization: native ECDSA recovery does not give `from`, and `from` is not a deployed ERC-1271 wallet that accepts it (an ERC-6492 wrapper around the signature of a deployed wallet is ignored). Also an ERC-6492 wrapper that names no factory call (zero factory or empty calldata) for an address without code, as in the reference. The digest uses the domain from `paymentRequirements.extra`, so a wrong EIP-712 name or version usually shows up here. Also mapped from a broadcast error that names an invalid signature. |\n| `invalid_exact_evm_payload_authorization_valid_before` | verify, settle | `validBefore` is less than now + 6 s (too late to settle safely); also mapped from a broadcast error about an expired authorization, and answered for a payment recorded as `expired`. |\n| `invalid_exact_evm_payload_authorization_valid_after` | verify, settle | `validAfter` is in the future; also mapped from a broadcast error saying the authorization is not yet valid. |\n| `invalid_exact_evm_authorization_value` | never (reserved) | Defined for compatibility with @x402/evm; value problems are answered with `invalid_exact_evm_payload_authorization_value_mismatch`. |\n| `invalid_exact_evm_payload_authorization_value_mismatch` | verify, settle | `authorization.value` is not exactly the required amount (`amount`, v1 `maxAmountRequired`); more is refused too. |\n| `invalid_exact_evm_transaction_failed` | settle | The settlement transaction was mined and reverted (`transaction` holds its hash), or the node refused it with an error that matches no more precise reason (`transaction: \"\"`, nothing sent). A facilitator hot wallet without gas money is not reported this way: the worker retries (possibly from another wallet) and logs an error, and the request answers `settlement_pending` until it succeeds. |\n| `invalid_exact_evm_transfer_event_mismatch` | settle | The transaction succeeded but its receipt has no `Transfer(from, to, value)` log of the asset with exactly the authorized values. |\n| `invalid_exact_evm_failed_to_parse_signature` | verify, settle | The signature ends with the ERC-6492 magic suffix but the wrapper cannot be decoded. |\n| `invalid_exact_evm_token_name_mismatch` | verify, settle | `extra.name` differs from the configured EIP-712 name of the asset (reached when the payer signed with that same wrong name). |\n| `invalid_exact_evm_token_version_mismatch` | verify, settle | `extra.version` differs from the configured EIP-712 version of the asset. |\n| `invalid_exact_evm_eip3009_not_supported` | verify, settle | The simulation failed and the token does not answer `authorizationState`: it does not implement EIP-3009. |\n| `invalid_exact_evm_nonce_already_used` | verify, settle | The authorization nonce is already used or canceled on chain. /settle also answers it when this authorization (same network, asset, payer, nonce) was already presented with a different payload (the message names the settling transaction, if any) or by another merchant (then nothing about that payment is told), and maps broadcast errors saying the authorization was used. |\n| `invalid_exact_evm_insufficient_balance` | verify, settle | The simulation failed and the payer's token balance is below the value. |\n| `invalid_exact_evm_transaction_simulation_failed` | verify, settle | The transfer would revert for another reason (/verify simulates with `eth_call`; /settle estimates gas from the chosen signer, which simulates the same call). For a counterfactual ERC-6492 wallet with an allowed factory this is also the answer when the inner signature is not the wallet's (the token checks it by ERC-1271 inside the simulated deploy + transfer; the reference answers the same), when the factory call does not deploy a wallet at `from`, or when Multicall3 is not deployed on the network. |\n| `invalid_exact_evm_payload_undeployed_smart_wallet` | never (reserved) | Defined for compatibility with @x402/evm; an undeployed ERC-6492 wallet is either settled (allowed factory) or answered with `eip6492_factory_not_allowed`. |\n| `eip6492_factory_not_allowed` | verify, settle | The signature is ERC-6492-wrapped, the payer's wallet is not deployed, and the wrapper's factory is not on the network's `eip6492AllowedFactories` (networks file; `FACILITATOR_EIP6492_FACTORIES` for the local chain; compared ignoring case). The list is empty by default, so every counterfactual wallet is refused (fail closed) until an operator allows its factory. Nothing is sent. |\n| `smart_wallet_deployment_failed` | never (reserved) | Defined for compatibility with @x402/evm (its separate deployment transaction reverted). Here the deployment and the transfer are one atomic Multicall3 transaction: if it reverts, the answer is `invalid_exact_evm_transaction_failed` and no wallet was deployed. |\n| `settlement_gas_exceeds_cap` | settle | Ours, not a reason of @x402/evm: the asset has a gas cap (`gasCap` in the networks file; `FACILITATOR_GAS_CAP_BPS` for the local chain) and the settlement's gas at the current fee, priced in the asset, would exceed that share of the payment. Nothing is written or sent. |\n| `pay_to_not_allowed` | verify, settle | Ours, not a reason of @x402/evm: the request carries a merchant API key, and `payTo` is not one of the receiving addresses that merchant declared for the network (`GET /merchants/me/receiving-addresses`; compared ignoring case), nor does the merchant allow any (`allowAnyPayTo`). Nothing is written or sent. Open mode (no key) is not checked. |",
       enum: [
         'invalid_x402_version',
         'invalid_scheme',
@@ -1457,7 +1457,8 @@ export const COMPONENTS = {
       type: 'http',
       scheme: 'bearer',
       bearerFormat: 'mpk_<prefix>_<secret>',
-      description: 'A merchant API key, `mpk_` + 8 + `_` + 32 lowercase base32 characters, made with `node scripts/merchants.mjs` and shown once. Sent as `Authorization: Bearer <key>`.',
+      description:
+        'A merchant API key, `mpk_` + 8 + `_` + 32 lowercase base32 characters, made with `node scripts/merchants.mjs` and shown once. Sent as `Authorization: Bearer <key>`.',
     },
     merchantApiKeyHeader: {
       type: 'apiKey',
@@ -1468,7 +1469,8 @@ export const COMPONENTS = {
     operatorToken: {
       type: 'http',
       scheme: 'bearer',
-      description: 'The operator token (`OPERATOR_TOKEN`, at least 32 characters), for the merchant admin API under `/admin/merchants` and for bull-board, the queue dashboard at `/admin/queues` (a browser may send it as the password of HTTP Basic, any user name; bull-board\'s pages and its `/admin/queues/api/…` are not listed here). Without `OPERATOR_TOKEN` every `/admin` route answers 404. A merchant API key is never an operator token.',
+      description:
+        "The operator token (`OPERATOR_TOKEN`, at least 32 characters), for the merchant admin API under `/admin/merchants` and for bull-board, the queue dashboard at `/admin/queues` (a browser may send it as the password of HTTP Basic, any user name; bull-board's pages and its `/admin/queues/api/…` are not listed here). Without `OPERATOR_TOKEN` every `/admin` route answers 404. A merchant API key is never an operator token.",
     },
   },
 };
@@ -1479,7 +1481,8 @@ export const WEBHOOKS = {
     post: {
       operationId: 'webhookPaymentConfirmed',
       summary: 'A payment was settled on chain',
-      description: 'POSTed by the facilitator\'s worker to the merchant\'s webhook URL (set with `scripts/merchants.mjs` or `PUT /merchants/me/webhook`). Outcomes are sent: `payment.confirmed`, `payment.failed`, `payment.expired` (a `payment.failed` without `txHash` was refused before anything was sent; settling the same payload again may still confirm it, which sends `payment.confirmed`), and the correction `payment.reorged`: the block that confirmed a payment left the chain (a reorg), so the payment is `submitted` again until its transaction is mined anew (another `payment.confirmed`, usually with the same `txHash`) or it fails. Answer 2xx within WEBHOOK_TIMEOUT_MS (5 s) to acknowledge; anything else (including redirects, which are not followed) is retried after 1 s, 2 s, 4 s… (±20 %, capped at WEBHOOK_RETRY_MAX_MS) until WEBHOOK_MAX_ATTEMPTS (8) attempts, with the same body and id and a fresh timestamp and signature. Deliveries are at least once and not ordered: deduplicate on `Webhook-Id`, and read `GET /payments/{id}` if you need the latest state.',
+      description:
+        "POSTed by the facilitator's worker to the merchant's webhook URL (set with `scripts/merchants.mjs` or `PUT /merchants/me/webhook`). Outcomes are sent: `payment.confirmed`, `payment.failed`, `payment.expired` (a `payment.failed` without `txHash` was refused before anything was sent; settling the same payload again may still confirm it, which sends `payment.confirmed`), and the correction `payment.reorged`: the block that confirmed a payment left the chain (a reorg), so the payment is `submitted` again until its transaction is mined anew (another `payment.confirmed`, usually with the same `txHash`) or it fails. Answer 2xx within WEBHOOK_TIMEOUT_MS (5 s) to acknowledge; anything else (including redirects, which are not followed) is retried after 1 s, 2 s, 4 s… (±20 %, capped at WEBHOOK_RETRY_MAX_MS) until WEBHOOK_MAX_ATTEMPTS (8) attempts, with the same body and id and a fresh timestamp and signature. Deliveries are at least once and not ordered: deduplicate on `Webhook-Id`, and read `GET /payments/{id}` if you need the latest state.",
       parameters: [
         {
           name: 'Webhook-Id',
@@ -1509,7 +1512,8 @@ export const WEBHOOKS = {
             type: 'string',
             pattern: '^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)*$',
           },
-          description: 'Standard Webhooks (https://www.standardwebhooks.com): `v1,` + base64 HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the merchant\'s webhook secret `whsec_<base64>`; several space-separated signatures may be sent, one match is enough. Verify with any Standard Webhooks library, e.g. the `standardwebhooks` npm package: `new Webhook(secret).verify(rawBody, headers)` (it also checks the timestamp), or `verifyWebhookSignature` in `libs/clients/src/webhooks.ts`.',
+          description:
+            "Standard Webhooks (https://www.standardwebhooks.com): `v1,` + base64 HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the merchant's webhook secret `whsec_<base64>`; several space-separated signatures may be sent, one match is enough. Verify with any Standard Webhooks library, e.g. the `standardwebhooks` npm package: `new Webhook(secret).verify(rawBody, headers)` (it also checks the timestamp), or `verifyWebhookSignature` in `libs/clients/src/webhooks.ts`.",
         },
       ],
       requestBody: {
@@ -1570,7 +1574,8 @@ export const WEBHOOKS = {
     post: {
       operationId: 'webhookPaymentFailed',
       summary: 'A payment failed',
-      description: 'POSTed by the facilitator\'s worker to the merchant\'s webhook URL (set with `scripts/merchants.mjs` or `PUT /merchants/me/webhook`). Outcomes are sent: `payment.confirmed`, `payment.failed`, `payment.expired` (a `payment.failed` without `txHash` was refused before anything was sent; settling the same payload again may still confirm it, which sends `payment.confirmed`), and the correction `payment.reorged`: the block that confirmed a payment left the chain (a reorg), so the payment is `submitted` again until its transaction is mined anew (another `payment.confirmed`, usually with the same `txHash`) or it fails. Answer 2xx within WEBHOOK_TIMEOUT_MS (5 s) to acknowledge; anything else (including redirects, which are not followed) is retried after 1 s, 2 s, 4 s… (±20 %, capped at WEBHOOK_RETRY_MAX_MS) until WEBHOOK_MAX_ATTEMPTS (8) attempts, with the same body and id and a fresh timestamp and signature. Deliveries are at least once and not ordered: deduplicate on `Webhook-Id`, and read `GET /payments/{id}` if you need the latest state.',
+      description:
+        "POSTed by the facilitator's worker to the merchant's webhook URL (set with `scripts/merchants.mjs` or `PUT /merchants/me/webhook`). Outcomes are sent: `payment.confirmed`, `payment.failed`, `payment.expired` (a `payment.failed` without `txHash` was refused before anything was sent; settling the same payload again may still confirm it, which sends `payment.confirmed`), and the correction `payment.reorged`: the block that confirmed a payment left the chain (a reorg), so the payment is `submitted` again until its transaction is mined anew (another `payment.confirmed`, usually with the same `txHash`) or it fails. Answer 2xx within WEBHOOK_TIMEOUT_MS (5 s) to acknowledge; anything else (including redirects, which are not followed) is retried after 1 s, 2 s, 4 s… (±20 %, capped at WEBHOOK_RETRY_MAX_MS) until WEBHOOK_MAX_ATTEMPTS (8) attempts, with the same body and id and a fresh timestamp and signature. Deliveries are at least once and not ordered: deduplicate on `Webhook-Id`, and read `GET /payments/{id}` if you need the latest state.",
       parameters: [
         {
           name: 'Webhook-Id',
@@ -1600,7 +1605,8 @@ export const WEBHOOKS = {
             type: 'string',
             pattern: '^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)*$',
           },
-          description: 'Standard Webhooks (https://www.standardwebhooks.com): `v1,` + base64 HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the merchant\'s webhook secret `whsec_<base64>`; several space-separated signatures may be sent, one match is enough. Verify with any Standard Webhooks library, e.g. the `standardwebhooks` npm package: `new Webhook(secret).verify(rawBody, headers)` (it also checks the timestamp), or `verifyWebhookSignature` in `libs/clients/src/webhooks.ts`.',
+          description:
+            "Standard Webhooks (https://www.standardwebhooks.com): `v1,` + base64 HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the merchant's webhook secret `whsec_<base64>`; several space-separated signatures may be sent, one match is enough. Verify with any Standard Webhooks library, e.g. the `standardwebhooks` npm package: `new Webhook(secret).verify(rawBody, headers)` (it also checks the timestamp), or `verifyWebhookSignature` in `libs/clients/src/webhooks.ts`.",
         },
       ],
       requestBody: {
@@ -1661,7 +1667,8 @@ export const WEBHOOKS = {
     post: {
       operationId: 'webhookPaymentExpired',
       summary: 'A payment expired before it could be settled',
-      description: 'POSTed by the facilitator\'s worker to the merchant\'s webhook URL (set with `scripts/merchants.mjs` or `PUT /merchants/me/webhook`). Outcomes are sent: `payment.confirmed`, `payment.failed`, `payment.expired` (a `payment.failed` without `txHash` was refused before anything was sent; settling the same payload again may still confirm it, which sends `payment.confirmed`), and the correction `payment.reorged`: the block that confirmed a payment left the chain (a reorg), so the payment is `submitted` again until its transaction is mined anew (another `payment.confirmed`, usually with the same `txHash`) or it fails. Answer 2xx within WEBHOOK_TIMEOUT_MS (5 s) to acknowledge; anything else (including redirects, which are not followed) is retried after 1 s, 2 s, 4 s… (±20 %, capped at WEBHOOK_RETRY_MAX_MS) until WEBHOOK_MAX_ATTEMPTS (8) attempts, with the same body and id and a fresh timestamp and signature. Deliveries are at least once and not ordered: deduplicate on `Webhook-Id`, and read `GET /payments/{id}` if you need the latest state.',
+      description:
+        "POSTed by the facilitator's worker to the merchant's webhook URL (set with `scripts/merchants.mjs` or `PUT /merchants/me/webhook`). Outcomes are sent: `payment.confirmed`, `payment.failed`, `payment.expired` (a `payment.failed` without `txHash` was refused before anything was sent; settling the same payload again may still confirm it, which sends `payment.confirmed`), and the correction `payment.reorged`: the block that confirmed a payment left the chain (a reorg), so the payment is `submitted` again until its transaction is mined anew (another `payment.confirmed`, usually with the same `txHash`) or it fails. Answer 2xx within WEBHOOK_TIMEOUT_MS (5 s) to acknowledge; anything else (including redirects, which are not followed) is retried after 1 s, 2 s, 4 s… (±20 %, capped at WEBHOOK_RETRY_MAX_MS) until WEBHOOK_MAX_ATTEMPTS (8) attempts, with the same body and id and a fresh timestamp and signature. Deliveries are at least once and not ordered: deduplicate on `Webhook-Id`, and read `GET /payments/{id}` if you need the latest state.",
       parameters: [
         {
           name: 'Webhook-Id',
@@ -1691,7 +1698,8 @@ export const WEBHOOKS = {
             type: 'string',
             pattern: '^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)*$',
           },
-          description: 'Standard Webhooks (https://www.standardwebhooks.com): `v1,` + base64 HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the merchant\'s webhook secret `whsec_<base64>`; several space-separated signatures may be sent, one match is enough. Verify with any Standard Webhooks library, e.g. the `standardwebhooks` npm package: `new Webhook(secret).verify(rawBody, headers)` (it also checks the timestamp), or `verifyWebhookSignature` in `libs/clients/src/webhooks.ts`.',
+          description:
+            "Standard Webhooks (https://www.standardwebhooks.com): `v1,` + base64 HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the merchant's webhook secret `whsec_<base64>`; several space-separated signatures may be sent, one match is enough. Verify with any Standard Webhooks library, e.g. the `standardwebhooks` npm package: `new Webhook(secret).verify(rawBody, headers)` (it also checks the timestamp), or `verifyWebhookSignature` in `libs/clients/src/webhooks.ts`.",
         },
       ],
       requestBody: {
@@ -1752,7 +1760,8 @@ export const WEBHOOKS = {
     post: {
       operationId: 'webhookPaymentReorged',
       summary: 'A confirmed payment was taken back by a reorg and is being judged again',
-      description: 'POSTed by the facilitator\'s worker to the merchant\'s webhook URL (set with `scripts/merchants.mjs` or `PUT /merchants/me/webhook`). Outcomes are sent: `payment.confirmed`, `payment.failed`, `payment.expired` (a `payment.failed` without `txHash` was refused before anything was sent; settling the same payload again may still confirm it, which sends `payment.confirmed`), and the correction `payment.reorged`: the block that confirmed a payment left the chain (a reorg), so the payment is `submitted` again until its transaction is mined anew (another `payment.confirmed`, usually with the same `txHash`) or it fails. Answer 2xx within WEBHOOK_TIMEOUT_MS (5 s) to acknowledge; anything else (including redirects, which are not followed) is retried after 1 s, 2 s, 4 s… (±20 %, capped at WEBHOOK_RETRY_MAX_MS) until WEBHOOK_MAX_ATTEMPTS (8) attempts, with the same body and id and a fresh timestamp and signature. Deliveries are at least once and not ordered: deduplicate on `Webhook-Id`, and read `GET /payments/{id}` if you need the latest state.',
+      description:
+        "POSTed by the facilitator's worker to the merchant's webhook URL (set with `scripts/merchants.mjs` or `PUT /merchants/me/webhook`). Outcomes are sent: `payment.confirmed`, `payment.failed`, `payment.expired` (a `payment.failed` without `txHash` was refused before anything was sent; settling the same payload again may still confirm it, which sends `payment.confirmed`), and the correction `payment.reorged`: the block that confirmed a payment left the chain (a reorg), so the payment is `submitted` again until its transaction is mined anew (another `payment.confirmed`, usually with the same `txHash`) or it fails. Answer 2xx within WEBHOOK_TIMEOUT_MS (5 s) to acknowledge; anything else (including redirects, which are not followed) is retried after 1 s, 2 s, 4 s… (±20 %, capped at WEBHOOK_RETRY_MAX_MS) until WEBHOOK_MAX_ATTEMPTS (8) attempts, with the same body and id and a fresh timestamp and signature. Deliveries are at least once and not ordered: deduplicate on `Webhook-Id`, and read `GET /payments/{id}` if you need the latest state.",
       parameters: [
         {
           name: 'Webhook-Id',
@@ -1782,7 +1791,8 @@ export const WEBHOOKS = {
             type: 'string',
             pattern: '^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)*$',
           },
-          description: 'Standard Webhooks (https://www.standardwebhooks.com): `v1,` + base64 HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the merchant\'s webhook secret `whsec_<base64>`; several space-separated signatures may be sent, one match is enough. Verify with any Standard Webhooks library, e.g. the `standardwebhooks` npm package: `new Webhook(secret).verify(rawBody, headers)` (it also checks the timestamp), or `verifyWebhookSignature` in `libs/clients/src/webhooks.ts`.',
+          description:
+            "Standard Webhooks (https://www.standardwebhooks.com): `v1,` + base64 HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the merchant's webhook secret `whsec_<base64>`; several space-separated signatures may be sent, one match is enough. Verify with any Standard Webhooks library, e.g. the `standardwebhooks` npm package: `new Webhook(secret).verify(rawBody, headers)` (it also checks the timestamp), or `verifyWebhookSignature` in `libs/clients/src/webhooks.ts`.",
         },
       ],
       requestBody: {

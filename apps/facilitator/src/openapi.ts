@@ -17,7 +17,11 @@ export const FACILITATOR_OPENAPI: OpenApiOptions = {
       ...COMPONENTS.schemas,
       // the lists the code has, whatever the descriptions say
       X402Reason: { ...COMPONENTS.schemas.X402Reason, enum: Object.values(X402Reason) },
-      MppProblemType: { ...COMPONENTS.schemas.MppProblemType, enum: MPP_PROBLEM_TYPES.map((t) => `${PROBLEM_BASE}${t}`), 'x-problem-status': Object.fromEntries(MPP_PROBLEM_TYPES.map((t) => [t, PROBLEMS[t].status])) },
+      MppProblemType: {
+        ...COMPONENTS.schemas.MppProblemType,
+        enum: MPP_PROBLEM_TYPES.map((t) => `${PROBLEM_BASE}${t}`),
+        'x-problem-status': Object.fromEntries(MPP_PROBLEM_TYPES.map((t) => [t, PROBLEMS[t].status])),
+      },
       ...zodComponentSchemas({ ...X402_WIRE_SCHEMAS, ...MPP_WIRE_SCHEMAS, ...MPP_API_SCHEMAS }),
     },
   },

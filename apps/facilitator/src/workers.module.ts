@@ -27,7 +27,14 @@ export class FacilitatorWorkersModule {
       module: FacilitatorWorkersModule,
       imports: [NetworksModule, Eip3009Module, SettlementModule, MppModule, MerchantNoticesQueueModule, ...(outbox.publish ? [PaymentEventsQueuesModule] : [])],
       // SettlementWorker before SignerLeases: their init order is the one these had before the split.
-      providers: [SettlementWorker, SignerLeases, StripeSweep, ...(outbox.publish ? [OutboxRelay, OutboxAcks] : []), WebhookDispatcher, MerchantNoticesConsumer],
+      providers: [
+        SettlementWorker,
+        SignerLeases,
+        StripeSweep,
+        ...(outbox.publish ? [OutboxRelay, OutboxAcks] : []),
+        WebhookDispatcher,
+        MerchantNoticesConsumer,
+      ],
     };
   }
 }

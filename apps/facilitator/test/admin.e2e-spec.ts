@@ -30,7 +30,10 @@ describe('operator API', () => {
   const admin = (path: string, init: { method?: string; body?: unknown; token?: string | null } = {}): Promise<Answer> =>
     call(`${facilitator.url}${path}`, { method: init.method, body: init.body, ...(init.token === null ? {} : { key: init.token ?? TEST_OPERATOR_TOKEN }) });
   const settle = async (apiKey: string, payerIndex = 9) => {
-    const body = v2Body(await signAuthorization(payerAccount(manifest, payerIndex), usdc, manifest.chainId, { to: merchantAddress, value: amount }), v2Requirements(manifest, usdc, amount));
+    const body = v2Body(
+      await signAuthorization(payerAccount(manifest, payerIndex), usdc, manifest.chainId, { to: merchantAddress, value: amount }),
+      v2Requirements(manifest, usdc, amount),
+    );
     return call(`${facilitator.url}/settle`, { key: apiKey, body });
   };
   const newMerchant = async (body: Record<string, unknown> = {}) => {
@@ -77,9 +80,17 @@ describe('operator API', () => {
     const merchant = createMerchant('Not an operator');
     const name = `Sneaky ${Date.now()}`;
     for (const token of [null, 'wrong-token-wrong-token-wrong-token', merchant.apiKey]) {
-      for (const [method, path] of [['GET', '/admin/merchants'], ['POST', '/admin/merchants'], ['GET', `/admin/merchants/${merchant.merchantId}`], ['POST', `/admin/merchants/${merchant.merchantId}/api-keys`]]) {
+      for (const [method, path] of [
+        ['GET', '/admin/merchants'],
+        ['POST', '/admin/merchants'],
+        ['GET', `/admin/merchants/${merchant.merchantId}`],
+        ['POST', `/admin/merchants/${merchant.merchantId}/api-keys`],
+      ]) {
         const answer = await admin(path, { method, token, ...(method === 'POST' ? { body: { name } } : {}) });
-        expect(answer, `${method} ${path} with ${token === null ? 'no token' : token}`).toMatchObject({ status: 401, body: { code: 'unauthorized', type: 'urn:problem:unauthorized' } });
+        expect(answer, `${method} ${path} with ${token === null ? 'no token' : token}`).toMatchObject({
+          status: 401,
+          body: { code: 'unauthorized', type: 'urn:problem:unauthorized' },
+        });
         expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json/);
         expect(answer.headers.get('www-authenticate')).toBe('Bearer realm="operator"');
       }
@@ -88,9 +99,16 @@ describe('operator API', () => {
     expect(await db.apiKey.count({ where: { merchantId: merchant.merchantId } })).toBe(1);
   });
 
-  it('creates a merchant whose key is shown once and settles a payment, with the CLI\'s key hashing and secret format', async () => {
+  it("creates a merchant whose key is shown once and settles a payment, with the CLI's key hashing and secret format", async () => {
     const created = await admin('/admin/merchants', {
-      body: { name: '  Weather API  ', receivingAddresses: [{ network, address: merchantAddress.toLowerCase() }, { network, address: merchantAddress }], keyName: 'production' },
+      body: {
+        name: '  Weather API  ',
+        receivingAddresses: [
+          { network, address: merchantAddress.toLowerCase() },
+          { network, address: merchantAddress },
+        ],
+        keyName: 'production',
+      },
     });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     expect(created.headers.get('cache-control')).toBe('no-store');
@@ -110,7 +128,9 @@ describe('operator API', () => {
     const row = await db.apiKey.findUniqueOrThrow({ where: { id: apiKey.keyId } });
     expect(row.hash).toBe(createHash('sha256').update(apiKey.apiKey, 'utf8').digest('hex'));
     expect((await db.merchant.findUniqueOrThrow({ where: { id: merchant.merchantId } })).webhookSecret).toBe(webhookSecret);
-    expect(await db.merchantReceivingAddress.findMany({ where: { merchantId: merchant.merchantId }, select: { network: true, address: true } })).toEqual([{ network, address: merchantAddress.toLowerCase() }]);
+    expect(await db.merchantReceivingAddress.findMany({ where: { merchantId: merchant.merchantId }, select: { network: true, address: true } })).toEqual([
+      { network, address: merchantAddress.toLowerCase() },
+    ]);
 
     // The key is never shown again.
     const read = await admin(`/admin/merchants/${merchant.merchantId}`);
@@ -125,7 +145,9 @@ describe('operator API', () => {
   });
 
   it('lists merchants page by page in creation order, each once', async () => {
-    const made = [await newMerchant({ name: 'Page 1' }), await newMerchant({ name: 'Page 2' }), await newMerchant({ name: 'Page 3' })].map((m) => m.merchant.merchantId);
+    const made = [await newMerchant({ name: 'Page 1' }), await newMerchant({ name: 'Page 2' }), await newMerchant({ name: 'Page 3' })].map(
+      (m) => m.merchant.merchantId,
+    );
     const seen: string[] = [];
     let cursor: string | null = null;
     let pages = 0;
@@ -148,26 +170,51 @@ describe('operator API', () => {
       const answer = await admin(path, init);
       expect(answer.status, `${path} ${JSON.stringify(init.body)}: ${JSON.stringify(answer.body)}`).toBe(400);
       expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-      expect(answer.body).toMatchObject({ type: 'urn:problem:validation_failed', code: 'validation_failed', title: 'The request body is invalid', status: 400, instance: path });
+      expect(answer.body).toMatchObject({
+        type: 'urn:problem:validation_failed',
+        code: 'validation_failed',
+        title: 'The request body is invalid',
+        status: 400,
+        instance: path,
+      });
       expect(answer.body.invalidParams).toEqual(expected.map((e) => ({ name: e.name, reason: e.reason ?? expect.any(String) })));
       const what = path.includes('?') ? 'query parameter' : init.body === undefined ? 'path parameter' : 'field';
       expect(answer.body.detail).toBe(`invalid ${what}(s): ${[...new Set(expected.map((e) => e.name))].join(', ')}`);
     };
     await bad('/admin/merchants', { body: {} }, [{ name: 'name', reason: 'must be a string of 1 to 200 characters' }]);
     await bad('/admin/merchants', { body: { name: 'x', discount: 5 } }, [{ name: 'discount', reason: 'unknown field' }]);
-    await bad('/admin/merchants', { body: { name: '   ', allowAnyPayTo: 'yes' } }, [{ name: 'name' }, { name: 'allowAnyPayTo', reason: 'must be true or false' }]);
-    await bad('/admin/merchants', { body: { name: 'x', receivingAddresses: [{ network, address: '0x1234' }, { network: 'solana:1', address: merchantAddress, memo: 'hi' }] } }, [
-      { name: 'receivingAddresses.0.address', reason: 'must be a 0x-prefixed 20-byte hex address' },
-      { name: 'receivingAddresses.1.network', reason: 'must be a CAIP-2 EVM network id, e.g. eip155:8453' },
-      { name: 'receivingAddresses.1.memo', reason: 'unknown field' },
+    await bad('/admin/merchants', { body: { name: '   ', allowAnyPayTo: 'yes' } }, [
+      { name: 'name' },
+      { name: 'allowAnyPayTo', reason: 'must be true or false' },
     ]);
+    await bad(
+      '/admin/merchants',
+      {
+        body: {
+          name: 'x',
+          receivingAddresses: [
+            { network, address: '0x1234' },
+            { network: 'solana:1', address: merchantAddress, memo: 'hi' },
+          ],
+        },
+      },
+      [
+        { name: 'receivingAddresses.0.address', reason: 'must be a 0x-prefixed 20-byte hex address' },
+        { name: 'receivingAddresses.1.network', reason: 'must be a CAIP-2 EVM network id, e.g. eip155:8453' },
+        { name: 'receivingAddresses.1.memo', reason: 'unknown field' },
+      ],
+    );
     // one letter of a checksummed address in the other case: still mixed-case, no longer the checksum
     const checksummed = getAddress(merchantAddress);
     const letter = checksummed.slice(2).search(/[a-fA-F]/) + 2;
     const flipped = checksummed[letter] === checksummed[letter].toLowerCase() ? checksummed[letter].toUpperCase() : checksummed[letter].toLowerCase();
     const wrongChecksum = `${checksummed.slice(0, letter)}${flipped}${checksummed.slice(letter + 1)}`;
-    await bad('/admin/merchants', { body: { name: 'x', receivingAddresses: [{ network, address: wrongChecksum }] } }, [{ name: 'receivingAddresses.0.address', reason: `has a wrong EIP-55 checksum (did you mean ${checksummed}?)` }]);
-    await bad('/admin/merchants', { body: { name: 'x', webhookUrl: 'ftp://files.example/hooks' } }, [{ name: 'webhookUrl', reason: 'the webhook URL must be http:// or https://' }]);
+    await bad('/admin/merchants', { body: { name: 'x', receivingAddresses: [{ network, address: wrongChecksum }] } }, [
+      { name: 'receivingAddresses.0.address', reason: `has a wrong EIP-55 checksum (did you mean ${checksummed}?)` },
+    ]);
+    await bad('/admin/merchants', { body: { name: 'x', webhookUrl: 'ftp://files.example/hooks' } }, [
+      { name: 'webhookUrl', reason: 'the webhook URL must be http:// or https://' },
+    ]);
     await bad('/admin/merchants', { body: { name: 7, webhookUrl: 7, receivingAddresses: 'eip155:1:0x0', keyName: 'k'.repeat(201) } }, [
       { name: 'name', reason: 'must be a string of 1 to 200 characters' },
       { name: 'webhookUrl', reason: 'must be an http(s) URL or null' },
@@ -180,28 +227,57 @@ describe('operator API', () => {
     ]);
     for (const body of [[{ name: 'x' }], '"x"', '5']) {
       const refused = await admin('/admin/merchants', { body });
-      expect(refused, JSON.stringify(body)).toMatchObject({ status: 400, body: { code: 'validation_failed', invalidParams: [{ name: '(body)', reason: 'must be a JSON object' }] } });
+      expect(refused, JSON.stringify(body)).toMatchObject({
+        status: 400,
+        body: { code: 'validation_failed', invalidParams: [{ name: '(body)', reason: 'must be a JSON object' }] },
+      });
     }
-    await bad('/admin/merchants?limit=0&sort=name', { method: 'GET' }, [{ name: 'limit', reason: 'must be an integer from 1 to 100' }, { name: 'sort', reason: 'unknown query parameter' }]);
+    await bad('/admin/merchants?limit=0&sort=name', { method: 'GET' }, [
+      { name: 'limit', reason: 'must be an integer from 1 to 100' },
+      { name: 'sort', reason: 'unknown query parameter' },
+    ]);
     await bad('/admin/merchants?cursor=bm90IGEgY3Vyc29y', { method: 'GET' }, [{ name: 'cursor', reason: 'must be the nextCursor of a previous page' }]);
     await bad('/admin/merchants/not-a-uuid', { method: 'GET' }, [{ name: 'merchantId', reason: 'must be a merchant id (a UUID)' }]);
 
     const { merchant } = await newMerchant();
     const id = merchant.merchantId;
     await bad(`/admin/merchants/${id}/webhook`, { method: 'PUT', body: {} }, [{ name: 'webhookUrl', reason: 'must be an http(s) URL or null' }]);
-    await bad(`/admin/merchants/${id}/webhook`, { method: 'PUT', body: { webhookUrl: 5, secret: 'x' } }, [{ name: 'webhookUrl', reason: 'must be an http(s) URL or null' }, { name: 'secret', reason: 'unknown field' }]);
+    await bad(`/admin/merchants/${id}/webhook`, { method: 'PUT', body: { webhookUrl: 5, secret: 'x' } }, [
+      { name: 'webhookUrl', reason: 'must be an http(s) URL or null' },
+      { name: 'secret', reason: 'unknown field' },
+    ]);
     await bad(`/admin/merchants/${id}/api-keys`, { body: { name: '' } }, [{ name: 'name', reason: 'must be a string of 1 to 200 characters' }]);
     await bad(`/admin/merchants/${id}/api-keys/nope/revoke`, { method: 'POST' }, [{ name: 'keyId', reason: 'must be an API key id (a UUID)' }]);
-    await bad(`/admin/merchants/${id}/webhook-deliveries?status=lost`, { method: 'GET' }, [{ name: 'status', reason: 'must be one of pending, delivered, failed' }]);
-    await bad(`/admin/merchants/${id}/webhook-deliveries/x/resend`, { method: 'POST' }, [{ name: 'deliveryId', reason: 'must be a webhook delivery id (a UUID)' }]);
+    await bad(`/admin/merchants/${id}/webhook-deliveries?status=lost`, { method: 'GET' }, [
+      { name: 'status', reason: 'must be one of pending, delivered, failed' },
+    ]);
+    await bad(`/admin/merchants/${id}/webhook-deliveries/x/resend`, { method: 'POST' }, [
+      { name: 'deliveryId', reason: 'must be a webhook delivery id (a UUID)' },
+    ]);
 
     const nobody = '00000000-0000-4000-8000-000000000000';
-    for (const [method, path] of [['GET', ''], ['POST', '/disable'], ['POST', '/enable'], ['POST', '/api-keys'], ['POST', '/webhook/rotate-secret'], ['GET', '/webhook-deliveries']]) {
-      expect(await admin(`/admin/merchants/${nobody}${path}`, { method }), `${method} ${path}`).toMatchObject({ status: 404, body: { code: 'not_found', detail: `no merchant ${nobody}` } });
+    for (const [method, path] of [
+      ['GET', ''],
+      ['POST', '/disable'],
+      ['POST', '/enable'],
+      ['POST', '/api-keys'],
+      ['POST', '/webhook/rotate-secret'],
+      ['GET', '/webhook-deliveries'],
+    ]) {
+      expect(await admin(`/admin/merchants/${nobody}${path}`, { method }), `${method} ${path}`).toMatchObject({
+        status: 404,
+        body: { code: 'not_found', detail: `no merchant ${nobody}` },
+      });
     }
-    expect(await admin(`/admin/merchants/${nobody}/webhook`, { method: 'PUT', body: { webhookUrl: null } })).toMatchObject({ status: 404, body: { code: 'not_found' } });
+    expect(await admin(`/admin/merchants/${nobody}/webhook`, { method: 'PUT', body: { webhookUrl: null } })).toMatchObject({
+      status: 404,
+      body: { code: 'not_found' },
+    });
     expect(await admin(`/admin/merchants/${id}/api-keys/${nobody}/revoke`, { method: 'POST' })).toMatchObject({ status: 404, body: { code: 'not_found' } });
-    expect(await admin(`/admin/merchants/${id}/webhook-deliveries/${nobody}/resend`, { method: 'POST' })).toMatchObject({ status: 409, body: { code: 'webhook_not_configured' } });
+    expect(await admin(`/admin/merchants/${id}/webhook-deliveries/${nobody}/resend`, { method: 'POST' })).toMatchObject({
+      status: 409,
+      body: { code: 'webhook_not_configured' },
+    });
   });
 
   it('disables a merchant (its key is refused, no key can be made for it) and enables it again', async () => {
@@ -214,7 +290,10 @@ describe('operator API', () => {
     expect((await admin(`/admin/merchants/${merchant.merchantId}/disable`, { method: 'POST' })).body.disabledAt).toBe(disabled.body.disabledAt);
     expect(await settle(apiKey.apiKey)).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
     expect(await call(`${facilitator.url}/merchants/me`, { key: apiKey.apiKey })).toMatchObject({ status: 401 });
-    expect(await admin(`/admin/merchants/${merchant.merchantId}/api-keys`, { body: {} })).toMatchObject({ status: 409, body: { code: 'merchant_disabled', type: 'urn:problem:merchant_disabled' } });
+    expect(await admin(`/admin/merchants/${merchant.merchantId}/api-keys`, { body: {} })).toMatchObject({
+      status: 409,
+      body: { code: 'merchant_disabled', type: 'urn:problem:merchant_disabled' },
+    });
 
     expect(await admin(`/admin/merchants/${merchant.merchantId}/enable`, { method: 'POST' })).toMatchObject({ status: 200, body: { disabledAt: null } });
     expect(await settle(apiKey.apiKey)).toMatchObject({ status: 200, body: { success: true } });
@@ -224,9 +303,15 @@ describe('operator API', () => {
     const { merchant, apiKey: first } = await newMerchant({ name: 'Two keys' });
     const other = await newMerchant({ name: 'Someone else' });
     const made = await admin(`/admin/merchants/${merchant.merchantId}/api-keys`, { body: { name: 'ci' } });
-    expect(made).toMatchObject({ status: 201, body: { merchantId: merchant.merchantId, name: 'ci', revokedAt: null, apiKey: expect.stringMatching(/^mpk_[a-z2-7]{8}_[a-z2-7]{32}$/) } });
+    expect(made).toMatchObject({
+      status: 201,
+      body: { merchantId: merchant.merchantId, name: 'ci', revokedAt: null, apiKey: expect.stringMatching(/^mpk_[a-z2-7]{8}_[a-z2-7]{32}$/) },
+    });
     const second = made.body;
-    expect(await call(`${facilitator.url}/merchants/me`, { key: second.apiKey })).toMatchObject({ status: 200, body: { merchantId: merchant.merchantId, keyId: second.keyId } });
+    expect(await call(`${facilitator.url}/merchants/me`, { key: second.apiKey })).toMatchObject({
+      status: 200,
+      body: { merchantId: merchant.merchantId, keyId: second.keyId },
+    });
     const unnamed = await admin(`/admin/merchants/${merchant.merchantId}/api-keys`, { method: 'POST' });
     expect(unnamed).toMatchObject({ status: 201, body: { name: null } });
 
@@ -237,7 +322,9 @@ describe('operator API', () => {
     const revoked = await admin(`/admin/merchants/${merchant.merchantId}/api-keys/${second.keyId}/revoke`, { method: 'POST' });
     expect(revoked).toMatchObject({ status: 200, body: { keyId: second.keyId, revokedAt: expect.any(String) } });
     expect(revoked.body).not.toHaveProperty('apiKey');
-    expect((await admin(`/admin/merchants/${merchant.merchantId}/api-keys/${second.keyId}/revoke`, { method: 'POST' })).body.revokedAt).toBe(revoked.body.revokedAt);
+    expect((await admin(`/admin/merchants/${merchant.merchantId}/api-keys/${second.keyId}/revoke`, { method: 'POST' })).body.revokedAt).toBe(
+      revoked.body.revokedAt,
+    );
     expect(await call(`${facilitator.url}/merchants/me`, { key: second.apiKey })).toMatchObject({ status: 401 });
     expect(await call(`${facilitator.url}/merchants/me`, { key: first.apiKey })).toMatchObject({ status: 200 });
     const listed = (await admin(`/admin/merchants/${merchant.merchantId}`)).body.apiKeys;
@@ -254,24 +341,39 @@ describe('operator API', () => {
     expect(await settle(apiKey.apiKey)).toMatchObject({ status: 200, body: { success: false, errorReason: 'pay_to_not_allowed' } });
 
     const lower = merchantAddress.toLowerCase();
-    expect(await admin(`${base}/receiving-addresses`, { body: { network, address: lower } })).toMatchObject({ status: 201, body: { network, address: getAddress(merchantAddress) } });
+    expect(await admin(`${base}/receiving-addresses`, { body: { network, address: lower } })).toMatchObject({
+      status: 201,
+      body: { network, address: getAddress(merchantAddress) },
+    });
     expect(await admin(`${base}/receiving-addresses`, { body: { network, address: merchantAddress } })).toMatchObject({ status: 200 });
     expect(await settle(apiKey.apiKey)).toMatchObject({ status: 200, body: { success: true } });
-    const bad = await admin(`${base}/receiving-addresses`, { body: { network: 'solana:mainnet', address: '0x0000000000000000000000000000000000000000', extra: 1 } });
+    const bad = await admin(`${base}/receiving-addresses`, {
+      body: { network: 'solana:mainnet', address: '0x0000000000000000000000000000000000000000', extra: 1 },
+    });
     expect(bad).toMatchObject({ status: 400, body: { code: 'validation_failed' } });
     expect(bad.body.invalidParams.map((p: { name: string }) => p.name).sort()).toEqual(['address', 'extra', 'network']);
 
     expect(await admin(`${base}/receiving-addresses/${network}/${merchantAddress}`, { method: 'DELETE' })).toMatchObject({ status: 204 });
-    expect(await admin(`${base}/receiving-addresses/${network}/${merchantAddress}`, { method: 'DELETE' })).toMatchObject({ status: 404, body: { code: 'not_found' } });
+    expect(await admin(`${base}/receiving-addresses/${network}/${merchantAddress}`, { method: 'DELETE' })).toMatchObject({
+      status: 404,
+      body: { code: 'not_found' },
+    });
     expect((await admin(base)).body.receivingAddresses).toEqual([]);
 
     expect(await admin(base, { method: 'PATCH', body: { allowAnyPayTo: true } })).toMatchObject({ status: 200, body: { allowAnyPayTo: true } });
     expect(await settle(apiKey.apiKey)).toMatchObject({ status: 200, body: { success: true } });
-    expect(await admin(base, { method: 'PATCH', body: { allowAnyPayTo: 'yes' } })).toMatchObject({ status: 400, body: { invalidParams: [{ name: 'allowAnyPayTo' }] } });
+    expect(await admin(base, { method: 'PATCH', body: { allowAnyPayTo: 'yes' } })).toMatchObject({
+      status: 400,
+      body: { invalidParams: [{ name: 'allowAnyPayTo' }] },
+    });
     expect(await admin(`/admin/merchants/${crypto.randomUUID()}`, { method: 'PATCH', body: { allowAnyPayTo: false } })).toMatchObject({ status: 404 });
 
     // A rotation keeps the secret it replaces as the previous one (accepted for an hour).
-    const secrets = () => db.$queryRawUnsafe<{ secret: string; previous_secret: string | null }[]>(`SELECT secret, previous_secret FROM facilitator.mpp_secrets WHERE scope = $1`, merchant.merchantId);
+    const secrets = () =>
+      db.$queryRawUnsafe<{ secret: string; previous_secret: string | null }[]>(
+        `SELECT secret, previous_secret FROM facilitator.mpp_secrets WHERE scope = $1`,
+        merchant.merchantId,
+      );
     const first = await admin(`${base}/mpp-secret/rotate`, { method: 'POST' });
     expect(first).toMatchObject({ status: 200, body: { merchantId: merchant.merchantId, rotatedAt: expect.any(String) } });
     const [before] = await secrets();
@@ -287,7 +389,10 @@ describe('operator API', () => {
     receivers.push(receiver);
     const { merchant, apiKey, webhookSecret: oldSecret } = await newMerchant({ name: 'Webhooks by the operator' });
     const id = merchant.merchantId;
-    expect(await admin(`/admin/merchants/${id}/webhook`, { method: 'PUT', body: { webhookUrl: receiver.url } })).toMatchObject({ status: 200, body: { merchantId: id, webhookUrl: receiver.url } });
+    expect(await admin(`/admin/merchants/${id}/webhook`, { method: 'PUT', body: { webhookUrl: receiver.url } })).toMatchObject({
+      status: 200,
+      body: { merchantId: id, webhookUrl: receiver.url },
+    });
     receiver.verifyWith(oldSecret);
 
     const first = await settle(apiKey.apiKey);
@@ -337,7 +442,10 @@ describe('operator API', () => {
 
     // Resending the first delivery: the same id and body again, now signed with the new secret, as attempt 2.
     const resent = await admin(`/admin/merchants/${id}/webhook-deliveries/${oldest.deliveryId}/resend`, { method: 'POST' });
-    expect(resent).toMatchObject({ status: 202, body: { deliveryId: oldest.deliveryId, status: 'pending', attempt: 1, deliveredAt: null, nextAttemptAt: expect.any(String) } });
+    expect(resent).toMatchObject({
+      status: 202,
+      body: { deliveryId: oldest.deliveryId, status: 'pending', attempt: 1, deliveredAt: null, nextAttemptAt: expect.any(String) },
+    });
     const again = await until('the resent webhook', () => receiver.received[2]);
     expect(again.headers['webhook-id']).toBe(delivered.headers['webhook-id']);
     expect(again.body).toBe(delivered.body);
@@ -354,12 +462,18 @@ describe('operator API', () => {
     ]);
 
     // Cleared: nothing to resend to.
-    expect(await admin(`/admin/merchants/${id}/webhook`, { method: 'PUT', body: { webhookUrl: null } })).toMatchObject({ status: 200, body: { webhookUrl: null } });
-    expect(await admin(`/admin/merchants/${id}/webhook-deliveries/${oldest.deliveryId}/resend`, { method: 'POST' })).toMatchObject({ status: 409, body: { code: 'webhook_not_configured' } });
+    expect(await admin(`/admin/merchants/${id}/webhook`, { method: 'PUT', body: { webhookUrl: null } })).toMatchObject({
+      status: 200,
+      body: { webhookUrl: null },
+    });
+    expect(await admin(`/admin/merchants/${id}/webhook-deliveries/${oldest.deliveryId}/resend`, { method: 'POST' })).toMatchObject({
+      status: 409,
+      body: { code: 'webhook_not_configured' },
+    });
     expect(receiver.received).toHaveLength(3);
   });
 
-  it('serves bull-board at /admin/queues with the token (Bearer, or Basic from a browser), showing the facilitator\'s queues; 401 without', async () => {
+  it("serves bull-board at /admin/queues with the token (Bearer, or Basic from a browser), showing the facilitator's queues; 401 without", async () => {
     const page = await fetch(`${facilitator.url}/admin/queues`, { headers: { authorization: `Bearer ${TEST_OPERATOR_TOKEN}` } });
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
@@ -372,13 +486,23 @@ describe('operator API', () => {
     expect(queues.status).toBe(200);
     expect(queues.body.queues.map((q: { name: string }) => q.name).sort()).toEqual([...FACILITATOR_QUEUES].sort());
     // An action, as the page sends it (a JSON body our own body reader has already read): nothing failed to retry.
-    const retried = await call(`${facilitator.url}/admin/queues/api/queues/payment-events-acks/retry/failed`, { method: 'PUT', key: TEST_OPERATOR_TOKEN, body: {} });
+    const retried = await call(`${facilitator.url}/admin/queues/api/queues/payment-events-acks/retry/failed`, {
+      method: 'PUT',
+      key: TEST_OPERATOR_TOKEN,
+      body: {},
+    });
     expect(retried.status, JSON.stringify(retried.body)).toBe(200);
-    const basic = await fetch(`${facilitator.url}/admin/queues`, { headers: { authorization: `Basic ${Buffer.from(`operator:${TEST_OPERATOR_TOKEN}`).toString('base64')}` } });
+    const basic = await fetch(`${facilitator.url}/admin/queues`, {
+      headers: { authorization: `Basic ${Buffer.from(`operator:${TEST_OPERATOR_TOKEN}`).toString('base64')}` },
+    });
     expect(basic.status).toBe(200);
     await basic.arrayBuffer();
 
-    const refusedHeaders: Record<string, string>[] = [{}, { authorization: 'Bearer wrong-token-wrong-token-wrong-token' }, { authorization: `Basic ${Buffer.from('operator:wrong').toString('base64')}` }];
+    const refusedHeaders: Record<string, string>[] = [
+      {},
+      { authorization: 'Bearer wrong-token-wrong-token-wrong-token' },
+      { authorization: `Basic ${Buffer.from('operator:wrong').toString('base64')}` },
+    ];
     for (const headers of refusedHeaders) {
       for (const path of ['/admin/queues', '/admin/queues/api/queues']) {
         const refused = await fetch(`${facilitator.url}${path}`, { headers });
@@ -411,18 +535,37 @@ describe('operator API', () => {
     let strict: RunningFacilitator;
     beforeAll(async () => {
       // Its own queue prefix: the failed attempts of 127.0.0.1 it counts are no other test's. API only: no workers.
-      strict = await startFacilitator({ FACILITATOR_ROLE: 'api', AUTH_FAILURES_PER_MINUTE: '3', QUEUE_PREFIX: `mp:test-admin-${Date.now()}`, WEBHOOK_ALLOW_PRIVATE: 'false' });
+      strict = await startFacilitator({
+        FACILITATOR_ROLE: 'api',
+        AUTH_FAILURES_PER_MINUTE: '3',
+        QUEUE_PREFIX: `mp:test-admin-${Date.now()}`,
+        WEBHOOK_ALLOW_PRIVATE: 'false',
+      });
     });
     afterAll(() => strict?.close());
 
     it('refuses a private webhook destination as PUT /merchants/me/webhook does', async () => {
-      const created = await call(`${strict.url}/admin/merchants`, { key: TEST_OPERATOR_TOKEN, body: { name: 'Private hooks', webhookUrl: 'http://127.0.0.1:9/hooks' } });
-      expect(created).toMatchObject({ status: 400, body: { code: 'webhook_destination_not_allowed', invalidParams: [{ name: 'webhookUrl', reason: expect.stringContaining('loopback') }] } });
+      const created = await call(`${strict.url}/admin/merchants`, {
+        key: TEST_OPERATOR_TOKEN,
+        body: { name: 'Private hooks', webhookUrl: 'http://127.0.0.1:9/hooks' },
+      });
+      expect(created).toMatchObject({
+        status: 400,
+        body: { code: 'webhook_destination_not_allowed', invalidParams: [{ name: 'webhookUrl', reason: expect.stringContaining('loopback') }] },
+      });
       const merchant = createMerchant('Private hooks later');
-      const set = await call(`${strict.url}/admin/merchants/${merchant.merchantId}/webhook`, { method: 'PUT', key: TEST_OPERATOR_TOKEN, body: { webhookUrl: 'http://169.254.169.254/latest' } });
+      const set = await call(`${strict.url}/admin/merchants/${merchant.merchantId}/webhook`, {
+        method: 'PUT',
+        key: TEST_OPERATOR_TOKEN,
+        body: { webhookUrl: 'http://169.254.169.254/latest' },
+      });
       expect(set).toMatchObject({ status: 400, body: { code: 'webhook_destination_not_allowed' } });
       expect((await db.merchant.findUniqueOrThrow({ where: { id: merchant.merchantId } })).webhookUrl).toBeNull();
-      const fine = await call(`${strict.url}/admin/merchants/${merchant.merchantId}/webhook`, { method: 'PUT', key: TEST_OPERATOR_TOKEN, body: { webhookUrl: 'https://hooks.example/x' } });
+      const fine = await call(`${strict.url}/admin/merchants/${merchant.merchantId}/webhook`, {
+        method: 'PUT',
+        key: TEST_OPERATOR_TOKEN,
+        body: { webhookUrl: 'https://hooks.example/x' },
+      });
       expect(fine).toMatchObject({ status: 200, body: { webhookUrl: 'https://hooks.example/x' } });
     });
 

@@ -17,7 +17,10 @@ describe('batch settlement', () => {
   beforeAll(async () => {
     await db.connect();
     facilitator = await startFacilitator({
-      SETTLE_BATCH_MAX: '10', SETTLE_BATCH_WINDOW_MS: '150', RECOVERY_INTERVAL_MS: '200', QUEUE_PREFIX: 'mp:test-batch',
+      SETTLE_BATCH_MAX: '10',
+      SETTLE_BATCH_WINDOW_MS: '150',
+      RECOVERY_INTERVAL_MS: '200',
+      QUEUE_PREFIX: 'mp:test-batch',
       FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[3].privateKey,
     });
   });
@@ -31,7 +34,9 @@ describe('batch settlement', () => {
 
   it('settles 20 concurrent payments in a few shared transactions, each exactly once', async () => {
     const bodies = await Promise.all(
-      Array.from({ length: 20 }, async (_, i) => v2Body(await signAuthorization(payerAccount(manifest, i % 5), usdc, manifest.chainId, { to: merchant, value: amount }), requirements())),
+      Array.from({ length: 20 }, async (_, i) =>
+        v2Body(await signAuthorization(payerAccount(manifest, i % 5), usdc, manifest.chainId, { to: merchant, value: amount }), requirements()),
+      ),
     );
     const before = await balanceOf(client, usdc, merchant);
     const responses = await Promise.all(bodies.map(settle));
@@ -56,11 +61,23 @@ describe('batch settlement', () => {
     const broke = privateKeyToAccount(generatePrivateKey());
     const wallet = createWalletClient({ account: funder, chain: client.chain, transport: http(manifest.rpcUrl) });
     await client.waitForTransactionReceipt({
-      hash: await wallet.writeContract({ address: usdc.address as Address, abi: erc20Abi, functionName: 'transfer', args: [broke.address, (amount * 3n) / 2n], chain: null }),
+      hash: await wallet.writeContract({
+        address: usdc.address as Address,
+        abi: erc20Abi,
+        functionName: 'transfer',
+        args: [broke.address, (amount * 3n) / 2n],
+        chain: null,
+      }),
     });
     const bodies = [
-      ...(await Promise.all([0, 1].map(async () => v2Body(await signAuthorization(broke, usdc, manifest.chainId, { to: merchant, value: amount }), requirements())))),
-      ...(await Promise.all([7, 8, 9].map(async (i) => v2Body(await signAuthorization(payerAccount(manifest, i), usdc, manifest.chainId, { to: merchant, value: amount }), requirements())))),
+      ...(await Promise.all(
+        [0, 1].map(async () => v2Body(await signAuthorization(broke, usdc, manifest.chainId, { to: merchant, value: amount }), requirements())),
+      )),
+      ...(await Promise.all(
+        [7, 8, 9].map(async (i) =>
+          v2Body(await signAuthorization(payerAccount(manifest, i), usdc, manifest.chainId, { to: merchant, value: amount }), requirements()),
+        ),
+      )),
     ];
     const before = await balanceOf(client, usdc, merchant);
     const responses = await Promise.all(bodies.map(settle));
@@ -78,7 +95,12 @@ describe('batch settlement', () => {
     const paid = brokePayments.find((p) => p.response.success)!;
     const refused = brokePayments.find((p) => !p.response.success)!;
     const submittedIn = async (nonce: string) =>
-      (await db.query(`SELECT e.data->>'txHash' AS hash FROM facilitator.payment_events e JOIN facilitator.payments p ON p.id = e.payment_id WHERE p.authorization_nonce = $1 AND e.type = 'payment.submitted' ORDER BY e.id`, [nonce])).rows.map((r) => r.hash);
+      (
+        await db.query(
+          `SELECT e.data->>'txHash' AS hash FROM facilitator.payment_events e JOIN facilitator.payments p ON p.id = e.payment_id WHERE p.authorization_nonce = $1 AND e.type = 'payment.submitted' ORDER BY e.id`,
+          [nonce],
+        )
+      ).rows.map((r) => r.hash);
     expect(await submittedIn(paid.nonce)).toEqual([paid.response.transaction]);
     expect((await submittedIn(refused.nonce))[0]).toBe(paid.response.transaction);
     const batch = await client.getTransaction({ hash: paid.response.transaction as Hex });

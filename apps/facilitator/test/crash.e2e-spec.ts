@@ -30,9 +30,12 @@ describe('crash safety', () => {
   /** A small deterministic generator, so a failing plan can be replayed with CRASH_SEED. */
   const random = (() => {
     let state = seed || 1;
-    return () => ((state = (state * 48_271) % 2_147_483_647) / 2_147_483_647);
+    return () => (state = (state * 48_271) % 2_147_483_647) / 2_147_483_647;
   })();
-  const plan: string[] = ['', ...Array.from({ length: 3 }, () => `${CRASH_POINTS[Math.floor(random() * CRASH_POINTS.length)]}@${1 + Math.floor(random() * 5)}`)];
+  const plan: string[] = [
+    '',
+    ...Array.from({ length: 3 }, () => `${CRASH_POINTS[Math.floor(random() * CRASH_POINTS.length)]}@${1 + Math.floor(random() * 5)}`),
+  ];
 
   async function start(port: number): Promise<void> {
     url = `http://127.0.0.1:${port}`;
@@ -61,7 +64,13 @@ describe('crash safety', () => {
       if (!finished && child === spawned) void start(port);
     });
     for (let i = 0; i < 200; i++) {
-      if (await fetch(`${url}/health`).then((r) => r.ok, () => false)) return;
+      if (
+        await fetch(`${url}/health`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        return;
       if (spawned.exitCode !== null || spawned.signalCode !== null) return; // died at a crash point while booting: restarted
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -100,7 +109,10 @@ describe('crash safety', () => {
     const port = await freePort();
     const bodies = await Promise.all(
       Array.from({ length: total }, async (_, i) =>
-        v2Body(await signAuthorization(payerAccount(manifest, i % 3), usdc, manifest.chainId, { to: merchant, value: amount }), v2Requirements(manifest, usdc, amount)),
+        v2Body(
+          await signAuthorization(payerAccount(manifest, i % 3), usdc, manifest.chainId, { to: merchant, value: amount }),
+          v2Requirements(manifest, usdc, amount),
+        ),
       ),
     );
     const nonces = bodies.map((b) => b.paymentPayload.payload.authorization.nonce.toLowerCase());
@@ -131,13 +143,18 @@ describe('crash safety', () => {
 
       expect(kills, `plan ${plan.join(', ')} (CRASH_SEED=${seed})`).toBeGreaterThanOrEqual(3);
       expect(outcomes.filter((o) => o === undefined)).toHaveLength(0);
-      expect(outcomes.filter((o) => !o!.success), `CRASH_SEED=${seed}`).toEqual([]);
+      expect(
+        outcomes.filter((o) => !o!.success),
+        `CRASH_SEED=${seed}`,
+      ).toEqual([]);
 
       // The chain: exactly one transfer per payment, by the transaction each answer names.
       expect(await balanceOf(client, usdc, merchant)).toBe(merchantBefore + BigInt(total) * amount);
       for (const [i, outcome] of outcomes.entries()) {
         const receipt = await client.getTransactionReceipt({ hash: outcome!.transaction as Hex });
-        const used = parseEventLogs({ abi: eip3009Abi, eventName: 'AuthorizationUsed', logs: receipt.logs }).map((l) => (l.args as { nonce: string }).nonce.toLowerCase());
+        const used = parseEventLogs({ abi: eip3009Abi, eventName: 'AuthorizationUsed', logs: receipt.logs }).map((l) =>
+          (l.args as { nonce: string }).nonce.toLowerCase(),
+        );
         expect(used).toContain(nonces[i]);
       }
 
@@ -148,7 +165,8 @@ describe('crash safety', () => {
       );
       expect(rows).toHaveLength(total);
       const byNonce = new Map(rows.map((r) => [r.nonce, r]));
-      for (const [i, outcome] of outcomes.entries()) expect(byNonce.get(nonces[i])).toEqual({ nonce: nonces[i], state: 'confirmed', hash: outcome!.transaction });
+      for (const [i, outcome] of outcomes.entries())
+        expect(byNonce.get(nonces[i])).toEqual({ nonce: nonces[i], state: 'confirmed', hash: outcome!.transaction });
       // Any other mined transaction of a payment did not use its authorization (no second transfer, ever).
       const { rows: sent } = await db.query(
         `SELECT t.hash, p.tx_hash, p.authorization_nonce AS nonce FROM facilitator.payment_transactions t JOIN facilitator.payments p ON p.id = t.payment_id WHERE p.authorization_nonce = ANY($1)`,
@@ -158,7 +176,9 @@ describe('crash safety', () => {
         if (tx.hash === tx.tx_hash) continue;
         const receipt = await receiptOrUndefined(tx.hash);
         if (!receipt) continue;
-        const used = parseEventLogs({ abi: eip3009Abi, eventName: 'AuthorizationUsed', logs: receipt.logs }).map((l) => (l.args as { nonce: string }).nonce.toLowerCase());
+        const used = parseEventLogs({ abi: eip3009Abi, eventName: 'AuthorizationUsed', logs: receipt.logs }).map((l) =>
+          (l.args as { nonce: string }).nonce.toLowerCase(),
+        );
         expect(used, `transaction ${tx.hash} also used the authorization of a payment settled by ${tx.tx_hash}`).not.toContain(tx.nonce);
       }
     } finally {
@@ -182,15 +202,30 @@ describe('crash safety: a SIGKILL right after a replacement is recorded', () => 
   async function start(port: number, crashPoints: string): Promise<ChildProcess> {
     const spawned = spawn(process.execPath, [appEntry('facilitator')], {
       env: {
-        ...process.env, DATABASE_URL: TEST_DATABASE_URL, FACILITATOR_PORT: String(port), FACILITATOR_INSTANCE_ID: 'crash-replacement-test',
-        FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[2].privateKey, FACILITATOR_OPEN_MODE: 'true', QUEUE_PREFIX: 'mp:crash-replacement-test',
-        SETTLE_BUDGET_MS: '500', STUCK_TX_AFTER_MS: '300', RECOVERY_INTERVAL_MS: '300', LOG_LEVEL: 'warn', CRASH_POINTS: crashPoints,
+        ...process.env,
+        DATABASE_URL: TEST_DATABASE_URL,
+        FACILITATOR_PORT: String(port),
+        FACILITATOR_INSTANCE_ID: 'crash-replacement-test',
+        FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[2].privateKey,
+        FACILITATOR_OPEN_MODE: 'true',
+        QUEUE_PREFIX: 'mp:crash-replacement-test',
+        SETTLE_BUDGET_MS: '500',
+        STUCK_TX_AFTER_MS: '300',
+        RECOVERY_INTERVAL_MS: '300',
+        LOG_LEVEL: 'warn',
+        CRASH_POINTS: crashPoints,
       },
       stdio: 'ignore',
     });
     child = spawned;
     for (let i = 0; i < 200; i++) {
-      if (await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false)) return spawned;
+      if (
+        await fetch(`http://127.0.0.1:${port}/health`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        return spawned;
       await new Promise((r) => setTimeout(r, 50));
     }
     throw new Error('the facilitator did not start');
@@ -205,12 +240,20 @@ describe('crash safety: a SIGKILL right after a replacement is recorded', () => 
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const bodies = await Promise.all(
-      [0, 1, 2].map(async (i) => v2Body(await signAuthorization(payerAccount(manifest, 3 + i), usdc, manifest.chainId, { to: merchant, value: amount }), v2Requirements(manifest, usdc, amount))),
+      [0, 1, 2].map(async (i) =>
+        v2Body(
+          await signAuthorization(payerAccount(manifest, 3 + i), usdc, manifest.chainId, { to: merchant, value: amount }),
+          v2Requirements(manifest, usdc, amount),
+        ),
+      ),
     );
     const nonces = bodies.map((b) => b.paymentPayload.payload.authorization.nonce.toLowerCase());
     const before = await balanceOf(client, usdc, merchant);
     const settle = (body: unknown) =>
-      fetch(`${url}/settle`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<{ success: boolean; transaction: string; errorReason?: string }>, () => undefined);
+      fetch(`${url}/settle`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(
+        (r) => r.json() as Promise<{ success: boolean; transaction: string; errorReason?: string }>,
+        () => undefined,
+      );
     const db = new pg.Client({ connectionString: TEST_DATABASE_URL });
     await db.connect();
     await client.request({ method: 'evm_setAutomine' as never, params: [false] as never });
@@ -224,7 +267,10 @@ describe('crash safety: a SIGKILL right after a replacement is recorded', () => 
           WHERE p.authorization_nonce = ANY($1) GROUP BY 1`,
         [nonces],
       );
-      expect(recorded.some((r) => r.n >= 2), 'a replacement was recorded before the kill').toBe(true);
+      expect(
+        recorded.some((r) => r.n >= 2),
+        'a replacement was recorded before the kill',
+      ).toBe(true);
 
       await start(port, '');
       const answers = await Promise.all(
@@ -241,7 +287,9 @@ describe('crash safety: a SIGKILL right after a replacement is recorded', () => 
       expect(await balanceOf(client, usdc, merchant)).toBe(before + 3n * amount);
       for (const [i, answer] of answers.entries()) {
         const receipt = await client.getTransactionReceipt({ hash: answer!.transaction as Hex });
-        const used = parseEventLogs({ abi: eip3009Abi, eventName: 'AuthorizationUsed', logs: receipt.logs }).map((l) => (l.args as { nonce: string }).nonce.toLowerCase());
+        const used = parseEventLogs({ abi: eip3009Abi, eventName: 'AuthorizationUsed', logs: receipt.logs }).map((l) =>
+          (l.args as { nonce: string }).nonce.toLowerCase(),
+        );
         expect(used).toEqual([nonces[i]]);
       }
     } finally {

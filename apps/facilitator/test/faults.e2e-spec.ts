@@ -29,7 +29,10 @@ describe('faults', () => {
   const merchant = manifest.accounts.merchant.address as Address;
   const amount = 3_000n;
   const body = async (payer = 0) =>
-    v2Body(await signAuthorization(payerAccount(manifest, payer), usdc, manifest.chainId, { to: merchant, value: amount }), v2Requirements(manifest, usdc, amount));
+    v2Body(
+      await signAuthorization(payerAccount(manifest, payer), usdc, manifest.chainId, { to: merchant, value: amount }),
+      v2Requirements(manifest, usdc, amount),
+    );
 
   describe('chain RPC', () => {
     let rpc: TcpProxy;
@@ -38,15 +41,27 @@ describe('faults', () => {
     beforeAll(async () => {
       rpc = await startTcpProxy(Number(new URL(manifest.rpcUrl).port));
       const file = join(mkdtempSync(join(tmpdir(), 'faults-')), 'networks.json');
-      writeFileSync(file, JSON.stringify({
-        networks: [{
-          network: manifest.network, displayName: 'anvil behind a proxy', rpcUrls: [rpc.url('http')], pollingIntervalMs: 25, signerKeyEnv: ['FAULTS_SIGNER_KEY'],
-          assets: [{ address: usdc.address, symbol: 'USDC', decimals: 6, eip712: { name: usdc.name, version: usdc.version } }],
-        }],
-      }));
+      writeFileSync(
+        file,
+        JSON.stringify({
+          networks: [
+            {
+              network: manifest.network,
+              displayName: 'anvil behind a proxy',
+              rpcUrls: [rpc.url('http')],
+              pollingIntervalMs: 25,
+              signerKeyEnv: ['FAULTS_SIGNER_KEY'],
+              assets: [{ address: usdc.address, symbol: 'USDC', decimals: 6, eip712: { name: usdc.name, version: usdc.version } }],
+            },
+          ],
+        }),
+      );
       facilitator = await startFacilitator({
-        FACILITATOR_NETWORKS_FILE: file, FAULTS_SIGNER_KEY: manifest.accounts.facilitatorSigners[1].privateKey,
-        RPC_TIMEOUT_MS: '400', SETTLE_BUDGET_MS: '1500', QUEUE_PREFIX: 'mp:test-faults-rpc',
+        FACILITATOR_NETWORKS_FILE: file,
+        FAULTS_SIGNER_KEY: manifest.accounts.facilitatorSigners[1].privateKey,
+        RPC_TIMEOUT_MS: '400',
+        SETTLE_BUDGET_MS: '1500',
+        QUEUE_PREFIX: 'mp:test-faults-rpc',
       });
     });
     afterAll(async () => {
@@ -54,21 +69,24 @@ describe('faults', () => {
       await rpc?.close();
     });
 
-    it.each(['refuse', 'hang'] as const)('when the RPC %ss: verify is unexpected_verify_error, settle fails clearly, nothing is claimed; it recovers', async (mode) => {
-      const payment = await body(1);
-      rpc.set(mode);
-      const verify = await postJson(`${facilitator.url}/verify`, payment);
-      expect(verify.status).toBe(200);
-      expect(verify.body).toMatchObject({ isValid: false, invalidReason: 'unexpected_verify_error' });
-      const settle = await postJson(`${facilitator.url}/settle`, payment);
-      expect(settle.status).toBe(200);
-      expect(settle.body).toMatchObject({ success: false, errorReason: 'unexpected_settle_error', transaction: '' });
+    it.each(['refuse', 'hang'] as const)(
+      'when the RPC %ss: verify is unexpected_verify_error, settle fails clearly, nothing is claimed; it recovers',
+      async (mode) => {
+        const payment = await body(1);
+        rpc.set(mode);
+        const verify = await postJson(`${facilitator.url}/verify`, payment);
+        expect(verify.status).toBe(200);
+        expect(verify.body).toMatchObject({ isValid: false, invalidReason: 'unexpected_verify_error' });
+        const settle = await postJson(`${facilitator.url}/settle`, payment);
+        expect(settle.status).toBe(200);
+        expect(settle.body).toMatchObject({ success: false, errorReason: 'unexpected_settle_error', transaction: '' });
 
-      rpc.set('pass');
-      expect((await postJson(`${facilitator.url}/verify`, payment)).body).toMatchObject({ isValid: true });
-      const settled = await postJson(`${facilitator.url}/settle`, payment);
-      expect(settled.body).toMatchObject({ success: true });
-    });
+        rpc.set('pass');
+        expect((await postJson(`${facilitator.url}/verify`, payment)).body).toMatchObject({ isValid: true });
+        const settled = await postJson(`${facilitator.url}/settle`, payment);
+        expect(settled.body).toMatchObject({ success: true });
+      },
+    );
 
     it('when the RPC dies after the transaction is sent, settle answers settlement_pending and a later settle the outcome', async () => {
       const payment = await body(2);
@@ -116,8 +134,11 @@ describe('faults', () => {
       port = await freePort();
       await startRedis();
       facilitator = await startFacilitator({
-        REDIS_URL: `redis://127.0.0.1:${port}`, FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[1].privateKey,
-        SETTLE_BUDGET_MS: '3000', RECOVERY_INTERVAL_MS: '300', SIGNER_LEASE_MS: '3000',
+        REDIS_URL: `redis://127.0.0.1:${port}`,
+        FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[1].privateKey,
+        SETTLE_BUDGET_MS: '3000',
+        RECOVERY_INTERVAL_MS: '300',
+        SIGNER_LEASE_MS: '3000',
       });
     }, 60_000);
     afterAll(async () => {
@@ -156,8 +177,10 @@ describe('faults', () => {
       postgres = await startTcpProxy(Number(target.port || 5432));
       target.port = String(postgres.port);
       facilitator = await startFacilitator({
-        DATABASE_URL: target.toString(), FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[1].privateKey,
-        QUEUE_PREFIX: 'mp:test-faults-pg', SETTLE_BUDGET_MS: '3000',
+        DATABASE_URL: target.toString(),
+        FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[1].privateKey,
+        QUEUE_PREFIX: 'mp:test-faults-pg',
+        SETTLE_BUDGET_MS: '3000',
       });
     });
     afterAll(async () => {

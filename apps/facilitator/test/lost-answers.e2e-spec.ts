@@ -35,17 +35,31 @@ describe('lost RPC answers and lagging nodes', () => {
 
   async function boot(rpcUrls: string[], prefix: string): Promise<RunningFacilitator> {
     const file = join(mkdtempSync(join(tmpdir(), 'lost-answers-')), 'networks.json');
-    writeFileSync(file, JSON.stringify({
-      networks: [{
-        network: manifest.network, displayName: 'anvil behind a misbehaving RPC', rpcUrls, pollingIntervalMs: 50,
-        signerKeyEnv: ['LOST_SIGNER_A', 'LOST_SIGNER_B', 'LOST_SIGNER_C'],
-        assets: [{ address: usdc.address, symbol: 'USDC', decimals: 6, eip712: { name: usdc.name, version: usdc.version } }],
-      }],
-    }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        networks: [
+          {
+            network: manifest.network,
+            displayName: 'anvil behind a misbehaving RPC',
+            rpcUrls,
+            pollingIntervalMs: 50,
+            signerKeyEnv: ['LOST_SIGNER_A', 'LOST_SIGNER_B', 'LOST_SIGNER_C'],
+            assets: [{ address: usdc.address, symbol: 'USDC', decimals: 6, eip712: { name: usdc.name, version: usdc.version } }],
+          },
+        ],
+      }),
+    );
     const [a, b, c] = [1, 2, 3].map((i) => manifest.accounts.facilitatorSigners[i].privateKey);
     return startFacilitator({
-      FACILITATOR_NETWORKS_FILE: file, LOST_SIGNER_A: a, LOST_SIGNER_B: b, LOST_SIGNER_C: c,
-      RPC_TIMEOUT_MS: '300', SETTLE_BUDGET_MS: '30000', RECOVERY_INTERVAL_MS: '500', QUEUE_PREFIX: `mp:test-lost-${prefix}`,
+      FACILITATOR_NETWORKS_FILE: file,
+      LOST_SIGNER_A: a,
+      LOST_SIGNER_B: b,
+      LOST_SIGNER_C: c,
+      RPC_TIMEOUT_MS: '300',
+      SETTLE_BUDGET_MS: '30000',
+      RECOVERY_INTERVAL_MS: '500',
+      QUEUE_PREFIX: `mp:test-lost-${prefix}`,
     });
   }
 
@@ -57,7 +71,10 @@ describe('lost RPC answers and lagging nodes', () => {
   async function settleAll(url: string) {
     const bodies = await Promise.all(
       Array.from({ length: payments }, async (_, i) =>
-        v2Body(await signAuthorization(payerAccount(manifest, i % 10), usdc, manifest.chainId, { to: merchant, value: amount }), v2Requirements(manifest, usdc, amount)),
+        v2Body(
+          await signAuthorization(payerAccount(manifest, i % 10), usdc, manifest.chainId, { to: merchant, value: amount }),
+          v2Requirements(manifest, usdc, amount),
+        ),
       ),
     );
     const answers: { success: boolean; transaction: string; errorReason?: string }[] = new Array(payments);
@@ -66,7 +83,8 @@ describe('lost RPC answers and lagging nodes', () => {
       Array.from({ length: concurrency }, async () => {
         for (let i = next++; i < payments; i = next++) {
           let answer = (await postJson(`${url}/settle`, bodies[i])).body;
-          const retryable = (a: typeof answer) => a.errorReason === 'settlement_pending' || (a.errorReason === 'unexpected_settle_error' && a.transaction === '');
+          const retryable = (a: typeof answer) =>
+            a.errorReason === 'settlement_pending' || (a.errorReason === 'unexpected_settle_error' && a.transaction === '');
           for (let retry = 0; retry < 20 && retryable(answer); retry++) answer = (await postJson(`${url}/settle`, bodies[i])).body;
           answers[i] = answer;
         }
@@ -76,12 +94,18 @@ describe('lost RPC answers and lagging nodes', () => {
   }
 
   /** Every answer is success with the transaction that used its authorization; the database says the same. */
-  async function expectAllCarried(bodies: Awaited<ReturnType<typeof settleAll>>['bodies'], answers: Awaited<ReturnType<typeof settleAll>>['answers'], before: bigint) {
+  async function expectAllCarried(
+    bodies: Awaited<ReturnType<typeof settleAll>>['bodies'],
+    answers: Awaited<ReturnType<typeof settleAll>>['answers'],
+    before: bigint,
+  ) {
     const contradicting = answers.filter((a) => !a.success);
     expect(contradicting, `answers that contradict the chain: ${JSON.stringify(contradicting.slice(0, 3))}`).toEqual([]);
     for (const [i, answer] of answers.entries()) {
       const receipt = await client.getTransactionReceipt({ hash: answer.transaction as Hex });
-      const used = parseEventLogs({ abi: eip3009Abi, eventName: 'AuthorizationUsed', logs: receipt.logs }).map((l) => (l.args as { nonce: Hex }).nonce.toLowerCase());
+      const used = parseEventLogs({ abi: eip3009Abi, eventName: 'AuthorizationUsed', logs: receipt.logs }).map((l) =>
+        (l.args as { nonce: Hex }).nonce.toLowerCase(),
+      );
       expect(used).toContain(bodies[i].paymentPayload.payload.authorization.nonce.toLowerCase());
     }
     expect(await balanceOf(client, usdc, merchant)).toBe(before + BigInt(payments) * amount);
@@ -89,7 +113,10 @@ describe('lost RPC answers and lagging nodes', () => {
     await db.connect();
     try {
       const nonces = bodies.map((b) => b.paymentPayload.payload.authorization.nonce.toLowerCase());
-      const { rows } = await db.query(`SELECT authorization_nonce AS nonce, state::text AS state, tx_hash AS hash FROM facilitator.payments WHERE authorization_nonce = ANY($1)`, [nonces]);
+      const { rows } = await db.query(
+        `SELECT authorization_nonce AS nonce, state::text AS state, tx_hash AS hash FROM facilitator.payments WHERE authorization_nonce = ANY($1)`,
+        [nonces],
+      );
       const byNonce = new Map(rows.map((r) => [r.nonce, r]));
       for (const [i, answer] of answers.entries()) expect(byNonce.get(nonces[i])).toEqual({ nonce: nonces[i], state: 'confirmed', hash: answer.transaction });
     } finally {

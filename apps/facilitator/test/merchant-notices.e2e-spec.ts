@@ -63,15 +63,29 @@ describe('merchant notices (merchant-notices queue → signed webhooks)', () => 
     const message = notice(merchant.merchantId);
 
     // Published twice at once: BullMQ keeps one job for the job id.
-    const [first] = await Promise.all([publish(message, `notice-${message.noticeId}`), queue.add('reconciliation.breaks_found', message, { jobId: `notice-${message.noticeId}` })]);
+    const [first] = await Promise.all([
+      publish(message, `notice-${message.noticeId}`),
+      queue.add('reconciliation.breaks_found', message, { jobId: `notice-${message.noticeId}` }),
+    ]);
     expect(first).toBe('queued');
     const got = await until('the notice', () => receiver.received[0]);
 
     expect(got.headers['content-type']).toBe('application/json');
-    expect(verifyWebhookSignature({ secret: merchant.webhookSecret, headers: got.headers, body: got.body })).toMatchObject({ ok: true, id: got.headers['webhook-id'] });
+    expect(verifyWebhookSignature({ secret: merchant.webhookSecret, headers: got.headers, body: got.body })).toMatchObject({
+      ok: true,
+      id: got.headers['webhook-id'],
+    });
     expect(got.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
-    expect(verifyWebhookSignature({ secret: `whsec_${Buffer.from('f'.repeat(32)).toString('base64')}`, headers: got.headers, body: got.body })).toEqual({ ok: false, reason: 'bad_signature' });
-    expect(JSON.parse(got.body)).toEqual({ id: got.headers['webhook-id'], type: 'reconciliation.breaks_found', createdAt: message.createdAt, data: message.data });
+    expect(verifyWebhookSignature({ secret: `whsec_${Buffer.from('f'.repeat(32)).toString('base64')}`, headers: got.headers, body: got.body })).toEqual({
+      ok: false,
+      reason: 'bad_signature',
+    });
+    expect(JSON.parse(got.body)).toEqual({
+      id: got.headers['webhook-id'],
+      type: 'reconciliation.breaks_found',
+      createdAt: message.createdAt,
+      data: message.data,
+    });
 
     const [delivery] = await until('the delivery to be recorded', async () => {
       const rows = await deliveries(merchant.merchantId);
@@ -134,7 +148,11 @@ describe('merchant notices (merchant-notices queue → signed webhooks)', () => 
       ['bad createdAt', { ...good, noticeId: randomUUID(), createdAt: 'yesterday' }],
     ];
     for (const [what, data] of malformed) {
-      const job = await queue.add('reconciliation.breaks_found', data, { jobId: `malformed-${randomUUID()}`, attempts: 5, backoff: { type: 'fixed', delay: 10 } });
+      const job = await queue.add('reconciliation.breaks_found', data, {
+        jobId: `malformed-${randomUUID()}`,
+        attempts: 5,
+        backoff: { type: 'fixed', delay: 10 },
+      });
       await expect(job.waitUntilFinished(events, 20_000), what).rejects.toThrow(/malformed merchant notice/);
       // UnrecoverableError: one attempt, not five
       expect((await queue.getJob(job.id!))?.attemptsMade, what).toBe(1);

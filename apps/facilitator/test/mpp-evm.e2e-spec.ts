@@ -19,7 +19,9 @@ describe('MPP method evm (charge) through the facilitator, credentials made by t
 
   const terms = (amount = '25000', extra: Record<string, unknown> = {}) => ({
     realm: 'shop.example',
-    offers: [{ method: 'evm', intent: 'charge', request: { amount, currency: usdc.address, recipient: merchant, methodDetails: { chainId: manifest.chainId } } }],
+    offers: [
+      { method: 'evm', intent: 'charge', request: { amount, currency: usdc.address, recipient: merchant, methodDetails: { chainId: manifest.chainId } } },
+    ],
     ...extra,
   });
 
@@ -31,7 +33,10 @@ describe('MPP method evm (charge) through the facilitator, credentials made by t
   };
 
   const payWith = (payerIndex: number) =>
-    Mppx.create({ methods: [evm.charge({ account: payerAccount(manifest, payerIndex), authorization: { name: usdc.name, version: usdc.version } })], polyfill: false });
+    Mppx.create({
+      methods: [evm.charge({ account: payerAccount(manifest, payerIndex), authorization: { name: usdc.name, version: usdc.version } })],
+      polyfill: false,
+    });
 
   beforeAll(async () => {
     // API_KEY_CACHE_MS 0: a rotated MPP secret is read at once.
@@ -48,7 +53,12 @@ describe('MPP method evm (charge) through the facilitator, credentials made by t
       realm: 'shop.example',
       method: 'evm',
       intent: 'charge',
-      request: { amount: '25000', currency: getAddress(usdc.address), recipient: merchant, methodDetails: { chainId: manifest.chainId, credentialTypes: ['authorization'], decimals: usdc.decimals } },
+      request: {
+        amount: '25000',
+        currency: getAddress(usdc.address),
+        recipient: merchant,
+        methodDetails: { chainId: manifest.chainId, credentialTypes: ['authorization'], decimals: usdc.decimals },
+      },
     });
     expect(challenge.id).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(Date.parse(challenge.expires) - Date.now()).toBeGreaterThan(250_000);
@@ -60,10 +70,18 @@ describe('MPP method evm (charge) through the facilitator, credentials made by t
     const credential = await payWith(3).createCredential(response);
     const before = await balanceOf(client, usdc, merchant);
 
-    const settled = await fetch(`${facilitator.url}/mpp/settle`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ credential, terms: terms() }) });
+    const settled = await fetch(`${facilitator.url}/mpp/settle`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ credential, terms: terms() }),
+    });
     const body = (await settled.json()) as any;
     expect(settled.status).toBe(200);
-    expect(body).toMatchObject({ success: true, payer: payer.address, receipt: { status: 'success', method: 'evm', reference: expect.stringMatching(/^0x[0-9a-f]{64}$/) } });
+    expect(body).toMatchObject({
+      success: true,
+      payer: payer.address,
+      receipt: { status: 'success', method: 'evm', reference: expect.stringMatching(/^0x[0-9a-f]{64}$/) },
+    });
     const header = settled.headers.get('payment-receipt')!;
     expect(settled.headers.get('cache-control')).toBe('private');
     expect(MppxReceipt.deserialize(header)).toMatchObject({ status: 'success', method: 'evm', reference: body.receipt.reference });
@@ -108,9 +126,16 @@ describe('MPP method evm (charge) through the facilitator, credentials made by t
     expect(first.status).toBe(200);
     const { challengeId, reference } = first.body.receipt;
     // As a process killed after the payment confirmed but before its claim was marked leaves it.
-    const leaveUnfinished = () => db.$executeRawUnsafe(`UPDATE facilitator.mpp_claims SET state = 'retryable', receipt = NULL, payer = NULL, reference = NULL WHERE challenge_id = $1`, challengeId);
+    const leaveUnfinished = () =>
+      db.$executeRawUnsafe(
+        `UPDATE facilitator.mpp_claims SET state = 'retryable', receipt = NULL, payer = NULL, reference = NULL WHERE challenge_id = $1`,
+        challengeId,
+      );
     const transactionsOf = () =>
-      db.$queryRawUnsafe<{ hash: string }[]>(`SELECT t.hash FROM facilitator.payment_transactions t JOIN facilitator.payments p ON p.id = t.payment_id WHERE p.challenge_id = $1`, challengeId);
+      db.$queryRawUnsafe<{ hash: string }[]>(
+        `SELECT t.hash FROM facilitator.payment_transactions t JOIN facilitator.payments p ON p.id = t.payment_id WHERE p.challenge_id = $1`,
+        challengeId,
+      );
 
     await leaveUnfinished();
     const driven = await postJson(`${facilitator.url}/mpp/settle`, { credential, terms: terms('33000', { expiresIn: 30 }) });
@@ -152,7 +177,10 @@ describe('MPP method evm (charge) through the facilitator, credentials made by t
     const good = await payWith(6).createCredential(response);
     const parsed = parseCredential(good);
     if (!parsed.ok) throw new Error('mppx credential did not parse');
-    const tampered = serializeCredential({ ...parsed.value, challenge: { ...parsed.value.challenge, request: { ...parsed.value.challenge.request, amount: '1' } } });
+    const tampered = serializeCredential({
+      ...parsed.value,
+      challenge: { ...parsed.value.challenge, request: { ...parsed.value.challenge.request, amount: '1' } },
+    });
     const expired = serializeCredential({ ...parsed.value, challenge: { ...parsed.value.challenge, expires: '2020-01-01T00:00:00Z' } });
     const wrongPayload = serializeCredential({ ...parsed.value, payload: { ...(parsed.value.payload as object), value: '1' } });
     const badSignature = serializeCredential({ ...parsed.value, payload: { ...(parsed.value.payload as object), signature: `0x${'11'.repeat(65)}` } });
@@ -173,7 +201,11 @@ describe('MPP method evm (charge) through the facilitator, credentials made by t
     ];
     for (const [credential, type, status] of cases) {
       const answer = await postJson(`${facilitator.url}/mpp/settle`, { credential, terms: terms() });
-      expect({ type: answer.body.type, status: answer.status, detail: answer.body.detail }).toEqual({ type: `https://paymentauth.org/problems/${type}`, status, detail: expect.any(String) });
+      expect({ type: answer.body.type, status: answer.status, detail: answer.body.detail }).toEqual({
+        type: `https://paymentauth.org/problems/${type}`,
+        status,
+        detail: expect.any(String),
+      });
       expect(answer.contentType).toMatch(/^application\/problem\+json/);
       expect(answer.body.challenges?.length).toBe(1);
     }
@@ -195,21 +227,29 @@ describe('MPP method evm (charge) through the facilitator, credentials made by t
     expect(settled.status).toBe(200);
   });
 
-  it('binds challenges with a secret per merchant: another merchant\'s key cannot settle them, and a rotation keeps old challenges valid', async () => {
+  it("binds challenges with a secret per merchant: another merchant's key cannot settle them, and a rotation keeps old challenges valid", async () => {
     // the merchants CLI, through this facilitator's operator API
     const cli = (...args: string[]) =>
       new Promise<any>((resolve, reject) =>
         execFile(
           process.execPath,
           ['scripts/merchants.mjs', ...args, '--json'],
-          { cwd: path.resolve(__dirname, '../../..'), env: { ...process.env, FACILITATOR_URL: facilitator.url, OPERATOR_TOKEN: TEST_OPERATOR_TOKEN }, encoding: 'utf8' },
+          {
+            cwd: path.resolve(__dirname, '../../..'),
+            env: { ...process.env, FACILITATOR_URL: facilitator.url, OPERATOR_TOKEN: TEST_OPERATOR_TOKEN },
+            encoding: 'utf8',
+          },
           (error, stdout, stderr) => (error ? reject(new Error(stderr)) : resolve(JSON.parse(stdout))),
         ),
       );
     const a = await cli('create', '--name', 'MPP merchant A', '--receiving-address', `${manifest.network}:${merchant}`);
     const b = await cli('create', '--name', 'MPP merchant B', '--receiving-address', `${manifest.network}:${merchant}`);
     const as = (key: string) => (url: string, body: unknown) =>
-      fetch(`${facilitator.url}${url}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+      fetch(`${facilitator.url}${url}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify(body),
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
     const asA = as(a.apiKey);
     const asB = as(b.apiKey);
 
@@ -218,14 +258,19 @@ describe('MPP method evm (charge) through the facilitator, credentials made by t
 
     // B's secret did not issue it, and open mode's neither.
     expect((await asB('/mpp/settle', { credential, terms: terms('12000') })).body.type).toBe('https://paymentauth.org/problems/invalid-challenge');
-    expect((await postJson(`${facilitator.url}/mpp/verify`, { credential, terms: terms('12000') })).body.type).toBe('https://paymentauth.org/problems/invalid-challenge');
+    expect((await postJson(`${facilitator.url}/mpp/verify`, { credential, terms: terms('12000') })).body.type).toBe(
+      'https://paymentauth.org/problems/invalid-challenge',
+    );
 
     await cli('rotate-mpp-secret', a.merchantId);
     const fresh = await asA('/mpp/challenges', terms('12000'));
     expect(fresh.body.challenges[0].id).not.toBe(issued.body.challenges[0].id);
     const settled = await asA('/mpp/settle', { credential, terms: terms('12000') });
     expect(settled.status).toBe(200);
-    const [payment] = await db.$queryRawUnsafe<{ merchant_id: string }[]>(`SELECT merchant_id::text FROM facilitator.payments WHERE challenge_id = $1`, settled.body.receipt.challengeId);
+    const [payment] = await db.$queryRawUnsafe<{ merchant_id: string }[]>(
+      `SELECT merchant_id::text FROM facilitator.payments WHERE challenge_id = $1`,
+      settled.body.receipt.challengeId,
+    );
     expect(payment?.merchant_id).toBe(a.merchantId);
   });
 });

@@ -28,36 +28,54 @@ describe('MPP stripe: unknown outcomes resolved from the PaymentIntent', () => {
 
   const terms = (amount: string, extra: Record<string, unknown> = {}) => ({
     realm: 'shop.example',
-    offers: [{ method: 'stripe', intent: 'charge', request: { amount, currency: 'usd', methodDetails: { networkId: 'profile_test_merchant', paymentMethodTypes: ['card'] } } }],
+    offers: [
+      {
+        method: 'stripe',
+        intent: 'charge',
+        request: { amount, currency: 'usd', methodDetails: { networkId: 'profile_test_merchant', paymentMethodTypes: ['card'] } },
+      },
+    ],
     ...extra,
   });
   /** POST as a keyed merchant (`apiKey`), or in open mode. */
   const post = async (url: string, body: object, apiKey?: string) => {
     if (!apiKey) return postJson(url, body);
-    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` }, body: JSON.stringify(body) });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+      body: JSON.stringify(body),
+    });
     return { status: response.status, body: (await response.json()) as any };
   };
   const credentialFor = async (facilitator: RunningFacilitator, routeTerms: object, paymentMethod = 'pm_card_visa', apiKey?: string) => {
     const issued = await post(`${facilitator.url}/mpp/challenges`, routeTerms, apiKey);
     expect(issued.status).toBe(201);
-    const credential = await Mppx.create({ methods: [stripe.mppxMethod(paymentMethod)], polyfill: false }).createCredential(paymentRequiredResponse(issued.body.wwwAuthenticate));
+    const credential = await Mppx.create({ methods: [stripe.mppxMethod(paymentMethod)], polyfill: false }).createCredential(
+      paymentRequiredResponse(issued.body.wwwAuthenticate),
+    );
     return { credential, challengeId: issued.body.challenges[0].id as string };
   };
-  const settle = (facilitator: RunningFacilitator, credential: string, routeTerms: object, apiKey?: string) => post(`${facilitator.url}/mpp/settle`, { credential, terms: routeTerms }, apiKey);
+  const settle = (facilitator: RunningFacilitator, credential: string, routeTerms: object, apiKey?: string) =>
+    post(`${facilitator.url}/mpp/settle`, { credential, terms: routeTerms }, apiKey);
   const intentsOf = async (challengeId: string) => (await stripe.buyer.paymentIntents.search({ query: `metadata['challenge_id']:'${challengeId}'` })).data;
   const paymentOf = async (challengeId: string) =>
-    (await db.$queryRawUnsafe<{ state: string; reference: string | null; error_reason: string | null }[]>(
-      `SELECT state::text, reference, error_reason FROM facilitator.payments WHERE challenge_id = $1`,
-      challengeId,
-    ))[0];
-  const claimOf = async (challengeId: string) => (await db.$queryRawUnsafe<{ state: string }[]>(`SELECT state FROM facilitator.mpp_claims WHERE challenge_id = $1`, challengeId))[0]?.state;
+    (
+      await db.$queryRawUnsafe<{ state: string; reference: string | null; error_reason: string | null }[]>(
+        `SELECT state::text, reference, error_reason FROM facilitator.payments WHERE challenge_id = $1`,
+        challengeId,
+      )
+    )[0];
+  const claimOf = async (challengeId: string) =>
+    (await db.$queryRawUnsafe<{ state: string }[]>(`SELECT state FROM facilitator.mpp_claims WHERE challenge_id = $1`, challengeId))[0]?.state;
   const eventsOf = async (challengeId: string) =>
     db.$queryRawUnsafe<{ type: string; data: Record<string, unknown> }[]>(
       `SELECT e.type, e.data FROM facilitator.payment_events e JOIN facilitator.payments p ON p.id = e.payment_id WHERE p.challenge_id = $1 ORDER BY e.id`,
       challengeId,
     );
-  const stateIs = (challengeId: string, state: string) => until(`payment of ${challengeId} ${state}`, async () => ((await paymentOf(challengeId))?.state === state ? true : undefined));
-  const createCalls = (challengeId: string) => stripe.fake.requests().filter((r) => r.method === 'POST' && r.path === '/v1/payment_intents' && r.idempotencyKey?.startsWith(`mpp_${challengeId}_`));
+  const stateIs = (challengeId: string, state: string) =>
+    until(`payment of ${challengeId} ${state}`, async () => ((await paymentOf(challengeId))?.state === state ? true : undefined));
+  const createCalls = (challengeId: string) =>
+    stripe.fake.requests().filter((r) => r.method === 'POST' && r.path === '/v1/payment_intents' && r.idempotencyKey?.startsWith(`mpp_${challengeId}_`));
   /** The sweeping facilitator cannot reach Stripe while `run` runs, so its sweep changes nothing. */
   const withoutSweep = async <T>(run: () => Promise<T>): Promise<T> => {
     proxy.set('refuse');
@@ -120,7 +138,10 @@ describe('MPP stripe: unknown outcomes resolved from the PaymentIntent', () => {
 
     // The same credential now gets the receipt, the same one each time, and Stripe is not asked to charge again.
     const receipt = await settle(sweeping, credential, terms('510'));
-    expect(receipt).toMatchObject({ status: 200, body: { success: true, receipt: { status: 'success', method: 'stripe', reference: intent!.id, challengeId } } });
+    expect(receipt).toMatchObject({
+      status: 200,
+      body: { success: true, receipt: { status: 'success', method: 'stripe', reference: intent!.id, challengeId } },
+    });
     expect((await settle(sweeping, credential, terms('510'))).body).toEqual(receipt.body);
     expect(createCalls(challengeId)).toHaveLength(2);
   });
@@ -140,42 +161,49 @@ describe('MPP stripe: unknown outcomes resolved from the PaymentIntent', () => {
     expect(await claimOf(challengeId)).toBe('settled');
   });
 
-  it('an idempotency_error (the key first used with other parameters) is no decline: the PaymentIntent of the first call decides', () => withoutSweep(async () => {
-    const { credential, challengeId } = await credentialFor(apiOnly, terms('530'));
-    const held = stripe.fake.hold('POST', '/v1/payment_intents');
-    const unknown = await settle(apiOnly, credential, terms('530'));
-    expect(unknown.status).toBe(500);
-    held.release();
-    await until('the held PaymentIntent', async () => ((await intentsOf(challengeId))[0]?.status === 'succeeded' ? true : undefined));
+  it('an idempotency_error (the key first used with other parameters) is no decline: the PaymentIntent of the first call decides', () =>
+    withoutSweep(async () => {
+      const { credential, challengeId } = await credentialFor(apiOnly, terms('530'));
+      const held = stripe.fake.hold('POST', '/v1/payment_intents');
+      const unknown = await settle(apiOnly, credential, terms('530'));
+      expect(unknown.status).toBe(500);
+      held.release();
+      await until('the held PaymentIntent', async () => ((await intentsOf(challengeId))[0]?.status === 'succeeded' ? true : undefined));
 
-    // Another replica, configured to put the token elsewhere: same idempotency key, other parameters.
-    const other = await startFacilitator({ ...stripe.facilitatorEnv, FACILITATOR_ROLE: 'api', STRIPE_SPT_PLACEMENT: 'payment_method_data' });
-    try {
-      const retried = await settle(other, credential, terms('530'));
-      const [intent, ...others] = await intentsOf(challengeId);
-      expect(others).toEqual([]);
-      expect(retried).toMatchObject({ status: 200, body: { receipt: { reference: intent!.id } } });
-      const [, , third] = createCalls(challengeId);
-      expect(third?.params).toMatchObject({ payment_method_data: { shared_payment_granted_token: expect.stringMatching(/^spt_/) } });
-      expect(await paymentOf(challengeId)).toMatchObject({ state: 'confirmed', reference: intent!.id });
-    } finally {
-      await other.close();
-    }
-  }));
+      // Another replica, configured to put the token elsewhere: same idempotency key, other parameters.
+      const other = await startFacilitator({ ...stripe.facilitatorEnv, FACILITATOR_ROLE: 'api', STRIPE_SPT_PLACEMENT: 'payment_method_data' });
+      try {
+        const retried = await settle(other, credential, terms('530'));
+        const [intent, ...others] = await intentsOf(challengeId);
+        expect(others).toEqual([]);
+        expect(retried).toMatchObject({ status: 200, body: { receipt: { reference: intent!.id } } });
+        const [, , third] = createCalls(challengeId);
+        expect(third?.params).toMatchObject({ payment_method_data: { shared_payment_granted_token: expect.stringMatching(/^spt_/) } });
+        expect(await paymentOf(challengeId)).toMatchObject({ state: 'confirmed', reference: intent!.id });
+      } finally {
+        await other.close();
+      }
+    }));
 
   it('a payment answered failed whose PaymentIntent later succeeded is corrected by the sweep: payment.confirmed corrects payment.failed, and the merchant is told', async () => {
     const receiver = await startWebhookReceiver();
     const merchant = createMerchant('stripe corrections', receiver.url);
     receiver.verifyWith(merchant.webhookSecret);
     const webhookTypes = (challengeId: string) =>
-      receiver.received.map((r) => JSON.parse(r.body) as { type: string; data: { payment: { challengeId?: string; state: string } } }).filter((e) => e.data.payment.challengeId === challengeId).map((e) => `${e.type}:${e.data.payment.state}`);
+      receiver.received
+        .map((r) => JSON.parse(r.body) as { type: string; data: { payment: { challengeId?: string; state: string } } })
+        .filter((e) => e.data.payment.challengeId === challengeId)
+        .map((e) => `${e.type}:${e.data.payment.state}`);
     const { credential, challengeId } = await credentialFor(sweeping, terms('540'), 'pm_card_authenticationRequired', merchant.apiKey);
     const failed = await settle(sweeping, credential, terms('540'), merchant.apiKey);
     expect(failed).toMatchObject({ status: 402, body: { type: 'https://paymentauth.org/problems/payment-action-required' } });
     const [intent] = await intentsOf(challengeId);
     expect(await paymentOf(challengeId)).toEqual({ state: 'failed', reference: intent!.id, error_reason: 'requires_action' });
     // The same credential again gets the same failure while that is what Stripe says.
-    expect((await settle(sweeping, credential, terms('540'), merchant.apiKey)).body).toMatchObject({ type: 'https://paymentauth.org/problems/payment-action-required', detail: failed.body.detail });
+    expect((await settle(sweeping, credential, terms('540'), merchant.apiKey)).body).toMatchObject({
+      type: 'https://paymentauth.org/problems/payment-action-required',
+      detail: failed.body.detail,
+    });
     await until('the merchant told of the failure', () => (webhookTypes(challengeId).length ? true : undefined));
 
     // The buyer completes the payment on Stripe's side.
@@ -185,7 +213,10 @@ describe('MPP stripe: unknown outcomes resolved from the PaymentIntent', () => {
     expect(events.map((e) => e.type)).toEqual(['payment.verified', 'payment.failed', 'payment.confirmed']);
     expect(events[2]!.data).toMatchObject({ reference: intent!.id, corrects: 'payment.failed', via: 'sweep', amountReceived: '540' });
     expect(await claimOf(challengeId)).toBe('settled');
-    expect(await settle(sweeping, credential, terms('540'), merchant.apiKey)).toMatchObject({ status: 200, body: { receipt: { reference: intent!.id, challengeId } } });
+    expect(await settle(sweeping, credential, terms('540'), merchant.apiKey)).toMatchObject({
+      status: 200,
+      body: { receipt: { reference: intent!.id, challengeId } },
+    });
     // The merchant's webhook gets the correcting event after the failed one.
     await until('the merchant told of the correction', () => (webhookTypes(challengeId).length === 2 ? true : undefined));
     expect(webhookTypes(challengeId)).toEqual(['payment.failed:failed', 'payment.confirmed:confirmed']);
@@ -216,25 +247,26 @@ describe('MPP stripe: unknown outcomes resolved from the PaymentIntent', () => {
     expect(createCalls(challengeId)).toEqual([]);
   });
 
-  it('a Stripe webhook arriving after the challenge expired still settles the payment, and the expired credential gets its receipt', () => withoutSweep(async () => {
-    stripe.fake.addWebhookEndpoint(`${apiOnly.url}/stripe/webhooks`, TEST_STRIPE_WEBHOOK_SECRET);
-    const { credential, challengeId } = await credentialFor(apiOnly, terms('560', { expiresIn: 10 }));
-    const held = stripe.fake.hold('POST', '/v1/payment_intents');
-    expect((await settle(apiOnly, credential, terms('560', { expiresIn: 10 }))).status).toBe(500);
+  it('a Stripe webhook arriving after the challenge expired still settles the payment, and the expired credential gets its receipt', () =>
+    withoutSweep(async () => {
+      stripe.fake.addWebhookEndpoint(`${apiOnly.url}/stripe/webhooks`, TEST_STRIPE_WEBHOOK_SECRET);
+      const { credential, challengeId } = await credentialFor(apiOnly, terms('560', { expiresIn: 10 }));
+      const held = stripe.fake.hold('POST', '/v1/payment_intents');
+      expect((await settle(apiOnly, credential, terms('560', { expiresIn: 10 }))).status).toBe(500);
 
-    await later(apiOnly, 60_000, async () => {
-      // Expired: a new settlement of this challenge would be refused; the charge already under way is not.
-      held.release();
-      await stripe.fake.drainWebhooks();
-      await stateIs(challengeId, 'confirmed');
-      const [intent] = await intentsOf(challengeId);
-      expect((await eventsOf(challengeId)).map((e) => [e.type, e.data.via])).toEqual([
-        ['payment.verified', undefined],
-        ['payment.confirmed', 'webhook'],
-      ]);
-      const receipt = await settle(apiOnly, credential, terms('560', { expiresIn: 10 }));
-      expect(receipt).toMatchObject({ status: 200, body: { receipt: { status: 'success', method: 'stripe', reference: intent!.id, challengeId } } });
-    });
-    expect(createCalls(challengeId)).toHaveLength(2);
-  }));
+      await later(apiOnly, 60_000, async () => {
+        // Expired: a new settlement of this challenge would be refused; the charge already under way is not.
+        held.release();
+        await stripe.fake.drainWebhooks();
+        await stateIs(challengeId, 'confirmed');
+        const [intent] = await intentsOf(challengeId);
+        expect((await eventsOf(challengeId)).map((e) => [e.type, e.data.via])).toEqual([
+          ['payment.verified', undefined],
+          ['payment.confirmed', 'webhook'],
+        ]);
+        const receipt = await settle(apiOnly, credential, terms('560', { expiresIn: 10 }));
+        expect(receipt).toMatchObject({ status: 200, body: { receipt: { status: 'success', method: 'stripe', reference: intent!.id, challengeId } } });
+      });
+      expect(createCalls(challengeId)).toHaveLength(2);
+    }));
 });

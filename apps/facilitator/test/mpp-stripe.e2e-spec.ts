@@ -19,8 +19,21 @@ describe('MPP method stripe (charge)', () => {
   let facilitator: RunningFacilitator;
   let db: PrismaService;
 
-  const stripeOffer = (amount = '500') => ({ method: 'stripe', intent: 'charge', request: { amount, currency: 'usd', methodDetails: { networkId: 'profile_test_merchant', paymentMethodTypes: ['card'] } } });
-  const evmOffer = { method: 'evm', intent: 'charge', request: { amount: '1000', currency: usdc.address, recipient: getAddress(manifest.accounts.merchant.address), methodDetails: { chainId: manifest.chainId } } };
+  const stripeOffer = (amount = '500') => ({
+    method: 'stripe',
+    intent: 'charge',
+    request: { amount, currency: 'usd', methodDetails: { networkId: 'profile_test_merchant', paymentMethodTypes: ['card'] } },
+  });
+  const evmOffer = {
+    method: 'evm',
+    intent: 'charge',
+    request: {
+      amount: '1000',
+      currency: usdc.address,
+      recipient: getAddress(manifest.accounts.merchant.address),
+      methodDetails: { chainId: manifest.chainId },
+    },
+  };
   const terms = (amount = '500') => ({ realm: 'shop.example', offers: [stripeOffer(amount)] });
 
   const credentialFor = async (routeTerms: object, paymentMethod = 'pm_card_visa') => {
@@ -30,23 +43,34 @@ describe('MPP method stripe (charge)', () => {
     return mppx.createCredential(paymentRequiredResponse(issued.body.wwwAuthenticate));
   };
   const settle = (credential: string, routeTerms: object = terms()) => postJson(`${facilitator.url}/mpp/settle`, { credential, terms: routeTerms });
-  const intentsOf = async (challengeId: string) => (await stripe.buyer.paymentIntents.list({ limit: 100 })).data.filter((pi) => pi.metadata.challenge_id === challengeId);
+  const intentsOf = async (challengeId: string) =>
+    (await stripe.buyer.paymentIntents.list({ limit: 100 })).data.filter((pi) => pi.metadata.challenge_id === challengeId);
   const paymentOf = async (challengeId: string) =>
-    (await db.$queryRawUnsafe<{ state: string; reference: string | null; rail: string; amount: string }[]>(
-      `SELECT state::text, reference, rail, amount::text FROM facilitator.payments WHERE challenge_id = $1`,
-      challengeId,
-    ))[0];
+    (
+      await db.$queryRawUnsafe<{ state: string; reference: string | null; rail: string; amount: string }[]>(
+        `SELECT state::text, reference, rail, amount::text FROM facilitator.payments WHERE challenge_id = $1`,
+        challengeId,
+      )
+    )[0];
   const eventsOf = async (challengeId: string) =>
-    (await db.$queryRawUnsafe<{ type: string }[]>(
-      `SELECT e.type FROM facilitator.payment_events e JOIN facilitator.payments p ON p.id = e.payment_id WHERE p.challenge_id = $1 ORDER BY e.id`,
-      challengeId,
-    )).map((e) => e.type);
+    (
+      await db.$queryRawUnsafe<{ type: string }[]>(
+        `SELECT e.type FROM facilitator.payment_events e JOIN facilitator.payments p ON p.id = e.payment_id WHERE p.challenge_id = $1 ORDER BY e.id`,
+        challengeId,
+      )
+    ).map((e) => e.type);
 
   beforeAll(async () => {
     stripe = await startTestStripe();
     proxy = await startTcpProxy(Number(new URL(stripe.fake.url).port));
     // No Stripe sweep in this spec (RECOVERY_INTERVAL_MS): what resolves a payment here is a retry or a webhook.
-    facilitator = await startFacilitator({ ...stripe.facilitatorEnv, STRIPE_API_BASE: proxy.url('http'), STRIPE_TIMEOUT_MS: '800', SETTLE_BUDGET_MS: '1500', RECOVERY_INTERVAL_MS: '600000' });
+    facilitator = await startFacilitator({
+      ...stripe.facilitatorEnv,
+      STRIPE_API_BASE: proxy.url('http'),
+      STRIPE_TIMEOUT_MS: '800',
+      SETTLE_BUDGET_MS: '1500',
+      RECOVERY_INTERVAL_MS: '600000',
+    });
     db = facilitator.app.get(PrismaService);
   });
   afterAll(async () => {
@@ -84,7 +108,10 @@ describe('MPP method stripe (charge)', () => {
 
   it('maps a decline to verification-failed and requires_action to payment-action-required, each with a fresh challenge', async () => {
     const declined = await settle(await credentialFor(terms(), 'pm_card_chargeDeclined'));
-    expect(declined).toMatchObject({ status: 402, body: { type: 'https://paymentauth.org/problems/verification-failed', challenges: [expect.objectContaining({ method: 'stripe' })] } });
+    expect(declined).toMatchObject({
+      status: 402,
+      body: { type: 'https://paymentauth.org/problems/verification-failed', challenges: [expect.objectContaining({ method: 'stripe' })] },
+    });
     expect(declined.body.detail).toMatch(/declined/);
     expect(await paymentOf(declined.body.challengeId)).toMatchObject({ state: 'failed' });
 
@@ -167,7 +194,10 @@ describe('MPP method stripe (charge)', () => {
     const body = JSON.stringify(event);
     const again = await fetch(`${facilitator.url}/stripe/webhooks`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'stripe-signature': stripeSignatureHeader(TEST_STRIPE_WEBHOOK_SECRET, body, Math.floor(Date.now() / 1000)) },
+      headers: {
+        'content-type': 'application/json',
+        'stripe-signature': stripeSignatureHeader(TEST_STRIPE_WEBHOOK_SECRET, body, Math.floor(Date.now() / 1000)),
+      },
       body,
     });
     expect(await again.json()).toEqual({ received: true, duplicate: true });
@@ -176,7 +206,10 @@ describe('MPP method stripe (charge)', () => {
     // A forged or altered body: 400, nothing recorded.
     const forged = await fetch(`${facilitator.url}/stripe/webhooks`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'stripe-signature': stripeSignatureHeader(TEST_STRIPE_WEBHOOK_SECRET, body, Math.floor(Date.now() / 1000)) },
+      headers: {
+        'content-type': 'application/json',
+        'stripe-signature': stripeSignatureHeader(TEST_STRIPE_WEBHOOK_SECRET, body, Math.floor(Date.now() / 1000)),
+      },
       body: body.replace('"succeeded"', '"canceled"'),
     });
     expect(forged.status).toBe(400);
@@ -187,13 +220,20 @@ describe('MPP method stripe (charge)', () => {
     const other = await startFacilitator({ ...stripe.facilitatorEnv, STRIPE_SPT_PLACEMENT: 'payment_method_data', STRIPE_API_VERSION: '2026-04-22.preview' });
     try {
       const issued = await postJson(`${other.url}/mpp/challenges`, terms('550'));
-      const credential = await Mppx.create({ methods: [stripe.mppxMethod()], polyfill: false }).createCredential(paymentRequiredResponse(issued.body.wwwAuthenticate));
+      const credential = await Mppx.create({ methods: [stripe.mppxMethod()], polyfill: false }).createCredential(
+        paymentRequiredResponse(issued.body.wwwAuthenticate),
+      );
       const answer = await postJson(`${other.url}/mpp/settle`, { credential, terms: terms('550') });
       expect(answer.status).toBe(200);
       const intent = await stripe.buyer.paymentIntents.retrieve(answer.body.receipt.reference);
       expect(intent.status).toBe('succeeded');
-      const [request] = stripe.fake.requests().filter((r) => r.method === 'POST' && r.path === '/v1/payment_intents' && r.idempotencyKey?.startsWith(`mpp_${answer.body.receipt.challengeId}_`));
-      expect(request).toMatchObject({ stripeVersion: '2026-04-22.preview', params: { payment_method_data: { shared_payment_granted_token: expect.stringMatching(/^spt_/) } } });
+      const [request] = stripe.fake
+        .requests()
+        .filter((r) => r.method === 'POST' && r.path === '/v1/payment_intents' && r.idempotencyKey?.startsWith(`mpp_${answer.body.receipt.challengeId}_`));
+      expect(request).toMatchObject({
+        stripeVersion: '2026-04-22.preview',
+        params: { payment_method_data: { shared_payment_granted_token: expect.stringMatching(/^spt_/) } },
+      });
       expect(request!.params).not.toHaveProperty('shared_payment_granted_token');
     } finally {
       await other.close();
@@ -203,7 +243,10 @@ describe('MPP method stripe (charge)', () => {
   it('still settles evm credentials alongside (both rails in one facilitator)', async () => {
     const issued = await postJson(`${facilitator.url}/mpp/challenges`, { realm: 'shop.example', offers: [evmOffer, stripeOffer()] });
     expect(issued.body.challenges.map((c: { method: string }) => c.method)).toEqual(['evm', 'stripe']);
-    const mppx = Mppx.create({ methods: [evm.charge({ account: payerAccount(manifest, 7), authorization: { name: usdc.name, version: usdc.version } })], polyfill: false });
+    const mppx = Mppx.create({
+      methods: [evm.charge({ account: payerAccount(manifest, 7), authorization: { name: usdc.name, version: usdc.version } })],
+      polyfill: false,
+    });
     const credential = await mppx.createCredential(paymentRequiredResponse(issued.body.wwwAuthenticate));
     const answer = await settle(credential, { realm: 'shop.example', offers: [evmOffer, stripeOffer()] });
     expect(answer.body.receipt).toMatchObject({ method: 'evm', reference: expect.stringMatching(/^0x/) });

@@ -13,7 +13,10 @@ const usdc = manifest.tokens.usdc;
 
 /** A settled payment's id, through the facilitator's /settle. */
 async function settle(facilitator: RunningFacilitator, db: PrismaService, payerIndex: number, value: bigint): Promise<string> {
-  const payload = await signAuthorization(payerAccount(manifest, payerIndex), usdc, manifest.chainId, { to: manifest.accounts.merchant.address as Address, value });
+  const payload = await signAuthorization(payerAccount(manifest, payerIndex), usdc, manifest.chainId, {
+    to: manifest.accounts.merchant.address as Address,
+    value,
+  });
   const settled = await postJson(`${facilitator.url}/settle`, v2Body(payload, v2Requirements(manifest, usdc, value)));
   expect(settled.body.success, JSON.stringify(settled.body)).toBe(true);
   const [{ id }] = await db.$queryRawUnsafe<{ id: string }[]>(`SELECT id::text FROM facilitator.payments WHERE tx_hash = $1`, settled.body.transaction);
@@ -56,7 +59,10 @@ describe('payment events to the ledger queue', () => {
     facilitator = await startFacilitator({ OUTBOX_POLL_MS: '20' });
     db = facilitator.app.get(PrismaService);
     redis = new Redis(facilitator.config.redisUrl, { maxRetriesPerRequest: null });
-    worker = new Worker<PaymentEventMessage>(PAYMENT_EVENTS_QUEUE, async (job) => void received.push(job.data), { connection: redis, prefix: facilitator.config.queuePrefix });
+    worker = new Worker<PaymentEventMessage>(PAYMENT_EVENTS_QUEUE, async (job) => void received.push(job.data), {
+      connection: redis,
+      prefix: facilitator.config.queuePrefix,
+    });
   });
   afterAll(async () => {
     await worker?.close();
@@ -71,7 +77,10 @@ describe('payment events to the ledger queue', () => {
     });
 
   it('publishes verified, submitted and confirmed of a settled payment, in order, with the payment and the gas used', async () => {
-    const payload = await signAuthorization(payerAccount(manifest, 2), usdc, manifest.chainId, { to: manifest.accounts.merchant.address as Address, value: 7_000n });
+    const payload = await signAuthorization(payerAccount(manifest, 2), usdc, manifest.chainId, {
+      to: manifest.accounts.merchant.address as Address,
+      value: 7_000n,
+    });
     const settled = await postJson(`${facilitator.url}/settle`, v2Body(payload, v2Requirements(manifest, usdc, 7_000n)));
     expect(settled.body.success).toBe(true);
     const [{ id }] = await db.$queryRawUnsafe<{ id: string }[]>(`SELECT id::text FROM facilitator.payments WHERE tx_hash = $1`, settled.body.transaction);
@@ -88,7 +97,10 @@ describe('payment events to the ledger queue', () => {
     expect(new Set(events.map((e) => e.eventId)).size).toBe(3);
     // The relay marks them published in the transaction that adds the jobs, which may commit after the job arrives.
     await until('every event of the payment marked published', async () => {
-      const unpublished = await db.$queryRawUnsafe<unknown[]>(`SELECT 1 FROM facilitator.payment_events WHERE payment_id = $1::uuid AND published_at IS NULL`, id);
+      const unpublished = await db.$queryRawUnsafe<unknown[]>(
+        `SELECT 1 FROM facilitator.payment_events WHERE payment_id = $1::uuid AND published_at IS NULL`,
+        id,
+      );
       return unpublished.length === 0 || undefined;
     });
   });
@@ -100,7 +112,10 @@ describe('payment events to the ledger queue', () => {
     await db.$executeRawUnsafe(`UPDATE facilitator.payment_events SET published_at = NULL WHERE id = $1::bigint`, last!.id);
     // the relay has published it again once it marks it published again (it marks in the transaction that publishes)
     await until('the event published again', async () => {
-      const [row] = await db.$queryRawUnsafe<{ published: boolean }[]>(`SELECT published_at IS NOT NULL AS published FROM facilitator.payment_events WHERE id = $1::bigint`, last!.id);
+      const [row] = await db.$queryRawUnsafe<{ published: boolean }[]>(
+        `SELECT published_at IS NOT NULL AS published FROM facilitator.payment_events WHERE id = $1::bigint`,
+        last!.id,
+      );
       return row?.published || undefined;
     });
     expect(await queue.getJobCountByTypes('completed', 'waiting', 'active', 'delayed')).toBe(before);
@@ -188,7 +203,10 @@ describe('payment events the ledger has not acknowledged', () => {
     db = facilitator.app.get(PrismaService);
     redis = new Redis(facilitator.config.redisUrl, { maxRetriesPerRequest: null });
     queue = new Queue(PAYMENT_EVENTS_QUEUE, { connection: redis, prefix: facilitator.config.queuePrefix });
-    worker = new Worker<PaymentEventMessage>(PAYMENT_EVENTS_QUEUE, async (job) => void received.push(job.data), { connection: redis, prefix: facilitator.config.queuePrefix });
+    worker = new Worker<PaymentEventMessage>(PAYMENT_EVENTS_QUEUE, async (job) => void received.push(job.data), {
+      connection: redis,
+      prefix: facilitator.config.queuePrefix,
+    });
   });
   afterAll(async () => {
     await worker?.close();
@@ -207,7 +225,9 @@ describe('payment events the ledger has not acknowledged', () => {
     // Redis forgets the submitted event's job; the other two stay completed, never acknowledged
     // (removing fails while the job is active: the relay may already be re-publishing it)
     const lost = events[1].id;
-    const deliveredBeforeLoss = await until('the submitted event’s job removed', async () => ((await queue.remove(`event-${lost}`)) === 1 ? deliveries(lost) : undefined));
+    const deliveredBeforeLoss = await until('the submitted event’s job removed', async () =>
+      (await queue.remove(`event-${lost}`)) === 1 ? deliveries(lost) : undefined,
+    );
 
     await until('every event delivered again', () => (events.every((e) => deliveries(e.id) >= 2) && deliveries(lost) > deliveredBeforeLoss ? true : undefined));
     expect(new Set(received.filter((m) => m.eventId === lost).map((m) => m.type))).toEqual(new Set(['payment.submitted']));

@@ -22,17 +22,36 @@ describe('confirmations and reorgs', () => {
   let facilitator: RunningFacilitator | undefined;
   let receiver: WebhookReceiver | undefined;
 
-  const body = async () => v2Body(await signAuthorization(payerAccount(manifest, 4), usdc, manifest.chainId, { to: merchantAddress, value: amount }), v2Requirements(manifest, usdc, amount));
+  const body = async () =>
+    v2Body(
+      await signAuthorization(payerAccount(manifest, 4), usdc, manifest.chainId, { to: merchantAddress, value: amount }),
+      v2Requirements(manifest, usdc, amount),
+    );
   const row = async (nonce: string) =>
-    (await db.query(`SELECT state::text AS state, tx_hash AS "txHash", block_number::text AS "blockNumber", block_hash AS "blockHash" FROM facilitator.payments WHERE authorization_nonce = $1`, [nonce.toLowerCase()])).rows[0];
+    (
+      await db.query(
+        `SELECT state::text AS state, tx_hash AS "txHash", block_number::text AS "blockNumber", block_hash AS "blockHash" FROM facilitator.payments WHERE authorization_nonce = $1`,
+        [nonce.toLowerCase()],
+      )
+    ).rows[0];
   const networksFile = (confirmations: number) => {
     const file = join(mkdtempSync(join(tmpdir(), 'reorg-')), 'networks.json');
-    writeFileSync(file, JSON.stringify({
-      networks: [{
-        network: manifest.network, displayName: 'anvil', rpcUrls: [manifest.rpcUrl], pollingIntervalMs: 50, confirmations, signerKeyEnv: ['REORG_SIGNER'],
-        assets: [{ address: usdc.address, symbol: 'USDC', decimals: 6, eip712: { name: usdc.name, version: usdc.version } }],
-      }],
-    }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        networks: [
+          {
+            network: manifest.network,
+            displayName: 'anvil',
+            rpcUrls: [manifest.rpcUrl],
+            pollingIntervalMs: 50,
+            confirmations,
+            signerKeyEnv: ['REORG_SIGNER'],
+            assets: [{ address: usdc.address, symbol: 'USDC', decimals: 6, eip712: { name: usdc.name, version: usdc.version } }],
+          },
+        ],
+      }),
+    );
     return file;
   };
 
@@ -44,9 +63,12 @@ describe('confirmations and reorgs', () => {
   });
   afterAll(() => db.end());
 
-  it('records an outcome only once its block has the network\'s confirmations', async () => {
+  it("records an outcome only once its block has the network's confirmations", async () => {
     facilitator = await startFacilitator({
-      FACILITATOR_NETWORKS_FILE: networksFile(3), REORG_SIGNER: manifest.accounts.facilitatorSigners[2].privateKey, SETTLE_BUDGET_MS: '1000', QUEUE_PREFIX: 'mp:test-confirmations',
+      FACILITATOR_NETWORKS_FILE: networksFile(3),
+      REORG_SIGNER: manifest.accounts.facilitatorSigners[2].privateKey,
+      SETTLE_BUDGET_MS: '1000',
+      QUEUE_PREFIX: 'mp:test-confirmations',
     });
     const payment = await body();
     const nonce = payment.paymentPayload.payload.authorization.nonce;
@@ -61,7 +83,12 @@ describe('confirmations and reorgs', () => {
     let final = first;
     for (let i = 0; i < 20 && final.errorReason === 'settlement_pending'; i++) final = (await postJson(`${facilitator.url}/settle`, payment)).body;
     expect(final).toMatchObject({ success: true, transaction: first.transaction });
-    expect(await row(nonce)).toEqual({ state: 'confirmed', txHash: first.transaction, blockNumber: receipt.blockNumber.toString(), blockHash: receipt.blockHash });
+    expect(await row(nonce)).toEqual({
+      state: 'confirmed',
+      txHash: first.transaction,
+      blockNumber: receipt.blockNumber.toString(),
+      blockHash: receipt.blockHash,
+    });
   });
 
   it('takes back a confirmation whose block a reorg dropped, confirms the payment again by its transaction mined anew, and tells the merchant', async () => {
@@ -69,15 +96,22 @@ describe('confirmations and reorgs', () => {
     const merchant = createMerchant('Reorg merchant', receiver.url);
     receiver.verifyWith(merchant.webhookSecret);
     facilitator = await startFacilitator({
-      FACILITATOR_OPEN_MODE: 'false', FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[2].privateKey,
-      RECOVERY_INTERVAL_MS: '200', WEBHOOK_POLL_MS: '50', QUEUE_PREFIX: 'mp:test-reorg',
+      FACILITATOR_OPEN_MODE: 'false',
+      FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[2].privateKey,
+      RECOVERY_INTERVAL_MS: '200',
+      WEBHOOK_POLL_MS: '50',
+      QUEUE_PREFIX: 'mp:test-reorg',
     });
     const payment = await body();
     const nonce = payment.paymentPayload.payload.authorization.nonce;
     const merchantBefore = await balanceOf(client, usdc, merchantAddress);
-    const settled = await (await fetch(`${facilitator.url}/settle`, {
-      method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${merchant.apiKey}` }, body: JSON.stringify(payment),
-    })).json() as { success: boolean; transaction: Hex };
+    const settled = (await (
+      await fetch(`${facilitator.url}/settle`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${merchant.apiKey}` },
+        body: JSON.stringify(payment),
+      })
+    ).json()) as { success: boolean; transaction: Hex };
     expect(settled).toMatchObject({ success: true });
     const before = await row(nonce);
     expect(before).toMatchObject({ state: 'confirmed', txHash: settled.transaction });
@@ -99,7 +133,12 @@ describe('confirmations and reorgs', () => {
     const receipt = await client.getTransactionReceipt({ hash: settled.transaction });
     expect(receipt.blockHash).toBe(after.blockHash);
     expect(await balanceOf(client, usdc, merchantAddress)).toBe(merchantBefore + amount);
-    const events = (await db.query(`SELECT e.type FROM facilitator.payment_events e JOIN facilitator.payments p ON p.id = e.payment_id WHERE p.authorization_nonce = $1 ORDER BY e.id`, [nonce.toLowerCase()])).rows.map((r) => r.type);
+    const events = (
+      await db.query(
+        `SELECT e.type FROM facilitator.payment_events e JOIN facilitator.payments p ON p.id = e.payment_id WHERE p.authorization_nonce = $1 ORDER BY e.id`,
+        [nonce.toLowerCase()],
+      )
+    ).rows.map((r) => r.type);
     expect(events.filter((t) => t === 'payment.confirmed' || t === 'payment.reorged')).toEqual(['payment.confirmed', 'payment.reorged', 'payment.confirmed']);
 
     // The merchant hears the confirmation, its correction, and the new confirmation.

@@ -45,7 +45,8 @@ describe('FACILITATOR_ROLE api and worker', () => {
   });
 
   const paymentState = async (nonce: string) =>
-    (await db.$queryRawUnsafe<{ state: string }[]>(`SELECT state::text FROM facilitator.payments WHERE authorization_nonce = $1`, nonce.toLowerCase()))[0]?.state;
+    (await db.$queryRawUnsafe<{ state: string }[]>(`SELECT state::text FROM facilitator.payments WHERE authorization_nonce = $1`, nonce.toLowerCase()))[0]
+      ?.state;
 
   it('an api process has none of the worker providers, and keeps what the API needs', () => {
     for (const provider of [...WORKER_PROVIDERS, FacilitatorWorkersModule]) {
@@ -70,7 +71,11 @@ describe('FACILITATOR_ROLE api and worker', () => {
     worker = await startFacilitator({ ...env, FACILITATOR_ROLE: 'worker' });
     for (const provider of WORKER_PROVIDERS) expect(worker.app.get(provider, { strict: false }), provider.name).toBeInstanceOf(provider);
 
-    await until('the worker to confirm the payment', async () => ((await paymentState(payload.authorization.nonce)) === 'confirmed' ? true : undefined), 40_000);
+    await until(
+      'the worker to confirm the payment',
+      async () => ((await paymentState(payload.authorization.nonce)) === 'confirmed' ? true : undefined),
+      40_000,
+    );
     const settled = await postJson(`${api.url}/settle`, body);
     expect(settled.body).toEqual({ success: true, transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/), network: manifest.network, payer: payer.address });
     expect((await client.getTransactionReceipt({ hash: settled.body.transaction })).status).toBe('success');

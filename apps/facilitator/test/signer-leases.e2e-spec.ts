@@ -13,7 +13,12 @@ describe('hot wallets', () => {
     const a = await startFacilitator(env);
     const b = await startFacilitator(env);
     try {
-      const held = (app: typeof a) => app.app.get(NetworkRegistry).all()[0].signers.signers.filter((s) => s.enabled).map((s) => s.address);
+      const held = (app: typeof a) =>
+        app.app
+          .get(NetworkRegistry)
+          .all()[0]
+          .signers.signers.filter((s) => s.enabled)
+          .map((s) => s.address);
       expect(held(a)).toHaveLength(2);
       expect(held(b)).toHaveLength(2);
       expect(held(a).filter((address) => held(b).includes(address))).toEqual([]);
@@ -29,8 +34,15 @@ describe('hot wallets', () => {
     const fees = await signer.currentFees(true);
     expect(fees.maxFeePerGas).toBeLessThanOrEqual(cap);
     const stuck = {
-      hash: '0x01' as Hex, nonce: 0, signer: signer.address, raw: '0x' as Hex, to: signer.address, data: '0x' as Hex, gas: 21_000n,
-      maxFeePerGas: cap, maxPriorityFeePerGas: cap / 2n,
+      hash: '0x01' as Hex,
+      nonce: 0,
+      signer: signer.address,
+      raw: '0x' as Hex,
+      to: signer.address,
+      data: '0x' as Hex,
+      gas: 21_000n,
+      maxFeePerGas: cap,
+      maxPriorityFeePerGas: cap / 2n,
     };
     let broadcast = false;
     await expect(signer.replace(stuck, async () => void (broadcast = true))).rejects.toBeInstanceOf(FeeCapError);

@@ -49,7 +49,10 @@ const amount = 2_500n;
 const freshAddress = () => privateKeyToAccount(generatePrivateKey()).address;
 
 const x402Payment = async (payTo: Address, payerIndex: number) =>
-  v2Body(await signAuthorization(payerAccount(manifest, payerIndex), usdc, manifest.chainId, { to: payTo, value: amount }), v2Requirements(manifest, usdc, amount, { payTo }));
+  v2Body(
+    await signAuthorization(payerAccount(manifest, payerIndex), usdc, manifest.chainId, { to: payTo, value: amount }),
+    v2Requirements(manifest, usdc, amount, { payTo }),
+  );
 
 const mppTerms = (recipient: Address) => ({
   realm: 'isolation.example',
@@ -57,23 +60,37 @@ const mppTerms = (recipient: Address) => ({
 });
 
 /** An MPP credential for a challenge issued with `key`, paid by payer `payerIndex`. */
-async function mppCredential(w: World, key: string, recipient: Address, payerIndex: number): Promise<{ credential: string; terms: ReturnType<typeof mppTerms>; challengeId: string }> {
+async function mppCredential(
+  w: World,
+  key: string,
+  recipient: Address,
+  payerIndex: number,
+): Promise<{ credential: string; terms: ReturnType<typeof mppTerms>; challengeId: string }> {
   const terms = mppTerms(recipient);
   const issued = await call(`${w.url}/mpp/challenges`, { key, body: terms });
   expect(issued.status).toBe(201);
-  const payer = Mppx.create({ methods: [evm.charge({ account: payerAccount(manifest, payerIndex), authorization: { name: usdc.name, version: usdc.version } })], polyfill: false });
+  const payer = Mppx.create({
+    methods: [evm.charge({ account: payerAccount(manifest, payerIndex), authorization: { name: usdc.name, version: usdc.version } })],
+    polyfill: false,
+  });
   return { credential: await payer.createCredential(paymentRequiredResponse(issued.body.wwwAuthenticate)), terms, challengeId: issued.body.challenges[0].id };
 }
 
 async function paymentsWithNonce(w: World, body: { paymentPayload: { payload: { authorization: { nonce: string } } } }): Promise<number> {
-  const rows = await w.db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM facilitator.payments WHERE authorization_nonce = $1`, body.paymentPayload.payload.authorization.nonce.toLowerCase());
+  const rows = await w.db.$queryRawUnsafe<{ n: number }[]>(
+    `SELECT count(*)::int AS n FROM facilitator.payments WHERE authorization_nonce = $1`,
+    body.paymentPayload.payload.authorization.nonce.toLowerCase(),
+  );
   return rows[0].n;
 }
 
 async function addressesOf(w: World, key: string): Promise<{ allowAnyPayTo: boolean; addresses: string[] }> {
   const answer = await call(`${w.url}/merchants/me/receiving-addresses`, { key });
   expect(answer.status).toBe(200);
-  return { allowAnyPayTo: answer.body.allowAnyPayTo, addresses: answer.body.data.map((r: { network: string; address: string }) => `${r.network}:${r.address}`) };
+  return {
+    allowAnyPayTo: answer.body.allowAnyPayTo,
+    addresses: answer.body.data.map((r: { network: string; address: string }) => `${r.network}:${r.address}`),
+  };
 }
 
 function expectNoTraceOfA(w: World, answer: Answer, route: string): void {
@@ -159,7 +176,9 @@ const cases: Record<string, Case> = {
     check: async (w) => {
       const before = await addressesOf(w, w.a.apiKey);
       const extra = freshAddress();
-      expect((await call(`${w.url}/merchants/me/receiving-addresses`, { key: w.b.apiKey, body: { network: manifest.network, address: extra } })).status).toBe(201);
+      expect((await call(`${w.url}/merchants/me/receiving-addresses`, { key: w.b.apiKey, body: { network: manifest.network, address: extra } })).status).toBe(
+        201,
+      );
       expect((await addressesOf(w, w.b.apiKey)).addresses).toContain(`${manifest.network}:${extra}`);
       expect(await addressesOf(w, w.a.apiKey)).toEqual(before);
       expect((await call(`${w.url}/merchants/me/receiving-addresses/${manifest.network}/${extra}`, { method: 'DELETE', key: w.b.apiKey })).status).toBe(204);
@@ -184,7 +203,10 @@ const cases: Record<string, Case> = {
       expect(ids).toContain(w.bPaymentId);
       expect(ids).not.toContain(w.aPaymentId);
       expect(listed.body.data.every((p: { payTo: string }) => getAddress(p.payTo) !== w.aPayTo)).toBe(true);
-      const owners = await w.db.$queryRawUnsafe<{ merchant_id: string }[]>(`SELECT DISTINCT merchant_id::text FROM facilitator.payments WHERE id = ANY($1::uuid[])`, ids);
+      const owners = await w.db.$queryRawUnsafe<{ merchant_id: string }[]>(
+        `SELECT DISTINCT merchant_id::text FROM facilitator.payments WHERE id = ANY($1::uuid[])`,
+        ids,
+      );
       expect(owners).toEqual([{ merchant_id: w.b.merchantId }]);
     },
   },
@@ -224,7 +246,9 @@ const cases: Record<string, Case> = {
     check: async (w) => {
       // A challenge B's key issues is bound to B's secret: A's key does not accept it, so B cannot issue for A.
       const { credential, terms } = await mppCredential(w, w.b.apiKey, w.bPayTo, 2);
-      expect((await call(`${w.url}/mpp/verify`, { key: w.a.apiKey, body: { credential, terms } })).body).toMatchObject({ type: 'https://paymentauth.org/problems/invalid-challenge' });
+      expect((await call(`${w.url}/mpp/verify`, { key: w.a.apiKey, body: { credential, terms } })).body).toMatchObject({
+        type: 'https://paymentauth.org/problems/invalid-challenge',
+      });
     },
   },
 
@@ -232,11 +256,16 @@ const cases: Record<string, Case> = {
     kind: 'tenant',
     check: async (w) => {
       const ofA = await mppCredential(w, w.a.apiKey, w.aPayTo, 2);
-      expect((await call(`${w.url}/mpp/verify`, { key: w.b.apiKey, body: { credential: ofA.credential, terms: ofA.terms } })).body).toMatchObject({ type: 'https://paymentauth.org/problems/invalid-challenge' });
+      expect((await call(`${w.url}/mpp/verify`, { key: w.b.apiKey, body: { credential: ofA.credential, terms: ofA.terms } })).body).toMatchObject({
+        type: 'https://paymentauth.org/problems/invalid-challenge',
+      });
       // B's own challenge for A's address: refused for the address.
       const forA = await mppCredential(w, w.b.apiKey, w.aPayTo, 2);
       const refused = await call(`${w.url}/mpp/verify`, { key: w.b.apiKey, body: { credential: forA.credential, terms: forA.terms } });
-      expect(refused).toMatchObject({ status: 402, body: { type: 'https://paymentauth.org/problems/verification-failed', detail: expect.stringContaining('pay_to_not_allowed') } });
+      expect(refused).toMatchObject({
+        status: 402,
+        body: { type: 'https://paymentauth.org/problems/verification-failed', detail: expect.stringContaining('pay_to_not_allowed') },
+      });
     },
   },
 
@@ -244,11 +273,19 @@ const cases: Record<string, Case> = {
     kind: 'tenant',
     check: async (w) => {
       const ofA = await mppCredential(w, w.a.apiKey, w.aPayTo, 3);
-      expect((await call(`${w.url}/mpp/settle`, { key: w.b.apiKey, body: { credential: ofA.credential, terms: ofA.terms } })).body).toMatchObject({ type: 'https://paymentauth.org/problems/invalid-challenge' });
+      expect((await call(`${w.url}/mpp/settle`, { key: w.b.apiKey, body: { credential: ofA.credential, terms: ofA.terms } })).body).toMatchObject({
+        type: 'https://paymentauth.org/problems/invalid-challenge',
+      });
       const forA = await mppCredential(w, w.b.apiKey, w.aPayTo, 3);
       const refused = await call(`${w.url}/mpp/settle`, { key: w.b.apiKey, body: { credential: forA.credential, terms: forA.terms } });
-      expect(refused).toMatchObject({ status: 402, body: { type: 'https://paymentauth.org/problems/verification-failed', detail: expect.stringContaining('pay_to_not_allowed') } });
-      const claimed = await w.db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM facilitator.mpp_claims WHERE challenge_id = ANY($1::text[])`, [ofA.challengeId, forA.challengeId]);
+      expect(refused).toMatchObject({
+        status: 402,
+        body: { type: 'https://paymentauth.org/problems/verification-failed', detail: expect.stringContaining('pay_to_not_allowed') },
+      });
+      const claimed = await w.db.$queryRawUnsafe<{ n: number }[]>(
+        `SELECT count(*)::int AS n FROM facilitator.mpp_claims WHERE challenge_id = ANY($1::text[])`,
+        [ofA.challengeId, forA.challengeId],
+      );
       expect(claimed[0].n).toBe(0);
       // A's credential was left unused: A settles it.
       const settled = await call(`${w.url}/mpp/settle`, { key: w.a.apiKey, body: { credential: ofA.credential, terms: ofA.terms } });
@@ -257,7 +294,7 @@ const cases: Record<string, Case> = {
   },
 };
 
-describe('tenant isolation: merchant B\'s key on every facilitator operation of merchant A (keys on)', () => {
+describe("tenant isolation: merchant B's key on every facilitator operation of merchant A (keys on)", () => {
   let facilitator: RunningFacilitator;
   const w = {} as World;
 
@@ -273,7 +310,10 @@ describe('tenant isolation: merchant B\'s key on every facilitator operation of 
     const settledBy = async (merchant: TestMerchant, payTo: Address, payerIndex: number) => {
       const body = await x402Payment(payTo, payerIndex);
       expect((await call(`${w.url}/settle`, { key: merchant.apiKey, body })).body).toMatchObject({ success: true });
-      const [row] = await w.db.$queryRawUnsafe<{ id: string }[]>(`SELECT id FROM facilitator.payments WHERE authorization_nonce = $1`, body.paymentPayload.payload.authorization.nonce.toLowerCase());
+      const [row] = await w.db.$queryRawUnsafe<{ id: string }[]>(
+        `SELECT id FROM facilitator.payments WHERE authorization_nonce = $1`,
+        body.paymentPayload.payload.authorization.nonce.toLowerCase(),
+      );
       return row.id;
     };
     w.aPaymentId = await settledBy(w.a, w.aPayTo, 1);
@@ -294,11 +334,11 @@ describe('tenant isolation: merchant B\'s key on every facilitator operation of 
   });
 
   const tenantCases = Object.entries(cases).flatMap(([route, c]) => (c.kind === 'tenant' ? [{ route, check: c.check }] : []));
-  it.each(tenantCases)('$route: refused, or B\'s data only; A\'s unchanged', async ({ check }) => {
+  it.each(tenantCases)("$route: refused, or B's data only; A's unchanged", async ({ check }) => {
     await check(w);
   });
 
-  it('the operator operations refuse B\'s key on A, change nothing of A\'s, and are served with the operator token', async () => {
+  it("the operator operations refuse B's key on A, change nothing of A's, and are served with the operator token", async () => {
     const operatorRoutes = Object.entries(cases).flatMap(([route, c]) => (c.kind === 'operator' ? [route] : []));
     expect(operatorRoutes.length).toBeGreaterThan(5);
     const keys = () => w.db.apiKey.findMany({ where: { merchantId: w.a.merchantId }, select: { id: true, revokedAt: true } });
@@ -315,7 +355,14 @@ describe('tenant isolation: merchant B\'s key on every facilitator operation of 
         .replace('{address}', w.aPayTo);
     for (const route of operatorRoutes) {
       const method = route.split(' ')[0];
-      const body = method === 'GET' ? undefined : route === 'POST /admin/merchants' ? { name: 'Made by B' } : route.endsWith('/webhook') ? { webhookUrl: 'https://b.example/hooks' } : {};
+      const body =
+        method === 'GET'
+          ? undefined
+          : route === 'POST /admin/merchants'
+            ? { name: 'Made by B' }
+            : route.endsWith('/webhook')
+              ? { webhookUrl: 'https://b.example/hooks' }
+              : {};
       const refused = await call(`${w.url}${pathOf(route)}`, { method, key: w.b.apiKey, body });
       expect(refused, route).toMatchObject({ status: 401, body: { code: 'unauthorized', instance: pathOf(route) } });
       // nothing of A beyond the path B asked for
@@ -330,7 +377,7 @@ describe('tenant isolation: merchant B\'s key on every facilitator operation of 
     }
   });
 
-  it('the public operations answer B as anyone, with nothing of A\'s', async () => {
+  it("the public operations answer B as anyone, with nothing of A's", async () => {
     for (const [route, c] of Object.entries(cases)) {
       if (c.kind !== 'public') continue;
       const [method, p] = route.split(' ');

@@ -27,12 +27,21 @@ describe('webhooks to merchants', () => {
   const servers: WebhookReceiver[] = [];
 
   const settle = async (apiKey: string, token = usdc) => {
-    const body = v2Body(await signAuthorization(payerAccount(manifest, 7), token, manifest.chainId, { to: merchantAddress, value: amount }), v2Requirements(manifest, token, amount));
-    const response = await fetch(`${facilitator.url}/settle`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` }, body: JSON.stringify(body) });
+    const body = v2Body(
+      await signAuthorization(payerAccount(manifest, 7), token, manifest.chainId, { to: merchantAddress, value: amount }),
+      v2Requirements(manifest, token, amount),
+    );
+    const response = await fetch(`${facilitator.url}/settle`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+      body: JSON.stringify(body),
+    });
     return { nonce: body.paymentPayload.payload.authorization.nonce.toLowerCase(), answer: (await response.json()) as any };
   };
   const deliveries = (merchantId: string) =>
-    db.$queryRawUnsafe<{ id: string; event_type: string; status: string; attempt: number; response_status: number | null; error: string | null; delivered_at: Date | null }[]>(
+    db.$queryRawUnsafe<
+      { id: string; event_type: string; status: string; attempt: number; response_status: number | null; error: string | null; delivered_at: Date | null }[]
+    >(
       `SELECT id::text, event_type, status::text, attempt, response_status, error, delivered_at FROM facilitator.webhook_deliveries WHERE merchant_id = $1::uuid ORDER BY created_at`,
       merchantId,
     );
@@ -78,12 +87,20 @@ describe('webhooks to merchants', () => {
       expect(r.headers['content-type']).toBe('application/json');
       // Standard Webhooks (the receiver verified each with the standardwebhooks package); our own check agrees
       expect(r.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
-      expect(verifyWebhookSignature({ secret: merchant.webhookSecret, headers: r.headers, body: r.body })).toMatchObject({ ok: true, id: r.headers['webhook-id'] });
+      expect(verifyWebhookSignature({ secret: merchant.webhookSecret, headers: r.headers, body: r.body })).toMatchObject({
+        ok: true,
+        id: r.headers['webhook-id'],
+      });
       expect(() => new Webhook(otherSecret).verify(r.body, r.headers as Record<string, string>)).toThrow(WebhookVerificationError);
     }
 
     const event = JSON.parse(accepted.body);
-    expect(event).toEqual({ id: accepted.headers['webhook-id'], type: 'payment.confirmed', createdAt: expect.stringMatching(/Z$/), data: { payment: expect.any(Object) } });
+    expect(event).toEqual({
+      id: accepted.headers['webhook-id'],
+      type: 'payment.confirmed',
+      createdAt: expect.stringMatching(/Z$/),
+      data: { payment: expect.any(Object) },
+    });
     const read = await fetch(`${facilitator.url}/payments/${event.data.payment.id}`, { headers: { authorization: `Bearer ${merchant.apiKey}` } });
     expect(event.data.payment).toEqual(await read.json());
     expect(event.data.payment).toMatchObject({ state: 'confirmed', amount: '5555', txHash: answer.transaction });
@@ -92,7 +109,15 @@ describe('webhooks to merchants', () => {
       const rows = await deliveries(merchant.merchantId);
       return rows[0]?.status === 'delivered' ? rows : undefined;
     });
-    expect(delivery).toMatchObject({ id: event.id, event_type: 'payment.confirmed', status: 'delivered', attempt: 3, response_status: 204, error: null, delivered_at: expect.any(Date) });
+    expect(delivery).toMatchObject({
+      id: event.id,
+      event_type: 'payment.confirmed',
+      status: 'delivered',
+      attempt: 3,
+      response_status: 204,
+      error: null,
+      delivered_at: expect.any(Date),
+    });
     expect(await attemptLog(delivery.id)).toEqual([
       { attempt: 1, response_status: 500, error: 'HTTP 500' },
       { attempt: 2, response_status: 500, error: 'HTTP 500' },
@@ -117,7 +142,10 @@ describe('webhooks to merchants', () => {
     const token = manifest.tokens.misreportingUsdc;
     expect((await settle(failing.apiKey, token)).answer).toMatchObject({ success: false, errorReason: 'invalid_exact_evm_transfer_event_mismatch' });
     const got = await until('payment.failed', () => receiver.received[0]);
-    expect(JSON.parse(got.body)).toMatchObject({ type: 'payment.failed', data: { payment: { state: 'failed', errorReason: 'invalid_exact_evm_transfer_event_mismatch', txHash: expect.stringMatching(/^0x/) } } });
+    expect(JSON.parse(got.body)).toMatchObject({
+      type: 'payment.failed',
+      data: { payment: { state: 'failed', errorReason: 'invalid_exact_evm_transfer_event_mismatch', txHash: expect.stringMatching(/^0x/) } },
+    });
 
     const unreachable = createMerchant('Unreachable', `http://127.0.0.1:${await freePort()}/hooks`);
     expect((await settle(unreachable.apiKey)).answer).toMatchObject({ success: true });
@@ -135,10 +163,13 @@ describe('webhooks to merchants', () => {
     const silent = createMerchant('No webhooks');
     expect((await settle(silent.apiKey)).answer).toMatchObject({ success: true });
 
-    const receiver = await startWebhookReceiver({ failures: 99, onRequest: async () => {
-      // The merchant is disabled while its first attempt is being answered (with a 500).
-      await db.$executeRawUnsafe(`UPDATE facilitator.merchants SET disabled_at = now() WHERE id = $1::uuid`, disabled.merchantId);
-    } });
+    const receiver = await startWebhookReceiver({
+      failures: 99,
+      onRequest: async () => {
+        // The merchant is disabled while its first attempt is being answered (with a 500).
+        await db.$executeRawUnsafe(`UPDATE facilitator.merchants SET disabled_at = now() WHERE id = $1::uuid`, disabled.merchantId);
+      },
+    });
     servers.push(receiver);
     const disabled = createMerchant('Disabled later', receiver.url);
     receiver.verifyWith(disabled.webhookSecret);
@@ -159,8 +190,13 @@ describe('webhooks to merchants', () => {
         `INSERT INTO facilitator.payments (network, asset, payer, authorization_nonce, pay_to, amount, valid_after, valid_before, scheme, x402_version,
                                            payload_hash, state, updated_at, merchant_id, tx_hash)
          VALUES ($1, $2, $3, $4, $5, 1, 0, 9999999999, 'exact', 2, 'test', 'confirmed', now(), $6::uuid, $7) RETURNING id::text`,
-        manifest.network, usdc.address.toLowerCase(), payerAccount(manifest, 7).address.toLowerCase(), `0x${randomBytes(32).toString('hex')}`,
-        merchantAddress.toLowerCase(), merchantId, `0x${randomBytes(32).toString('hex')}`,
+        manifest.network,
+        usdc.address.toLowerCase(),
+        payerAccount(manifest, 7).address.toLowerCase(),
+        `0x${randomBytes(32).toString('hex')}`,
+        merchantAddress.toLowerCase(),
+        merchantId,
+        `0x${randomBytes(32).toString('hex')}`,
       )
     )[0].id;
   // created an hour ago: a cursor that trusted an event's age would move past it at once
@@ -180,7 +216,12 @@ describe('webhooks to merchants', () => {
       // The slow transaction takes its event id first and stays open.
       await held.query('BEGIN');
       await held.query(EVENT.replace('$1::uuid', `'${slow}'::uuid`));
-      const [{ id: slowId, xact }] = (await held.query<{ id: string; xact: string }>(`SELECT max(id)::text AS id, pg_current_xact_id()::text AS xact FROM facilitator.payment_events WHERE payment_id = $1`, [slow])).rows;
+      const [{ id: slowId, xact }] = (
+        await held.query<{ id: string; xact: string }>(
+          `SELECT max(id)::text AS id, pg_current_xact_id()::text AS xact FROM facilitator.payment_events WHERE payment_id = $1`,
+          [slow],
+        )
+      ).rows;
       // A later event commits and is delivered: the dispatcher has read past the slow event's id.
       await db.$executeRawUnsafe(EVENT, quick);
       await until('the later event', () => receiver.received.find((r) => paymentOf(r) === quick));
@@ -188,7 +229,13 @@ describe('webhooks to merchants', () => {
       expect(BigInt(quickId)).toBeGreaterThan(BigInt(slowId));
       // ... but its cursor has not moved past the slow event
       const cursor = await facilitator.app.get(WebhookRepository).cursor();
-      const [{ before }] = await db.$queryRawUnsafe<{ before: boolean }[]>(`SELECT ($1::xid8, $2::bigint) < ($3::xid8, $4::bigint) AS before`, cursor!.xactId, cursor!.eventId, xact, slowId);
+      const [{ before }] = await db.$queryRawUnsafe<{ before: boolean }[]>(
+        `SELECT ($1::xid8, $2::bigint) < ($3::xid8, $4::bigint) AS before`,
+        cursor!.xactId,
+        cursor!.eventId,
+        xact,
+        slowId,
+      );
       expect(before).toBe(true);
 
       await held.query('COMMIT');
@@ -238,13 +285,26 @@ describe('webhooks to merchants', () => {
       while (await repo.enqueue(1_000)); // catch up with everything earlier tests left
       const queued = async () => (await deliveries(merchant.merchantId)).length;
       const isBefore = async (a: { xactId: string; eventId: string }, b: { xactId: string; eventId: string }) =>
-        (await db.$queryRawUnsafe<{ before: boolean }[]>(`SELECT ($1::xid8, $2::bigint) < ($3::xid8, $4::bigint) AS before`, a.xactId, a.eventId, b.xactId, b.eventId))[0].before;
+        (
+          await db.$queryRawUnsafe<{ before: boolean }[]>(
+            `SELECT ($1::xid8, $2::bigint) < ($3::xid8, $4::bigint) AS before`,
+            a.xactId,
+            a.eventId,
+            b.xactId,
+            b.eventId,
+          )
+        )[0].before;
 
       // An event whose transaction is still open gets its id now but becomes visible only after later events.
       const held = await newPayment(merchant.merchantId);
       await late.query('BEGIN');
       await late.query(EVENT.replace('$1::uuid', `'${held}'::uuid`));
-      const [heldAt] = (await late.query<{ xactId: string; eventId: string }>(`SELECT pg_current_xact_id()::text AS "xactId", max(id)::text AS "eventId" FROM facilitator.payment_events WHERE payment_id = $1`, [held])).rows;
+      const [heldAt] = (
+        await late.query<{ xactId: string; eventId: string }>(
+          `SELECT pg_current_xact_id()::text AS "xactId", max(id)::text AS "eventId" FROM facilitator.payment_events WHERE payment_id = $1`,
+          [held],
+        )
+      ).rows;
       for (let i = 0; i < 5; i++) await db.$executeRawUnsafe(EVENT, await newPayment(merchant.merchantId));
 
       // All five are queued at once, read two per page, but the cursor stays before the held event.
@@ -258,15 +318,21 @@ describe('webhooks to merchants', () => {
       expect(await queued()).toBe(6);
 
       // With no transaction open before them, the cursor moves past them all, a page at a time (true: read on).
-      const max = (await db.$queryRawUnsafe<{ xactId: string; eventId: string }[]>(
-        `SELECT xact_id::text AS "xactId", id::text AS "eventId" FROM facilitator.payment_events ORDER BY xact_id DESC, id DESC LIMIT 1`,
-      ))[0];
+      const max = (
+        await db.$queryRawUnsafe<{ xactId: string; eventId: string }[]>(
+          `SELECT xact_id::text AS "xactId", id::text AS "eventId" FROM facilitator.payment_events ORDER BY xact_id DESC, id DESC LIMIT 1`,
+        )
+      )[0];
       // (xmin is the whole server's: a transaction open in another database delays this, so allow it a while)
-      await until('the cursor to pass every event', async () => {
-        while (await repo.enqueue(2, 1));
-        const cursor = await repo.cursor();
-        return cursor?.xactId === max.xactId && cursor.eventId === max.eventId ? cursor : undefined;
-      }, 50_000);
+      await until(
+        'the cursor to pass every event',
+        async () => {
+          while (await repo.enqueue(2, 1));
+          const cursor = await repo.cursor();
+          return cursor?.xactId === max.xactId && cursor.eventId === max.eventId ? cursor : undefined;
+        },
+        50_000,
+      );
       expect(await queued()).toBe(6);
     } finally {
       await late.end();
@@ -286,7 +352,11 @@ describe('webhook destinations (WEBHOOK_ALLOW_PRIVATE off)', () => {
       execFile(
         process.execPath,
         ['scripts/merchants.mjs', ...args, '--json'],
-        { cwd: path.resolve(__dirname, '../../..'), env: { ...process.env, FACILITATOR_URL: facilitator.url, OPERATOR_TOKEN: TEST_OPERATOR_TOKEN }, encoding: 'utf8' },
+        {
+          cwd: path.resolve(__dirname, '../../..'),
+          env: { ...process.env, FACILITATOR_URL: facilitator.url, OPERATOR_TOKEN: TEST_OPERATOR_TOKEN },
+          encoding: 'utf8',
+        },
         (error, stdout, stderr) => resolve({ status: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
       ),
     );
@@ -309,10 +379,20 @@ describe('webhook destinations (WEBHOOK_ALLOW_PRIVATE off)', () => {
   });
 
   it('refuses to register a loopback, private, link-local or metadata URL, with the reason code', async () => {
-    for (const url of ['http://127.0.0.1:8080/hooks', 'http://10.0.0.7/hooks', 'http://169.254.169.254/latest/meta-data/', 'http://[::ffff:127.0.0.1]/hooks', 'http://[fd00:ec2::254]/', 'http://metadata.google.internal/', 'http://localhost/hooks']) {
+    for (const url of [
+      'http://127.0.0.1:8080/hooks',
+      'http://10.0.0.7/hooks',
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[::ffff:127.0.0.1]/hooks',
+      'http://[fd00:ec2::254]/',
+      'http://metadata.google.internal/',
+      'http://localhost/hooks',
+    ]) {
       const created = await cli('create', '--name', 'SSRF', '--webhook-url', url);
       expect(created.status, url).toBe(2);
-      expect(created.stderr, url).toMatch(/^merchants: webhook_destination_not_allowed: .+ is a (loopback|private|cloud metadata) (address|name); webhooks go to public addresses only/);
+      expect(created.stderr, url).toMatch(
+        /^merchants: webhook_destination_not_allowed: .+ is a (loopback|private|cloud metadata) (address|name); webhooks go to public addresses only/,
+      );
     }
     const merchant = JSON.parse((await cli('create', '--name', 'Public hooks', '--webhook-url', 'https://hooks.example.com/x')).stdout);
     expect(merchant.webhookUrl).toBe('https://hooks.example.com/x');
@@ -325,7 +405,13 @@ describe('webhook destinations (WEBHOOK_ALLOW_PRIVATE off)', () => {
     const merchant = createMerchant('Webhook over the API');
     const endpoint = `${facilitator.url}/merchants/me/webhook`;
     const put = (body: unknown) => call(endpoint, { method: 'PUT', key: merchant.apiKey, body });
-    for (const url of ['http://127.0.0.1:8080/hooks', 'http://[::ffff:169.254.169.254]/', 'http://metadata.google.internal/', 'http://10.1.2.3/', 'http://[fe80::1]/']) {
+    for (const url of [
+      'http://127.0.0.1:8080/hooks',
+      'http://[::ffff:169.254.169.254]/',
+      'http://metadata.google.internal/',
+      'http://10.1.2.3/',
+      'http://[fe80::1]/',
+    ]) {
       const refused = await put({ webhookUrl: url });
       expect(refused.status, url).toBe(400);
       expect(refused.body, url).toMatchObject({
@@ -334,8 +420,14 @@ describe('webhook destinations (WEBHOOK_ALLOW_PRIVATE off)', () => {
         invalidParams: [{ name: 'webhookUrl' }],
       });
     }
-    expect(await put({ webhookUrl: 'ftp://hooks.example.com/' })).toMatchObject({ status: 400, body: { code: 'validation_failed', invalidParams: [{ name: 'webhookUrl', reason: 'the webhook URL must be http:// or https://' }] } });
-    expect(await put({ webhookUrl: 'https://hooks.example.com/', secret: 'x' })).toMatchObject({ status: 400, body: { code: 'validation_failed', invalidParams: [{ name: 'secret', reason: 'unknown field' }] } });
+    expect(await put({ webhookUrl: 'ftp://hooks.example.com/' })).toMatchObject({
+      status: 400,
+      body: { code: 'validation_failed', invalidParams: [{ name: 'webhookUrl', reason: 'the webhook URL must be http:// or https://' }] },
+    });
+    expect(await put({ webhookUrl: 'https://hooks.example.com/', secret: 'x' })).toMatchObject({
+      status: 400,
+      body: { code: 'validation_failed', invalidParams: [{ name: 'secret', reason: 'unknown field' }] },
+    });
     expect(await put({})).toMatchObject({ status: 400, body: { code: 'validation_failed', invalidParams: [{ name: 'webhookUrl' }] } });
     expect(await call(endpoint, { key: merchant.apiKey })).toMatchObject({ status: 200, body: { merchantId: merchant.merchantId, webhookUrl: null } });
 
@@ -359,11 +451,19 @@ describe('webhook destinations (WEBHOOK_ALLOW_PRIVATE off)', () => {
           `INSERT INTO facilitator.payments (network, asset, payer, authorization_nonce, pay_to, amount, valid_after, valid_before, scheme, x402_version,
                                              payload_hash, state, updated_at, merchant_id, tx_hash)
            VALUES ($1, $2, $3, $4, $5, 1, 0, 9999999999, 'exact', 2, 'test', 'confirmed', now(), $6::uuid, $7) RETURNING id::text`,
-          manifest.network, manifest.tokens.usdc.address.toLowerCase(), payerAccount(manifest, 7).address.toLowerCase(), `0x${randomBytes(32).toString('hex')}`,
-          manifest.accounts.merchant.address.toLowerCase(), merchant.merchantId, `0x${randomBytes(32).toString('hex')}`,
+          manifest.network,
+          manifest.tokens.usdc.address.toLowerCase(),
+          payerAccount(manifest, 7).address.toLowerCase(),
+          `0x${randomBytes(32).toString('hex')}`,
+          manifest.accounts.merchant.address.toLowerCase(),
+          merchant.merchantId,
+          `0x${randomBytes(32).toString('hex')}`,
         )
       )[0].id;
-      await db.$executeRawUnsafe(`INSERT INTO facilitator.payment_events (payment_id, type, data) VALUES ($1::uuid, 'payment.confirmed', '{}'::jsonb)`, payment);
+      await db.$executeRawUnsafe(
+        `INSERT INTO facilitator.payment_events (payment_id, type, data) VALUES ($1::uuid, 'payment.confirmed', '{}'::jsonb)`,
+        payment,
+      );
     }
     const failed = async (merchantId: string) =>
       until(`the delivery of ${merchantId} to fail`, async () => {
@@ -374,13 +474,16 @@ describe('webhook destinations (WEBHOOK_ALLOW_PRIVATE off)', () => {
         return rows[0]?.status === 'failed' ? rows : undefined;
       });
     const [named] = await failed(byName.merchantId);
-    expect(named).toMatchObject({ attempt: 1, error: expect.stringMatching(/^webhook_destination_not_allowed: localhost resolves to (127\.0\.0\.1|::1), a loopback address$/) });
+    expect(named).toMatchObject({
+      attempt: 1,
+      error: expect.stringMatching(/^webhook_destination_not_allowed: localhost resolves to (127\.0\.0\.1|::1), a loopback address$/),
+    });
     const [literal] = await failed(byAddress.merchantId);
     expect(literal).toMatchObject({ attempt: 1, error: 'webhook_destination_not_allowed: 127.0.0.1 is a loopback address' });
     for (const delivery of [named, literal]) {
-      expect(await db.$queryRawUnsafe(`SELECT attempt, response_status, error FROM facilitator.webhook_delivery_attempts WHERE delivery_id = $1::uuid`, delivery.id)).toEqual([
-        { attempt: 1, response_status: null, error: delivery.error },
-      ]);
+      expect(
+        await db.$queryRawUnsafe(`SELECT attempt, response_status, error FROM facilitator.webhook_delivery_attempts WHERE delivery_id = $1::uuid`, delivery.id),
+      ).toEqual([{ attempt: 1, response_status: null, error: delivery.error }]);
     }
     // failed for good after one attempt: nothing is left to send, and nothing reached the receiver
     expect(receiver.received).toEqual([]);

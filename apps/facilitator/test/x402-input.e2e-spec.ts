@@ -21,7 +21,10 @@ describe('facilitator input handling', () => {
     facilitator = await startFacilitator();
     db = facilitator.app.get(PrismaService);
     // A payer with no funds: even a mutation that stays valid cannot settle, so any row written would be a bug.
-    const payload = await signAuthorization(privateKeyToAccount(generatePrivateKey()), usdc, manifest.chainId, { to: manifest.accounts.merchant.address as Address, value: 5_000n });
+    const payload = await signAuthorization(privateKeyToAccount(generatePrivateKey()), usdc, manifest.chainId, {
+      to: manifest.accounts.merchant.address as Address,
+      value: 5_000n,
+    });
     valid = v2Body(payload, v2Requirements(manifest, usdc, 5_000n));
     rowsBefore = await countRows();
   });
@@ -108,7 +111,11 @@ describe('facilitator input handling', () => {
       node[path[path.length - 1]] = leaf;
       return JSON.stringify(copy);
     });
-    const garbage = fc.oneof(fc.jsonValue().map((v) => JSON.stringify(v)), fc.string(), mutated);
+    const garbage = fc.oneof(
+      fc.jsonValue().map((v) => JSON.stringify(v)),
+      fc.string(),
+      mutated,
+    );
     await fc.assert(
       fc.asyncProperty(garbage, fc.constantFrom('/verify', '/settle'), async (body, path) => {
         const r = await send(path, body);
@@ -128,7 +135,8 @@ describe('facilitator input handling', () => {
     node[path[path.length - 1]] = '__nested__';
     return JSON.stringify(copy).replace('"__nested__"', nested);
   };
-  const nestedJson = (kind: 'array' | 'object', depth: number) => (kind === 'array' ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`);
+  const nestedJson = (kind: 'array' | 'object', depth: number) =>
+    kind === 'array' ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
   const nestingPaths = [
     ['paymentPayload', 'payload', 'authorization', 'nonce'],
     ['paymentPayload', 'payload', 'authorization'],
@@ -176,7 +184,8 @@ describe('facilitator input handling', () => {
     const json = JSON.stringify(valid);
     await fc.assert(
       fc.asyncProperty(oversized, async ({ size, chunked, shape, writeBytes, readAfterWriting, endpoint }) => {
-        const text = shape === 'leading-whitespace' ? `${' '.repeat(size - json.length)}${json}` : JSON.stringify({ ...valid, padding: 'x'.repeat(size - json.length) });
+        const text =
+          shape === 'leading-whitespace' ? `${' '.repeat(size - json.length)}${json}` : JSON.stringify({ ...valid, padding: 'x'.repeat(size - json.length) });
         const r = await rawPost(facilitator.url, endpoint, Buffer.from(text), { chunked, writeBytes, readAfterWriting });
         expect(r, `no answer (${r.error ?? 'closed'})`).toMatchObject({ status: 413 });
         expect(JSON.parse(r.body)).toMatchObject({ status: 413, code: 'payload_too_large' });

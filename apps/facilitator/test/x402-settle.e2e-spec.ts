@@ -14,7 +14,9 @@ describe('POST /settle', () => {
   let db: PrismaService;
 
   beforeAll(async () => {
-    facilitator = await startFacilitator({ FACILITATOR_SIGNER_KEYS: `${manifest.accounts.facilitatorSigners[0].privateKey},${manifest.accounts.facilitatorSigners[1].privateKey}` });
+    facilitator = await startFacilitator({
+      FACILITATOR_SIGNER_KEYS: `${manifest.accounts.facilitatorSigners[0].privateKey},${manifest.accounts.facilitatorSigners[1].privateKey}`,
+    });
     db = facilitator.app.get(PrismaService);
   });
   afterAll(() => facilitator?.close());
@@ -49,7 +51,13 @@ describe('POST /settle', () => {
     const receipt = await client.getTransactionReceipt({ hash: response.transaction });
     expect(receipt.status).toBe('success');
     const transfer = receipt.logs
-      .map((log) => { try { return decodeEventLog({ abi: eip3009Abi, ...log }); } catch { return undefined; } })
+      .map((log) => {
+        try {
+          return decodeEventLog({ abi: eip3009Abi, ...log });
+        } catch {
+          return undefined;
+        }
+      })
       .find((e) => e?.eventName === 'Transfer');
     expect(transfer?.args).toMatchObject({ from: payer.address, to: merchant, value: amount });
     expect(await balanceOf(client, usdc, payer.address)).toBe(payerBefore - amount);
@@ -85,7 +93,9 @@ describe('POST /settle', () => {
   it('settles 40 distinct payments at once without nonce collisions', async () => {
     const payer = payerAccount(manifest, 5);
     const before = await balanceOf(client, usdc, payer.address);
-    const bodies = await Promise.all(Array.from({ length: 40 }, async () => v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount }), requirements())));
+    const bodies = await Promise.all(
+      Array.from({ length: 40 }, async () => v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount }), requirements())),
+    );
 
     const responses = await Promise.all(bodies.map(settle));
 
@@ -101,7 +111,9 @@ describe('POST /settle', () => {
     });
     try {
       const bodies = await Promise.all(
-        Array.from({ length: 64 }, async (_, i) => v2Body(await signAuthorization(payerAccount(manifest, 5 + (i % 4)), usdc, manifest.chainId, { to: merchant, value: amount }), requirements())),
+        Array.from({ length: 64 }, async (_, i) =>
+          v2Body(await signAuthorization(payerAccount(manifest, 5 + (i % 4)), usdc, manifest.chainId, { to: merchant, value: amount }), requirements()),
+        ),
       );
       const responses = await Promise.all(bodies.map((body) => postJson(`${four.url}/settle`, body).then((r) => r.body)));
       expect(responses.filter((r) => !r.success)).toEqual([]);
@@ -111,7 +123,11 @@ describe('POST /settle', () => {
           WHERE p.authorization_nonce = ANY($1) GROUP BY e.type ORDER BY e.type`,
         nonces,
       );
-      expect(events.map((e) => [e.type, Number(e.n)])).toEqual([['payment.confirmed', 64], ['payment.submitted', 64], ['payment.verified', 64]]);
+      expect(events.map((e) => [e.type, Number(e.n)])).toEqual([
+        ['payment.confirmed', 64],
+        ['payment.submitted', 64],
+        ['payment.verified', 64],
+      ]);
       const signers = await db.$queryRawUnsafe<{ signer: string }[]>(
         `SELECT DISTINCT signer FROM facilitator.payments WHERE authorization_nonce = ANY($1)`,
         nonces,
@@ -171,7 +187,9 @@ describe('POST /settle', () => {
         const body = v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount }), requirements());
         const pending = (await postJson(`${slow.url}/settle`, body)).body;
         expect(pending).toMatchObject({ success: false, errorReason: 'settlement_pending', transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
-        expect(await paymentRow(body.paymentPayload.payload.authorization.nonce)).toEqual([{ state: 'submitted', tx_hash: pending.transaction, amount: amount.toString() }]);
+        expect(await paymentRow(body.paymentPayload.payload.authorization.nonce)).toEqual([
+          { state: 'submitted', tx_hash: pending.transaction, amount: amount.toString() },
+        ]);
 
         await mineBlock(client);
         const settled = (await postJson(`${slow.url}/settle`, body)).body;
@@ -202,8 +220,14 @@ describe('POST /settle', () => {
         const { r, s, v } = parseSignature(cancel);
         const wallet = createWalletClient({ account: payer, chain: client.chain, transport: http(manifest.rpcUrl) });
         await wallet.writeContract({
-          address: usdc.address as Address, abi: eip3009Abi, functionName: 'cancelAuthorization', args: [payer.address, nonce, Number(v), r, s],
-          chain: null, gas: 200_000n, maxFeePerGas: 500_000_000_000n, maxPriorityFeePerGas: 100_000_000_000n,
+          address: usdc.address as Address,
+          abi: eip3009Abi,
+          functionName: 'cancelAuthorization',
+          args: [payer.address, nonce, Number(v), r, s],
+          chain: null,
+          gas: 200_000n,
+          maxFeePerGas: 500_000_000_000n,
+          maxPriorityFeePerGas: 100_000_000_000n,
         });
         await mineBlock(client);
 
@@ -222,7 +246,9 @@ describe('POST /settle', () => {
 
   it('replaces a settlement stuck in the mempool with higher fees, and exactly one of the two is mined', async () => {
     const stuck = await startFacilitator({
-      SETTLE_BUDGET_MS: '300', STUCK_TX_AFTER_MS: '200', QUEUE_PREFIX: 'mp:test-stuck',
+      SETTLE_BUDGET_MS: '300',
+      STUCK_TX_AFTER_MS: '200',
+      QUEUE_PREFIX: 'mp:test-stuck',
       FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[3].privateKey,
     });
     try {
@@ -267,10 +293,12 @@ describe('POST /settle', () => {
     }
   });
 
-  it('refuses a settlement whose gas would exceed the asset\'s cap, with a clear reason and nothing written', async () => {
+  it("refuses a settlement whose gas would exceed the asset's cap, with a clear reason and nothing written", async () => {
     // 1% of the payment at 3,000 USDC per ETH: a cent cannot pay for its gas, a hundred dollars can.
     const capped = await startFacilitator({
-      FACILITATOR_GAS_CAP_BPS: '100', FACILITATOR_NATIVE_PRICE: '3000000000', QUEUE_PREFIX: 'mp:test-gas-cap',
+      FACILITATOR_GAS_CAP_BPS: '100',
+      FACILITATOR_NATIVE_PRICE: '3000000000',
+      QUEUE_PREFIX: 'mp:test-gas-cap',
       FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[3].privateKey,
     });
     try {
@@ -281,14 +309,17 @@ describe('POST /settle', () => {
       expect(refused.errorMessage).toMatch(/more than 1% of the payment/);
       expect(await paymentRow(cent.paymentPayload.payload.authorization.nonce)).toEqual([]);
 
-      const hundred = v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: 100_000_000n }), v2Requirements(manifest, usdc, 100_000_000n));
+      const hundred = v2Body(
+        await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: 100_000_000n }),
+        v2Requirements(manifest, usdc, 100_000_000n),
+      );
       expect((await postJson(`${capped.url}/settle`, hundred)).body).toMatchObject({ success: true });
     } finally {
       await capped.close();
     }
   });
 
-  it('recovers when something else used the signer\'s next nonce', async () => {
+  it("recovers when something else used the signer's next nonce", async () => {
     const key = manifest.accounts.facilitatorSigners[3].privateKey as Hex;
     // Its own queue, so its own worker (holding the wallet whose nonce was taken) sends the settlement.
     const single = await startFacilitator({ FACILITATOR_SIGNER_KEYS: key, QUEUE_PREFIX: 'mp:test-nonce-recovery' });
@@ -304,7 +335,11 @@ describe('POST /settle', () => {
       const secondResult = (await postJson(`${single.url}/settle`, second)).body;
       expect(secondResult, JSON.stringify(secondResult)).toMatchObject({ success: true });
       expect(await eventTypes(second.paymentPayload.payload.authorization.nonce)).toEqual([
-        'payment.verified', 'payment.submitted', 'payment.resend', 'payment.submitted', 'payment.confirmed',
+        'payment.verified',
+        'payment.submitted',
+        'payment.resend',
+        'payment.submitted',
+        'payment.confirmed',
       ]);
     } finally {
       await single.close();
@@ -349,8 +384,16 @@ describe('POST /settle', () => {
         x402Version: 1,
         paymentPayload: { x402Version: 1, scheme: 'exact', network: 'anvil', payload },
         paymentRequirements: {
-          scheme: 'exact', network: 'anvil', maxAmountRequired: amount.toString(), resource: 'http://merchant.test/v1', description: 'v1 resource',
-          mimeType: 'application/json', payTo: merchant, maxTimeoutSeconds: 60, asset: usdc.address, extra: { name: usdc.name, version: usdc.version },
+          scheme: 'exact',
+          network: 'anvil',
+          maxAmountRequired: amount.toString(),
+          resource: 'http://merchant.test/v1',
+          description: 'v1 resource',
+          mimeType: 'application/json',
+          payTo: merchant,
+          maxTimeoutSeconds: 60,
+          asset: usdc.address,
+          extra: { name: usdc.name, version: usdc.version },
         },
       };
       expect((await postJson(`${facilitator.url}/verify`, body)).body).toEqual({ isValid: true, payer: payer.address });

@@ -37,7 +37,10 @@ describe('smart wallets', () => {
     const { authorization: a } = payload;
     const { r, s, v } = parseSignature(payload.signature);
     const hash = await funderWallet.writeContract({
-      address: usdc.address as Address, abi: eip3009Abi, functionName: 'transferWithAuthorization', chain: null,
+      address: usdc.address as Address,
+      abi: eip3009Abi,
+      functionName: 'transferWithAuthorization',
+      chain: null,
       args: [a.from, a.to, BigInt(a.value), BigInt(a.validAfter), BigInt(a.validBefore), a.nonce, Number(v), r, s],
     });
     expect((await client.waitForTransactionReceipt({ hash, pollingInterval: 25 })).status).toBe('success');
@@ -61,12 +64,21 @@ describe('smart wallets', () => {
   };
   const code = async (address: Address) => (await client.getCode({ address })) ?? '0x';
   const paymentRows = (nonce: string) =>
-    db.$queryRawUnsafe<{ state: string; tx_hash: string | null }[]>(`SELECT state::text, tx_hash FROM facilitator.payments WHERE authorization_nonce = $1`, nonce.toLowerCase());
+    db.$queryRawUnsafe<{ state: string; tx_hash: string | null }[]>(
+      `SELECT state::text, tx_hash FROM facilitator.payments WHERE authorization_nonce = $1`,
+      nonce.toLowerCase(),
+    );
   const transferOf = async (hash: Hex) => {
     const receipt = await client.getTransactionReceipt({ hash });
     const transfers = receipt.logs
       .filter((l) => l.address.toLowerCase() === usdc.address.toLowerCase())
-      .map((log) => { try { return decodeEventLog({ abi: eip3009Abi, ...log }); } catch { return undefined; } })
+      .map((log) => {
+        try {
+          return decodeEventLog({ abi: eip3009Abi, ...log });
+        } catch {
+          return undefined;
+        }
+      })
       .filter((e) => e?.eventName === 'Transfer');
     return { receipt, transfers: transfers.map((t) => t!.args) };
   };
@@ -104,7 +116,10 @@ describe('smart wallets', () => {
 
     it('refuses a signature by someone other than the owner', async () => {
       const wallet = manifest.contracts.smartWallet as Address;
-      const body = v2Body(await signAuthorization(payerAccount(manifest, 1), usdc, manifest.chainId, { from: wallet, to: merchant, value: amount }), requirements());
+      const body = v2Body(
+        await signAuthorization(payerAccount(manifest, 1), usdc, manifest.chainId, { from: wallet, to: merchant, value: amount }),
+        requirements(),
+      );
       expect(await post(open, 'verify', body)).toMatchObject({ isValid: false, invalidReason: 'invalid_exact_evm_signature', payer: wallet });
     });
   });
@@ -119,7 +134,11 @@ describe('smart wallets', () => {
       expect(verified).toMatchObject({ isValid: false, invalidReason: 'eip6492_factory_not_allowed', payer: wallet.address });
       expect(verified.invalidMessage).toContain(factory);
       expect(await post(closed, 'settle', body)).toMatchObject({
-        success: false, errorReason: 'eip6492_factory_not_allowed', transaction: '', network: manifest.network, payer: wallet.address,
+        success: false,
+        errorReason: 'eip6492_factory_not_allowed',
+        transaction: '',
+        network: manifest.network,
+        payer: wallet.address,
       });
       expect(await code(wallet.address)).toBe('0x');
       expect(await balanceOf(client, usdc, wallet.address)).toBe(amount);
@@ -144,7 +163,13 @@ describe('smart wallets', () => {
       expect(transfers).toEqual([{ from: wallet.address, to: merchant, value: amount }]);
 
       expect(await code(wallet.address)).not.toBe('0x');
-      expect(await client.readContract({ address: wallet.address, abi: [{ type: 'function', name: 'owner', stateMutability: 'view', inputs: [], outputs: [{ type: 'address' }] }], functionName: 'owner' })).toBe(wallet.owner.address);
+      expect(
+        await client.readContract({
+          address: wallet.address,
+          abi: [{ type: 'function', name: 'owner', stateMutability: 'view', inputs: [], outputs: [{ type: 'address' }] }],
+          functionName: 'owner',
+        }),
+      ).toBe(wallet.owner.address);
       expect(await balanceOf(client, usdc, wallet.address)).toBe(0n);
       expect(await balanceOf(client, usdc, merchant)).toBe(merchantBefore + amount);
       expect(await paymentRows(body.paymentPayload.payload.authorization.nonce)).toEqual([{ state: 'confirmed', tx_hash: settled.transaction }]);
@@ -154,14 +179,22 @@ describe('smart wallets', () => {
       expect(await balanceOf(client, usdc, merchant)).toBe(merchantBefore + amount);
     });
 
-    it('answers invalid_exact_evm_transaction_simulation_failed when the inner signature is not the owner\'s, and nothing reaches the chain', async () => {
+    it("answers invalid_exact_evm_transaction_simulation_failed when the inner signature is not the owner's, and nothing reaches the chain", async () => {
       const wallet = await counterfactualWallet();
       await fund(wallet.address, amount);
       const body = v2Body(await wallet.pay(payerAccount(manifest, 1)), requirements());
 
       // The reference gives the same reason: the signature of an undeployed wallet is only checked by the simulation.
-      expect(await post(open, 'verify', body)).toMatchObject({ isValid: false, invalidReason: 'invalid_exact_evm_transaction_simulation_failed', payer: wallet.address });
-      expect(await post(open, 'settle', body)).toMatchObject({ success: false, errorReason: 'invalid_exact_evm_transaction_simulation_failed', transaction: '' });
+      expect(await post(open, 'verify', body)).toMatchObject({
+        isValid: false,
+        invalidReason: 'invalid_exact_evm_transaction_simulation_failed',
+        payer: wallet.address,
+      });
+      expect(await post(open, 'settle', body)).toMatchObject({
+        success: false,
+        errorReason: 'invalid_exact_evm_transaction_simulation_failed',
+        transaction: '',
+      });
       expect(await code(wallet.address)).toBe('0x');
       expect(await balanceOf(client, usdc, wallet.address)).toBe(amount);
       expect(await paymentRows(body.paymentPayload.payload.authorization.nonce)).toEqual([]);
@@ -170,7 +203,11 @@ describe('smart wallets', () => {
     it('answers invalid_exact_evm_insufficient_balance for an unfunded counterfactual wallet', async () => {
       const wallet = await counterfactualWallet();
       const body = v2Body(await wallet.pay(), requirements());
-      expect(await post(open, 'verify', body)).toMatchObject({ isValid: false, invalidReason: 'invalid_exact_evm_insufficient_balance', payer: wallet.address });
+      expect(await post(open, 'verify', body)).toMatchObject({
+        isValid: false,
+        invalidReason: 'invalid_exact_evm_insufficient_balance',
+        payer: wallet.address,
+      });
       expect(await post(open, 'settle', body)).toMatchObject({ success: false, errorReason: 'invalid_exact_evm_insufficient_balance', transaction: '' });
       expect(await code(wallet.address)).toBe('0x');
     });
@@ -178,7 +215,13 @@ describe('smart wallets', () => {
     it('treats a 6492 signature of an already deployed wallet as ERC-1271, whatever the allowlist', async () => {
       const wallet = await counterfactualWallet();
       await fund(wallet.address, amount);
-      const deploy = await funderWallet.writeContract({ address: factory, abi: smartWalletFactoryAbi, functionName: 'deploy', args: [wallet.owner.address, wallet.salt], chain: null });
+      const deploy = await funderWallet.writeContract({
+        address: factory,
+        abi: smartWalletFactoryAbi,
+        functionName: 'deploy',
+        args: [wallet.owner.address, wallet.salt],
+        chain: null,
+      });
       await client.waitForTransactionReceipt({ hash: deploy, pollingInterval: 25 });
       expect(await code(wallet.address)).not.toBe('0x');
       const body = v2Body(await wallet.pay(), requirements());
@@ -199,7 +242,10 @@ describe('smart wallets', () => {
       const wallet = await counterfactualWallet();
       const inner = await signAuthorization(wallet.owner, usdc, manifest.chainId, { from: wallet.address, to: merchant, value: amount });
       const signature = serializeErc6492Signature({ address: '0x0000000000000000000000000000000000000000', data: '0x', signature: inner.signature });
-      expect(await post(open, 'verify', v2Body({ ...inner, signature }, requirements()))).toMatchObject({ isValid: false, invalidReason: 'invalid_exact_evm_signature' });
+      expect(await post(open, 'verify', v2Body({ ...inner, signature }, requirements()))).toMatchObject({
+        isValid: false,
+        invalidReason: 'invalid_exact_evm_signature',
+      });
     });
   });
 
@@ -212,10 +258,12 @@ describe('smart wallets', () => {
       }
     };
 
-    it('is empty by default and sets the local network\'s allowlist', () => {
+    it("is empty by default and sets the local network's allowlist", () => {
       expect((boot({}) as { networks: { eip6492AllowedFactories: string[] }[] }).networks[0].eip6492AllowedFactories).toEqual([]);
-      expect((boot({ FACILITATOR_EIP6492_FACTORIES: ` ${factory}, ${merchant} ` }) as { networks: { eip6492AllowedFactories: string[] }[] }).networks[0].eip6492AllowedFactories)
-        .toEqual([factory, merchant]);
+      expect(
+        (boot({ FACILITATOR_EIP6492_FACTORIES: ` ${factory}, ${merchant} ` }) as { networks: { eip6492AllowedFactories: string[] }[] }).networks[0]
+          .eip6492AllowedFactories,
+      ).toEqual([factory, merchant]);
     });
 
     it('refuses a malformed address, naming the variable', () => {

@@ -40,56 +40,112 @@ describe('POST /verify', () => {
   });
 
   const cases: [string, () => Promise<unknown>][] = [
-    ['invalid_x402_version', async () => ({ ...v2Body(await validPayload(), requirements()), x402Version: 3, paymentPayload: { ...v2Body(await validPayload(), requirements()).paymentPayload, x402Version: 3 } })],
+    [
+      'invalid_x402_version',
+      async () => ({
+        ...v2Body(await validPayload(), requirements()),
+        x402Version: 3,
+        paymentPayload: { ...v2Body(await validPayload(), requirements()).paymentPayload, x402Version: 3 },
+      }),
+    ],
     ['unsupported_scheme', async () => v2Body(await validPayload(), requirements({ scheme: 'upto' }))],
     ['invalid_network', async () => v2Body(await validPayload(), requirements({ network: 'eip155:1' }))],
-    ['invalid_exact_evm_scheme', async () => {
-      const body = v2Body(await validPayload(), requirements());
-      return { ...body, paymentPayload: { ...body.paymentPayload, accepted: { ...body.paymentRequirements, scheme: 'upto' } } };
-    }],
-    ['invalid_exact_evm_network_mismatch', async () => {
-      const body = v2Body(await validPayload(), requirements());
-      return { ...body, paymentPayload: { ...body.paymentPayload, accepted: { ...body.paymentRequirements, network: 'eip155:8453' } } };
-    }],
+    [
+      'invalid_exact_evm_scheme',
+      async () => {
+        const body = v2Body(await validPayload(), requirements());
+        return { ...body, paymentPayload: { ...body.paymentPayload, accepted: { ...body.paymentRequirements, scheme: 'upto' } } };
+      },
+    ],
+    [
+      'invalid_exact_evm_network_mismatch',
+      async () => {
+        const body = v2Body(await validPayload(), requirements());
+        return { ...body, paymentPayload: { ...body.paymentPayload, accepted: { ...body.paymentRequirements, network: 'eip155:8453' } } };
+      },
+    ],
     ['invalid_exact_evm_missing_eip712_domain', async () => v2Body(await validPayload(), requirements({ extra: {} }))],
     ['invalid_payment_requirements', async () => v2Body(await validPayload(), requirements({ asset: manifest.contracts.smartWalletFactory }))],
-    ['invalid_exact_evm_signature', async () => {
-      const payload = await signAuthorization(payerAccount(manifest, 1), usdc, manifest.chainId, { from: payer.address, to: merchant, value: amount });
-      return v2Body(payload, requirements());
-    }],
-    ['invalid_exact_evm_recipient_mismatch', async () => v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: payer.address, value: amount }), requirements())],
-    ['invalid_exact_evm_payload_authorization_valid_before', async () =>
-      v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount, validBefore: now() + 3n }), requirements())],
-    ['invalid_exact_evm_payload_authorization_valid_after', async () =>
-      v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount, validAfter: now() + 120n }), requirements())],
-    ['invalid_exact_evm_payload_authorization_value_mismatch', async () =>
-      v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount - 1n }), requirements())],
-    ['invalid_exact_evm_token_name_mismatch', async () =>
-      v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount }, { name: 'USDC' }), requirements({ extra: { name: 'USDC', version: '2' } }))],
-    ['invalid_exact_evm_token_version_mismatch', async () =>
-      v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount }, { version: '1' }), requirements({ extra: { name: 'USD Coin', version: '1' } }))],
-    ['invalid_exact_evm_insufficient_balance', async () => {
-      const broke = privateKeyToAccount(generatePrivateKey());
-      return v2Body(await signAuthorization(broke, usdc, manifest.chainId, { to: merchant, value: amount }), requirements());
-    }],
-    ['invalid_exact_evm_eip3009_not_supported', async () => {
-      const plain = manifest.tokens.plain;
-      return v2Body(await signAuthorization(payer, plain, manifest.chainId, { to: merchant, value: amount }), v2Requirements(manifest, plain, amount));
-    }],
-    ['invalid_exact_evm_transaction_simulation_failed', async () => {
-      const zero = '0x0000000000000000000000000000000000000000' as Address;
-      return v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: zero, value: amount }), requirements({ payTo: zero }));
-    }],
-    ['eip6492_factory_not_allowed', async () => {
-      const counterfactual = privateKeyToAccount(generatePrivateKey()).address;
-      const inner = await signAuthorization(payer, usdc, manifest.chainId, { from: counterfactual, to: merchant, value: amount });
-      const signature = serializeErc6492Signature({ address: manifest.contracts.smartWalletFactory as Address, data: '0xdeadbeef', signature: inner.signature });
-      return v2Body({ ...inner, signature }, requirements());
-    }],
-    ['unsupported_payload_type', async () => {
-      const body = v2Body(await validPayload(), requirements());
-      return { ...body, paymentPayload: { ...body.paymentPayload, payload: { signature: '0x00', permit2Authorization: {} } } };
-    }],
+    [
+      'invalid_exact_evm_signature',
+      async () => {
+        const payload = await signAuthorization(payerAccount(manifest, 1), usdc, manifest.chainId, { from: payer.address, to: merchant, value: amount });
+        return v2Body(payload, requirements());
+      },
+    ],
+    [
+      'invalid_exact_evm_recipient_mismatch',
+      async () => v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: payer.address, value: amount }), requirements()),
+    ],
+    [
+      'invalid_exact_evm_payload_authorization_valid_before',
+      async () => v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount, validBefore: now() + 3n }), requirements()),
+    ],
+    [
+      'invalid_exact_evm_payload_authorization_valid_after',
+      async () => v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount, validAfter: now() + 120n }), requirements()),
+    ],
+    [
+      'invalid_exact_evm_payload_authorization_value_mismatch',
+      async () => v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount - 1n }), requirements()),
+    ],
+    [
+      'invalid_exact_evm_token_name_mismatch',
+      async () =>
+        v2Body(
+          await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount }, { name: 'USDC' }),
+          requirements({ extra: { name: 'USDC', version: '2' } }),
+        ),
+    ],
+    [
+      'invalid_exact_evm_token_version_mismatch',
+      async () =>
+        v2Body(
+          await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount }, { version: '1' }),
+          requirements({ extra: { name: 'USD Coin', version: '1' } }),
+        ),
+    ],
+    [
+      'invalid_exact_evm_insufficient_balance',
+      async () => {
+        const broke = privateKeyToAccount(generatePrivateKey());
+        return v2Body(await signAuthorization(broke, usdc, manifest.chainId, { to: merchant, value: amount }), requirements());
+      },
+    ],
+    [
+      'invalid_exact_evm_eip3009_not_supported',
+      async () => {
+        const plain = manifest.tokens.plain;
+        return v2Body(await signAuthorization(payer, plain, manifest.chainId, { to: merchant, value: amount }), v2Requirements(manifest, plain, amount));
+      },
+    ],
+    [
+      'invalid_exact_evm_transaction_simulation_failed',
+      async () => {
+        const zero = '0x0000000000000000000000000000000000000000' as Address;
+        return v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: zero, value: amount }), requirements({ payTo: zero }));
+      },
+    ],
+    [
+      'eip6492_factory_not_allowed',
+      async () => {
+        const counterfactual = privateKeyToAccount(generatePrivateKey()).address;
+        const inner = await signAuthorization(payer, usdc, manifest.chainId, { from: counterfactual, to: merchant, value: amount });
+        const signature = serializeErc6492Signature({
+          address: manifest.contracts.smartWalletFactory as Address,
+          data: '0xdeadbeef',
+          signature: inner.signature,
+        });
+        return v2Body({ ...inner, signature }, requirements());
+      },
+    ],
+    [
+      'unsupported_payload_type',
+      async () => {
+        const body = v2Body(await validPayload(), requirements());
+        return { ...body, paymentPayload: { ...body.paymentPayload, payload: { signature: '0x00', permit2Authorization: {} } } };
+      },
+    ],
   ];
 
   it.each(cases)('answers %s', async (reason, build) => {
@@ -114,13 +170,33 @@ describe('POST /verify', () => {
       const dir = mkdtempSync(join(tmpdir(), 'facilitator-'));
       const file = join(dir, 'networks.json');
       const asset = (address: string) => ({ address, symbol: 'USDC', decimals: 6, eip712: { name: 'USD Coin', version: '2' } });
-      writeFileSync(file, JSON.stringify({
-        networks: [
-          { network: manifest.network, displayName: 'anvil', rpcUrls: [manifest.rpcUrl], pollingIntervalMs: 25, signerKeyEnv: ['TEST_SIGNER_KEY'], assets: [asset(usdc.address), asset(noCode)] },
-          { network: 'eip155:999999', displayName: 'dead rpc', rpcUrls: ['http://127.0.0.1:9'], signerKeyEnv: ['TEST_SIGNER_KEY'], assets: [asset(usdc.address)] },
-        ],
-      }));
-      custom = await startFacilitator({ FACILITATOR_NETWORKS_FILE: file, TEST_SIGNER_KEY: manifest.accounts.facilitatorSigners[3].privateKey, RPC_TIMEOUT_MS: '500' });
+      writeFileSync(
+        file,
+        JSON.stringify({
+          networks: [
+            {
+              network: manifest.network,
+              displayName: 'anvil',
+              rpcUrls: [manifest.rpcUrl],
+              pollingIntervalMs: 25,
+              signerKeyEnv: ['TEST_SIGNER_KEY'],
+              assets: [asset(usdc.address), asset(noCode)],
+            },
+            {
+              network: 'eip155:999999',
+              displayName: 'dead rpc',
+              rpcUrls: ['http://127.0.0.1:9'],
+              signerKeyEnv: ['TEST_SIGNER_KEY'],
+              assets: [asset(usdc.address)],
+            },
+          ],
+        }),
+      );
+      custom = await startFacilitator({
+        FACILITATOR_NETWORKS_FILE: file,
+        TEST_SIGNER_KEY: manifest.accounts.facilitatorSigners[3].privateKey,
+        RPC_TIMEOUT_MS: '500',
+      });
     });
     afterAll(() => custom?.close());
 

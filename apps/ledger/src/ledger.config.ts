@@ -12,7 +12,10 @@ const envSchema = z.object({
   LEDGER_HOST: z.string().default('127.0.0.1'),
   DATABASE_URL: z.string().default('postgresql://postgres@127.0.0.1:5432/machine_payments'),
   DATABASE_POOL_SIZE: env.int(10, 1),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+    .default('redis://127.0.0.1:6379'),
   FACILITATOR_URL: env.url('http://127.0.0.1:4020'),
   FACILITATOR_TIMEOUT_MS: env.int(3_000, 100),
   API_KEY_CACHE_MS: env.int(5_000, 0),

@@ -5,7 +5,8 @@
 export const COMPONENTS = {
   responses: {
     RateLimited: {
-      description: 'The API key used up its rate limit (a token bucket per key: `RATE_LIMIT_PER_MINUTE` tokens a minute, at most `RATE_LIMIT_BURST` at once, shared by all replicas through Redis). Retry after `Retry-After` seconds. If Redis is unreachable, requests are not limited. In open mode (`FACILITATOR_OPEN_MODE`), a request without a key is limited the same way per client address (`OPEN_MODE_RATE_LIMIT_PER_MINUTE`, `OPEN_MODE_RATE_LIMIT_BURST`).',
+      description:
+        'The API key used up its rate limit (a token bucket per key: `RATE_LIMIT_PER_MINUTE` tokens a minute, at most `RATE_LIMIT_BURST` at once, shared by all replicas through Redis). Retry after `Retry-After` seconds. If Redis is unreachable, requests are not limited. In open mode (`FACILITATOR_OPEN_MODE`), a request without a key is limited the same way per client address (`OPEN_MODE_RATE_LIMIT_PER_MINUTE`, `OPEN_MODE_RATE_LIMIT_BURST`).',
       headers: {
         'Retry-After': {
           description: 'Seconds until the key may send again (an integer ≥ 1).',
@@ -38,7 +39,8 @@ export const COMPONENTS = {
       },
     },
     Unauthorized: {
-      description: 'No valid merchant API key: missing, malformed, unknown or revoked, or its merchant is disabled. The body is the same in every case, so it never tells whether a merchant or key exists. On /verify and /settle a request without any key is let through when the operator set `FACILITATOR_OPEN_MODE=true`.',
+      description:
+        'No valid merchant API key: missing, malformed, unknown or revoked, or its merchant is disabled. The body is the same in every case, so it never tells whether a merchant or key exists. On /verify and /settle a request without any key is let through when the operator set `FACILITATOR_OPEN_MODE=true`.',
       headers: {
         'WWW-Authenticate': {
           description: 'Always `Bearer realm="facilitator"`.',
@@ -93,7 +95,8 @@ export const COMPONENTS = {
           additionalProperties: {
             type: 'string',
           },
-          description: 'Check name → `ok` or `ok (<detail>)`. Facilitator: `database`, `redis` and one entry per configured network (CAIP-2 id → `ok (block N)`). Ledger: `database`, `redis`. Merchant agent: `facilitator`.',
+          description:
+            'Check name → `ok` or `ok (<detail>)`. Facilitator: `database`, `redis` and one entry per configured network (CAIP-2 id → `ok (block N)`). Ledger: `database`, `redis`. Merchant agent: `facilitator`.',
         },
       },
     },
@@ -105,7 +108,7 @@ export const COMPONENTS = {
         merchantId: {
           type: 'string',
           format: 'uuid',
-          description: 'Optional: the merchant meant; must be the API key\'s (a 400 otherwise).',
+          description: "Optional: the merchant meant; must be the API key's (a 400 otherwise).",
         },
         from: {
           type: 'string',
@@ -115,7 +118,8 @@ export const COMPONENTS = {
         to: {
           type: 'string',
           format: 'date-time',
-          description: 'End of the period (exclusive); after `from`, at most `RECON_MAX_PERIOD_DAYS` later. It may be in the future: what has not happened yet is simply not there.',
+          description:
+            'End of the period (exclusive); after `from`, at most `RECON_MAX_PERIOD_DAYS` later. It may be in the future: what has not happened yet is simply not there.',
         },
         sources: {
           type: 'array',
@@ -125,7 +129,8 @@ export const COMPONENTS = {
             type: 'string',
             enum: ['chain', 'stripe'],
           },
-          description: 'Optional: what to reconcile the ledger against; default every source configured on the ledger (`stripe` needs STRIPE_SECRET_KEY, a 400 otherwise). With the merchant and the period, what makes two requests the same.',
+          description:
+            'Optional: what to reconcile the ledger against; default every source configured on the ledger (`stripe` needs STRIPE_SECRET_KEY, a 400 otherwise). With the merchant and the period, what makes two requests the same.',
         },
       },
     },
@@ -154,7 +159,7 @@ export const COMPONENTS = {
         },
         reference: {
           type: 'string',
-          description: '`<txHash>:<logIndex>`, `pi_…`, `re_…`, `txn_…`, or the ledger\'s reference when there is no external entry.',
+          description: "`<txHash>:<logIndex>`, `pi_…`, `re_…`, `txn_…`, or the ledger's reference when there is no external entry.",
         },
         occurredAt: {
           type: 'string',
@@ -290,7 +295,8 @@ export const COMPONENTS = {
         status: {
           type: 'string',
           enum: ['queued', 'running', 'completed', 'failed'],
-          description: 'queued (also while a failed attempt waits for its retry, with `error` set), running, completed (summary, totals, rows and reports are there), failed (after the last attempt; `error` says why).',
+          description:
+            'queued (also while a failed attempt waits for its retry, with `error` set), running, completed (summary, totals, rows and reports are there), failed (after the last attempt; `error` says why).',
         },
         period: {
           type: 'object',
@@ -383,7 +389,8 @@ export const COMPONENTS = {
             },
             report: {
               type: 'string',
-              description: 'The HTML report with a signed `token` (`<generation>.<expiry>.<signature>`): opens in a browser without an API key until it expires (RECON_REPORT_LINK_TTL_SECONDS after it was issued) or the run\'s links are revoked. Read with a token, a run answers that same token here (reading never extends a link); read with the API key, a newly issued one.',
+              description:
+                "The HTML report with a signed `token` (`<generation>.<expiry>.<signature>`): opens in a browser without an API key until it expires (RECON_REPORT_LINK_TTL_SECONDS after it was issued) or the run's links are revoked. Read with a token, a run answers that same token here (reading never extends a link); read with the API key, a newly issued one.",
             },
           },
         },
@@ -391,17 +398,7 @@ export const COMPONENTS = {
     },
     ReconciliationSummary: {
       type: 'object',
-      required: [
-        'period',
-        'generatedAt',
-        'rows',
-        'counts',
-        'breaks',
-        'ledgerEntries',
-        'externalEntries',
-        'corrections',
-        'scope',
-      ],
+      required: ['period', 'generatedAt', 'rows', 'counts', 'breaks', 'ledgerEntries', 'externalEntries', 'corrections', 'scope'],
       properties: {
         period: {
           type: 'object',
@@ -517,18 +514,9 @@ export const COMPONENTS = {
     },
     Statement: {
       type: 'object',
-      description: 'Amounts are atomic units as decimal strings; beside each, `…Decimal` is the same in decimals of the asset (exact, no rounding) and `assetSymbol`/`assetDecimals` say which: tokens as their contract on a reconciled chain (`RECON_CHAIN_RPC_URLS` or the chain manifest) describes them, Stripe currencies (`stripe/<currency>`) by their minor unit (ISO 4217, as Stripe counts it). All null when the asset is not known (e.g. a network without an RPC URL).',
-      required: [
-        'account',
-        'assetSymbol',
-        'assetDecimals',
-        'from',
-        'to',
-        'opening',
-        'closing',
-        'entries',
-        'nextCursor',
-      ],
+      description:
+        'Amounts are atomic units as decimal strings; beside each, `…Decimal` is the same in decimals of the asset (exact, no rounding) and `assetSymbol`/`assetDecimals` say which: tokens as their contract on a reconciled chain (`RECON_CHAIN_RPC_URLS` or the chain manifest) describes them, Stripe currencies (`stripe/<currency>`) by their minor unit (ISO 4217, as Stripe counts it). All null when the asset is not known (e.g. a network without an RPC URL).',
+      required: ['account', 'assetSymbol', 'assetDecimals', 'from', 'to', 'opening', 'closing', 'entries', 'nextCursor'],
       properties: {
         account: {
           type: 'object',
@@ -565,7 +553,7 @@ export const COMPONENTS = {
             },
             balance: {
               type: 'string',
-              description: 'posted balance, atomic units (negative when against the account\'s normal balance)',
+              description: "posted balance, atomic units (negative when against the account's normal balance)",
             },
             balanceDecimal: {
               type: ['string', 'null'],
@@ -587,7 +575,7 @@ export const COMPONENTS = {
             },
             balance: {
               type: 'string',
-              description: 'posted balance, atomic units (negative when against the account\'s normal balance)',
+              description: "posted balance, atomic units (negative when against the account's normal balance)",
             },
             balanceDecimal: {
               type: ['string', 'null'],
@@ -646,7 +634,7 @@ export const COMPONENTS = {
               },
               balance: {
                 type: 'string',
-                description: 'the account\'s posted balance right after this posting, atomic units',
+                description: "the account's posted balance right after this posting, atomic units",
               },
               balanceDecimal: {
                 type: ['string', 'null'],
@@ -666,7 +654,8 @@ export const COMPONENTS = {
       type: 'http',
       scheme: 'bearer',
       bearerFormat: 'mpk_<prefix>_<secret>',
-      description: 'A merchant API key, `mpk_` + 8 + `_` + 32 lowercase base32 characters, made with `node scripts/merchants.mjs` and shown once. Sent as `Authorization: Bearer <key>`.',
+      description:
+        'A merchant API key, `mpk_` + 8 + `_` + 32 lowercase base32 characters, made with `node scripts/merchants.mjs` and shown once. Sent as `Authorization: Bearer <key>`.',
     },
     merchantApiKeyHeader: {
       type: 'apiKey',
@@ -683,7 +672,8 @@ export const WEBHOOKS = {
     post: {
       operationId: 'webhookReconciliationBreaksFound',
       summary: 'A reconciliation run found breaks no earlier run of the merchant reported',
-      description: 'The ledger publishes a notice on the `merchant-notices` queue when a run completes with new breaks (at most once per run); the facilitator delivers it like the payment webhooks: same headers, signature, retries and at-least-once semantics, deduplicated per (merchant, notice). `data.newBreaks` lists at most 100 of the new breaks (`newBreakCount` counts them all); `reportPath` is the HTML report on the ledger with a signed token (`RECON_REPORT_LINK_TTL_SECONDS`), which opens without an API key.',
+      description:
+        'The ledger publishes a notice on the `merchant-notices` queue when a run completes with new breaks (at most once per run); the facilitator delivers it like the payment webhooks: same headers, signature, retries and at-least-once semantics, deduplicated per (merchant, notice). `data.newBreaks` lists at most 100 of the new breaks (`newBreakCount` counts them all); `reportPath` is the HTML report on the ledger with a signed token (`RECON_REPORT_LINK_TTL_SECONDS`), which opens without an API key.',
       parameters: [
         {
           name: 'Webhook-Id',
@@ -713,7 +703,8 @@ export const WEBHOOKS = {
             type: 'string',
             pattern: '^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)*$',
           },
-          description: 'Standard Webhooks (https://www.standardwebhooks.com): `v1,` + base64 HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the merchant\'s webhook secret `whsec_<base64>`; several space-separated signatures may be sent, one match is enough. Verify with any Standard Webhooks library, e.g. the `standardwebhooks` npm package: `new Webhook(secret).verify(rawBody, headers)` (it also checks the timestamp), or `verifyWebhookSignature` in `libs/clients/src/webhooks.ts`.',
+          description:
+            "Standard Webhooks (https://www.standardwebhooks.com): `v1,` + base64 HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the merchant's webhook secret `whsec_<base64>`; several space-separated signatures may be sent, one match is enough. Verify with any Standard Webhooks library, e.g. the `standardwebhooks` npm package: `new Webhook(secret).verify(rawBody, headers)` (it also checks the timestamp), or `verifyWebhookSignature` in `libs/clients/src/webhooks.ts`.",
         },
       ],
       requestBody: {

@@ -53,9 +53,17 @@ describe('payments booked by the ledger after Redis lost the queue', () => {
 
   const settle = async (amount: bigint, payerIndex: number): Promise<string> => {
     const payload = await signAuthorization(payerAccount(manifest, payerIndex), usdc, manifest.chainId, { to: payTo, value: amount });
-    const answer = await call(`${facilitator.url}/settle`, { method: 'POST', key: merchant.apiKey, body: v2Body(payload, v2Requirements(manifest, usdc, amount, { payTo })) });
+    const answer = await call(`${facilitator.url}/settle`, {
+      method: 'POST',
+      key: merchant.apiKey,
+      body: v2Body(payload, v2Requirements(manifest, usdc, amount, { payTo })),
+    });
     expect(answer.body.success, JSON.stringify(answer.body)).toBe(true);
-    const [{ id }] = await db().$queryRawUnsafe<{ id: string }[]>(`SELECT id::text FROM facilitator.payments WHERE tx_hash = $1 AND amount = $2`, answer.body.transaction, amount.toString());
+    const [{ id }] = await db().$queryRawUnsafe<{ id: string }[]>(
+      `SELECT id::text FROM facilitator.payments WHERE tx_hash = $1 AND amount = $2`,
+      answer.body.transaction,
+      amount.toString(),
+    );
     return id;
   };
   // the facilitator's tables, read as an operator would (the apps themselves never read each other's)
@@ -139,7 +147,8 @@ describe('payments booked by the ledger after Redis lost the queue', () => {
     });
     for (const job of refused) expect(job.failedReason).toMatch(/exists_with_different_amount/);
 
-    const replay = (...args: string[]) => spawnSync(process.execPath, [REPLAY_SCRIPT, ...args], { env: { ...process.env, QUEUE_PREFIX: facilitator.config.queuePrefix }, encoding: 'utf8' });
+    const replay = (...args: string[]) =>
+      spawnSync(process.execPath, [REPLAY_SCRIPT, ...args], { env: { ...process.env, QUEUE_PREFIX: facilitator.config.queuePrefix }, encoding: 'utf8' });
     const dryRun = replay('--payment', paymentIds[0], '--dry-run');
     expect(dryRun.status, dryRun.stderr).toBe(0);
     expect(dryRun.stdout).toContain(`would replay ${jobs[0].id}  event ${refused[0].data.eventId} payment.verified of payment ${paymentIds[0]}`);
@@ -147,7 +156,9 @@ describe('payments booked by the ledger after Redis lost the queue', () => {
 
     const done = replay('--payment', paymentIds[0]);
     expect(done.status, done.stderr).toBe(0);
-    expect(done.stdout).toContain(`replayed ${jobs[0].id}  event ${refused[0].data.eventId} payment.verified of payment ${paymentIds[0]}, 1 attempt(s), failed: `);
+    expect(done.stdout).toContain(
+      `replayed ${jobs[0].id}  event ${refused[0].data.eventId} payment.verified of payment ${paymentIds[0]}, 1 attempt(s), failed: `,
+    );
     expect(done.stdout).toMatch(/^1 job\(s\) moved back to waiting, \d+ failed job\(s\) in /m);
     expect(done.stdout).not.toContain(jobs[1].id!);
 

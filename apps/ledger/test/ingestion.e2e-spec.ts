@@ -28,7 +28,12 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
   const USDC = chainAsset(manifest.network, usdc.address);
   const GAS = nativeAsset(manifest.network);
   const USD = stripeAsset('usd');
-  const chain = defineChain({ id: manifest.chainId, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [manifest.rpcUrl] } } });
+  const chain = defineChain({
+    id: manifest.chainId,
+    name: 'anvil',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [manifest.rpcUrl] } },
+  });
   // a receiving address of its own: no other test pays it, so the chain side holds only this test's transfers
   const payTo = privateKeyToAccount(generatePrivateKey()).address;
   const period = { from: new Date(Date.now() - 60_000), to: new Date(Date.now() + 10 * 60_000) };
@@ -68,29 +73,54 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
 
   const settle = async (amount: bigint, payerIndex: number): Promise<{ paymentId: string; txHash: Hex }> => {
     const payload = await signAuthorization(payerAccount(manifest, payerIndex), usdc, manifest.chainId, { to: payTo, value: amount });
-    const answer = await call(`${facilitator.url}/settle`, { method: 'POST', key: merchant.apiKey, body: v2Body(payload, v2Requirements(manifest, usdc, amount, { payTo })) });
+    const answer = await call(`${facilitator.url}/settle`, {
+      method: 'POST',
+      key: merchant.apiKey,
+      body: v2Body(payload, v2Requirements(manifest, usdc, amount, { payTo })),
+    });
     expect(answer.body.success, JSON.stringify(answer.body)).toBe(true);
-    const [{ id }] = await ledger.db.$queryRawUnsafe<{ id: string }[]>(`SELECT id::text FROM facilitator.payments WHERE tx_hash = $1 AND amount = $2`, answer.body.transaction, amount.toString());
+    const [{ id }] = await ledger.db.$queryRawUnsafe<{ id: string }[]>(
+      `SELECT id::text FROM facilitator.payments WHERE tx_hash = $1 AND amount = $2`,
+      answer.body.transaction,
+      amount.toString(),
+    );
     paymentIds.push(id);
     return { paymentId: id, txHash: answer.body.transaction };
   };
   /** An MPP payment through Stripe: a challenge for the merchant, a Shared Payment Token from the official mppx client. */
   const payWithStripe = async (amount: string): Promise<{ paymentIntent: string }> => {
-    const terms = { realm: 'shop.example', offers: [{ method: 'stripe', intent: 'charge', request: { amount, currency: 'usd', methodDetails: { networkId: 'profile_test_merchant', paymentMethodTypes: ['card'] } } }] };
+    const terms = {
+      realm: 'shop.example',
+      offers: [
+        {
+          method: 'stripe',
+          intent: 'charge',
+          request: { amount, currency: 'usd', methodDetails: { networkId: 'profile_test_merchant', paymentMethodTypes: ['card'] } },
+        },
+      ],
+    };
     const issued = await call(`${facilitator.url}/mpp/challenges`, { method: 'POST', key: merchant.apiKey, body: terms });
-    const credential = await Mppx.create({ methods: [stripe.mppxMethod()], polyfill: false }).createCredential(paymentRequiredResponse(issued.body.wwwAuthenticate));
+    const credential = await Mppx.create({ methods: [stripe.mppxMethod()], polyfill: false }).createCredential(
+      paymentRequiredResponse(issued.body.wwwAuthenticate),
+    );
     const settled = await call(`${facilitator.url}/mpp/settle`, { method: 'POST', key: merchant.apiKey, body: { credential, terms } });
     expect(settled.status, JSON.stringify(settled.body)).toBe(200);
-    const [{ id }] = await ledger.db.$queryRawUnsafe<{ id: string }[]>(`SELECT id::text FROM facilitator.payments WHERE reference = $1`, settled.body.receipt.reference);
+    const [{ id }] = await ledger.db.$queryRawUnsafe<{ id: string }[]>(
+      `SELECT id::text FROM facilitator.payments WHERE reference = $1`,
+      settled.body.receipt.reference,
+    );
     paymentIds.push(id);
     return { paymentIntent: settled.body.receipt.reference };
   };
-  const account = async (role: keyof typeof AccountCode, asset: string) => (await ledger.ledger.lookupAccounts(merchant.merchantId, [chartAccountId(role, asset)]))[0];
+  const account = async (role: keyof typeof AccountCode, asset: string) =>
+    (await ledger.ledger.lookupAccounts(merchant.merchantId, [chartAccountId(role, asset)]))[0];
   const gasFees = async () =>
-    (await ledger.db.$queryRawUnsafe<{ fee: string }[]>(
-      `SELECT coalesce(sum((data->>'gasFee')::numeric), 0)::text AS fee FROM facilitator.payment_events WHERE payment_id = ANY($1::uuid[]) AND type = 'payment.confirmed'`,
-      paymentIds,
-    ))[0].fee;
+    (
+      await ledger.db.$queryRawUnsafe<{ fee: string }[]>(
+        `SELECT coalesce(sum((data->>'gasFee')::numeric), 0)::text AS fee FROM facilitator.payment_events WHERE payment_id = ANY($1::uuid[]) AND type = 'payment.confirmed'`,
+        paymentIds,
+      )
+    )[0].fee;
 
   it('books each settled payment once: a hold when verified, posted when confirmed, and its share of gas', async () => {
     const settled = [await settle(1_250_000n, 4), await settle(2_000_000n, 5), await settle(330_000n, 4)];
@@ -102,7 +132,11 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
     expect(await account('payerClearing', USDC)).toMatchObject({ debitsPosted: 3_580_000n, debitsPending: 0n, creditsPosted: 0n });
 
     const [post] = await ledger.ledger.lookupTransfers(merchant.merchantId, [paymentTransferId(settled[0].paymentId, 'post')]);
-    expect(post).toMatchObject({ amount: 1_250_000n, pendingId: paymentTransferId(settled[0].paymentId, 'pending'), reference: settled[0].txHash.toLowerCase() });
+    expect(post).toMatchObject({
+      amount: 1_250_000n,
+      pendingId: paymentTransferId(settled[0].paymentId, 'pending'),
+      reference: settled[0].txHash.toLowerCase(),
+    });
 
     const fees = await gasFees();
     expect(BigInt(fees)).toBeGreaterThan(0n);
@@ -131,7 +165,9 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
   it('books an event delivered twice once', async () => {
     const redis = new Redis(facilitator.config.redisUrl, { maxRetriesPerRequest: null });
     const queue = new Queue<PaymentEventMessage>(PAYMENT_EVENTS_QUEUE, { connection: redis, prefix: facilitator.config.queuePrefix });
-    const events = await ledger.db.$queryRawUnsafe<(Omit<PaymentEventMessage, 'payment' | 'occurredAt'> & { occurredAt: Date; payment: PaymentEventMessage['payment'] })[]>(
+    const events = await ledger.db.$queryRawUnsafe<
+      (Omit<PaymentEventMessage, 'payment' | 'occurredAt'> & { occurredAt: Date; payment: PaymentEventMessage['payment'] })[]
+    >(
       `SELECT e.id::text AS "eventId", e.type, e.payment_id::text AS "paymentId", p.merchant_id::text AS "merchantId", e.created_at AS "occurredAt", e.data,
               json_build_object('id', p.id, 'state', p.state, 'protocol', p.protocol, 'rail', p.rail, 'network', p.network, 'asset', p.asset, 'payer', p.payer,
                 'payTo', p.pay_to, 'amount', p.amount::text, 'nonce', p.authorization_nonce, 'scheme', p.scheme, 'challengeId', p.challenge_id,
@@ -171,7 +207,23 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
       occurredAt: new Date().toISOString(),
       // an amount as a number and no block: not what the facilitator writes
       data: { txHash: `0x${'ab'.repeat(32)}`, blockNumber: 5, gasUsed: '21000', gasFee: '21000' },
-      payment: { id: paymentId, state: 'confirmed', protocol: 'x402', rail: 'evm', network: manifest.network, asset: usdc.address, payer: payTo, payTo, amount: 5000, nonce: '0x01', scheme: 'exact', challengeId: null, reference: null, txHash: null, merchantId: merchant.merchantId },
+      payment: {
+        id: paymentId,
+        state: 'confirmed',
+        protocol: 'x402',
+        rail: 'evm',
+        network: manifest.network,
+        asset: usdc.address,
+        payer: payTo,
+        payTo,
+        amount: 5000,
+        nonce: '0x01',
+        scheme: 'exact',
+        challengeId: null,
+        reference: null,
+        txHash: null,
+        merchantId: merchant.merchantId,
+      },
     };
     // attempts to spare: a failure BullMQ would retry would come back; this one must not
     const job = await queue.add('payment.confirmed', malformed, { jobId: `malformed-${paymentId}`, attempts: 5, backoff: { type: 'fixed', delay: 10 } });
@@ -185,7 +237,9 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
     expect(failed.failedReason).toContain('data.blockNumber');
     expect(failed.failedReason).toContain('payment.amount');
     expect((await queue.getFailed()).map((j) => j.id)).toContain(job.id);
-    expect(await ledger.ledger.lookupTransfers(merchant.merchantId, [paymentTransferId(paymentId, 'pending'), paymentTransferId(paymentId, 'post')])).toEqual([]);
+    expect(await ledger.ledger.lookupTransfers(merchant.merchantId, [paymentTransferId(paymentId, 'pending'), paymentTransferId(paymentId, 'post')])).toEqual(
+      [],
+    );
     // the failed set is the operator's; the metrics test below expects it empty
     await failed.remove();
     await queue.close();
@@ -195,15 +249,32 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
   it('voids a failed payment, books one confirmed after that directly, and takes events in any order', async () => {
     const ingestion = ledger.app.get(PaymentIngestion);
     const merchantId = randomUUID();
-    const event = (paymentId: string, eventId: number, type: PaymentEventMessage['type'], data: Record<string, unknown> = {}): PaymentEventMessage => ({
-      eventId: String(eventId),
-      type,
-      paymentId,
-      merchantId,
-      occurredAt: new Date().toISOString(),
-      data,
-      payment: { id: paymentId, state: 'verified', protocol: 'mpp', rail: 'stripe', network: 'stripe', asset: 'usd', payer: 'spt_x', payTo: 'profile_x', amount: '500', nonce: 'ch', scheme: 'stripe', challengeId: `ch_${paymentId}`, reference: null, txHash: null, merchantId },
-    }) as PaymentEventMessage;
+    const event = (paymentId: string, eventId: number, type: PaymentEventMessage['type'], data: Record<string, unknown> = {}): PaymentEventMessage =>
+      ({
+        eventId: String(eventId),
+        type,
+        paymentId,
+        merchantId,
+        occurredAt: new Date().toISOString(),
+        data,
+        payment: {
+          id: paymentId,
+          state: 'verified',
+          protocol: 'mpp',
+          rail: 'stripe',
+          network: 'stripe',
+          asset: 'usd',
+          payer: 'spt_x',
+          payTo: 'profile_x',
+          amount: '500',
+          nonce: 'ch',
+          scheme: 'stripe',
+          challengeId: `ch_${paymentId}`,
+          reference: null,
+          txHash: null,
+          merchantId,
+        },
+      }) as PaymentEventMessage;
     const revenue = async () => (await ledger.ledger.lookupAccounts(merchantId, [chartAccountId('revenue', 'stripe/usd')]))[0]!;
 
     const failedThenSettled = randomUUID();
@@ -215,7 +286,9 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
     await ingestion.book(event(failedThenSettled, 4, 'payment.confirmed', { reference: 'late-settlement' }));
     await ingestion.book(event(failedThenSettled, 4, 'payment.confirmed', { reference: 'late-settlement' }));
     expect(await revenue()).toMatchObject({ creditsPending: 0n, creditsPosted: 500n });
-    expect(await ledger.ledger.lookupTransfers(merchantId, [paymentTransferId(failedThenSettled, 'late')])).toMatchObject([{ amount: 500n, reference: 'late-settlement', flags: 0 }]);
+    expect(await ledger.ledger.lookupTransfers(merchantId, [paymentTransferId(failedThenSettled, 'late')])).toMatchObject([
+      { amount: 500n, reference: 'late-settlement', flags: 0 },
+    ]);
 
     // confirmed delivered before verified, and an expiry of another payment before its verification
     const early = randomUUID();
@@ -227,10 +300,17 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
     expect(await revenue()).toMatchObject({ creditsPending: 0n, creditsPosted: 1000n });
 
     // open mode: no merchant, no booking
-    expect(await ingestion.book({ ...event(randomUUID(), 9, 'payment.verified'), merchantId: null, payment: { ...event('x', 9, 'payment.verified').payment, merchantId: null } })).toBe('skipped');
+    expect(
+      await ingestion.book({
+        ...event(randomUUID(), 9, 'payment.verified'),
+        merchantId: null,
+        payment: { ...event('x', 9, 'payment.verified').payment, merchantId: null },
+      }),
+    ).toBe('skipped');
   });
 
-  const api = (method: 'GET' | 'POST', path: string, body?: unknown) => call(`${ledger.url}${path}`, { method, key: merchant.apiKey, ...(body !== undefined && { body }) });
+  const api = (method: 'GET' | 'POST', path: string, body?: unknown) =>
+    call(`${ledger.url}${path}`, { method, key: merchant.apiKey, ...(body !== undefined && { body }) });
   const reconcile = async () => {
     const started = await api('POST', '/reconciliations', { from: period.from.toISOString(), to: period.to.toISOString() });
     expect(started.status, JSON.stringify(started.body)).toBe(202);
@@ -262,13 +342,35 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
     // 3. amount mismatch: the second payment corrected by +1,000 in the ledger only
     const correctionId = '7b7b7b7b-0000-4000-8000-000000000002';
     const booked = await api('POST', '/transfers', [
-        { id: ghostId, debitAccountId: chartAccountId('payerClearing', USDC), creditAccountId: chartAccountId('revenue', USDC), amount: '5000', asset: USDC, code: TransferCode.payment, reference: ghost },
-        { id: correctionId, debitAccountId: chartAccountId('payerClearing', USDC), creditAccountId: chartAccountId('revenue', USDC), amount: '1000', asset: USDC, code: TransferCode.correction, reference: paymentTransferId(paymentIds[1], 'pending') },
+      {
+        id: ghostId,
+        debitAccountId: chartAccountId('payerClearing', USDC),
+        creditAccountId: chartAccountId('revenue', USDC),
+        amount: '5000',
+        asset: USDC,
+        code: TransferCode.payment,
+        reference: ghost,
+      },
+      {
+        id: correctionId,
+        debitAccountId: chartAccountId('payerClearing', USDC),
+        creditAccountId: chartAccountId('revenue', USDC),
+        amount: '1000',
+        asset: USDC,
+        code: TransferCode.correction,
+        reference: paymentTransferId(paymentIds[1], 'pending'),
+      },
     ]);
-    expect(booked.body.results?.map((r: { result: string }) => r.result), JSON.stringify(booked.body)).toEqual(['created', 'created']);
+    expect(
+      booked.body.results?.map((r: { result: string }) => r.result),
+      JSON.stringify(booked.body),
+    ).toEqual(['created', 'created']);
 
     // 4. a Stripe refund the ledger never booked
-    const [stripePayment] = await ledger.db.$queryRawUnsafe<{ reference: string }[]>(`SELECT reference FROM facilitator.payments WHERE id = $1::uuid`, paymentIds.at(-1));
+    const [stripePayment] = await ledger.db.$queryRawUnsafe<{ reference: string }[]>(
+      `SELECT reference FROM facilitator.payments WHERE id = $1::uuid`,
+      paymentIds.at(-1),
+    );
     const refund = await stripe.buyer.refunds.create({ payment_intent: stripePayment.reference, amount: 700 });
 
     const run = await reconcile();
@@ -286,16 +388,56 @@ describe('payments from the facilitator in the ledger, reconciled', () => {
     // the merchant is told once, by a signed webhook naming the new breaks and the report
     const notice = await until('the breaks webhook', async () => receiver.received.find((w) => JSON.parse(w.body).type === 'reconciliation.breaks_found'));
     expect(verifyWebhookSignature({ secret: merchant.webhookSecret, headers: notice.headers, body: notice.body })).toMatchObject({ ok: true });
-    expect(JSON.parse(notice.body).data).toMatchObject({ runId: run.id, merchantId: merchant.merchantId, newBreakCount: 4, reportPath: expect.stringMatching(new RegExp(`^/reconciliations/${run.id}/report`)) });
+    expect(JSON.parse(notice.body).data).toMatchObject({
+      runId: run.id,
+      merchantId: merchant.merchantId,
+      newBreakCount: 4,
+      reportPath: expect.stringMatching(new RegExp(`^/reconciliations/${run.id}/report`)),
+    });
 
     // resolved by new transfers only: book the direct payment, reverse the ghost, take the correction back
     const resolved = await api('POST', '/transfers', [
-        { id: '7b7b7b7b-0000-4000-8000-000000000003', debitAccountId: chartAccountId('payerClearing', USDC), creditAccountId: chartAccountId('revenue', USDC), amount: '77000', asset: USDC, code: TransferCode.payment, reference: `${hash}:${log.logIndex}` },
-        { id: '7b7b7b7b-0000-4000-8000-000000000004', debitAccountId: chartAccountId('revenue', USDC), creditAccountId: chartAccountId('payerClearing', USDC), amount: '5000', asset: USDC, code: TransferCode.correction, reference: ghostId },
-        { id: '7b7b7b7b-0000-4000-8000-000000000005', debitAccountId: chartAccountId('revenue', USDC), creditAccountId: chartAccountId('payerClearing', USDC), amount: '1000', asset: USDC, code: TransferCode.correction, reference: correctionId },
-        { id: '7b7b7b7b-0000-4000-8000-000000000006', debitAccountId: chartAccountId('revenue', USD), creditAccountId: chartAccountId('payerClearing', USD), amount: '700', asset: USD, code: TransferCode.refund, reference: refund.id },
+      {
+        id: '7b7b7b7b-0000-4000-8000-000000000003',
+        debitAccountId: chartAccountId('payerClearing', USDC),
+        creditAccountId: chartAccountId('revenue', USDC),
+        amount: '77000',
+        asset: USDC,
+        code: TransferCode.payment,
+        reference: `${hash}:${log.logIndex}`,
+      },
+      {
+        id: '7b7b7b7b-0000-4000-8000-000000000004',
+        debitAccountId: chartAccountId('revenue', USDC),
+        creditAccountId: chartAccountId('payerClearing', USDC),
+        amount: '5000',
+        asset: USDC,
+        code: TransferCode.correction,
+        reference: ghostId,
+      },
+      {
+        id: '7b7b7b7b-0000-4000-8000-000000000005',
+        debitAccountId: chartAccountId('revenue', USDC),
+        creditAccountId: chartAccountId('payerClearing', USDC),
+        amount: '1000',
+        asset: USDC,
+        code: TransferCode.correction,
+        reference: correctionId,
+      },
+      {
+        id: '7b7b7b7b-0000-4000-8000-000000000006',
+        debitAccountId: chartAccountId('revenue', USD),
+        creditAccountId: chartAccountId('payerClearing', USD),
+        amount: '700',
+        asset: USD,
+        code: TransferCode.refund,
+        reference: refund.id,
+      },
     ]);
-    expect(resolved.body.results?.map((r: { result: string }) => r.result), JSON.stringify(resolved.body)).toEqual(['created', 'created', 'created', 'created']);
+    expect(
+      resolved.body.results?.map((r: { result: string }) => r.result),
+      JSON.stringify(resolved.body),
+    ).toEqual(['created', 'created', 'created', 'created']);
     const clean = await reconcile();
     expect(clean.summary).toMatchObject({ breaks: 0, counts: { matched: 7 } });
     expect(await ledger.ledger.lookupTransfers(merchant.merchantId, [ghostId])).toMatchObject([{ amount: 5000n, flags: 0 }]);

@@ -39,10 +39,19 @@ describe('ledger API: merchants and their API keys', () => {
 
   it("keeps each merchant's accounts, transfers and statements to itself; ids are per merchant", async () => {
     const [x, y] = [randomUUID(), randomUUID()];
-    const created = await call(url('/accounts'), { key: a.apiKey, body: [{ id: x, asset: USD, code: 1 }, { id: y, asset: USD, code: 1 }] });
+    const created = await call(url('/accounts'), {
+      key: a.apiKey,
+      body: [
+        { id: x, asset: USD, code: 1 },
+        { id: y, asset: USD, code: 1 },
+      ],
+    });
     expect(created.body.results.map((r: any) => r.result)).toEqual(['created', 'created']);
     const t = randomUUID();
-    expect((await call(url('/transfers'), { key: a.apiKey, body: [{ id: t, debitAccountId: x, creditAccountId: y, amount: '5', asset: USD, code: 1 }] })).body.results[0].result).toBe('created');
+    expect(
+      (await call(url('/transfers'), { key: a.apiKey, body: [{ id: t, debitAccountId: x, creditAccountId: y, amount: '5', asset: USD, code: 1 }] })).body
+        .results[0].result,
+    ).toBe('created');
 
     // B sees none of it
     expect((await call(url(`/accounts/${x}`), { key: b.apiKey })).status).toBe(404);
@@ -52,7 +61,10 @@ describe('ledger API: merchants and their API keys', () => {
     expect((await call(url('/accounts'), { key: b.apiKey })).body.data.map((acc: any) => acc.id)).not.toContain(x);
     expect((await call(url('/transfers'), { key: b.apiKey })).body.data.map((tr: any) => tr.id)).not.toContain(t);
     // nor can B move A's money: to B, A's accounts do not exist
-    const theft = await call(url('/transfers'), { key: b.apiKey, body: [{ id: randomUUID(), debitAccountId: x, creditAccountId: y, amount: '5', asset: USD, code: 1 }] });
+    const theft = await call(url('/transfers'), {
+      key: b.apiKey,
+      body: [{ id: randomUUID(), debitAccountId: x, creditAccountId: y, amount: '5', asset: USD, code: 1 }],
+    });
     expect(theft.body.results[0].result).toBe('debit_account_not_found');
     // the same ids mean other accounts and transfers to B
     expect((await call(url('/accounts'), { key: b.apiKey, body: [{ id: x, asset: 'stripe/eur', code: 9 }] })).body.results[0].result).toBe('created');
@@ -60,11 +72,17 @@ describe('ledger API: merchants and their API keys', () => {
     expect((await call(url(`/accounts/${x}`), { key: b.apiKey })).body).toMatchObject({ asset: 'stripe/eur', code: 9, debitsPosted: '0' });
   });
 
-  it("counts failed keys per client, not against the ledger: one client guessing keys locks out only itself", async () => {
-    const strict = await startFacilitator({ FACILITATOR_OPEN_MODE: 'false', API_KEY_CACHE_MS: '0', AUTH_FAILURES_PER_MINUTE: '3', QUEUE_PREFIX: `mp:test-ledger-authfail-${Date.now()}` });
+  it('counts failed keys per client, not against the ledger: one client guessing keys locks out only itself', async () => {
+    const strict = await startFacilitator({
+      FACILITATOR_OPEN_MODE: 'false',
+      API_KEY_CACHE_MS: '0',
+      AUTH_FAILURES_PER_MINUTE: '3',
+      QUEUE_PREFIX: `mp:test-ledger-authfail-${Date.now()}`,
+    });
     const guarded = await startLedger({ FACILITATOR_URL: strict.url, API_KEY_CACHE_MS: '0' });
     // both clients reach the ledger through a proxy on this host, which names them in X-Forwarded-For
-    const asClient = (client: string, key: string) => fetch(`${guarded.url}/accounts`, { headers: { authorization: `Bearer ${key}`, 'x-forwarded-for': client } });
+    const asClient = (client: string, key: string) =>
+      fetch(`${guarded.url}/accounts`, { headers: { authorization: `Bearer ${key}`, 'x-forwarded-for': client } });
     try {
       for (let i = 0; i < 3; i++) expect((await asClient('203.0.113.7', 'mpk_aaaaaaaa_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb')).status).toBe(401);
       const locked = await asClient('203.0.113.7', a.apiKey);
@@ -83,7 +101,8 @@ describe('ledger API: merchants and their API keys', () => {
     const uncached = await startLedger({ FACILITATOR_URL: proxy.url('http'), FACILITATOR_TIMEOUT_MS: '500', API_KEY_CACHE_MS: '0' });
     try {
       proxy.set('refuse');
-      for (const l of [cached, uncached]) expect((await call(`${l.url}/accounts`, { key: a.apiKey })).body).toMatchObject({ status: 503, code: 'upstream_unavailable' });
+      for (const l of [cached, uncached])
+        expect((await call(`${l.url}/accounts`, { key: a.apiKey })).body).toMatchObject({ status: 503, code: 'upstream_unavailable' });
       proxy.set('pass');
       for (const l of [cached, uncached]) expect((await call(`${l.url}/accounts`, { key: a.apiKey })).status).toBe(200);
       proxy.set('refuse');

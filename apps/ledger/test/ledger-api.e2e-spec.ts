@@ -20,7 +20,15 @@ describe('ledger API: accounts, transfers, pagination, statements, bad input', (
     return answer.body.results.map((r: any) => r.result);
   };
   const account = (extra: Record<string, unknown> = {}) => ({ id: randomUUID(), asset: USD, code: 1, ...extra });
-  const transfer = (dr: string, cr: string, amount: string, extra: Record<string, unknown> = {}) => ({ id: randomUUID(), debitAccountId: dr, creditAccountId: cr, amount, asset: USD, code: 1, ...extra });
+  const transfer = (dr: string, cr: string, amount: string, extra: Record<string, unknown> = {}) => ({
+    id: randomUUID(),
+    debitAccountId: dr,
+    creditAccountId: cr,
+    amount,
+    asset: USD,
+    code: 1,
+    ...extra,
+  });
 
   beforeAll(async () => {
     facilitator = await startFacilitator({ FACILITATOR_OPEN_MODE: 'false' });
@@ -41,7 +49,10 @@ describe('ledger API: accounts, transfers, pagination, statements, bad input', (
       { index: 1, id: world.id, result: 'created', message: 'the account was created' },
       { index: 2, id: wallet.id, result: 'exists_with_different_code', message: 'an account with this id already exists with a different code' },
     ]);
-    expect(await results('/transfers', [transfer(world.id, wallet.id, '1000'), transfer(wallet.id, world.id, '300', { flags: ['pending'] })])).toEqual(['created', 'created']);
+    expect(await results('/transfers', [transfer(world.id, wallet.id, '1000'), transfer(wallet.id, world.id, '300', { flags: ['pending'] })])).toEqual([
+      'created',
+      'created',
+    ]);
     expect((await get(`/accounts/${wallet.id}`)).body).toEqual({
       id: wallet.id,
       asset: USD,
@@ -107,9 +118,27 @@ describe('ledger API: accounts, transfers, pagination, statements, bad input', (
     const postIt = { id: randomUUID(), pendingId: hold.id, amount: '35', flags: ['post_pending_transfer'] };
     const voidIt = { id: randomUUID(), pendingId: hold2.id, flags: ['void_pending_transfer'] };
     expect(await results('/transfers', [hold, hold2, postIt, voidIt])).toEqual(['created', 'created', 'created', 'created']);
-    expect(await results('/transfers', [{ ...postIt, id: randomUUID() }, { ...postIt, amount: '36' }])).toEqual(['pending_transfer_already_posted', 'exists_with_different_amount']);
-    expect((await get(`/transfers/${hold.id}`)).body).toMatchObject({ status: 'posted', amount: '50', flags: ['pending'], timeout: 3600, expiresAt: expect.any(String) });
-    expect((await get(`/transfers/${postIt.id}`)).body).toMatchObject({ status: 'posted', amount: '35', pendingId: hold.id, debitAccountId: a.id, creditAccountId: b.id, asset: USD });
+    expect(
+      await results('/transfers', [
+        { ...postIt, id: randomUUID() },
+        { ...postIt, amount: '36' },
+      ]),
+    ).toEqual(['pending_transfer_already_posted', 'exists_with_different_amount']);
+    expect((await get(`/transfers/${hold.id}`)).body).toMatchObject({
+      status: 'posted',
+      amount: '50',
+      flags: ['pending'],
+      timeout: 3600,
+      expiresAt: expect.any(String),
+    });
+    expect((await get(`/transfers/${postIt.id}`)).body).toMatchObject({
+      status: 'posted',
+      amount: '35',
+      pendingId: hold.id,
+      debitAccountId: a.id,
+      creditAccountId: b.id,
+      asset: USD,
+    });
     expect((await get(`/transfers/${hold2.id}`)).body.status).toBe('voided');
     expect((await get(`/accounts/${b.id}`)).body).toMatchObject({ creditsPending: '0', creditsPosted: '35' });
     expect((await get(`/transfers?account=${a.id}&status=posted`)).body.data.map((t: any) => t.id).sort()).toEqual([hold.id, postIt.id].sort());
@@ -172,7 +201,9 @@ describe('ledger API: accounts, transfers, pagination, statements, bad input', (
     const pages: string[][] = [];
     let cursor: string | null = null;
     do {
-      const answer: any = await get(`/transfers?limit=10${cursor ? `&cursor=${cursor}` : ''}&from=${encodeURIComponent(new Date(Date.now() - 60_000).toISOString())}`);
+      const answer: any = await get(
+        `/transfers?limit=10${cursor ? `&cursor=${cursor}` : ''}&from=${encodeURIComponent(new Date(Date.now() - 60_000).toISOString())}`,
+      );
       pages.push(answer.body.data.map((t: any) => t.id).filter((id: string) => made.includes(id)));
       cursor = answer.body.nextCursor;
     } while (cursor);
@@ -187,14 +218,21 @@ describe('ledger API: accounts, transfers, pagination, statements, bad input', (
     expect((await get(`/transfers?account=${randomUUID()}`)).status).toBe(404);
     const accounts = await get(`/accounts?asset=${encodeURIComponent(USDC.toLowerCase())}&limit=1`);
     expect(accounts.body.data.map((x: any) => x.id)).toEqual([d.id]);
-    expect((await get(`/accounts?asset=${encodeURIComponent(USDC)}&limit=1&cursor=${accounts.body.nextCursor}`)).body.data.map((x: any) => x.id)).toEqual([c.id]);
+    expect((await get(`/accounts?asset=${encodeURIComponent(USDC)}&limit=1&cursor=${accounts.body.nextCursor}`)).body.data.map((x: any) => x.id)).toEqual([
+      c.id,
+    ]);
   });
 
   it('gives statements: opening balance, postings with running balances, closing balance, per period and page', async () => {
     const [world, wallet, shop] = [account({ normalBalance: 'debit' }), account(), account()];
     await post('/accounts', [world, wallet, shop]);
     const at: string[] = [];
-    for (const [dr, cr, amount] of [[world, wallet, '500'], [wallet, shop, '120'], [wallet, shop, '30'], [world, wallet, '5']] as const) {
+    for (const [dr, cr, amount] of [
+      [world, wallet, '500'],
+      [wallet, shop, '120'],
+      [wallet, shop, '30'],
+      [world, wallet, '5'],
+    ] as const) {
       const answer = await post('/transfers', [transfer(dr.id, cr.id, amount)]);
       at.push(answer.body.results[0].timestamp);
       await new Promise((r) => setTimeout(r, 5));
@@ -227,7 +265,12 @@ describe('ledger API: accounts, transfers, pagination, statements, bad input', (
     expect(rest.entries.map((e: any) => e.amount)).toEqual(['5']);
     expect(rest.nextCursor).toBeNull();
     expect(rest.closing).toEqual(first.closing);
-    expect((await get(`/statements?account=${world.id}`)).body.closing).toEqual({ debitsPosted: '505', creditsPosted: '0', balance: '505', balanceDecimal: '5.05' });
+    expect((await get(`/statements?account=${world.id}`)).body.closing).toEqual({
+      debitsPosted: '505',
+      creditsPosted: '0',
+      balance: '505',
+      balanceDecimal: '5.05',
+    });
   });
 
   it('gives statements in decimals of the asset: Stripe currencies by their minor unit, tokens as the chain describes them, null when unknown', async () => {
@@ -238,7 +281,13 @@ describe('ledger API: accounts, transfers, pagination, statements, bad input', (
       expect(await results('/accounts', [from, to])).toEqual(['created', 'created']);
       expect(await results('/transfers', [transfer(from.id, to.id, amount, { asset })])).toEqual(['created']);
       const statement = (await get(`/statements?account=${to.id}`)).body;
-      return [statement.assetSymbol, statement.assetDecimals, statement.entries[0].amount, statement.entries[0].amountDecimal, statement.closing.balanceDecimal];
+      return [
+        statement.assetSymbol,
+        statement.assetDecimals,
+        statement.entries[0].amount,
+        statement.entries[0].amountDecimal,
+        statement.closing.balanceDecimal,
+      ];
     };
     expect(await decimalsOf('stripe/jpy', '1234')).toEqual(['JPY', 0, '1234', '1234', '1234']);
     expect(await decimalsOf('stripe/kwd', '1234')).toEqual(['KWD', 3, '1234', '1.234', '1.234']);

@@ -62,8 +62,22 @@ describe('LedgerService reads by account code, and receiving addresses', () => {
     });
     const byId = new Map(read.map((t) => [t.id, t]));
     expect([...byId.keys()].sort()).toEqual([paid, held, voidedHold, open, refund].sort());
-    expect(byId.get(paid)).toMatchObject({ asset: USD, code: TransferCode.payment, flags: 0, amount: 100n, reference: 'pi_1', credits: true, resolution: undefined, expiresAt: null });
-    expect(byId.get(held)).toMatchObject({ amount: 60n, flags: TransferFlag.pending, credits: true, resolution: { flags: TransferFlag.post_pending_transfer, amount: 45n, reference: '0xabc' } });
+    expect(byId.get(paid)).toMatchObject({
+      asset: USD,
+      code: TransferCode.payment,
+      flags: 0,
+      amount: 100n,
+      reference: 'pi_1',
+      credits: true,
+      resolution: undefined,
+      expiresAt: null,
+    });
+    expect(byId.get(held)).toMatchObject({
+      amount: 60n,
+      flags: TransferFlag.pending,
+      credits: true,
+      resolution: { flags: TransferFlag.post_pending_transfer, amount: 45n, reference: '0xabc' },
+    });
     expect(byId.get(held)!.resolution!.ts).toBeInstanceOf(Date);
     expect(byId.get(voidedHold)!.resolution).toMatchObject({ flags: TransferFlag.void_pending_transfer, amount: 7n });
     expect(byId.get(open)).toMatchObject({ amount: 5n, resolution: undefined });
@@ -90,7 +104,14 @@ describe('LedgerService reads by account code, and receiving addresses', () => {
     const giveBack = await book(m, { debitAccountId: clearing, creditAccountId: revenue, amount: 1n, code: TransferCode.correction, reference: takeBack });
     await book(m, { debitAccountId: revenue, creditAccountId: clearing, amount: 9n, code: TransferCode.correction, reference: elsewhere });
     // a pending correction is not a correction yet
-    await book(m, { debitAccountId: revenue, creditAccountId: clearing, amount: 2n, code: TransferCode.correction, reference: paid, flags: TransferFlag.pending });
+    await book(m, {
+      debitAccountId: revenue,
+      creditAccountId: clearing,
+      amount: 2n,
+      code: TransferCode.correction,
+      reference: paid,
+      flags: TransferFlag.pending,
+    });
 
     const corrections = await running.ledger.correctionsOf(m, AccountCode.revenue, [paid]);
     const byId = new Map(corrections.map((c) => [c.id, c]));
@@ -101,12 +122,14 @@ describe('LedgerService reads by account code, and receiving addresses', () => {
     expect(await running.ledger.correctionsOf(newMerchant(), AccountCode.revenue, [paid])).toEqual([]);
   });
 
-  it('lists the assets of a merchant\'s accounts of a code, and the merchants that have one', async () => {
+  it("lists the assets of a merchant's accounts of a code, and the merchants that have one", async () => {
     const m = newMerchant();
     await chart(m, USD);
     await chart(m, EUR);
     const clearingOnly = newMerchant();
-    expect(await running.ledger.createAccounts(clearingOnly, [{ id: randomUUID(), asset: USD, code: AccountCode.payerClearing, flags: 0 }])).toEqual([{ result: 'created' }]);
+    expect(await running.ledger.createAccounts(clearingOnly, [{ id: randomUUID(), asset: USD, code: AccountCode.payerClearing, flags: 0 }])).toEqual([
+      { result: 'created' },
+    ]);
 
     expect(await running.ledger.accountAssets(m, AccountCode.revenue)).toEqual([EUR, USD]);
     expect(await running.ledger.accountAssets(clearingOnly, AccountCode.revenue)).toEqual([]);

@@ -65,7 +65,12 @@ const SEED_371066249_SHRUNK: [Scenario, number[]] = (() => {
     flags: TransferFlag.pending,
     timeout: 0,
   });
-  const post = (n: number, pendingId: number, amount: bigint, flags = 0): TransferInput => ({ id: id(n), pendingId: id(pendingId), amount, flags: TransferFlag.post_pending_transfer | flags });
+  const post = (n: number, pendingId: number, amount: bigint, flags = 0): TransferInput => ({
+    id: id(n),
+    pendingId: id(pendingId),
+    amount,
+    flags: TransferFlag.post_pending_transfer | flags,
+  });
   const requests: TransferInput[][] = [
     [
       { id: id(0x0a), debitAccountId: id(1), creditAccountId: id(2), amount: 100n, asset: USD, code: 1, flags: 0 },
@@ -75,7 +80,11 @@ const SEED_371066249_SHRUNK: [Scenario, number[]] = (() => {
     [post(0x67, 0x64, 25n)],
     [pending(0x64, 1, 4, 26n)],
     [pending(0x69, 1, 1, 46n)],
-    [{ id: id(0x6a), debitAccountId: id(2), creditAccountId: id(1), amount: 19n, asset: USD, code: 1, flags: TransferFlag.linked, timeout: 0 }, post(0x6b, 0x69, 3n), post(0x6c, 0x64, 0n)],
+    [
+      { id: id(0x6a), debitAccountId: id(2), creditAccountId: id(1), amount: 19n, asset: USD, code: 1, flags: TransferFlag.linked, timeout: 0 },
+      post(0x6b, 0x69, 3n),
+      post(0x6c, 0x64, 0n),
+    ],
   ];
   return [{ accounts, requests }, [1, 3, 3, 3, 3, 2, 2, 1, 2, 2, 2, 2, 2, 2, 3, 2, 3, 2, 3, 2, 1, 2, 1, 1, 1, 1, 1, 1, 2, 2]];
 })();
@@ -89,14 +98,25 @@ describe('ledger invariants over random workloads, on PostgreSQL', () => {
 
   it('debits equal credits per asset, no flagged account beyond its limit, balances equal their transfers, replays change nothing', async () => {
     const groups = fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 40, maxLength: 40 });
-    await fc.assert(fc.asyncProperty(scenario(0x1ed6e6), groups, invariantsHold(() => running)), { numRuns: 100 });
+    await fc.assert(
+      fc.asyncProperty(
+        scenario(0x1ed6e6),
+        groups,
+        invariantsHold(() => running),
+      ),
+      { numRuns: 100 },
+    );
   });
 
   // Seeds that failed once, replayed on every run with the arbitraries they failed with (changing those changes
   // what a seed generates, so these stay as they were), together with their shrunk counterexamples.
   it('seed -371066249: a post whose pending transfer committed while its batch was locking crashed the request', async () => {
     const groups = fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 30, maxLength: 30 });
-    const property = fc.asyncProperty(scenario(0x1ed6e5), groups, invariantsHold(() => running));
+    const property = fc.asyncProperty(
+      scenario(0x1ed6e5),
+      groups,
+      invariantsHold(() => running),
+    );
     await fc.assert(property, { seed: -371066249, numRuns: 3, examples: [SEED_371066249_SHRUNK], endOnFailure: true });
   });
 
@@ -142,10 +162,25 @@ describe('posts and voids merged into one write transaction', () => {
 
   async function accounts(merchant: string, n: number): Promise<string[]> {
     const ids = Array.from({ length: n }, () => randomUUID());
-    expect((await running.ledger.createAccounts(merchant, ids.map((id) => ({ id, asset: USD, code: 1, flags: 0 })))).every((r) => r.result === 'created')).toBe(true);
+    expect(
+      (
+        await running.ledger.createAccounts(
+          merchant,
+          ids.map((id) => ({ id, asset: USD, code: 1, flags: 0 })),
+        )
+      ).every((r) => r.result === 'created'),
+    ).toBe(true);
     return ids;
   }
-  const single = (dr: string, cr: string, amount: bigint, flags = 0): TransferInput => ({ id: randomUUID(), debitAccountId: dr, creditAccountId: cr, amount, asset: USD, code: 1, flags });
+  const single = (dr: string, cr: string, amount: bigint, flags = 0): TransferInput => ({
+    id: randomUUID(),
+    debitAccountId: dr,
+    creditAccountId: cr,
+    amount,
+    asset: USD,
+    code: 1,
+    flags,
+  });
 
   it('lock and use the accounts of pending transfers created by another request of the batch, or stored before it', async () => {
     const merchant = newMerchant();
@@ -213,7 +248,9 @@ describe('POST /transfers never answers 500', () => {
     await holder.query('SELECT 1 FROM ledger.accounts WHERE merchant_id = $1::uuid AND id = $2::uuid FOR UPDATE', [merchant.merchantId, payee]);
     const failed = await call(`${running.url}/transfers`, { key: merchant.apiKey, body }).finally(() => holder.query('ROLLBACK'));
     expect(failed.status).toBe(200);
-    expect(failed.body.results).toEqual(body.map((t, index) => ({ index, id: t.id, result: 'internal_error', message: TRANSFER_RESULT_MESSAGES.internal_error })));
+    expect(failed.body.results).toEqual(
+      body.map((t, index) => ({ index, id: t.id, result: 'internal_error', message: TRANSFER_RESULT_MESSAGES.internal_error })),
+    );
     expect(await transferCount(running.db, merchant.merchantId)).toBe(0);
 
     const again = await call(`${running.url}/transfers`, { key: merchant.apiKey, body });

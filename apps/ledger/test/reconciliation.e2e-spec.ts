@@ -87,7 +87,10 @@ describe('reconciliation against anvil and the fake Stripe', () => {
         ['duplicate', 'chain', 'payment', refs.booked, ids.bookedAgain],
       ]),
     );
-    expect(breaks.find((b) => b.kind === 'amount_mismatch')).toMatchObject({ difference: '-100000', external: { amount: '3000000', details: { from: misbooked.from.toLowerCase() } } });
+    expect(breaks.find((b) => b.kind === 'amount_mismatch')).toMatchObject({
+      difference: '-100000',
+      external: { amount: '3000000', details: { from: misbooked.from.toLowerCase() } },
+    });
 
     const fee = BigInt(stripeFee(1234));
     expect(firstRun.totals).toEqual([
@@ -126,7 +129,10 @@ describe('reconciliation against anvil and the fake Stripe', () => {
   /** Once the run has decided whom to tell (notified_at), its notice is queued or it never will be. */
   const noticeQueued = async (runId: string) => {
     await until(`run ${runId} notified`, async () => {
-      const [row] = await world.ledger.db.$queryRawUnsafe<{ notifiedAt: Date | null }[]>(`SELECT notified_at AS "notifiedAt" FROM ledger.reconciliation_runs WHERE id = $1::uuid`, runId);
+      const [row] = await world.ledger.db.$queryRawUnsafe<{ notifiedAt: Date | null }[]>(
+        `SELECT notified_at AS "notifiedAt" FROM ledger.reconciliation_runs WHERE id = $1::uuid`,
+        runId,
+      );
       return row?.notifiedAt ?? undefined;
     });
     const redis = new Redis(world.facilitator.config.redisUrl, { maxRetriesPerRequest: null });
@@ -177,7 +183,7 @@ describe('reconciliation against anvil and the fake Stripe', () => {
     expect((await merchant.api('GET', `/reconciliations/not-a-uuid`)).body).toMatchObject({ status: 400, invalidParams: [{ name: 'id' }] });
   });
 
-  it('never extends a link by reading with it, and revokes a run\'s links, after which a new one works', async () => {
+  it("never extends a link by reading with it, and revokes a run's links, after which a new one works", async () => {
     const id = firstRun.id;
     const anonymous = (path: string) => call(`${world.ledger.url}${path}`);
     const link = firstRun.links.report as string;
@@ -195,7 +201,12 @@ describe('reconciliation against anvil and the fake Stripe', () => {
     expect(revoked.status).toBe(200);
     expect(revoked.body).toMatchObject({ id, status: 'completed' });
 
-    for (const path of [link, `/reconciliations/${id}?token=${token}`, `/reconciliations/${id}.csv?token=${token}`, `/reconciliations/${id}/rows?token=${token}`]) {
+    for (const path of [
+      link,
+      `/reconciliations/${id}?token=${token}`,
+      `/reconciliations/${id}.csv?token=${token}`,
+      `/reconciliations/${id}/rows?token=${token}`,
+    ]) {
       const refused = await anonymous(path);
       expect(refused.status, path).toBe(401);
       expect(refused.body.detail, path).toContain('expired, was revoked');
@@ -225,7 +236,10 @@ describe('reconciliation against anvil and the fake Stripe', () => {
     const othersRun = await other.reconcile(period);
     expect(othersRun.status).toBe('completed');
     const ownIds = (
-      await world.ledger.db.$queryRawUnsafe<{ id: string }[]>(`SELECT id::text AS id FROM ledger.reconciliation_runs WHERE merchant_id = $1::uuid ORDER BY created_at DESC, id DESC`, merchant.merchantId)
+      await world.ledger.db.$queryRawUnsafe<{ id: string }[]>(
+        `SELECT id::text AS id FROM ledger.reconciliation_runs WHERE merchant_id = $1::uuid ORDER BY created_at DESC, id DESC`,
+        merchant.merchantId,
+      )
     ).map((r) => r.id);
     expect(ownIds.length).toBeGreaterThanOrEqual(3);
 
@@ -251,10 +265,18 @@ describe('reconciliation against anvil and the fake Stripe', () => {
     expect(JSON.stringify(others.body)).not.toContain(merchant.merchantId);
 
     expect((await call(`${world.ledger.url}/reconciliations`)).status).toBe(401);
-    for (const [query, name] of [['limit=0', 'limit'], ['limit=101', 'limit'], ['cursor=nope', 'cursor'], ['status=done', 'status']] as const) {
+    for (const [query, name] of [
+      ['limit=0', 'limit'],
+      ['limit=101', 'limit'],
+      ['cursor=nope', 'cursor'],
+      ['status=done', 'status'],
+    ] as const) {
       const refused = await merchant.api('GET', `/reconciliations?${query}`);
       expect(refused.status, query).toBe(400);
-      expect(refused.body.invalidParams.map((p: { name: string }) => p.name), query).toContain(name);
+      expect(
+        refused.body.invalidParams.map((p: { name: string }) => p.name),
+        query,
+      ).toContain(name);
     }
   });
 
@@ -270,14 +292,22 @@ describe('reconciliation against anvil and the fake Stripe', () => {
       [{ from: '2026-11-30T00:00:00Z', to: '2026-12-01T00:00:00Z', sources: ['chain', 'chain'] }, 'sources'],
       [{ from: '2026-11-30T00:00:00Z', to: '2026-12-01T00:00:00Z', sources: ['bank'] }, 'sources.0'],
     ];
-    const count = async () => (await world.ledger.db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM ledger.reconciliation_runs WHERE merchant_id = $1::uuid`, merchant.merchantId))[0].n;
+    const count = async () =>
+      (
+        await world.ledger.db.$queryRawUnsafe<{ n: number }[]>(
+          `SELECT count(*)::int AS n FROM ledger.reconciliation_runs WHERE merchant_id = $1::uuid`,
+          merchant.merchantId,
+        )
+      )[0].n;
     const before = await count();
     for (const [body, field] of cases) {
       const response = await post(body);
       expect(response.status, JSON.stringify(body)).toBe(400);
       expect(response.body.invalidParams.map((p: { name: string }) => p.name)).toContain(field);
     }
-    expect((await call(`${world.ledger.url}/reconciliations`, { key: 'mpk_unknown', body: { from: '2026-11-30T00:00:00Z', to: '2026-12-01T00:00:00Z' } })).status).toBe(401);
+    expect(
+      (await call(`${world.ledger.url}/reconciliations`, { key: 'mpk_unknown', body: { from: '2026-11-30T00:00:00Z', to: '2026-12-01T00:00:00Z' } })).status,
+    ).toBe(401);
     expect(await count()).toBe(before);
   });
 
@@ -289,7 +319,13 @@ describe('reconciliation against anvil and the fake Stripe', () => {
     const start = (body: object) => call(`${idle.url}/reconciliations`, { key: other.apiKey, body });
 
     beforeAll(async () => {
-      idle = await startLedger({ FACILITATOR_URL: world.facilitator.url, RECON_WORKER: 'false', QUEUE_PREFIX: prefix, STRIPE_SECRET_KEY: 'sk_test_ledger_reader', STRIPE_API_BASE: world.stripe.fake.url });
+      idle = await startLedger({
+        FACILITATOR_URL: world.facilitator.url,
+        RECON_WORKER: 'false',
+        QUEUE_PREFIX: prefix,
+        STRIPE_SECRET_KEY: 'sk_test_ledger_reader',
+        STRIPE_API_BASE: world.stripe.fake.url,
+      });
     });
     afterAll(async () => {
       // the prefix is this test's alone: leave nothing of it in Redis
@@ -348,17 +384,30 @@ describe('reconciliation against anvil and the fake Stripe', () => {
 
     it('runs the queued run once a worker serves it; then a new request starts a new run', async () => {
       await idle.close();
-      idle = await startLedger({ FACILITATOR_URL: world.facilitator.url, QUEUE_PREFIX: prefix, STRIPE_SECRET_KEY: 'sk_test_ledger_reader', STRIPE_API_BASE: world.stripe.fake.url });
-      const done = await until('the queued run done', async () => {
-        const run = await call(`${idle.url}/reconciliations/${inFlight.id}`, { key: other.apiKey });
-        return run.body.status === 'completed' ? run.body : undefined;
-      }, 60_000);
+      idle = await startLedger({
+        FACILITATOR_URL: world.facilitator.url,
+        QUEUE_PREFIX: prefix,
+        STRIPE_SECRET_KEY: 'sk_test_ledger_reader',
+        STRIPE_API_BASE: world.stripe.fake.url,
+      });
+      const done = await until(
+        'the queued run done',
+        async () => {
+          const run = await call(`${idle.url}/reconciliations/${inFlight.id}`, { key: other.apiKey });
+          return run.body.status === 'completed' ? run.body : undefined;
+        },
+        60_000,
+      );
       expect(done.summary.breaks).toBe(0);
       const next = await start({ ...days(9), sources: ['chain'] });
       expect(next.status).toBe(202);
       expect(next.body.id).not.toBe(inFlight.id);
       expect(next.body.sources).toEqual(['chain']);
-      await until('the new run done', async () => ((await call(`${idle.url}/reconciliations/${next.body.id}`, { key: other.apiKey })).body.status === 'completed' ? true : undefined), 60_000);
+      await until(
+        'the new run done',
+        async () => ((await call(`${idle.url}/reconciliations/${next.body.id}`, { key: other.apiKey })).body.status === 'completed' ? true : undefined),
+        60_000,
+      );
     });
   });
 
@@ -369,7 +418,12 @@ describe('reconciliation against anvil and the fake Stripe', () => {
     expect(await worker.schedule(now)).toContain(expected);
     expect(await worker.schedule(now)).not.toContain(expected);
     const run = await merchant.finished(expected);
-    expect(run).toMatchObject({ trigger: 'schedule', status: 'completed', sources: ['chain', 'stripe'], period: { from: lastCompletePeriod(now, 'day').from.toISOString() } });
+    expect(run).toMatchObject({
+      trigger: 'schedule',
+      status: 'completed',
+      sources: ['chain', 'stripe'],
+      period: { from: lastCompletePeriod(now, 'day').from.toISOString() },
+    });
     // yesterday: nothing happened then on this fresh chain
     expect(run.summary.rows).toBe(0);
   });

@@ -56,9 +56,13 @@ describe('reconciliation reports', () => {
    */
   const cli = (args: string[], key: 'env' | 'flag' | 'none' = 'env') =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [path.join(ROOT, 'scripts/recon.mjs'), ...args, '--ledger-url', recon.url, ...(key === 'flag' ? ['--api-key', merchant.apiKey] : [])], {
-        env: { PATH: process.env.PATH, ...(key === 'env' && { LEDGER_API_KEY: merchant.apiKey }) },
-      });
+      const child = spawn(
+        process.execPath,
+        [path.join(ROOT, 'scripts/recon.mjs'), ...args, '--ledger-url', recon.url, ...(key === 'flag' ? ['--api-key', merchant.apiKey] : [])],
+        {
+          env: { PATH: process.env.PATH, ...(key === 'env' && { LEDGER_API_KEY: merchant.apiKey }) },
+        },
+      );
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -160,7 +164,11 @@ describe('reconciliation reports', () => {
 
     // each reference links to where it can be looked at: the explorer's transaction page, Stripe's (test mode) dashboard
     const linked = await page.locator('[data-testid=breaks] tbody tr').evaluateAll((rows) =>
-      rows.map((row) => ({ kind: row.getAttribute('data-kind'), reference: row.querySelector('code')!.textContent!, href: row.querySelector('a')?.getAttribute('href') ?? null })),
+      rows.map((row) => ({
+        kind: row.getAttribute('data-kind'),
+        reference: row.querySelector('code')!.textContent!,
+        href: row.querySelector('a')?.getAttribute('href') ?? null,
+      })),
     );
     expect(linked).toHaveLength(3);
     for (const { reference, href } of linked) {

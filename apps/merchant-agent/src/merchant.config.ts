@@ -10,26 +10,45 @@ const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed a
 const envSchema = z.object({
   MERCHANT_PORT: env.port(4040),
   MERCHANT_HOST: z.string().default('127.0.0.1'),
-  MERCHANT_PUBLIC_URL: z.string().url().regex(/^https?:\/\//, 'must be an http(s) URL').optional(),
+  MERCHANT_PUBLIC_URL: z
+    .string()
+    .url()
+    .regex(/^https?:\/\//, 'must be an http(s) URL')
+    .optional(),
   DATABASE_URL: z.string().default('postgresql://postgres@127.0.0.1:5432/machine_payments'),
   DATABASE_POOL_SIZE: env.int(10, 1),
   FACILITATOR_URL: env.url('http://127.0.0.1:4020'),
   FACILITATOR_API_KEY: z.string().regex(/^\S+$/, 'must be one token without spaces').optional(),
   CHAIN_MANIFEST: z.string().default('.local/chain.json'),
-  MERCHANT_NETWORK: z.string().regex(/^eip155:[1-9][0-9]*$/, 'must be eip155:<chainId>').optional(),
+  MERCHANT_NETWORK: z
+    .string()
+    .regex(/^eip155:[1-9][0-9]*$/, 'must be eip155:<chainId>')
+    .optional(),
   MERCHANT_ASSET: address.optional(),
   MERCHANT_ASSET_NAME: z.string().min(1).optional(),
   MERCHANT_ASSET_VERSION: z.string().min(1).optional(),
   MERCHANT_PAY_TO: address.optional(),
-  MERCHANT_PRICE: z.string().regex(/^[1-9][0-9]*$/, 'must be a positive integer of atomic units').default('10000'),
-  MERCHANT_HAIKU_PRICE: z.string().regex(/^[1-9][0-9]*$/, 'must be a positive integer of atomic units').default('5000'),
+  MERCHANT_PRICE: z
+    .string()
+    .regex(/^[1-9][0-9]*$/, 'must be a positive integer of atomic units')
+    .default('10000'),
+  MERCHANT_HAIKU_PRICE: z
+    .string()
+    .regex(/^[1-9][0-9]*$/, 'must be a positive integer of atomic units')
+    .default('5000'),
   MERCHANT_A2A_SETTLE_RETRY_MS: env.int(10_000, 0),
   MERCHANT_A2A_RECOVER_AFTER_MS: env.int(120_000, 0),
   MERCHANT_FACILITATOR_TIMEOUT_MS: env.int(10_000, 1),
   MPP_REALM: z.string().min(1).default('merchant-agent.local'),
   MERCHANT_STRIPE_NETWORK_ID: z.string().min(1).optional(),
-  MERCHANT_STRIPE_PRICE: z.string().regex(/^[1-9][0-9]{0,7}$/, 'must be a positive integer of the currency\'s minor units').default('50'),
-  MERCHANT_STRIPE_CURRENCY: z.string().regex(/^[a-z]{3}$/, 'must be a lowercase ISO 4217 code').default('usd'),
+  MERCHANT_STRIPE_PRICE: z
+    .string()
+    .regex(/^[1-9][0-9]{0,7}$/, "must be a positive integer of the currency's minor units")
+    .default('50'),
+  MERCHANT_STRIPE_CURRENCY: z
+    .string()
+    .regex(/^[a-z]{3}$/, 'must be a lowercase ISO 4217 code')
+    .default('usd'),
 });
 
 export interface MerchantConfig {
@@ -92,7 +111,9 @@ export function loadMerchantConfig(environment: NodeJS.ProcessEnv = process.env)
     a2a: { haikuPrice: e.MERCHANT_HAIKU_PRICE, settleRetryMs: e.MERCHANT_A2A_SETTLE_RETRY_MS, recoverAfterMs: e.MERCHANT_A2A_RECOVER_AFTER_MS },
     mpp: {
       realm: e.MPP_REALM,
-      ...(e.MERCHANT_STRIPE_NETWORK_ID && { stripe: { networkId: e.MERCHANT_STRIPE_NETWORK_ID, amount: e.MERCHANT_STRIPE_PRICE, currency: e.MERCHANT_STRIPE_CURRENCY } }),
+      ...(e.MERCHANT_STRIPE_NETWORK_ID && {
+        stripe: { networkId: e.MERCHANT_STRIPE_NETWORK_ID, amount: e.MERCHANT_STRIPE_PRICE, currency: e.MERCHANT_STRIPE_CURRENCY },
+      }),
     },
   };
 }

@@ -27,15 +27,24 @@ describe('A2A merchant agent: protocol conformance', () => {
     await facilitator?.close();
   });
 
-  const wallet = new x402Client().register(manifest.network as `${string}:${string}`, new ExactEvmScheme(toClientEvmSigner(payerAccount(manifest, 2)))).setSpendControls(false);
+  const wallet = new x402Client()
+    .register(manifest.network as `${string}:${string}`, new ExactEvmScheme(toClientEvmSigner(payerAccount(manifest, 2))))
+    .setSpendControls(false);
   const post = (path: string, body: string, headers: Record<string, string> = {}) =>
-    fetch(`${merchant.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'a2a-extensions': X402_V02, ...headers }, body });
+    fetch(`${merchant.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'a2a-extensions': X402_V02, ...headers },
+      body,
+    });
   const open = async () => (await rpc(merchant.url, 'SendMessage', { message: userMessage('forecast Tavira') })).body.result.task;
   const paymentMessage = async (task: any) =>
     userMessage('paying', {
       taskId: task.id,
       contextId: task.contextId,
-      metadata: { [STATUS]: 'payment-submitted', 'x402.payment.payload': await wallet.createPaymentPayload(task.status.message.metadata['x402.payment.required'] as PaymentRequired) },
+      metadata: {
+        [STATUS]: 'payment-submitted',
+        'x402.payment.payload': await wallet.createPaymentPayload(task.status.message.metadata['x402.payment.required'] as PaymentRequired),
+      },
     });
   /** The events of an SSE stream, as JSON-RPC results. */
   const sse = async (response: Response) =>
@@ -51,7 +60,13 @@ describe('A2A merchant agent: protocol conformance', () => {
       expect(response.headers.get('content-type')).toMatch(/^application\/json/);
       expect(response.headers.get('cache-control')).toMatch(/max-age=\d+/);
       const card = (await response.json()) as any;
-      expect(card).toMatchObject({ name: expect.any(String), description: expect.any(String), version: '0.1.0', defaultInputModes: ['text/plain'], defaultOutputModes: expect.any(Array) });
+      expect(card).toMatchObject({
+        name: expect.any(String),
+        description: expect.any(String),
+        version: '0.1.0',
+        defaultInputModes: ['text/plain'],
+        defaultOutputModes: expect.any(Array),
+      });
       expect(card.supportedInterfaces).toEqual([
         { url: `${merchant.url}/a2a/jsonrpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' },
         { url: `${merchant.url}/a2a/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0', tenant: '' },
@@ -63,7 +78,10 @@ describe('A2A merchant agent: protocol conformance', () => {
         [X402_EXTENSION_URIS.v02, false],
         [X402_EXTENSION_URIS.v01, false],
       ]);
-      expect(card.capabilities.extensions[0].params).toMatchObject({ x402Version: 2, prices: { forecast: { amount: '3000', network: manifest.network, settle: 'before-work' }, haiku: { settle: 'after-work' } } });
+      expect(card.capabilities.extensions[0].params).toMatchObject({
+        x402Version: 2,
+        prices: { forecast: { amount: '3000', network: manifest.network, settle: 'before-work' }, haiku: { settle: 'after-work' } },
+      });
       expect(card.skills.map((s: any) => s.id)).toEqual(['forecast', 'haiku', 'ping']);
       for (const skill of card.skills) expect(skill).toMatchObject({ name: expect.any(String), description: expect.any(String), tags: expect.any(Array) });
 
@@ -117,10 +135,12 @@ describe('A2A merchant agent: protocol conformance', () => {
       expect(await codeOf(call('CreateTaskPushNotificationConfig', { taskId: 'x', url: 'http://127.0.0.1:1/hook' }))).toBe(-32003);
 
       const { body } = await rpc(merchant.url, 'GetTask', { id: 'missing' });
-      expect(body.error.data).toEqual([expect.objectContaining({ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'TASK_NOT_FOUND', domain: 'a2a-protocol.org' })]);
+      expect(body.error.data).toEqual([
+        expect.objectContaining({ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'TASK_NOT_FOUND', domain: 'a2a-protocol.org' }),
+      ]);
     });
 
-    it('refuses a follow-up whose contextId is not its task\'s (-32602)', async () => {
+    it("refuses a follow-up whose contextId is not its task's (-32602)", async () => {
       const task = await open();
       const { body } = await rpc(merchant.url, 'SendMessage', { message: userMessage('again', { taskId: task.id, contextId: crypto.randomUUID() }) });
       expect(body.error.code).toBe(-32602);
@@ -130,20 +150,36 @@ describe('A2A merchant agent: protocol conformance', () => {
       const missing = await fetch(`${merchant.url}/a2a/rest/tasks/${crypto.randomUUID()}`, { headers: { 'a2a-version': '1.0' } });
       expect(missing.status).toBe(404);
       expect(await missing.json()).toMatchObject({ error: { code: 404, status: 'NOT_FOUND' } });
-      const unpaid = await post('/a2a/rest/message:send', JSON.stringify({ message: userMessage('haiku') }), { 'content-type': 'application/a2a+json', 'a2a-extensions': '' });
+      const unpaid = await post('/a2a/rest/message:send', JSON.stringify({ message: userMessage('haiku') }), {
+        'content-type': 'application/a2a+json',
+        'a2a-extensions': '',
+      });
       expect(unpaid.status).toBe(400);
-      expect(await unpaid.json()).toMatchObject({ error: { status: 'FAILED_PRECONDITION', details: [expect.objectContaining({ reason: 'EXTENSION_SUPPORT_REQUIRED' })] } });
+      expect(await unpaid.json()).toMatchObject({
+        error: { status: 'FAILED_PRECONDITION', details: [expect.objectContaining({ reason: 'EXTENSION_SUPPORT_REQUIRED' })] },
+      });
     });
   });
 
   describe('task states', () => {
     it('streams a paid task: input-required closes the first stream; the payment streams working, verified, the artifact, completed', async () => {
-      const ask = await sse(await post('/a2a/jsonrpc', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendStreamingMessage', params: { message: userMessage('forecast Sagres') } })));
+      const ask = await sse(
+        await post(
+          '/a2a/jsonrpc',
+          JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendStreamingMessage', params: { message: userMessage('forecast Sagres') } }),
+        ),
+      );
       expect(ask.map((e) => Object.keys(e)[0])).toEqual(['task']);
       const task = ask[0].task;
-      expect(task.status).toMatchObject({ state: 'TASK_STATE_INPUT_REQUIRED', message: { extensions: [X402_V02], metadata: { [STATUS]: 'payment-required' } } });
+      expect(task.status).toMatchObject({
+        state: 'TASK_STATE_INPUT_REQUIRED',
+        message: { extensions: [X402_V02], metadata: { [STATUS]: 'payment-required' } },
+      });
 
-      const response = await post('/a2a/jsonrpc', JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'SendStreamingMessage', params: { message: await paymentMessage(task) } }));
+      const response = await post(
+        '/a2a/jsonrpc',
+        JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'SendStreamingMessage', params: { message: await paymentMessage(task) } }),
+      );
       expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
       expect(response.headers.get('a2a-extensions')).toBe(X402_V02);
       const events = await sse(response);
@@ -153,14 +189,21 @@ describe('A2A merchant agent: protocol conformance', () => {
         ['artifactUpdate', 'forecast'],
         ['statusUpdate', 'TASK_STATE_COMPLETED'],
       ]);
-      expect(events.map((e) => (e.task ?? e.statusUpdate)?.status.message.metadata[STATUS]).filter(Boolean)).toEqual(['payment-submitted', 'payment-verified', 'payment-completed']);
+      expect(events.map((e) => (e.task ?? e.statusUpdate)?.status.message.metadata[STATUS]).filter(Boolean)).toEqual([
+        'payment-submitted',
+        'payment-verified',
+        'payment-completed',
+      ]);
     });
 
     it('returns at once when asked not to block, and the task completes behind it', async () => {
       const task = await open();
       const { body } = await rpc(merchant.url, 'SendMessage', { message: await paymentMessage(task), configuration: { returnImmediately: true } });
       expect(body.result.task.status.state).toBe('TASK_STATE_WORKING');
-      await vi.waitFor(async () => expect((await rpc(merchant.url, 'GetTask', { id: task.id })).body.result.status.state).toBe('TASK_STATE_COMPLETED'), { timeout: 10_000, interval: 100 });
+      await vi.waitFor(async () => expect((await rpc(merchant.url, 'GetTask', { id: task.id })).body.result.status.state).toBe('TASK_STATE_COMPLETED'), {
+        timeout: 10_000,
+        interval: 100,
+      });
     });
 
     it('keeps the history (historyLength 0 omits it, N keeps the last N) and lists tasks by context and state, page by page', async () => {

@@ -32,7 +32,9 @@ describe('A2A merchant agent: payments refused and failed', () => {
   });
 
   const wallet = (payerIndex: number) =>
-    new x402Client().register(manifest.network as `${string}:${string}`, new ExactEvmScheme(toClientEvmSigner(payerAccount(manifest, payerIndex)))).setSpendControls(false);
+    new x402Client()
+      .register(manifest.network as `${string}:${string}`, new ExactEvmScheme(toClientEvmSigner(payerAccount(manifest, payerIndex))))
+      .setSpendControls(false);
   const merchantBalance = () => balanceOf(chain, usdc, merchantAddress);
 
   /** A new paid task, waiting in input-required with its offer. */
@@ -43,9 +45,20 @@ describe('A2A merchant agent: payments refused and failed', () => {
   };
   const offerOf = (task: Awaited<ReturnType<typeof open>>) => task.status.message.metadata[REQUIRED] as PaymentRequired;
   const submit = (task: { id: string; contextId: string }, payload: unknown, on = merchant) =>
-    rpc(on.url, 'SendMessage', { message: userMessage('Here is the payment authorization.', { taskId: task.id, contextId: task.contextId, metadata: { [STATUS]: 'payment-submitted', 'x402.payment.payload': payload } }) });
+    rpc(on.url, 'SendMessage', {
+      message: userMessage('Here is the payment authorization.', {
+        taskId: task.id,
+        contextId: task.contextId,
+        metadata: { [STATUS]: 'payment-submitted', 'x402.payment.payload': payload },
+      }),
+    });
   const paymentRow = async (taskId: string) =>
-    (await merchant.db.$queryRawUnsafe<{ status: string; attempts: number; error: string | null }[]>(`SELECT status, attempts, error FROM merchant.a2a_payments WHERE task_id = $1`, taskId))[0];
+    (
+      await merchant.db.$queryRawUnsafe<{ status: string; attempts: number; error: string | null }[]>(
+        `SELECT status, attempts, error FROM merchant.a2a_payments WHERE task_id = $1`,
+        taskId,
+      )
+    )[0];
 
   it('refuses a paid skill without the x402 extension activated (-32008) and opens no task', async () => {
     const [{ n: before }] = await merchant.db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM merchant.a2a_payments`);
@@ -61,13 +74,19 @@ describe('A2A merchant agent: payments refused and failed', () => {
   it('asks a message naming no skill of this agent which one it wants (input-required, not an error), naming the skills it has', async () => {
     const { body } = await rpc(merchant.url, 'SendMessage', { message: userMessage('dance tango') });
     expect(body.error).toBeUndefined();
-    expect(body.result.task.status).toMatchObject({ state: 'TASK_STATE_INPUT_REQUIRED', message: { parts: [{ text: expect.stringContaining('This agent offers forecast (Weather forecast): 9000 atomic units') }] } });
+    expect(body.result.task.status).toMatchObject({
+      state: 'TASK_STATE_INPUT_REQUIRED',
+      message: { parts: [{ text: expect.stringContaining('This agent offers forecast (Weather forecast): 9000 atomic units') }] },
+    });
   });
 
   it('repeats the offer to a message that carries no payment', async () => {
     const task = await open();
     const { body } = await rpc(merchant.url, 'SendMessage', { message: userMessage('how much?', { taskId: task.id, contextId: task.contextId }) });
-    expect(body.result.task.status).toMatchObject({ state: 'TASK_STATE_INPUT_REQUIRED', message: { metadata: { [STATUS]: 'payment-required', [REQUIRED]: offerOf(task) } } });
+    expect(body.result.task.status).toMatchObject({
+      state: 'TASK_STATE_INPUT_REQUIRED',
+      message: { metadata: { [STATUS]: 'payment-required', [REQUIRED]: offerOf(task) } },
+    });
   });
 
   it('takes a payment made for another task as INVALID_PAYLOAD and asks again; the right one then completes the task', async () => {
@@ -79,10 +98,23 @@ describe('A2A merchant agent: payments refused and failed', () => {
     const retry = wrong.body.result.task;
     expect(retry.status).toMatchObject({
       state: 'TASK_STATE_INPUT_REQUIRED',
-      message: { metadata: { [STATUS]: 'payment-required', [ERROR]: 'INVALID_PAYLOAD', [REQUIRED]: offerOf(taskB), [RECEIPTS]: [{ success: false, errorReason: 'invalid_payment_requirements', transaction: '' }] } },
+      message: {
+        metadata: {
+          [STATUS]: 'payment-required',
+          [ERROR]: 'INVALID_PAYLOAD',
+          [REQUIRED]: offerOf(taskB),
+          [RECEIPTS]: [{ success: false, errorReason: 'invalid_payment_requirements', transaction: '' }],
+        },
+      },
     });
     // The failure itself is in the history, as the spec's payment-failed status.
-    expect(retry.history.map((m: any) => m.metadata?.[STATUS]).filter(Boolean)).toEqual(['payment-required', 'payment-submitted', 'payment-submitted', 'payment-failed', 'payment-required']);
+    expect(retry.history.map((m: any) => m.metadata?.[STATUS]).filter(Boolean)).toEqual([
+      'payment-required',
+      'payment-submitted',
+      'payment-submitted',
+      'payment-failed',
+      'payment-required',
+    ]);
     expect(await paymentRow(taskB.id)).toEqual({ status: 'required', attempts: 1, error: 'INVALID_PAYLOAD' });
 
     const right = await submit(taskB, await wallet(0).createPaymentPayload(offerOf(taskB)));
@@ -91,7 +123,7 @@ describe('A2A merchant agent: payments refused and failed', () => {
     expect(await merchantBalance()).toBe(before + PRICE);
   });
 
-  it('names a wrong amount, a wrong recipient and a bad signature (the facilitator\'s reason), and fails the task at the third', async () => {
+  it("names a wrong amount, a wrong recipient and a bad signature (the facilitator's reason), and fails the task at the third", async () => {
     const task = await open();
     const offer = offerOf(task);
     const before = await merchantBalance();
@@ -108,7 +140,10 @@ describe('A2A merchant agent: payments refused and failed', () => {
     forged.payload.signature = `${signature.slice(0, 10)}${signature[10] === '0' ? '1' : '0'}${signature.slice(11)}`;
     const third = await submit(task, forged);
 
-    expect(third.body.result.task.status).toMatchObject({ state: 'TASK_STATE_FAILED', message: { metadata: { [STATUS]: 'payment-failed', [ERROR]: 'INVALID_SIGNATURE' } } });
+    expect(third.body.result.task.status).toMatchObject({
+      state: 'TASK_STATE_FAILED',
+      message: { metadata: { [STATUS]: 'payment-failed', [ERROR]: 'INVALID_SIGNATURE' } },
+    });
     expect(third.body.result.task.status.message.metadata[RECEIPTS].map((r: any) => r.errorReason)).toEqual([
       'invalid_exact_evm_authorization_value',
       'invalid_exact_evm_recipient_mismatch',
@@ -171,7 +206,9 @@ describe('A2A merchant agent: payments refused and failed', () => {
       const { body } = await submit(task, await wallet(0).createPaymentPayload(offerOf(task)), stranded);
       expect(body.result.task.status).toMatchObject({
         state: 'TASK_STATE_INPUT_REQUIRED',
-        message: { metadata: { [STATUS]: 'payment-required', [ERROR]: 'SETTLEMENT_FAILED', [RECEIPTS]: [{ success: false, errorReason: 'unexpected_verify_error' }] } },
+        message: {
+          metadata: { [STATUS]: 'payment-required', [ERROR]: 'SETTLEMENT_FAILED', [RECEIPTS]: [{ success: false, errorReason: 'unexpected_verify_error' }] },
+        },
       });
     } finally {
       await stranded.close();
@@ -190,7 +227,10 @@ describe('A2A merchant agent: payments refused and failed', () => {
       expect(await paymentRow(task.id)).toMatchObject({ status: 'settling' });
       // another payment meanwhile changes nothing: the task takes one
       const again = (await submit(task, await wallet(2).createPaymentPayload(offerOf(task)), patient)).body;
-      expect(again.result.message).toMatchObject({ parts: [{ text: expect.stringContaining('its payment is settling') }], metadata: { [STATUS]: 'payment-verified' } });
+      expect(again.result.message).toMatchObject({
+        parts: [{ text: expect.stringContaining('its payment is settling') }],
+        metadata: { [STATUS]: 'payment-verified' },
+      });
 
       await mineBlock(chain);
       let done: any;

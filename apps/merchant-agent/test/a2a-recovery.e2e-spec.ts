@@ -55,7 +55,9 @@ describe('A2A merchant agent: recovery after a crash, and facilitator timeouts',
     running.splice(running.indexOf(merchant), 1);
   };
   const wallet = (payerIndex: number) =>
-    new x402Client().register(manifest.network as `${string}:${string}`, new ExactEvmScheme(toClientEvmSigner(payerAccount(manifest, payerIndex)))).setSpendControls(false);
+    new x402Client()
+      .register(manifest.network as `${string}:${string}`, new ExactEvmScheme(toClientEvmSigner(payerAccount(manifest, payerIndex))))
+      .setSpendControls(false);
   const open = async (on: RunningMerchant, request: string) => {
     const { body } = await rpc(on.url, 'SendMessage', { message: userMessage(request) });
     expect(body.result.task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
@@ -63,14 +65,28 @@ describe('A2A merchant agent: recovery after a crash, and facilitator timeouts',
   };
   const offerOf = (task: OpenTask) => task.status.message.metadata[REQUIRED] as PaymentRequired;
   const submit = (on: RunningMerchant, task: OpenTask, payload: unknown) =>
-    rpc(on.url, 'SendMessage', { message: userMessage('Here is the payment authorization.', { taskId: task.id, contextId: task.contextId, metadata: { [STATUS]: 'payment-submitted', 'x402.payment.payload': payload } }) });
+    rpc(on.url, 'SendMessage', {
+      message: userMessage('Here is the payment authorization.', {
+        taskId: task.id,
+        contextId: task.contextId,
+        metadata: { [STATUS]: 'payment-submitted', 'x402.payment.payload': payload },
+      }),
+    });
   const paymentRow = async (on: RunningMerchant, taskId: string) =>
-    (await on.db.$queryRawUnsafe<{ status: string; attempts: number; payer: string | null }[]>(`SELECT status, attempts, payer FROM merchant.a2a_payments WHERE task_id = $1`, taskId))[0];
+    (
+      await on.db.$queryRawUnsafe<{ status: string; attempts: number; payer: string | null }[]>(
+        `SELECT status, attempts, payer FROM merchant.a2a_payments WHERE task_id = $1`,
+        taskId,
+      )
+    )[0];
   const usdcOf = (address: Address) => balanceOf(chain, usdc, address);
   /** Ages rows as an hour-old crash leaves them: the payments and their submissions, by the same interval. */
   const ageAnHour = async (on: RunningMerchant, taskIds: string[]) => {
     await on.db.$executeRawUnsafe(`UPDATE merchant.a2a_payments SET updated_at = updated_at - interval '1 hour' WHERE task_id = ANY($1::text[])`, taskIds);
-    await on.db.$executeRawUnsafe(`UPDATE merchant.a2a_payment_submissions SET created_at = created_at - interval '1 hour' WHERE task_id = ANY($1::text[])`, taskIds);
+    await on.db.$executeRawUnsafe(
+      `UPDATE merchant.a2a_payment_submissions SET created_at = created_at - interval '1 hour' WHERE task_id = ANY($1::text[])`,
+      taskIds,
+    );
   };
 
   it('settles at boot the payments a killed agent left verified (its /settle already sent) and submitted, completing each task once', async () => {
@@ -79,14 +95,23 @@ describe('A2A merchant agent: recovery after a crash, and facilitator timeouts',
     const leftVerified = await open(crashed, 'forecast Tavira');
     const leftSubmitted = await open(crashed, 'forecast Sines');
     const leftMalformed = await open(crashed, 'forecast Elvas');
-    const payloads = { verified: await wallet(4).createPaymentPayload(offerOf(leftVerified)), submitted: await wallet(5).createPaymentPayload(offerOf(leftSubmitted)) };
+    const payloads = {
+      verified: await wallet(4).createPaymentPayload(offerOf(leftVerified)),
+      submitted: await wallet(5).createPaymentPayload(offerOf(leftSubmitted)),
+    };
     const payments = crashed.app.get(TaskPayments);
     const claim = async (task: OpenTask, payload: unknown) => {
       const check = checkSubmission(payload, offerOf(task));
       if (!check.ok) throw new Error(check.message);
-      expect(await payments.claim(task.id, { messageId: crypto.randomUUID(), payer: check.payer, nonce: check.nonce, payload: check.payload })).toMatchObject({ kind: 'claimed' });
+      expect(await payments.claim(task.id, { messageId: crypto.randomUUID(), payer: check.payer, nonce: check.nonce, payload: check.payload })).toMatchObject({
+        kind: 'claimed',
+      });
     };
-    const before = { merchant: await usdcOf(merchantAddress), payer4: await usdcOf(payerAccount(manifest, 4).address), payer5: await usdcOf(payerAccount(manifest, 5).address) };
+    const before = {
+      merchant: await usdcOf(merchantAddress),
+      payer4: await usdcOf(payerAccount(manifest, 4).address),
+      payer5: await usdcOf(payerAccount(manifest, 5).address),
+    };
 
     // killed after /verify answered and /settle was sent: the facilitator settled it, the answer was lost with the process
     await claim(leftVerified, payloads.verified);
@@ -111,16 +136,28 @@ describe('A2A merchant agent: recovery after a crash, and facilitator timeouts',
     };
 
     const verified = await settled(leftVerified);
-    expect(verified.status).toMatchObject({ state: 'TASK_STATE_COMPLETED', message: { metadata: { [STATUS]: 'payment-completed', [RECEIPTS]: [{ success: true, transaction: lostAnswer.transaction }] } } });
-    expect(verified.artifacts).toEqual([expect.objectContaining({ parts: [expect.objectContaining({ data: expect.objectContaining({ location: 'Tavira' }) })] })]);
+    expect(verified.status).toMatchObject({
+      state: 'TASK_STATE_COMPLETED',
+      message: { metadata: { [STATUS]: 'payment-completed', [RECEIPTS]: [{ success: true, transaction: lostAnswer.transaction }] } },
+    });
+    expect(verified.artifacts).toEqual([
+      expect.objectContaining({ parts: [expect.objectContaining({ data: expect.objectContaining({ location: 'Tavira' }) })] }),
+    ]);
     const submitted = await settled(leftSubmitted);
-    expect(submitted.status).toMatchObject({ state: 'TASK_STATE_COMPLETED', message: { metadata: { [STATUS]: 'payment-completed', [RECEIPTS]: [{ success: true }] } } });
+    expect(submitted.status).toMatchObject({
+      state: 'TASK_STATE_COMPLETED',
+      message: { metadata: { [STATUS]: 'payment-completed', [RECEIPTS]: [{ success: true }] } },
+    });
     const [receipt] = submitted.status.message.metadata[RECEIPTS] as { transaction: Hex }[];
     expect((await chain.getTransactionReceipt({ hash: receipt.transaction })).status).toBe('success');
     expect(await paymentRow(recovered, leftSubmitted.id)).toMatchObject({ status: 'completed', payer: payerAccount(manifest, 5).address.toLowerCase() });
 
     // paid exactly once each: the merchant got two prices, each payer paid one
-    expect({ merchant: await usdcOf(merchantAddress), payer4: await usdcOf(payerAccount(manifest, 4).address), payer5: await usdcOf(payerAccount(manifest, 5).address) }).toEqual({
+    expect({
+      merchant: await usdcOf(merchantAddress),
+      payer4: await usdcOf(payerAccount(manifest, 4).address),
+      payer5: await usdcOf(payerAccount(manifest, 5).address),
+    }).toEqual({
       merchant: before.merchant + 2n * PRICE,
       payer4: before.payer4 - PRICE,
       payer5: before.payer5 - PRICE,
@@ -130,7 +167,10 @@ describe('A2A merchant agent: recovery after a crash, and facilitator timeouts',
     await until('the malformed attempt answered', async () => ((await paymentRow(recovered, leftMalformed.id)).status !== 'submitted' ? true : undefined));
     expect(await paymentRow(recovered, leftMalformed.id)).toMatchObject({ status: 'required', attempts: 1 });
     const waiting = (await rpc(recovered.url, 'GetTask', { id: leftMalformed.id })).body.result;
-    expect(waiting.status).toMatchObject({ state: 'TASK_STATE_INPUT_REQUIRED', message: { metadata: { [STATUS]: 'payment-required', 'x402.payment.error': 'INVALID_PAYLOAD' } } });
+    expect(waiting.status).toMatchObject({
+      state: 'TASK_STATE_INPUT_REQUIRED',
+      message: { metadata: { [STATUS]: 'payment-required', 'x402.payment.error': 'INVALID_PAYLOAD' } },
+    });
     const paid = await submit(recovered, leftMalformed, await wallet(4).createPaymentPayload(offerOf(leftMalformed)));
     expect(paid.body.result.task.status.state).toBe('TASK_STATE_COMPLETED');
     await stop(recovered);
@@ -144,7 +184,9 @@ describe('A2A merchant agent: recovery after a crash, and facilitator timeouts',
       const payload = await wallet(6).createPaymentPayload(offerOf(task));
       const check = checkSubmission(payload, offerOf(task));
       if (!check.ok) throw new Error(check.message);
-      expect(await payments.claim(task.id, { messageId: `m-${i}`, payer: check.payer, nonce: check.nonce, payload: check.payload })).toMatchObject({ kind: 'claimed' });
+      expect(await payments.claim(task.id, { messageId: `m-${i}`, payer: check.payer, nonce: check.nonce, payload: check.payload })).toMatchObject({
+        kind: 'claimed',
+      });
     }
     const ids = tasks.map((task) => task.id);
     await ageAnHour(merchant, ids);
@@ -170,7 +212,10 @@ describe('A2A merchant agent: recovery after a crash, and facilitator timeouts',
       const { body } = await submit(merchant, task, await wallet(7).createPaymentPayload(offerOf(task)));
 
       expect(proxy.settles()).toBe(2); // the first answer was lost: the agent gave up waiting and asked again
-      expect(body.result.task.status).toMatchObject({ state: 'TASK_STATE_COMPLETED', message: { metadata: { [STATUS]: 'payment-completed', [RECEIPTS]: [{ success: true }] } } });
+      expect(body.result.task.status).toMatchObject({
+        state: 'TASK_STATE_COMPLETED',
+        message: { metadata: { [STATUS]: 'payment-completed', [RECEIPTS]: [{ success: true }] } },
+      });
       expect(await usdcOf(merchantAddress)).toBe(before + PRICE);
       await stop(merchant);
     } finally {
@@ -181,8 +226,16 @@ describe('A2A merchant agent: recovery after a crash, and facilitator timeouts',
   it('answers the MPP route 503 when the facilitator accepts the connection and never answers, instead of hanging', async () => {
     const silent = await startTcpProxy(Number(new URL(facilitator.url).port));
     silent.set('hang');
-    const config = loadMerchantConfig({ ...process.env, FACILITATOR_URL: silent.url('http'), MERCHANT_FACILITATOR_TIMEOUT_MS: '500', MERCHANT_A2A_SETTLE_RETRY_MS: '0' });
-    const app = (await Test.createTestingModule({ imports: [AppModule.forConfig(config)] }).compile()).createNestApplication({ bodyParser: false, logger: ['error'] });
+    const config = loadMerchantConfig({
+      ...process.env,
+      FACILITATOR_URL: silent.url('http'),
+      MERCHANT_FACILITATOR_TIMEOUT_MS: '500',
+      MERCHANT_A2A_SETTLE_RETRY_MS: '0',
+    });
+    const app = (await Test.createTestingModule({ imports: [AppModule.forConfig(config)] }).compile()).createNestApplication({
+      bodyParser: false,
+      logger: ['error'],
+    });
     try {
       configureHttpApp(app);
       app.use(createMppPaywall(config));
@@ -193,7 +246,10 @@ describe('A2A merchant agent: recovery after a crash, and facilitator timeouts',
         body: JSON.stringify({ city: 'Porto' }),
       });
       expect(response.status).toBe(503);
-      expect(await response.json()).toMatchObject({ code: 'upstream_unavailable', detail: expect.stringMatching(/the payment facilitator is unreachable: .*(timeout|aborted)/i) });
+      expect(await response.json()).toMatchObject({
+        code: 'upstream_unavailable',
+        detail: expect.stringMatching(/the payment facilitator is unreachable: .*(timeout|aborted)/i),
+      });
     } finally {
       await app.close();
       await silent.close();
@@ -211,7 +267,11 @@ async function startLosingProxy(target: string): Promise<{ url: string; settles(
       void (async () => {
         const headers: Record<string, string> = { 'content-type': req.headers['content-type'] ?? 'application/json' };
         if (req.headers.authorization) headers.authorization = req.headers.authorization;
-        const answer = await fetch(new URL(req.url ?? '/', target), { method: req.method, headers, body: req.method === 'GET' ? undefined : Buffer.concat(chunks) });
+        const answer = await fetch(new URL(req.url ?? '/', target), {
+          method: req.method,
+          headers,
+          body: req.method === 'GET' ? undefined : Buffer.concat(chunks),
+        });
         const body = Buffer.from(await answer.arrayBuffer());
         if (new URL(req.url ?? '/', target).pathname === '/settle' && ++settles === 1) return; // settled; the answer is lost
         res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(body);

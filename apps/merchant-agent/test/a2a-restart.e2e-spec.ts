@@ -39,7 +39,8 @@ describe('A2A merchant agent: restarted between input-required and payment', () 
     referenceTaskIds: [],
     ...fields,
   });
-  const send = (client: Client, m: Message) => client.sendMessage({ tenant: '', message: m, configuration: undefined, metadata: undefined }, x402) as Promise<Task>;
+  const send = (client: Client, m: Message) =>
+    client.sendMessage({ tenant: '', message: m, configuration: undefined, metadata: undefined }, x402) as Promise<Task>;
 
   it('keeps the task and its offer, serves GetTask and resubscription, and completes the payment', async () => {
     const env = { FACILITATOR_URL: facilitator.url, MERCHANT_PRICE: String(PRICE) };
@@ -60,7 +61,9 @@ describe('A2A merchant agent: restarted between input-required and payment', () 
     expect(resubscribed).toEqual([{ $case: 'task', value: expect.objectContaining({ id: offered.id, status: offered.status }) }]);
 
     const required = found.status?.message?.metadata?.['x402.payment.required'] as PaymentRequired;
-    const wallet = new x402Client().register(manifest.network as `${string}:${string}`, new ExactEvmScheme(toClientEvmSigner(payerAccount(manifest, 1)))).setSpendControls(false);
+    const wallet = new x402Client()
+      .register(manifest.network as `${string}:${string}`, new ExactEvmScheme(toClientEvmSigner(payerAccount(manifest, 1))))
+      .setSpendControls(false);
     const before = await balanceOf(chain, usdc, merchantAddress);
     const paid = await send(
       client,
@@ -76,7 +79,13 @@ describe('A2A merchant agent: restarted between input-required and payment', () 
     expect(receipt.success).toBe(true);
     expect((await chain.getTransactionReceipt({ hash: receipt.transaction })).status).toBe('success');
     expect(await balanceOf(chain, usdc, merchantAddress)).toBe(before + PRICE);
-    const listed = await client.listTasks({ tenant: '', contextId: offered.contextId, status: TaskState.TASK_STATE_UNSPECIFIED, pageToken: '', statusTimestampAfter: undefined });
+    const listed = await client.listTasks({
+      tenant: '',
+      contextId: offered.contextId,
+      status: TaskState.TASK_STATE_UNSPECIFIED,
+      pageToken: '',
+      statusTimestampAfter: undefined,
+    });
     expect(listed.tasks.map((t) => [t.id, t.status?.state])).toEqual([[offered.id, TaskState.TASK_STATE_COMPLETED]]);
   });
 });

@@ -46,12 +46,20 @@ describe('A2A merchant agent: routing a message to a skill', () => {
   });
   const send = (m: Message) => client.sendMessage({ tenant: '', message: m, configuration: undefined, metadata: undefined }, x402) as Promise<Task>;
   const wallet = (payerIndex: number) =>
-    new x402Client().register(manifest.network as `${string}:${string}`, new ExactEvmScheme(toClientEvmSigner(payerAccount(manifest, payerIndex)))).setSpendControls(false);
+    new x402Client()
+      .register(manifest.network as `${string}:${string}`, new ExactEvmScheme(toClientEvmSigner(payerAccount(manifest, payerIndex))))
+      .setSpendControls(false);
   /** Pays the offer of a task in input-required, on the same task, as an a2a-x402 client does. */
   const pay = async (task: Task, payerIndex: number) => {
     const required = task.status?.message?.metadata?.['x402.payment.required'] as PaymentRequired;
     const payload = await wallet(payerIndex).createPaymentPayload(required);
-    return send(message([text('Here is the payment authorization.')], { taskId: task.id, contextId: task.contextId, metadata: { 'x402.payment.status': 'payment-submitted', 'x402.payment.payload': payload } }));
+    return send(
+      message([text('Here is the payment authorization.')], {
+        taskId: task.id,
+        contextId: task.contextId,
+        metadata: { 'x402.payment.status': 'payment-submitted', 'x402.payment.payload': payload },
+      }),
+    );
   };
   const statusText = (task: Task) => (task.status?.message?.parts[0]?.content as { value: string } | undefined)?.value ?? '';
 
@@ -60,7 +68,10 @@ describe('A2A merchant agent: routing a message to a skill', () => {
 
     const offered = await send(message([text('Please run skill forecast (Weather forecast) on: hello')], { metadata: { skillId: 'forecast' } }));
     expect(offered.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
-    expect(offered.status?.message?.metadata).toMatchObject({ 'x402.payment.status': 'payment-required', 'x402.payment.required': { accepts: [{ amount: String(PRICE) }] } });
+    expect(offered.status?.message?.metadata).toMatchObject({
+      'x402.payment.status': 'payment-required',
+      'x402.payment.required': { accepts: [{ amount: String(PRICE) }] },
+    });
     const paid = await pay(offered, 3);
 
     expect(paid.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
@@ -75,14 +86,19 @@ describe('A2A merchant agent: routing a message to a skill', () => {
     const offered = await send(message([text('Hi! Could you write me a Haiku on: autumn rain')]));
     expect(offered.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     expect(offered.metadata).toEqual({ skill: 'haiku' });
-    expect(offered.status?.message?.metadata?.['x402.payment.required']).toMatchObject({ accepts: [{ amount: String(HAIKU_PRICE) }], resource: { description: 'Haiku: autumn rain' } });
+    expect(offered.status?.message?.metadata?.['x402.payment.required']).toMatchObject({
+      accepts: [{ amount: String(HAIKU_PRICE) }],
+      resource: { description: 'Haiku: autumn rain' },
+    });
   });
 
   it('asks a message that names no skill which one it wants (input-required, listing skills and prices), then sells the one named on that task', async () => {
     const asked = await send(message([text('hello, what can you do for me?')]));
 
     expect(asked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
-    expect(statusText(asked)).toMatch(/^Which skill\? This message names no skill of this agent\. This agent offers forecast \(Weather forecast\): 13000 atomic units of 0x[0-9a-fA-F]{40} on eip155:\d+; haiku \(Haiku\): 6000 atomic units/);
+    expect(statusText(asked)).toMatch(
+      /^Which skill\? This message names no skill of this agent\. This agent offers forecast \(Weather forecast\): 13000 atomic units of 0x[0-9a-fA-F]{40} on eip155:\d+; haiku \(Haiku\): 6000 atomic units/,
+    );
     expect(asked.status?.message?.metadata?.skills).toEqual([
       expect.objectContaining({ id: 'forecast', price: expect.objectContaining({ amount: String(PRICE) }) }),
       expect.objectContaining({ id: 'haiku', price: expect.objectContaining({ amount: String(HAIKU_PRICE) }) }),
@@ -114,13 +130,25 @@ describe('A2A merchant agent: routing a message to a skill', () => {
   });
 
   it('takes the skill from a data part on the wire, and still wants the x402 extension for a paid one (-32008)', async () => {
-    const free = await rpc(merchant.url, 'SendMessage', { message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ data: { skill: 'ping' } }] } }, { 'a2a-extensions': '' });
+    const free = await rpc(
+      merchant.url,
+      'SendMessage',
+      { message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ data: { skill: 'ping' } }] } },
+      { 'a2a-extensions': '' },
+    );
     expect(free.body.result.message).toMatchObject({ role: 'ROLE_AGENT', parts: [{ text: 'pong' }] });
 
-    const paid = await rpc(merchant.url, 'SendMessage', { message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ data: { skillId: 'forecast', input: 'Braga' } }] } });
+    const paid = await rpc(merchant.url, 'SendMessage', {
+      message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ data: { skillId: 'forecast', input: 'Braga' } }] },
+    });
     expect(paid.body.result.task.status.message.metadata['x402.payment.required']).toMatchObject({ resource: { description: 'Weather forecast: Braga' } });
 
-    const unactivated = await rpc(merchant.url, 'SendMessage', { message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ text: 'a forecast please' }] } }, { 'a2a-extensions': '' });
+    const unactivated = await rpc(
+      merchant.url,
+      'SendMessage',
+      { message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ text: 'a forecast please' }] } },
+      { 'a2a-extensions': '' },
+    );
     expect(unactivated.body.error).toMatchObject({ code: -32008, message: expect.stringContaining('skill forecast is paid') });
   });
 });

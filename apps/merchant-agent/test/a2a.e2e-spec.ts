@@ -55,7 +55,9 @@ describe('A2A merchant agent: buying skills', () => {
     ...options,
   });
   const x402Wallet = (payerIndex: number) =>
-    new x402Client().register(manifest.network as `${string}:${string}`, new ExactEvmScheme(toClientEvmSigner(payerAccount(manifest, payerIndex)))).setSpendControls(false);
+    new x402Client()
+      .register(manifest.network as `${string}:${string}`, new ExactEvmScheme(toClientEvmSigner(payerAccount(manifest, payerIndex))))
+      .setSpendControls(false);
   const balances = async (payerIndex: number) => ({
     payer: await balanceOf(chain, usdc, payerAccount(manifest, payerIndex).address),
     merchant: await balanceOf(chain, usdc, merchantAddress),
@@ -67,7 +69,10 @@ describe('A2A merchant agent: buying skills', () => {
 
     const purchase = await buyFromAgent(buyer(0, { log: (l) => lines.push(l) }), 'forecast Porto');
 
-    expect(purchase).toMatchObject({ outcome: 'TASK_STATE_COMPLETED', price: { amount: String(FORECAST_PRICE), asset: usdc.address, network: manifest.network } });
+    expect(purchase).toMatchObject({
+      outcome: 'TASK_STATE_COMPLETED',
+      price: { amount: String(FORECAST_PRICE), asset: usdc.address, network: manifest.network },
+    });
     expect(purchase.output).toEqual([expect.objectContaining({ location: 'Porto' })]);
     expect(purchase.receipt).toMatchObject({ success: true, network: manifest.network, transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
     const receipt = await chain.getTransactionReceipt({ hash: purchase.receipt!.transaction as Hex });
@@ -76,7 +81,10 @@ describe('A2A merchant agent: buying skills', () => {
     expect(lines.join('\n')).toMatch(/payment required: 12000 atomic units/);
 
     const { body } = await rpc(merchant.url, 'GetTask', { id: purchase.taskId });
-    expect(body.result.status).toMatchObject({ state: 'TASK_STATE_COMPLETED', message: { metadata: { 'x402.payment.status': 'payment-completed', 'x402.payment.receipts': [purchase.receipt] } } });
+    expect(body.result.status).toMatchObject({
+      state: 'TASK_STATE_COMPLETED',
+      message: { metadata: { 'x402.payment.status': 'payment-completed', 'x402.payment.receipts': [purchase.receipt] } },
+    });
 
     // the ledger books it for the merchant: the hold posted under the settlement transaction, into its revenue
     const [{ id: paymentId }] = await ledger.db.$queryRawUnsafe<{ id: string }[]>(
@@ -131,7 +139,19 @@ describe('A2A merchant agent: buying skills', () => {
       status: { state: 'input-required', message: { kind: 'message', role: 'agent', metadata: { 'x402.payment.status': 'payment-required' } } },
     });
     const required = ask.status.message.metadata['x402.payment.required'];
-    expect(required).toMatchObject({ x402Version: 2, accepts: [{ scheme: 'exact', network: manifest.network, amount: String(FORECAST_PRICE), asset: usdc.address, payTo: manifest.accounts.merchant.address, extra: { name: usdc.name, version: usdc.version } }] });
+    expect(required).toMatchObject({
+      x402Version: 2,
+      accepts: [
+        {
+          scheme: 'exact',
+          network: manifest.network,
+          amount: String(FORECAST_PRICE),
+          asset: usdc.address,
+          payTo: manifest.accounts.merchant.address,
+          extra: { name: usdc.name, version: usdc.version },
+        },
+      ],
+    });
 
     const payload = await x402Wallet(2).createPaymentPayload(required);
     const paid = await v03({
@@ -149,7 +169,10 @@ describe('A2A merchant agent: buying skills', () => {
     expect(paid).toMatchObject({
       kind: 'task',
       id: ask.id,
-      status: { state: 'completed', message: { metadata: { 'x402.payment.status': 'payment-completed', 'x402.payment.receipts': [{ success: true, network: manifest.network }] } } },
+      status: {
+        state: 'completed',
+        message: { metadata: { 'x402.payment.status': 'payment-completed', 'x402.payment.receipts': [{ success: true, network: manifest.network }] } },
+      },
       artifacts: [{ parts: [{ kind: 'data', data: expect.objectContaining({ location: 'Evora' }) }] }],
     });
     expect(await balances(2)).toEqual({ payer: before.payer - FORECAST_PRICE, merchant: before.merchant + FORECAST_PRICE });
@@ -159,7 +182,12 @@ describe('A2A merchant agent: buying skills', () => {
     const purchase = await buyFromAgent(buyer(0), 'ping');
     expect(purchase).toEqual({ outcome: 'message', output: ['pong'], payer: payerAccount(manifest, 0).address });
 
-    const { body } = await rpc(merchant.url, 'SendMessage', { message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ text: 'ping' }] } }, { 'a2a-extensions': '' });
+    const { body } = await rpc(
+      merchant.url,
+      'SendMessage',
+      { message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ text: 'ping' }] } },
+      { 'a2a-extensions': '' },
+    );
     expect(body.result.message).toMatchObject({ role: 'ROLE_AGENT', parts: [{ text: 'pong' }] });
   });
 

@@ -66,12 +66,15 @@ describe('paid MCP tools', () => {
     return { status: response.status, body: text ? JSON.parse(text) : undefined, text };
   };
 
-  const callForecast = (id: number, extra: object = {}) => rpc({ id, method: 'tools/call', params: { name: 'forecast', arguments: { city: 'Porto' } }, ...extra });
+  const callForecast = (id: number, extra: object = {}) =>
+    rpc({ id, method: 'tools/call', params: { name: 'forecast', arguments: { city: 'Porto' } }, ...extra });
 
-  const evmCharge = (payerIndex: number) => evm.charge({ account: payerAccount(manifest, payerIndex), authorization: { name: usdc.name, version: usdc.version } });
+  const evmCharge = (payerIndex: number) =>
+    evm.charge({ account: payerAccount(manifest, payerIndex), authorization: { name: usdc.name, version: usdc.version } });
 
   /** The credential object mppx's McpClient would put in `_meta`, made from a challenge the server issued. */
-  const credentialFor = async (challenge: any, payerIndex: number) => Credential.deserialize(await evmCharge(payerIndex).createCredential({ challenge } as never));
+  const credentialFor = async (challenge: any, payerIndex: number) =>
+    Credential.deserialize(await evmCharge(payerIndex).createCredential({ challenge } as never));
 
   const rpcErrorOf = async (promise: Promise<unknown>): Promise<McpError> => {
     const error = await promise.then(
@@ -102,7 +105,11 @@ describe('paid MCP tools', () => {
   it('answers an unpaid forecast with -32042 carrying the facilitator challenges, bound to the tool', async () => {
     const { status, body } = await callForecast(1);
     expect(status).toBe(200);
-    expect(body.error).toMatchObject({ code: -32042, message: 'Payment Required', data: { httpStatus: 402, problem: { type: 'https://paymentauth.org/problems/payment-required', status: 402 } } });
+    expect(body.error).toMatchObject({
+      code: -32042,
+      message: 'Payment Required',
+      data: { httpStatus: 402, problem: { type: 'https://paymentauth.org/problems/payment-required', status: 402 } },
+    });
     const [challenge] = body.error.data.challenges;
     expect(body.error.data.challenges).toHaveLength(1);
     expect(challenge).toMatchObject({
@@ -126,7 +133,12 @@ describe('paid MCP tools', () => {
     const result = await client.callTool({ name: 'forecast', arguments: { city: 'Lisbon' } });
 
     expect(JSON.parse((result.content as { text: string }[])[0]!.text)).toMatchObject({ location: 'Lisbon', hours: expect.any(Array) });
-    expect(result.receipt).toMatchObject({ status: 'success', method: 'evm', reference: expect.stringMatching(/^0x[0-9a-f]{64}$/), challengeId: expect.any(String) });
+    expect(result.receipt).toMatchObject({
+      status: 'success',
+      method: 'evm',
+      reference: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+      challengeId: expect.any(String),
+    });
     const transaction = await chain.getTransactionReceipt({ hash: result.receipt!.reference as Hex });
     expect(transaction.status).toBe('success');
     expect(await balances(7)).toEqual({ payer: before.payer - PRICE, merchant: before.merchant + PRICE });
@@ -167,7 +179,11 @@ describe('paid MCP tools', () => {
 
   it('answers -32603 without internals when the facilitator is unreachable, and still serves the free tool', async () => {
     const { body, text } = await rpc({ id: 5, method: 'tools/call', params: { name: 'forecast', arguments: {} } }, '/mcp-unreachable');
-    expect(body.error).toMatchObject({ code: -32603, message: 'Internal Payment Error', data: { problem: { type: 'https://paymentauth.org/problems/internal-payment-error' } } });
+    expect(body.error).toMatchObject({
+      code: -32603,
+      message: 'Internal Payment Error',
+      data: { problem: { type: 'https://paymentauth.org/problems/internal-payment-error' } },
+    });
     expect(text).not.toMatch(/ECONNREFUSED|fetch failed|\bat .+:\d+:\d+/);
     const pong = await rpc({ id: 6, method: 'tools/call', params: { name: 'ping' } }, '/mcp-unreachable');
     expect(pong.body.result.content).toEqual([{ type: 'text', text: 'pong' }]);

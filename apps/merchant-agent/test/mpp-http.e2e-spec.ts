@@ -26,7 +26,13 @@ describe('MPP-paid HTTP endpoint (POST /mpp/forecast)', () => {
     stripe = await startTestStripe();
     facilitator = await startFacilitator(stripe.facilitatorEnv);
     stripe.fake.addWebhookEndpoint(`${facilitator.url}/stripe/webhooks`, stripe.facilitatorEnv.STRIPE_WEBHOOK_SECRET!);
-    const config = loadMerchantConfig({ ...process.env, FACILITATOR_URL: facilitator.url, MERCHANT_PRICE: '20000', MERCHANT_STRIPE_NETWORK_ID: 'profile_test_merchant', MERCHANT_STRIPE_PRICE: '75' });
+    const config = loadMerchantConfig({
+      ...process.env,
+      FACILITATOR_URL: facilitator.url,
+      MERCHANT_PRICE: '20000',
+      MERCHANT_STRIPE_NETWORK_ID: 'profile_test_merchant',
+      MERCHANT_STRIPE_PRICE: '75',
+    });
     const moduleRef = await Test.createTestingModule({ imports: [AppModule.forConfig(config)] }).compile();
     merchant = moduleRef.createNestApplication({ bodyParser: false, logger: ['error'] });
     configureHttpApp(merchant);
@@ -57,7 +63,10 @@ describe('MPP-paid HTTP endpoint (POST /mpp/forecast)', () => {
   });
 
   it('is paid with the evm method by mppx: settled on chain, Payment-Receipt returned', async () => {
-    const mppx = Mppx.create({ methods: [evm.charge({ account: payerAccount(manifest, 8), authorization: { name: usdc.name, version: usdc.version } })], polyfill: false });
+    const mppx = Mppx.create({
+      methods: [evm.charge({ account: payerAccount(manifest, 8), authorization: { name: usdc.name, version: usdc.version } })],
+      polyfill: false,
+    });
     const before = await balanceOf(client, usdc, merchantAddress);
     const response = await post(mppx.fetch as typeof fetch);
     expect(response.status).toBe(200);
@@ -81,20 +90,35 @@ describe('MPP-paid HTTP endpoint (POST /mpp/forecast)', () => {
 
   it('refuses a credential for another body (digest) and two credentials at once', async () => {
     const unpaid = await post(fetch, { city: 'Porto' });
-    const mppx = Mppx.create({ methods: [evm.charge({ account: payerAccount(manifest, 9), authorization: { name: usdc.name, version: usdc.version } })], polyfill: false });
+    const mppx = Mppx.create({
+      methods: [evm.charge({ account: payerAccount(manifest, 9), authorization: { name: usdc.name, version: usdc.version } })],
+      polyfill: false,
+    });
     const credential = await mppx.createCredential(unpaid);
-    const otherBody = await fetch(`${base}/mpp/forecast`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: credential }, body: JSON.stringify({ city: 'Braga' }) });
+    const otherBody = await fetch(`${base}/mpp/forecast`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: credential },
+      body: JSON.stringify({ city: 'Braga' }),
+    });
     expect(otherBody.status).toBe(402);
     expect(await otherBody.json()).toMatchObject({ type: 'https://paymentauth.org/problems/invalid-challenge' });
     const twice = await fetch(`${base}/mpp/forecast`, {
       method: 'POST',
-      headers: [['content-type', 'application/json'], ['authorization', credential], ['payment-authorization', credential]],
+      headers: [
+        ['content-type', 'application/json'],
+        ['authorization', credential],
+        ['payment-authorization', credential],
+      ],
       body: JSON.stringify({ city: 'Porto' }),
     });
     expect(twice.status).toBe(400);
     expect(await twice.json()).toMatchObject({ type: 'https://paymentauth.org/problems/bad-request' });
     // The credential is still good for the body it was made for.
-    const paid = await fetch(`${base}/mpp/forecast`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: credential }, body: JSON.stringify({ city: 'Porto' }) });
+    const paid = await fetch(`${base}/mpp/forecast`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: credential },
+      body: JSON.stringify({ city: 'Porto' }),
+    });
     expect(paid.status).toBe(200);
   });
 

@@ -38,7 +38,13 @@ describe('paid HTTP endpoint', () => {
     expect(response.status).toBe(402);
     const required = decodeHeader(response.headers.get('PAYMENT-REQUIRED')!) as { x402Version: number; accepts: Record<string, unknown>[] };
     expect(required.x402Version).toBe(2);
-    expect(required.accepts[0]).toMatchObject({ scheme: 'exact', network: manifest.network, amount: '25000', asset: usdc.address, payTo: manifest.accounts.merchant.address });
+    expect(required.accepts[0]).toMatchObject({
+      scheme: 'exact',
+      network: manifest.network,
+      amount: '25000',
+      asset: usdc.address,
+      payTo: manifest.accounts.merchant.address,
+    });
   });
 
   it('serves the resource once paid, with a PAYMENT-RESPONSE naming a real transaction that moved exactly the price', async () => {
@@ -46,7 +52,13 @@ describe('paid HTTP endpoint', () => {
     const merchantAddress = manifest.accounts.merchant.address as Address;
     const [payerBefore, merchantBefore] = [await balanceOf(client, usdc, payer.address as Address), await balanceOf(client, usdc, merchantAddress)];
 
-    const purchase = await buy({ url, privateKey: payer.privateKey as Hex, network: manifest.network as `${string}:${string}`, asset: usdc.address, maxAmountPerPayment: '100000' });
+    const purchase = await buy({
+      url,
+      privateKey: payer.privateKey as Hex,
+      network: manifest.network as `${string}:${string}`,
+      asset: usdc.address,
+      maxAmountPerPayment: '100000',
+    });
 
     expect(purchase.status).toBe(200);
     expect(purchase.body).toMatchObject({ location: 'Lisbon' });

@@ -7,10 +7,9 @@ import { z } from 'zod';
 type Hex = `0x${string}`;
 type Address = `0x${string}`;
 
-const addressSchema = z.custom<Address>(
-  (v) => typeof v === 'string' && /^0x[0-9a-fA-F]{40}$/.test(v),
-  { message: 'expected a 0x-prefixed 20-byte hex address' },
-);
+const addressSchema = z.custom<Address>((v) => typeof v === 'string' && /^0x[0-9a-fA-F]{40}$/.test(v), {
+  message: 'expected a 0x-prefixed 20-byte hex address',
+});
 
 const privateKeySchema = z.custom<Hex>((v) => typeof v === 'string' && /^0x[0-9a-fA-F]{64}$/.test(v), {
   message: 'expected a 0x-prefixed 32-byte hex private key',

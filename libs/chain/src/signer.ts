@@ -126,10 +126,7 @@ export class TransactionSigner {
   }
 
   private async sign(call: ContractCall, nonce: number, fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }): Promise<SignedTransaction> {
-    const raw = signEip1559(
-      { type: 'eip1559', chainId: this.chainId, nonce, to: call.to, data: call.data, gas: call.gas, ...fees },
-      this.privateKey,
-    );
+    const raw = signEip1559({ type: 'eip1559', chainId: this.chainId, nonce, to: call.to, data: call.data, gas: call.gas, ...fees }, this.privateKey);
     return { hash: keccak256(raw), nonce, signer: this.address, raw, to: call.to, data: call.data, gas: call.gas, ...fees };
   }
 

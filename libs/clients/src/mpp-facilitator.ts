@@ -56,8 +56,7 @@ export type MppSettlement =
   | { ok: false; status: number; problem: MppProblem; wwwAuthenticate: string[] };
 
 export type MppVerification =
-  | { ok: true; challengeId: string; method: string; payer?: string }
-  | { ok: false; status: number; problem: MppProblem; wwwAuthenticate: string[] };
+  { ok: true; challengeId: string; method: string; payer?: string } | { ok: false; status: number; problem: MppProblem; wwwAuthenticate: string[] };
 
 export interface MppFacilitatorClientOptions {
   /** the facilitator's base URL */
@@ -73,7 +72,9 @@ export class MppFacilitatorError extends Error {
     readonly status: number,
     readonly body: unknown,
   ) {
-    super(`the facilitator answered ${status}: ${typeof body === 'object' && body && 'detail' in body ? String((body as { detail: unknown }).detail) : JSON.stringify(body)}`);
+    super(
+      `the facilitator answered ${status}: ${typeof body === 'object' && body && 'detail' in body ? String((body as { detail: unknown }).detail) : JSON.stringify(body)}`,
+    );
     this.name = 'MppFacilitatorError';
   }
 }

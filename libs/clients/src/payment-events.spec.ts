@@ -35,8 +35,34 @@ describe('the payment-events contract', () => {
 
   // every shape the facilitator writes (apps/facilitator/src/settlement/chain-payments.repository.ts, stripe/stripe-payments.repository.ts)
   const written: [string, unknown][] = [
-    ['payment.verified', { network: 'eip155:8453', asset: payment.asset, payer: payment.payer, payTo: payment.payTo, amount: '10000', nonce: payment.nonce, protocol: 'x402', rail: 'evm' }],
-    ['payment.verified', { network: 'stripe', asset: 'usd', payer: 'spt_1', payTo: 'profile_1', amount: '500', nonce: 'ch_1', protocol: 'mpp', rail: 'stripe', method: 'stripe', challengeId: 'ch_1' }],
+    [
+      'payment.verified',
+      {
+        network: 'eip155:8453',
+        asset: payment.asset,
+        payer: payment.payer,
+        payTo: payment.payTo,
+        amount: '10000',
+        nonce: payment.nonce,
+        protocol: 'x402',
+        rail: 'evm',
+      },
+    ],
+    [
+      'payment.verified',
+      {
+        network: 'stripe',
+        asset: 'usd',
+        payer: 'spt_1',
+        payTo: 'profile_1',
+        amount: '500',
+        nonce: 'ch_1',
+        protocol: 'mpp',
+        rail: 'stripe',
+        method: 'stripe',
+        challengeId: 'ch_1',
+      },
+    ],
     ['payment.submitted', { txHash, signer: payment.payTo, txNonce: 7 }],
     ['payment.replaced', { txHash, replaces: blockHash, maxFeePerGas: '3000000000', maxPriorityFeePerGas: '1000000000' }],
     ['payment.resend', { reason: 'nonce already used' }],
@@ -69,12 +95,20 @@ describe('the payment-events contract', () => {
   const broken: [string, unknown, RegExp][] = [
     ['an unknown type', message('payment.refunded', {}), /type/],
     ['an amount that is not a decimal string', message('payment.verified', { ...(written[0][1] as object), amount: '1e4' }), /amount/],
-    ['a number where a decimal string belongs', message('payment.confirmed', { txHash, blockNumber: 123, blockHash, gasUsed: '1', gasFee: '1' }), /blockNumber/],
+    [
+      'a number where a decimal string belongs',
+      message('payment.confirmed', { txHash, blockNumber: 123, blockHash, gasUsed: '1', gasFee: '1' }),
+      /blockNumber/,
+    ],
     ['a hash that is not 32 bytes of hex', message('payment.reorged', { blockHash: '0x1234', blockNumber: '1' }), /blockHash/],
     ['a key the contract does not know', message('payment.expired', { message: 'x', extra: true }), /extra/],
     ['confirmed data of neither rail', message('payment.confirmed', { txHash }), /data/],
     // of a union, the problems of the member whose keys it has
-    ['an on-chain confirmation with a bad hash', message('payment.confirmed', { txHash: '0x1234', blockNumber: '1', blockHash, gasUsed: '1', gasFee: '1' }), /^data\.txHash: expected a 32-byte 0x hex hash$/],
+    [
+      'an on-chain confirmation with a bad hash',
+      message('payment.confirmed', { txHash: '0x1234', blockNumber: '1', blockHash, gasUsed: '1', gasFee: '1' }),
+      /^data\.txHash: expected a 32-byte 0x hex hash$/,
+    ],
     ['a failure with an unsent flag that is not false', message('payment.failed', { reason: 'x', message: 'y', broadcast: true }), /broadcast/],
     ['a snapshot with a negative amount', message('payment.expired', { message: 'x' }, { payment: { ...payment, amount: '-1' } }), /payment\.amount/],
     ['an event id that is not an outbox id', message('payment.expired', { message: 'x' }, { eventId: 'event-42' }), /eventId/],

@@ -138,7 +138,8 @@ export function parsePaymentEventMessage(value: unknown): { ok: true; message: P
  * How far a value is from a union member: a key the member does not know says it is another member's (so it weighs
  * more than any number of missing or wrong values), then one per problem.
  */
-const weight = (issues: readonly z.core.$ZodIssue[]) => issues.reduce((sum, issue) => sum + (issue.code === 'unrecognized_keys' ? 1_000 * issue.keys.length : 1), 0);
+const weight = (issues: readonly z.core.$ZodIssue[]) =>
+  issues.reduce((sum, issue) => sum + (issue.code === 'unrecognized_keys' ? 1_000 * issue.keys.length : 1), 0);
 
 /** Of a union (confirmed and failed data), the problems of the member it came closest to, not a bare "Invalid input". */
 function describeIssues(issues: readonly z.core.$ZodIssue[], prefix: PropertyKey[] = []): string[] {

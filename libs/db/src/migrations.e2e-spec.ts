@@ -52,13 +52,21 @@ describe('scripts/lib/database.mjs migrateDeploy', () => {
   });
 
   it('creates the facilitator tables with snake_case columns and NUMERIC(78,0) money', async () => {
-    const tables = await query<{ table_name: string }>(
-      url,
-      `SELECT table_name FROM information_schema.tables WHERE table_schema = 'facilitator' ORDER BY 1`,
-    );
+    const tables = await query<{ table_name: string }>(url, `SELECT table_name FROM information_schema.tables WHERE table_schema = 'facilitator' ORDER BY 1`);
     expect(tables.map((t) => t.table_name)).toEqual([
-      'api_keys', 'merchant_receiving_addresses', 'merchants', 'mpp_claims', 'mpp_secrets', 'outbox_cursors', 'payment_events', 'payment_idempotency_keys', 'payment_transactions', 'payments',
-      'stripe_events', 'webhook_deliveries', 'webhook_delivery_attempts',
+      'api_keys',
+      'merchant_receiving_addresses',
+      'merchants',
+      'mpp_claims',
+      'mpp_secrets',
+      'outbox_cursors',
+      'payment_events',
+      'payment_idempotency_keys',
+      'payment_transactions',
+      'payments',
+      'stripe_events',
+      'webhook_deliveries',
+      'webhook_delivery_attempts',
     ]);
 
     const amount = await query<{ data_type: string; numeric_precision: number; numeric_scale: number }>(

@@ -92,7 +92,9 @@ describe('PrismaService against a freshly migrated database', () => {
   it('rejects a second payment with the same (network, asset, payer, authorizationNonce) as a unique violation', async () => {
     const first = paymentInput();
     await prisma.payment.create({ data: first });
-    const err = await prisma.payment.create({ data: { ...paymentInput(), network: first.network, asset: first.asset, payer: first.payer, authorizationNonce: first.authorizationNonce } }).catch((e: unknown) => e);
+    const err = await prisma.payment
+      .create({ data: { ...paymentInput(), network: first.network, asset: first.asset, payer: first.payer, authorizationNonce: first.authorizationNonce } })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Prisma.PrismaClientKnownRequestError);
     expect((err as Prisma.PrismaClientKnownRequestError).code).toBe('P2002');
     expect(isUniqueViolation(err)).toBe(true);
@@ -103,7 +105,10 @@ describe('PrismaService against a freshly migrated database', () => {
 
   it('recognizes unique violations from raw SQL and from plain pg, and nothing else', async () => {
     const p = await prisma.payment.create({ data: paymentInput() });
-    const rawErr = await prisma.$executeRaw`INSERT INTO facilitator.payment_idempotency_keys (key, payload_hash, payment_id) VALUES ('k-raw-duplicate-0001', 'h', ${p.id}::uuid), ('k-raw-duplicate-0001', 'h', ${p.id}::uuid)`.catch((e: unknown) => e);
+    const rawErr =
+      await prisma.$executeRaw`INSERT INTO facilitator.payment_idempotency_keys (key, payload_hash, payment_id) VALUES ('k-raw-duplicate-0001', 'h', ${p.id}::uuid), ('k-raw-duplicate-0001', 'h', ${p.id}::uuid)`.catch(
+        (e: unknown) => e,
+      );
     expect(isUniqueViolation(rawErr)).toBe(true);
 
     const client = new pg.Client({ connectionString: url });

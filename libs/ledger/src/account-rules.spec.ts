@@ -6,7 +6,15 @@ const id = (n: number) => `00000000-0000-0000-0000-${n.toString(16).padStart(12,
 const input = (n: number, extra: Partial<AccountInput> = {}): AccountInput => ({ id: id(n), asset: 'stripe/usd', code: 1, flags: 0, ...extra });
 
 describe('create_accounts rules', () => {
-  const stored: Account = { ...input(1), normalBalance: 'credit', reference: 'wallet:1', debitsPending: 0n, debitsPosted: 0n, creditsPending: 0n, creditsPosted: 0n };
+  const stored: Account = {
+    ...input(1),
+    normalBalance: 'credit',
+    reference: 'wallet:1',
+    debitsPending: 0n,
+    debitsPosted: 0n,
+    creditsPending: 0n,
+    creditsPosted: 0n,
+  };
 
   it('creates new accounts with zero balances and a normal side from the limit flag', () => {
     const batch = new AccountBatch([]);
@@ -21,15 +29,24 @@ describe('create_accounts rules', () => {
   it('answers exists for the same account and names the first field that differs otherwise', () => {
     const batch = new AccountBatch([stored]);
     expect(
-      batch.create([
-        input(1, { reference: 'wallet:1' }),
-        input(1, { reference: 'wallet:1', flags: AccountFlag.debits_must_not_exceed_credits }),
-        input(1),
-        input(1, { reference: 'wallet:1', asset: 'stripe/eur' }),
-        input(1, { reference: 'wallet:1', code: 2 }),
-        input(1, { reference: 'wallet:1', normalBalance: 'debit' }),
-      ]).map((r) => r.result),
-    ).toEqual(['exists', 'exists_with_different_flags', 'exists_with_different_reference', 'exists_with_different_ledger', 'exists_with_different_code', 'exists_with_different_normal_balance']);
+      batch
+        .create([
+          input(1, { reference: 'wallet:1' }),
+          input(1, { reference: 'wallet:1', flags: AccountFlag.debits_must_not_exceed_credits }),
+          input(1),
+          input(1, { reference: 'wallet:1', asset: 'stripe/eur' }),
+          input(1, { reference: 'wallet:1', code: 2 }),
+          input(1, { reference: 'wallet:1', normalBalance: 'debit' }),
+        ])
+        .map((r) => r.result),
+    ).toEqual([
+      'exists',
+      'exists_with_different_flags',
+      'exists_with_different_reference',
+      'exists_with_different_ledger',
+      'exists_with_different_code',
+      'exists_with_different_normal_balance',
+    ]);
     expect(batch.created).toEqual([]);
   });
 
@@ -37,7 +54,9 @@ describe('create_accounts rules', () => {
     const batch = new AccountBatch([]);
     const both = AccountFlag.debits_must_not_exceed_credits | AccountFlag.credits_must_not_exceed_debits;
     expect(
-      batch.create([input(0), { ...input(0), id: 'ffffffff-ffff-ffff-ffff-ffffffffffff' }, input(4, { flags: both }), input(5, { code: 0 })]).map((r) => r.result),
+      batch
+        .create([input(0), { ...input(0), id: 'ffffffff-ffff-ffff-ffff-ffffffffffff' }, input(4, { flags: both }), input(5, { code: 0 })])
+        .map((r) => r.result),
     ).toEqual(['id_must_not_be_zero', 'id_must_not_be_int_max', 'flags_are_mutually_exclusive', 'code_must_not_be_zero']);
   });
 

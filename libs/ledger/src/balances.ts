@@ -27,7 +27,9 @@ export interface BalanceSummary {
 /** The balances a reader wants, signed on the account's normal side (a credit account gains from credits). */
 export function summarize(b: Balances, normal: NormalBalance): BalanceSummary {
   const [inPosted, inPending, outPosted, outPending] =
-    normal === 'credit' ? [b.creditsPosted, b.creditsPending, b.debitsPosted, b.debitsPending] : [b.debitsPosted, b.debitsPending, b.creditsPosted, b.creditsPending];
+    normal === 'credit'
+      ? [b.creditsPosted, b.creditsPending, b.debitsPosted, b.debitsPending]
+      : [b.debitsPosted, b.debitsPending, b.creditsPosted, b.creditsPending];
   return {
     posted: inPosted - outPosted,
     pending: inPosted + inPending - outPosted - outPending,

@@ -23,7 +23,13 @@ function run(events: [string, boolean, string][]) {
 
 describe('linked chains', () => {
   it('applies unlinked events independently', () => {
-    expect(run([['a', false, 'created'], ['b', false, 'exceeds_credits'], ['c', false, 'created']])).toEqual({
+    expect(
+      run([
+        ['a', false, 'created'],
+        ['b', false, 'exceeds_credits'],
+        ['c', false, 'created'],
+      ]),
+    ).toEqual({
       results: ['created', 'exceeds_credits', 'created'],
       state: ['a', 'c'],
       failed: ['b:exceeds_credits'],
@@ -31,7 +37,14 @@ describe('linked chains', () => {
   });
 
   it('rolls a chain back when one member fails; the others answer linked_event_failed', () => {
-    expect(run([['a', true, 'created'], ['b', true, 'exceeds_credits'], ['c', false, 'created'], ['d', false, 'created']])).toEqual({
+    expect(
+      run([
+        ['a', true, 'created'],
+        ['b', true, 'exceeds_credits'],
+        ['c', false, 'created'],
+        ['d', false, 'created'],
+      ]),
+    ).toEqual({
       results: ['linked_event_failed', 'exceeds_credits', 'linked_event_failed', 'created'],
       state: ['d'],
       failed: ['b:exceeds_credits'],
@@ -39,11 +52,22 @@ describe('linked chains', () => {
   });
 
   it('treats exists as success inside a chain', () => {
-    expect(run([['a', true, 'exists'], ['b', false, 'created']]).results).toEqual(['exists', 'created']);
+    expect(
+      run([
+        ['a', true, 'exists'],
+        ['b', false, 'created'],
+      ]).results,
+    ).toEqual(['exists', 'created']);
   });
 
   it('fails a chain left open at the end of the request', () => {
-    expect(run([['a', false, 'created'], ['b', true, 'created'], ['c', true, 'created']])).toEqual({
+    expect(
+      run([
+        ['a', false, 'created'],
+        ['b', true, 'created'],
+        ['c', true, 'created'],
+      ]),
+    ).toEqual({
       results: ['created', 'linked_event_failed', 'linked_event_chain_open'],
       state: ['a'],
       failed: [],

@@ -73,7 +73,8 @@ export const TRANSFER_RESULT_MESSAGES = {
   overflows_credits: "not created: the credit account's credits would overflow",
   exceeds_credits: 'not created: the debit account has debits_must_not_exceed_credits and not enough credits for this amount',
   exceeds_debits: 'not created: the credit account has credits_must_not_exceed_debits and not enough debits for this amount',
-  internal_error: 'not created: the ledger failed unexpectedly while judging this transfer (logged with its id); nothing of it was applied, and retrying the same id is safe',
+  internal_error:
+    'not created: the ledger failed unexpectedly while judging this transfer (logged with its id); nothing of it was applied, and retrying the same id is safe',
 } as const;
 
 export type AccountResultCode = keyof typeof ACCOUNT_RESULT_MESSAGES;

@@ -15,7 +15,13 @@ class MemoryStore {
   awaitingExpiry = new Map<string, Transfer>();
 
   batch(now: Date): TransferBatch {
-    return new TransferBatch({ now, accounts: this.accounts.values(), transfers: this.transfers.values(), resolutions: this.resolutions, failures: this.failures });
+    return new TransferBatch({
+      now,
+      accounts: this.accounts.values(),
+      transfers: this.transfers.values(),
+      resolutions: this.resolutions,
+      failures: this.failures,
+    });
   }
 
   write(batch: TransferBatch): void {

@@ -7,7 +7,19 @@ const NOW = new Date('2026-12-01T12:00:00.000Z');
 const USD = 'stripe/usd';
 
 function account(n: number, extra: Partial<Account> = {}): Account {
-  return { id: id(n), asset: USD, code: 1, flags: 0, normalBalance: 'credit', reference: null, debitsPending: 0n, debitsPosted: 0n, creditsPending: 0n, creditsPosted: 0n, ...extra };
+  return {
+    id: id(n),
+    asset: USD,
+    code: 1,
+    flags: 0,
+    normalBalance: 'credit',
+    reference: null,
+    debitsPending: 0n,
+    debitsPosted: 0n,
+    creditsPending: 0n,
+    creditsPosted: 0n,
+    ...extra,
+  };
 }
 
 const transfer = (n: number, dr: number, cr: number, amount: bigint, extra: Partial<TransferInput> = {}): TransferInput => ({
@@ -97,7 +109,9 @@ describe('create_transfers: retries', () => {
   });
 
   it('names the first field that differs', () => {
-    const b = batch([account(1), account(2), account(3)], { transfers: [{ ...stored, debitAccountId: id(1), creditAccountId: id(2), asset: USD, code: 1, flags: 0 }] });
+    const b = batch([account(1), account(2), account(3)], {
+      transfers: [{ ...stored, debitAccountId: id(1), creditAccountId: id(2), asset: USD, code: 1, flags: 0 }],
+    });
     const retries: [Partial<TransferInput>, string][] = [
       [{ flags: TransferFlag.pending }, 'exists_with_different_flags'],
       [{ debitAccountId: id(3) }, 'exists_with_different_debit_account_id'],
@@ -107,7 +121,9 @@ describe('create_transfers: retries', () => {
       [{ asset: 'stripe/eur' }, 'exists_with_different_ledger'],
       [{ code: 2 }, 'exists_with_different_code'],
     ];
-    expect(b.create(retries.map(([change]) => transfer(10, 1, 2, 25n, { reference: 'ref', ...change }))).map((r) => r.result)).toEqual(retries.map(([, code]) => code));
+    expect(b.create(retries.map(([change]) => transfer(10, 1, 2, 25n, { reference: 'ref', ...change }))).map((r) => r.result)).toEqual(
+      retries.map(([, code]) => code),
+    );
   });
 
   it('keeps a transiently failed id failed, and says what it failed with', () => {
@@ -136,8 +152,18 @@ describe('create_transfers: retries', () => {
 
 describe('create_transfers: two-phase', () => {
   const pending = (n: number, amount: bigint, timeout = 0) => transfer(n, 1, 2, amount, { flags: TransferFlag.pending, timeout });
-  const post = (n: number, pendingId: number, extra: Partial<TransferInput> = {}): TransferInput => ({ id: id(n), pendingId: id(pendingId), flags: TransferFlag.post_pending_transfer, ...extra });
-  const voidIt = (n: number, pendingId: number, extra: Partial<TransferInput> = {}): TransferInput => ({ id: id(n), pendingId: id(pendingId), flags: TransferFlag.void_pending_transfer, ...extra });
+  const post = (n: number, pendingId: number, extra: Partial<TransferInput> = {}): TransferInput => ({
+    id: id(n),
+    pendingId: id(pendingId),
+    flags: TransferFlag.post_pending_transfer,
+    ...extra,
+  });
+  const voidIt = (n: number, pendingId: number, extra: Partial<TransferInput> = {}): TransferInput => ({
+    id: id(n),
+    pendingId: id(pendingId),
+    flags: TransferFlag.void_pending_transfer,
+    ...extra,
+  });
 
   it('reserves, then posts part: the rest of the reservation is released', () => {
     const b = batch([account(1), account(2)]);
@@ -154,13 +180,30 @@ describe('create_transfers: two-phase', () => {
 
   it('posts the whole pending amount when amount is left out, and voids release it all', () => {
     const b = batch([account(1), account(2)]);
-    expect(b.create([pending(10, 100n), post(11, 10), pending(12, 7n), voidIt(13, 12)]).map((r) => r.result)).toEqual(['created', 'created', 'created', 'created']);
+    expect(b.create([pending(10, 100n), post(11, 10), pending(12, 7n), voidIt(13, 12)]).map((r) => r.result)).toEqual([
+      'created',
+      'created',
+      'created',
+      'created',
+    ]);
     expect(balances(b, 1)).toEqual([0n, 100n, 0n, 0n]);
     expect(b.changes.transfers.map((t) => t.amount)).toEqual([100n, 100n, 7n, 7n]);
   });
 
   it('resolves a pending transfer at most once, and never after it expired', () => {
-    const stored = { ...pending(10, 100n), debitAccountId: id(1), creditAccountId: id(2), amount: 100n, asset: USD, code: 1, pendingId: null, reference: null, timeout: 0, timestamp: new Date(0), expiresAt: null };
+    const stored = {
+      ...pending(10, 100n),
+      debitAccountId: id(1),
+      creditAccountId: id(2),
+      amount: 100n,
+      asset: USD,
+      code: 1,
+      pendingId: null,
+      reference: null,
+      timeout: 0,
+      timestamp: new Date(0),
+      expiresAt: null,
+    };
     const expired = { ...stored, id: id(20), timeout: 1, expiresAt: new Date(NOW.getTime() - 1) };
     const b = batch([account(1, { debitsPending: 200n }), account(2, { creditsPending: 200n })], {
       transfers: [stored, expired, { ...stored, id: id(30), flags: 0 }, { ...stored, id: id(40) }],
@@ -191,7 +234,10 @@ describe('create_transfers: two-phase', () => {
   });
 
   it('releases expired reservations without posting anything', () => {
-    const [dr, cr] = releaseExpired([account(1, { debitsPending: 10n }), account(2, { creditsPending: 10n })], [{ debitAccountId: id(1), creditAccountId: id(2), amount: 4n }]);
+    const [dr, cr] = releaseExpired(
+      [account(1, { debitsPending: 10n }), account(2, { creditsPending: 10n })],
+      [{ debitAccountId: id(1), creditAccountId: id(2), amount: 4n }],
+    );
     expect([dr.debitsPending, dr.debitsPosted, cr.creditsPending, cr.creditsPosted]).toEqual([6n, 0n, 6n, 0n]);
   });
 
@@ -205,7 +251,19 @@ describe('create_transfers: two-phase', () => {
   });
 
   it('tracks which reservations await expiry', () => {
-    const stored = { ...pending(10, 5n, 30), debitAccountId: id(1), creditAccountId: id(2), amount: 5n, asset: USD, code: 1, pendingId: null, reference: null, timeout: 30, timestamp: NOW, expiresAt: new Date(NOW.getTime() + 30_000) };
+    const stored = {
+      ...pending(10, 5n, 30),
+      debitAccountId: id(1),
+      creditAccountId: id(2),
+      amount: 5n,
+      asset: USD,
+      code: 1,
+      pendingId: null,
+      reference: null,
+      timeout: 30,
+      timestamp: NOW,
+      expiresAt: new Date(NOW.getTime() + 30_000),
+    };
     const b = batch([account(1, { debitsPending: 5n }), account(2, { creditsPending: 5n })], { transfers: [stored] });
     b.create([voidIt(11, 10), pending(12, 1n, 10)]);
     expect(b.changes.timeoutsClosed).toEqual([id(10)]);
@@ -232,7 +290,20 @@ describe('create_transfers: linked chains', () => {
 
 describe('create_transfers: the last-resort guard', () => {
   // A state the store must never hand over (the old bug): a stored pending transfer whose accounts were not loaded.
-  const stored = { id: id(10), debitAccountId: id(1), creditAccountId: id(2), amount: 9n, pendingId: null, asset: USD, code: 1, flags: TransferFlag.pending, timeout: 0, reference: null, timestamp: new Date(0), expiresAt: null };
+  const stored = {
+    id: id(10),
+    debitAccountId: id(1),
+    creditAccountId: id(2),
+    amount: 9n,
+    pendingId: null,
+    asset: USD,
+    code: 1,
+    flags: TransferFlag.pending,
+    timeout: 0,
+    reference: null,
+    timestamp: new Date(0),
+    expiresAt: null,
+  };
   const post = (n: number) => ({ id: id(n), pendingId: id(10), flags: TransferFlag.post_pending_transfer });
 
   it('answers internal_error for a transfer whose evaluation throws, fails its chain, keeps the rest and reports it', () => {

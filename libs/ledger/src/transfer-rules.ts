@@ -191,8 +191,14 @@ export class TransferBatch {
       expiresAt: pending && timeout > 0 ? new Date(this.now.getTime() + timeout * 1000) : null,
     };
     const [dr2, cr2] = pending
-      ? [{ ...dr, debitsPending: dr.debitsPending + amount }, { ...cr, creditsPending: cr.creditsPending + amount }]
-      : [{ ...dr, debitsPosted: dr.debitsPosted + amount }, { ...cr, creditsPosted: cr.creditsPosted + amount }];
+      ? [
+          { ...dr, debitsPending: dr.debitsPending + amount },
+          { ...cr, creditsPending: cr.creditsPending + amount },
+        ]
+      : [
+          { ...dr, debitsPosted: dr.debitsPosted + amount },
+          { ...cr, creditsPosted: cr.creditsPosted + amount },
+        ];
     this.record(transfer, dr2, cr2);
     if (transfer.expiresAt) journaledSet(this.journal, this.opened, transfer.id, transfer);
     return 'created';
@@ -209,7 +215,8 @@ export class TransferBatch {
     if (!p) return 'pending_transfer_not_found';
     if (!has(p.flags, TransferFlag.pending)) return 'pending_transfer_not_pending';
     if (t.debitAccountId && t.debitAccountId !== ZERO_ID && t.debitAccountId !== p.debitAccountId) return 'pending_transfer_has_different_debit_account_id';
-    if (t.creditAccountId && t.creditAccountId !== ZERO_ID && t.creditAccountId !== p.creditAccountId) return 'pending_transfer_has_different_credit_account_id';
+    if (t.creditAccountId && t.creditAccountId !== ZERO_ID && t.creditAccountId !== p.creditAccountId)
+      return 'pending_transfer_has_different_credit_account_id';
     if (t.asset && t.asset !== p.asset) return 'pending_transfer_has_different_ledger';
     if (t.code && t.code !== p.code) return 'pending_transfer_has_different_code';
 
@@ -324,5 +331,7 @@ export function releaseExpired(accounts: Iterable<Account>, expired: Iterable<Pi
 }
 
 function balancesChanged(a: Account, b: Account): boolean {
-  return a.debitsPending !== b.debitsPending || a.debitsPosted !== b.debitsPosted || a.creditsPending !== b.creditsPending || a.creditsPosted !== b.creditsPosted;
+  return (
+    a.debitsPending !== b.debitsPending || a.debitsPosted !== b.debitsPosted || a.creditsPending !== b.creditsPending || a.creditsPosted !== b.creditsPosted
+  );
 }

@@ -7,7 +7,10 @@ export const UINT256_MAX = (1n << 256n) - 1n;
 const ATOMIC_PATTERN = /^(0|[1-9][0-9]*)$/;
 
 export class AmountParseError extends Error {
-  constructor(readonly input: unknown, reason: string) {
+  constructor(
+    readonly input: unknown,
+    reason: string,
+  ) {
     super(reason);
     this.name = 'AmountParseError';
   }

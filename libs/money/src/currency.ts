@@ -6,9 +6,32 @@
 
 /** ISO 4217 currencies whose minor unit is not a hundredth (https://www.iso.org/iso-4217-currency-codes.html). */
 const ISO_4217_EXPONENTS: Readonly<Record<string, number>> = {
-  bif: 0, clp: 0, djf: 0, gnf: 0, isk: 0, jpy: 0, kmf: 0, krw: 0, pyg: 0, rwf: 0, ugx: 0, uyi: 0, vnd: 0, vuv: 0, xaf: 0, xof: 0, xpf: 0,
-  bhd: 3, iqd: 3, jod: 3, kwd: 3, lyd: 3, omr: 3, tnd: 3,
-  clf: 4, uyw: 4,
+  bif: 0,
+  clp: 0,
+  djf: 0,
+  gnf: 0,
+  isk: 0,
+  jpy: 0,
+  kmf: 0,
+  krw: 0,
+  pyg: 0,
+  rwf: 0,
+  ugx: 0,
+  uyi: 0,
+  vnd: 0,
+  vuv: 0,
+  xaf: 0,
+  xof: 0,
+  xpf: 0,
+  bhd: 3,
+  iqd: 3,
+  jod: 3,
+  kwd: 3,
+  lyd: 3,
+  omr: 3,
+  tnd: 3,
+  clf: 4,
+  uyw: 4,
 };
 
 /**

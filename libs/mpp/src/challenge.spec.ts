@@ -1,6 +1,17 @@
 import fc from 'fast-check';
 import { Base64, Bytes, Hash, Json } from 'ox';
-import { challengeBindingInput, challengeId, createChallenge, encodeOpaque, isBound, parseWwwAuthenticate, serializeChallenge, serializeChallenges, serializeRequest, type Challenge } from './challenge';
+import {
+  challengeBindingInput,
+  challengeId,
+  createChallenge,
+  encodeOpaque,
+  isBound,
+  parseWwwAuthenticate,
+  serializeChallenge,
+  serializeChallenges,
+  serializeRequest,
+  type Challenge,
+} from './challenge';
 import { canonicalize } from './jcs';
 
 // Reference vector (shared reference §1.1, computed by mppx 0.11.0).
@@ -9,7 +20,12 @@ const vectorFields = {
   realm: 'api.example.com',
   method: 'tempo',
   intent: 'charge',
-  request: { recipient: '0x742d35Cc6634C0532925a3b844Bc9e7595f8fE00', methodDetails: { chainId: 42431 }, currency: '0x20c0000000000000000000000000000000000000', amount: '1000000' },
+  request: {
+    recipient: '0x742d35Cc6634C0532925a3b844Bc9e7595f8fE00',
+    methodDetails: { chainId: 42431 },
+    currency: '0x20c0000000000000000000000000000000000000',
+    amount: '1000000',
+  },
   expires: '2026-01-15T12:05:00Z',
 };
 const VECTOR_ID = '-BXqjbKo4TfnpAe8XafxSJ12uxCQu8Kt7vpGuDn1H38';
@@ -18,7 +34,9 @@ const VECTOR_HEADER =
 
 describe('challenge id (spec test vector)', () => {
   it('computes the reference id', () => {
-    expect(canonicalize(vectorFields.request)).toBe('{"amount":"1000000","currency":"0x20c0000000000000000000000000000000000000","methodDetails":{"chainId":42431},"recipient":"0x742d35Cc6634C0532925a3b844Bc9e7595f8fE00"}');
+    expect(canonicalize(vectorFields.request)).toBe(
+      '{"amount":"1000000","currency":"0x20c0000000000000000000000000000000000000","methodDetails":{"chainId":42431},"recipient":"0x742d35Cc6634C0532925a3b844Bc9e7595f8fE00"}',
+    );
     expect(challengeId(SECRET, vectorFields)).toBe(VECTOR_ID);
   });
 
@@ -57,7 +75,9 @@ describe('challenge id (spec test vector)', () => {
   it('uses empty slots for absent fields and puts header before opaque', () => {
     const opaque = encodeOpaque({ b: '2', a: '1' });
     expect(challengeBindingInput({ realm: 'r', method: 'm', intent: 'i', request: {} })).toBe(`r|m|i|${serializeRequest({})}|||`);
-    expect(challengeBindingInput({ realm: 'r', method: 'm', intent: 'i', request: {}, opaque, header: 'Payment-Authorization' })).toBe(`r|m|i|e30|||Payment-Authorization|${opaque}`);
+    expect(challengeBindingInput({ realm: 'r', method: 'm', intent: 'i', request: {}, opaque, header: 'Payment-Authorization' })).toBe(
+      `r|m|i|e30|||Payment-Authorization|${opaque}`,
+    );
   });
 
   it('refuses a secret shorter than 32 bytes when issuing', () => {
@@ -99,21 +119,34 @@ describe('challenge properties', () => {
 
   it('serialise → parse round-trips one or several challenges, and ids still verify', () => {
     fc.assert(
-      fc.property(fc.array(fieldsArb.filter((f) => !/[\r\n]/.test(f.realm + f.intent + (f.description ?? '') + (f.digest ?? ''))), { minLength: 1, maxLength: 3 }), (list) => {
-        const issued = list.map((fields) => createChallenge(SECRET, fields));
-        const parsed = parseWwwAuthenticate(serializeChallenges(issued));
-        expect(parsed).toEqual({ ok: true, value: issued });
-        if (parsed.ok) for (const c of parsed.value) expect(isBound(SECRET, c)).toBe(true);
-      }),
+      fc.property(
+        fc.array(
+          fieldsArb.filter((f) => !/[\r\n]/.test(f.realm + f.intent + (f.description ?? '') + (f.digest ?? ''))),
+          { minLength: 1, maxLength: 3 },
+        ),
+        (list) => {
+          const issued = list.map((fields) => createChallenge(SECRET, fields));
+          const parsed = parseWwwAuthenticate(serializeChallenges(issued));
+          expect(parsed).toEqual({ ok: true, value: issued });
+          if (parsed.ok) for (const c of parsed.value) expect(isBound(SECRET, c)).toBe(true);
+        },
+      ),
     );
   });
 
   it('never throws on garbage', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string(), fc.string().map((s) => `Payment ${s}`), fc.string().map((s) => `Payment id="x", request="${s}`)), (header) => {
-        const result = parseWwwAuthenticate(header);
-        expect(typeof result.ok).toBe('boolean');
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string(),
+          fc.string().map((s) => `Payment ${s}`),
+          fc.string().map((s) => `Payment id="x", request="${s}`),
+        ),
+        (header) => {
+          const result = parseWwwAuthenticate(header);
+          expect(typeof result.ok).toBe('boolean');
+        },
+      ),
     );
   });
 });

@@ -18,7 +18,10 @@ const DIGEST = /^sha-256=/;
  * A JSON object, kept as it is: a zod record would rebuild it and lose a member named "__proto__", which the
  * challenge id binds like any other.
  */
-export const requestSchema = z.custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), 'must be a JSON object');
+export const requestSchema = z.custom<Record<string, unknown>>(
+  (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+  'must be a JSON object',
+);
 export const opaqueMapSchema = z.record(z.string(), z.string());
 
 /**
@@ -81,7 +84,9 @@ export function challengeBindingInput(fields: ChallengeFields): string {
 
 /** id = base64url_nopad(HMAC-SHA256(utf8(secret), utf8(binding input))). */
 export function challengeId(secret: string, fields: ChallengeFields): string {
-  return createHmac('sha256', Buffer.from(secret, 'utf8')).update(Buffer.from(challengeBindingInput(fields), 'utf8')).digest('base64url');
+  return createHmac('sha256', Buffer.from(secret, 'utf8'))
+    .update(Buffer.from(challengeBindingInput(fields), 'utf8'))
+    .digest('base64url');
 }
 
 export function assertSecret(secret: string): void {
@@ -320,4 +325,3 @@ export function parseWwwAuthenticateLines(lines: string[]): Result<Challenge[], 
   }
   return all.length === 0 ? malformed('no Payment challenge') : ok(all);
 }
-

@@ -7,11 +7,20 @@ const challenge = createChallenge(SECRET, {
   realm: 'api.example.com',
   method: 'tempo',
   intent: 'charge',
-  request: { amount: '1000000', currency: '0x20c0000000000000000000000000000000000000', recipient: '0x742d35Cc6634C0532925a3b844Bc9e7595f8fE00', methodDetails: { chainId: 42431 } },
+  request: {
+    amount: '1000000',
+    currency: '0x20c0000000000000000000000000000000000000',
+    recipient: '0x742d35Cc6634C0532925a3b844Bc9e7595f8fE00',
+    methodDetails: { chainId: 42431 },
+  },
   expires: '2026-01-15T12:05:00Z',
   opaque: encodeOpaque({ order: '42' }),
 });
-const credential: Credential = { challenge, source: 'did:pkh:eip155:42431:0x742d35Cc6634C0532925a3b844Bc9e7595f8fE00', payload: { type: 'hash', hash: `0x${'ab'.repeat(32)}` } };
+const credential: Credential = {
+  challenge,
+  source: 'did:pkh:eip155:42431:0x742d35Cc6634C0532925a3b844Bc9e7595f8fE00',
+  payload: { type: 'hash', hash: `0x${'ab'.repeat(32)}` },
+};
 const before = new Date('2026-01-15T12:04:59Z');
 const encode = (wire: unknown) => `Payment ${Buffer.from(JSON.stringify(wire)).toString('base64url')}`;
 
@@ -39,7 +48,14 @@ describe('credential', () => {
   });
 
   it('accepts a legacy object-shaped opaque and a non-canonical request encoding', () => {
-    const wire = { challenge: { ...challenge, opaque: { order: '42' }, request: Buffer.from(JSON.stringify({ methodDetails: { chainId: 42431 }, ...challenge.request })).toString('base64') }, payload: credential.payload };
+    const wire = {
+      challenge: {
+        ...challenge,
+        opaque: { order: '42' },
+        request: Buffer.from(JSON.stringify({ methodDetails: { chainId: 42431 }, ...challenge.request })).toString('base64'),
+      },
+      payload: credential.payload,
+    };
     const parsed = parseCredential(encode(wire));
     expect(parsed.ok).toBe(true);
     if (parsed.ok) expect(verifyBinding(SECRET, parsed.value, { now: before }).ok).toBe(true);
@@ -52,7 +68,10 @@ describe('credential', () => {
     const tampered = { ...credential, challenge: { ...challenge, request: { ...challenge.request, amount: '1' } } };
     expect(verifyBinding(SECRET, tampered, { now: before })).toMatchObject({ ok: false, error: { code: 'invalid-challenge' } });
     const viaHeader = createChallenge(SECRET, { ...challenge, header: 'Payment-Authorization' });
-    expect(verifyBinding(SECRET, { ...credential, challenge: viaHeader }, { now: before, via: 'Authorization' })).toMatchObject({ ok: false, error: { code: 'malformed-credential' } });
+    expect(verifyBinding(SECRET, { ...credential, challenge: viaHeader }, { now: before, via: 'Authorization' })).toMatchObject({
+      ok: false,
+      error: { code: 'malformed-credential' },
+    });
     expect(verifyBinding(SECRET, { ...credential, challenge: viaHeader }, { now: before, via: 'Payment-Authorization' }).ok).toBe(true);
   });
 
@@ -76,7 +95,9 @@ describe('credential', () => {
       fc.string().map((s) => `Payment ${s}`),
       fc.jsonValue().map((v) => encode(v)),
       fc.jsonValue().map((v) => encode({ challenge: { ...challenge, request: Buffer.from(JSON.stringify(v)).toString('base64url') }, payload: v })),
-      fc.dictionary(fc.constantFrom('id', 'realm', 'method', 'intent', 'request', 'expires', 'opaque', 'digest', 'header'), fc.jsonValue()).map((c) => encode({ challenge: c, payload: 1 })),
+      fc
+        .dictionary(fc.constantFrom('id', 'realm', 'method', 'intent', 'request', 'expires', 'opaque', 'digest', 'header'), fc.jsonValue())
+        .map((c) => encode({ challenge: c, payload: 1 })),
     );
     fc.assert(
       fc.property(garbage, (header) => {
@@ -88,12 +109,17 @@ describe('credential', () => {
 
   it('round-trips random credentials', () => {
     fc.assert(
-      fc.property(fc.dictionary(fc.string(), fc.jsonValue()), fc.jsonValue(), fc.option(fc.string({ minLength: 1 }), { nil: undefined }), (request, payload, source) => {
-        const c: Credential = { challenge: createChallenge(SECRET, { ...challenge, request }), payload, ...(source !== undefined && { source }) };
-        const parsed = parseCredential(serializeCredential(c));
-        expect(parsed).toEqual({ ok: true, value: JSON.parse(JSON.stringify(c)) });
-        if (parsed.ok) expect(verifyBinding(SECRET, parsed.value, { now: before }).ok).toBe(true);
-      }),
+      fc.property(
+        fc.dictionary(fc.string(), fc.jsonValue()),
+        fc.jsonValue(),
+        fc.option(fc.string({ minLength: 1 }), { nil: undefined }),
+        (request, payload, source) => {
+          const c: Credential = { challenge: createChallenge(SECRET, { ...challenge, request }), payload, ...(source !== undefined && { source }) };
+          const parsed = parseCredential(serializeCredential(c));
+          expect(parsed).toEqual({ ok: true, value: JSON.parse(JSON.stringify(c)) });
+          if (parsed.ok) expect(verifyBinding(SECRET, parsed.value, { now: before }).ok).toBe(true);
+        },
+      ),
     );
   });
 });

@@ -16,9 +16,16 @@ const fieldsArb = fc.record(
     intent: fc.stringMatching(/^[a-z][a-z0-9_-]{0,12}$/),
     // mppx 0.11 itself loses a request member named "__proto__" (its own challenges then fail its own verify), so
     // interop is checked without one; our round trip with one is checked below.
-    request: fc.dictionary(fc.string().filter((k) => k !== '__proto__'), json, { maxKeys: 6 }),
+    request: fc.dictionary(
+      fc.string().filter((k) => k !== '__proto__'),
+      json,
+      { maxKeys: 6 },
+    ),
     expires: fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString()),
-    digest: fc.base64String({ minLength: 4, maxLength: 44 }).filter((s) => s.length % 4 === 0).map((s) => `sha-256=:${s}:`),
+    digest: fc
+      .base64String({ minLength: 4, maxLength: 44 })
+      .filter((s) => s.length % 4 === 0)
+      .map((s) => `sha-256=:${s}:`),
     opaque: fc.dictionary(fc.string(), fc.string(), { maxKeys: 4 }).map(encodeOpaque),
     description: fc.string().filter((s) => !/[\r\n]/.test(s)),
   },

@@ -42,7 +42,10 @@ export interface ProblemDetails {
   [extension: string]: unknown;
 }
 
-export function toProblemDetails(code: ProblemCode, options: { detail?: string; challengeId?: string; extensions?: Record<string, unknown> } = {}): ProblemDetails {
+export function toProblemDetails(
+  code: ProblemCode,
+  options: { detail?: string; challengeId?: string; extensions?: Record<string, unknown> } = {},
+): ProblemDetails {
   const { title, status } = PROBLEMS[code];
   return {
     ...options.extensions,

@@ -2,7 +2,14 @@ import { decodeReceipt, encodeReceipt } from './receipt';
 import { PROBLEMS, toProblemDetails } from './problems';
 
 describe('Payment-Receipt', () => {
-  const receipt = { status: 'success' as const, method: 'tempo', timestamp: '2026-01-15T12:04:10Z', reference: `0x${'cd'.repeat(32)}`, challengeId: 'abc', spent: '10' };
+  const receipt = {
+    status: 'success' as const,
+    method: 'tempo',
+    timestamp: '2026-01-15T12:04:10Z',
+    reference: `0x${'cd'.repeat(32)}`,
+    challengeId: 'abc',
+    spent: '10',
+  };
 
   it('encodes base64url JSON without padding and decodes it back, extras kept', () => {
     const header = encodeReceipt(receipt);

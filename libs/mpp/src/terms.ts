@@ -38,11 +38,12 @@ export function matchOffer(challenge: Challenge, terms: Terms): Result<Offer> {
   }
   const echoed = canonicalize(challenge.request);
   const offer = sameKind.find((o) => canonicalize(o.request) === echoed);
-  if (!offer) return fail('invalid-challenge', 'the challenge was issued for different payment terms than this request\'s');
+  if (!offer) return fail('invalid-challenge', "the challenge was issued for different payment terms than this request's");
   if ((challenge.digest ?? undefined) !== terms.digest) return fail('invalid-challenge', 'the challenge is bound to a different request body (digest)');
   const opaque = challenge.opaque === undefined ? ok<Record<string, string>>({}) : decodeOpaque(challenge.opaque);
   if (!opaque.ok) return fail('malformed-credential', 'challenge.opaque is not a base64url JSON map');
   const { [CHALLENGE_NONCE_KEY]: _nonce, ...echoedOpaque } = opaque.value;
-  if (canonicalize(echoedOpaque) !== canonicalize(terms.opaque ?? {})) return fail('invalid-challenge', 'the challenge carries different opaque data than this request\'s');
+  if (canonicalize(echoedOpaque) !== canonicalize(terms.opaque ?? {}))
+    return fail('invalid-challenge', "the challenge carries different opaque data than this request's");
   return ok(offer);
 }

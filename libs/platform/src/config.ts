@@ -31,7 +31,14 @@ export const env = {
     z
       .string()
       .optional()
-      .transform((v) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : [])),
+      .transform((v) =>
+        v
+          ? v
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean)
+          : [],
+      ),
 };
 
 /** TRUST_PROXY: `false`, a hop count, or addresses/CIDRs/`loopback` (Express's `trust proxy`). */
@@ -43,7 +50,11 @@ export const trustProxyVar = () =>
     .transform((v): boolean | number | string => (v === 'false' ? false : v === 'true' ? true : /^\d+$/.test(v) ? Number(v) : v));
 
 /** QUEUE_PREFIX: BullMQ queues of every app are namespaced in Redis by it, so apps on one database share their queues. */
-export const queuePrefixVar = () => z.string().regex(/^[\w.:-]{1,64}$/, 'letters, digits and . _ : - only').optional();
+export const queuePrefixVar = () =>
+  z
+    .string()
+    .regex(/^[\w.:-]{1,64}$/, 'letters, digits and . _ : - only')
+    .optional();
 
 /** The queue prefix when QUEUE_PREFIX is not set: `mp:<database name>`, so two databases on one Redis never mix. */
 export function queuePrefixOf(queuePrefix: string | undefined, databaseUrl: string): string {

@@ -16,7 +16,14 @@ describe('jsonNestingExceeds', () => {
   it('agrees with the depth of the parsed value, for any JSON (strings full of brackets, quotes and escapes included)', () => {
     const text = fc.string({ unit: fc.constantFrom('[', ']', '{', '}', '"', '\\', 'a', ':', ',', '\u00e9') });
     const value = fc.letrec((tie) => ({
-      node: fc.oneof({ depthSize: 'small' }, text, fc.integer(), fc.constant(null), fc.array(tie('node'), { maxLength: 3 }), fc.dictionary(text, tie('node'), { maxKeys: 3 })),
+      node: fc.oneof(
+        { depthSize: 'small' },
+        text,
+        fc.integer(),
+        fc.constant(null),
+        fc.array(tie('node'), { maxLength: 3 }),
+        fc.dictionary(text, tie('node'), { maxKeys: 3 }),
+      ),
     })).node;
     fc.assert(
       fc.property(value, fc.integer({ min: 0, max: 8 }), fc.boolean(), (v, max, pretty) => {
@@ -51,7 +58,11 @@ describe('jsonBody on a real server', () => {
   });
   afterAll(() => new Promise((resolve) => server.close(resolve)));
 
-  const post = (body: string) => fetch(`${url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(async (r) => ({ status: r.status, body: await r.json() }));
+  const post = (body: string) =>
+    fetch(`${url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(async (r) => ({
+      status: r.status,
+      body: await r.json(),
+    }));
 
   it('answers nesting past the bound 400 json_too_deep, and parses what is within it', async () => {
     expect(await post(`${'{"a":'.repeat(MAX_JSON_DEPTH + 1)}1${'}'.repeat(MAX_JSON_DEPTH + 1)}`)).toMatchObject({
@@ -79,7 +90,9 @@ describe('jsonBodyBounds in front of a router that reads its own body (express.j
     app.use(jsonBodyBounds(1024), express.json({ strict: false }));
     app.post('/rpc', (req, res) => void res.json({ got: req.body }));
     // The router's own answer to what it cannot parse (the SDK's is JSON-RPC -32700).
-    app.use((error: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => void res.status(200).json({ routerError: error.name }));
+    app.use(
+      (error: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => void res.status(200).json({ routerError: error.name }),
+    );
     server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -87,14 +100,22 @@ describe('jsonBodyBounds in front of a router that reads its own body (express.j
   afterAll(() => new Promise((resolve) => server.close(resolve)));
 
   const post = (body: string | Buffer, headers: Record<string, string> = {}) =>
-    fetch(`${url}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body }).then(async (r) => ({ status: r.status, body: await r.json() }));
+    fetch(`${url}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body }).then(async (r) => ({
+      status: r.status,
+      body: await r.json(),
+    }));
 
   it('hands every body within the bounds to the router unread: it parses it, or refuses it in its own shape', async () => {
     expect(await post('{"jsonrpc":"2.0","params":[[1],{"a":"]]"}]}')).toEqual({ status: 200, body: { got: { jsonrpc: '2.0', params: [[1], { a: ']]' }] } } });
     expect(await post('null')).toEqual({ status: 200, body: { got: null } });
     expect(await post('{"jsonrpc":')).toEqual({ status: 200, body: { routerError: 'SyntaxError' } });
     const streamed = new ReadableStream({ start: (c) => (c.enqueue(new TextEncoder().encode('[1,')), c.enqueue(new TextEncoder().encode('2]')), c.close()) });
-    const chunked = await fetch(`${url}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: streamed, duplex: 'half' } as RequestInit);
+    const chunked = await fetch(`${url}/rpc`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: streamed,
+      duplex: 'half',
+    } as RequestInit);
     expect(await chunked.json()).toEqual({ got: [1, 2] });
   });
 

@@ -91,7 +91,7 @@ export function jsonBodyBounds(limitBytes = EXPRESS_JSON_LIMIT_BYTES): RequestHa
     const stop = () => req.off('readable', take).off('error', stop);
     // Paused-mode reads: at the end of the body, before Node emits 'end', the bytes can still be put back (unshift).
     const take = () => {
-      for (let chunk: Buffer | null; (chunk = req.read() as Buffer | null) !== null; ) {
+      for (let chunk: Buffer | null; (chunk = req.read() as Buffer | null) !== null;) {
         size += chunk.length;
         if (size > limitBytes) {
           stop();
@@ -136,7 +136,8 @@ export function jsonNestingExceeds(text: string, maxDepth: number): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c /* \ */) i++; // the escaped character cannot end the string
+      if (c === 0x5c /* \ */)
+        i++; // the escaped character cannot end the string
       else if (c === 0x22 /* " */) inString = false;
     } else if (c === 0x22) {
       inString = true;

@@ -1,13 +1,31 @@
 import { Logger } from '@nestjs/common';
 import { ConfigError } from './config';
-import { AppLogger, logFormatFromEnv, logLevelsFromEnv, privateKeyForms, redactHeaders, redactQuery, redactUrl, registerLogSecrets, requestContext, scrubSecrets, urlSecrets } from './logger';
+import {
+  AppLogger,
+  logFormatFromEnv,
+  logLevelsFromEnv,
+  privateKeyForms,
+  redactHeaders,
+  redactQuery,
+  redactUrl,
+  registerLogSecrets,
+  requestContext,
+  scrubSecrets,
+  urlSecrets,
+} from './logger';
 
 const KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
 
 describe('AppLogger', () => {
   const capture = (options: ConstructorParameters<typeof AppLogger>[0] = {}) => {
     const lines: { line: string; stream: string }[] = [];
-    const logger = new AppLogger({ service: 'facilitator', format: 'json', levels: ['error', 'warn', 'log', 'debug'], write: (line, stream) => lines.push({ line, stream }), ...options });
+    const logger = new AppLogger({
+      service: 'facilitator',
+      format: 'json',
+      levels: ['error', 'warn', 'log', 'debug'],
+      write: (line, stream) => lines.push({ line, stream }),
+      ...options,
+    });
     return { logger, lines, records: () => lines.map((l) => JSON.parse(l.line)) };
   };
 
@@ -34,21 +52,43 @@ describe('AppLogger', () => {
     logger.log('l');
     logger.debug('d');
     logger.verbose('v');
-    expect(records().map((r) => [r.message, r.level])).toEqual([['f', 'fatal'], ['e', 'error'], ['w', 'warn'], ['l', 'info'], ['d', 'debug'], ['v', 'trace']]);
+    expect(records().map((r) => [r.message, r.level])).toEqual([
+      ['f', 'fatal'],
+      ['e', 'error'],
+      ['w', 'warn'],
+      ['l', 'info'],
+      ['d', 'debug'],
+      ['v', 'trace'],
+    ]);
   });
 
   it('masks credential headers and key-like members of structured params', () => {
     const { logger, lines } = capture();
-    logger.debug('request', { headers: redactHeaders({ authorization: 'Bearer abc', 'X-Api-Key': 'k', accept: '*/*' }), nested: { privateKey: '0x1234', password: 'pw' } }, 'HTTP');
+    logger.debug(
+      'request',
+      { headers: redactHeaders({ authorization: 'Bearer abc', 'X-Api-Key': 'k', accept: '*/*' }), nested: { privateKey: '0x1234', password: 'pw' } },
+      'HTTP',
+    );
     const record = JSON.parse(lines[0].line);
-    expect(record.params).toEqual({ headers: { authorization: '[REDACTED]', 'X-Api-Key': '[REDACTED]', accept: '*/*' }, nested: { privateKey: '[REDACTED]', password: '[REDACTED]' } });
+    expect(record.params).toEqual({
+      headers: { authorization: '[REDACTED]', 'X-Api-Key': '[REDACTED]', accept: '*/*' },
+      nested: { privateKey: '[REDACTED]', password: '[REDACTED]' },
+    });
   });
 
   it('never writes a registered secret, in any form, in messages, params or stacks, JSON or pretty', () => {
-    registerLogSecrets([...privateKeyForms(KEY), ...urlSecrets('https://base-mainnet.example.com/v2/sup3rs3cr3tk3y'), ...urlSecrets('postgresql://app:dbpa55word@db:5432/payments')]);
+    registerLogSecrets([
+      ...privateKeyForms(KEY),
+      ...urlSecrets('https://base-mainnet.example.com/v2/sup3rs3cr3tk3y'),
+      ...urlSecrets('postgresql://app:dbpa55word@db:5432/payments'),
+    ]);
     const { logger, lines } = capture();
     const decimal = BigInt(KEY).toString(10);
-    logger.error(`expected valid private key: 1 <= n < N, got ${decimal}`, `Error: key ${KEY.toUpperCase()}\n at https://base-mainnet.example.com/v2/sup3rs3cr3tk3y`, 'NetworkRegistry');
+    logger.error(
+      `expected valid private key: 1 <= n < N, got ${decimal}`,
+      `Error: key ${KEY.toUpperCase()}\n at https://base-mainnet.example.com/v2/sup3rs3cr3tk3y`,
+      'NetworkRegistry',
+    );
     logger.log({ message: `connect to postgresql://app:dbpa55word@db:5432/payments failed` }, 'Db');
     const all = lines.map((l) => l.line).join('\n');
     expect(all).not.toMatch(/59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d/i);
@@ -75,7 +115,7 @@ describe('AppLogger', () => {
     expect(scrubSecrets('nothing here')).toBe('nothing here');
   });
 
-  it('serves Nest\'s static Logger once installed', () => {
+  it("serves Nest's static Logger once installed", () => {
     const { logger, records } = capture();
     Logger.overrideLogger(logger);
     try {
@@ -112,9 +152,16 @@ describe('log configuration', () => {
   });
 
   it('masks the Payment credential header and secret-looking query parameters', () => {
-    expect(redactHeaders({ payment: 'Payment abc', 'Payment-Signature': 'sig', 'X-PAYMENT': 'p', 'user-agent': 'ua' })).toEqual({ payment: '[REDACTED]', 'Payment-Signature': '[REDACTED]', 'X-PAYMENT': '[REDACTED]', 'user-agent': 'ua' });
+    expect(redactHeaders({ payment: 'Payment abc', 'Payment-Signature': 'sig', 'X-PAYMENT': 'p', 'user-agent': 'ua' })).toEqual({
+      payment: '[REDACTED]',
+      'Payment-Signature': '[REDACTED]',
+      'X-PAYMENT': '[REDACTED]',
+      'user-agent': 'ua',
+    });
     expect(redactQuery('format=csv&token=abc.def&limit=5')).toBe('format=csv&token=[REDACTED]&limit=5');
-    expect(redactQuery('api_key=k1&Secret=s&sig=x&password=p&access%5Ftoken=t')).toBe('api_key=[REDACTED]&Secret=[REDACTED]&sig=[REDACTED]&password=[REDACTED]&access%5Ftoken=[REDACTED]');
+    expect(redactQuery('api_key=k1&Secret=s&sig=x&password=p&access%5Ftoken=t')).toBe(
+      'api_key=[REDACTED]&Secret=[REDACTED]&sig=[REDACTED]&password=[REDACTED]&access%5Ftoken=[REDACTED]',
+    );
     expect(redactQuery('%E0%A4%A=x&after=9')).toBe('[REDACTED]=[REDACTED]&after=9');
     expect(redactQuery('flag&token')).toBe('flag&token');
     expect(redactUrl('/reconciliations/1/report?token=abc&view=all')).toBe('/reconciliations/1/report?token=[REDACTED]&view=all');

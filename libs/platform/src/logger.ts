@@ -52,7 +52,15 @@ let secretPattern: RegExp | undefined;
  */
 export function registerLogSecrets(values: Iterable<string | undefined>): void {
   for (const value of values) if (value && value.length >= 8) secrets.add(value);
-  secretPattern = secrets.size ? new RegExp([...secrets].sort((a, b) => b.length - a.length).map(escapeRegExp).join('|'), 'gi') : undefined;
+  secretPattern = secrets.size
+    ? new RegExp(
+        [...secrets]
+          .sort((a, b) => b.length - a.length)
+          .map(escapeRegExp)
+          .join('|'),
+        'gi',
+      )
+    : undefined;
 }
 
 /** The forms a private key could be printed in: 0x-hex, bare hex and decimal (as libraries print out-of-range keys). */

@@ -96,9 +96,18 @@ describe('FacilitatorMetrics', () => {
 
   it('classifies settle answers: success, invalid, pending, error', () => {
     expect(settleOutcome({ success: true, transaction: '0x1', network: 'base' })).toEqual(['success', 'none']);
-    expect(settleOutcome({ success: false, errorReason: X402Reason.settlementPending, transaction: '0x1', network: 'base' })).toEqual(['pending', 'settlement_pending']);
-    expect(settleOutcome({ success: false, errorReason: X402Reason.unexpectedSettleError, transaction: '', network: 'base' })).toEqual(['error', 'unexpected_settle_error']);
-    expect(settleOutcome({ success: false, errorReason: X402Reason.exactEvmTransactionFailed, transaction: '0x1', network: 'base' })).toEqual(['invalid', 'invalid_exact_evm_transaction_failed']);
+    expect(settleOutcome({ success: false, errorReason: X402Reason.settlementPending, transaction: '0x1', network: 'base' })).toEqual([
+      'pending',
+      'settlement_pending',
+    ]);
+    expect(settleOutcome({ success: false, errorReason: X402Reason.unexpectedSettleError, transaction: '', network: 'base' })).toEqual([
+      'error',
+      'unexpected_settle_error',
+    ]);
+    expect(settleOutcome({ success: false, errorReason: X402Reason.exactEvmTransactionFailed, transaction: '0x1', network: 'base' })).toEqual([
+      'invalid',
+      'invalid_exact_evm_transaction_failed',
+    ]);
     expect(verifyOutcome({ isValid: false })).toEqual(['invalid', 'other']);
     expect(reasonLabel(undefined)).toBe('other');
     expect(reasonLabel('payment_identifier_conflict')).toBe('payment_identifier_conflict');

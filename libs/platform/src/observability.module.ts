@@ -1,6 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { Controller, type DynamicModule, Get, Header, Inject, Injectable, type INestApplication, Logger, Module, type OnApplicationShutdown, Res } from '@nestjs/common';
+import {
+  Controller,
+  type DynamicModule,
+  Get,
+  Header,
+  Inject,
+  Injectable,
+  type INestApplication,
+  Logger,
+  Module,
+  type OnApplicationShutdown,
+  Res,
+} from '@nestjs/common';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { currentRequestId, redactQuery, requestContext } from './logger';
 import { Metrics, UNMATCHED_ROUTE, type MetricsOptions } from './metrics';

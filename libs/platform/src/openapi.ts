@@ -59,7 +59,8 @@ export interface OperationDoc {
  * How every service answers, said once for the three documents: the error model, bodies, operational routes, request
  * ids, and who may call what.
  */
-export const OPENAPI_CONVENTIONS = '**Error model.** The x402 endpoints (`POST /verify`, `POST /settle`) answer in the protocol\'s own shape: HTTP 200 with `isValid: false` / `success: false` and an x402 reason string (see `X402Reason`). Everything else that goes wrong is an RFC 9457 `application/problem+json` body with a stable `code`, mapped to its HTTP status in one table (see `ProblemCode`): malformed JSON or fields (400, naming each field), a reused payment identifier (409), a body over the limit (413), a body that is not JSON (415), an unknown route (404), an unexpected error (500, never with a stack), a dependency down on /ready (503).\n\n**Bodies.** Every service reads request bodies with its own bounded JSON reader: at most 64 KiB (the facilitator\'s BODY_LIMIT_BYTES), `application/json` or `application/*+json` only, nested at most 64 levels deep (deeper is 400 `json_too_deep`). A body over the limit is answered 413 at once, but the connection stays open while the rest of the body is read and dropped (up to 16 MiB or 10 s), so a client that reads only after sending still gets the answer; then the connection is closed. The merchant agent\'s A2A routes are the exception: the @a2a-js/sdk routers read their own bodies (at most 100 KB; a larger one is the 413 problem and a deeper one the 400 `json_too_deep` problem, answered before the routers see the body) and answer errors in A2A\'s shapes (JSON-RPC errors, or HTTP+JSON error bodies), not as problem+json.\n\n**Operations.** Every service also serves `GET /health` (liveness), `GET /ready` (readiness of its dependencies), `GET /metrics` (Prometheus) and `GET /docs` (this document in Swagger UI, with the JSON at `GET /docs/openapi.json`).\n\n**Request ids.** Every response carries an `x-request-id` header: the request\'s own `x-request-id` if it is one token of at most 128 characters (letters, digits and `. _ : + = @ / -`, starting with a letter or digit), otherwise a fresh UUID. The same id is on every log line written while the request is handled.\n\n**Merchants.** The facilitator\'s `POST /verify`, `POST /settle` and `GET /payments…` need a merchant API key, sent as `Authorization: Bearer mpk_…` (or `X-API-Key: mpk_…`); a missing, unknown or revoked key is 401 `unauthorized`, the same answer whatever the reason. Only an operator who sets `FACILITATOR_OPEN_MODE=true` (the tests and the compose file do) lets /verify and /settle run without a key. Each key has a rate limit (429 `rate_limited` with `Retry-After`). Every payment belongs to the merchant whose key settled it: another merchant\'s payment is 404, and settling another merchant\'s payload again is `invalid_exact_evm_nonce_already_used`. Final payment outcomes are sent to the merchant\'s webhook URL, signed (see `webhooks`). `GET /supported`, `/health`, `/ready`, `/metrics` and `/docs` are public. The ledger\'s API takes the same merchant API keys (it asks the facilitator\'s `GET /merchants/me`), and scopes every account, transfer and reconciliation to the key\'s merchant. The merchant agent\'s paid routes take payments instead of keys.';
+export const OPENAPI_CONVENTIONS =
+  "**Error model.** The x402 endpoints (`POST /verify`, `POST /settle`) answer in the protocol's own shape: HTTP 200 with `isValid: false` / `success: false` and an x402 reason string (see `X402Reason`). Everything else that goes wrong is an RFC 9457 `application/problem+json` body with a stable `code`, mapped to its HTTP status in one table (see `ProblemCode`): malformed JSON or fields (400, naming each field), a reused payment identifier (409), a body over the limit (413), a body that is not JSON (415), an unknown route (404), an unexpected error (500, never with a stack), a dependency down on /ready (503).\n\n**Bodies.** Every service reads request bodies with its own bounded JSON reader: at most 64 KiB (the facilitator's BODY_LIMIT_BYTES), `application/json` or `application/*+json` only, nested at most 64 levels deep (deeper is 400 `json_too_deep`). A body over the limit is answered 413 at once, but the connection stays open while the rest of the body is read and dropped (up to 16 MiB or 10 s), so a client that reads only after sending still gets the answer; then the connection is closed. The merchant agent's A2A routes are the exception: the @a2a-js/sdk routers read their own bodies (at most 100 KB; a larger one is the 413 problem and a deeper one the 400 `json_too_deep` problem, answered before the routers see the body) and answer errors in A2A's shapes (JSON-RPC errors, or HTTP+JSON error bodies), not as problem+json.\n\n**Operations.** Every service also serves `GET /health` (liveness), `GET /ready` (readiness of its dependencies), `GET /metrics` (Prometheus) and `GET /docs` (this document in Swagger UI, with the JSON at `GET /docs/openapi.json`).\n\n**Request ids.** Every response carries an `x-request-id` header: the request's own `x-request-id` if it is one token of at most 128 characters (letters, digits and `. _ : + = @ / -`, starting with a letter or digit), otherwise a fresh UUID. The same id is on every log line written while the request is handled.\n\n**Merchants.** The facilitator's `POST /verify`, `POST /settle` and `GET /payments…` need a merchant API key, sent as `Authorization: Bearer mpk_…` (or `X-API-Key: mpk_…`); a missing, unknown or revoked key is 401 `unauthorized`, the same answer whatever the reason. Only an operator who sets `FACILITATOR_OPEN_MODE=true` (the tests and the compose file do) lets /verify and /settle run without a key. Each key has a rate limit (429 `rate_limited` with `Retry-After`). Every payment belongs to the merchant whose key settled it: another merchant's payment is 404, and settling another merchant's payload again is `invalid_exact_evm_nonce_already_used`. Final payment outcomes are sent to the merchant's webhook URL, signed (see `webhooks`). `GET /supported`, `/health`, `/ready`, `/metrics` and `/docs` are public. The ledger's API takes the same merchant API keys (it asks the facilitator's `GET /merchants/me`), and scopes every account, transfer and reconciliation to the key's merchant. The merchant agent's paid routes take payments instead of keys.";
 
 /**
  * The documentation of one route handler: summary, description, security, parameters, request body (its schema
@@ -162,24 +163,34 @@ export function zodComponentSchemas(schemas: Record<string, { schema: z.ZodType;
 
 /** When each problem code is answered, for the ProblemCode table of every document. */
 const PROBLEM_WHEN: Record<ProblemCode, string> = {
-  validation_failed: 'A field is missing, has the wrong type or format, or is unknown (envelopes are strict). `invalidParams` names every field with a reason. Also a malformed exact-EVM payload and a malformed payment-identifier extension. GET /payments: a bad `limit`, `state` or `cursor` or an unknown query parameter; GET /payments/{id}: an id that is not a UUID.',
+  validation_failed:
+    'A field is missing, has the wrong type or format, or is unknown (envelopes are strict). `invalidParams` names every field with a reason. Also a malformed exact-EVM payload and a malformed payment-identifier extension. GET /payments: a bad `limit`, `state` or `cursor` or an unknown query parameter; GET /payments/{id}: an id that is not a UUID.',
   malformed_json: 'The body declared as JSON does not parse.',
-  json_too_deep: 'The body nests arrays and objects more than 64 levels deep (found by a scan before it is parsed). Every service, the merchant agent\'s A2A routes included.',
+  json_too_deep:
+    "The body nests arrays and objects more than 64 levels deep (found by a scan before it is parsed). Every service, the merchant agent's A2A routes included.",
   webhook_signature_invalid: 'POST /stripe/webhooks without a `Stripe-Signature` that verifies over the raw body with STRIPE_WEBHOOK_SECRET.',
-  webhook_destination_not_allowed: 'PUT /merchants/me/webhook with a URL whose host is a loopback, private, link-local, unspecified, multicast or cloud-metadata address or name, while the operator has not set WEBHOOK_ALLOW_PRIVATE. `detail` and `invalidParams` say which host and why.',
-  unauthorized: 'POST /verify, POST /settle (unless FACILITATOR_OPEN_MODE) and GET /payments… without a valid merchant API key: missing, malformed, unknown or revoked key, or a disabled merchant, all with the same body (`detail`: "a valid API key is required") and `WWW-Authenticate: Bearer`. The operator API (`/admin/…`) without the operator token or with a wrong one: `detail` "the operator token is required …", `WWW-Authenticate: Bearer realm="operator"`.',
-  not_found: 'No route for this method and path (a wrong method on a known path is also a 404, with detail `no route for <METHOD> <path>`); GET /docs/openapi.json when the document is not installed with the app. GET /payments/{id} for a payment that does not exist or is another merchant\'s (the same answer). Every `/admin` route when OPERATOR_TOKEN is not set (the operator API is off).',
+  webhook_destination_not_allowed:
+    'PUT /merchants/me/webhook with a URL whose host is a loopback, private, link-local, unspecified, multicast or cloud-metadata address or name, while the operator has not set WEBHOOK_ALLOW_PRIVATE. `detail` and `invalidParams` say which host and why.',
+  unauthorized:
+    'POST /verify, POST /settle (unless FACILITATOR_OPEN_MODE) and GET /payments… without a valid merchant API key: missing, malformed, unknown or revoked key, or a disabled merchant, all with the same body (`detail`: "a valid API key is required") and `WWW-Authenticate: Bearer`. The operator API (`/admin/…`) without the operator token or with a wrong one: `detail` "the operator token is required …", `WWW-Authenticate: Bearer realm="operator"`.',
+  not_found:
+    "No route for this method and path (a wrong method on a known path is also a 404, with detail `no route for <METHOD> <path>`); GET /docs/openapi.json when the document is not installed with the app. GET /payments/{id} for a payment that does not exist or is another merchant's (the same answer). Every `/admin` route when OPERATOR_TOKEN is not set (the operator API is off).",
   method_not_allowed: 'Reserved: Nest answers a wrong method with 404, so this is not produced today.',
-  payment_identifier_conflict: 'The payment-identifier `id` is already bound to a different payload (checked by /verify and /settle; bound when /settle claims the payment). The body carries `paymentIdentifier`.',
+  payment_identifier_conflict:
+    'The payment-identifier `id` is already bound to a different payload (checked by /verify and /settle; bound when /settle claims the payment). The body carries `paymentIdentifier`.',
   settlement_in_progress: 'Reserved: not produced; a concurrent duplicate /settle waits for the first one and gets its outcome (or `settlement_pending`).',
-  reconciliation_in_progress: 'POST /reconciliations (ledger) while another run of the merchant is queued or running, for a different period or sources (asking for the same one answers that run). The body carries `runId` and `location` of the run in flight.',
+  reconciliation_in_progress:
+    'POST /reconciliations (ledger) while another run of the merchant is queued or running, for a different period or sources (asking for the same one answers that run). The body carries `runId` and `location` of the run in flight.',
   merchant_disabled: 'Operator API: making an API key for, or resending a webhook of, a disabled merchant (enable it first).',
   webhook_not_configured: 'Operator API: resending a webhook delivery of a merchant that has no webhook URL now.',
-  payload_too_large: 'The body is over the limit (facilitator: BODY_LIMIT_BYTES, default 65536; ledger and merchant agent: 65536), judged by Content-Length before reading, or while streaming.',
+  payload_too_large:
+    'The body is over the limit (facilitator: BODY_LIMIT_BYTES, default 65536; ledger and merchant agent: 65536), judged by Content-Length before reading, or while streaming.',
   unsupported_media_type: 'A request with a body whose Content-Type is not `application/json` (or `application/<x>+json`).',
-  rate_limited: 'An API key sent more requests than its rate limit allows (RATE_LIMIT_PER_MINUTE, RATE_LIMIT_BURST). The `Retry-After` header and the body\'s `retryAfter` give the seconds to wait.',
+  rate_limited:
+    "An API key sent more requests than its rate limit allows (RATE_LIMIT_PER_MINUTE, RATE_LIMIT_BURST). The `Retry-After` header and the body's `retryAfter` give the seconds to wait.",
   internal_error: 'An unexpected error; it is logged with its stack, which is never sent.',
-  upstream_unavailable: 'GET /ready when a dependency is down (facilitator: database, Redis or a chain RPC; ledger: database or Redis; merchant agent: the facilitator). The body carries `health: "degraded"` and `checks`.',
+  upstream_unavailable:
+    'GET /ready when a dependency is down (facilitator: database, Redis or a chain RPC; ledger: database or Redis; merchant agent: the facilitator). The body carries `health: "degraded"` and `checks`.',
 };
 
 /**
@@ -208,7 +219,8 @@ function problemSchemas(): Record<string, object> {
       properties: {
         name: {
           type: 'string',
-          description: 'Dotted path of the field in the body, e.g. `paymentRequirements.amount`, `paymentPayload.payload.authorization.nonce`; `body` for the body itself.',
+          description:
+            'Dotted path of the field in the body, e.g. `paymentRequirements.amount`, `paymentPayload.payload.authorization.nonce`; `body` for the body itself.',
         },
         reason: {
           type: 'string',
@@ -218,7 +230,8 @@ function problemSchemas(): Record<string, object> {
     },
     Problem: {
       type: 'object',
-      description: 'RFC 9457 problem details, served as `application/problem+json`, for everything that is not a protocol answer: malformed input, oversized bodies, unknown routes, conflicts, internal errors. Never contains a stack trace.',
+      description:
+        'RFC 9457 problem details, served as `application/problem+json`, for everything that is not a protocol answer: malformed input, oversized bodies, unknown routes, conflicts, internal errors. Never contains a stack trace.',
       required: ['type', 'title', 'status', 'code', 'detail'],
       additionalProperties: true,
       properties: {
@@ -266,7 +279,7 @@ function problemSchemas(): Record<string, object> {
           additionalProperties: {
             type: 'string',
           },
-          description: 'With `upstream_unavailable` from /ready: every check\'s result, `ok…` or `down: <reason>`.',
+          description: "With `upstream_unavailable` from /ready: every check's result, `ok…` or `down: <reason>`.",
         },
         retryAfter: {
           type: 'integer',

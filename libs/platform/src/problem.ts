@@ -92,7 +92,8 @@ export function problemBody(code: ProblemCode, detail: string, instance?: string
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
 const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03']);
-const UNAVAILABLE_MESSAGE = /ECONNREFUSED|ECONNRESET|Connection terminated|terminating connection|Can't reach database|timeout exceeded when trying to connect|connection is closed|Connection is closed|server (has )?closed the connection/i;
+const UNAVAILABLE_MESSAGE =
+  /ECONNREFUSED|ECONNRESET|Connection terminated|terminating connection|Can't reach database|timeout exceeded when trying to connect|connection is closed|Connection is closed|server (has )?closed the connection/i;
 
 /**
  * Whether an error means a backing service (PostgreSQL, Redis) is unreachable rather than that the request or

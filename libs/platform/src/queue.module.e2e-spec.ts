@@ -50,7 +50,12 @@ async function startApp(config: TestConfig, { init = true } = {}): Promise<Testi
   const app = await Test.createTestingModule({
     imports: [
       ConfigModule,
-      QueueModule.forRootAsync({ imports: [ConfigModule], inject: [APP_CONFIG], useFactory: ({ redisUrl, queuePrefix }: TestConfig) => ({ redisUrl, queuePrefix }), shutdownGraceMs: 500 }),
+      QueueModule.forRootAsync({
+        imports: [ConfigModule],
+        inject: [APP_CONFIG],
+        useFactory: ({ redisUrl, queuePrefix }: TestConfig) => ({ redisUrl, queuePrefix }),
+        shutdownGraceMs: 500,
+      }),
       BullModule.registerQueue({ name: QUEUE, defaultJobOptions: { removeOnComplete: false } }, { name: CONFIGURED_QUEUE }),
     ],
     providers: [TestProcessor, ...(config.lockMs ? [ConfiguredProcessor] : [])],

@@ -3,7 +3,7 @@ import { ProblemError } from './problem';
 import { describeError, Readiness, redisCheck } from './readiness';
 
 describe('Readiness', () => {
-  it('is ready when every check passes, with each check\'s detail', async () => {
+  it("is ready when every check passes, with each check's detail", async () => {
     const readiness = new Readiness();
     readiness.register('database', async () => undefined);
     readiness.register('eip155:1', async () => 'block 42');
@@ -45,7 +45,9 @@ describe('Readiness', () => {
   it('describes errors in one line without credentials or URL paths', () => {
     expect(describeError(new Error('HTTP request failed.\n\nURL: https://base-mainnet.example/v2/KEY123\nRequest body: {}'))).toBe('HTTP request failed.');
     expect(describeError(new Error('cannot reach https://user:pa55word@rpc.example.com/v2/KEY123?x=1 now'))).toBe('cannot reach https://rpc.example.com now');
-    expect(describeError(Object.assign(new TypeError('fetch failed'), { cause: new Error('connect ECONNREFUSED 127.0.0.1:4020') }))).toBe('fetch failed: connect ECONNREFUSED 127.0.0.1:4020');
+    expect(describeError(Object.assign(new TypeError('fetch failed'), { cause: new Error('connect ECONNREFUSED 127.0.0.1:4020') }))).toBe(
+      'fetch failed: connect ECONNREFUSED 127.0.0.1:4020',
+    );
     expect(describeError('x'.repeat(500))).toHaveLength(200);
   });
 

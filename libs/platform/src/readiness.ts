@@ -42,7 +42,11 @@ export class Readiness {
       [...this.checks].map(async ([name, { check, timeoutMs }]) => {
         const controller = new AbortController();
         try {
-          const detail = await withTimeout(Promise.resolve().then(() => check(controller.signal)), timeoutMs, () => controller.abort());
+          const detail = await withTimeout(
+            Promise.resolve().then(() => check(controller.signal)),
+            timeoutMs,
+            () => controller.abort(),
+          );
           return [name, detail ? `ok (${detail})` : 'ok'] as const;
         } catch (error) {
           return [name, `down: ${describeError(error)}`] as const;
@@ -57,7 +61,9 @@ export class Readiness {
   async assertReady(): Promise<{ status: 'ready'; checks: Record<string, string> }> {
     const report = await this.run();
     if (report.ready) return { status: 'ready', checks: report.checks };
-    const down = Object.entries(report.checks).filter(([, v]) => !v.startsWith('ok')).map(([name]) => name);
+    const down = Object.entries(report.checks)
+      .filter(([, v]) => !v.startsWith('ok'))
+      .map(([name]) => name);
     throw new ProblemError('upstream_unavailable', `not ready: ${down.join(', ')} unavailable`, { health: 'degraded', checks: report.checks });
   }
 }

@@ -49,10 +49,14 @@ describe('traceContextOf: a stored W3C trace context as a remote parent', () => 
     expect(parent?.traceState?.get('vendor')).toBe('abc');
   });
 
-  it.each([null, undefined, {}, { traceparent: 'nonsense' }, { traceparent: `ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01` }, { traceparent: '00-00000000000000000000000000000000-b7ad6b7169203331-01' }])(
-    'has none for %j',
-    (stored) => {
-      expect(traceContextOf(stored as never)).toBeUndefined();
-    },
-  );
+  it.each([
+    null,
+    undefined,
+    {},
+    { traceparent: 'nonsense' },
+    { traceparent: `ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01` },
+    { traceparent: '00-00000000000000000000000000000000-b7ad6b7169203331-01' },
+  ])('has none for %j', (stored) => {
+    expect(traceContextOf(stored as never)).toBeUndefined();
+  });
 });

@@ -35,7 +35,10 @@ let telemetry: Telemetry<Context> | undefined;
  */
 export function tracingConfigured(env: NodeJS.ProcessEnv = process.env): boolean {
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
-  const exporters = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((name) => name.trim()).filter((name) => name !== '');
+  const exporters = (env.OTEL_TRACES_EXPORTER ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
   if (exporters.length > 0) return !(exporters.length === 1 && exporters[0] === 'none');
   return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim());
 }
@@ -133,7 +136,10 @@ export function withTraceContext<T>(stored: TraceContext | null | undefined, fn:
  * rather than of the (batch) publish that added it. For jobs published in bulk, long after the context was stored
  * (the outbox); returned unchanged while tracing is off or without a context.
  */
-export function jobTraceOptions<Options extends object>(opts: Options, stored: TraceContext | null | undefined): Options & { telemetry?: { metadata: string } } {
+export function jobTraceOptions<Options extends object>(
+  opts: Options,
+  stored: TraceContext | null | undefined,
+): Options & { telemetry?: { metadata: string } } {
   const parent = telemetry ? traceContextOf(stored) : undefined;
   if (!telemetry || !parent) return opts;
   return { ...opts, telemetry: { metadata: telemetry.contextManager.getMetadata(parent) } };

@@ -5,7 +5,13 @@ import { bookedAs, chainLog, LATER, PERIOD, stripePayment, USDC, WINDOW_MS } fro
 describe('toCsv', () => {
   const log = chainLog(1, 0, 1_500_000n);
   const payment = stripePayment('pi_1', 500n, 'chal_1');
-  const report = reconcile({ ledger: [{ ...bookedAs('l,1', log), amount: 1_500_001n }], external: [log, payment], period: PERIOD, pendingWindowMs: WINDOW_MS, now: LATER });
+  const report = reconcile({
+    ledger: [{ ...bookedAs('l,1', log), amount: 1_500_001n }],
+    external: [log, payment],
+    period: PERIOD,
+    pendingWindowMs: WINDOW_MS,
+    now: LATER,
+  });
 
   it('writes a header and one CRLF-terminated line per row, amounts as atomic decimal strings', () => {
     const lines = toCsv(report).split('\r\n');
@@ -27,7 +33,9 @@ describe('toCsv', () => {
     // Stripe currencies are known without being given: 500 cents
     const stripeLine = described.find((l) => l.includes(',pi_1,'))!;
     expect(stripeLine.endsWith(',USD,,5,')).toBe(true);
-    const undescribed = toCsv(report).split('\r\n').find((l) => l.includes(',"l,1",'))!;
+    const undescribed = toCsv(report)
+      .split('\r\n')
+      .find((l) => l.includes(',"l,1",'))!;
     expect(undescribed.endsWith(',,,,')).toBe(true);
   });
 
@@ -40,7 +48,13 @@ describe('toCsv', () => {
   });
 
   it('defuses text a spreadsheet would run as a formula, but not negative amounts', () => {
-    const hostile = reconcile({ ledger: [], external: [{ ...payment, reference: '=HYPERLINK("http://x")' }], period: PERIOD, pendingWindowMs: WINDOW_MS, now: LATER });
+    const hostile = reconcile({
+      ledger: [],
+      external: [{ ...payment, reference: '=HYPERLINK("http://x")' }],
+      period: PERIOD,
+      pendingWindowMs: WINDOW_MS,
+      now: LATER,
+    });
     const line = toCsv(hostile).split('\r\n')[1];
     expect(line).toContain(`"'=HYPERLINK(""http://x"")"`);
     expect(toCsv(report)).toContain(',-1,');

@@ -39,7 +39,8 @@ export function volumeHistory(report: ReconReport): HistoryPoint[] {
   const assets = [...new Set(report.totals.map((t) => t.asset))].sort();
   const points = new Map<string, HistoryPoint>();
   for (const asset of assets) {
-    for (let i = 0; i < count; i++) points.set(`${asset}|${i}`, { start: new Date(first + i * bucket.ms), bucket: bucket.name, asset, volume: 0n, rows: 0, breaks: 0 });
+    for (let i = 0; i < count; i++)
+      points.set(`${asset}|${i}`, { start: new Date(first + i * bucket.ms), bucket: bucket.name, asset, volume: 0n, rows: 0, breaks: 0 });
   }
   for (const row of report.rows) {
     const point = points.get(`${row.asset}|${Math.floor((row.occurredAt.getTime() - first) / bucket.ms)}`);

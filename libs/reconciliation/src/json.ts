@@ -107,12 +107,26 @@ export function rowFromJson(json: ReconRowJson): ReconRow {
 
 export function totalsToJson(totals: AssetTotals): AssetTotalsJson {
   const tally = (t: { count: number; net: bigint }) => ({ count: t.count, net: t.net.toString() });
-  return { ...totals, ledger: tally(totals.ledger), external: tally(totals.external), matched: tally(totals.matched), breaks: { ...totals.breaks }, difference: totals.difference.toString() };
+  return {
+    ...totals,
+    ledger: tally(totals.ledger),
+    external: tally(totals.external),
+    matched: tally(totals.matched),
+    breaks: { ...totals.breaks },
+    difference: totals.difference.toString(),
+  };
 }
 
 export function totalsFromJson(json: AssetTotalsJson): AssetTotals {
   const tally = (t: TallyJson) => ({ count: t.count, net: BigInt(t.net) });
-  return { ...json, ledger: tally(json.ledger), external: tally(json.external), matched: tally(json.matched), breaks: { ...json.breaks }, difference: BigInt(json.difference) };
+  return {
+    ...json,
+    ledger: tally(json.ledger),
+    external: tally(json.external),
+    matched: tally(json.matched),
+    breaks: { ...json.breaks },
+    difference: BigInt(json.difference),
+  };
 }
 
 export function summaryToJson(summary: ReconSummary): ReconSummaryJson {
@@ -125,7 +139,12 @@ export function summaryToJson(summary: ReconSummary): ReconSummaryJson {
 }
 
 export function summaryFromJson(json: ReconSummaryJson): ReconSummary {
-  return { ...json, period: { from: new Date(json.period.from), to: new Date(json.period.to) }, generatedAt: new Date(json.generatedAt), counts: { ...json.counts } };
+  return {
+    ...json,
+    period: { from: new Date(json.period.from), to: new Date(json.period.to) },
+    generatedAt: new Date(json.generatedAt),
+    counts: { ...json.counts },
+  };
 }
 
 export function reportToJson(report: ReconReport): ReconReportJson {

@@ -14,7 +14,9 @@ const movements = fc
     fc.oneof(
       fc.record({ tx: fc.integer({ min: 1, max: 8 }), log: fc.integer({ min: 0, max: 3 }), amount, time }).map((m) => chainLog(m.tx, m.log, m.amount, m.time)),
       fc.record({ n: fc.integer({ min: 1, max: 40 }), amount, time }).map((m) => stripePayment(`pi_${m.n}`, m.amount, `chal_${m.n}`, m.time)),
-      fc.record({ n: fc.integer({ min: 1, max: 40 }), pi: fc.integer({ min: 1, max: 5 }), amount, time }).map((m) => stripeRefund(`re_${m.n}`, `pi_${m.pi}`, m.amount, m.time)),
+      fc
+        .record({ n: fc.integer({ min: 1, max: 40 }), pi: fc.integer({ min: 1, max: 5 }), amount, time })
+        .map((m) => stripeRefund(`re_${m.n}`, `pi_${m.pi}`, m.amount, m.time)),
     ),
     { maxLength: 30 },
   )
@@ -46,13 +48,26 @@ describe('reconcile (properties)', () => {
   it('puts every entry of the period in exactly one row', () => {
     const names = fc.constantFrom(txHash(1), `${txHash(1)}:0`, `${txHash(2)}:1`, 'pi_1', 'chal_1', 're_1');
     const looseLedger = fc.array(
-      fc.record({ reference: names, amount: fc.bigInt({ min: 1n, max: 3n }), time, pending: fc.boolean(), source: fc.constantFrom('chain' as const, 'stripe' as const) }),
+      fc.record({
+        reference: names,
+        amount: fc.bigInt({ min: 1n, max: 3n }),
+        time,
+        pending: fc.boolean(),
+        source: fc.constantFrom('chain' as const, 'stripe' as const),
+      }),
       { maxLength: 12 },
     );
     fc.assert(
       fc.property(movements, looseLedger, (external, loose) => {
         const ledger = loose.map((l, i) =>
-          ledgerEntry(`x${i}`, { reference: l.reference, amount: l.amount, state: l.pending ? 'pending' : 'posted', source: l.source, asset: l.source === 'chain' ? external[0]?.asset ?? 'a/b' : 'stripe/usd', occurredAt: new Date(`2026-11-01T${l.time}Z`) }),
+          ledgerEntry(`x${i}`, {
+            reference: l.reference,
+            amount: l.amount,
+            state: l.pending ? 'pending' : 'posted',
+            source: l.source,
+            asset: l.source === 'chain' ? (external[0]?.asset ?? 'a/b') : 'stripe/usd',
+            occurredAt: new Date(`2026-11-01T${l.time}Z`),
+          }),
         );
         const report = run(ledger, external);
         for (const entry of ledger) expect(report.rows.filter((r) => r.ledger === entry)).toHaveLength(1);
@@ -112,13 +127,27 @@ describe('reconcile (properties)', () => {
 
   it('gives the same report for any order of its input', () => {
     const shuffledSets = bookedSets.chain(({ ledger, external }) =>
-      fc.tuple(fc.constant({ ledger, external }), fc.shuffledSubarray(ledger, { minLength: ledger.length }), fc.shuffledSubarray(external, { minLength: external.length })),
+      fc.tuple(
+        fc.constant({ ledger, external }),
+        fc.shuffledSubarray(ledger, { minLength: ledger.length }),
+        fc.shuffledSubarray(external, { minLength: external.length }),
+      ),
     );
     fc.assert(
       fc.property(shuffledSets, fc.nat(), ([{ ledger, external }, ledgerShuffled, externalShuffled], drop) => {
         // a missing booking makes the pairing order matter, if anything does
         const gone = ledger[drop % Math.max(1, ledger.length)];
-        expect(run(ledgerShuffled.filter((l) => l !== gone), externalShuffled)).toEqual(run(ledger.filter((l) => l !== gone), external));
+        expect(
+          run(
+            ledgerShuffled.filter((l) => l !== gone),
+            externalShuffled,
+          ),
+        ).toEqual(
+          run(
+            ledger.filter((l) => l !== gone),
+            external,
+          ),
+        );
       }),
     );
   });

@@ -84,7 +84,13 @@ describe('reconcile', () => {
 
   it('never pairs across assets, sources or kinds', () => {
     const log = chainLog(1, 0, 5n);
-    const report = run([{ ...bookedAs('l1', log), asset: USD, source: 'stripe' }, { ...bookedAs('l2', log), kind: 'refund' }], [log]);
+    const report = run(
+      [
+        { ...bookedAs('l1', log), asset: USD, source: 'stripe' },
+        { ...bookedAs('l2', log), kind: 'refund' },
+      ],
+      [log],
+    );
     expect(kinds(report).sort()).toEqual(['missing_externally', 'missing_externally', 'missing_in_ledger']);
   });
 

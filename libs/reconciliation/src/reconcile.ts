@@ -60,11 +60,17 @@ export function reconcile(input: ReconcileInput): ReconReport {
     .filter((row) => inPeriod(row.occurredAt))
     .map((row) => (row.ledger && corrected.correctionsOf.has(row.ledger.id) ? { ...row, corrections: corrected.correctionsOf.get(row.ledger.id)! } : row))
     .sort(compareRows);
-  const corrections = [...corrected.entries, ...corrected.reversed].filter((e) => inPeriod(e.occurredAt)).reduce((n, e) => n + (corrected.correctionsOf.get(e.id)?.length ?? 0), 0);
+  const corrections = [...corrected.entries, ...corrected.reversed]
+    .filter((e) => inPeriod(e.occurredAt))
+    .reduce((n, e) => n + (corrected.correctionsOf.get(e.id)?.length ?? 0), 0);
   return {
     rows,
     totals: totalsOf(rows),
-    summary: summarize(rows, input.period, input.now, { ledger: rows.filter((r) => r.ledger).length, external: rows.filter((r) => r.external).length, corrections }),
+    summary: summarize(rows, input.period, input.now, {
+      ledger: rows.filter((r) => r.ledger).length,
+      external: rows.filter((r) => r.external).length,
+      corrections,
+    }),
   };
 }
 
@@ -110,7 +116,9 @@ function reconcileGroup(ledgerEntries: LedgerEntry[], externalEntries: ExternalE
   for (const entry of claimed) for (const name of uniqueNames(entry)) pairedByName.set(name, entry);
   for (const entry of external) {
     if (claimed.has(entry)) continue;
-    const twin = uniqueNames(entry).map((name) => pairedByName.get(name)).find((other) => other !== undefined);
+    const twin = uniqueNames(entry)
+      .map((name) => pairedByName.get(name))
+      .find((other) => other !== undefined);
     if (twin) rows.push(row('duplicate', undefined, entry, { duplicateOf: twin.reference }));
     else rows.push(row(young(entry.occurredAt) ? 'pending' : 'missing_in_ledger', undefined, entry));
   }
@@ -144,14 +152,24 @@ function uniqueNames(entry: ExternalEntry): string[] {
 }
 
 /** The ledger entry that took the external movement this entry names by a unique id, if another did. */
-function takenBy(entry: LedgerEntry, byName: Map<string, Candidate[]>, claimed: Set<ExternalEntry>, pairOf: Map<LedgerEntry, ExternalEntry>): LedgerEntry | undefined {
+function takenBy(
+  entry: LedgerEntry,
+  byName: Map<string, Candidate[]>,
+  claimed: Set<ExternalEntry>,
+  pairOf: Map<LedgerEntry, ExternalEntry>,
+): LedgerEntry | undefined {
   const unique = (byName.get(entry.reference) ?? []).find((c) => c.strength !== Strength.container && claimed.has(c.entry));
   if (!unique) return undefined;
   for (const [other, external] of pairOf) if (external === unique.entry) return other;
   return undefined;
 }
 
-function row(kind: RowKind, ledger: LedgerEntry | undefined, external: ExternalEntry | undefined, extra: Pick<ReconRow, 'difference' | 'duplicateOf'> = {}): ReconRow {
+function row(
+  kind: RowKind,
+  ledger: LedgerEntry | undefined,
+  external: ExternalEntry | undefined,
+  extra: Pick<ReconRow, 'difference' | 'duplicateOf'> = {},
+): ReconRow {
   const any = (ledger ?? external)!;
   return {
     key: [kind, any.source, any.asset, any.kind, ledger?.id ?? '-', external?.reference ?? '-'].join('|'),

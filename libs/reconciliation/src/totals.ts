@@ -1,4 +1,15 @@
-import { BREAK_KINDS, isBreak, ROW_KINDS, signed, type AssetTotals, type BreakKind, type Period, type ReconRow, type ReconSummary, type RowKind } from './model';
+import {
+  BREAK_KINDS,
+  isBreak,
+  ROW_KINDS,
+  signed,
+  type AssetTotals,
+  type BreakKind,
+  type Period,
+  type ReconRow,
+  type ReconSummary,
+  type RowKind,
+} from './model';
 
 /** Per asset and source, sorted by both: what each side adds up to, what matched, and the breaks by kind. */
 export function totalsOf(rows: ReconRow[]): AssetTotals[] {
@@ -18,7 +29,12 @@ export function totalsOf(rows: ReconRow[]): AssetTotals[] {
   return all;
 }
 
-export function summarize(rows: ReconRow[], period: Period, generatedAt: Date, entries: { ledger: number; external: number; corrections: number }): ReconSummary {
+export function summarize(
+  rows: ReconRow[],
+  period: Period,
+  generatedAt: Date,
+  entries: { ledger: number; external: number; corrections: number },
+): ReconSummary {
   const counts = Object.fromEntries(ROW_KINDS.map((k) => [k, 0])) as Record<RowKind, number>;
   for (const row of rows) counts[row.kind]++;
   return {

@@ -30,7 +30,16 @@ export function chainLog(tx: number, logIndex: number, amount: bigint, time = '1
 }
 
 export function stripePayment(pi: string, amount: bigint, challengeId: string, time = '10:00:00'): ExternalEntry {
-  return { source: 'stripe', asset: USD, reference: pi, aliases: [challengeId], kind: 'payment', amount, occurredAt: at(time), details: { challenge_id: challengeId } };
+  return {
+    source: 'stripe',
+    asset: USD,
+    reference: pi,
+    aliases: [challengeId],
+    kind: 'payment',
+    amount,
+    occurredAt: at(time),
+    details: { challenge_id: challengeId },
+  };
 }
 
 export function stripeRefund(re: string, pi: string, amount: bigint, time = '11:00:00'): ExternalEntry {
@@ -43,5 +52,12 @@ export function ledgerEntry(id: string, fields: Partial<LedgerEntry> & { referen
 
 /** The ledger entry that books an external entry exactly (same reference, amount and time, a few seconds later). */
 export function bookedAs(id: string, entry: ExternalEntry, reference = entry.reference): LedgerEntry {
-  return ledgerEntry(id, { source: entry.source, asset: entry.asset, kind: entry.kind, reference, amount: entry.amount, occurredAt: new Date(entry.occurredAt.getTime() + 5_000) });
+  return ledgerEntry(id, {
+    source: entry.source,
+    asset: entry.asset,
+    kind: entry.kind,
+    reference,
+    amount: entry.amount,
+    occurredAt: new Date(entry.occurredAt.getTime() + 5_000),
+  });
 }

@@ -26,7 +26,9 @@ export function recordBalanceTransaction(
     description: entry.description,
     exchange_rate: null,
     fee: entry.fee,
-    fee_details: entry.fee ? [{ amount: entry.fee, application: null, currency: entry.currency, description: 'Stripe processing fees', type: 'stripe_fee' }] : [],
+    fee_details: entry.fee
+      ? [{ amount: entry.fee, application: null, currency: entry.currency, description: 'Stripe processing fees', type: 'stripe_fee' }]
+      : [],
     net: entry.amount - entry.fee,
     reporting_category: entry.type,
     source: entry.source,

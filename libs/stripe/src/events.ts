@@ -55,7 +55,12 @@ export const listEvents: Handler = (context, request) => {
   const types = readStringList(params.types, 'types');
   if (type && types) throw oneOf('type', 'types');
   const patterns = types ?? (type ? [type] : []);
-  return paginate(context.store.events.all(), params, request.path, (event) => patterns.length === 0 || patterns.some((pattern) => matchesType(event.type, pattern)));
+  return paginate(
+    context.store.events.all(),
+    params,
+    request.path,
+    (event) => patterns.length === 0 || patterns.some((pattern) => matchesType(event.type, pattern)),
+  );
 };
 
 /** `*` matches any run of characters. Plain string search rather than a RegExp, so no pattern can backtrack for long. */

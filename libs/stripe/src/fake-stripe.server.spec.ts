@@ -11,7 +11,11 @@ describe('fake Stripe server', () => {
   afterAll(() => f.fake.stop());
 
   const post = (path: string, body: string, headers: Record<string, string> = {}) =>
-    fetch(`${f.fake.url}${path}`, { method: 'POST', body, headers: { Authorization: 'Bearer sk_test_123', 'Content-Type': 'application/x-www-form-urlencoded', ...headers } });
+    fetch(`${f.fake.url}${path}`, {
+      method: 'POST',
+      body,
+      headers: { Authorization: 'Bearer sk_test_123', 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
+    });
 
   it('answers 401 without an API key or with a non-test key', async () => {
     const missing = await fetch(`${f.fake.url}/v1/payment_intents`);
@@ -28,7 +32,9 @@ describe('fake Stripe server', () => {
   it('answers an unknown route with 404 Unrecognized request URL', async () => {
     const response = await fetch(`${f.fake.url}/v1/customers?limit=1`, { headers: { Authorization: 'Bearer sk_test_123' } });
     expect(response.status).toBe(404);
-    expect(await response.json()).toEqual({ error: { type: 'invalid_request_error', message: expect.stringMatching(/^Unrecognized request URL \(GET: \/v1\/customers\)/) } });
+    expect(await response.json()).toEqual({
+      error: { type: 'invalid_request_error', message: expect.stringMatching(/^Unrecognized request URL \(GET: \/v1\/customers\)/) },
+    });
     const wrongMethod = await post('/v1/payment_intents/pi_1', '');
     expect(wrongMethod.status).toBe(404);
   });
@@ -61,10 +67,14 @@ describe('fake Stripe server', () => {
     const declared = await post('/v1/payment_intents', `description=${'x'.repeat(MAX_BODY_BYTES)}`);
     expect(declared.status).toBe(413);
     const streamed = await new Promise<number>((resolve, reject) => {
-      const request = http.request(`${f.fake.url}/v1/payment_intents`, { method: 'POST', headers: { Authorization: 'Bearer sk_test_123', 'Transfer-Encoding': 'chunked' } }, (response) => {
-        response.resume();
-        resolve(response.statusCode ?? 0);
-      });
+      const request = http.request(
+        `${f.fake.url}/v1/payment_intents`,
+        { method: 'POST', headers: { Authorization: 'Bearer sk_test_123', 'Transfer-Encoding': 'chunked' } },
+        (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        },
+      );
       request.on('error', reject);
       for (let i = 0; i < 20; i++) request.write('x'.repeat(100_000));
       request.end();

@@ -82,7 +82,12 @@ interface Reply {
 export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<FakeStripe> {
   const nowMs = options.now ?? Date.now;
   const log = options.log ?? (() => {});
-  const webhooks = new WebhookDispatcher({ retryDelaysMs: options.webhookRetryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS, timeoutMs: options.webhookTimeoutMs ?? 10_000, now: nowMs, log });
+  const webhooks = new WebhookDispatcher({
+    retryDelaysMs: options.webhookRetryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS,
+    timeoutMs: options.webhookTimeoutMs ?? 10_000,
+    now: nowMs,
+    log,
+  });
   if (options.deliverWebhooks !== false) for (const endpoint of options.webhooks ?? []) webhooks.addEndpoint(endpoint);
   const store = new Store();
   const nowSeconds = () => Math.floor(nowMs() / 1000);
@@ -262,7 +267,13 @@ function replyToError(error: unknown, log: (message: string) => void): Reply {
 
 function send(res: http.ServerResponse, reply: Reply, headers: Record<string, string>): void {
   if (res.destroyed || res.writableEnded) return;
-  res.writeHead(reply.status, { ...headers, ...reply.headers, 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, no-store', 'Content-Length': Buffer.byteLength(reply.body) });
+  res.writeHead(reply.status, {
+    ...headers,
+    ...reply.headers,
+    'Content-Type': 'application/json',
+    'Cache-Control': 'no-cache, no-store',
+    'Content-Length': Buffer.byteLength(reply.body),
+  });
   res.end(reply.body);
 }
 

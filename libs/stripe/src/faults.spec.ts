@@ -11,7 +11,9 @@ describe('PaymentIntent search and injected faults', () => {
 
   const charge = async (key: string, metadata: Record<string, string>, amount = 500) => {
     const token = await f.grantToken();
-    return f.stripe.paymentIntents.create(untyped({ amount, currency: 'usd', confirm: true, shared_payment_granted_token: token.id, metadata }), { idempotencyKey: key });
+    return f.stripe.paymentIntents.create(untyped({ amount, currency: 'usd', confirm: true, shared_payment_granted_token: token.id, metadata }), {
+      idempotencyKey: key,
+    });
   };
   const byChallenge = (challengeId: string) => f.stripe.paymentIntents.search({ query: `metadata['challenge_id']:'${challengeId}'` });
 
@@ -25,7 +27,9 @@ describe('PaymentIntent search and injected faults', () => {
     expect(found.data.map((pi) => pi.id)).toEqual([second.id, first.id]);
     expect((await byChallenge('ch_search_missing')).data).toEqual([]);
 
-    const both = await f.stripe.paymentIntents.search({ query: `metadata["challenge_id"]:"ch_search_a" AND metadata['merchant_id']:'m1' AND status:'succeeded' AND amount:500` });
+    const both = await f.stripe.paymentIntents.search({
+      query: `metadata["challenge_id"]:"ch_search_a" AND metadata['merchant_id']:'m1' AND status:'succeeded' AND amount:500`,
+    });
     expect(both.data.map((pi) => pi.id)).toEqual([second.id]);
 
     const page1 = await f.stripe.paymentIntents.search({ query: `metadata['challenge_id']:'ch_search_a'`, limit: 1 });
@@ -50,7 +54,13 @@ describe('PaymentIntent search and injected faults', () => {
   it('answers 409 idempotency_key_in_use to a request whose key a held request is using; the held one still charges', async () => {
     const held = f.fake.hold('POST', '/v1/payment_intents');
     const token = await f.grantToken();
-    const params = untyped<Stripe.PaymentIntentCreateParams>({ amount: 700, currency: 'usd', confirm: true, shared_payment_granted_token: token.id, metadata: { challenge_id: 'ch_held' } });
+    const params = untyped<Stripe.PaymentIntentCreateParams>({
+      amount: 700,
+      currency: 'usd',
+      confirm: true,
+      shared_payment_granted_token: token.id,
+      metadata: { challenge_id: 'ch_held' },
+    });
     const original = f.stripe.paymentIntents.create(params, { idempotencyKey: 'held-key' });
     await held.reached;
 
@@ -70,7 +80,13 @@ describe('PaymentIntent search and injected faults', () => {
   it('answers 500 after running the request, and the key replays that 500; the charge is made once', async () => {
     f.fake.failAfterRunning('POST', '/v1/payment_intents');
     const token = await f.grantToken();
-    const params = untyped<Stripe.PaymentIntentCreateParams>({ amount: 800, currency: 'usd', confirm: true, shared_payment_granted_token: token.id, metadata: { challenge_id: 'ch_500' } });
+    const params = untyped<Stripe.PaymentIntentCreateParams>({
+      amount: 800,
+      currency: 'usd',
+      confirm: true,
+      shared_payment_granted_token: token.id,
+      metadata: { challenge_id: 'ch_500' },
+    });
     const first = await f.stripe.paymentIntents.create(params, { idempotencyKey: 'key-500' }).catch((e: unknown) => e);
     expect(first).toBeInstanceOf(Stripe.errors.StripeAPIError);
     expect(first).toMatchObject({ statusCode: 500 });

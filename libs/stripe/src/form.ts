@@ -28,7 +28,10 @@ const INDEX = /^(?:|0|[1-9]\d{0,5})$/;
 /** Decodes a form body or a query string (a leading `?` is ignored). Throws FormError on malformed input. */
 export function decodeForm(text: string): FormObject {
   const root: Container = { kind: 'object', entries: new Map() };
-  const pairs = text.replace(/^\?/, '').split('&').filter((pair) => pair !== '');
+  const pairs = text
+    .replace(/^\?/, '')
+    .split('&')
+    .filter((pair) => pair !== '');
   if (pairs.length > FORM_LIMITS.maxPairs) throw new FormError(`too many parameters (more than ${FORM_LIMITS.maxPairs})`);
   for (const pair of pairs) {
     const eq = pair.indexOf('=');

@@ -9,7 +9,9 @@ describe('idempotency', () => {
   afterAll(() => f.fake.stop());
 
   const settle = (token: string, key: string, amount = 5000) =>
-    f.stripe.paymentIntents.create(untyped({ amount, currency: 'usd', confirm: true, shared_payment_granted_token: token, metadata: { a: '1', b: '2' } }), { idempotencyKey: key });
+    f.stripe.paymentIntents.create(untyped({ amount, currency: 'usd', confirm: true, shared_payment_granted_token: token, metadata: { a: '1', b: '2' } }), {
+      idempotencyKey: key,
+    });
 
   it('replays the first answer for the same key and parameters, marked Idempotent-Replayed', async () => {
     const token = await f.grantToken();
@@ -55,7 +57,11 @@ describe('idempotency', () => {
     expect(second.headers?.['idempotent-replayed']).toBe('true');
     expect(second.payment_intent?.id).toBe(first.payment_intent?.id);
     expect(second.payment_intent?.id).toMatch(/^pi_/);
-    expect((await f.stripe.paymentIntents.list({ limit: 100 })).data.filter((pi) => (pi as unknown as { shared_payment_granted_token: string }).shared_payment_granted_token === declined.id)).toHaveLength(1);
+    expect(
+      (await f.stripe.paymentIntents.list({ limit: 100 })).data.filter(
+        (pi) => (pi as unknown as { shared_payment_granted_token: string }).shared_payment_granted_token === declined.id,
+      ),
+    ).toHaveLength(1);
   });
 
   it('runs concurrent requests with one key once', async () => {

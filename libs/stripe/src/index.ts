@@ -1,4 +1,12 @@
-export { DEFAULT_API_VERSION, MAX_BODY_BYTES, startFakeStripe, stripeClientOptions, type FakeStripe, type FakeStripeOptions, type RecordedRequest } from './fake-stripe.server';
+export {
+  DEFAULT_API_VERSION,
+  MAX_BODY_BYTES,
+  startFakeStripe,
+  stripeClientOptions,
+  type FakeStripe,
+  type FakeStripeOptions,
+  type RecordedRequest,
+} from './fake-stripe.server';
 export { SPT_ERROR_CODES, type StripeErrorBody } from './errors';
 export type { HeldRequest } from './faults';
 export { decodeForm, FormError, type FormObject, type FormValue } from './form';

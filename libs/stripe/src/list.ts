@@ -19,7 +19,12 @@ export const LIST_PARAMS = ['limit', 'starting_after', 'ending_before', 'created
  * page then holds the `limit` objects just newer than the cursor, still newest first, which is what the SDK's
  * auto-pagination expects). `created` is an exact second or a range `created[gt|gte|lt|lte]`.
  */
-export function paginate<T extends { id: string; created: number }>(items: T[], params: FormObject, url: string, filter: (item: T) => boolean = () => true): ListPage<T> {
+export function paginate<T extends { id: string; created: number }>(
+  items: T[],
+  params: FormObject,
+  url: string,
+  filter: (item: T) => boolean = () => true,
+): ListPage<T> {
   const limit = readInteger(params.limit, 'limit', { min: 1, max: 100 }) ?? 10;
   const startingAfter = readString(params.starting_after, 'starting_after');
   const endingBefore = readString(params.ending_before, 'ending_before');
@@ -29,7 +34,8 @@ export function paginate<T extends { id: string; created: number }>(items: T[], 
   const newestFirst = [...items].reverse();
   const cursor = startingAfter ?? endingBefore;
   const at = cursor === undefined ? -1 : newestFirst.findIndex((item) => item.id === cursor);
-  if (cursor !== undefined && at < 0) throw invalidRequest(`No such object: '${cursor}'`, { code: 'resource_missing', param: startingAfter ? 'starting_after' : 'ending_before' });
+  if (cursor !== undefined && at < 0)
+    throw invalidRequest(`No such object: '${cursor}'`, { code: 'resource_missing', param: startingAfter ? 'starting_after' : 'ending_before' });
 
   const candidates = endingBefore ? newestFirst.slice(0, at) : newestFirst.slice(at + 1);
   const matching = candidates.filter((item) => inRange(item.created) && filter(item));
@@ -45,5 +51,6 @@ function createdFilter(params: FormObject): (created: number) => boolean {
   const range = readObject(params.created, 'created') ?? {};
   onlyParams(range, ['gt', 'gte', 'lt', 'lte'], 'created');
   const [gt, gte, lt, lte] = (['gt', 'gte', 'lt', 'lte'] as const).map((op) => readInteger(range[op], `created[${op}]`));
-  return (created) => (gt === undefined || created > gt) && (gte === undefined || created >= gte) && (lt === undefined || created < lt) && (lte === undefined || created <= lte);
+  return (created) =>
+    (gt === undefined || created > gt) && (gte === undefined || created >= gte) && (lt === undefined || created < lt) && (lte === undefined || created <= lte);
 }

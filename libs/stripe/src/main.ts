@@ -9,7 +9,8 @@ import { startFakeStripe } from './fake-stripe.server';
 async function main(): Promise<void> {
   const env = process.env;
   const port = Number(env.FAKE_STRIPE_PORT || 12111);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`FAKE_STRIPE_PORT must be a port number, got ${JSON.stringify(env.FAKE_STRIPE_PORT)}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`FAKE_STRIPE_PORT must be a port number, got ${JSON.stringify(env.FAKE_STRIPE_PORT)}`);
   const webhookUrl = env.FAKE_STRIPE_WEBHOOK_URL || undefined;
   const webhookSecret = env.FAKE_STRIPE_WEBHOOK_SECRET || undefined;
   if (!webhookUrl !== !webhookSecret) throw new Error('set both FAKE_STRIPE_WEBHOOK_URL and FAKE_STRIPE_WEBHOOK_SECRET, or neither');

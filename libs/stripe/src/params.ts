@@ -25,8 +25,10 @@ export function readInteger(value: FormValue | undefined, param: string, bounds:
   if (text === undefined) return undefined;
   if (!/^-?\d{1,15}$/.test(text)) throw invalidRequest(`Invalid integer: ${text}`, { code: 'parameter_invalid_integer', param });
   const number = Number(text);
-  if (bounds.min !== undefined && number < bounds.min) throw invalidRequest(`This value must be greater than or equal to ${bounds.min}.`, { code: 'parameter_invalid_integer', param });
-  if (bounds.max !== undefined && number > bounds.max) throw invalidRequest(`This value must be less than or equal to ${bounds.max}.`, { code: 'parameter_invalid_integer', param });
+  if (bounds.min !== undefined && number < bounds.min)
+    throw invalidRequest(`This value must be greater than or equal to ${bounds.min}.`, { code: 'parameter_invalid_integer', param });
+  if (bounds.max !== undefined && number > bounds.max)
+    throw invalidRequest(`This value must be less than or equal to ${bounds.max}.`, { code: 'parameter_invalid_integer', param });
   return number;
 }
 
@@ -51,7 +53,8 @@ export function readObject(value: FormValue | undefined, param: string): FormObj
 
 export function readStringList(value: FormValue | undefined, param: string): string[] | undefined {
   if (value === undefined || value === '') return undefined;
-  if (!Array.isArray(value) || value.some((item) => typeof item !== 'string')) throw invalidRequest(`Invalid array: ${param} must be a list (${param}[0]=value).`, { param });
+  if (!Array.isArray(value) || value.some((item) => typeof item !== 'string'))
+    throw invalidRequest(`Invalid array: ${param} must be a list (${param}[0]=value).`, { param });
   return value as string[];
 }
 

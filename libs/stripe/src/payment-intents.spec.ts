@@ -25,7 +25,14 @@ describe('payment intents', () => {
   it('settles with a top-level token: succeeded, one charge, a balance transaction with fee and net', async () => {
     const token = await f.grantToken();
     const intent = await payWithToken(token.id);
-    expect(intent).toMatchObject({ object: 'payment_intent', status: 'succeeded', amount: 5000, amount_received: 5000, currency: 'usd', metadata: { challenge_id: 'ch-1' } });
+    expect(intent).toMatchObject({
+      object: 'payment_intent',
+      status: 'succeeded',
+      amount: 5000,
+      amount_received: 5000,
+      currency: 'usd',
+      metadata: { challenge_id: 'ch-1' },
+    });
     expect(intent.id).toMatch(/^pi_[0-9A-Za-z]{24}$/);
     expect(intent.client_secret).toMatch(new RegExp(`^${intent.id}_secret_`));
     expect(intent.latest_charge).toMatch(/^ch_/);
@@ -33,7 +40,16 @@ describe('payment intents', () => {
     const charge = await f.stripe.charges.retrieve(intent.latest_charge as string);
     expect(charge).toMatchObject({ amount: 5000, amount_refunded: 0, currency: 'usd', payment_intent: intent.id, refunded: false, status: 'succeeded' });
     const txn = await f.stripe.balanceTransactions.retrieve(charge.balance_transaction as string);
-    expect(txn).toMatchObject({ type: 'charge', amount: 5000, fee: 175, net: 4825, currency: 'usd', source: charge.id, status: 'available', reporting_category: 'charge' });
+    expect(txn).toMatchObject({
+      type: 'charge',
+      amount: 5000,
+      fee: 175,
+      net: 4825,
+      currency: 'usd',
+      source: charge.id,
+      status: 'available',
+      reporting_category: 'charge',
+    });
 
     const used = await f.stripe.rawRequest('GET', `/v1/shared_payment/granted_tokens/${token.id}`);
     expect(used).toMatchObject({ deactivated_reason: 'consumed', usage_details: { amount_captured: { currency: 'usd', value: 5000 } } });
@@ -70,7 +86,9 @@ describe('payment intents', () => {
     expect(await f.stripe.paymentIntents.retrieve(intent.id)).toMatchObject({ status: 'requires_payment_method' });
     expect(await f.stripe.rawRequest('GET', `/v1/shared_payment/granted_tokens/${token.id}`)).toMatchObject({ deactivated_reason: null });
 
-    const generic = await f.stripe.paymentIntents.create({ amount: 100, currency: 'usd', confirm: true, payment_method: 'pm_card_chargeDeclined' }).catch((e: unknown) => e);
+    const generic = await f.stripe.paymentIntents
+      .create({ amount: 100, currency: 'usd', confirm: true, payment_method: 'pm_card_chargeDeclined' })
+      .catch((e: unknown) => e);
     expect(generic).toMatchObject({ code: 'card_declined', decline_code: 'generic_decline', message: 'Your card was declined.' });
   });
 
@@ -103,7 +121,11 @@ describe('payment intents', () => {
     for (const [token, placement, code] of cases) {
       const error = await payWithToken(token, placement as 'top').catch((e: unknown) => e);
       expect(error).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
-      expect(error).toMatchObject({ statusCode: 400, code, param: placement === 'top' ? 'shared_payment_granted_token' : 'payment_method_data[shared_payment_granted_token]' });
+      expect(error).toMatchObject({
+        statusCode: 400,
+        code,
+        param: placement === 'top' ? 'shared_payment_granted_token' : 'payment_method_data[shared_payment_granted_token]',
+      });
     }
 
     const expiring = await f.grantToken();
@@ -128,7 +150,9 @@ describe('payment intents', () => {
     expect(await attempt({ amount: 100, currency: 'dollars' })).toMatchObject({ statusCode: 400, param: 'currency' });
     expect(await attempt({ amount: 100, currency: 'usd', colour: 'red' })).toMatchObject({ code: 'parameter_unknown', param: 'colour' });
     expect(await attempt({ amount: 100, currency: 'usd', confirm: true })).toMatchObject({ code: 'payment_intent_unexpected_state' });
-    expect(await attempt({ amount: 100, currency: 'usd', payment_method: 'pm_card_visa', shared_payment_granted_token: 'spt_x' })).toMatchObject({ statusCode: 400 });
+    expect(await attempt({ amount: 100, currency: 'usd', payment_method: 'pm_card_visa', shared_payment_granted_token: 'spt_x' })).toMatchObject({
+      statusCode: 400,
+    });
     expect(await f.stripe.paymentIntents.create({ amount: 100, currency: 'USD' })).toMatchObject({ currency: 'usd', status: 'requires_payment_method' });
   });
 

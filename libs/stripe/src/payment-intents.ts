@@ -13,8 +13,28 @@ import { isTestPaymentMethod, outcomeFor } from './test-tokens';
 /** What pays: a test payment method, or a Shared Payment Token (given top-level or in `payment_method_data`). */
 const PAYMENT_PARAMS = ['payment_method', 'shared_payment_granted_token', 'payment_method_data', 'error_on_requires_action'];
 /** Accepted so that real call sites work unchanged, but not modelled. */
-const IGNORED_PARAMS = ['return_url', 'off_session', 'receipt_email', 'statement_descriptor', 'statement_descriptor_suffix', 'application_fee_amount', 'on_behalf_of', 'transfer_data', 'transfer_group'];
-const CREATE_PARAMS = ['amount', 'currency', 'confirm', 'payment_method_types', 'automatic_payment_methods', 'metadata', 'description', ...PAYMENT_PARAMS, ...IGNORED_PARAMS];
+const IGNORED_PARAMS = [
+  'return_url',
+  'off_session',
+  'receipt_email',
+  'statement_descriptor',
+  'statement_descriptor_suffix',
+  'application_fee_amount',
+  'on_behalf_of',
+  'transfer_data',
+  'transfer_group',
+];
+const CREATE_PARAMS = [
+  'amount',
+  'currency',
+  'confirm',
+  'payment_method_types',
+  'automatic_payment_methods',
+  'metadata',
+  'description',
+  ...PAYMENT_PARAMS,
+  ...IGNORED_PARAMS,
+];
 const CONFIRM_PARAMS = [...PAYMENT_PARAMS, 'return_url', 'off_session', 'receipt_email'];
 
 const CONFIRMABLE: PaymentIntentStatus[] = ['requires_payment_method', 'requires_confirmation', 'requires_action'];
@@ -46,7 +66,9 @@ export const createPaymentIntent: Handler = (context, request) => {
   const source = readPaymentSource(params);
   // Every check runs before anything is stored: a request Stripe refuses with a 400 creates nothing.
   if (confirm && !source.token && !source.paymentMethod) throw missingPaymentMethod();
-  const token = source.token && (confirm ? checkTokenCanPay(context, source.token.id, source.token.param, { amount, currency }) : findToken(context, source.token.id, source.token.param));
+  const token =
+    source.token &&
+    (confirm ? checkTokenCanPay(context, source.token.id, source.token.param, { amount, currency }) : findToken(context, source.token.id, source.token.param));
 
   const id = newId('pi');
   const paymentIntent = context.store.paymentIntents.add({
@@ -84,7 +106,9 @@ export const confirmPaymentIntent: Handler = (context, request) => {
   onlyParams(params, CONFIRM_PARAMS);
   const paymentIntent = findPaymentIntent(context, request.pathIds[0]);
   if (!CONFIRMABLE.includes(paymentIntent.status)) {
-    throw unexpectedState(`You cannot confirm this PaymentIntent because it has a status of ${paymentIntent.status}. Only a PaymentIntent with one of the following statuses may be confirmed: ${CONFIRMABLE.join(', ')}.`);
+    throw unexpectedState(
+      `You cannot confirm this PaymentIntent because it has a status of ${paymentIntent.status}. Only a PaymentIntent with one of the following statuses may be confirmed: ${CONFIRMABLE.join(', ')}.`,
+    );
   }
   const source = readPaymentSource(params);
   const stored = paymentIntent.shared_payment_granted_token;
@@ -111,7 +135,9 @@ export const cancelPaymentIntent: Handler = (context, request) => {
   const reason = readEnum(request.params.cancellation_reason, 'cancellation_reason', ['duplicate', 'fraudulent', 'requested_by_customer', 'abandoned']);
   const paymentIntent = findPaymentIntent(context, request.pathIds[0]);
   if (!CANCELABLE.includes(paymentIntent.status)) {
-    throw unexpectedState(`You cannot cancel this PaymentIntent because it has a status of ${paymentIntent.status}. Only a PaymentIntent with one of the following statuses may be canceled: ${CANCELABLE.join(', ')}.`);
+    throw unexpectedState(
+      `You cannot cancel this PaymentIntent because it has a status of ${paymentIntent.status}. Only a PaymentIntent with one of the following statuses may be canceled: ${CANCELABLE.join(', ')}.`,
+    );
   }
   Object.assign(paymentIntent, { status: 'canceled', canceled_at: context.nowSeconds(), cancellation_reason: reason ?? null, next_action: null });
   context.events.emit('payment_intent.canceled', paymentIntent, request.info);
@@ -131,14 +157,27 @@ export function findPaymentIntent(context: ApiContext, id: string, param?: strin
  * - declined: a failed Charge, status `requires_payment_method` with `last_payment_error`, and a 402 card_error
  *   carrying the PaymentIntent (the token stays usable, as nothing was captured).
  */
-function settle(context: ApiContext, info: RequestInfo, paymentIntent: PaymentIntent, by: { paymentMethod: string; token?: SharedPaymentToken }, errorOnRequiresAction: boolean): PaymentIntent {
+function settle(
+  context: ApiContext,
+  info: RequestInfo,
+  paymentIntent: PaymentIntent,
+  by: { paymentMethod: string; token?: SharedPaymentToken },
+  errorOnRequiresAction: boolean,
+): PaymentIntent {
   const { paymentMethod, token } = by;
   const outcome = outcomeFor(paymentMethod);
   paymentIntent.shared_payment_granted_token = token?.id ?? null;
 
   if (outcome.kind === 'succeeds') {
     const charge = recordCharge(context, paymentIntent, paymentMethod);
-    Object.assign(paymentIntent, { status: 'succeeded', amount_received: paymentIntent.amount, latest_charge: charge.id, payment_method: paymentMethod, next_action: null, last_payment_error: null });
+    Object.assign(paymentIntent, {
+      status: 'succeeded',
+      amount_received: paymentIntent.amount,
+      latest_charge: charge.id,
+      payment_method: paymentMethod,
+      next_action: null,
+      last_payment_error: null,
+    });
     context.events.emit('charge.succeeded', charge, info);
     context.events.emit('payment_intent.succeeded', paymentIntent, info);
     if (token) consumeToken(context, token, paymentIntent, info);
@@ -146,7 +185,10 @@ function settle(context: ApiContext, info: RequestInfo, paymentIntent: PaymentIn
   }
 
   if (outcome.kind === 'requires_action' && !errorOnRequiresAction) {
-    const nextAction = { type: 'use_stripe_sdk', use_stripe_sdk: { type: 'three_d_secure_redirect', stripe_js: `https://hooks.stripe.com/3d_secure_2/hosted/${paymentIntent.id}` } };
+    const nextAction = {
+      type: 'use_stripe_sdk',
+      use_stripe_sdk: { type: 'three_d_secure_redirect', stripe_js: `https://hooks.stripe.com/3d_secure_2/hosted/${paymentIntent.id}` },
+    };
     Object.assign(paymentIntent, { status: 'requires_action', payment_method: paymentMethod, next_action: nextAction, last_payment_error: null });
     context.events.emit('payment_intent.requires_action', paymentIntent, info);
     return paymentIntent;
@@ -155,7 +197,11 @@ function settle(context: ApiContext, info: RequestInfo, paymentIntent: PaymentIn
   const decline =
     outcome.kind === 'declined'
       ? { code: 'card_declined', declineCode: outcome.declineCode, message: outcome.message }
-      : { code: 'authentication_required', declineCode: 'authentication_required', message: 'Your card was declined. This transaction requires authentication.' };
+      : {
+          code: 'authentication_required',
+          declineCode: 'authentication_required',
+          message: 'Your card was declined. This transaction requires authentication.',
+        };
   const charge = recordCharge(context, paymentIntent, paymentMethod, { code: decline.code, message: decline.message });
   const lastError: LastPaymentError = {
     type: 'card_error',
@@ -165,10 +211,22 @@ function settle(context: ApiContext, info: RequestInfo, paymentIntent: PaymentIn
     charge: charge.id,
     payment_method: { id: paymentMethod, object: 'payment_method', type: 'card' },
   };
-  Object.assign(paymentIntent, { status: 'requires_payment_method', payment_method: null, latest_charge: charge.id, last_payment_error: lastError, next_action: null });
+  Object.assign(paymentIntent, {
+    status: 'requires_payment_method',
+    payment_method: null,
+    latest_charge: charge.id,
+    last_payment_error: lastError,
+    next_action: null,
+  });
   context.events.emit('charge.failed', charge, info);
   context.events.emit('payment_intent.payment_failed', paymentIntent, info);
-  throw cardError({ code: decline.code, decline_code: decline.declineCode, message: decline.message, charge: charge.id, payment_intent: structuredClone(paymentIntent) });
+  throw cardError({
+    code: decline.code,
+    decline_code: decline.declineCode,
+    message: decline.message,
+    charge: charge.id,
+    payment_intent: structuredClone(paymentIntent),
+  });
 }
 
 function readPaymentSource(params: FormObject): PaymentSource {
@@ -177,9 +235,18 @@ function readPaymentSource(params: FormObject): PaymentSource {
   const data = readObject(params.payment_method_data, 'payment_method_data');
   // In the fake, payment_method_data only carries a token (real card details never reach a test server).
   if (data) onlyParams(data, ['shared_payment_granted_token', 'type'], 'payment_method_data');
-  const nested = data && required(readString(data.shared_payment_granted_token, 'payment_method_data[shared_payment_granted_token]'), 'payment_method_data[shared_payment_granted_token]');
+  const nested =
+    data &&
+    required(
+      readString(data.shared_payment_granted_token, 'payment_method_data[shared_payment_granted_token]'),
+      'payment_method_data[shared_payment_granted_token]',
+    );
   if (topLevel && nested) throw oneOf('shared_payment_granted_token', 'payment_method_data[shared_payment_granted_token]');
-  const token = topLevel ? { id: topLevel, param: 'shared_payment_granted_token' } : nested ? { id: nested, param: 'payment_method_data[shared_payment_granted_token]' } : undefined;
+  const token = topLevel
+    ? { id: topLevel, param: 'shared_payment_granted_token' }
+    : nested
+      ? { id: nested, param: 'payment_method_data[shared_payment_granted_token]' }
+      : undefined;
   if (paymentMethod && token) throw oneOf('payment_method', token.param);
   if (paymentMethod && !isTestPaymentMethod(paymentMethod)) throw resourceMissing('PaymentMethod', paymentMethod, 'payment_method');
   return { paymentMethod, token, errorOnRequiresAction: readBoolean(params.error_on_requires_action, 'error_on_requires_action') ?? false };
@@ -199,7 +266,9 @@ function readPaymentMethodTypes(params: FormObject): Pick<PaymentIntent, 'paymen
 }
 
 function missingPaymentMethod() {
-  return invalidRequest("You cannot confirm this PaymentIntent because it's missing a payment method. Pass payment_method or a shared_payment_granted_token.", { code: 'payment_intent_unexpected_state' });
+  return invalidRequest("You cannot confirm this PaymentIntent because it's missing a payment method. Pass payment_method or a shared_payment_granted_token.", {
+    code: 'payment_intent_unexpected_state',
+  });
 }
 
 function unexpectedState(message: string) {

@@ -13,7 +13,16 @@ describe('refunds and balance transactions', () => {
   it('refunds partly, then the rest, with negative refund balance transactions, and refuses more', async () => {
     const intent = await pay(10_000);
     const partial = await f.stripe.refunds.create({ payment_intent: intent.id, amount: 2500, reason: 'requested_by_customer', metadata: { ticket: 't-1' } });
-    expect(partial).toMatchObject({ object: 'refund', amount: 2500, currency: 'usd', payment_intent: intent.id, charge: intent.latest_charge, status: 'succeeded', reason: 'requested_by_customer', metadata: { ticket: 't-1' } });
+    expect(partial).toMatchObject({
+      object: 'refund',
+      amount: 2500,
+      currency: 'usd',
+      payment_intent: intent.id,
+      charge: intent.latest_charge,
+      status: 'succeeded',
+      reason: 'requested_by_customer',
+      metadata: { ticket: 't-1' },
+    });
     expect(partial.id).toMatch(/^re_/);
     expect(await f.stripe.charges.retrieve(intent.latest_charge as string)).toMatchObject({ amount_refunded: 2500, refunded: false });
 
@@ -35,10 +44,16 @@ describe('refunds and balance transactions', () => {
 
   it('refuses a refund above what is left, and one for an unpaid PaymentIntent', async () => {
     const intent = await pay(1000);
-    expect(await f.stripe.refunds.create({ payment_intent: intent.id, amount: 1001 }).catch((e: unknown) => e)).toMatchObject({ code: 'amount_too_large', param: 'amount' });
+    expect(await f.stripe.refunds.create({ payment_intent: intent.id, amount: 1001 }).catch((e: unknown) => e)).toMatchObject({
+      code: 'amount_too_large',
+      param: 'amount',
+    });
     const open = await f.stripe.paymentIntents.create({ amount: 1000, currency: 'usd' });
     expect(await f.stripe.refunds.create({ payment_intent: open.id }).catch((e: unknown) => e)).toMatchObject({ statusCode: 400, param: 'payment_intent' });
-    expect(await f.stripe.refunds.create({ payment_intent: 'pi_missing' }).catch((e: unknown) => e)).toMatchObject({ statusCode: 400, code: 'resource_missing' });
+    expect(await f.stripe.refunds.create({ payment_intent: 'pi_missing' }).catch((e: unknown) => e)).toMatchObject({
+      statusCode: 400,
+      code: 'resource_missing',
+    });
     expect(await f.stripe.refunds.create({}).catch((e: unknown) => e)).toMatchObject({ statusCode: 400 });
   });
 

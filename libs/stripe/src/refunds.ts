@@ -23,21 +23,36 @@ export const createRefund: Handler = (context, request) => {
 
   const paymentIntent = paymentIntentId ? findPaymentIntent(context, paymentIntentId, 'payment_intent') : undefined;
   if (paymentIntent && paymentIntent.status !== 'succeeded') {
-    throw invalidRequest(`This PaymentIntent (${paymentIntent.id}) does not have a successful charge to refund.`, { code: 'charge_not_refundable', param: 'payment_intent' });
+    throw invalidRequest(`This PaymentIntent (${paymentIntent.id}) does not have a successful charge to refund.`, {
+      code: 'charge_not_refundable',
+      param: 'payment_intent',
+    });
   }
   const charge = findCharge(context, chargeId ?? paymentIntent!.latest_charge!, chargeId ? 'charge' : 'payment_intent');
-  if (paymentIntent && charge.payment_intent !== paymentIntent.id) throw invalidRequest(`Charge ${charge.id} does not belong to PaymentIntent ${paymentIntent.id}.`, { param: 'charge' });
-  if (charge.status !== 'succeeded') throw invalidRequest(`Charge ${charge.id} did not succeed and cannot be refunded.`, { code: 'charge_not_refundable', param: 'charge' });
+  if (paymentIntent && charge.payment_intent !== paymentIntent.id)
+    throw invalidRequest(`Charge ${charge.id} does not belong to PaymentIntent ${paymentIntent.id}.`, { param: 'charge' });
+  if (charge.status !== 'succeeded')
+    throw invalidRequest(`Charge ${charge.id} did not succeed and cannot be refunded.`, { code: 'charge_not_refundable', param: 'charge' });
 
   const remaining = charge.amount - charge.amount_refunded;
   if (remaining === 0) throw invalidRequest(`Charge ${charge.id} has already been refunded.`, { code: 'charge_already_refunded' });
   const amount = requestedAmount ?? remaining;
   if (amount > remaining) {
-    throw invalidRequest(`Refund amount (${amount}) is greater than the unrefunded amount on charge ${charge.id} (${remaining}, in ${charge.currency} minor units).`, { code: 'amount_too_large', param: 'amount' });
+    throw invalidRequest(
+      `Refund amount (${amount}) is greater than the unrefunded amount on charge ${charge.id} (${remaining}, in ${charge.currency} minor units).`,
+      { code: 'amount_too_large', param: 'amount' },
+    );
   }
 
   const id = newId('re');
-  const txn = recordBalanceTransaction(context, { type: 'refund', amount: -amount, fee: 0, currency: charge.currency, source: id, description: 'REFUND FOR PAYMENT' });
+  const txn = recordBalanceTransaction(context, {
+    type: 'refund',
+    amount: -amount,
+    fee: 0,
+    currency: charge.currency,
+    source: id,
+    description: 'REFUND FOR PAYMENT',
+  });
   const refund = context.store.refunds.add({
     id,
     object: 'refund',
@@ -70,5 +85,10 @@ export const listRefunds: Handler = (context, request) => {
   onlyParams(params, [...LIST_PARAMS, 'payment_intent', 'charge']);
   const paymentIntent = readString(params.payment_intent, 'payment_intent');
   const charge = readString(params.charge, 'charge');
-  return paginate(context.store.refunds.all(), params, request.path, (refund) => (!paymentIntent || refund.payment_intent === paymentIntent) && (!charge || refund.charge === charge));
+  return paginate(
+    context.store.refunds.all(),
+    params,
+    request.path,
+    (refund) => (!paymentIntent || refund.payment_intent === paymentIntent) && (!charge || refund.charge === charge),
+  );
 };

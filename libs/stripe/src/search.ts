@@ -52,8 +52,15 @@ export function parseQuery(query: string): Clause[] {
   return parts.map((part) => {
     const clause = /^(?<field>[a-z_]+)(?:\[(?<quote>['"])(?<key>[^'"\]]+)\k<quote>\])?:(?:(?<q>['"])(?<quoted>[^'"]*)\k<q>|(?<bare>[0-9]+))$/.exec(part.trim());
     const groups = clause?.groups;
-    if (!groups || !PAYMENT_INTENT_FIELDS.includes(groups.field as (typeof PAYMENT_INTENT_FIELDS)[number]) || (groups.field === 'metadata') !== (groups.key !== undefined)) {
-      throw invalidRequest(`The fake Stripe's search supports exact clauses on ${PAYMENT_INTENT_FIELDS.join(', ')} (metadata['key']:'value') joined by AND; it cannot read "${part.trim().slice(0, 100)}".`, { param: 'query' });
+    if (
+      !groups ||
+      !PAYMENT_INTENT_FIELDS.includes(groups.field as (typeof PAYMENT_INTENT_FIELDS)[number]) ||
+      (groups.field === 'metadata') !== (groups.key !== undefined)
+    ) {
+      throw invalidRequest(
+        `The fake Stripe's search supports exact clauses on ${PAYMENT_INTENT_FIELDS.join(', ')} (metadata['key']:'value') joined by AND; it cannot read "${part.trim().slice(0, 100)}".`,
+        { param: 'query' },
+      );
     }
     return { field: groups.field, ...(groups.key !== undefined && { key: groups.key }), value: groups.quoted ?? groups.bare };
   });

@@ -1,7 +1,15 @@
 import Stripe from 'stripe';
 import { startFixture, type FakeStripeFixture } from '../test/fixture';
 
-type Token = { id: string; object: string; payment_method: string; usage_limits: { currency: string; max_amount: number; expires_at: number }; seller_details: unknown; deactivated_at: number | null; deactivated_reason: string | null };
+type Token = {
+  id: string;
+  object: string;
+  payment_method: string;
+  usage_limits: { currency: string; max_amount: number; expires_at: number };
+  seller_details: unknown;
+  deactivated_at: number | null;
+  deactivated_reason: string | null;
+};
 
 describe('shared payment tokens', () => {
   let f: FakeStripeFixture;
@@ -64,7 +72,12 @@ describe('shared payment tokens', () => {
   it.each([
     ['an unknown payment method', { payment_method: 'pm_nope' }, 'payment_method', 'resource_missing'],
     ['a missing max_amount', { usage_limits: { currency: 'usd', expires_at: 4102444800 } }, 'usage_limits[max_amount]', 'parameter_missing'],
-    ['a zero max_amount', { usage_limits: { currency: 'usd', max_amount: 0, expires_at: 4102444800 } }, 'usage_limits[max_amount]', 'parameter_invalid_integer'],
+    [
+      'a zero max_amount',
+      { usage_limits: { currency: 'usd', max_amount: 0, expires_at: 4102444800 } },
+      'usage_limits[max_amount]',
+      'parameter_invalid_integer',
+    ],
     ['an expiry in the past', { usage_limits: { currency: 'usd', max_amount: 10, expires_at: 1000 } }, 'usage_limits[expires_at]', undefined],
     ['an unknown seller detail', { seller_details: { shop: 'x' } }, 'seller_details[shop]', 'parameter_unknown'],
   ])('refuses %s', async (_, override, param, code) => {

@@ -83,14 +83,23 @@ export function findToken(context: ApiContext, id: string, param?: string): Shar
 export function checkTokenCanPay(context: ApiContext, id: string, param: string, payment: { amount: number; currency: string }): SharedPaymentToken {
   const token = findToken(context, id, param);
   const { currency, max_amount: maxAmount } = token.usage_limits;
-  if (token.deactivated_reason === 'consumed') throw invalidRequest(`The shared payment granted token ${id} has already been used.`, { code: SPT_ERROR_CODES.used, param });
-  if (token.deactivated_reason === 'revoked') throw invalidRequest(`The shared payment granted token ${id} has been revoked.`, { code: SPT_ERROR_CODES.revoked, param });
-  if (token.deactivated_reason === 'expired') throw invalidRequest(`The shared payment granted token ${id} expired at ${token.usage_limits.expires_at}.`, { code: SPT_ERROR_CODES.expired, param });
+  if (token.deactivated_reason === 'consumed')
+    throw invalidRequest(`The shared payment granted token ${id} has already been used.`, { code: SPT_ERROR_CODES.used, param });
+  if (token.deactivated_reason === 'revoked')
+    throw invalidRequest(`The shared payment granted token ${id} has been revoked.`, { code: SPT_ERROR_CODES.revoked, param });
+  if (token.deactivated_reason === 'expired')
+    throw invalidRequest(`The shared payment granted token ${id} expired at ${token.usage_limits.expires_at}.`, { code: SPT_ERROR_CODES.expired, param });
   if (payment.currency !== currency) {
-    throw invalidRequest(`The PaymentIntent's currency (${payment.currency}) does not match the shared payment granted token's usage_limits[currency] (${currency}).`, { code: SPT_ERROR_CODES.currencyMismatch, param });
+    throw invalidRequest(
+      `The PaymentIntent's currency (${payment.currency}) does not match the shared payment granted token's usage_limits[currency] (${currency}).`,
+      { code: SPT_ERROR_CODES.currencyMismatch, param },
+    );
   }
   if (payment.amount > maxAmount) {
-    throw invalidRequest(`The PaymentIntent's amount (${payment.amount}) is greater than the shared payment granted token's usage_limits[max_amount] (${maxAmount}).`, { code: SPT_ERROR_CODES.amountExceeded, param });
+    throw invalidRequest(
+      `The PaymentIntent's amount (${payment.amount}) is greater than the shared payment granted token's usage_limits[max_amount] (${maxAmount}).`,
+      { code: SPT_ERROR_CODES.amountExceeded, param },
+    );
   }
   return token;
 }

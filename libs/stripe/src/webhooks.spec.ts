@@ -46,9 +46,12 @@ describe('webhooks', () => {
     const f = await startFixture({ webhooks: [{ url: receiver.url, secret: SECRET }], webhookRetryDelaysMs: [5, 5, 5, 5] });
     try {
       const token = await f.grantToken();
-      const intent = await f.stripe.paymentIntents.create({ amount: 5000, currency: 'usd', confirm: true, shared_payment_granted_token: token.id } as Stripe.PaymentIntentCreateParams, {
-        idempotencyKey: 'mpp_challenge_1',
-      });
+      const intent = await f.stripe.paymentIntents.create(
+        { amount: 5000, currency: 'usd', confirm: true, shared_payment_granted_token: token.id } as Stripe.PaymentIntentCreateParams,
+        {
+          idempotencyKey: 'mpp_challenge_1',
+        },
+      );
       await f.stripe.refunds.create({ payment_intent: intent.id, amount: 100 });
       await f.fake.drainWebhooks();
 
@@ -63,10 +66,16 @@ describe('webhooks', () => {
         'charge.refunded',
       ]);
       expect(events.map((event) => event.id)).toEqual(f.fake.events().map((event) => event.id));
-      expect(events[2]).toMatchObject({ data: { object: { id: intent.id, status: 'succeeded' } }, request: { idempotency_key: 'mpp_challenge_1' }, pending_webhooks: 1 });
+      expect(events[2]).toMatchObject({
+        data: { object: { id: intent.id, status: 'succeeded' } },
+        request: { idempotency_key: 'mpp_challenge_1' },
+        pending_webhooks: 1,
+      });
       // snapshots: the created event still shows the PaymentIntent as it was then
       expect(events[0].data.object).toMatchObject({ id: intent.id, status: 'requires_confirmation' });
-      expect(() => f.stripe.webhooks.constructEvent(receiver.accepted[0].body, receiver.accepted[0].signature, 'whsec_other')).toThrow(Stripe.errors.StripeSignatureVerificationError);
+      expect(() => f.stripe.webhooks.constructEvent(receiver.accepted[0].body, receiver.accepted[0].signature, 'whsec_other')).toThrow(
+        Stripe.errors.StripeSignatureVerificationError,
+      );
     } finally {
       await f.fake.stop();
       await receiver.close();

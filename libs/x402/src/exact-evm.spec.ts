@@ -63,7 +63,17 @@ describe('exactEvmAuthorization', () => {
     const decoded = decodePaymentRequest({
       x402Version: 1,
       paymentPayload: { x402Version: 1, scheme: 'exact', network: 'base-sepolia', payload },
-      paymentRequirements: { scheme: 'exact', network: 'base-sepolia', maxAmountRequired: '10000', resource: 'https://api.example/x', description: '', payTo: requirements.payTo, maxTimeoutSeconds: 60, asset: USDC, extra: requirements.extra },
+      paymentRequirements: {
+        scheme: 'exact',
+        network: 'base-sepolia',
+        maxAmountRequired: '10000',
+        resource: 'https://api.example/x',
+        description: '',
+        payTo: requirements.payTo,
+        maxTimeoutSeconds: 60,
+        asset: USDC,
+        extra: requirements.extra,
+      },
     });
     const result = decoded.ok && exactEvmAuthorization(decoded.request, served);
     expect(result).toMatchObject({ ok: true, authorization: { network: 'eip155:84532', asset: USDC } });
@@ -72,11 +82,19 @@ describe('exactEvmAuthorization', () => {
   it('names the malformed fields of a payload that is no EIP-3009 payload', () => {
     const result = exactEvmAuthorization(v2({ payload: { signature: '0x1', authorization: { ...authorization, value: '-1' } } }), served);
     expect(result).toMatchObject({ ok: false, kind: 'malformed' });
-    expect(result.ok === false && result.kind === 'malformed' && result.issues.map((i) => i.field)).toEqual(['paymentPayload.payload.signature', 'paymentPayload.payload.authorization.value']);
+    expect(result.ok === false && result.kind === 'malformed' && result.issues.map((i) => i.field)).toEqual([
+      'paymentPayload.payload.signature',
+      'paymentPayload.payload.authorization.value',
+    ]);
   });
 
   it('refuses a Permit2 payload as an unsupported payload type, without a payer', () => {
-    expect(exactEvmAuthorization(v2({ payload: { permit2Authorization: {} } }), served)).toEqual({ ok: false, kind: 'invalid', reason: X402Reason.unsupportedPayloadType, message: expect.any(String) });
+    expect(exactEvmAuthorization(v2({ payload: { permit2Authorization: {} } }), served)).toEqual({
+      ok: false,
+      kind: 'invalid',
+      reason: X402Reason.unsupportedPayloadType,
+      message: expect.any(String),
+    });
   });
 
   it.each([
@@ -88,11 +106,19 @@ describe('exactEvmAuthorization', () => {
     ['an asset not accepted', { requirements: { asset: '0x5FbDB2315678afecb367f032d93F642f64180aa3' } }, X402Reason.invalidPaymentRequirements],
     ['accepted differing from the requirements', { accepted: { amount: '9999' } }, X402Reason.invalidPaymentRequirements],
   ])('refuses %s with its reason, naming the payer', (_case, change, reason) => {
-    expect(exactEvmAuthorization(v2(change), served)).toEqual({ ok: false, kind: 'invalid', reason, message: expect.any(String), payer: '0x857b06519E91e3A54538791bDbb0E22373e36b66' });
+    expect(exactEvmAuthorization(v2(change), served)).toEqual({
+      ok: false,
+      kind: 'invalid',
+      reason,
+      message: expect.any(String),
+      payer: '0x857b06519E91e3A54538791bDbb0E22373e36b66',
+    });
   });
 
   it('checks in the reference order: the scheme before the network', () => {
-    expect(exactEvmAuthorization(v2({ requirements: { scheme: 'upto', network: 'eip155:1' } }), served)).toMatchObject({ reason: X402Reason.unsupportedScheme });
+    expect(exactEvmAuthorization(v2({ requirements: { scheme: 'upto', network: 'eip155:1' } }), served)).toMatchObject({
+      reason: X402Reason.unsupportedScheme,
+    });
     expect(exactEvmAuthorization(v2({ requirements: { network: 'eip155:1', extra: {} } }), served)).toMatchObject({ reason: X402Reason.invalidNetwork });
   });
 });

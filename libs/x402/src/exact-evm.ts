@@ -44,10 +44,11 @@ export function exactEvmAuthorization(request: PaymentRequest, served: ServedNet
   if (request.scheme !== EXACT_SCHEME) return fail(X402Reason.unsupportedScheme, `scheme "${request.scheme}" is not supported; use "exact"`);
   const network = served.networkId(request.network, request.x402Version);
   if (!network) return fail(X402Reason.invalidNetwork, `network "${request.network}" is not served by this facilitator`);
-  if (request.payloadScheme !== EXACT_SCHEME) return fail(X402Reason.exactEvmScheme, `the payload is for scheme "${request.payloadScheme}", the requirements for "exact"`);
+  if (request.payloadScheme !== EXACT_SCHEME)
+    return fail(X402Reason.exactEvmScheme, `the payload is for scheme "${request.payloadScheme}", the requirements for "exact"`);
   const { name, version } = request.extra;
   if (typeof name !== 'string' || typeof version !== 'string' || !name || !version) {
-    return fail(X402Reason.exactEvmMissingEip712Domain, 'paymentRequirements.extra must carry the token\'s EIP-712 domain as {name, version}');
+    return fail(X402Reason.exactEvmMissingEip712Domain, "paymentRequirements.extra must carry the token's EIP-712 domain as {name, version}");
   }
   if (served.networkId(request.payloadNetwork, request.x402Version) !== network) {
     return fail(X402Reason.exactEvmNetworkMismatch, `the payload is for network "${request.payloadNetwork}", the requirements for "${request.network}"`);
@@ -56,8 +57,18 @@ export function exactEvmAuthorization(request: PaymentRequest, served: ServedNet
   if (!asset) return fail(X402Reason.invalidPaymentRequirements, `asset ${request.asset} is not accepted on ${network}`);
   if (request.accepted) {
     const { accepted } = request;
-    const requirements = { scheme: request.scheme, network: request.network, amount: request.amount, asset: request.asset, payTo: request.payTo, maxTimeoutSeconds: request.maxTimeoutSeconds, extra: request.extra };
-    const differing = (Object.keys(requirements) as (keyof typeof requirements)[]).filter((k) => !deepEqual(accepted[k] ?? (k === 'extra' ? {} : undefined), requirements[k]));
+    const requirements = {
+      scheme: request.scheme,
+      network: request.network,
+      amount: request.amount,
+      asset: request.asset,
+      payTo: request.payTo,
+      maxTimeoutSeconds: request.maxTimeoutSeconds,
+      extra: request.extra,
+    };
+    const differing = (Object.keys(requirements) as (keyof typeof requirements)[]).filter(
+      (k) => !deepEqual(accepted[k] ?? (k === 'extra' ? {} : undefined), requirements[k]),
+    );
     if (differing.length) {
       return fail(X402Reason.invalidPaymentRequirements, `paymentPayload.accepted differs from paymentRequirements in: ${differing.join(', ')}`);
     }

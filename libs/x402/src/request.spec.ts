@@ -23,19 +23,38 @@ const payload = {
     nonce: `0x${'ab'.repeat(32)}`,
   },
 };
-const v2 = { x402Version: 2, paymentPayload: { x402Version: 2, resource: { url: 'https://api.example/x' }, accepted: requirements, payload }, paymentRequirements: requirements };
+const v2 = {
+  x402Version: 2,
+  paymentPayload: { x402Version: 2, resource: { url: 'https://api.example/x' }, accepted: requirements, payload },
+  paymentRequirements: requirements,
+};
 
 describe('decodePaymentRequest', () => {
   it('folds a v2 request into the version-neutral shape', () => {
     const result = decodePaymentRequest(v2);
-    expect(result.ok && result.request).toMatchObject({ x402Version: 2, scheme: 'exact', network: 'eip155:84532', amount: '10000', payloadNetwork: 'eip155:84532' });
+    expect(result.ok && result.request).toMatchObject({
+      x402Version: 2,
+      scheme: 'exact',
+      network: 'eip155:84532',
+      amount: '10000',
+      payloadNetwork: 'eip155:84532',
+    });
   });
 
   it('folds a v1 request, reading maxAmountRequired and the named network', () => {
     const result = decodePaymentRequest({
       x402Version: 1,
       paymentPayload: { x402Version: 1, scheme: 'exact', network: 'base-sepolia', payload },
-      paymentRequirements: { scheme: 'exact', network: 'base-sepolia', maxAmountRequired: '10000', resource: 'https://api.example/x', description: '', payTo: requirements.payTo, maxTimeoutSeconds: 60, asset: requirements.asset },
+      paymentRequirements: {
+        scheme: 'exact',
+        network: 'base-sepolia',
+        maxAmountRequired: '10000',
+        resource: 'https://api.example/x',
+        description: '',
+        payTo: requirements.payTo,
+        maxTimeoutSeconds: 60,
+        asset: requirements.asset,
+      },
     });
     expect(result.ok && result.request).toMatchObject({ x402Version: 1, amount: '10000', network: 'base-sepolia' });
   });

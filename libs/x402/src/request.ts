@@ -54,9 +54,10 @@ export function decodePaymentRequest(body: unknown): DecodeResult {
   if (!envelope.success) {
     // Name the envelope's problems and, where the parts are there, theirs too: one round trip to fix them all.
     const parts = body as { paymentPayload?: unknown; paymentRequirements?: unknown } | null;
-    const inner = typeof parts === 'object' && parts !== null && isObject(parts.paymentPayload) && isObject(parts.paymentRequirements)
-      ? innerIssues(parts.paymentPayload, parts.paymentRequirements)
-      : [];
+    const inner =
+      typeof parts === 'object' && parts !== null && isObject(parts.paymentPayload) && isObject(parts.paymentRequirements)
+        ? innerIssues(parts.paymentPayload, parts.paymentRequirements)
+        : [];
     return { ok: false, kind: 'malformed', issues: [...envelopeIssues(envelope.error), ...inner] };
   }
   const { paymentPayload, paymentRequirements } = envelope.data;
@@ -129,7 +130,8 @@ function readPaymentIdentifier(extensions: Record<string, unknown> | undefined):
   const extension = extensions?.[PAYMENT_IDENTIFIER];
   if (extension === undefined || extension === null) return { ok: true };
   const field = `paymentPayload.extensions.${PAYMENT_IDENTIFIER}.info`;
-  if (typeof extension !== 'object' || Array.isArray(extension)) return { ok: false, issue: { field: field.replace(/\.info$/, ''), message: 'must be an object' } };
+  if (typeof extension !== 'object' || Array.isArray(extension))
+    return { ok: false, issue: { field: field.replace(/\.info$/, ''), message: 'must be an object' } };
   const info = paymentIdentifierInfoSchema.safeParse((extension as { info?: unknown }).info);
   if (!info.success) {
     const [first] = issuesOf(info.error, field);

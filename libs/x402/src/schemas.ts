@@ -12,7 +12,9 @@ const openObject = z.record(z.string(), z.unknown());
 const atomic = z.string().refine(isAtomicString, 'must be a non-negative integer in atomic units, as a decimal string');
 const address = z.string().refine((v) => isAddress(v, { strict: true }), 'must be a 0x-prefixed 20-byte address (valid checksum if mixed case)');
 const bytes32 = z.string().refine((v) => isHex(v, { strict: true }) && v.length === 66, 'must be 0x-prefixed 32 bytes of hex');
-const signatureHex = z.string().refine((v) => isHex(v, { strict: true }) && v.length >= 4 && v.length % 2 === 0 && v.length <= 16_386, 'must be 0x-prefixed hex bytes');
+const signatureHex = z
+  .string()
+  .refine((v) => isHex(v, { strict: true }) && v.length >= 4 && v.length % 2 === 0 && v.length <= 16_386, 'must be 0x-prefixed hex bytes');
 const timeoutSeconds = z.number().int('must be an integer').positive('must be positive').max(31_536_000, 'is more than a year');
 
 export const resourceInfoSchema = z.strictObject({

@@ -37,7 +37,10 @@ describe('problemValidationPipe', () => {
 
   it('refuses a body that is not an object', async () => {
     for (const body of [[{ name: 'x' }], 'x', 5, true]) {
-      expect(await refusal(body, CreateMerchantDto)).toEqual({ detail: 'the body must be a JSON object', invalidParams: [{ name: '(body)', reason: 'must be a JSON object' }] });
+      expect(await refusal(body, CreateMerchantDto)).toEqual({
+        detail: 'the body must be a JSON object',
+        invalidParams: [{ name: '(body)', reason: 'must be a JSON object' }],
+      });
     }
   });
 

@@ -75,7 +75,11 @@ export class AdminMerchantsController {
   @ApiDoc(ADMIN_MERCHANTS_DOCS.declareReceivingAddress, { body: ReceivingAddressDto })
   @Post(':merchantId/receiving-addresses')
   @Header('cache-control', 'no-store')
-  async declareReceivingAddress(@Param() path: MerchantPath, @Body() body: ReceivingAddressDto, @Res({ passthrough: true }) res: Response): Promise<AdminReceivingAddress> {
+  async declareReceivingAddress(
+    @Param() path: MerchantPath,
+    @Body() body: ReceivingAddressDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<AdminReceivingAddress> {
     const declared = await this.admin.declareReceivingAddress(path.merchantId, body.network, body.address);
     res.status(declared.created ? 201 : 200);
     return declared.address;

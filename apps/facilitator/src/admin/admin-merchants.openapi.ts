@@ -8,11 +8,17 @@ const RECEIVING_ADDRESS = {
   type: 'object',
   additionalProperties: false,
   required: ['network', 'address', 'createdAt'],
-  properties: { network: { type: 'string' }, address: { type: 'string', description: 'EIP-55 checksummed' }, createdAt: { type: 'string', format: 'date-time' } },
+  properties: {
+    network: { type: 'string' },
+    address: { type: 'string', description: 'EIP-55 checksummed' },
+    createdAt: { type: 'string', format: 'date-time' },
+  },
 };
 const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
 const OPERATOR_PROBLEMS = {
-  '400': problem('`validation_failed`: a body field or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one.'),
+  '400': problem(
+    '`validation_failed`: a body field or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one.',
+  ),
   '401': { $ref: '#/components/responses/OperatorUnauthorized' },
   '404': problem('`not_found`: no such merchant (or receiving address of it); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).'),
   '429': { $ref: '#/components/responses/OperatorRateLimited' },
@@ -24,7 +30,8 @@ export const ADMIN_MERCHANTS_DOCS = {
   create: {
     operationId: 'adminCreateMerchant',
     summary: 'Create a merchant with its first API key (operator)',
-    description: 'What `node scripts/merchants.mjs create` does, over HTTP: the merchant, its receiving addresses and its first API key, all or nothing. The answer is the only time the API key and the webhook signing secret are shown. A webhook URL is checked as `PUT /merchants/me/webhook` checks it (`webhook_destination_not_allowed` for a private destination unless WEBHOOK_ALLOW_PRIVATE).',
+    description:
+      'What `node scripts/merchants.mjs create` does, over HTTP: the merchant, its receiving addresses and its first API key, all or nothing. The answer is the only time the API key and the webhook signing secret are shown. A webhook URL is checked as `PUT /merchants/me/webhook` checks it (`webhook_destination_not_allowed` for a private destination unless WEBHOOK_ALLOW_PRIVATE).',
     security: [
       {
         operatorToken: [],
@@ -108,7 +115,8 @@ export const ADMIN_MERCHANTS_DOCS = {
         },
       },
       '400': {
-        description: '`validation_failed`: a field is missing, invalid or unknown; `invalidParams` names each one, nested ones by path. `webhook_destination_not_allowed`: the webhook URL\'s host may not receive webhooks.',
+        description:
+          "`validation_failed`: a field is missing, invalid or unknown; `invalidParams` names each one, nested ones by path. `webhook_destination_not_allowed`: the webhook URL's host may not receive webhooks.",
         content: {
           'application/problem+json': {
             schema: {
@@ -178,7 +186,8 @@ export const ADMIN_MERCHANTS_DOCS = {
         $ref: '#/components/responses/OperatorUnauthorized',
       },
       '404': {
-        description: '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
+        description:
+          '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
         content: {
           'application/problem+json': {
             schema: {
@@ -302,7 +311,8 @@ export const ADMIN_MERCHANTS_DOCS = {
         },
       },
       '400': {
-        description: '`validation_failed`: a body field, query parameter or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one (a nested field by its path, e.g. `receivingAddresses.0.address`; an unknown one with reason `unknown field`).',
+        description:
+          '`validation_failed`: a body field, query parameter or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one (a nested field by its path, e.g. `receivingAddresses.0.address`; an unknown one with reason `unknown field`).',
         content: {
           'application/problem+json': {
             schema: {
@@ -334,7 +344,8 @@ export const ADMIN_MERCHANTS_DOCS = {
         $ref: '#/components/responses/OperatorUnauthorized',
       },
       '404': {
-        description: '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
+        description:
+          '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
         content: {
           'application/problem+json': {
             schema: {
@@ -393,7 +404,7 @@ export const ADMIN_MERCHANTS_DOCS = {
           type: 'string',
           format: 'uuid',
         },
-        description: 'The merchant\'s id.',
+        description: "The merchant's id.",
       },
     ],
     responses: {
@@ -441,7 +452,8 @@ export const ADMIN_MERCHANTS_DOCS = {
         },
       },
       '400': {
-        description: '`validation_failed`: a body field, query parameter or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one (a nested field by its path, e.g. `receivingAddresses.0.address`; an unknown one with reason `unknown field`).',
+        description:
+          '`validation_failed`: a body field, query parameter or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one (a nested field by its path, e.g. `receivingAddresses.0.address`; an unknown one with reason `unknown field`).',
         content: {
           'application/problem+json': {
             schema: {
@@ -473,7 +485,8 @@ export const ADMIN_MERCHANTS_DOCS = {
         $ref: '#/components/responses/OperatorUnauthorized',
       },
       '404': {
-        description: '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
+        description:
+          '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
         content: {
           'application/problem+json': {
             schema: {
@@ -517,7 +530,8 @@ export const ADMIN_MERCHANTS_DOCS = {
   disable: {
     operationId: 'adminDisableMerchant',
     summary: 'Disable a merchant (operator)',
-    description: 'Its API keys are refused (401) and no webhooks are sent to it (queued ones fail), on every replica within API_KEY_CACHE_MS. Disabling again keeps the first `disabledAt`.',
+    description:
+      'Its API keys are refused (401) and no webhooks are sent to it (queued ones fail), on every replica within API_KEY_CACHE_MS. Disabling again keeps the first `disabledAt`.',
     security: [
       {
         operatorToken: [],
@@ -532,7 +546,7 @@ export const ADMIN_MERCHANTS_DOCS = {
           type: 'string',
           format: 'uuid',
         },
-        description: 'The merchant\'s id.',
+        description: "The merchant's id.",
       },
     ],
     responses: {
@@ -580,7 +594,8 @@ export const ADMIN_MERCHANTS_DOCS = {
         },
       },
       '400': {
-        description: '`validation_failed`: a body field, query parameter or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one (a nested field by its path, e.g. `receivingAddresses.0.address`; an unknown one with reason `unknown field`).',
+        description:
+          '`validation_failed`: a body field, query parameter or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one (a nested field by its path, e.g. `receivingAddresses.0.address`; an unknown one with reason `unknown field`).',
         content: {
           'application/problem+json': {
             schema: {
@@ -612,7 +627,8 @@ export const ADMIN_MERCHANTS_DOCS = {
         $ref: '#/components/responses/OperatorUnauthorized',
       },
       '404': {
-        description: '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
+        description:
+          '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
         content: {
           'application/problem+json': {
             schema: {
@@ -671,7 +687,7 @@ export const ADMIN_MERCHANTS_DOCS = {
           type: 'string',
           format: 'uuid',
         },
-        description: 'The merchant\'s id.',
+        description: "The merchant's id.",
       },
     ],
     responses: {
@@ -719,7 +735,8 @@ export const ADMIN_MERCHANTS_DOCS = {
         },
       },
       '400': {
-        description: '`validation_failed`: a body field, query parameter or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one (a nested field by its path, e.g. `receivingAddresses.0.address`; an unknown one with reason `unknown field`).',
+        description:
+          '`validation_failed`: a body field, query parameter or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one (a nested field by its path, e.g. `receivingAddresses.0.address`; an unknown one with reason `unknown field`).',
         content: {
           'application/problem+json': {
             schema: {
@@ -751,7 +768,8 @@ export const ADMIN_MERCHANTS_DOCS = {
         $ref: '#/components/responses/OperatorUnauthorized',
       },
       '404': {
-        description: '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
+        description:
+          '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
         content: {
           'application/problem+json': {
             schema: {
@@ -810,7 +828,7 @@ export const ADMIN_MERCHANTS_DOCS = {
           type: 'string',
           format: 'uuid',
         },
-        description: 'The merchant\'s id.',
+        description: "The merchant's id.",
       },
     ],
     requestBody: {
@@ -864,7 +882,8 @@ export const ADMIN_MERCHANTS_DOCS = {
         },
       },
       '400': {
-        description: '`validation_failed`: a body field, query parameter or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one (a nested field by its path, e.g. `receivingAddresses.0.address`; an unknown one with reason `unknown field`).',
+        description:
+          '`validation_failed`: a body field, query parameter or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one (a nested field by its path, e.g. `receivingAddresses.0.address`; an unknown one with reason `unknown field`).',
         content: {
           'application/problem+json': {
             schema: {
@@ -896,7 +915,8 @@ export const ADMIN_MERCHANTS_DOCS = {
         $ref: '#/components/responses/OperatorUnauthorized',
       },
       '404': {
-        description: '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
+        description:
+          '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
         content: {
           'application/problem+json': {
             schema: {
@@ -963,7 +983,8 @@ export const ADMIN_MERCHANTS_DOCS = {
   revokeApiKey: {
     operationId: 'adminRevokeApiKey',
     summary: 'Revoke an API key (operator)',
-    description: 'The key is refused from now on, on every replica within API_KEY_CACHE_MS. Revoking again keeps the first `revokedAt`. A key of another merchant is 404.',
+    description:
+      'The key is refused from now on, on every replica within API_KEY_CACHE_MS. Revoking again keeps the first `revokedAt`. A key of another merchant is 404.',
     security: [
       {
         operatorToken: [],
@@ -978,7 +999,7 @@ export const ADMIN_MERCHANTS_DOCS = {
           type: 'string',
           format: 'uuid',
         },
-        description: 'The merchant\'s id.',
+        description: "The merchant's id.",
       },
       {
         name: 'keyId',
@@ -988,7 +1009,7 @@ export const ADMIN_MERCHANTS_DOCS = {
           type: 'string',
           format: 'uuid',
         },
-        description: 'The API key\'s id (`keyId`).',
+        description: "The API key's id (`keyId`).",
       },
     ],
     responses: {
@@ -1019,7 +1040,8 @@ export const ADMIN_MERCHANTS_DOCS = {
         },
       },
       '400': {
-        description: '`validation_failed`: a body field, query parameter or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one (a nested field by its path, e.g. `receivingAddresses.0.address`; an unknown one with reason `unknown field`).',
+        description:
+          '`validation_failed`: a body field, query parameter or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one (a nested field by its path, e.g. `receivingAddresses.0.address`; an unknown one with reason `unknown field`).',
         content: {
           'application/problem+json': {
             schema: {
@@ -1051,7 +1073,8 @@ export const ADMIN_MERCHANTS_DOCS = {
         $ref: '#/components/responses/OperatorUnauthorized',
       },
       '404': {
-        description: '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
+        description:
+          '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
         content: {
           'application/problem+json': {
             schema: {
@@ -1094,8 +1117,9 @@ export const ADMIN_MERCHANTS_DOCS = {
   },
   setWebhook: {
     operationId: 'adminSetWebhook',
-    summary: 'Set or clear a merchant\'s webhook URL (operator)',
-    description: 'As the merchant\'s own `PUT /merchants/me/webhook`, with the same checks: `{ "webhookUrl": "https://…" }` sends its future webhooks there (queued ones keep their URL), `null` stops new ones.',
+    summary: "Set or clear a merchant's webhook URL (operator)",
+    description:
+      'As the merchant\'s own `PUT /merchants/me/webhook`, with the same checks: `{ "webhookUrl": "https://…" }` sends its future webhooks there (queued ones keep their URL), `null` stops new ones.',
     security: [
       {
         operatorToken: [],
@@ -1110,7 +1134,7 @@ export const ADMIN_MERCHANTS_DOCS = {
           type: 'string',
           format: 'uuid',
         },
-        description: 'The merchant\'s id.',
+        description: "The merchant's id.",
       },
     ],
     requestBody: {
@@ -1171,7 +1195,8 @@ export const ADMIN_MERCHANTS_DOCS = {
         },
       },
       '400': {
-        description: '`validation_failed`: the field is missing, not a string or null, not an http(s) URL, too long, or an unknown field was sent. `webhook_destination_not_allowed`: the URL\'s host may not receive webhooks.',
+        description:
+          "`validation_failed`: the field is missing, not a string or null, not an http(s) URL, too long, or an unknown field was sent. `webhook_destination_not_allowed`: the URL's host may not receive webhooks.",
         content: {
           'application/problem+json': {
             schema: {
@@ -1207,7 +1232,8 @@ export const ADMIN_MERCHANTS_DOCS = {
                   invalidParams: [
                     {
                       name: 'webhookUrl',
-                      reason: '169.254.169.254 is a cloud metadata address; webhooks go to public addresses only (the operator may set WEBHOOK_ALLOW_PRIVATE=true)',
+                      reason:
+                        '169.254.169.254 is a cloud metadata address; webhooks go to public addresses only (the operator may set WEBHOOK_ALLOW_PRIVATE=true)',
                     },
                   ],
                 },
@@ -1220,7 +1246,8 @@ export const ADMIN_MERCHANTS_DOCS = {
         $ref: '#/components/responses/OperatorUnauthorized',
       },
       '404': {
-        description: '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
+        description:
+          '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
         content: {
           'application/problem+json': {
             schema: {
@@ -1263,8 +1290,9 @@ export const ADMIN_MERCHANTS_DOCS = {
   },
   rotateWebhookSecret: {
     operationId: 'adminRotateWebhookSecret',
-    summary: 'Rotate a merchant\'s webhook signing secret (operator)',
-    description: 'A new `whsec_` secret replaces the old one at once: every attempt from now on, retries of queued deliveries included, is signed with the new secret only. The answer is the only time it is shown; hand it to the merchant before the next webhook.',
+    summary: "Rotate a merchant's webhook signing secret (operator)",
+    description:
+      'A new `whsec_` secret replaces the old one at once: every attempt from now on, retries of queued deliveries included, is signed with the new secret only. The answer is the only time it is shown; hand it to the merchant before the next webhook.',
     security: [
       {
         operatorToken: [],
@@ -1279,7 +1307,7 @@ export const ADMIN_MERCHANTS_DOCS = {
           type: 'string',
           format: 'uuid',
         },
-        description: 'The merchant\'s id.',
+        description: "The merchant's id.",
       },
     ],
     responses: {
@@ -1318,7 +1346,8 @@ export const ADMIN_MERCHANTS_DOCS = {
         },
       },
       '400': {
-        description: '`validation_failed`: a body field, query parameter or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one (a nested field by its path, e.g. `receivingAddresses.0.address`; an unknown one with reason `unknown field`).',
+        description:
+          '`validation_failed`: a body field, query parameter or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one (a nested field by its path, e.g. `receivingAddresses.0.address`; an unknown one with reason `unknown field`).',
         content: {
           'application/problem+json': {
             schema: {
@@ -1350,7 +1379,8 @@ export const ADMIN_MERCHANTS_DOCS = {
         $ref: '#/components/responses/OperatorUnauthorized',
       },
       '404': {
-        description: '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
+        description:
+          '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
         content: {
           'application/problem+json': {
             schema: {
@@ -1393,7 +1423,7 @@ export const ADMIN_MERCHANTS_DOCS = {
   },
   deliveries: {
     operationId: 'adminListWebhookDeliveries',
-    summary: 'A merchant\'s webhook deliveries, in pages (operator)',
+    summary: "A merchant's webhook deliveries, in pages (operator)",
     description: 'Newest first, with where each stands (attempts, last status or error).',
     security: [
       {
@@ -1409,7 +1439,7 @@ export const ADMIN_MERCHANTS_DOCS = {
           type: 'string',
           format: 'uuid',
         },
-        description: 'The merchant\'s id.',
+        description: "The merchant's id.",
       },
       {
         name: 'limit',
@@ -1483,7 +1513,8 @@ export const ADMIN_MERCHANTS_DOCS = {
         },
       },
       '400': {
-        description: '`validation_failed`: a body field, query parameter or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one (a nested field by its path, e.g. `receivingAddresses.0.address`; an unknown one with reason `unknown field`).',
+        description:
+          '`validation_failed`: a body field, query parameter or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one (a nested field by its path, e.g. `receivingAddresses.0.address`; an unknown one with reason `unknown field`).',
         content: {
           'application/problem+json': {
             schema: {
@@ -1515,7 +1546,8 @@ export const ADMIN_MERCHANTS_DOCS = {
         $ref: '#/components/responses/OperatorUnauthorized',
       },
       '404': {
-        description: '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
+        description:
+          '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
         content: {
           'application/problem+json': {
             schema: {
@@ -1559,7 +1591,8 @@ export const ADMIN_MERCHANTS_DOCS = {
   resend: {
     operationId: 'adminResendWebhookDelivery',
     summary: 'Send a delivery again (operator)',
-    description: 'A new attempt of the same delivery: the same body and `webhook-id`, signed with the merchant\'s current secret, to its current webhook URL, as soon as a worker takes it (within WEBHOOK_POLL_MS). Counted and logged like any attempt; if it fails, it is retried only while the delivery has attempts left (WEBHOOK_MAX_ATTEMPTS). A delivered one is sent again too: receivers deduplicate on `webhook-id`.',
+    description:
+      "A new attempt of the same delivery: the same body and `webhook-id`, signed with the merchant's current secret, to its current webhook URL, as soon as a worker takes it (within WEBHOOK_POLL_MS). Counted and logged like any attempt; if it fails, it is retried only while the delivery has attempts left (WEBHOOK_MAX_ATTEMPTS). A delivered one is sent again too: receivers deduplicate on `webhook-id`.",
     security: [
       {
         operatorToken: [],
@@ -1574,7 +1607,7 @@ export const ADMIN_MERCHANTS_DOCS = {
           type: 'string',
           format: 'uuid',
         },
-        description: 'The merchant\'s id.',
+        description: "The merchant's id.",
       },
       {
         name: 'deliveryId',
@@ -1584,7 +1617,7 @@ export const ADMIN_MERCHANTS_DOCS = {
           type: 'string',
           format: 'uuid',
         },
-        description: 'The delivery\'s id (`deliveryId`, also the `webhook-id` header it was sent with).',
+        description: "The delivery's id (`deliveryId`, also the `webhook-id` header it was sent with).",
       },
     ],
     responses: {
@@ -1621,7 +1654,8 @@ export const ADMIN_MERCHANTS_DOCS = {
         },
       },
       '400': {
-        description: '`validation_failed`: a body field, query parameter or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one (a nested field by its path, e.g. `receivingAddresses.0.address`; an unknown one with reason `unknown field`).',
+        description:
+          '`validation_failed`: a body field, query parameter or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one (a nested field by its path, e.g. `receivingAddresses.0.address`; an unknown one with reason `unknown field`).',
         content: {
           'application/problem+json': {
             schema: {
@@ -1653,7 +1687,8 @@ export const ADMIN_MERCHANTS_DOCS = {
         $ref: '#/components/responses/OperatorUnauthorized',
       },
       '404': {
-        description: '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
+        description:
+          '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
         content: {
           'application/problem+json': {
             schema: {
@@ -1731,10 +1766,14 @@ export const ADMIN_MERCHANTS_DOCS = {
   update: {
     operationId: 'adminUpdateMerchant',
     summary: 'Let a merchant settle to any address, or only to its receiving addresses (operator)',
-    description: 'As `PATCH /merchants/me` does for the merchant itself (`node scripts/merchants.mjs allow-any-pay-to`). The answer is the merchant as `GET /admin/merchants/{merchantId}` shows it.',
+    description:
+      'As `PATCH /merchants/me` does for the merchant itself (`node scripts/merchants.mjs allow-any-pay-to`). The answer is the merchant as `GET /admin/merchants/{merchantId}` shows it.',
     security: OPERATOR,
     parameters: [MERCHANT_ID],
-    requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/UpdateMerchantSettingsDto' }, example: { allowAnyPayTo: true } } } },
+    requestBody: {
+      required: true,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/UpdateMerchantSettingsDto' }, example: { allowAnyPayTo: true } } },
+    },
     responses: {
       '200': { description: 'The merchant.', headers: NO_STORE, content: { 'application/json': { schema: { $ref: '#/components/schemas/AdminMerchant' } } } },
       ...OPERATOR_PROBLEMS,
@@ -1743,12 +1782,18 @@ export const ADMIN_MERCHANTS_DOCS = {
   declareReceivingAddress: {
     operationId: 'adminDeclareReceivingAddress',
     summary: 'Declare an address a merchant is paid at (operator)',
-    description: 'As `POST /merchants/me/receiving-addresses` does for the merchant itself (`node scripts/merchants.mjs receiving-addresses add`): any case (a mixed-case address must carry a valid EIP-55 checksum), stored and compared ignoring case, at most 100 per merchant. 201 when declared now, 200 when it already was.',
+    description:
+      'As `POST /merchants/me/receiving-addresses` does for the merchant itself (`node scripts/merchants.mjs receiving-addresses add`): any case (a mixed-case address must carry a valid EIP-55 checksum), stored and compared ignoring case, at most 100 per merchant. 201 when declared now, 200 when it already was.',
     security: OPERATOR,
     parameters: [MERCHANT_ID],
     requestBody: {
       required: true,
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/ReceivingAddressDto' }, example: { network: 'eip155:84532', address: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2' } } },
+      content: {
+        'application/json': {
+          schema: { $ref: '#/components/schemas/ReceivingAddressDto' },
+          example: { network: 'eip155:84532', address: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2' },
+        },
+      },
     },
     responses: {
       '200': { description: 'Already declared.', headers: NO_STORE, content: { 'application/json': { schema: RECEIVING_ADDRESS } } },
@@ -1759,11 +1804,18 @@ export const ADMIN_MERCHANTS_DOCS = {
   removeReceivingAddress: {
     operationId: 'adminRemoveReceivingAddress',
     summary: 'Stop paying a merchant at an address (operator)',
-    description: 'Settlements to it are refused (`pay_to_not_allowed`) from now on, unless the merchant allows any payTo (`node scripts/merchants.mjs receiving-addresses remove`).',
+    description:
+      'Settlements to it are refused (`pay_to_not_allowed`) from now on, unless the merchant allows any payTo (`node scripts/merchants.mjs receiving-addresses remove`).',
     security: OPERATOR,
     parameters: [
       MERCHANT_ID,
-      { name: 'network', in: 'path', required: true, schema: { type: 'string', pattern: '^eip155:[1-9][0-9]{0,19}$' }, description: 'CAIP-2 network id, e.g. eip155:8453.' },
+      {
+        name: 'network',
+        in: 'path',
+        required: true,
+        schema: { type: 'string', pattern: '^eip155:[1-9][0-9]{0,19}$' },
+        description: 'CAIP-2 network id, e.g. eip155:8453.',
+      },
       { name: 'address', in: 'path', required: true, schema: { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$' }, description: 'The address, any case.' },
     ],
     responses: { '204': { description: 'Removed.' }, ...OPERATOR_PROBLEMS },
@@ -1771,7 +1823,8 @@ export const ADMIN_MERCHANTS_DOCS = {
   rotateMppSecret: {
     operationId: 'adminRotateMppSecret',
     summary: "Rotate a merchant's MPP challenge secret (operator)",
-    description: 'A new HMAC secret binds the merchant\'s MPP challenge ids from now on; challenges issued under the previous one stay payable for an hour (the longest a challenge lives). Other replicas pick it up within API_KEY_CACHE_MS (`node scripts/merchants.mjs rotate-mpp-secret`).',
+    description:
+      "A new HMAC secret binds the merchant's MPP challenge ids from now on; challenges issued under the previous one stay payable for an hour (the longest a challenge lives). Other replicas pick it up within API_KEY_CACHE_MS (`node scripts/merchants.mjs rotate-mpp-secret`).",
     security: OPERATOR,
     parameters: [MERCHANT_ID],
     responses: {

@@ -1,17 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
-import {
-  ArrayMaxSize,
-  IsArray,
-  IsBoolean,
-  IsIn,
-  IsOptional,
-  IsString,
-  IsUUID,
-  Length,
-  MaxLength,
-  ValidateNested,
-} from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsOptional, IsString, IsUUID, Length, MaxLength, ValidateNested } from 'class-validator';
 import { MAX_WEBHOOK_URL_LENGTH, PageQuery, ReceivingAddressDto } from '../merchants/merchants.dto';
 import { MAX_RECEIVING_ADDRESSES } from '../merchants/receiving-addresses';
 
@@ -37,7 +26,11 @@ export class CreateMerchantDto {
   webhookUrl?: string | null;
 
   /** The addresses its settlements may pay (unless allowAnyPayTo). */
-  @ApiPropertyOptional({ type: [ReceivingAddressDto], maxItems: MAX_RECEIVING_ADDRESSES, description: 'the addresses its settlements may pay (unless allowAnyPayTo)' })
+  @ApiPropertyOptional({
+    type: [ReceivingAddressDto],
+    maxItems: MAX_RECEIVING_ADDRESSES,
+    description: 'the addresses its settlements may pay (unless allowAnyPayTo)',
+  })
   @IsOptional()
   @Type(() => ReceivingAddressDto)
   @ValidateNested({ each: true, message: 'must be an object { network, address }' })

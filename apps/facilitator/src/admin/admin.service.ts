@@ -120,7 +120,10 @@ export class AdminService {
   }
 
   async listMerchants(query: PageQuery): Promise<Page<AdminMerchant>> {
-    const page = await this.merchants.merchantPage({ limit: query.limit ?? DEFAULT_PAGE_SIZE, after: query.cursor === undefined ? undefined : decodePageCursor(query.cursor, CURSOR_REASON) });
+    const page = await this.merchants.merchantPage({
+      limit: query.limit ?? DEFAULT_PAGE_SIZE,
+      after: query.cursor === undefined ? undefined : decodePageCursor(query.cursor, CURSOR_REASON),
+    });
     return { data: page.rows.map(merchantView), nextCursor: page.next ? encodePageCursor(page.next) : null };
   }
 
@@ -242,7 +245,14 @@ function noMerchant(merchantId: string): ProblemError {
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
 function apiKeyView(key: ApiKeyRecord): AdminApiKey {
-  return { keyId: key.id, prefix: key.prefix, name: key.name, createdAt: key.createdAt.toISOString(), lastUsedAt: iso(key.lastUsedAt), revokedAt: iso(key.revokedAt) };
+  return {
+    keyId: key.id,
+    prefix: key.prefix,
+    name: key.name,
+    createdAt: key.createdAt.toISOString(),
+    lastUsedAt: iso(key.lastUsedAt),
+    revokedAt: iso(key.revokedAt),
+  };
 }
 
 function receivingAddressView(a: ReceivingAddressRow): AdminReceivingAddress {

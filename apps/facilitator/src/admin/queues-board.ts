@@ -48,7 +48,10 @@ export class QueuesBoard implements OnModuleInit {
     if (!http || this.config.role === 'worker') return;
     const app = http.getInstance<Express>();
     const guard = (req: Request, res: Response, next: NextFunction) => {
-      this.auth.authorize(req, res, { basic: true }).then(() => next(), (error: unknown) => refuse(error, req, res));
+      this.auth.authorize(req, res, { basic: true }).then(
+        () => next(),
+        (error: unknown) => refuse(error, req, res),
+      );
     };
     if (!this.config.operatorToken) {
       app.use(QUEUES_BOARD_PATH, guard); // answers the "disabled" 404
@@ -57,7 +60,11 @@ export class QueuesBoard implements OnModuleInit {
     const queues = FACILITATOR_QUEUES.map((name) => this.moduleRef.get<Queue>(getQueueToken(name), { strict: false }));
     const board = new ExpressAdapter();
     board.setBasePath(QUEUES_BOARD_PATH);
-    createBullBoard({ queues: queues.map((queue) => new BullMQAdapter(queue)), serverAdapter: board, options: { uiConfig: { boardTitle: 'Facilitator queues' } } });
+    createBullBoard({
+      queues: queues.map((queue) => new BullMQAdapter(queue)),
+      serverAdapter: board,
+      options: { uiConfig: { boardTitle: 'Facilitator queues' } },
+    });
     app.use(QUEUES_BOARD_PATH, guard, board.getRouter());
   }
 }

@@ -27,13 +27,22 @@ const envSchema = z.object({
   FACILITATOR_SIGNER_KEYS: env.list(),
   FACILITATOR_EIP6492_FACTORIES: env.list().pipe(z.array(address)),
   FACILITATOR_GAS_CAP_BPS: z.coerce.number().int().min(1).max(10_000).optional(),
-  FACILITATOR_NATIVE_PRICE: z.string().regex(/^[1-9][0-9]{0,40}$/, 'atomic units of the asset per native token').optional(),
+  FACILITATOR_NATIVE_PRICE: z
+    .string()
+    .regex(/^[1-9][0-9]{0,40}$/, 'atomic units of the asset per native token')
+    .optional(),
   SETTLE_BUDGET_MS: env.int(60_000, 100),
   RPC_TIMEOUT_MS: env.int(10_000, 100),
   BODY_LIMIT_BYTES: env.int(64 * 1024, 1024),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+    .default('redis://127.0.0.1:6379'),
   FACILITATOR_ROLE: z.enum(['all', 'api', 'worker']).default('all'),
-  FACILITATOR_INSTANCE_ID: z.string().regex(/^[\w.:-]{1,64}$/, 'letters, digits and . _ : - only').optional(),
+  FACILITATOR_INSTANCE_ID: z
+    .string()
+    .regex(/^[\w.:-]{1,64}$/, 'letters, digits and . _ : - only')
+    .optional(),
   QUEUE_PREFIX: queuePrefixVar(),
   SETTLE_WORKER_CONCURRENCY: env.int(64, 1),
   SIGNER_LEASE_MS: env.int(6_000, 1_000),
@@ -42,9 +51,15 @@ const envSchema = z.object({
   RECOVERY_INTERVAL_MS: env.int(5_000, 100),
   SETTLE_BATCH_MAX: z.coerce.number().int().min(1).max(100).default(1),
   SIGNER_LEASES_PER_WORKER: env.int(0, 0),
-  MAX_FEE_PER_GAS_WEI: z.string().regex(/^[1-9][0-9]{0,30}$/, 'must be a positive integer number of wei').optional(),
+  MAX_FEE_PER_GAS_WEI: z
+    .string()
+    .regex(/^[1-9][0-9]{0,30}$/, 'must be a positive integer number of wei')
+    .optional(),
   SETTLE_BATCH_WINDOW_MS: env.int(20, 1),
-  SIGNER_MIN_BALANCE_WEI: z.string().regex(/^[0-9]{1,40}$/, 'must be an integer number of wei').default('10000000000000000'),
+  SIGNER_MIN_BALANCE_WEI: z
+    .string()
+    .regex(/^[0-9]{1,40}$/, 'must be an integer number of wei')
+    .default('10000000000000000'),
   // merchants: API keys, rate limits, webhooks
   FACILITATOR_OPEN_MODE: env.bool(false),
   API_KEY_CACHE_MS: env.int(5_000, 0),
@@ -65,19 +80,30 @@ const envSchema = z.object({
   OUTBOX_REPUBLISH_AFTER_MS: env.int(300_000, 0),
   // MPP and Stripe
   MPP_CHALLENGE_TTL_SECONDS: env.int(300, 10),
-  STRIPE_SECRET_KEY: z.string().regex(/^(sk|rk)_(test|live)_[A-Za-z0-9_]+$/, 'must be a Stripe secret or restricted key (sk_test_..., sk_live_...)').optional(),
+  STRIPE_SECRET_KEY: z
+    .string()
+    .regex(/^(sk|rk)_(test|live)_[A-Za-z0-9_]+$/, 'must be a Stripe secret or restricted key (sk_test_..., sk_live_...)')
+    .optional(),
   STRIPE_API_BASE: z.string().url().default('https://api.stripe.com'),
   STRIPE_API_VERSION: z.string().min(1).default('2026-07-29.preview'),
   STRIPE_SPT_PLACEMENT: z.enum(['top_level', 'payment_method_data']).default('top_level'),
   STRIPE_TIMEOUT_MS: env.int(20_000, 100),
-  STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_/, 'must be a webhook signing secret (whsec_...)').optional(),
+  STRIPE_WEBHOOK_SECRET: z
+    .string()
+    .regex(/^whsec_/, 'must be a webhook signing secret (whsec_...)')
+    .optional(),
   STRIPE_NETWORK_ID: z.string().min(1).optional(),
   // operator API (/admin) and bull-board (/admin/queues); unset or empty: both answer 404
   OPERATOR_TOKEN: z
     .string()
     .optional()
     .transform((v) => v || undefined)
-    .pipe(z.string().regex(/^[\x21-\x7e]{32,}$/, 'must be at least 32 printable ASCII characters without spaces').optional()),
+    .pipe(
+      z
+        .string()
+        .regex(/^[\x21-\x7e]{32,}$/, 'must be at least 32 printable ASCII characters without spaces')
+        .optional(),
+    ),
 });
 
 const networksFileSchema = z.object({
@@ -199,7 +225,9 @@ export function loadFacilitatorConfig(environment: NodeJS.ProcessEnv = process.e
   const e = loadConfig(envSchema, environment);
   if (e.FACILITATOR_NETWORKS_FILE && e.FACILITATOR_EIP6492_FACTORIES.length) {
     // Not silently ignored: an operator who sets it expects counterfactual wallets to be accepted somewhere.
-    throw new ConfigError(['FACILITATOR_EIP6492_FACTORIES: applies to the local chain manifest only; with FACILITATOR_NETWORKS_FILE, list the factories in each network\'s eip6492AllowedFactories']);
+    throw new ConfigError([
+      "FACILITATOR_EIP6492_FACTORIES: applies to the local chain manifest only; with FACILITATOR_NETWORKS_FILE, list the factories in each network's eip6492AllowedFactories",
+    ]);
   }
   const feeCap = e.MAX_FEE_PER_GAS_WEI === undefined ? undefined : BigInt(e.MAX_FEE_PER_GAS_WEI);
   const configured = e.FACILITATOR_NETWORKS_FILE
@@ -208,7 +236,7 @@ export function loadFacilitatorConfig(environment: NodeJS.ProcessEnv = process.e
   const networks = configured.map((n) => (feeCap === undefined ? n : { ...n, maxFeePerGas: feeCap }));
   return {
     role: e.FACILITATOR_ROLE,
-    instanceId: e.FACILITATOR_INSTANCE_ID ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`,
+    instanceId: e.FACILITATOR_INSTANCE_ID ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
     redisUrl: e.REDIS_URL,
     queuePrefix: queuePrefixOf(e.QUEUE_PREFIX, e.DATABASE_URL),
     workerConcurrency: e.SETTLE_WORKER_CONCURRENCY,
@@ -276,7 +304,8 @@ function networksFromFile(path: string, environment: NodeJS.ProcessEnv): Network
   const networks = parsed.data.networks.map((n) => {
     const signerKeys = n.signerKeyEnv.map((name) => {
       const value = environment[name];
-      if (!value || !hexKey.safeParse(value).success) problems.push(`${name}: signer key for ${n.network} is missing, not a 32-byte hex key, or not a valid secp256k1 private key`);
+      if (!value || !hexKey.safeParse(value).success)
+        problems.push(`${name}: signer key for ${n.network} is missing, not a 32-byte hex key, or not a valid secp256k1 private key`);
       return value as Hex;
     });
     return {
@@ -341,7 +370,7 @@ function manifestGasCap(e: { FACILITATOR_GAS_CAP_BPS?: number; FACILITATOR_NATIV
   if (e.FACILITATOR_GAS_CAP_BPS === undefined || e.FACILITATOR_NATIVE_PRICE === undefined) {
     throw new ConfigError(['FACILITATOR_GAS_CAP_BPS and FACILITATOR_NATIVE_PRICE: set both or neither']);
   }
-  if (e.FACILITATOR_NETWORKS_FILE) throw new ConfigError(['FACILITATOR_GAS_CAP_BPS: applies to the local chain manifest only; with FACILITATOR_NETWORKS_FILE, set gasCap on each asset']);
+  if (e.FACILITATOR_NETWORKS_FILE)
+    throw new ConfigError(['FACILITATOR_GAS_CAP_BPS: applies to the local chain manifest only; with FACILITATOR_NETWORKS_FILE, set gasCap on each asset']);
   return { maxShareBps: e.FACILITATOR_GAS_CAP_BPS, nativePrice: BigInt(e.FACILITATOR_NATIVE_PRICE) };
 }
-

@@ -115,7 +115,9 @@ export class EvmTransferRail implements TransferAuthorizationRail {
     if (options.simulate) {
       // A counterfactual payer's signature has not been checked yet: the token checks it (ERC-1271 on the wallet
       // the factory call has just deployed) inside this simulation, as in the reference.
-      const simulation = signature.deployment ? await this.simulateCounterfactual(transfer.value, signature.deployment) : await this.simulateTransfer(transfer.value);
+      const simulation = signature.deployment
+        ? await this.simulateCounterfactual(transfer.value, signature.deployment)
+        : await this.simulateTransfer(transfer.value);
       if (simulation !== true) return simulation;
     }
     return { ok: true };
@@ -200,7 +202,13 @@ export class EvmTransferRail implements TransferAuthorizationRail {
     const head = await network.client.getBlockNumber();
     const fromBlock = head > AUTHORIZATION_LOG_LOOKBACK_BLOCKS ? head - AUTHORIZATION_LOG_LOOKBACK_BLOCKS : 0n;
     const query = (eventName: 'AuthorizationUsed' | 'AuthorizationCanceled') =>
-      network.client.getLogs({ address: asset, event: eip3009Abi.find((e) => e.type === 'event' && e.name === eventName) as AuthorizationEvent, args: { authorizer, nonce }, fromBlock, toBlock: head });
+      network.client.getLogs({
+        address: asset,
+        event: eip3009Abi.find((e) => e.type === 'event' && e.name === eventName) as AuthorizationEvent,
+        args: { authorizer, nonce },
+        fromBlock,
+        toBlock: head,
+      });
     const [usedLogs, canceledLogs] = await Promise.all([query('AuthorizationUsed'), query('AuthorizationCanceled')]);
     if (canceledLogs.length > 0) return { used: true, canceled: true, transaction: canceledLogs[0].transactionHash ?? undefined };
     return { used: true, canceled: false, transaction: usedLogs[0]?.transactionHash ?? undefined };
@@ -226,7 +234,11 @@ export class EvmTransferRail implements TransferAuthorizationRail {
         args: [from, to, value, validAfter, validBefore, nonce, Number(v ?? BigInt(yParity + 27)), r, s],
       });
     }
-    return encodeFunctionData({ abi: eip3009Abi, functionName: 'transferWithAuthorization', args: [from, to, value, validAfter, validBefore, nonce, signature] });
+    return encodeFunctionData({
+      abi: eip3009Abi,
+      functionName: 'transferWithAuthorization',
+      args: [from, to, value, validAfter, validBefore, nonce, signature],
+    });
   }
 
   /** Multicall3 aggregate3: deploy the payer's wallet (may fail: already deployed), then the transfer (must not fail). */
@@ -240,10 +252,12 @@ export class EvmTransferRail implements TransferAuthorizationRail {
     return encodeFunctionData({
       abi: multicall3Abi,
       functionName: 'aggregate3',
-      args: [[
-        { target: deployment.factory, allowFailure: true, callData: deployment.factoryCalldata },
-        { target: transfer.asset.address, allowFailure: false, callData: transferCall },
-      ]],
+      args: [
+        [
+          { target: deployment.factory, allowFailure: true, callData: deployment.factoryCalldata },
+          { target: transfer.asset.address, allowFailure: false, callData: transferCall },
+        ],
+      ],
     });
   }
 
@@ -333,7 +347,14 @@ export class EvmTransferRail implements TransferAuthorizationRail {
         domain: { name: authorization.domain.name, version: authorization.domain.version, chainId: network.config.chainId, verifyingContract: asset.address },
         types: eip3009Types,
         primaryType: 'TransferWithAuthorization',
-        message: { from: authorization.from, to: authorization.to, value: authorization.value, validAfter: authorization.validAfter, validBefore: authorization.validBefore, nonce: authorization.nonce },
+        message: {
+          from: authorization.from,
+          to: authorization.to,
+          value: authorization.value,
+          validAfter: authorization.validAfter,
+          validBefore: authorization.validBefore,
+          nonce: authorization.nonce,
+        },
       });
     } catch {
       return { ok: false, fault: 'signature_invalid', message: 'the authorization cannot be hashed as EIP-712 typed data' };
@@ -346,7 +367,12 @@ export class EvmTransferRail implements TransferAuthorizationRail {
     if (recovered !== undefined && isAddressEqual(recovered, authorization.from)) return { ok: true };
     if (!(await this.hasCode(network, authorization.from))) return bad;
     try {
-      const result = await network.client.readContract({ address: authorization.from, abi: erc1271Abi, functionName: 'isValidSignature', args: [digest, signature] });
+      const result = await network.client.readContract({
+        address: authorization.from,
+        abi: erc1271Abi,
+        functionName: 'isValidSignature',
+        args: [digest, signature],
+      });
       return String(result).toLowerCase() === ERC1271_MAGIC_VALUE ? { ok: true } : bad;
     } catch (error) {
       if (isTransportFailure(error)) throw unavailable(error);

@@ -21,7 +21,17 @@ function usedLog(authorizer: Address, nonce: Hex, address: Address = token): Log
 }
 
 function log(address: Address, topics: readonly (Hex | Hex[] | null)[], data: Hex): Log {
-  return { address, topics: topics as [Hex, ...Hex[]], data, blockHash: null, blockNumber: null, logIndex: null, transactionHash: null, transactionIndex: null, removed: false };
+  return {
+    address,
+    topics: topics as [Hex, ...Hex[]],
+    data,
+    blockHash: null,
+    blockNumber: null,
+    logIndex: null,
+    transactionHash: null,
+    transactionIndex: null,
+    removed: false,
+  };
 }
 
 function receipt(logs: Log[], status: 'success' | 'reverted' = 'success'): TransactionReceipt {
@@ -50,14 +60,18 @@ describe('judgeSettlementReceipt', () => {
     expect(judgeSettlementReceipt(payment(nonceA), receipt(settled(nonceB)))).toMatchObject(mismatch);
     expect(judgeSettlementReceipt(payment(nonceA), receipt([usedLog(stranger, nonceA), transferLog(payer, merchant, 25_000n)]))).toMatchObject(mismatch);
     // Another token's log proves nothing about this one.
-    expect(judgeSettlementReceipt(payment(nonceA), receipt([usedLog(payer, nonceA, otherToken), transferLog(payer, merchant, 25_000n)]))).toMatchObject(mismatch);
+    expect(judgeSettlementReceipt(payment(nonceA), receipt([usedLog(payer, nonceA, otherToken), transferLog(payer, merchant, 25_000n)]))).toMatchObject(
+      mismatch,
+    );
   });
 
   it('fails a receipt whose Transfer has the wrong amount or recipient', () => {
     const mismatch = { success: false, fault: 'transfer_mismatch', message: expect.stringContaining('has no Transfer of 25000') };
     expect(judgeSettlementReceipt(payment(nonceA), receipt([usedLog(payer, nonceA), transferLog(payer, merchant, 24_999n)]))).toMatchObject(mismatch);
     expect(judgeSettlementReceipt(payment(nonceA), receipt([usedLog(payer, nonceA), transferLog(payer, stranger, 25_000n)]))).toMatchObject(mismatch);
-    expect(judgeSettlementReceipt(payment(nonceA), receipt([usedLog(payer, nonceA), transferLog(payer, merchant, 25_000n, otherToken)]))).toMatchObject(mismatch);
+    expect(judgeSettlementReceipt(payment(nonceA), receipt([usedLog(payer, nonceA), transferLog(payer, merchant, 25_000n, otherToken)]))).toMatchObject(
+      mismatch,
+    );
   });
 
   it('tells apart several payments of one payer carried by one batch', () => {

@@ -14,7 +14,10 @@ const WINDOW_SECONDS = 60;
 export class AuthFailureLimiter {
   private readonly redis: Redis | undefined;
 
-  constructor(@Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig, connections: RedisConnections) {
+  constructor(
+    @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
+    connections: RedisConnections,
+  ) {
     if (config.authFailuresPerMinute === 0) return;
     this.redis = connections.create('auth failures', { commandTimeout: 250 });
   }
@@ -23,7 +26,12 @@ export class AuthFailureLimiter {
   async lockedFor(address: string): Promise<number> {
     if (!this.redis) return 0;
     try {
-      const [count, ttl] = await this.redis.multi().get(this.key(address)).ttl(this.key(address)).exec().then((r) => r!.map(([, v]) => v) as [string | null, number]);
+      const [count, ttl] = await this.redis
+        .multi()
+        .get(this.key(address))
+        .ttl(this.key(address))
+        .exec()
+        .then((r) => r!.map(([, v]) => v) as [string | null, number]);
       return Number(count ?? 0) >= this.config.authFailuresPerMinute ? Math.max(1, ttl) : 0;
     } catch {
       return 0;
@@ -32,7 +40,12 @@ export class AuthFailureLimiter {
 
   async recordFailure(address: string): Promise<void> {
     if (!this.redis) return;
-    await this.redis.multi().incr(this.key(address)).expire(this.key(address), WINDOW_SECONDS, 'NX').exec().catch(() => undefined);
+    await this.redis
+      .multi()
+      .incr(this.key(address))
+      .expire(this.key(address), WINDOW_SECONDS, 'NX')
+      .exec()
+      .catch(() => undefined);
   }
 
   private key(address: string): string {

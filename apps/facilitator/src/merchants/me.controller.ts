@@ -27,7 +27,10 @@ export class MeController {
   @ApiDoc(ME_DOCS.update, { body: UpdateMerchantSettingsDto })
   @Patch('me')
   @Header('cache-control', 'no-store')
-  async update(@CurrentMerchant() merchant: MerchantPrincipal, @Body() body: UpdateMerchantSettingsDto): Promise<{ merchantId: string; allowAnyPayTo: boolean }> {
+  async update(
+    @CurrentMerchant() merchant: MerchantPrincipal,
+    @Body() body: UpdateMerchantSettingsDto,
+  ): Promise<{ merchantId: string; allowAnyPayTo: boolean }> {
     await this.merchants.setAllowAnyPayTo(merchant.merchantId, body.allowAnyPayTo);
     return { merchantId: merchant.merchantId, allowAnyPayTo: await this.merchants.allowAnyPayTo(merchant.merchantId) };
   }

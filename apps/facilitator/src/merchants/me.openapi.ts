@@ -5,7 +5,8 @@ export const ME_DOCS = {
   me: {
     operationId: 'getMerchantMe',
     summary: 'The merchant an API key belongs to',
-    description: 'How other services (the ledger) resolve a merchant\'s API key without reading the facilitator\'s tables. Requires an API key, even in open mode.',
+    description:
+      "How other services (the ledger) resolve a merchant's API key without reading the facilitator's tables. Requires an API key, even in open mode.",
     security: [
       {
         merchantApiKey: [],
@@ -69,8 +70,9 @@ export const ME_DOCS = {
   },
   update: {
     operationId: 'updateMerchantMe',
-    summary: 'Change the calling merchant\'s settings',
-    description: '`allowAnyPayTo: true` lets this merchant\'s settlements pay any address; `false` (the default) limits them to its receiving addresses (`GET /merchants/me/receiving-addresses`). Requires an API key, even in open mode.',
+    summary: "Change the calling merchant's settings",
+    description:
+      "`allowAnyPayTo: true` lets this merchant's settlements pay any address; `false` (the default) limits them to its receiving addresses (`GET /merchants/me/receiving-addresses`). Requires an API key, even in open mode.",
     security: [
       {
         merchantApiKey: [],

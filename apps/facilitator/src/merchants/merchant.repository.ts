@@ -128,14 +128,22 @@ export class MerchantRepository {
    * Declares an address (lowercase). 'created' or 'exists' (declaring twice is harmless); 'full' when the merchant
    * already has MAX_RECEIVING_ADDRESSES.
    */
-  declareReceivingAddress(merchantId: string, network: string, address: string): Promise<{ outcome: 'created' | 'exists' | 'full'; row?: ReceivingAddressRow }> {
+  declareReceivingAddress(
+    merchantId: string,
+    network: string,
+    address: string,
+  ): Promise<{ outcome: 'created' | 'exists' | 'full'; row?: ReceivingAddressRow }> {
     const key = { merchantId_network_address: { merchantId, network, address } };
     return withTransaction(this.db, async (tx) => {
       const existing = await tx.merchantReceivingAddress.findUnique({ where: key, select: RECEIVING_ADDRESS });
       if (existing) return { outcome: 'exists', row: existing };
       if ((await tx.merchantReceivingAddress.count({ where: { merchantId } })) >= MAX_RECEIVING_ADDRESSES) return { outcome: 'full' };
       // a concurrent declaration of the same address may win: then it exists
-      const [created] = await tx.merchantReceivingAddress.createManyAndReturn({ data: { merchantId, network, address }, skipDuplicates: true, select: RECEIVING_ADDRESS });
+      const [created] = await tx.merchantReceivingAddress.createManyAndReturn({
+        data: { merchantId, network, address },
+        skipDuplicates: true,
+        select: RECEIVING_ADDRESS,
+      });
       if (created) return { outcome: 'created', row: created };
       const raced = await tx.merchantReceivingAddress.findUnique({ where: key, select: RECEIVING_ADDRESS });
       return raced ? { outcome: 'exists', row: raced } : { outcome: 'full' };
@@ -179,7 +187,10 @@ export class MerchantRepository {
   }
 
   /** Merchants in creation order, after the cursor (exclusive); `next` when more follow. */
-  async merchantPage(options: { limit: number; after?: { createdAt: Date; id: string } }): Promise<{ rows: MerchantRecord[]; next?: { createdAt: Date; id: string } }> {
+  async merchantPage(options: {
+    limit: number;
+    after?: { createdAt: Date; id: string };
+  }): Promise<{ rows: MerchantRecord[]; next?: { createdAt: Date; id: string } }> {
     const after = options.after;
     const rows = await this.db.merchant.findMany({
       where: after ? { OR: [{ createdAt: { gt: after.createdAt } }, { createdAt: after.createdAt, id: { gt: after.id } }] } : {},
@@ -192,7 +203,10 @@ export class MerchantRepository {
 
   /** Disables (keeps the first disabled_at) or enables the merchant; undefined when there is no such merchant. */
   async setMerchantDisabled(merchantId: string, disabled: boolean): Promise<MerchantRecord | undefined> {
-    await this.db.merchant.updateMany({ where: { id: merchantId, ...(disabled ? { disabledAt: null } : {}) }, data: { disabledAt: disabled ? new Date() : null } });
+    await this.db.merchant.updateMany({
+      where: { id: merchantId, ...(disabled ? { disabledAt: null } : {}) },
+      data: { disabledAt: disabled ? new Date() : null },
+    });
     return this.merchantRecord(merchantId);
   }
 

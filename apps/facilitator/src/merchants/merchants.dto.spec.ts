@@ -29,7 +29,9 @@ describe('merchant self-service DTOs through the global validation pipe', () => 
   });
 
   it('checks a receiving address as the settlement does: network, zero address, checksum', async () => {
-    expect(await problemValidationPipe().transform({ network: 'eip155:8453', address: ADDRESS.toLowerCase() }, { type: 'body', metatype: ReceivingAddressDto })).toEqual({
+    expect(
+      await problemValidationPipe().transform({ network: 'eip155:8453', address: ADDRESS.toLowerCase() }, { type: 'body', metatype: ReceivingAddressDto }),
+    ).toEqual({
       network: 'eip155:8453',
       address: ADDRESS.toLowerCase(),
     });
@@ -38,11 +40,16 @@ describe('merchant self-service DTOs through the global validation pipe', () => 
       { name: 'address', reason: 'the zero address cannot receive payments' },
     ]);
     const typo = `${ADDRESS.slice(0, -1)}3`;
-    expect((await refusal({ network: 'eip155:8453', address: typo }, ReceivingAddressDto)).invalidParams).toEqual([{ name: 'address', reason: expect.stringMatching(/wrong EIP-55 checksum/) }]);
+    expect((await refusal({ network: 'eip155:8453', address: typo }, ReceivingAddressDto)).invalidParams).toEqual([
+      { name: 'address', reason: expect.stringMatching(/wrong EIP-55 checksum/) },
+    ]);
   });
 
   it('turns the page size into a number, and names bad query and path parameters as such', async () => {
-    expect(await problemValidationPipe().transform({ limit: '25', state: 'confirmed' }, { type: 'query', metatype: PaymentsQuery })).toEqual({ limit: 25, state: 'confirmed' });
+    expect(await problemValidationPipe().transform({ limit: '25', state: 'confirmed' }, { type: 'query', metatype: PaymentsQuery })).toEqual({
+      limit: 25,
+      state: 'confirmed',
+    });
     expect(await refusal({ limit: '101', state: 'lost', sort: 'asc' }, PaymentsQuery, 'query')).toEqual({
       detail: 'invalid query parameter(s): state, limit, sort',
       invalidParams: [
@@ -51,6 +58,9 @@ describe('merchant self-service DTOs through the global validation pipe', () => 
         { name: 'sort', reason: 'unknown query parameter' },
       ],
     });
-    expect(await refusal({ id: 'nope' }, PaymentPath, 'param')).toEqual({ detail: 'invalid path parameter(s): id', invalidParams: [{ name: 'id', reason: 'must be a payment id (a UUID)' }] });
+    expect(await refusal({ id: 'nope' }, PaymentPath, 'param')).toEqual({
+      detail: 'invalid path parameter(s): id',
+      invalidParams: [{ name: 'id', reason: 'must be a payment id (a UUID)' }],
+    });
   });
 });

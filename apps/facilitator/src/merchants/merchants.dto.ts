@@ -1,6 +1,19 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, registerDecorator, ValidateIf, type ValidationArguments } from 'class-validator';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Matches,
+  Max,
+  MaxLength,
+  registerDecorator,
+  ValidateIf,
+  type ValidationArguments,
+} from 'class-validator';
 import { PAYMENT_VIEW_STATES, type PaymentViewState } from './payment-view';
 import { receivingAddress } from './receiving-addresses';
 
@@ -59,7 +72,10 @@ export class ReceivingAddressDto {
   @IsString({ message: CAIP2_EVM })
   network!: string;
 
-  @ApiProperty({ description: '0x address, 20 bytes; a mixed-case one must carry a valid EIP-55 checksum', example: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2' })
+  @ApiProperty({
+    description: '0x address, 20 bytes; a mixed-case one must carry a valid EIP-55 checksum',
+    example: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
+  })
   @IsReceivableAddress()
   address!: string;
 }

@@ -18,7 +18,8 @@ export function decodePageCursor(cursor: string, reason: string): PagePosition {
   try {
     const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
     const date = new Date(String(createdAt));
-    if (typeof createdAt === 'string' && !Number.isNaN(date.getTime()) && typeof id === 'string' && UUID.test(id)) return { createdAt: date, id: id.toLowerCase() };
+    if (typeof createdAt === 'string' && !Number.isNaN(date.getTime()) && typeof id === 'string' && UUID.test(id))
+      return { createdAt: date, id: id.toLowerCase() };
   } catch {
     // reported below
   }

@@ -30,8 +30,21 @@ describe('one snapshot of a payment', () => {
   it('the outbox snapshot is the row as recorded, and meets the payment-events contract', () => {
     const snapshot = paymentSnapshot(row);
     expect(snapshot).toEqual({
-      id: row.id, state: 'confirmed', protocol: 'x402', rail: 'evm', network: 'eip155:8453', asset: row.asset, payer: row.payer, payTo: row.payTo,
-      amount: '10000', nonce: row.nonce, scheme: 'exact', challengeId: null, reference: null, txHash: row.txHash, merchantId: row.merchantId,
+      id: row.id,
+      state: 'confirmed',
+      protocol: 'x402',
+      rail: 'evm',
+      network: 'eip155:8453',
+      asset: row.asset,
+      payer: row.payer,
+      payTo: row.payTo,
+      amount: '10000',
+      nonce: row.nonce,
+      scheme: 'exact',
+      challengeId: null,
+      reference: null,
+      txHash: row.txHash,
+      merchantId: row.merchantId,
     });
     expect(paymentSnapshotSchema.parse(snapshot)).toEqual(snapshot);
   });
@@ -54,7 +67,18 @@ describe('one snapshot of a payment', () => {
   });
 
   it('a Stripe payment’s asset and parties are left as they are', () => {
-    const stripe: PaymentViewRow = { ...row, protocol: 'mpp', rail: 'stripe', network: 'stripe', asset: 'usd', payer: 'spt_1', payTo: 'profile_1', txHash: null, reference: 'pi_1', settledAt: null };
+    const stripe: PaymentViewRow = {
+      ...row,
+      protocol: 'mpp',
+      rail: 'stripe',
+      network: 'stripe',
+      asset: 'usd',
+      payer: 'spt_1',
+      payTo: 'profile_1',
+      txHash: null,
+      reference: 'pi_1',
+      settledAt: null,
+    };
     expect(toPaymentView(stripe)).toMatchObject({ asset: 'usd', payer: 'spt_1', payTo: 'profile_1', reference: 'pi_1', txHash: null, settledAt: null });
     expect(paymentSnapshot(stripe)).toMatchObject({ asset: 'usd', payer: 'spt_1', payTo: 'profile_1', reference: 'pi_1' });
   });

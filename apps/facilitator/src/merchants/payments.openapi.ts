@@ -4,8 +4,9 @@ import type { OperationDoc } from '@mp/platform';
 export const PAYMENTS_DOCS = {
   list: {
     operationId: 'listPayments',
-    summary: 'The calling merchant\'s payments, newest first',
-    description: 'Only the payments settled with this merchant\'s API keys, newest first, in pages. Requires an API key even in open mode. Counts against the key\'s rate limit.',
+    summary: "The calling merchant's payments, newest first",
+    description:
+      "Only the payments settled with this merchant's API keys, newest first, in pages. Requires an API key even in open mode. Counts against the key's rate limit.",
     security: [
       {
         merchantApiKey: [],
@@ -144,8 +145,9 @@ export const PAYMENTS_DOCS = {
   },
   get: {
     operationId: 'getPayment',
-    summary: 'One of the calling merchant\'s payments',
-    description: 'The payment, if it is this merchant\'s. Another merchant\'s payment is the same 404 as one that does not exist. Requires an API key even in open mode.',
+    summary: "One of the calling merchant's payments",
+    description:
+      "The payment, if it is this merchant's. Another merchant's payment is the same 404 as one that does not exist. Requires an API key even in open mode.",
     security: [
       {
         merchantApiKey: [],
@@ -246,7 +248,7 @@ export const PAYMENTS_DOCS = {
         $ref: '#/components/responses/Unauthorized',
       },
       '404': {
-        description: 'No such payment for this merchant (it does not exist, or it is another merchant\'s).',
+        description: "No such payment for this merchant (it does not exist, or it is another merchant's).",
         content: {
           'application/problem+json': {
             schema: {

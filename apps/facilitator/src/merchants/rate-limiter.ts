@@ -58,7 +58,10 @@ export class RateLimiter implements OnModuleInit {
   private readonly perOpenClient: BucketShape | undefined;
   private lastWarning = 0;
 
-  constructor(@Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig, connections: RedisConnections) {
+  constructor(
+    @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
+    connections: RedisConnections,
+  ) {
     this.perKey = bucketShape(config.rateLimit);
     this.perOpenClient = config.openMode ? bucketShape(config.openModeRateLimit) : undefined;
     if (!this.perKey && !this.perOpenClient) return;

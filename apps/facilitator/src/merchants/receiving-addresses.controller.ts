@@ -37,7 +37,10 @@ export class ReceivingAddressesController {
   @Get()
   @Header('cache-control', 'no-store')
   async list(@CurrentMerchant() merchant: MerchantPrincipal): Promise<ReceivingAddressList> {
-    const [allowAnyPayTo, rows] = await Promise.all([this.merchants.allowAnyPayTo(merchant.merchantId), this.merchants.receivingAddresses(merchant.merchantId)]);
+    const [allowAnyPayTo, rows] = await Promise.all([
+      this.merchants.allowAnyPayTo(merchant.merchantId),
+      this.merchants.receivingAddresses(merchant.merchantId),
+    ]);
     return { allowAnyPayTo, data: rows.map(toView) };
   }
 
@@ -45,10 +48,15 @@ export class ReceivingAddressesController {
   @ApiDoc(RECEIVING_ADDRESSES_DOCS.declare, { body: ReceivingAddressDto })
   @Post()
   @Header('cache-control', 'no-store')
-  async declare(@CurrentMerchant() merchant: MerchantPrincipal, @Body() body: ReceivingAddressDto, @Res({ passthrough: true }) res: Response): Promise<ReceivingAddressView> {
+  async declare(
+    @CurrentMerchant() merchant: MerchantPrincipal,
+    @Body() body: ReceivingAddressDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<ReceivingAddressView> {
     const { network, address } = checkedAddress(body);
     const declared = await this.merchants.declareReceivingAddress(merchant.merchantId, network, address.toLowerCase());
-    if (declared.outcome === 'full') throw invalid([{ name: 'address', reason: `a merchant declares at most ${MAX_RECEIVING_ADDRESSES} receiving addresses; remove one first` }]);
+    if (declared.outcome === 'full')
+      throw invalid([{ name: 'address', reason: `a merchant declares at most ${MAX_RECEIVING_ADDRESSES} receiving addresses; remove one first` }]);
     res.status(declared.outcome === 'created' ? 201 : 200);
     return toView(declared.row!);
   }

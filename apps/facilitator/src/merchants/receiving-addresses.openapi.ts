@@ -4,8 +4,9 @@ import type { OperationDoc } from '@mp/platform';
 export const RECEIVING_ADDRESSES_DOCS = {
   list: {
     operationId: 'listReceivingAddresses',
-    summary: 'The calling merchant\'s receiving addresses',
-    description: 'Where this merchant\'s settlements may send money, per network, and whether it allows any address. Requires an API key, even in open mode; only the key\'s own merchant is ever read.',
+    summary: "The calling merchant's receiving addresses",
+    description:
+      "Where this merchant's settlements may send money, per network, and whether it allows any address. Requires an API key, even in open mode; only the key's own merchant is ever read.",
     security: [
       {
         merchantApiKey: [],
@@ -70,7 +71,8 @@ export const RECEIVING_ADDRESSES_DOCS = {
   declare: {
     operationId: 'declareReceivingAddress',
     summary: 'Declare an address the calling merchant is paid at',
-    description: 'Any case is accepted (a mixed-case address must carry a valid EIP-55 checksum); it is stored and compared ignoring case. Declaring an address twice is harmless (200). At most 100 addresses per merchant. The merchant CLI does the same: `node scripts/merchants.mjs receiving-addresses add <merchantId> <network>:<address>`.',
+    description:
+      'Any case is accepted (a mixed-case address must carry a valid EIP-55 checksum); it is stored and compared ignoring case. Declaring an address twice is harmless (200). At most 100 addresses per merchant. The merchant CLI does the same: `node scripts/merchants.mjs receiving-addresses add <merchantId> <network>:<address>`.',
     security: [
       {
         merchantApiKey: [],
@@ -200,7 +202,8 @@ export const RECEIVING_ADDRESSES_DOCS = {
   remove: {
     operationId: 'removeReceivingAddress',
     summary: 'Stop being paid at an address',
-    description: 'Settlements to it are refused from now on (`pay_to_not_allowed`), unless the merchant allows any address. Another merchant\'s address is the same 404 as one never declared.',
+    description:
+      "Settlements to it are refused from now on (`pay_to_not_allowed`), unless the merchant allows any address. Another merchant's address is the same 404 as one never declared.",
     security: [
       {
         merchantApiKey: [],

@@ -11,7 +11,10 @@ describe('receivingAddress', () => {
 
   it('refuses a mixed-case address whose checksum is wrong, naming the right one', () => {
     const typo = checksummed.replace('D1a55', 'd1a55');
-    expect(receivingAddress('eip155:8453', typo)).toEqual({ ok: false, problems: [{ name: 'address', reason: `has a wrong EIP-55 checksum (did you mean ${checksummed}?)` }] });
+    expect(receivingAddress('eip155:8453', typo)).toEqual({
+      ok: false,
+      problems: [{ name: 'address', reason: `has a wrong EIP-55 checksum (did you mean ${checksummed}?)` }],
+    });
   });
 
   it.each([

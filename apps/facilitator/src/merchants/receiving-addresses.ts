@@ -22,7 +22,8 @@ export type ReceivingAddressCheck = { ok: true; value: ReceivingAddress } | { ok
  */
 export function receivingAddress(network: unknown, address: unknown): ReceivingAddressCheck {
   const problems: { name: string; reason: string }[] = [];
-  if (typeof network !== 'string' || !EVM_NETWORK.test(network)) problems.push({ name: 'network', reason: 'must be a CAIP-2 EVM network id, e.g. eip155:8453' });
+  if (typeof network !== 'string' || !EVM_NETWORK.test(network))
+    problems.push({ name: 'network', reason: 'must be a CAIP-2 EVM network id, e.g. eip155:8453' });
   let checksummed: string | undefined;
   if (typeof address !== 'string' || !EVM_ADDRESS.test(address)) {
     problems.push({ name: 'address', reason: 'must be a 0x-prefixed 20-byte hex address' });

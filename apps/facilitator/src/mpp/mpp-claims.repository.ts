@@ -42,7 +42,15 @@ export class MppClaims {
   /** true: this caller holds the challenge now. */
   async claim(c: NewClaim): Promise<boolean> {
     const { count } = await this.db.mppClaim.createMany({
-      data: { scope: c.scope, challengeId: c.challengeId, method: c.method, intent: c.intent, credentialHash: c.credentialHash, state: 'claimed', expiresAt: c.expiresAt },
+      data: {
+        scope: c.scope,
+        challengeId: c.challengeId,
+        method: c.method,
+        intent: c.intent,
+        credentialHash: c.credentialHash,
+        state: 'claimed',
+        expiresAt: c.expiresAt,
+      },
       skipDuplicates: true,
     });
     return count === 1;
@@ -80,7 +88,10 @@ export class MppClaims {
    * after the payment moved, or an evm settlement the worker completed after the answer): the reference of a
    * confirmed payment (a transaction hash or a PaymentIntent id), or the reason of a failed or expired one.
    */
-  async recordedOutcome(scope: string, challengeId: string): Promise<{ state: 'confirmed'; reference: string } | { state: 'failed' | 'expired'; reason: string | null; message: string | null } | undefined> {
+  async recordedOutcome(
+    scope: string,
+    challengeId: string,
+  ): Promise<{ state: 'confirmed'; reference: string } | { state: 'failed' | 'expired'; reason: string | null; message: string | null } | undefined> {
     const row = await this.db.payment.findFirst({
       where: { protocol: 'mpp', challengeId, merchantId: scope === '' ? null : scope, state: { in: ['confirmed', 'failed', 'expired'] } },
       select: { state: true, rail: true, reference: true, txHash: true, errorReason: true, errorMessage: true },
@@ -130,7 +141,10 @@ export class MppClaims {
    * found). A settlement also corrects a claim answered as failed: the same credential sent again then gets a receipt.
    * A failure never overrides a settlement. A settlement is SQL: its receipt is built from the row it updates.
    */
-  async resolveByReference(challengeId: string, outcome: { state: 'settled'; reference: string; payer?: string } | { state: 'failed'; reference?: string; problem: ProblemCode; detail: string }): Promise<void> {
+  async resolveByReference(
+    challengeId: string,
+    outcome: { state: 'settled'; reference: string; payer?: string } | { state: 'failed'; reference?: string; problem: ProblemCode; detail: string },
+  ): Promise<void> {
     if (outcome.state === 'settled') {
       await this.db.$executeRawUnsafe(
         `UPDATE facilitator.mpp_claims
@@ -145,7 +159,13 @@ export class MppClaims {
     }
     await this.db.mppClaim.updateMany({
       where: { challengeId, state: { in: ['claimed', 'retryable'] } },
-      data: { state: 'failed', ...(outcome.reference && { reference: outcome.reference }), problem: outcome.problem, detail: outcome.detail, updatedAt: new Date() },
+      data: {
+        state: 'failed',
+        ...(outcome.reference && { reference: outcome.reference }),
+        problem: outcome.problem,
+        detail: outcome.detail,
+        updatedAt: new Date(),
+      },
     });
   }
 }

@@ -19,9 +19,17 @@ export const termsSchema = z.strictObject({
   /** seconds a new challenge is valid; default MPP_CHALLENGE_TTL_SECONDS */
   expiresIn: z.number().int().min(10).max(MAX_CHALLENGE_TTL_SECONDS).optional(),
   /** RFC 9530 digest of the request body the challenge is for */
-  digest: z.string().regex(/^sha-256=:[A-Za-z0-9+/]+=*:$/, 'must be an RFC 9530 digest, sha-256=:<base64>:').optional(),
+  digest: z
+    .string()
+    .regex(/^sha-256=:[A-Za-z0-9+/]+=*:$/, 'must be an RFC 9530 digest, sha-256=:<base64>:')
+    .optional(),
   /** a flat map echoed back by the client and bound into the challenge id */
-  opaque: z.record(z.string().refine((key) => key !== '_nonce', 'the key _nonce is reserved'), z.string()).optional(),
+  opaque: z
+    .record(
+      z.string().refine((key) => key !== '_nonce', 'the key _nonce is reserved'),
+      z.string(),
+    )
+    .optional(),
   /** ask the client to send the credential in Payment-Authorization (draft -02) */
   header: z.literal(PAYMENT_AUTHORIZATION_HEADER).optional(),
 });
@@ -30,7 +38,10 @@ export type TermsInput = z.infer<typeof termsSchema>;
 
 export const credentialBodySchema = z.strictObject({
   /** the Authorization (or Payment-Authorization) header value as the client sent it: `Payment <base64url>` */
-  credential: z.string().min(1).max(32 * 1024),
+  credential: z
+    .string()
+    .min(1)
+    .max(32 * 1024),
   /** which header carried it */
   credentialHeader: z.enum(['Authorization', PAYMENT_AUTHORIZATION_HEADER]).default('Authorization'),
   terms: termsSchema,
@@ -40,7 +51,18 @@ export type CredentialBody = z.infer<typeof credentialBodySchema>;
 
 /** The facilitator's MPP request bodies by the name the OpenAPI document gives them (schemas made from these codecs). */
 export const MPP_API_SCHEMAS: Record<string, { schema: z.ZodType; description: string }> = {
-  MppOffer: { schema: offerSchema, description: 'One payment option of a route: what a challenge for it carries. `request` is method-defined; the facilitator validates it and makes it canonical (checksummed addresses, `credentialTypes` and `decimals` filled in for evm; `networkId` from STRIPE_NETWORK_ID when omitted for stripe).' },
-  MppTerms: { schema: termsSchema, description: 'A route\'s payment terms. The merchant sends the same object to issue challenges and to verify or settle a credential presented on that route: the credential\'s challenge must equal one offer (realm, method, intent, canonical request), carry the same `digest` and `opaque`, or it is `invalid-challenge` (the HMAC proves issuance, not the route).' },
-  MppCredentialRequest: { schema: credentialBodySchema, description: 'The body of POST /mpp/verify and /mpp/settle: the credential as the client sent it, and the terms of the route it was presented on.' },
+  MppOffer: {
+    schema: offerSchema,
+    description:
+      'One payment option of a route: what a challenge for it carries. `request` is method-defined; the facilitator validates it and makes it canonical (checksummed addresses, `credentialTypes` and `decimals` filled in for evm; `networkId` from STRIPE_NETWORK_ID when omitted for stripe).',
+  },
+  MppTerms: {
+    schema: termsSchema,
+    description:
+      "A route's payment terms. The merchant sends the same object to issue challenges and to verify or settle a credential presented on that route: the credential's challenge must equal one offer (realm, method, intent, canonical request), carry the same `digest` and `opaque`, or it is `invalid-challenge` (the HMAC proves issuance, not the route).",
+  },
+  MppCredentialRequest: {
+    schema: credentialBodySchema,
+    description: 'The body of POST /mpp/verify and /mpp/settle: the credential as the client sent it, and the terms of the route it was presented on.',
+  },
 };

@@ -33,13 +33,21 @@ export class MppController {
 
   @ApiDoc(MPP_DOCS.verify)
   @Post('verify')
-  async verify(@Body(new ZodBodyPipe(credentialBodySchema)) body: CredentialBody, @CurrentMerchant() merchant: MerchantPrincipal | undefined, @Res({ passthrough: true }) res: Response): Promise<unknown> {
+  async verify(
+    @Body(new ZodBodyPipe(credentialBodySchema)) body: CredentialBody,
+    @CurrentMerchant() merchant: MerchantPrincipal | undefined,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<unknown> {
     return send(res, await this.mpp.verify(body, merchant?.merchantId ?? null));
   }
 
   @ApiDoc(MPP_DOCS.settle)
   @Post('settle')
-  async settle(@Body(new ZodBodyPipe(credentialBodySchema)) body: CredentialBody, @CurrentMerchant() merchant: MerchantPrincipal | undefined, @Res({ passthrough: true }) res: Response): Promise<unknown> {
+  async settle(
+    @Body(new ZodBodyPipe(credentialBodySchema)) body: CredentialBody,
+    @CurrentMerchant() merchant: MerchantPrincipal | undefined,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<unknown> {
     return send(res, await this.mpp.settle(body, merchant?.merchantId ?? null));
   }
 }

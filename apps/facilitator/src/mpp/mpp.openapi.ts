@@ -51,8 +51,9 @@ export const MPP_DOCS = {
   },
   challenges: {
     operationId: 'issueMppChallenges',
-    summary: 'Issue MPP challenges for a route\'s terms',
-    description: 'One challenge per offer, each bound by HMAC-SHA256 with the calling merchant\'s own secret (made on first use, 32 random bytes; open mode has one of its own) and a random `_nonce` in `opaque`, so every challenge is unique. Nothing is stored: the id proves issuance. Send the `wwwAuthenticate` values with your 402, one field each.',
+    summary: "Issue MPP challenges for a route's terms",
+    description:
+      "One challenge per offer, each bound by HMAC-SHA256 with the calling merchant's own secret (made on first use, 32 random bytes; open mode has one of its own) and a random `_nonce` in `opaque`, so every challenge is unique. Nothing is stored: the id proves issuance. Send the `wwwAuthenticate` values with your 402, one field each.",
     security: [
       {
         merchantApiKey: [],
@@ -185,7 +186,8 @@ export const MPP_DOCS = {
   verify: {
     operationId: 'verifyMppCredential',
     summary: 'Check an MPP credential without settling it',
-    description: 'Parses the credential, checks the HMAC binding under this merchant\'s secret (and the previous one for an hour after a rotation), expiry, that the challenge was issued for these terms, that it is unused, and the method\'s own checks: evm verifies the signature and simulates the transfer; stripe looks the Shared Payment Token up. Claims nothing.',
+    description:
+      "Parses the credential, checks the HMAC binding under this merchant's secret (and the previous one for an hour after a rotation), expiry, that the challenge was issued for these terms, that it is unused, and the method's own checks: evm verifies the signature and simulates the transfer; stripe looks the Shared Payment Token up. Claims nothing.",
     security: [
       {
         merchantApiKey: [],
@@ -206,7 +208,8 @@ export const MPP_DOCS = {
             evm: {
               summary: 'An mppx evm credential for the forecast route',
               value: {
-                credential: 'Payment eyJjaGFsbGVuZ2UiOnsiZXhwaXJlcyI6IjIwMjYtMTItMDFUMTA6MjA6MDBaIiwiaWQiOiJxMFFtUzNvMHY4emp2N2Y5d08wZlkxYjJtSjBIazdKejJsMXFrSHEzYzFNIiwiaW50ZW50IjoiY2hhcmdlIiwibWV0aG9kIjoiZXZtIiwicmVhbG0iOiJzaG9wLmV4YW1wbGUifSwicGF5bG9hZCI6e319',
+                credential:
+                  'Payment eyJjaGFsbGVuZ2UiOnsiZXhwaXJlcyI6IjIwMjYtMTItMDFUMTA6MjA6MDBaIiwiaWQiOiJxMFFtUzNvMHY4emp2N2Y5d08wZlkxYjJtSjBIazdKejJsMXFrSHEzYzFNIiwiaW50ZW50IjoiY2hhcmdlIiwibWV0aG9kIjoiZXZtIiwicmVhbG0iOiJzaG9wLmV4YW1wbGUifSwicGF5bG9hZCI6e319',
                 terms: {
                   realm: 'shop.example',
                   offers: [
@@ -264,7 +267,7 @@ export const MPP_DOCS = {
         },
       },
       '400': {
-        description: 'Our own 400 (`validation_failed`: invalid terms or body) or the scheme\'s `method-unsupported` / `bad-request` (with fresh challenges).',
+        description: "Our own 400 (`validation_failed`: invalid terms or body) or the scheme's `method-unsupported` / `bad-request` (with fresh challenges).",
         content: {
           'application/problem+json': {
             schema: {
@@ -352,7 +355,8 @@ export const MPP_DOCS = {
             schema: {
               type: 'string',
             },
-            example: 'Payment id="q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M", realm="shop.example", method="evm", intent="charge", request="eyJhbW91bnQiOiIyNTAwMCIsImN1cnJlbmN5IjoiMHgwMzZDYkQ1Mzg0MmM1NDI2NjM0ZTc5Mjk1NDFlQzIzMThmM2RDRjdlIiwibWV0aG9kRGV0YWlscyI6eyJjaGFpbklkIjo4NDUzMiwiY3JlZGVudGlhbFR5cGVzIjpbImF1dGhvcml6YXRpb24iXSwiZGVjaW1hbHMiOjZ9LCJyZWNpcGllbnQiOiIweENkYUY1NDVmMDNEOGRBMDFDMjk4ZDg2MDRmMjlkNGM4MDQ5M2Y2YjIifQ", expires="2026-12-01T10:20:00Z", opaque="eyJfbm9uY2UiOiJoM2k0bTVuNm83cDhxOXIwIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ"',
+            example:
+              'Payment id="q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M", realm="shop.example", method="evm", intent="charge", request="eyJhbW91bnQiOiIyNTAwMCIsImN1cnJlbmN5IjoiMHgwMzZDYkQ1Mzg0MmM1NDI2NjM0ZTc5Mjk1NDFlQzIzMThmM2RDRjdlIiwibWV0aG9kRGV0YWlscyI6eyJjaGFpbklkIjo4NDUzMiwiY3JlZGVudGlhbFR5cGVzIjpbImF1dGhvcml6YXRpb24iXSwiZGVjaW1hbHMiOjZ9LCJyZWNpcGllbnQiOiIweENkYUY1NDVmMDNEOGRBMDFDMjk4ZDg2MDRmMjlkNGM4MDQ5M2Y2YjIifQ", expires="2026-12-01T10:20:00Z", opaque="eyJfbm9uY2UiOiJoM2k0bTVuNm83cDhxOXIwIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ"',
           },
           'Cache-Control': {
             schema: {
@@ -567,7 +571,8 @@ export const MPP_DOCS = {
   settle: {
     operationId: 'settleMppCredential',
     summary: 'Settle an MPP credential, exactly once',
-    description: 'The checks of /mpp/verify, then the challenge is claimed in PostgreSQL (one INSERT: of concurrent requests with one credential exactly one proceeds; a challenge used by another credential is `invalid-challenge`), then settled by its method: `evm` through the x402 settlement engine (same exactly-once record, signer pool and recovery; the payment is recorded with protocol `mpp`), `stripe` by one confirmed PaymentIntent with idempotency key `mpp_<challengeId>_<spt>`. Every settled payment emits the same outbox events and webhooks as an x402 one. If the outcome is unknown (RPC or Stripe unreachable, a Stripe 5xx, `409 idempotency_key_in_use` or `idempotency_error`, settlement past SETTLE_BUDGET_MS), the answer is 500 `internal-payment-error` and the same credential may be sent again: it drives the same settlement, never a second one. The same credential sent again after it settled gets the original answer: 200 with the same receipt (same `reference`, `timestamp` and `Payment-Receipt`), also after the challenge expired; after a failure, the same problem; while another request settles it, that request\'s outcome (waiting up to SETTLE_BUDGET_MS). Another credential for the same challenge is `invalid-challenge`.',
+    description:
+      "The checks of /mpp/verify, then the challenge is claimed in PostgreSQL (one INSERT: of concurrent requests with one credential exactly one proceeds; a challenge used by another credential is `invalid-challenge`), then settled by its method: `evm` through the x402 settlement engine (same exactly-once record, signer pool and recovery; the payment is recorded with protocol `mpp`), `stripe` by one confirmed PaymentIntent with idempotency key `mpp_<challengeId>_<spt>`. Every settled payment emits the same outbox events and webhooks as an x402 one. If the outcome is unknown (RPC or Stripe unreachable, a Stripe 5xx, `409 idempotency_key_in_use` or `idempotency_error`, settlement past SETTLE_BUDGET_MS), the answer is 500 `internal-payment-error` and the same credential may be sent again: it drives the same settlement, never a second one. The same credential sent again after it settled gets the original answer: 200 with the same receipt (same `reference`, `timestamp` and `Payment-Receipt`), also after the challenge expired; after a failure, the same problem; while another request settles it, that request's outcome (waiting up to SETTLE_BUDGET_MS). Another credential for the same challenge is `invalid-challenge`.",
     security: [
       {
         merchantApiKey: [],
@@ -588,7 +593,8 @@ export const MPP_DOCS = {
             evm: {
               summary: 'An mppx evm credential for the forecast route',
               value: {
-                credential: 'Payment eyJjaGFsbGVuZ2UiOnsiZXhwaXJlcyI6IjIwMjYtMTItMDFUMTA6MjA6MDBaIiwiaWQiOiJxMFFtUzNvMHY4emp2N2Y5d08wZlkxYjJtSjBIazdKejJsMXFrSHEzYzFNIiwiaW50ZW50IjoiY2hhcmdlIiwibWV0aG9kIjoiZXZtIiwicmVhbG0iOiJzaG9wLmV4YW1wbGUifSwicGF5bG9hZCI6e319',
+                credential:
+                  'Payment eyJjaGFsbGVuZ2UiOnsiZXhwaXJlcyI6IjIwMjYtMTItMDFUMTA6MjA6MDBaIiwiaWQiOiJxMFFtUzNvMHY4emp2N2Y5d08wZlkxYjJtSjBIazdKejJsMXFrSHEzYzFNIiwiaW50ZW50IjoiY2hhcmdlIiwibWV0aG9kIjoiZXZtIiwicmVhbG0iOiJzaG9wLmV4YW1wbGUifSwicGF5bG9hZCI6e319',
                 terms: {
                   realm: 'shop.example',
                   offers: [
@@ -665,7 +671,7 @@ export const MPP_DOCS = {
         },
       },
       '400': {
-        description: 'Our own 400 (`validation_failed`: invalid terms or body) or the scheme\'s `method-unsupported` / `bad-request` (with fresh challenges).',
+        description: "Our own 400 (`validation_failed`: invalid terms or body) or the scheme's `method-unsupported` / `bad-request` (with fresh challenges).",
         content: {
           'application/problem+json': {
             schema: {
@@ -753,7 +759,8 @@ export const MPP_DOCS = {
             schema: {
               type: 'string',
             },
-            example: 'Payment id="q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M", realm="shop.example", method="evm", intent="charge", request="eyJhbW91bnQiOiIyNTAwMCIsImN1cnJlbmN5IjoiMHgwMzZDYkQ1Mzg0MmM1NDI2NjM0ZTc5Mjk1NDFlQzIzMThmM2RDRjdlIiwibWV0aG9kRGV0YWlscyI6eyJjaGFpbklkIjo4NDUzMiwiY3JlZGVudGlhbFR5cGVzIjpbImF1dGhvcml6YXRpb24iXSwiZGVjaW1hbHMiOjZ9LCJyZWNpcGllbnQiOiIweENkYUY1NDVmMDNEOGRBMDFDMjk4ZDg2MDRmMjlkNGM4MDQ5M2Y2YjIifQ", expires="2026-12-01T10:20:00Z", opaque="eyJfbm9uY2UiOiJoM2k0bTVuNm83cDhxOXIwIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ"',
+            example:
+              'Payment id="q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M", realm="shop.example", method="evm", intent="charge", request="eyJhbW91bnQiOiIyNTAwMCIsImN1cnJlbmN5IjoiMHgwMzZDYkQ1Mzg0MmM1NDI2NjM0ZTc5Mjk1NDFlQzIzMThmM2RDRjdlIiwibWV0aG9kRGV0YWlscyI6eyJjaGFpbklkIjo4NDUzMiwiY3JlZGVudGlhbFR5cGVzIjpbImF1dGhvcml6YXRpb24iXSwiZGVjaW1hbHMiOjZ9LCJyZWNpcGllbnQiOiIweENkYUY1NDVmMDNEOGRBMDFDMjk4ZDg2MDRmMjlkNGM4MDQ5M2Y2YjIifQ", expires="2026-12-01T10:20:00Z", opaque="eyJfbm9uY2UiOiJoM2k0bTVuNm83cDhxOXIwIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ"',
           },
           'Cache-Control': {
             schema: {
@@ -961,7 +968,8 @@ export const MPP_DOCS = {
         $ref: '#/components/responses/RateLimited',
       },
       '500': {
-        description: '`internal-payment-error` (the outcome is not known yet; retry the same credential) or, for our own failures, a `urn:problem:internal_error` problem.',
+        description:
+          '`internal-payment-error` (the outcome is not known yet; retry the same credential) or, for our own failures, a `urn:problem:internal_error` problem.',
         content: {
           'application/problem+json': {
             schema: {

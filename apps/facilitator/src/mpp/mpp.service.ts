@@ -100,7 +100,13 @@ export class MppService {
     return {
       status: 200,
       headers: {},
-      body: { valid: true, challengeId: attempt.challenge.id, method: attempt.challenge.method, intent: attempt.challenge.intent, ...(verdict.payer && { payer: verdict.payer }) },
+      body: {
+        valid: true,
+        challengeId: attempt.challenge.id,
+        method: attempt.challenge.method,
+        intent: attempt.challenge.intent,
+        ...(verdict.payer && { payer: verdict.payer }),
+      },
     };
   }
 
@@ -135,7 +141,8 @@ export class MppService {
       // Only the same credential gets anything but "used": the answer it was given, or (left unfinished by a crash
       // or an unknown outcome) a new attempt; its rail is idempotent (the same authorization, the same PaymentIntent
       // idempotency key). Another credential for this challenge is refused, whatever it carries.
-      if (existing.credentialHash !== attempt.credentialHash) return this.problem(body, merchantId, { code: 'invalid-challenge', detail: 'this challenge has already been used' }, challenge.id);
+      if (existing.credentialHash !== attempt.credentialHash)
+        return this.problem(body, merchantId, { code: 'invalid-challenge', detail: 'this challenge has already been used' }, challenge.id);
       const earlier = await this.earlierOutcome(body, merchantId, attempt, existing, expired);
       if (earlier) return earlier;
     }
@@ -163,13 +170,25 @@ export class MppService {
    * another request is settling it, that request's outcome once known (waiting up to SETTLE_BUDGET_MS). Undefined:
    * this request took the claim over (its last attempt's outcome was unknown, or its holder went silent) and drives it.
    */
-  private async earlierOutcome(body: CredentialBody, merchantId: string | null, attempt: ChargeAttempt, first: Claim, expired: MppError | undefined): Promise<MppAnswer | undefined> {
+  private async earlierOutcome(
+    body: CredentialBody,
+    merchantId: string | null,
+    attempt: ChargeAttempt,
+    first: Claim,
+    expired: MppError | undefined,
+  ): Promise<MppAnswer | undefined> {
     const scope = scopeOf(merchantId);
     const { challenge } = attempt;
     const deadline = Date.now() + this.config.settleBudgetMs;
     for (let claim: Claim | undefined = first; claim; claim = await this.claims.find(scope, challenge.id)) {
       if (claim.state === 'settled' && claim.reference) {
-        const receipt = claim.receipt ?? { status: 'success', method: challenge.method, timestamp: claim.updatedAt.toISOString(), reference: claim.reference, challengeId: challenge.id };
+        const receipt = claim.receipt ?? {
+          status: 'success',
+          method: challenge.method,
+          timestamp: claim.updatedAt.toISOString(),
+          reference: claim.reference,
+          challengeId: challenge.id,
+        };
         return receiptAnswer(receipt, claim.payer);
       }
       if (claim.state === 'failed') {
@@ -180,22 +199,44 @@ export class MppService {
         // payment's record tells what the claim could not.
         const recorded = await this.claims.recordedOutcome(scope, challenge.id);
         if (recorded?.state === 'confirmed') {
-          const receipt: Receipt = { status: 'success', method: challenge.method, timestamp: new Date(this.clock.nowMs()).toISOString(), reference: recorded.reference, challengeId: challenge.id };
+          const receipt: Receipt = {
+            status: 'success',
+            method: challenge.method,
+            timestamp: new Date(this.clock.nowMs()).toISOString(),
+            reference: recorded.reference,
+            challengeId: challenge.id,
+          };
           const stored = await this.claims.settled(scope, challenge.id, receipt, null);
           return receiptAnswer(stored.receipt, stored.payer);
         }
         if (recorded) {
-          const error: MppError = { code: recorded.state === 'expired' ? 'payment-expired' : 'verification-failed', detail: recorded.message ?? recorded.reason ?? `the payment ${recorded.state}` };
+          const error: MppError = {
+            code: recorded.state === 'expired' ? 'payment-expired' : 'verification-failed',
+            detail: recorded.message ?? recorded.reason ?? `the payment ${recorded.state}`,
+          };
           await this.claims.failed(scope, challenge.id, error.code, error.detail);
           return this.problem(body, merchantId, error, challenge.id);
         }
-        return this.problem(body, merchantId, { code: 'internal-payment-error', detail: `the outcome of this credential's payment is not known yet (${expired.detail}); send it again later for its receipt` }, challenge.id);
+        return this.problem(
+          body,
+          merchantId,
+          {
+            code: 'internal-payment-error',
+            detail: `the outcome of this credential's payment is not known yet (${expired.detail}); send it again later for its receipt`,
+          },
+          challenge.id,
+        );
       }
       if (await this.claims.takeOver(scope, challenge.id, attempt.credentialHash, this.config.settleBudgetMs)) return undefined;
       if (Date.now() >= deadline) break;
       await new Promise((resolve) => setTimeout(resolve, CLAIM_POLL_MS));
     }
-    return this.problem(body, merchantId, { code: 'internal-payment-error', detail: 'this credential is being settled by another request; send it again for its outcome' }, challenge.id);
+    return this.problem(
+      body,
+      merchantId,
+      { code: 'internal-payment-error', detail: 'this credential is being settled by another request; send it again for its outcome' },
+      challenge.id,
+    );
   }
 
   /**
@@ -218,14 +259,24 @@ export class MppService {
     if (!bound.ok && bound.error.code === 'payment-expired' && replayAfterExpiry && credential.challenge.expires !== undefined) {
       // Everything but the expiry, checked as of the last moment the challenge was valid.
       expired = bound.error;
-      bound = verifyBinding(secret, credential, { now: new Date(Date.parse(credential.challenge.expires) - 1), previousSecrets: previous, via: body.credentialHeader });
+      bound = verifyBinding(secret, credential, {
+        now: new Date(Date.parse(credential.challenge.expires) - 1),
+        previousSecrets: previous,
+        via: body.credentialHeader,
+      });
     }
     if (!bound.ok) return { ok: false, answer: await this.problem(body, merchantId, bound.error, credential.challenge.id) };
     const matched = matchOffer(credential.challenge, terms);
     if (!matched.ok) return { ok: false, answer: await this.problem(body, merchantId, matched.error, credential.challenge.id) };
     const rail = this.rails.get(credential.challenge.method);
     if (!rail || credential.challenge.intent !== 'charge') {
-      return { ok: false, answer: await this.problem(body, merchantId, { code: 'method-unsupported', detail: `${credential.challenge.method}/${credential.challenge.intent} is not supported` }) };
+      return {
+        ok: false,
+        answer: await this.problem(body, merchantId, {
+          code: 'method-unsupported',
+          detail: `${credential.challenge.method}/${credential.challenge.intent} is not supported`,
+        }),
+      };
     }
     const payToRefused = await this.payTo.mppRefusal(credential.challenge, merchantId);
     if (payToRefused) return { ok: false, answer: await this.problem(body, merchantId, payToRefused, credential.challenge.id) };
@@ -239,7 +290,12 @@ export class MppService {
     const offers = input.offers.map((offer, index) => {
       const rail = this.rails.get(offer.method);
       if (!rail || offer.intent !== 'charge') {
-        problems.push({ name: `terms.offers.${index}`, reason: `${offer.method}/${offer.intent} is not supported; supported: ${this.methods().map((m) => `${m.method}/charge`).join(', ')}` });
+        problems.push({
+          name: `terms.offers.${index}`,
+          reason: `${offer.method}/${offer.intent} is not supported; supported: ${this.methods()
+            .map((m) => `${m.method}/charge`)
+            .join(', ')}`,
+        });
         return offer;
       }
       const checked = rail.normalize(offer.request);
@@ -249,7 +305,8 @@ export class MppService {
       }
       return { ...offer, request: checked.request };
     });
-    if (problems.length) throw new ProblemError('validation_failed', `invalid payment terms: ${problems.map((p) => p.reason).join('; ')}`, { invalidParams: problems });
+    if (problems.length)
+      throw new ProblemError('validation_failed', `invalid payment terms: ${problems.map((p) => p.reason).join('; ')}`, { invalidParams: problems });
     return {
       realm: input.realm,
       offers,

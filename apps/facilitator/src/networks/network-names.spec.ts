@@ -5,7 +5,7 @@ const local = { network: 'eip155:31337', v1Names: ['anvil', 'local'] };
 const wellKnown = { base: 'eip155:8453', sepolia: 'eip155:11155111', anvil: 'eip155:999' };
 
 describe('v1NameMap', () => {
-  it('maps each network\'s own v1 names, and the well-known names of configured networks only', () => {
+  it("maps each network's own v1 names, and the well-known names of configured networks only", () => {
     const names = v1NameMap([base, local], wellKnown);
     expect(Object.fromEntries(names)).toEqual({ anvil: 'eip155:31337', local: 'eip155:31337', base: 'eip155:8453' });
   });

@@ -44,7 +44,10 @@ export class OutboxAcks extends WorkerHost implements OnModuleDestroy {
   }
 
   acknowledge(eventIds: string[]): Promise<number> {
-    return this.db.$executeRawUnsafe(`UPDATE facilitator.payment_events SET acknowledged_at = now() WHERE id = ANY($1::bigint[]) AND acknowledged_at IS NULL`, eventIds);
+    return this.db.$executeRawUnsafe(
+      `UPDATE facilitator.payment_events SET acknowledged_at = now() WHERE id = ANY($1::bigint[]) AND acknowledged_at IS NULL`,
+      eventIds,
+    );
   }
 }
 

@@ -23,7 +23,10 @@ export const PAYMENT_EVENT_JOB_OPTIONS = {
 } satisfies DefaultJobOptions;
 
 /** The queues to the ledger and back (on the app's QueueModule): for the relay and its acknowledgements, and bull-board. */
-export const PaymentEventsQueuesModule = BullModule.registerQueue({ name: PAYMENT_EVENTS_QUEUE, defaultJobOptions: PAYMENT_EVENT_JOB_OPTIONS }, { name: PAYMENT_EVENTS_ACKS_QUEUE });
+export const PaymentEventsQueuesModule = BullModule.registerQueue(
+  { name: PAYMENT_EVENTS_QUEUE, defaultJobOptions: PAYMENT_EVENT_JOB_OPTIONS },
+  { name: PAYMENT_EVENTS_ACKS_QUEUE },
+);
 
 /** An outbox event with its payment's row (`id`, `state`, … are the payment's). */
 interface Row extends PaymentRow {
@@ -107,20 +110,27 @@ export class OutboxRelay implements OnModuleInit, OnModuleDestroy {
 
   /** One batch in one transaction: lock, publish, mark. Returns how many were published. */
   private publishBatch(): Promise<number> {
-    return withTransaction(this.db, async (tx) => {
-      const rows = await tx.$queryRawUnsafe<Row[]>(`${EVENT_ROWS} WHERE e.published_at IS NULL ORDER BY e.id LIMIT ${BATCH} FOR UPDATE OF e SKIP LOCKED`);
-      if (rows.length === 0) return 0;
-      // one that breaks the contract is marked too, so it does not hold up the rest; being unacknowledged, it is checked
-      // (and reported) again every OUTBOX_REPUBLISH_AFTER_MS, and published once a fixed facilitator builds it
-      // each job in the trace its event was written in (while tracing is on), so the ledger's booking joins the payment's
-      const jobs = rows.flatMap((row) => {
-        const job = this.job(row);
-        return job ? [{ ...job, opts: jobTraceOptions(job.opts, row.traceContext) }] : [];
-      });
-      if (jobs.length) await this.queue.addBulk(jobs);
-      await tx.$executeRawUnsafe(`UPDATE facilitator.payment_events SET published_at = now() WHERE id = ANY($1::bigint[])`, rows.map((r) => r.eventId));
-      return rows.length;
-    }, { timeout: 30_000 });
+    return withTransaction(
+      this.db,
+      async (tx) => {
+        const rows = await tx.$queryRawUnsafe<Row[]>(`${EVENT_ROWS} WHERE e.published_at IS NULL ORDER BY e.id LIMIT ${BATCH} FOR UPDATE OF e SKIP LOCKED`);
+        if (rows.length === 0) return 0;
+        // one that breaks the contract is marked too, so it does not hold up the rest; being unacknowledged, it is checked
+        // (and reported) again every OUTBOX_REPUBLISH_AFTER_MS, and published once a fixed facilitator builds it
+        // each job in the trace its event was written in (while tracing is on), so the ledger's booking joins the payment's
+        const jobs = rows.flatMap((row) => {
+          const job = this.job(row);
+          return job ? [{ ...job, opts: jobTraceOptions(job.opts, row.traceContext) }] : [];
+        });
+        if (jobs.length) await this.queue.addBulk(jobs);
+        await tx.$executeRawUnsafe(
+          `UPDATE facilitator.payment_events SET published_at = now() WHERE id = ANY($1::bigint[])`,
+          rows.map((r) => r.eventId),
+        );
+        return rows.length;
+      },
+      { timeout: 30_000 },
+    );
   }
 
   /**
@@ -132,25 +142,37 @@ export class OutboxRelay implements OnModuleInit, OnModuleDestroy {
    * another OUTBOX_REPUBLISH_AFTER_MS.
    */
   private republishBatch(): Promise<number> {
-    return withTransaction(this.db, async (tx) => {
-      const rows = await tx.$queryRawUnsafe<Row[]>(
-        `${EVENT_ROWS}
+    return withTransaction(
+      this.db,
+      async (tx) => {
+        const rows = await tx.$queryRawUnsafe<Row[]>(
+          `${EVENT_ROWS}
           WHERE e.acknowledged_at IS NULL AND e.published_at IS NOT NULL AND e.published_at < now() - make_interval(secs => $1::double precision / 1000)
           ORDER BY e.published_at, e.id
           LIMIT ${REPUBLISH_BATCH}
           FOR UPDATE OF e SKIP LOCKED`,
-        this.config.outbox.republishAfterMs,
-      );
-      if (rows.length === 0) return 0;
-      const outcomes = await Promise.all(rows.map((row) => this.republish(row)));
-      const republished = rows.filter((_, i) => outcomes[i] === 'added' || outcomes[i] === 'retried').map((r) => r.eventId);
-      await this.markRepublished(tx, rows.map((r) => r.eventId), republished);
-      const failed = rows.filter((_, i) => outcomes[i] === 'failed').map((r) => r.eventId);
-      if (republished.length) this.logger.warn(`payment events ${summary(republished)} not acknowledged by the ledger in ${this.config.outbox.republishAfterMs} ms: published again`);
-      if (failed.length) this.logger.warn(`payment events ${summary(failed)} not acknowledged: their jobs failed in the ledger's queue (npm run ledger:replay)`);
-      this.metrics?.republished.inc(republished.length);
-      return rows.length;
-    }, { timeout: 30_000 });
+          this.config.outbox.republishAfterMs,
+        );
+        if (rows.length === 0) return 0;
+        const outcomes = await Promise.all(rows.map((row) => this.republish(row)));
+        const republished = rows.filter((_, i) => outcomes[i] === 'added' || outcomes[i] === 'retried').map((r) => r.eventId);
+        await this.markRepublished(
+          tx,
+          rows.map((r) => r.eventId),
+          republished,
+        );
+        const failed = rows.filter((_, i) => outcomes[i] === 'failed').map((r) => r.eventId);
+        if (republished.length)
+          this.logger.warn(
+            `payment events ${summary(republished)} not acknowledged by the ledger in ${this.config.outbox.republishAfterMs} ms: published again`,
+          );
+        if (failed.length)
+          this.logger.warn(`payment events ${summary(failed)} not acknowledged: their jobs failed in the ledger's queue (npm run ledger:replay)`);
+        this.metrics?.republished.inc(republished.length);
+        return rows.length;
+      },
+      { timeout: 30_000 },
+    );
   }
 
   private async republish(row: Row): Promise<Republish> {

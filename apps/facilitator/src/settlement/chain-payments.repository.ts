@@ -57,7 +57,6 @@ export class IdempotencyConflictError extends Error {
   }
 }
 
-
 /**
  * The facilitator's durable records of payments settled on a chain (rail `evm`): their claim, their reads, and every
  * state change. A state change is a compare-and-set on the current state, written together with its event row in one
@@ -103,7 +102,7 @@ export class ChainPayments {
       },
     });
     return (
-      row && {
+      (row && {
         ...row,
         authorizationNonce: row.authorizationNonce as Hex,
         settleTo: row.settleTo as Hex,
@@ -111,8 +110,9 @@ export class ChainPayments {
         amount: fromDbDecimal(row.amount),
         validBefore: fromDbDecimal(row.validBefore),
         settleGas: row.settleGas === null ? null : fromDbDecimal(row.settleGas),
-      }
-    ) ?? undefined;
+      }) ??
+      undefined
+    );
   }
 
   /** Chain payments in a state for longer than `olderThanMs`: the work a crashed or busy worker left behind. */
@@ -159,8 +159,15 @@ export class ChainPayments {
   /** The payment and its payment.verified event in one statement, unless the authorization is known (hot path: see the class). */
   private async insertPayment(db: Pick<PrismaService, '$queryRaw'>, p: NewPayment): Promise<string | undefined> {
     const event = {
-      network: p.network, asset: p.asset, payer: p.payer, payTo: p.payTo, amount: p.amount.toString(), nonce: p.nonce,
-      protocol: p.origin.protocol, rail: 'evm', ...(p.origin.protocol === 'mpp' && { method: p.scheme, challengeId: p.origin.challengeId }),
+      network: p.network,
+      asset: p.asset,
+      payer: p.payer,
+      payTo: p.payTo,
+      amount: p.amount.toString(),
+      nonce: p.nonce,
+      protocol: p.origin.protocol,
+      rail: 'evm',
+      ...(p.origin.protocol === 'mpp' && { method: p.scheme, challengeId: p.origin.challengeId }),
     };
     const rows = await db.$queryRaw<{ id: string }[]>`
       WITH inserted AS (
@@ -195,12 +202,16 @@ export class ChainPayments {
    */
   async recordSubmittedBatch(ids: string[], tx: SignedTransaction, network: string): Promise<boolean> {
     try {
-      return await withTransaction(this.db, async (db) => {
-        for (const id of ids) {
-          if (!(await this.transition('submit', id, { tx, network }, db))) throw new BatchClaimLostError();
-        }
-        return true;
-      }, { retries: 0 });
+      return await withTransaction(
+        this.db,
+        async (db) => {
+          for (const id of ids) {
+            if (!(await this.transition('submit', id, { tx, network }, db))) throw new BatchClaimLostError();
+          }
+          return true;
+        },
+        { retries: 0 },
+      );
     } catch (error) {
       if (error instanceof BatchClaimLostError) return false;
       throw error;
@@ -234,7 +245,12 @@ export class ChainPayments {
   }
 
   /** `gasFee`: the payment's share of the transaction's fee in wei (see gasShare), which the ledger books as gas. */
-  markConfirmed(id: string, hash: string, receipt: { blockNumber: bigint; blockHash: string; gasUsed: bigint; effectiveGasPrice?: bigint }, gasFee: bigint): Promise<boolean> {
+  markConfirmed(
+    id: string,
+    hash: string,
+    receipt: { blockNumber: bigint; blockHash: string; gasUsed: bigint; effectiveGasPrice?: bigint },
+    gasFee: bigint,
+  ): Promise<boolean> {
     // From verified too: a payment released to be sent again (its nonce looked taken) that an earlier transaction carried.
     return this.transition('confirm', id, { hash, receipt, gasFee });
   }

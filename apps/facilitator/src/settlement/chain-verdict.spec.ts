@@ -14,10 +14,23 @@ const second: Hex = `0x${'02'.repeat(32)}`;
 const foreign: Hex = `0x${'ff'.repeat(32)}`;
 
 function log(topics: readonly (Hex | Hex[] | null)[], data: Hex): Log {
-  return { address: token, topics: topics as [Hex, ...Hex[]], data, blockHash: null, blockNumber: null, logIndex: null, transactionHash: null, transactionIndex: null, removed: false };
+  return {
+    address: token,
+    topics: topics as [Hex, ...Hex[]],
+    data,
+    blockHash: null,
+    blockNumber: null,
+    logIndex: null,
+    transactionHash: null,
+    transactionIndex: null,
+    removed: false,
+  };
 }
 const used = log(encodeEventTopics({ abi: eip3009Abi, eventName: 'AuthorizationUsed', args: { authorizer: payer, nonce } }), '0x');
-const transferred = log(encodeEventTopics({ abi: eip3009Abi, eventName: 'Transfer', args: { from: payer, to: merchant } }), encodeAbiParameters([{ type: 'uint256' }], [25_000n]));
+const transferred = log(
+  encodeEventTopics({ abi: eip3009Abi, eventName: 'Transfer', args: { from: payer, to: merchant } }),
+  encodeAbiParameters([{ type: 'uint256' }], [25_000n]),
+);
 
 function receipt(hash: Hex, logs: Log[], status: 'success' | 'reverted' = 'success'): TransactionReceipt {
   return { status, logs, transactionHash: hash } as unknown as TransactionReceipt;
@@ -28,12 +41,24 @@ const reverted = (hash: Hex) => receipt(hash, [], 'reverted');
 describe('chainVerdict', () => {
   describe('carried', () => {
     it('by the oldest of our transactions that made the transfer, without asking about the authorization', () => {
-      const verdict = chainVerdict({ transfer, ours: [{ hash: first, receipt: carrying(first) }, { hash: second, receipt: carrying(second) }] });
+      const verdict = chainVerdict({
+        transfer,
+        ours: [
+          { hash: first, receipt: carrying(first) },
+          { hash: second, receipt: carrying(second) },
+        ],
+      });
       expect(verdict).toMatchObject({ kind: 'carried', hash: first });
     });
 
     it('by a later transaction of ours when the first reverted (a replacement, a resend)', () => {
-      const verdict = chainVerdict({ transfer, ours: [{ hash: first, receipt: reverted(first) }, { hash: second, receipt: carrying(second) }] });
+      const verdict = chainVerdict({
+        transfer,
+        ours: [
+          { hash: first, receipt: reverted(first) },
+          { hash: second, receipt: carrying(second) },
+        ],
+      });
       expect(verdict).toMatchObject({ kind: 'carried', hash: second });
     });
 
@@ -54,19 +79,28 @@ describe('chainVerdict', () => {
       expect(verdict).toEqual({ kind: 'taken', message: `authorization ${nonce} was used by transaction ${foreign}, which this facilitator did not send` });
     });
 
-    it('by the payer\'s cancellation', () => {
+    it("by the payer's cancellation", () => {
       const verdict = chainVerdict({ transfer, ours: [{ hash: first, receipt: undefined }], use: { used: true, canceled: true, transaction: foreign } });
       expect(verdict).toEqual({ kind: 'taken', message: `the payer canceled authorization ${nonce} in ${foreign}` });
     });
 
     it('when it is used, the log is out of reach, and every one of ours that was mined shows no transfer', () => {
-      const verdict = chainVerdict({ transfer, ours: [{ hash: first, receipt: reverted(first) }], use: { used: true, canceled: false, transaction: undefined } });
+      const verdict = chainVerdict({
+        transfer,
+        ours: [{ hash: first, receipt: reverted(first) }],
+        use: { used: true, canceled: false, transaction: undefined },
+      });
       expect(verdict).toMatchObject({ kind: 'taken', message: expect.stringContaining('no transaction of ours shows the transfer') });
     });
 
     it('by our own transaction whose token misreports: it used the authorization but logged no matching transfer', () => {
       const misreported = receipt(first, [used]);
-      const verdict = chainVerdict({ transfer, ours: [{ hash: first, receipt: misreported }], use: { used: true, canceled: false, transaction: first }, useReceipt: misreported });
+      const verdict = chainVerdict({
+        transfer,
+        ours: [{ hash: first, receipt: misreported }],
+        use: { used: true, canceled: false, transaction: first },
+        useReceipt: misreported,
+      });
       expect(verdict).toEqual({ kind: 'taken', message: `authorization ${nonce} was used by our transaction ${first} without the transfer it authorizes` });
     });
   });
@@ -94,9 +128,14 @@ describe('chainVerdict', () => {
     });
   });
 
-  it('matches our transactions whatever the hash\'s letter case', () => {
+  it("matches our transactions whatever the hash's letter case", () => {
     const upper = `0x${'AB'.repeat(32)}` as Hex;
-    const verdict = chainVerdict({ transfer, ours: [{ hash: upper.toLowerCase() as Hex, receipt: undefined }], use: { used: true, canceled: false, transaction: upper }, useReceipt: carrying(upper) });
+    const verdict = chainVerdict({
+      transfer,
+      ours: [{ hash: upper.toLowerCase() as Hex, receipt: undefined }],
+      use: { used: true, canceled: false, transaction: upper },
+      useReceipt: carrying(upper),
+    });
     expect(verdict).toMatchObject({ kind: 'carried', hash: upper });
   });
 });

@@ -11,10 +11,7 @@ import { judgeSettlementReceipt, type SettledTransfer } from '../eip3009/receipt
  * - `unknown`: a transaction of ours used it, but this node cannot show its receipt yet: ask again later.
  */
 export type ChainVerdict =
-  | { kind: 'carried'; hash: Hex; receipt: TransactionReceipt }
-  | { kind: 'taken'; message: string }
-  | { kind: 'open' }
-  | { kind: 'unknown'; message: string };
+  { kind: 'carried'; hash: Hex; receipt: TransactionReceipt } | { kind: 'taken'; message: string } | { kind: 'open' } | { kind: 'unknown'; message: string };
 
 /** What was read from the chain about one payment. */
 export interface ChainFacts {
@@ -47,7 +44,8 @@ export function chainVerdict({ transfer, ours, use, useReceipt }: ChainFacts): C
   if (!isOurs(ours, use.transaction)) {
     return { kind: 'taken', message: `authorization ${nonce} was used by transaction ${use.transaction}, which this facilitator did not send` };
   }
-  if (!useReceipt) return { kind: 'unknown', message: `authorization ${nonce} was used by our transaction ${use.transaction}, whose receipt this node does not show yet` };
+  if (!useReceipt)
+    return { kind: 'unknown', message: `authorization ${nonce} was used by our transaction ${use.transaction}, whose receipt this node does not show yet` };
   if (carries(useReceipt)) return { kind: 'carried', hash: use.transaction, receipt: useReceipt };
   return { kind: 'taken', message: `authorization ${nonce} was used by our transaction ${use.transaction} without the transfer it authorizes` };
 }

@@ -22,7 +22,8 @@ const blockHash = '0x44444444444444444444444444444444444444444444444444444444444
 
 const update = (set: string, from: string, guards = '') =>
   `UPDATE facilitator.payments SET ${set} WHERE id = $1::uuid AND state IN (${from})${guards} RETURNING id`;
-const eventFrom = (source: string) => `INSERT INTO facilitator.payment_events (payment_id, type, data) SELECT id, $2, $3::jsonb FROM ${source} RETURNING payment_id AS id`;
+const eventFrom = (source: string) =>
+  `INSERT INTO facilitator.payment_events (payment_id, type, data) SELECT id, $2, $3::jsonb FROM ${source} RETURNING payment_id AS id`;
 const storeTransaction = (first: number) =>
   `stored AS (INSERT INTO facilitator.payment_transactions (payment_id, hash, network, signer, nonce, raw_tx, max_fee_per_gas, max_priority_fee_per_gas, gas_limit) ` +
   `SELECT id, $${first}, $${first + 1}, $${first + 2}, $${first + 3}, $${first + 4}, $${first + 5}::numeric, $${first + 6}::numeric, $${first + 7}::numeric FROM updated RETURNING payment_id AS id)`;
@@ -40,15 +41,23 @@ describe('transitionStatement', () => {
 
   it('replace: a new hash on a submitted payment, with its transaction', () => {
     const { sql, params } = transitionStatement('replace', id, { tx, network, stuckHash });
-    expect(sql).toBe(`WITH updated AS (${update(`state = 'submitted', updated_at = now(), tx_hash = $4`, `'submitted'`)}), ${storeTransaction(5)} ${eventFrom('stored')}`);
+    expect(sql).toBe(
+      `WITH updated AS (${update(`state = 'submitted', updated_at = now(), tx_hash = $4`, `'submitted'`)}), ${storeTransaction(5)} ${eventFrom('stored')}`,
+    );
     expect(params).toEqual([
-      id, 'payment.replaced', JSON.stringify({ txHash: tx.hash, replaces: stuckHash, maxFeePerGas: '3000000000', maxPriorityFeePerGas: '1000000000' }), tx.hash, ...storedParams,
+      id,
+      'payment.replaced',
+      JSON.stringify({ txHash: tx.hash, replaces: stuckHash, maxFeePerGas: '3000000000', maxPriorityFeePerGas: '1000000000' }),
+      tx.hash,
+      ...storedParams,
     ]);
   });
 
   it('resend: back to verified, forgetting the transaction', () => {
     const { sql, params } = transitionStatement('resend', id, { reason: 'nonce too low' });
-    expect(sql).toBe(`WITH updated AS (${update(`state = 'verified', updated_at = now(), tx_hash = NULL, signer = NULL, tx_nonce = NULL`, `'submitted'`)}) ${eventFrom('updated')}`);
+    expect(sql).toBe(
+      `WITH updated AS (${update(`state = 'verified', updated_at = now(), tx_hash = NULL, signer = NULL, tx_nonce = NULL`, `'submitted'`)}) ${eventFrom('updated')}`,
+    );
     expect(params).toEqual([id, 'payment.resend', JSON.stringify({ reason: 'nonce too low' })]);
   });
 
@@ -68,7 +77,12 @@ describe('transitionStatement', () => {
       `WITH updated AS (${update(`state = 'confirmed', updated_at = now(), settled_at = now(), tx_hash = $4, block_number = $5::numeric, block_hash = $6`, `'submitted', 'verified'`)}) ${eventFrom('updated')}`,
     );
     expect(params).toEqual([
-      id, 'payment.confirmed', JSON.stringify({ txHash: tx.hash, blockNumber: '12', blockHash, gasUsed: '50000', effectiveGasPrice: '2', gasFee: '100000' }), tx.hash, '12', blockHash,
+      id,
+      'payment.confirmed',
+      JSON.stringify({ txHash: tx.hash, blockNumber: '12', blockHash, gasUsed: '50000', effectiveGasPrice: '2', gasFee: '100000' }),
+      tx.hash,
+      '12',
+      blockHash,
     ]);
   });
 
@@ -82,8 +96,17 @@ describe('transitionStatement', () => {
 
   it('failOnChain: keeps the hash as evidence', () => {
     const { sql, params } = transitionStatement('failOnChain', id, { hash: tx.hash, reason: 'reverted', message: 'the transfer reverted', gasFee: 5n });
-    expect(sql).toBe(`WITH updated AS (${update(`state = 'failed', updated_at = now(), tx_hash = $4, error_reason = $5, error_message = $6`, `'submitted'`)}) ${eventFrom('updated')}`);
-    expect(params).toEqual([id, 'payment.failed', JSON.stringify({ txHash: tx.hash, reason: 'reverted', message: 'the transfer reverted', gasFee: '5' }), tx.hash, 'reverted', 'the transfer reverted']);
+    expect(sql).toBe(
+      `WITH updated AS (${update(`state = 'failed', updated_at = now(), tx_hash = $4, error_reason = $5, error_message = $6`, `'submitted'`)}) ${eventFrom('updated')}`,
+    );
+    expect(params).toEqual([
+      id,
+      'payment.failed',
+      JSON.stringify({ txHash: tx.hash, reason: 'reverted', message: 'the transfer reverted', gasFee: '5' }),
+      tx.hash,
+      'reverted',
+      'the transfer reverted',
+    ]);
   });
 
   it('failUnsent: from verified or submitted, forgetting the transaction', () => {
@@ -109,8 +132,16 @@ describe('transitionStatement', () => {
 
   it('expire: from the states the caller names, which must be declared', () => {
     const { sql, params } = transitionStatement('expire', id, { message: 'too late' }, ['verified']);
-    expect(sql).toBe(`WITH updated AS (${update(`state = 'expired', updated_at = now(), error_reason = $4, error_message = $5`, `'verified'`)}) ${eventFrom('updated')}`);
-    expect(params).toEqual([id, 'payment.expired', JSON.stringify({ message: 'too late' }), 'invalid_exact_evm_payload_authorization_valid_before', 'too late']);
+    expect(sql).toBe(
+      `WITH updated AS (${update(`state = 'expired', updated_at = now(), error_reason = $4, error_message = $5`, `'verified'`)}) ${eventFrom('updated')}`,
+    );
+    expect(params).toEqual([
+      id,
+      'payment.expired',
+      JSON.stringify({ message: 'too late' }),
+      'invalid_exact_evm_payload_authorization_valid_before',
+      'too late',
+    ]);
     expect(() => transitionStatement('expire', id, { message: 'too late' }, ['submitted'])).toThrow('transition expire cannot leave submitted');
     expect(() => transitionStatement('expire', id, { message: 'too late' }, [])).toThrow('transition expire cannot leave no state');
   });
@@ -121,8 +152,14 @@ describe('transitionStatement', () => {
       `WITH updated AS (${update(`state = 'failed', updated_at = now(), error_reason = $4, error_message = $5, reference = COALESCE($6, reference)`, `'verified'`)}) ${eventFrom('updated')}`,
     );
     expect(params).toEqual([id, 'payment.failed', JSON.stringify({ reason: 'card_declined', message: 'declined' }), 'card_declined', 'declined', null]);
-    expect(transitionStatement('failExternally', id, { reason: 'card_declined', message: 'declined', reference: 'pi_1' }).params)
-      .toEqual([id, 'payment.failed', JSON.stringify({ reason: 'card_declined', message: 'declined', reference: 'pi_1' }), 'card_declined', 'declined', 'pi_1']);
+    expect(transitionStatement('failExternally', id, { reason: 'card_declined', message: 'declined', reference: 'pi_1' }).params).toEqual([
+      id,
+      'payment.failed',
+      JSON.stringify({ reason: 'card_declined', message: 'declined', reference: 'pi_1' }),
+      'card_declined',
+      'declined',
+      'pi_1',
+    ]);
   });
 
   it('confirmExternally: locks the row to learn the state it leaves, and marks a correction of a failure', () => {
@@ -134,7 +171,14 @@ describe('transitionStatement', () => {
         `event AS (INSERT INTO facilitator.payment_events (payment_id, type, data) SELECT id, $2, $3::jsonb || CASE was WHEN 'failed' THEN $6::jsonb ELSE '{}'::jsonb END FROM updated) ` +
         `SELECT id, was FROM updated`,
     );
-    expect(params).toEqual([id, 'payment.confirmed', JSON.stringify({ reference: 'pi_1', currency: 'usd' }), 'pi_1', 'stripe', JSON.stringify({ corrects: 'payment.failed' })]);
+    expect(params).toEqual([
+      id,
+      'payment.confirmed',
+      JSON.stringify({ reference: 'pi_1', currency: 'usd' }),
+      'pi_1',
+      'stripe',
+      JSON.stringify({ corrects: 'payment.failed' }),
+    ]);
   });
 
   it('stores the trace context the event is written in, when there is one, as the last parameter', () => {
@@ -154,14 +198,29 @@ describe('transitionStatement', () => {
   });
 
   it('has a case above for every transition in the table', () => {
-    const tested = ['submit', 'replace', 'resend', 'leaveBatch', 'confirm', 'reorg', 'failOnChain', 'failUnsent', 'retry', 'expire', 'failExternally', 'confirmExternally'];
+    const tested = [
+      'submit',
+      'replace',
+      'resend',
+      'leaveBatch',
+      'confirm',
+      'reorg',
+      'failOnChain',
+      'failUnsent',
+      'retry',
+      'expire',
+      'failExternally',
+      'confirmExternally',
+    ];
     expect(Object.keys(PAYMENT_TRANSITIONS).sort()).toEqual(tested.sort());
   });
 });
 
 describe('PAYMENT_TRANSITIONS', () => {
   // The code that runs transitions names them as string literals: each one in the table is run from somewhere.
-  const callers = ['chain-payments.repository.ts', '../stripe/stripe-payments.repository.ts'].map((file) => fs.readFileSync(path.join(__dirname, file), 'utf8')).join('\n');
+  const callers = ['chain-payments.repository.ts', '../stripe/stripe-payments.repository.ts']
+    .map((file) => fs.readFileSync(path.join(__dirname, file), 'utf8'))
+    .join('\n');
   const called = new Set([...callers.matchAll(/(?:this\.transition|applyTransition)\((?:this\.db, )?'(\w+)'/g)].map((m) => m[1]));
 
   it.each(Object.keys(PAYMENT_TRANSITIONS) as TransitionName[])('%s is run by a repository', (name) => {
@@ -173,7 +232,9 @@ describe('PAYMENT_TRANSITIONS', () => {
   });
 
   it('never lets a transition leave the state it enters, except a replacement that stays submitted', () => {
-    const looping = Object.entries(PAYMENT_TRANSITIONS).filter(([, t]) => (t.from as readonly string[]).includes(t.to)).map(([name]) => name);
+    const looping = Object.entries(PAYMENT_TRANSITIONS)
+      .filter(([, t]) => (t.from as readonly string[]).includes(t.to))
+      .map(([name]) => name);
     expect(looping).toEqual(['replace']);
   });
 });

@@ -21,8 +21,23 @@ type ColumnValue = string | number | bigint | Date | null | typeof NOW | typeof 
 
 /** The payment columns a transition may set or guard on (never `state`, `updated_at` is a guard only: both are the builder's). */
 type PaymentColumn =
-  | 'tx_hash' | 'signer' | 'tx_nonce' | 'submitted_at' | 'settled_at' | 'attempts' | 'settle_to' | 'settle_data' | 'settle_gas'
-  | 'payload_hash' | 'error_reason' | 'error_message' | 'reference' | 'block_number' | 'block_hash' | 'rail' | 'updated_at';
+  | 'tx_hash'
+  | 'signer'
+  | 'tx_nonce'
+  | 'submitted_at'
+  | 'settled_at'
+  | 'attempts'
+  | 'settle_to'
+  | 'settle_data'
+  | 'settle_gas'
+  | 'payload_hash'
+  | 'error_reason'
+  | 'error_message'
+  | 'reference'
+  | 'block_number'
+  | 'block_hash'
+  | 'rail'
+  | 'updated_at';
 
 type TransactionColumn = 'hash' | 'network' | 'signer' | 'nonce' | 'raw_tx' | 'max_fee_per_gas' | 'max_priority_fee_per_gas' | 'gas_limit';
 
@@ -90,7 +105,12 @@ export const PAYMENT_TRANSITIONS = {
     to: 'submitted',
     event: 'payment.replaced',
     set: ({ tx }) => ({ tx_hash: tx.hash }),
-    data: ({ tx, stuckHash }) => ({ txHash: tx.hash, replaces: stuckHash, maxFeePerGas: tx.maxFeePerGas.toString(), maxPriorityFeePerGas: tx.maxPriorityFeePerGas.toString() }),
+    data: ({ tx, stuckHash }) => ({
+      txHash: tx.hash,
+      replaces: stuckHash,
+      maxFeePerGas: tx.maxFeePerGas.toString(),
+      maxPriorityFeePerGas: tx.maxPriorityFeePerGas.toString(),
+    }),
     storesTransaction: ({ tx, network }) => storedTransaction(tx, network),
   }),
   /** The transaction never took: back to verified, to be sent again. */
@@ -117,8 +137,12 @@ export const PAYMENT_TRANSITIONS = {
     event: 'payment.confirmed',
     set: ({ hash, receipt }) => ({ settled_at: NOW, tx_hash: hash, block_number: receipt.blockNumber, block_hash: receipt.blockHash }),
     data: ({ hash, receipt, gasFee }) => ({
-      txHash: hash, blockNumber: receipt.blockNumber.toString(), blockHash: receipt.blockHash, gasUsed: receipt.gasUsed.toString(),
-      effectiveGasPrice: receipt.effectiveGasPrice?.toString(), gasFee: gasFee.toString(),
+      txHash: hash,
+      blockNumber: receipt.blockNumber.toString(),
+      blockHash: receipt.blockHash,
+      gasUsed: receipt.gasUsed.toString(),
+      effectiveGasPrice: receipt.effectiveGasPrice?.toString(),
+      gasFee: gasFee.toString(),
     }),
   }),
   /** The block that confirmed it left the chain: back to submitted, to be judged again. */
@@ -152,7 +176,13 @@ export const PAYMENT_TRANSITIONS = {
     to: 'verified',
     event: 'payment.retried',
     set: ({ payloadHash, call }) => ({
-      payload_hash: payloadHash, settle_to: call.to.toLowerCase(), settle_data: call.data, settle_gas: NULL, error_reason: NULL, error_message: NULL, tx_hash: NULL,
+      payload_hash: payloadHash,
+      settle_to: call.to.toLowerCase(),
+      settle_data: call.data,
+      settle_gas: NULL,
+      error_reason: NULL,
+      error_message: NULL,
+      tx_hash: NULL,
     }),
     where: ({ updatedAt }) => ({ tx_hash: NULL, updated_at: updatedAt }),
     data: ({ payloadHash }) => ({ payloadHash }),
@@ -238,12 +268,16 @@ export function transitionStatement<N extends TransitionName>(
   const eventValues = (data: string) => (traceContext === null ? `id, $2, ${data}` : `id, $2, ${data}, ${param(traceContext, 'jsonb')}`);
 
   const set = [`state = '${spec.to}'`, 'updated_at = now()', ...Object.entries(spec.set(args)).map(assignment)].join(', ');
-  const guards = Object.entries(spec.where?.(args) ?? {}).map(condition).join('');
+  const guards = Object.entries(spec.where?.(args) ?? {})
+    .map(condition)
+    .join('');
   const states = quoted(leaving);
 
   if (spec.dataWhenLeaving) {
     // The state it left is only known to a statement that locks the row before changing it.
-    const extra = Object.entries(spec.dataWhenLeaving).map(([state, data]) => ` WHEN '${state}' THEN ${param(JSON.stringify(data))}::jsonb`).join('');
+    const extra = Object.entries(spec.dataWhenLeaving)
+      .map(([state, data]) => ` WHEN '${state}' THEN ${param(JSON.stringify(data))}::jsonb`)
+      .join('');
     return {
       sql:
         `WITH prior AS (SELECT id, state::text AS was FROM facilitator.payments WHERE id = $1::uuid AND state IN (${states})${guards} FOR UPDATE), ` +
@@ -259,11 +293,15 @@ export function transitionStatement<N extends TransitionName>(
   if (spec.storesTransaction) {
     const columns = Object.entries(spec.storesTransaction(args));
     const values = columns.map(([column, value]) => param(value, CASTS[column as TransactionColumn]));
-    steps.push(`stored AS (INSERT INTO facilitator.payment_transactions (payment_id, ${columns.map(([c]) => c).join(', ')}) SELECT id, ${values.join(', ')} FROM updated RETURNING payment_id AS id)`);
+    steps.push(
+      `stored AS (INSERT INTO facilitator.payment_transactions (payment_id, ${columns.map(([c]) => c).join(', ')}) SELECT id, ${values.join(', ')} FROM updated RETURNING payment_id AS id)`,
+    );
     eventSource = 'stored';
   }
   if (spec.detachesTransaction) {
-    steps.push(`detached AS (DELETE FROM facilitator.payment_transactions WHERE payment_id IN (SELECT id FROM updated) AND hash = ${param(spec.detachesTransaction(args))} RETURNING payment_id)`);
+    steps.push(
+      `detached AS (DELETE FROM facilitator.payment_transactions WHERE payment_id IN (SELECT id FROM updated) AND hash = ${param(spec.detachesTransaction(args))} RETURNING payment_id)`,
+    );
   }
   return {
     sql: `WITH ${steps.join(', ')} INSERT INTO facilitator.payment_events (${eventColumns}) SELECT ${eventValues('$3::jsonb')} FROM ${eventSource} RETURNING payment_id AS id`,

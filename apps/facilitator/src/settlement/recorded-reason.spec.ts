@@ -3,9 +3,25 @@ import type { TransferFault } from '../eip3009/transfer-authorization.rail';
 import { recordedReason } from './recorded-reason';
 
 const faults: TransferFault[] = [
-  'network_not_served', 'asset_not_accepted', 'signature_invalid', 'signature_unparseable', 'factory_not_allowed', 'recipient_mismatch',
-  'expires_too_soon', 'not_yet_valid', 'value_mismatch', 'asset_not_contract', 'token_name_mismatch', 'token_version_mismatch',
-  'eip3009_unsupported', 'nonce_used', 'insufficient_balance', 'simulation_failed', 'transaction_failed', 'transfer_mismatch', 'facilitator_unable',
+  'network_not_served',
+  'asset_not_accepted',
+  'signature_invalid',
+  'signature_unparseable',
+  'factory_not_allowed',
+  'recipient_mismatch',
+  'expires_too_soon',
+  'not_yet_valid',
+  'value_mismatch',
+  'asset_not_contract',
+  'token_name_mismatch',
+  'token_version_mismatch',
+  'eip3009_unsupported',
+  'nonce_used',
+  'insufficient_balance',
+  'simulation_failed',
+  'transaction_failed',
+  'transfer_mismatch',
+  'facilitator_unable',
 ];
 
 describe('recordedReason', () => {

@@ -10,7 +10,7 @@ describe('sendGasEstimate', () => {
   const stale = { settleGas: estimate, updatedAt: new Date(now - FRESH_CLAIM_MS) };
   const sentBefore = { settleGas: null, updatedAt: new Date(now - 1_000) };
 
-  it('reuses a fresh claim\'s estimate without estimating again', async () => {
+  it("reuses a fresh claim's estimate without estimating again", async () => {
     await expect(sendGasEstimate(fresh, now, notCalled)).resolves.toBe(estimate);
   });
 

@@ -9,12 +9,23 @@ const asker: SettleAsker = { payer: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8'
 
 function record(state: PaymentState, changes: Partial<PaymentRecord> = {}): PaymentRecord {
   return {
-    id: 'payment-1', state, payloadHash: 'payload-1', txHash: null, signer: null, errorReason: null, errorMessage: null,
-    updatedAt: new Date(startedAt - 5_000), merchantId: 'merchant-1', ...changes,
+    id: 'payment-1',
+    state,
+    payloadHash: 'payload-1',
+    txHash: null,
+    signer: null,
+    errorReason: null,
+    errorMessage: null,
+    updatedAt: new Date(startedAt - 5_000),
+    merchantId: 'merchant-1',
+    ...changes,
   };
 }
 
-const failure = (reason: string, message: string | undefined, transaction = '') => ({ kind: 'answer', response: settleFailure(asker, reason, message, transaction) });
+const failure = (reason: string, message: string | undefined, transaction = '') => ({
+  kind: 'answer',
+  response: settleFailure(asker, reason, message, transaction),
+});
 
 describe('settleAnswer', () => {
   it('answers a confirmed payment with its transaction', () => {
@@ -25,9 +36,12 @@ describe('settleAnswer', () => {
   });
 
   it('answers an expired payment with the reason it expired, and its transaction if one was sent', () => {
-    expect(settleAnswer(record('expired', { errorMessage: 'the authorization expired before the settlement could be sent' }), asker, time))
-      .toEqual(failure(X402Reason.exactEvmValidBefore, 'the authorization expired before the settlement could be sent'));
-    expect(settleAnswer(record('expired', { txHash: tx }), asker, time)).toEqual(failure(X402Reason.exactEvmValidBefore, 'the authorization expired before it could be settled', tx));
+    expect(settleAnswer(record('expired', { errorMessage: 'the authorization expired before the settlement could be sent' }), asker, time)).toEqual(
+      failure(X402Reason.exactEvmValidBefore, 'the authorization expired before the settlement could be sent'),
+    );
+    expect(settleAnswer(record('expired', { txHash: tx }), asker, time)).toEqual(
+      failure(X402Reason.exactEvmValidBefore, 'the authorization expired before it could be settled', tx),
+    );
   });
 
   it('answers a payment that failed on chain with its failure, however long ago', () => {
@@ -36,7 +50,11 @@ describe('settleAnswer', () => {
   });
 
   it('answers a failure recorded while this request waited, though nothing reached the chain', () => {
-    const failed = record('failed', { updatedAt: new Date(startedAt + 500), errorReason: X402Reason.exactEvmSimulationFailed, errorMessage: 'the transfer would revert' });
+    const failed = record('failed', {
+      updatedAt: new Date(startedAt + 500),
+      errorReason: X402Reason.exactEvmSimulationFailed,
+      errorMessage: 'the transfer would revert',
+    });
     expect(settleAnswer(failed, asker, time)).toEqual(failure(X402Reason.exactEvmSimulationFailed, 'the transfer would revert'));
     expect(settleAnswer(record('failed', { updatedAt: new Date(startedAt) }), asker, time)).toEqual(failure(X402Reason.exactEvmTransactionFailed, undefined));
   });
@@ -48,9 +66,12 @@ describe('settleAnswer', () => {
 
   it.each(['verified', 'submitted'] as const)('waits on a %s payment until the deadline, then answers settlement_pending', (state) => {
     expect(settleAnswer(record(state), asker, time)).toEqual({ kind: 'wait' });
-    expect(settleAnswer(record(state), asker, { ...time, now: time.deadline })).toEqual(failure(X402Reason.settlementPending, 'the settlement is queued; settle again to get its outcome'));
-    expect(settleAnswer(record(state, { txHash: tx }), asker, { ...time, now: time.deadline + 1 }))
-      .toEqual(failure(X402Reason.settlementPending, 'the transaction is not mined yet; settle again to get its outcome', tx));
+    expect(settleAnswer(record(state), asker, { ...time, now: time.deadline })).toEqual(
+      failure(X402Reason.settlementPending, 'the settlement is queued; settle again to get its outcome'),
+    );
+    expect(settleAnswer(record(state, { txHash: tx }), asker, { ...time, now: time.deadline + 1 })).toEqual(
+      failure(X402Reason.settlementPending, 'the transaction is not mined yet; settle again to get its outcome', tx),
+    );
   });
 
   it('tells another merchant only that the authorization is taken, never its outcome', () => {
@@ -62,14 +83,23 @@ describe('settleAnswer', () => {
 
   it('refuses a different payload for an authorization that is not failed', () => {
     const other = { ...asker, fingerprint: 'payload-2' };
-    expect(settleAnswer(record('submitted'), other, time)).toEqual(failure(X402Reason.exactEvmNonceAlreadyUsed, 'this authorization was already presented with a different payload'));
-    expect(settleAnswer(record('confirmed', { txHash: tx }), other, time))
-      .toEqual(failure(X402Reason.exactEvmNonceAlreadyUsed, `this authorization was already presented with a different payload and settled by ${tx}`));
+    expect(settleAnswer(record('submitted'), other, time)).toEqual(
+      failure(X402Reason.exactEvmNonceAlreadyUsed, 'this authorization was already presented with a different payload'),
+    );
+    expect(settleAnswer(record('confirmed', { txHash: tx }), other, time)).toEqual(
+      failure(X402Reason.exactEvmNonceAlreadyUsed, `this authorization was already presented with a different payload and settled by ${tx}`),
+    );
   });
 });
 
 describe('settleFailure', () => {
   it('leaves out an empty message', () => {
-    expect(settleFailure(asker, X402Reason.unexpectedSettleError)).toEqual({ success: false, errorReason: X402Reason.unexpectedSettleError, payer: asker.payer, transaction: '', network: asker.network });
+    expect(settleFailure(asker, X402Reason.unexpectedSettleError)).toEqual({
+      success: false,
+      errorReason: X402Reason.unexpectedSettleError,
+      payer: asker.payer,
+      transaction: '',
+      network: asker.network,
+    });
   });
 });

@@ -30,14 +30,26 @@ export function settleAnswer(record: PaymentRecord, asker: SettleAsker, time: { 
     return answer(settleFailure(asker, X402Reason.exactEvmNonceAlreadyUsed, 'this authorization was already presented to this facilitator'));
   }
   if (record.payloadHash !== asker.fingerprint && record.state !== 'failed') {
-    return answer(settleFailure(asker, X402Reason.exactEvmNonceAlreadyUsed,
-      `this authorization was already presented with a different payload${record.txHash ? ` and settled by ${record.txHash}` : ''}`));
+    return answer(
+      settleFailure(
+        asker,
+        X402Reason.exactEvmNonceAlreadyUsed,
+        `this authorization was already presented with a different payload${record.txHash ? ` and settled by ${record.txHash}` : ''}`,
+      ),
+    );
   }
   switch (record.state) {
     case 'confirmed':
       return answer({ success: true, payer: asker.payer, transaction: record.txHash ?? '', network: asker.network });
     case 'expired':
-      return answer(settleFailure(asker, X402Reason.exactEvmValidBefore, record.errorMessage ?? 'the authorization expired before it could be settled', record.txHash ?? ''));
+      return answer(
+        settleFailure(
+          asker,
+          X402Reason.exactEvmValidBefore,
+          record.errorMessage ?? 'the authorization expired before it could be settled',
+          record.txHash ?? '',
+        ),
+      );
     case 'failed':
       // Mined and failed (final), or failed while this request waited: the outcome of this payment is that failure.
       if (record.txHash || record.updatedAt.getTime() >= time.startedAt) {
@@ -46,7 +58,9 @@ export function settleAnswer(record: PaymentRecord, asker: SettleAsker, time: { 
       return { kind: 'retry' };
     default:
       if (time.now >= time.deadline) {
-        const message = record.txHash ? 'the transaction is not mined yet; settle again to get its outcome' : 'the settlement is queued; settle again to get its outcome';
+        const message = record.txHash
+          ? 'the transaction is not mined yet; settle again to get its outcome'
+          : 'the settlement is queued; settle again to get its outcome';
         return answer(settleFailure(asker, X402Reason.settlementPending, message, record.txHash ?? ''));
       }
       return { kind: 'wait' };

@@ -58,7 +58,10 @@ export class SettlementQueue implements OnModuleInit {
     try {
       await this.queue.add(name, { paymentId }, { jobId: `${name}-${paymentId}`, delay });
     } catch (error) {
-      throw new ProblemError('upstream_unavailable', `the settlement queue is unavailable (${(error as Error).message}); the payment is recorded and will be settled when it recovers; settle again to get the outcome`);
+      throw new ProblemError(
+        'upstream_unavailable',
+        `the settlement queue is unavailable (${(error as Error).message}); the payment is recorded and will be settled when it recovers; settle again to get the outcome`,
+      );
     }
   }
 }

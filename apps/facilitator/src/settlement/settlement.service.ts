@@ -60,7 +60,12 @@ export class SettlementService {
    */
   async settle(authorization: TransferAuthorization, presented: Presentation, merchantId: string | null, origin: PaymentOrigin): Promise<SettleResponse> {
     const deadline = Date.now() + this.config.settleBudgetMs;
-    const key = { network: authorization.network, asset: authorization.asset.toLowerCase(), payer: authorization.from.toLowerCase(), nonce: authorization.nonce.toLowerCase() };
+    const key = {
+      network: authorization.network,
+      asset: authorization.asset.toLowerCase(),
+      payer: authorization.from.toLowerCase(),
+      nonce: authorization.nonce.toLowerCase(),
+    };
     const payment: Settling = { authorization, presented, key };
     await this.assertIdentifierFree(presented, merchantId);
     const flightKey = `${key.network}|${key.asset}|${key.payer}|${key.nonce}|${presented.fingerprint}|${merchantId}`;
@@ -127,7 +132,15 @@ export class SettlementService {
     }
     await this.queue.submit(id);
     const claimed: PaymentRecord = {
-      id, state: 'verified', payloadHash: payment.presented.fingerprint, txHash: null, signer: null, errorReason: null, errorMessage: null, updatedAt: new Date(), merchantId,
+      id,
+      state: 'verified',
+      payloadHash: payment.presented.fingerprint,
+      txHash: null,
+      signer: null,
+      errorReason: null,
+      errorMessage: null,
+      updatedAt: new Date(),
+      merchantId,
     };
     return this.follow(payment, claimed, deadline, merchantId);
   }
@@ -171,7 +184,11 @@ export class SettlementService {
     if (error instanceof ChainUnavailableError) return this.failure(payment, X402Reason.unexpectedSettleError, error.message);
     if (isUnavailableError(error)) throw error;
     this.logger.error(`settlement of ${payment.key.payer}/${payment.key.nonce} failed`, error instanceof Error ? error.stack : String(error));
-    return this.failure(payment, X402Reason.unexpectedSettleError, 'an unexpected error stopped the settlement; it has been logged, and settling again is safe');
+    return this.failure(
+      payment,
+      X402Reason.unexpectedSettleError,
+      'an unexpected error stopped the settlement; it has been logged, and settling again is safe',
+    );
   }
 
   private failure(payment: Settling, reason: string, message?: string): SettleResponse {
@@ -180,5 +197,7 @@ export class SettlementService {
 }
 
 function conflict(key: string): ProblemError {
-  return new ProblemError('payment_identifier_conflict', `payment identifier "${key}" was already used with a different payment payload`, { paymentIdentifier: key });
+  return new ProblemError('payment_identifier_conflict', `payment identifier "${key}" was already used with a different payment payload`, {
+    paymentIdentifier: key,
+  });
 }

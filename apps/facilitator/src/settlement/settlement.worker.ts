@@ -141,7 +141,8 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
         const outcome = record.attempts > 0 ? await this.settleFromChain(record, network) : 'open';
         if (outcome === 'recorded') return;
         if (outcome === 'unknown') return retryLater(network.config.pollingIntervalMs * 4);
-        if (await this.payments.markExpired(paymentId, ['verified'], 'the authorization expired before the settlement could be sent')) this.events.changed(paymentId);
+        if (await this.payments.markExpired(paymentId, ['verified'], 'the authorization expired before the settlement could be sent'))
+          this.events.changed(paymentId);
         return;
       }
       const signer = network.signers.pick();
@@ -149,7 +150,9 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
 
       let gas: bigint;
       try {
-        gas = await sendGasEstimate(record, Date.now(), () => network.client.estimateGas({ account: signer.address, to: record.settleTo, data: record.settleData }));
+        gas = await sendGasEstimate(record, Date.now(), () =>
+          network.client.estimateGas({ account: signer.address, to: record.settleTo, data: record.settleData }),
+        );
       } catch (error) {
         if (isTransportFailure(error)) throw error;
         const fault = this.rail.sendFault(error);
@@ -164,7 +167,11 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
           if (outcome === 'unknown') return retryLater(network.config.pollingIntervalMs * 4);
           if (outcome === 'recorded') return;
         }
-        return this.fail(record, recordedReason(fault === 'transaction_failed' ? 'simulation_failed' : fault), revertReason(error) ?? 'the transfer would revert');
+        return this.fail(
+          record,
+          recordedReason(fault === 'transaction_failed' ? 'simulation_failed' : fault),
+          revertReason(error) ?? 'the transfer would revert',
+        );
       }
 
       if (this.config.batchMax > 1 && !isAddressEqual(record.settleTo, MULTICALL3_ADDRESS)) {
@@ -257,7 +264,14 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     let hash: Hex | undefined;
     try {
       await signer.send({ to: MULTICALL3_ADDRESS, data, gas }, async (tx) => {
-        if (!(await this.payments.recordSubmittedBatch(entries.map((e) => e.record.id), tx, network.config.network))) throw new ClaimLostError();
+        if (
+          !(await this.payments.recordSubmittedBatch(
+            entries.map((e) => e.record.id),
+            tx,
+            network.config.network,
+          ))
+        )
+          throw new ClaimLostError();
         hash = tx.hash;
         crashPoint('batch.recorded');
       });
@@ -313,7 +327,11 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
           }
         } else if (!isAlreadyKnown(error)) this.logger.warn(`rebroadcast of ${latest.hash} failed: ${message}`);
       }
-    } else if (known.blockNumber === null && Date.now() - latest.createdAt.getTime() > this.config.stuckTxAfterMs && record.validBefore > this.clock.nowSeconds() + EXPIRY_MARGIN_SECONDS) {
+    } else if (
+      known.blockNumber === null &&
+      Date.now() - latest.createdAt.getTime() > this.config.stuckTxAfterMs &&
+      record.validBefore > this.clock.nowSeconds() + EXPIRY_MARGIN_SECONDS
+    ) {
       // Still in the mempool (a mined one only waits for its confirmations): replace it with higher fees.
       await this.replace(network, record, latest);
     }
@@ -352,7 +370,12 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     }
     const judged = this.rail.judgeReceipt(settledTransferOf(record), receipt);
     const reason = recordedReason(judged.success ? 'transaction_failed' : judged.fault);
-    const message = verdict.kind === 'taken' ? `${verdict.message}; ${hash} did not carry it` : judged.success ? `transaction ${hash} did not carry the transfer` : judged.message;
+    const message =
+      verdict.kind === 'taken'
+        ? `${verdict.message}; ${hash} did not carry it`
+        : judged.success
+          ? `transaction ${hash} did not carry the transfer`
+          : judged.message;
     const gasFee = await this.gasFeeOf(record, hash, receipt, batched);
     if (await this.payments.markFailedOnChain(record.id, hash, reason, message, gasFee)) {
       this.metrics.addGasSpent(record.network, gasFee);
@@ -483,7 +506,9 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
       for (const signer of network.signers.signers.filter((s) => s.enabled)) {
         const balance = await network.client.getBalance({ address: signer.address }).catch(() => undefined);
         if (balance !== undefined && balance < this.config.signerMinBalanceWei) {
-          this.logger.warn(`hot wallet ${signer.address} on ${network.config.network} has ${balance} wei, below SIGNER_MIN_BALANCE_WEI (${this.config.signerMinBalanceWei}); top it up`);
+          this.logger.warn(
+            `hot wallet ${signer.address} on ${network.config.network} has ${balance} wei, below SIGNER_MIN_BALANCE_WEI (${this.config.signerMinBalanceWei}); top it up`,
+          );
         }
       }
     }

@@ -31,20 +31,44 @@ describe('what a failed Stripe call says about the charge', () => {
 });
 
 describe('what a PaymentIntent says about its payment', () => {
-  const intent = (status: Stripe.PaymentIntent.Status, extra: Partial<Stripe.PaymentIntent> = {}) => ({ id: 'pi_1', status, last_payment_error: null, next_action: null, ...extra });
+  const intent = (status: Stripe.PaymentIntent.Status, extra: Partial<Stripe.PaymentIntent> = {}) => ({
+    id: 'pi_1',
+    status,
+    last_payment_error: null,
+    next_action: null,
+    ...extra,
+  });
 
   it('succeeded; failed when canceled, declined or needing the customer; pending otherwise', () => {
     expect(judgeIntent(intent('succeeded'))).toEqual({ kind: 'succeeded' });
     expect(judgeIntent(intent('canceled'))).toMatchObject({ kind: 'failed', reason: 'canceled', problem: 'verification-failed' });
     expect(judgeIntent(intent('requires_action'))).toMatchObject({ kind: 'failed', reason: 'requires_action', problem: 'payment-action-required' });
-    const declined = intent('requires_payment_method', { last_payment_error: { type: 'card_error', code: 'card_declined', decline_code: 'insufficient_funds', message: 'Your card has insufficient funds.' } as Stripe.PaymentIntent.LastPaymentError });
-    expect(judgeIntent(declined)).toEqual({ kind: 'failed', reason: 'insufficient_funds', message: 'Your card has insufficient funds.', problem: 'verification-failed' });
-    for (const status of ['processing', 'requires_confirmation', 'requires_capture', 'requires_payment_method'] as const) expect(judgeIntent(intent(status))).toEqual({ kind: 'pending' });
+    const declined = intent('requires_payment_method', {
+      last_payment_error: {
+        type: 'card_error',
+        code: 'card_declined',
+        decline_code: 'insufficient_funds',
+        message: 'Your card has insufficient funds.',
+      } as Stripe.PaymentIntent.LastPaymentError,
+    });
+    expect(judgeIntent(declined)).toEqual({
+      kind: 'failed',
+      reason: 'insufficient_funds',
+      message: 'Your card has insufficient funds.',
+      problem: 'verification-failed',
+    });
+    for (const status of ['processing', 'requires_confirmation', 'requires_capture', 'requires_payment_method'] as const)
+      expect(judgeIntent(intent(status))).toEqual({ kind: 'pending' });
   });
 
   it('of several for one challenge, a succeeded one counts, else the newest', () => {
     expect(intentThatCounts([{ status: 'canceled' }, { status: 'succeeded' }])).toEqual({ status: 'succeeded' });
-    expect(intentThatCounts([{ status: 'requires_action', id: 'new' }, { status: 'canceled', id: 'old' }])).toEqual({ status: 'requires_action', id: 'new' });
+    expect(
+      intentThatCounts([
+        { status: 'requires_action', id: 'new' },
+        { status: 'canceled', id: 'old' },
+      ]),
+    ).toEqual({ status: 'requires_action', id: 'new' });
     expect(intentThatCounts([])).toBeUndefined();
   });
 });

@@ -30,7 +30,12 @@ export function judgeIntent(intent: Pick<Stripe.PaymentIntent, 'id' | 'status' |
     case 'requires_payment_method': {
       const error = intent.last_payment_error;
       if (!error) return { kind: 'pending' };
-      return { kind: 'failed', reason: error.decline_code ?? error.code ?? 'payment_failed', message: error.message ?? `PaymentIntent ${intent.id} failed`, problem: 'verification-failed' };
+      return {
+        kind: 'failed',
+        reason: error.decline_code ?? error.code ?? 'payment_failed',
+        message: error.message ?? `PaymentIntent ${intent.id} failed`,
+        problem: 'verification-failed',
+      };
     }
     default:
       return { kind: 'pending' };
@@ -105,7 +110,8 @@ export class StripeOutcomes {
     const verdict = judgeIntent(intent);
     if (verdict.kind === 'succeeded') {
       const was = await this.payments.confirm(payment.id, intent.id, { amountReceived: String(intent.amount_received), currency: intent.currency, via });
-      if (was === 'failed') this.logger.warn(`payment ${payment.id} was answered failed, but PaymentIntent ${intent.id} succeeded (${via}): corrected to confirmed`);
+      if (was === 'failed')
+        this.logger.warn(`payment ${payment.id} was answered failed, but PaymentIntent ${intent.id} succeeded (${via}): corrected to confirmed`);
       await this.claims.resolveByReference(payment.challengeId, { state: 'settled', reference: intent.id, ...(payer && { payer }) });
     } else if (verdict.kind === 'failed') {
       await this.payments.markFailedExternally(payment.id, verdict.reason, verdict.message, intent.id);

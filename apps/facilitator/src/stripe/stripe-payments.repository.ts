@@ -85,8 +85,16 @@ export class StripePayments {
           paymentId: inserted.id,
           type: 'payment.verified',
           data: {
-            network: p.network, asset: p.asset, payer: p.payer, payTo: p.payTo, amount: p.amount.toString(), nonce: p.challengeId,
-            protocol: 'mpp', rail: p.rail, method: p.method, challengeId: p.challengeId,
+            network: p.network,
+            asset: p.asset,
+            payer: p.payer,
+            payTo: p.payTo,
+            amount: p.amount.toString(),
+            nonce: p.challengeId,
+            protocol: 'mpp',
+            rail: p.rail,
+            method: p.method,
+            challengeId: p.challengeId,
           },
           // the trace it is written in (while tracing is on), so the ledger's booking joins the payment's trace
           traceContext: traceContextJson(),

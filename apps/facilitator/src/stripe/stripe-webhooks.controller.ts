@@ -32,7 +32,8 @@ export class StripeWebhooksController {
     const secret = this.config.stripe?.webhookSecret;
     if (!secret || !this.stripe) throw new ProblemError('not_found', 'Stripe webhooks are not configured on this facilitator (set STRIPE_WEBHOOK_SECRET)');
     const signature = req.headers['stripe-signature'];
-    if (typeof signature !== 'string' || !req.rawBody) throw new ProblemError('webhook_signature_invalid', 'a Stripe webhook needs a JSON body and a Stripe-Signature header');
+    if (typeof signature !== 'string' || !req.rawBody)
+      throw new ProblemError('webhook_signature_invalid', 'a Stripe webhook needs a JSON body and a Stripe-Signature header');
     let event: Stripe.Event;
     try {
       event = this.stripe.webhooks.constructEvent(req.rawBody, signature, secret);

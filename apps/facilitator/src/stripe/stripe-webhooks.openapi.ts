@@ -4,8 +4,9 @@ import type { OperationDoc } from '@mp/platform';
 export const STRIPE_WEBHOOKS_DOCS = {
   receive: {
     operationId: 'receiveStripeWebhook',
-    summary: 'Stripe\'s webhooks (configure this URL in Stripe)',
-    description: 'Verified on the raw body with `Stripe-Signature` and STRIPE_WEBHOOK_SECRET (5-minute tolerance), handled once per event id (a redelivery answers `duplicate`). `payment_intent.succeeded` / `payment_intent.payment_failed` with `metadata.challenge_id` settle or fail the MPP payment whose PaymentIntent answer was lost. No API key: the signature authenticates Stripe.',
+    summary: "Stripe's webhooks (configure this URL in Stripe)",
+    description:
+      'Verified on the raw body with `Stripe-Signature` and STRIPE_WEBHOOK_SECRET (5-minute tolerance), handled once per event id (a redelivery answers `duplicate`). `payment_intent.succeeded` / `payment_intent.payment_failed` with `metadata.challenge_id` settle or fail the MPP payment whose PaymentIntent answer was lost. No API key: the signature authenticates Stripe.',
     requestBody: {
       required: true,
       content: {

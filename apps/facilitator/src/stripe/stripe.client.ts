@@ -46,7 +46,9 @@ export function stripeFailure(error: unknown): StripeFailure | undefined {
 
 /** Stripe could not be reached or failed on its side: the outcome of the call is unknown. */
 export function isStripeUnavailable(failure: StripeFailure): boolean {
-  return failure.type === 'StripeConnectionError' || failure.type === 'StripeAPIError' || failure.type === 'StripeRateLimitError' || (failure.statusCode ?? 0) >= 500;
+  return (
+    failure.type === 'StripeConnectionError' || failure.type === 'StripeAPIError' || failure.type === 'StripeRateLimitError' || (failure.statusCode ?? 0) >= 500
+  );
 }
 
 /**

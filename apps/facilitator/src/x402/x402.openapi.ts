@@ -5,7 +5,8 @@ export const X402_DOCS = {
   verify: {
     operationId: 'verify',
     summary: 'Verify an x402 payment without settling it',
-    description: 'Runs every check the reference facilitator runs, in its order, with the same reason strings: scheme, network, asset allowlist, payload shape and `accepted` == requirements (no chain access), then the signature (native secp256k1 recovery for EOAs; ERC-1271 `isValidSignature` only when recovery fails and `from` has code, also for an ERC-6492-wrapped signature of a wallet that is already deployed; a counterfactual ERC-6492 wallet is refused with `eip6492_factory_not_allowed` unless its factory is on the network\'s `eip6492AllowedFactories`, and otherwise its signature is checked by the simulation), recipient, `validBefore ≥ now + 6 s`, `validAfter ≤ now`, exact value, asset has code (cached), EIP-712 name and version against the configured asset, and finally one `eth_call` simulation of `transferWithAuthorization` (for a counterfactual wallet: of Multicall3 `aggregate3` calling the factory, then `transferWithAuthorization` with the inner signature, which the token checks by ERC-1271 on the just-deployed wallet). Only when the simulation fails does it read `authorizationState` and `balanceOf` to name the reason.\n\nWrites nothing. With a payment-identifier it only checks that the id is not bound to another payload (409). RPC failures are `unexpected_verify_error`, never an invalid signature.\n\n**Authentication.** A merchant API key (`Authorization: Bearer mpk_…` or `X-API-Key`), unless the operator runs with `FACILITATOR_OPEN_MODE=true`; a key that is sent is always checked (401 if it is not valid) and counts against its rate limit (429).',
+    description:
+      "Runs every check the reference facilitator runs, in its order, with the same reason strings: scheme, network, asset allowlist, payload shape and `accepted` == requirements (no chain access), then the signature (native secp256k1 recovery for EOAs; ERC-1271 `isValidSignature` only when recovery fails and `from` has code, also for an ERC-6492-wrapped signature of a wallet that is already deployed; a counterfactual ERC-6492 wallet is refused with `eip6492_factory_not_allowed` unless its factory is on the network's `eip6492AllowedFactories`, and otherwise its signature is checked by the simulation), recipient, `validBefore ≥ now + 6 s`, `validAfter ≤ now`, exact value, asset has code (cached), EIP-712 name and version against the configured asset, and finally one `eth_call` simulation of `transferWithAuthorization` (for a counterfactual wallet: of Multicall3 `aggregate3` calling the factory, then `transferWithAuthorization` with the inner signature, which the token checks by ERC-1271 on the just-deployed wallet). Only when the simulation fails does it read `authorizationState` and `balanceOf` to name the reason.\n\nWrites nothing. With a payment-identifier it only checks that the id is not bound to another payload (409). RPC failures are `unexpected_verify_error`, never an invalid signature.\n\n**Authentication.** A merchant API key (`Authorization: Bearer mpk_…` or `X-API-Key`), unless the operator runs with `FACILITATOR_OPEN_MODE=true`; a key that is sent is always checked (401 if it is not valid) and counts against its rate limit (429).",
     requestBody: {
       required: true,
       content: {
@@ -38,7 +39,8 @@ export const X402_DOCS = {
                     },
                   },
                   payload: {
-                    signature: '0x34ed68ac0b70836eea32d6006d3724358f3144af1bf7c2f03d61e394bc796da33cad6df999156854bce951820f6be13c4d0982c691a8e100af6ce3664279e2181c',
+                    signature:
+                      '0x34ed68ac0b70836eea32d6006d3724358f3144af1bf7c2f03d61e394bc796da33cad6df999156854bce951820f6be13c4d0982c691a8e100af6ce3664279e2181c',
                     authorization: {
                       from: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
                       to: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
@@ -87,7 +89,8 @@ export const X402_DOCS = {
                     },
                   },
                   payload: {
-                    signature: '0x34ed68ac0b70836eea32d6006d3724358f3144af1bf7c2f03d61e394bc796da33cad6df999156854bce951820f6be13c4d0982c691a8e100af6ce3664279e2181c',
+                    signature:
+                      '0x34ed68ac0b70836eea32d6006d3724358f3144af1bf7c2f03d61e394bc796da33cad6df999156854bce951820f6be13c4d0982c691a8e100af6ce3664279e2181c',
                     authorization: {
                       from: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
                       to: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
@@ -130,7 +133,8 @@ export const X402_DOCS = {
                   scheme: 'exact',
                   network: 'base-sepolia',
                   payload: {
-                    signature: '0x34ed68ac0b70836eea32d6006d3724358f3144af1bf7c2f03d61e394bc796da33cad6df999156854bce951820f6be13c4d0982c691a8e100af6ce3664279e2181c',
+                    signature:
+                      '0x34ed68ac0b70836eea32d6006d3724358f3144af1bf7c2f03d61e394bc796da33cad6df999156854bce951820f6be13c4d0982c691a8e100af6ce3664279e2181c',
                     authorization: {
                       from: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
                       to: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
@@ -201,7 +205,8 @@ export const X402_DOCS = {
                 value: {
                   isValid: false,
                   invalidReason: 'invalid_exact_evm_nonce_already_used',
-                  invalidMessage: 'authorization nonce 0x951710b936e8ec0b7657d42b457a25dd7c0d92b9be38f3d0cb8972e16ac881a3 of 0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e is already used or canceled (FiatTokenV2: authorization is used or canceled)',
+                  invalidMessage:
+                    'authorization nonce 0x951710b936e8ec0b7657d42b457a25dd7c0d92b9be38f3d0cb8972e16ac881a3 of 0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e is already used or canceled (FiatTokenV2: authorization is used or canceled)',
                   payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
                 },
               },
@@ -269,7 +274,8 @@ export const X402_DOCS = {
   settle: {
     operationId: 'settle',
     summary: 'Settle an x402 payment on chain, exactly once',
-    description: 'Verifies again (without the `eth_call`; gas estimation from the chosen signer simulates the same call), then claims the payment in PostgreSQL, unique per (network, asset, payer, authorization nonce), records the signed transaction\'s hash before broadcasting it, and waits for the receipt up to SETTLE_BUDGET_MS (default 60 s). The transaction calls the token\'s `transferWithAuthorization`; for a counterfactual ERC-6492 wallet whose factory is allowed it is one Multicall3 `aggregate3` call that runs the factory call (allowed to fail: someone may have deployed the wallet meanwhile) and then the transfer (must not fail), so the wallet is deployed if and only if the payment lands. A successful receipt must contain the exact `Transfer(from, to, value)` log of the token.\n\nIdempotent: settling the same payload again (same fingerprint) returns the recorded outcome (the same `transaction`) and sends nothing; concurrent duplicates, in one process or on several replicas, share one settlement. The same authorization with a different payload is `invalid_exact_evm_nonce_already_used`. Past the budget the answer is `settlement_pending` with the hash: settle the same payload again to get the outcome.\n\n**Authentication.** A merchant API key (`Authorization: Bearer mpk_…` or `X-API-Key`), unless the operator runs with `FACILITATOR_OPEN_MODE=true`; a key that is sent is always checked (401 if it is not valid) and counts against its rate limit (429). The settled payment belongs to the key\'s merchant (open mode without a key: to no merchant). Presenting a payload that another merchant (or an open-mode request) already presented answers `invalid_exact_evm_nonce_already_used` with `transaction: ""`, and never that payment\'s outcome or hash.',
+    description:
+      "Verifies again (without the `eth_call`; gas estimation from the chosen signer simulates the same call), then claims the payment in PostgreSQL, unique per (network, asset, payer, authorization nonce), records the signed transaction's hash before broadcasting it, and waits for the receipt up to SETTLE_BUDGET_MS (default 60 s). The transaction calls the token's `transferWithAuthorization`; for a counterfactual ERC-6492 wallet whose factory is allowed it is one Multicall3 `aggregate3` call that runs the factory call (allowed to fail: someone may have deployed the wallet meanwhile) and then the transfer (must not fail), so the wallet is deployed if and only if the payment lands. A successful receipt must contain the exact `Transfer(from, to, value)` log of the token.\n\nIdempotent: settling the same payload again (same fingerprint) returns the recorded outcome (the same `transaction`) and sends nothing; concurrent duplicates, in one process or on several replicas, share one settlement. The same authorization with a different payload is `invalid_exact_evm_nonce_already_used`. Past the budget the answer is `settlement_pending` with the hash: settle the same payload again to get the outcome.\n\n**Authentication.** A merchant API key (`Authorization: Bearer mpk_…` or `X-API-Key`), unless the operator runs with `FACILITATOR_OPEN_MODE=true`; a key that is sent is always checked (401 if it is not valid) and counts against its rate limit (429). The settled payment belongs to the key's merchant (open mode without a key: to no merchant). Presenting a payload that another merchant (or an open-mode request) already presented answers `invalid_exact_evm_nonce_already_used` with `transaction: \"\"`, and never that payment's outcome or hash.",
     requestBody: {
       required: true,
       content: {
@@ -302,7 +308,8 @@ export const X402_DOCS = {
                     },
                   },
                   payload: {
-                    signature: '0x34ed68ac0b70836eea32d6006d3724358f3144af1bf7c2f03d61e394bc796da33cad6df999156854bce951820f6be13c4d0982c691a8e100af6ce3664279e2181c',
+                    signature:
+                      '0x34ed68ac0b70836eea32d6006d3724358f3144af1bf7c2f03d61e394bc796da33cad6df999156854bce951820f6be13c4d0982c691a8e100af6ce3664279e2181c',
                     authorization: {
                       from: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
                       to: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
@@ -351,7 +358,8 @@ export const X402_DOCS = {
                     },
                   },
                   payload: {
-                    signature: '0x34ed68ac0b70836eea32d6006d3724358f3144af1bf7c2f03d61e394bc796da33cad6df999156854bce951820f6be13c4d0982c691a8e100af6ce3664279e2181c',
+                    signature:
+                      '0x34ed68ac0b70836eea32d6006d3724358f3144af1bf7c2f03d61e394bc796da33cad6df999156854bce951820f6be13c4d0982c691a8e100af6ce3664279e2181c',
                     authorization: {
                       from: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
                       to: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
@@ -394,7 +402,8 @@ export const X402_DOCS = {
                   scheme: 'exact',
                   network: 'base-sepolia',
                   payload: {
-                    signature: '0x34ed68ac0b70836eea32d6006d3724358f3144af1bf7c2f03d61e394bc796da33cad6df999156854bce951820f6be13c4d0982c691a8e100af6ce3664279e2181c',
+                    signature:
+                      '0x34ed68ac0b70836eea32d6006d3724358f3144af1bf7c2f03d61e394bc796da33cad6df999156854bce951820f6be13c4d0982c691a8e100af6ce3664279e2181c',
                     authorization: {
                       from: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
                       to: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
@@ -491,7 +500,8 @@ export const X402_DOCS = {
                 value: {
                   success: false,
                   errorReason: 'invalid_exact_evm_nonce_already_used',
-                  errorMessage: 'this authorization was already presented with a different payload and settled by 0x0c9a06220de825e6e7333522173977e8a8bf6f7fb0f2de63a213f8dd57c68034',
+                  errorMessage:
+                    'this authorization was already presented with a different payload and settled by 0x0c9a06220de825e6e7333522173977e8a8bf6f7fb0f2de63a213f8dd57c68034',
                   payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
                   transaction: '',
                   network: 'eip155:84532',
@@ -502,7 +512,8 @@ export const X402_DOCS = {
                 value: {
                   success: false,
                   errorReason: 'invalid_exact_evm_transfer_event_mismatch',
-                  errorMessage: 'transaction 0x0c9a06220de825e6e7333522173977e8a8bf6f7fb0f2de63a213f8dd57c68034 has no Transfer of 10000 from 0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e to 0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
+                  errorMessage:
+                    'transaction 0x0c9a06220de825e6e7333522173977e8a8bf6f7fb0f2de63a213f8dd57c68034 has no Transfer of 10000 from 0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e to 0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                   payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
                   transaction: '0x0c9a06220de825e6e7333522173977e8a8bf6f7fb0f2de63a213f8dd57c68034',
                   network: 'eip155:84532',
@@ -524,7 +535,8 @@ export const X402_DOCS = {
                 value: {
                   success: false,
                   errorReason: 'pay_to_not_allowed',
-                  errorMessage: 'payTo 0x9965507D1a55bcC2695C58ba16FB37d819B0A4dc is not a receiving address this merchant declared for eip155:84532; declare it (POST /merchants/me/receiving-addresses, or scripts/merchants.mjs receiving-addresses add) or allow any payTo (allowAnyPayTo)',
+                  errorMessage:
+                    'payTo 0x9965507D1a55bcC2695C58ba16FB37d819B0A4dc is not a receiving address this merchant declared for eip155:84532; declare it (POST /merchants/me/receiving-addresses, or scripts/merchants.mjs receiving-addresses add) or allow any payTo (allowAnyPayTo)',
                   transaction: '',
                   network: 'eip155:84532',
                 },

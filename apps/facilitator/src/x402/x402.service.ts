@@ -48,9 +48,15 @@ export class X402Service {
       const verdict = await this.rail.verify(authorization, { simulate: true });
       return verdict.ok ? { isValid: true, payer } : { isValid: false, invalidReason: recordedReason(verdict.fault), invalidMessage: verdict.message, payer };
     } catch (error) {
-      if (error instanceof ChainUnavailableError) return { isValid: false, invalidReason: X402Reason.unexpectedVerifyError, invalidMessage: error.message, payer };
+      if (error instanceof ChainUnavailableError)
+        return { isValid: false, invalidReason: X402Reason.unexpectedVerifyError, invalidMessage: error.message, payer };
       this.logger.error('verification failed unexpectedly', error instanceof Error ? error.stack : String(error));
-      return { isValid: false, invalidReason: X402Reason.unexpectedVerifyError, invalidMessage: 'an unexpected error stopped verification; it has been logged', payer };
+      return {
+        isValid: false,
+        invalidReason: X402Reason.unexpectedVerifyError,
+        invalidMessage: 'an unexpected error stopped verification; it has been logged',
+        payer,
+      };
     }
   }
 
@@ -69,10 +75,12 @@ export class X402Service {
   }
 
   supported(): SupportedResponse {
-    const kinds = this.networks.all().flatMap((n) => [
-      { x402Version: 2, scheme: EXACT_SCHEME, network: n.config.network },
-      ...this.networks.v1NamesOf(n.config.network).map((name) => ({ x402Version: 1, scheme: EXACT_SCHEME, network: name })),
-    ]);
+    const kinds = this.networks
+      .all()
+      .flatMap((n) => [
+        { x402Version: 2, scheme: EXACT_SCHEME, network: n.config.network },
+        ...this.networks.v1NamesOf(n.config.network).map((name) => ({ x402Version: 1, scheme: EXACT_SCHEME, network: name })),
+      ]);
     return { kinds, extensions: [PAYMENT_IDENTIFIER], signers: { 'eip155:*': this.networks.signerAddresses() } };
   }
 

@@ -27,10 +27,13 @@ export class MerchantAuthGuard implements CanActivate {
 
   private async authenticate(request: Request, response: Response): Promise<Merchant> {
     const key = presentedApiKey(request.headers);
-    const merchant = key === undefined ? undefined : await this.directory.resolve(key, request.ip).catch((error: unknown) => {
-      if (error instanceof ProblemError && error.code === 'rate_limited') response.setHeader('retry-after', String(error.extensions.retryAfter));
-      throw error;
-    });
+    const merchant =
+      key === undefined
+        ? undefined
+        : await this.directory.resolve(key, request.ip).catch((error: unknown) => {
+            if (error instanceof ProblemError && error.code === 'rate_limited') response.setHeader('retry-after', String(error.extensions.retryAfter));
+            throw error;
+          });
     if (!merchant) {
       response.setHeader('www-authenticate', 'Bearer realm="ledger"');
       throw new ProblemError('unauthorized', 'a valid API key is required (Authorization: Bearer <key> or X-API-Key)');

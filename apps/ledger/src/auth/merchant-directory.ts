@@ -59,7 +59,8 @@ export class MerchantDirectory {
       throw new ProblemError('rate_limited', `too many failed API-key attempts; retry in ${retryAfter} s`, { retryAfter });
     }
     const body = response.status === 200 ? meSchema.safeParse(await response.json().catch(() => undefined)) : undefined;
-    if (!body?.success) throw new ProblemError('upstream_unavailable', `API keys cannot be checked: the facilitator answered ${response.status}; retry shortly`);
+    if (!body?.success)
+      throw new ProblemError('upstream_unavailable', `API keys cannot be checked: the facilitator answered ${response.status}; retry shortly`);
     const merchant = { merchantId: body.data.merchantId.toLowerCase(), name: body.data.name };
     if (this.config.apiKeyCacheMs > 0) {
       if (this.known.size >= 10_000) this.known.clear();

@@ -25,13 +25,24 @@ export class AccountStore {
    * the ids fails that statement on the unique index, and the caller retries (it then answers exists).
    */
   async create(merchantId: string, inputs: readonly AccountInput[]): Promise<AccountResult[]> {
-    const existing = await this.lookup(merchantId, inputs.map((a) => a.id));
+    const existing = await this.lookup(
+      merchantId,
+      inputs.map((a) => a.id),
+    );
     const batch = new AccountBatch(existing);
     const results = batch.create(inputs);
     const fresh = batch.created;
     if (fresh.length) {
       await this.db.ledgerAccount.createMany({
-        data: fresh.map((a) => ({ merchantId, id: a.id, asset: a.asset, code: a.code, flags: a.flags, normalBalance: a.normalBalance, reference: a.reference })),
+        data: fresh.map((a) => ({
+          merchantId,
+          id: a.id,
+          asset: a.asset,
+          code: a.code,
+          flags: a.flags,
+          normalBalance: a.normalBalance,
+          reference: a.reference,
+        })),
       });
     }
     return results;

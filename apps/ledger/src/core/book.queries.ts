@@ -100,7 +100,12 @@ export class BookQueries {
 
   /** The assets of the merchant's accounts of the code, sorted. */
   async accountAssets(merchantId: string, accountCode: number): Promise<string[]> {
-    const rows = await this.db.ledgerAccount.findMany({ where: { merchantId, code: accountCode }, distinct: ['asset'], orderBy: { asset: 'asc' }, select: { asset: true } });
+    const rows = await this.db.ledgerAccount.findMany({
+      where: { merchantId, code: accountCode },
+      distinct: ['asset'],
+      orderBy: { asset: 'asc' },
+      select: { asset: true },
+    });
     return rows.map((r) => r.asset);
   }
 

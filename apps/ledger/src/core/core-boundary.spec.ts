@@ -6,7 +6,8 @@ import path from 'node:path';
 // Prisma's delegates; reconciliation's own tables (reconciliation_runs, reconciliation_rows) are not the core's.
 const repoRoot = path.resolve(__dirname, '../../../..');
 const coreDir = path.join(repoRoot, 'apps/ledger/src/core');
-const CORE_TABLE = /\bledger"?\."?(accounts|transfers|pending_timeouts|failed_transfers|receiving_addresses)\b|\bledger(Account|Transfer|PendingTimeout|FailedTransfer|ReceivingAddress)\s*\./g;
+const CORE_TABLE =
+  /\bledger"?\."?(accounts|transfers|pending_timeouts|failed_transfers|receiving_addresses)\b|\bledger(Account|Transfer|PendingTimeout|FailedTransfer|ReceivingAddress)\s*\./g;
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -31,7 +32,7 @@ describe('the ledger core boundary', () => {
     expect(offenders).toEqual([]);
   });
 
-  it('recognises the core\'s own queries (the check above can see what it forbids)', () => {
+  it("recognises the core's own queries (the check above can see what it forbids)", () => {
     const inCore = sourceFiles(coreDir).flatMap(mentions);
     for (const table of ['ledger.accounts', 'ledger.transfers', 'ledger.pending_timeouts', 'ledger.failed_transfers', 'ledger.receiving_addresses']) {
       expect(inCore).toContain(table);

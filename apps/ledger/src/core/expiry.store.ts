@@ -54,15 +54,25 @@ export class ExpiryStore {
     const keys = [due.map((d) => d.merchantId), due.map((d) => d.id)];
     return this.pool.transaction(async (run) => {
       const [locked] = await run<{ now: Date; accounts: AccountRow[] }>('ledger_expiry_lock', LOCK_SQL, keys);
-      const taken = await run<{ merchantId: string; debitAccountId: string; creditAccountId: string; amount: string }>('ledger_expiry_take', TAKE_SQL, [...keys, locked.now]);
+      const taken = await run<{ merchantId: string; debitAccountId: string; creditAccountId: string; amount: string }>('ledger_expiry_take', TAKE_SQL, [
+        ...keys,
+        locked.now,
+      ]);
       const accountsOf = byMerchant(locked.accounts.map(toAccount));
       const released = [...byMerchant(taken)].flatMap(([merchantId, expired]) => {
         const accounts = accountsOf.get(merchantId) ?? [];
         const keyOf = new Map(accounts.map((a) => [a.id, a.key]));
-        return releaseExpired(accounts, expired.map((e) => ({ ...e, amount: BigInt(e.amount) }))).map((a) => ({ ...a, key: keyOf.get(a.id)! }));
+        return releaseExpired(
+          accounts,
+          expired.map((e) => ({ ...e, amount: BigInt(e.amount) })),
+        ).map((a) => ({ ...a, key: keyOf.get(a.id)! }));
       });
       if (released.length) {
-        await run('ledger_expiry_update', UPDATE_SQL, [released.map((a) => a.key), released.map((a) => a.debitsPending.toString()), released.map((a) => a.creditsPending.toString())]);
+        await run('ledger_expiry_update', UPDATE_SQL, [
+          released.map((a) => a.key),
+          released.map((a) => a.debitsPending.toString()),
+          released.map((a) => a.creditsPending.toString()),
+        ]);
       }
       return taken.length;
     });

@@ -17,7 +17,18 @@ import { WritePool } from './write-pool';
  * cluster) could replace them. Needs LEDGER_CONFIG and PrismaService from the root module.
  */
 @Module({
-  providers: [WritePool, AccountStore, TransferStore, TransferQueries, BookQueries, ReceivingAddressStore, ExpiryStore, TransferWriter, PendingExpiry, LedgerService],
+  providers: [
+    WritePool,
+    AccountStore,
+    TransferStore,
+    TransferQueries,
+    BookQueries,
+    ReceivingAddressStore,
+    ExpiryStore,
+    TransferWriter,
+    PendingExpiry,
+    LedgerService,
+  ],
   exports: [LedgerService],
 })
 export class LedgerModule {}

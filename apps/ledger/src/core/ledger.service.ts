@@ -83,7 +83,15 @@ export class LedgerService {
   /** An account's four totals and the balances read from them; undefined when the merchant has no such account. */
   async balances(merchantId: string, accountId: string): Promise<(Balances & BalanceSummary) | undefined> {
     const [account] = await this.lookupAccounts(merchantId, [accountId]);
-    return account && { debitsPending: account.debitsPending, debitsPosted: account.debitsPosted, creditsPending: account.creditsPending, creditsPosted: account.creditsPosted, ...account.balances };
+    return (
+      account && {
+        debitsPending: account.debitsPending,
+        debitsPosted: account.debitsPosted,
+        creditsPending: account.creditsPending,
+        creditsPosted: account.creditsPosted,
+        ...account.balances,
+      }
+    );
   }
 
   async listAccounts(merchantId: string, filter: AccountFilter, limit: number, before?: string): Promise<Page<LedgerAccount, string>> {

@@ -21,7 +21,11 @@ export class ReceivingAddressStore {
 
   /** Sorted by network, then address. */
   async list(merchantId: string): Promise<ReceivingAddress[]> {
-    const rows = await this.db.ledgerReceivingAddress.findMany({ where: { merchantId }, orderBy: [{ network: 'asc' }, { address: 'asc' }], select: { network: true, address: true } });
+    const rows = await this.db.ledgerReceivingAddress.findMany({
+      where: { merchantId },
+      orderBy: [{ network: 'asc' }, { address: 'asc' }],
+      select: { network: true, address: true },
+    });
     return rows.map((r) => ({ network: r.network, address: r.address as `0x${string}` }));
   }
 }

@@ -95,7 +95,10 @@ export class TransferQueries {
                 FROM ledger.transfers t ${TRANSFER_ACCOUNTS_JOIN} ${RESOLUTION_JOIN}
                WHERE ${where.join(' AND ')}${sideFilter} ORDER BY t.ts DESC, t.seq DESC LIMIT $2`;
     };
-    const sql = filter.accountKey === undefined ? select() : `SELECT * FROM ((${select('debit')}) UNION ALL (${select('credit')})) x ORDER BY ts DESC, seq::bigint DESC LIMIT $2`;
+    const sql =
+      filter.accountKey === undefined
+        ? select()
+        : `SELECT * FROM ((${select('debit')}) UNION ALL (${select('credit')})) x ORDER BY ts DESC, seq::bigint DESC LIMIT $2`;
     const rows = await this.db.$queryRawUnsafe<TransferRecordRow[]>(sql, ...params);
     if (rows.length <= limit) return { rows: rows.map(toRecord) };
     const page = rows.slice(0, limit);
@@ -127,10 +130,9 @@ export class TransferQueries {
          FROM ledger.transfers t ${TRANSFER_ACCOUNTS_JOIN}
         WHERE t.${s}_account_key = $1::bigint AND t.ts >= $2::timestamptz AND t.ts < $3::timestamptz AND t.flags & 10 = 0${cursor}
         ORDER BY t.ts, t.seq LIMIT $4`;
-    const rows = await this.db.$queryRawUnsafe<(TransferRow & { side: 'debit' | 'credit'; dp: string; cp: string; counterparty: string; seq: string; ts: Date })[]>(
-      `SELECT * FROM ((${side('debit', 'credit')}) UNION ALL (${side('credit', 'debit')})) x ORDER BY ts, seq::bigint LIMIT $4`,
-      ...params,
-    );
+    const rows = await this.db.$queryRawUnsafe<
+      (TransferRow & { side: 'debit' | 'credit'; dp: string; cp: string; counterparty: string; seq: string; ts: Date })[]
+    >(`SELECT * FROM ((${side('debit', 'credit')}) UNION ALL (${side('credit', 'debit')})) x ORDER BY ts, seq::bigint LIMIT $4`, ...params);
     const entries = rows.slice(0, limit).map((r) => ({
       transfer: toTransfer(r),
       side: r.side,
@@ -147,4 +149,3 @@ export class TransferQueries {
 function toRecord(row: TransferRecordRow): TransferRecord {
   return { ...toTransfer(row), status: row.status };
 }
-

@@ -124,7 +124,11 @@ export class TransferStore {
         }
       }
     }
-    const [state] = await run<LockedState>('ledger_lock_and_read', LOCK_AND_READ_SQL, [...accountKeys.columns(), ...transferKeys.columns(), ...pendingKeys.columns()]);
+    const [state] = await run<LockedState>('ledger_lock_and_read', LOCK_AND_READ_SQL, [
+      ...accountKeys.columns(),
+      ...transferKeys.columns(),
+      ...pendingKeys.columns(),
+    ]);
 
     const accounts = state.accounts.map(toAccount);
     const accountKey = new Map(accounts.map((a) => [scoped(a.merchantId, a.id), a.key]));
@@ -150,7 +154,10 @@ export class TransferStore {
     const results = submissions.map((s) => batchFor(s.merchantId).create(s.transfers));
     for (const [merchantId, batch] of batches) {
       for (const { id, error } of batch.problems) {
-        this.logger.error(`transfer ${id} of merchant ${merchantId} answered internal_error: judging it threw`, error instanceof Error ? error.stack : String(error));
+        this.logger.error(
+          `transfer ${id} of merchant ${merchantId} answered internal_error: judging it threw`,
+          error instanceof Error ? error.stack : String(error),
+        );
       }
     }
 
@@ -200,4 +207,3 @@ export class TransferStore {
     return results;
   }
 }
-

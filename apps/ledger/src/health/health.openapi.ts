@@ -5,7 +5,8 @@ export const HEALTH_DOCS = {
   health: {
     operationId: 'health',
     summary: 'Liveness (all three services)',
-    description: 'Answers 200 `{"status":"ok"}` as long as the process runs and serves HTTP. It checks no dependency: a database, Redis, RPC or facilitator outage does not make it fail (see `GET /ready`), so an orchestrator restarting on a failed liveness probe never restarts healthy replicas because of an outage elsewhere.',
+    description:
+      'Answers 200 `{"status":"ok"}` as long as the process runs and serves HTTP. It checks no dependency: a database, Redis, RPC or facilitator outage does not make it fail (see `GET /ready`), so an orchestrator restarting on a failed liveness probe never restarts healthy replicas because of an outage elsewhere.',
     responses: {
       '200': {
         description: 'The process is alive.',

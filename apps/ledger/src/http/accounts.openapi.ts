@@ -5,7 +5,8 @@ export const ACCOUNTS_DOCS = {
   create: {
     operationId: 'createAccounts',
     summary: 'Create accounts (TigerBeetle create_accounts semantics)',
-    description: 'Body: array (1..LEDGER_BATCH_MAX) of `{id, asset, code (0–65535), flags?: [linked|debits_must_not_exceed_credits|credits_must_not_exceed_debits], normalBalance?: credit|debit, reference?}`. Answers one result per account: `created`, `exists`, `exists_with_different_{flags,reference,ledger,code,normal_balance}`, `linked_event_failed`, `linked_event_chain_open`, …',
+    description:
+      'Body: array (1..LEDGER_BATCH_MAX) of `{id, asset, code (0–65535), flags?: [linked|debits_must_not_exceed_credits|credits_must_not_exceed_debits], normalBalance?: credit|debit, reference?}`. Answers one result per account: `created`, `exists`, `exists_with_different_{flags,reference,ledger,code,normal_balance}`, `linked_event_failed`, `linked_event_chain_open`, …',
     security: [
       {
         merchantApiKey: [],
@@ -39,7 +40,7 @@ export const ACCOUNTS_DOCS = {
         $ref: '#/components/responses/Unauthorized',
       },
       '429': {
-        description: 'Passed on from the facilitator\'s key lookup: too many failed key attempts.',
+        description: "Passed on from the facilitator's key lookup: too many failed key attempts.",
         content: {
           'application/problem+json': {
             schema: {
@@ -85,8 +86,9 @@ export const ACCOUNTS_DOCS = {
   },
   list: {
     operationId: 'listAccounts',
-    summary: 'The merchant\'s accounts, newest first',
-    description: 'Filters `asset`, `code`; `limit` (1–1000, default 100) and an opaque `cursor`. Each account has `debitsPending`, `debitsPosted`, `creditsPending`, `creditsPosted` and `balances: {posted, pending, available}` as decimal strings.',
+    summary: "The merchant's accounts, newest first",
+    description:
+      'Filters `asset`, `code`; `limit` (1–1000, default 100) and an opaque `cursor`. Each account has `debitsPending`, `debitsPosted`, `creditsPending`, `creditsPosted` and `balances: {posted, pending, available}` as decimal strings.',
     security: [
       {
         merchantApiKey: [],
@@ -120,7 +122,7 @@ export const ACCOUNTS_DOCS = {
         $ref: '#/components/responses/Unauthorized',
       },
       '429': {
-        description: 'Passed on from the facilitator\'s key lookup: too many failed key attempts.',
+        description: "Passed on from the facilitator's key lookup: too many failed key attempts.",
         content: {
           'application/problem+json': {
             schema: {
@@ -226,7 +228,7 @@ export const ACCOUNTS_DOCS = {
         $ref: '#/components/responses/Unauthorized',
       },
       '404': {
-        description: 'The merchant has no such id (another merchant\'s ids are the same 404).',
+        description: "The merchant has no such id (another merchant's ids are the same 404).",
         content: {
           'application/problem+json': {
             schema: {
@@ -236,7 +238,7 @@ export const ACCOUNTS_DOCS = {
         },
       },
       '429': {
-        description: 'Passed on from the facilitator\'s key lookup: too many failed key attempts.',
+        description: "Passed on from the facilitator's key lookup: too many failed key attempts.",
         content: {
           'application/problem+json': {
             schema: {

@@ -34,5 +34,7 @@ function decode(cursor: string): unknown[] {
 }
 
 function badCursor(): ProblemError {
-  return new ProblemError('validation_failed', 'invalid query parameter(s): cursor', { invalidParams: [{ name: 'cursor', reason: 'is not a cursor this API returned' }] });
+  return new ProblemError('validation_failed', 'invalid query parameter(s): cursor', {
+    invalidParams: [{ name: 'cursor', reason: 'is not a cursor this API returned' }],
+  });
 }

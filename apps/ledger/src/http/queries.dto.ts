@@ -30,7 +30,8 @@ function Satisfies(check: (value: unknown, query: Record<string, unknown>) => bo
 }
 
 /** `to` of a period: not before its `from` (when both are well formed; each says so itself otherwise). */
-const notBeforeFrom = (to: unknown, query: Record<string, unknown>) => !isTime(query.from) || !isTime(to) || Date.parse(query.from as string) <= Date.parse(to as string);
+const notBeforeFrom = (to: unknown, query: Record<string, unknown>) =>
+  !isTime(query.from) || !isTime(to) || Date.parse(query.from as string) <= Date.parse(to as string);
 
 const toLedgerId = ({ value }: { value: unknown }) => parseLedgerId(value) ?? value;
 const toAsset = ({ value }: { value: unknown }) => normalizeAsset(value) ?? value;

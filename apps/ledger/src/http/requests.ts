@@ -26,11 +26,16 @@ const ledgerId = z.string().transform((value, ctx) => parseLedgerId(value) ?? fa
 
 const asset = z
   .string()
-  .transform((value, ctx) => normalizeAsset(value) ?? fail(ctx, value, 'must be an asset such as "eip155:8453/0x833589fcd6edb6e08f4c7c32d4f71b54bda02913" or "stripe/usd"'));
+  .transform(
+    (value, ctx) =>
+      normalizeAsset(value) ?? fail(ctx, value, 'must be an asset such as "eip155:8453/0x833589fcd6edb6e08f4c7c32d4f71b54bda02913" or "stripe/usd"'),
+  );
 
 const amount = z.string({ error: 'must be a decimal string of atomic units, e.g. "1500000"' }).transform((value, ctx) => {
   if (value.startsWith('-')) return fail(ctx, value, 'must not be negative: to move money the other way, swap debitAccountId and creditAccountId');
-  return isAtomicString(value) ? BigInt(value) : fail(ctx, value, 'must be a whole number of atomic units in decimal, e.g. "1500000" (no sign, decimal point or exponent; at most 2^256-1)');
+  return isAtomicString(value)
+    ? BigInt(value)
+    : fail(ctx, value, 'must be a whole number of atomic units in decimal, e.g. "1500000" (no sign, decimal point or exponent; at most 2^256-1)');
 });
 
 const code = z.number().int().min(0).max(65_535);
@@ -40,7 +45,10 @@ const accountSchema = z.strictObject({
   id: ledgerId,
   asset,
   code,
-  flags: z.array(z.enum(ACCOUNT_FLAG_NAMES as [string, ...string[]])).max(ACCOUNT_FLAG_NAMES.length).default([]),
+  flags: z
+    .array(z.enum(ACCOUNT_FLAG_NAMES as [string, ...string[]]))
+    .max(ACCOUNT_FLAG_NAMES.length)
+    .default([]),
   normalBalance: z.enum(['credit', 'debit']).optional(),
   reference: reference.optional(),
 });
@@ -53,9 +61,17 @@ const transferSchema = z.strictObject({
   pendingId: ledgerId.optional(),
   asset: asset.optional(),
   code: code.optional(),
-  flags: z.array(z.enum(TRANSFER_FLAG_NAMES as [string, ...string[]])).max(TRANSFER_FLAG_NAMES.length).default([]),
+  flags: z
+    .array(z.enum(TRANSFER_FLAG_NAMES as [string, ...string[]]))
+    .max(TRANSFER_FLAG_NAMES.length)
+    .default([]),
   /** seconds */
-  timeout: z.number().int().min(0).max(2 ** 31 - 1).optional(),
+  timeout: z
+    .number()
+    .int()
+    .min(0)
+    .max(2 ** 31 - 1)
+    .optional(),
   reference: reference.optional(),
 });
 
@@ -80,7 +96,10 @@ function batch<S extends z.ZodType>(item: S, max: number, what: string): z.ZodAr
   const key = `${what}/${max}`;
   let schema = batches.get(key);
   if (!schema) {
-    schema = z.array(item, { error: `must be a JSON array of ${what}` }).min(1, `must hold 1 to ${max} ${what}`).max(max, `must hold 1 to ${max} ${what}`);
+    schema = z
+      .array(item, { error: `must be a JSON array of ${what}` })
+      .min(1, `must hold 1 to ${max} ${what}`)
+      .max(max, `must hold 1 to ${max} ${what}`);
     batches.set(key, schema);
   }
   return schema as z.ZodArray<S>;
@@ -90,7 +109,10 @@ function parse<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
   const parsed = schema.safeParse(body, PARSE);
   if (parsed.success) return parsed.data;
   const issues = parsed.error.issues.slice(0, 50).map((i) => ({
-    name: (i.code === 'unrecognized_keys' ? [...i.path, i.keys.join(', ')] : i.path).map((p, k) => (typeof p === 'number' ? `[${p}]` : k ? `.${String(p)}` : String(p))).join('') || '(body)',
+    name:
+      (i.code === 'unrecognized_keys' ? [...i.path, i.keys.join(', ')] : i.path)
+        .map((p, k) => (typeof p === 'number' ? `[${p}]` : k ? `.${String(p)}` : String(p)))
+        .join('') || '(body)',
     reason: i.code === 'unrecognized_keys' ? 'unknown member' : i.message,
   }));
   throw invalid(issues, 'field');

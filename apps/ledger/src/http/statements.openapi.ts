@@ -4,7 +4,7 @@ import type { OperationDoc } from '@mp/platform';
 export const STATEMENTS_DOCS = {
   get: {
     operationId: 'getStatement',
-    summary: 'An account\'s statement for a period',
+    summary: "An account's statement for a period",
     description: 'Period [from, to), default everything up to now: opening and closing posted balances and the entries between, each with its running balance.',
     security: [
       {
@@ -16,7 +16,8 @@ export const STATEMENTS_DOCS = {
     ],
     responses: {
       '200': {
-        description: '`{account, assetSymbol, assetDecimals, from, to, opening, closing, entries, nextCursor}`: atomic amounts, each with its decimal form beside it.',
+        description:
+          '`{account, assetSymbol, assetDecimals, from, to, opening, closing, entries, nextCursor}`: atomic amounts, each with its decimal form beside it.',
         content: {
           'application/json': {
             schema: {
@@ -39,7 +40,7 @@ export const STATEMENTS_DOCS = {
         $ref: '#/components/responses/Unauthorized',
       },
       '404': {
-        description: 'The merchant has no such id (another merchant\'s ids are the same 404).',
+        description: "The merchant has no such id (another merchant's ids are the same 404).",
         content: {
           'application/problem+json': {
             schema: {
@@ -49,7 +50,7 @@ export const STATEMENTS_DOCS = {
         },
       },
       '429': {
-        description: 'Passed on from the facilitator\'s key lookup: too many failed key attempts.',
+        description: "Passed on from the facilitator's key lookup: too many failed key attempts.",
         content: {
           'application/problem+json': {
             schema: {

@@ -5,7 +5,8 @@ export const TRANSFERS_DOCS = {
   create: {
     operationId: 'createTransfers',
     summary: 'Create transfers (TigerBeetle create_transfers semantics)',
-    description: 'Body: array of `{id, debitAccountId?, creditAccountId?, amount?, pendingId?, asset?, code?, flags?: [linked|pending|post_pending_transfer|void_pending_transfer], timeout? (seconds), reference?}`. HTTP 200 with one result per transfer whatever it is (codes in libs/ledger/src/results.ts: `created`, `exists`, `exists_with_different_amount`, `exceeds_credits`, `accounts_must_have_the_same_ledger`, `pending_transfer_already_posted`, `id_already_failed`, …, and `internal_error` when the ledger failed unexpectedly on it: nothing of it applied, logged, the same id may be sent again); a linked chain succeeds or fails as a whole; nothing partial is written.',
+    description:
+      'Body: array of `{id, debitAccountId?, creditAccountId?, amount?, pendingId?, asset?, code?, flags?: [linked|pending|post_pending_transfer|void_pending_transfer], timeout? (seconds), reference?}`. HTTP 200 with one result per transfer whatever it is (codes in libs/ledger/src/results.ts: `created`, `exists`, `exists_with_different_amount`, `exceeds_credits`, `accounts_must_have_the_same_ledger`, `pending_transfer_already_posted`, `id_already_failed`, …, and `internal_error` when the ledger failed unexpectedly on it: nothing of it applied, logged, the same id may be sent again); a linked chain succeeds or fails as a whole; nothing partial is written.',
     security: [
       {
         merchantApiKey: [],
@@ -39,7 +40,7 @@ export const TRANSFERS_DOCS = {
         $ref: '#/components/responses/Unauthorized',
       },
       '429': {
-        description: 'Passed on from the facilitator\'s key lookup: too many failed key attempts.',
+        description: "Passed on from the facilitator's key lookup: too many failed key attempts.",
         content: {
           'application/problem+json': {
             schema: {
@@ -85,7 +86,7 @@ export const TRANSFERS_DOCS = {
   },
   list: {
     operationId: 'listTransfers',
-    summary: 'The merchant\'s transfers, newest first',
+    summary: "The merchant's transfers, newest first",
     description: 'Filters `account`, `asset`, `code`, `from`, `to`, `status` (pending|posted|voided|expired); `limit` and an opaque `cursor`.',
     security: [
       {
@@ -120,7 +121,7 @@ export const TRANSFERS_DOCS = {
         $ref: '#/components/responses/Unauthorized',
       },
       '404': {
-        description: 'The merchant has no such id (another merchant\'s ids are the same 404).',
+        description: "The merchant has no such id (another merchant's ids are the same 404).",
         content: {
           'application/problem+json': {
             schema: {
@@ -130,7 +131,7 @@ export const TRANSFERS_DOCS = {
         },
       },
       '429': {
-        description: 'Passed on from the facilitator\'s key lookup: too many failed key attempts.',
+        description: "Passed on from the facilitator's key lookup: too many failed key attempts.",
         content: {
           'application/problem+json': {
             schema: {
@@ -272,7 +273,7 @@ export const TRANSFERS_DOCS = {
         $ref: '#/components/responses/Unauthorized',
       },
       '404': {
-        description: 'The merchant has no such id (another merchant\'s ids are the same 404).',
+        description: "The merchant has no such id (another merchant's ids are the same 404).",
         content: {
           'application/problem+json': {
             schema: {
@@ -282,7 +283,7 @@ export const TRANSFERS_DOCS = {
         },
       },
       '429': {
-        description: 'Passed on from the facilitator\'s key lookup: too many failed key attempts.',
+        description: "Passed on from the facilitator's key lookup: too many failed key attempts.",
         content: {
           'application/problem+json': {
             schema: {

@@ -18,7 +18,9 @@ export class IngestionModule {
     if (!consume) return { module: IngestionModule };
     return {
       module: IngestionModule,
-      imports: [BullModule.registerQueue({ name: PAYMENT_EVENTS_QUEUE }, { name: PAYMENT_EVENTS_ACKS_QUEUE, defaultJobOptions: PAYMENT_EVENT_ACK_JOB_OPTIONS })],
+      imports: [
+        BullModule.registerQueue({ name: PAYMENT_EVENTS_QUEUE }, { name: PAYMENT_EVENTS_ACKS_QUEUE, defaultJobOptions: PAYMENT_EVENT_ACK_JOB_OPTIONS }),
+      ],
       providers: [PaymentEventsConsumer],
     };
   }

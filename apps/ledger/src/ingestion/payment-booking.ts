@@ -1,5 +1,15 @@
 import type { PaymentEventMessage } from '@mp/clients';
-import { AccountCode, chartAccountId, nativeAsset, paymentTransferId, TransferCode, TransferFlag, type AccountInput, type AccountRole, type TransferInput } from '@mp/ledger';
+import {
+  AccountCode,
+  chartAccountId,
+  nativeAsset,
+  paymentTransferId,
+  TransferCode,
+  TransferFlag,
+  type AccountInput,
+  type AccountRole,
+  type TransferInput,
+} from '@mp/ledger';
 
 /**
  * How one facilitator payment is booked, as plain data: the event decides the step, the payment the accounts and
@@ -68,11 +78,20 @@ export function holdTransfer(event: PaymentEventMessage, asset: string): Transfe
 }
 
 export function postTransfer(event: PaymentEventMessage, reference: string | undefined): TransferInput {
-  return { id: paymentTransferId(event.paymentId, 'post'), pendingId: paymentTransferId(event.paymentId, 'pending'), flags: TransferFlag.post_pending_transfer, ...(reference && { reference }) };
+  return {
+    id: paymentTransferId(event.paymentId, 'post'),
+    pendingId: paymentTransferId(event.paymentId, 'pending'),
+    flags: TransferFlag.post_pending_transfer,
+    ...(reference && { reference }),
+  };
 }
 
 export function voidTransfer(event: PaymentEventMessage): TransferInput {
-  return { id: paymentTransferId(event.paymentId, 'void'), pendingId: paymentTransferId(event.paymentId, 'pending'), flags: TransferFlag.void_pending_transfer };
+  return {
+    id: paymentTransferId(event.paymentId, 'void'),
+    pendingId: paymentTransferId(event.paymentId, 'pending'),
+    flags: TransferFlag.void_pending_transfer,
+  };
 }
 
 /** A payment confirmed after its hold was voided: booked as a plain payment. */

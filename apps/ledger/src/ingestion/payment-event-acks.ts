@@ -11,7 +11,12 @@ const MAX_PENDING = 100_000;
 const EVENT_ID = /^[1-9][0-9]{0,17}$/;
 
 /** The `payment-events-acks` queue's job options: a message the facilitator does not take at once is retried with backoff. */
-export const PAYMENT_EVENT_ACK_JOB_OPTIONS = { removeOnComplete: true, removeOnFail: 1_000, attempts: 10, backoff: { type: 'exponential', delay: 1_000 } } satisfies DefaultJobOptions;
+export const PAYMENT_EVENT_ACK_JOB_OPTIONS = {
+  removeOnComplete: true,
+  removeOnFail: 1_000,
+  attempts: 10,
+  backoff: { type: 'exponential', delay: 1_000 },
+} satisfies DefaultJobOptions;
 
 /**
  * Tells the facilitator which payment events the ledger has booked (or found nothing to book in), batched: up to

@@ -58,7 +58,8 @@ export class PaymentIngestion {
       if (event.payment.rail === 'stripe' && step.reference?.startsWith('pi_')) await this.bookStripeFee(merchantId, event, asset, step.reference);
     } else if (step.kind === 'void') {
       const voided = await this.transfer(merchantId, voidTransfer(event), ['pending_transfer_already_posted']);
-      if (voided === 'pending_transfer_already_posted') this.logger.warn(`payment ${event.paymentId}: ${event.type} after it was confirmed; the ledger keeps it posted`);
+      if (voided === 'pending_transfer_already_posted')
+        this.logger.warn(`payment ${event.paymentId}: ${event.type} after it was confirmed; the ledger keeps it posted`);
     }
     if ((step.kind === 'post' || step.kind === 'void') && step.gas) await this.bookGas(merchantId, event, step.gas);
     return 'booked';

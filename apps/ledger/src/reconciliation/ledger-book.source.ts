@@ -79,7 +79,7 @@ function toEntries(merchantId: string, roots: AccountCodeTransfer[], corrections
   }
   // a correction may correct another correction: resolve in the order they build on each other
   const remaining = [...corrections];
-  for (let progress = true; remaining.length && progress; ) {
+  for (let progress = true; remaining.length && progress;) {
     progress = false;
     for (let i = 0; i < remaining.length; i++) {
       const row = remaining[i];

@@ -4,7 +4,15 @@ import { loadReconciliationConfig, parseRpcUrls } from './reconciliation.config'
 describe('reconciliation config', () => {
   it('has local defaults: queue prefix per database, a daily schedule, 2,000-block ranges, no Stripe', () => {
     const config = loadReconciliationConfig({ DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/books', CHAIN_MANIFEST: '/nonexistent.json' });
-    expect(config).toMatchObject({ queuePrefix: 'mp:books', schedule: '15 0 * * *', schedulePeriod: 'day', blockRange: 2000, pendingWindowMs: 600_000, worker: true, networks: [] });
+    expect(config).toMatchObject({
+      queuePrefix: 'mp:books',
+      schedule: '15 0 * * *',
+      schedulePeriod: 'day',
+      blockRange: 2000,
+      pendingWindowMs: 600_000,
+      worker: true,
+      networks: [],
+    });
     expect(config.stripe).toBeUndefined();
     expect(config.reportLinkSecret).toHaveLength(32);
   });
@@ -48,7 +56,12 @@ describe('reconciliation config', () => {
 
   it('turns the schedule off, and names the variable of a bad value', () => {
     expect(loadReconciliationConfig({ RECON_SCHEDULE: 'off', CHAIN_MANIFEST: '/nonexistent.json' }).schedule).toBeUndefined();
-    for (const [name, value] of [['RECON_SCHEDULE', 'daily'], ['RECON_BLOCK_RANGE', '0'], ['STRIPE_SECRET_KEY', 'pk_test_x'], ['RECON_REPORT_LINK_SECRET', 'short']]) {
+    for (const [name, value] of [
+      ['RECON_SCHEDULE', 'daily'],
+      ['RECON_BLOCK_RANGE', '0'],
+      ['STRIPE_SECRET_KEY', 'pk_test_x'],
+      ['RECON_REPORT_LINK_SECRET', 'short'],
+    ]) {
       const error = (() => {
         try {
           loadReconciliationConfig({ [name]: value });
@@ -72,13 +85,22 @@ describe('reconciliation config', () => {
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).message).toContain('RECON_REPORT_LINK_SECRET: is required when NODE_ENV=production');
     const secret = 's'.repeat(32);
-    expect(loadReconciliationConfig({ NODE_ENV: 'production', RECON_REPORT_LINK_SECRET: secret, CHAIN_MANIFEST: '/nonexistent.json' }).reportLinkSecret.toString()).toBe(secret);
-    const [a, b] = [loadReconciliationConfig({ CHAIN_MANIFEST: '/nonexistent.json' }), loadReconciliationConfig({ NODE_ENV: 'development', CHAIN_MANIFEST: '/nonexistent.json' })];
+    expect(
+      loadReconciliationConfig({ NODE_ENV: 'production', RECON_REPORT_LINK_SECRET: secret, CHAIN_MANIFEST: '/nonexistent.json' }).reportLinkSecret.toString(),
+    ).toBe(secret);
+    const [a, b] = [
+      loadReconciliationConfig({ CHAIN_MANIFEST: '/nonexistent.json' }),
+      loadReconciliationConfig({ NODE_ENV: 'development', CHAIN_MANIFEST: '/nonexistent.json' }),
+    ];
     expect(a.reportLinkSecret.equals(b.reportLinkSecret)).toBe(false);
   });
 
-  it('reads Stripe with a restricted key and the fake\'s URL', () => {
-    const config = loadReconciliationConfig({ STRIPE_SECRET_KEY: 'rk_live_abc', STRIPE_API_BASE: 'http://127.0.0.1:12111', CHAIN_MANIFEST: '/nonexistent.json' });
+  it("reads Stripe with a restricted key and the fake's URL", () => {
+    const config = loadReconciliationConfig({
+      STRIPE_SECRET_KEY: 'rk_live_abc',
+      STRIPE_API_BASE: 'http://127.0.0.1:12111',
+      CHAIN_MANIFEST: '/nonexistent.json',
+    });
     expect(config.stripe).toMatchObject({ secretKey: 'rk_live_abc', timeoutMs: 20_000 });
     expect(config.stripe?.apiBase.port).toBe('12111');
   });

@@ -11,7 +11,10 @@ const CRON = /^(\S+\s+){4,5}\S+$/;
 const envSchema = z.object({
   NODE_ENV: z.string().optional(),
   DATABASE_URL: z.string().default('postgresql://postgres@127.0.0.1:5432/machine_payments'),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+    .default('redis://127.0.0.1:6379'),
   QUEUE_PREFIX: queuePrefixVar(),
   CHAIN_MANIFEST: z.string().default('.local/chain.json'),
   RECON_CHAIN_RPC_URLS: z.string().optional(),
@@ -21,12 +24,18 @@ const envSchema = z.object({
   RECON_PENDING_WINDOW_MS: env.int(10 * 60_000, 0),
   RECON_MAX_PERIOD_DAYS: env.int(31, 1),
   RECON_STRIPE_FEES: env.bool(true),
-  RECON_SCHEDULE: z.string().refine((v) => v === 'off' || CRON.test(v.trim()), 'must be a cron pattern (5 or 6 fields) or off').default('15 0 * * *'),
+  RECON_SCHEDULE: z
+    .string()
+    .refine((v) => v === 'off' || CRON.test(v.trim()), 'must be a cron pattern (5 or 6 fields) or off')
+    .default('15 0 * * *'),
   RECON_SCHEDULE_PERIOD: z.enum(['hour', 'day']).default('day'),
   RECON_WORKER: env.bool(true),
   RECON_REPORT_LINK_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   RECON_REPORT_LINK_TTL_SECONDS: env.int(7 * 24 * 3600, 60),
-  STRIPE_SECRET_KEY: z.string().regex(/^(sk|rk)_(test|live)_[A-Za-z0-9_]+$/, 'must be a Stripe secret or restricted key (rk_live_..., sk_test_...)').optional(),
+  STRIPE_SECRET_KEY: z
+    .string()
+    .regex(/^(sk|rk)_(test|live)_[A-Za-z0-9_]+$/, 'must be a Stripe secret or restricted key (rk_live_..., sk_test_...)')
+    .optional(),
   STRIPE_API_BASE: z.string().url().default('https://api.stripe.com'),
   STRIPE_TIMEOUT_MS: env.int(20_000, 100),
 });
@@ -118,11 +127,15 @@ export function parseRpcUrls(value: string): ChainNetwork[] {
 export function withExplorers(networks: ChainNetwork[], value: string | undefined): ChainNetwork[] {
   if (!value?.trim()) return networks;
   const explorers = new Map<string, string>();
-  for (const part of value.split(';').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of value
+    .split(';')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const match = /^(eip155:[1-9][0-9]*)=(https?:\/\/[^\s"'<>]+?)\/*$/.exec(part);
     if (!match) throw new ConfigError([`RECON_EXPLORER_URLS: "${part.slice(0, 80)}" is not eip155:<chainId>=<http(s) URL>`]);
     if (explorers.has(match[1])) throw new ConfigError([`RECON_EXPLORER_URLS: ${match[1]} is listed twice`]);
-    if (!networks.some((n) => n.network === match[1])) throw new ConfigError([`RECON_EXPLORER_URLS: ${match[1]} is not a reconciled network (RECON_CHAIN_RPC_URLS or the chain manifest)`]);
+    if (!networks.some((n) => n.network === match[1]))
+      throw new ConfigError([`RECON_EXPLORER_URLS: ${match[1]} is not a reconciled network (RECON_CHAIN_RPC_URLS or the chain manifest)`]);
     explorers.set(match[1], match[2]);
   }
   return networks.map((n) => (explorers.has(n.network) ? { ...n, explorerUrl: explorers.get(n.network) } : n));
@@ -137,4 +150,3 @@ function manifestNetworks(path: string): ChainNetwork[] {
     return [];
   }
 }
-

@@ -56,7 +56,9 @@ export class ReconciliationController {
     const merchantId = await this.merchants.merchantOf(request, response);
     const wanted = parseRunRequest(body, this.config.maxPeriodDays);
     if (wanted.merchantId && wanted.merchantId !== merchantId) {
-      throw new ProblemError('validation_failed', 'invalid body member(s): merchantId', { invalidParams: [{ name: 'merchantId', reason: "is not the API key's merchant" }] });
+      throw new ProblemError('validation_failed', 'invalid body member(s): merchantId', {
+        invalidParams: [{ name: 'merchantId', reason: "is not the API key's merchant" }],
+      });
     }
     const sources = this.sourcesOf(wanted.sources);
     for (let attempt = 1; ; attempt++) {
@@ -144,5 +146,7 @@ export class ReconciliationController {
 }
 
 function sameRequest(run: RunRecord, period: { from: Date; to: Date }, sources: RunSource[]): boolean {
-  return run.period.from.getTime() === period.from.getTime() && run.period.to.getTime() === period.to.getTime() && run.sources.join() === [...sources].sort().join();
+  return (
+    run.period.from.getTime() === period.from.getTime() && run.period.to.getTime() === period.to.getTime() && run.sources.join() === [...sources].sort().join()
+  );
 }

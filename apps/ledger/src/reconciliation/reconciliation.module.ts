@@ -18,10 +18,7 @@ import { StripeScanner } from '../stripe/stripe-scanner';
 
 /** How a port is bound: a class, another provider, a factory or a value (Nest's provider forms without `provide`). */
 export type Binding<T> =
-  | { useClass: Type<T> }
-  | { useExisting: InjectionToken }
-  | { useFactory: (...args: any[]) => T | Promise<T>; inject?: InjectionToken[] }
-  | { useValue: T };
+  { useClass: Type<T> } | { useExisting: InjectionToken } | { useFactory: (...args: any[]) => T | Promise<T>; inject?: InjectionToken[] } | { useValue: T };
 
 export interface ReconciliationModuleOptions {
   config: ReconciliationConfig;
@@ -41,7 +38,7 @@ export interface ReconciliationModuleOptions {
 @Module({})
 export class ReconciliationModule {
   static forRoot(options: ReconciliationModuleOptions): DynamicModule {
-    const bind = <T,>(provide: symbol, binding: Binding<T>) => ({ provide, ...binding }) as Provider;
+    const bind = <T>(provide: symbol, binding: Binding<T>) => ({ provide, ...binding }) as Provider;
     return {
       module: ReconciliationModule,
       global: true,

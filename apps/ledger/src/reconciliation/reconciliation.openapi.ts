@@ -4,8 +4,9 @@ import type { OperationDoc } from '@mp/platform';
 export const RECONCILIATION_DOCS = {
   start: {
     operationId: 'startReconciliation',
-    summary: 'Reconcile the calling merchant\'s ledger against the chain and Stripe for a period',
-    description: 'Creates a run and queues it (BullMQ queue `reconciliation`); a worker compares the ledger\'s entries with the ERC-20 Transfer logs of the accepted assets to the merchant\'s addresses and with Stripe\'s PaymentIntents, refunds and fees of the period, and stores the report. Follow it with `GET /reconciliations/{id}`. Scheduled runs (`RECON_SCHEDULE`) are made the same way. One run at a time per merchant, held by PostgreSQL: asking again for the run in flight (same period and sources) answers that run (202, its id; its job is queued again if it was lost), asking for another while one is queued or running is a 409 `reconciliation_in_progress` naming it. A completed period may be reconciled again.',
+    summary: "Reconcile the calling merchant's ledger against the chain and Stripe for a period",
+    description:
+      "Creates a run and queues it (BullMQ queue `reconciliation`); a worker compares the ledger's entries with the ERC-20 Transfer logs of the accepted assets to the merchant's addresses and with Stripe's PaymentIntents, refunds and fees of the period, and stores the report. Follow it with `GET /reconciliations/{id}`. Scheduled runs (`RECON_SCHEDULE`) are made the same way. One run at a time per merchant, held by PostgreSQL: asking again for the run in flight (same period and sources) answers that run (202, its id; its job is queued again if it was lost), asking for another while one is queued or running is a 409 `reconciliation_in_progress` naming it. A completed period may be reconciled again.",
     security: [
       {
         merchantApiKey: [],
@@ -88,7 +89,7 @@ export const RECONCILIATION_DOCS = {
         },
       },
       '400': {
-        description: 'Malformed body, `to` not after `from`, a period longer than `RECON_MAX_PERIOD_DAYS`, or a `merchantId` that is not the key\'s.',
+        description: "Malformed body, `to` not after `from`, a period longer than `RECON_MAX_PERIOD_DAYS`, or a `merchantId` that is not the key's.",
         content: {
           'application/problem+json': {
             schema: {
@@ -119,7 +120,8 @@ export const RECONCILIATION_DOCS = {
         $ref: '#/components/responses/Unauthorized',
       },
       '409': {
-        description: 'Another run of this merchant is queued or running (for a different period or sources); `runId` and `location` name it. Start this one when it has finished.',
+        description:
+          'Another run of this merchant is queued or running (for a different period or sources); `runId` and `location` name it. Start this one when it has finished.',
         content: {
           'application/problem+json': {
             schema: {
@@ -133,7 +135,8 @@ export const RECONCILIATION_DOCS = {
                   title: 'Another reconciliation run of this merchant is in progress',
                   status: 409,
                   code: 'reconciliation_in_progress',
-                  detail: 'reconciliation 0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d of this merchant (2026-11-30T00:00:00.000Z to 2026-12-01T00:00:00.000Z, chain+stripe) is running: one run at a time; start this one when it has finished',
+                  detail:
+                    'reconciliation 0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d of this merchant (2026-11-30T00:00:00.000Z to 2026-12-01T00:00:00.000Z, chain+stripe) is running: one run at a time; start this one when it has finished',
                   runId: '0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d',
                   location: '/reconciliations/0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d',
                 },
@@ -171,8 +174,9 @@ export const RECONCILIATION_DOCS = {
   },
   list: {
     operationId: 'listReconciliations',
-    summary: 'The calling merchant\'s reconciliation runs, newest first',
-    description: 'Every run of the merchant whose API key calls (started by `POST /reconciliations`, `npm run recon` or the schedule), newest first by creation time, each as `GET /reconciliations/{id}` answers it (with a fresh report link). Paged: `limit` (1–100, default 20) and the opaque `nextCursor` of the previous page as `cursor`. Another merchant\'s runs never appear.',
+    summary: "The calling merchant's reconciliation runs, newest first",
+    description:
+      "Every run of the merchant whose API key calls (started by `POST /reconciliations`, `npm run recon` or the schedule), newest first by creation time, each as `GET /reconciliations/{id}` answers it (with a fresh report link). Paged: `limit` (1–100, default 20) and the opaque `nextCursor` of the previous page as `cursor`. Another merchant's runs never appear.",
     security: [
       {
         merchantApiKey: [],
@@ -250,7 +254,7 @@ export const RECONCILIATION_DOCS = {
         $ref: '#/components/responses/Unauthorized',
       },
       '429': {
-        description: 'Passed on from the facilitator\'s key lookup: too many failed key attempts.',
+        description: "Passed on from the facilitator's key lookup: too many failed key attempts.",
         content: {
           'application/problem+json': {
             schema: {
@@ -274,7 +278,8 @@ export const RECONCILIATION_DOCS = {
   revokeLinks: {
     operationId: 'revokeReconciliationReportLinks',
     summary: 'Revoke every report link of a run issued so far',
-    description: 'For a link that leaked: the run\'s link generation moves on, so every link to the run issued before (in `links.report`, in break webhooks, in the HTML page) stops opening it (401), whatever its expiry. The answer is the run with a new link. The merchant\'s API key only; another merchant\'s run is a 404.',
+    description:
+      "For a link that leaked: the run's link generation moves on, so every link to the run issued before (in `links.report`, in break webhooks, in the HTML page) stops opening it (401), whatever its expiry. The answer is the run with a new link. The merchant's API key only; another merchant's run is a 404.",
     security: [
       {
         merchantApiKey: [],
@@ -292,7 +297,7 @@ export const RECONCILIATION_DOCS = {
           type: 'string',
           format: 'uuid',
         },
-        description: 'The run\'s id',
+        description: "The run's id",
       },
     ],
     responses: {
@@ -328,7 +333,7 @@ export const RECONCILIATION_DOCS = {
         $ref: '#/components/responses/Unauthorized',
       },
       '404': {
-        description: 'The merchant has no such run (another merchant\'s runs are the same 404).',
+        description: "The merchant has no such run (another merchant's runs are the same 404).",
         content: {
           'application/problem+json': {
             schema: {
@@ -374,7 +379,7 @@ export const RECONCILIATION_DOCS = {
           type: 'string',
           format: 'uuid',
         },
-        description: 'The reconciliation run\'s id (from `POST /reconciliations`, or a scheduled run\'s).',
+        description: "The reconciliation run's id (from `POST /reconciliations`, or a scheduled run's).",
       },
       {
         name: 'token',
@@ -384,7 +389,8 @@ export const RECONCILIATION_DOCS = {
           type: 'string',
           maxLength: 200,
         },
-        description: 'A signed read token for this one run (from `links.report` of the run): lets a browser read it without an API key until it expires (`RECON_REPORT_LINK_TTL_SECONDS` after it was issued; reading never extends it) or the run\'s links are revoked (POST /reconciliations/{id}/report-link/revoke). An invalid, expired or revoked token is ignored, and the API key is then required (without one: 401 saying the link expired or was revoked).',
+        description:
+          "A signed read token for this one run (from `links.report` of the run): lets a browser read it without an API key until it expires (`RECON_REPORT_LINK_TTL_SECONDS` after it was issued; reading never extends it) or the run's links are revoked (POST /reconciliations/{id}/report-link/revoke). An invalid, expired or revoked token is ignored, and the API key is then required (without one: 401 saying the link expired or was revoked).",
       },
     ],
     responses: {
@@ -544,7 +550,7 @@ export const RECONCILIATION_DOCS = {
         $ref: '#/components/responses/Unauthorized',
       },
       '404': {
-        description: 'No such run of this merchant (another merchant\'s run is the same 404), or (CSV, report) the run has not completed yet.',
+        description: "No such run of this merchant (another merchant's run is the same 404), or (CSV, report) the run has not completed yet.",
         content: {
           'application/problem+json': {
             schema: {
@@ -569,7 +575,7 @@ export const RECONCILIATION_DOCS = {
   },
   rows: {
     operationId: 'listReconciliationRows',
-    summary: 'A run\'s rows, in report order',
+    summary: "A run's rows, in report order",
     description: 'Every ledger and external entry of the period is in exactly one row. Paged by `cursor`.',
     security: [
       {
@@ -589,23 +595,14 @@ export const RECONCILIATION_DOCS = {
           type: 'string',
           format: 'uuid',
         },
-        description: 'The reconciliation run\'s id (from `POST /reconciliations`, or a scheduled run\'s).',
+        description: "The reconciliation run's id (from `POST /reconciliations`, or a scheduled run's).",
       },
       {
         name: 'kind',
         in: 'query',
         schema: {
           type: 'string',
-          enum: [
-            'all',
-            'breaks',
-            'matched',
-            'pending',
-            'missing_in_ledger',
-            'missing_externally',
-            'amount_mismatch',
-            'duplicate',
-          ],
+          enum: ['all', 'breaks', 'matched', 'pending', 'missing_in_ledger', 'missing_externally', 'amount_mismatch', 'duplicate'],
           default: 'all',
         },
       },
@@ -635,7 +632,8 @@ export const RECONCILIATION_DOCS = {
           type: 'string',
           maxLength: 200,
         },
-        description: 'A signed read token for this one run (from `links.report` of the run): lets a browser read it without an API key until it expires (`RECON_REPORT_LINK_TTL_SECONDS` after it was issued; reading never extends it) or the run\'s links are revoked (POST /reconciliations/{id}/report-link/revoke). An invalid, expired or revoked token is ignored, and the API key is then required (without one: 401 saying the link expired or was revoked).',
+        description:
+          "A signed read token for this one run (from `links.report` of the run): lets a browser read it without an API key until it expires (`RECON_REPORT_LINK_TTL_SECONDS` after it was issued; reading never extends it) or the run's links are revoked (POST /reconciliations/{id}/report-link/revoke). An invalid, expired or revoked token is ignored, and the API key is then required (without one: 401 saying the link expired or was revoked).",
       },
     ],
     responses: {
@@ -750,7 +748,7 @@ export const RECONCILIATION_DOCS = {
         $ref: '#/components/responses/Unauthorized',
       },
       '404': {
-        description: 'No such run of this merchant (another merchant\'s run is the same 404), or (CSV, report) the run has not completed yet.',
+        description: "No such run of this merchant (another merchant's run is the same 404), or (CSV, report) the run has not completed yet.",
         content: {
           'application/problem+json': {
             schema: {

@@ -23,7 +23,10 @@ const runRequest = z.strictObject({
 const rowsQuery = z.strictObject({
   kind: z.enum(['all', 'breaks', ...ROW_KINDS] as [string, ...string[]]).optional(),
   limit: limitQuery(1000).optional(),
-  cursor: z.string().regex(/^(0|[1-9][0-9]{0,8})$/, 'is not a cursor this API returned').optional(),
+  cursor: z
+    .string()
+    .regex(/^(0|[1-9][0-9]{0,8})$/, 'is not a cursor this API returned')
+    .optional(),
   token: z.string().max(200).optional(),
 });
 
@@ -48,7 +51,8 @@ export function parseRunRequest(body: unknown, maxPeriodDays: number): RunReques
   if (!parsed.success) throw invalid(parsed.error.issues, 'body');
   const period = { from: new Date(parsed.data.from), to: new Date(parsed.data.to) };
   if (period.from >= period.to) throw invalid([{ path: ['to'], message: 'must be after from' }], 'body');
-  if (period.to.getTime() - period.from.getTime() > maxPeriodDays * DAY_MS) throw invalid([{ path: ['to'], message: `the period may span at most ${maxPeriodDays} days` }], 'body');
+  if (period.to.getTime() - period.from.getTime() > maxPeriodDays * DAY_MS)
+    throw invalid([{ path: ['to'], message: `the period may span at most ${maxPeriodDays} days` }], 'body');
   return {
     ...(parsed.data.merchantId && { merchantId: parsed.data.merchantId.toLowerCase() }),
     period,
@@ -103,7 +107,11 @@ export function parseReadQuery(query: unknown): { token?: string } {
 
 function invalid(issues: readonly { path: readonly PropertyKey[]; message: string; code?: string; keys?: string[] }[], where: string): ProblemError {
   const params = issues.map((i) =>
-    i.code === 'unrecognized_keys' ? { name: (i.keys ?? []).join(', '), reason: `unknown ${where === 'body' ? 'member' : where}` } : { name: i.path.join('.') || where, reason: i.message },
+    i.code === 'unrecognized_keys'
+      ? { name: (i.keys ?? []).join(', '), reason: `unknown ${where === 'body' ? 'member' : where}` }
+      : { name: i.path.join('.') || where, reason: i.message },
   );
-  return new ProblemError('validation_failed', `invalid ${where === 'body' ? 'body member' : where}(s): ${params.map((p) => p.name).join(', ')}`, { invalidParams: params });
+  return new ProblemError('validation_failed', `invalid ${where === 'body' ? 'body member' : where}(s): ${params.map((p) => p.name).join(', ')}`, {
+    invalidParams: params,
+  });
 }

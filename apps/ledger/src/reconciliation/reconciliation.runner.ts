@@ -38,14 +38,19 @@ export class ReconciliationRunner {
     // failed for good (e.g. its queue was down when it was asked for): a stray job must not bring it back
     if (run.status === 'failed') return;
     // retried like any failure: during a rolling change of configuration another replica may have Stripe
-    if (run.sources.includes('stripe') && !this.stripe.enabled) throw new Error('this run reconciles Stripe, which is not configured on this ledger process (STRIPE_SECRET_KEY)');
+    if (run.sources.includes('stripe') && !this.stripe.enabled)
+      throw new Error('this run reconciles Stripe, which is not configured on this ledger process (STRIPE_SECRET_KEY)');
     await this.runs.start(run.id);
     const progress = (phase: Phase, done: number, total: number) => onProgress({ phase, done, total, percent: percentOf({ phase, done, total }) });
     const margin = this.config.pendingWindowMs;
     const wide = { from: new Date(run.period.from.getTime() - margin), to: new Date(run.period.to.getTime() + margin) };
 
     progress('ledger', 0, 1);
-    const [entries, addresses, assets] = await Promise.all([this.ledger.entries(run.merchantId, wide), this.ledger.addresses(run.merchantId), this.ledger.assets(run.merchantId)]);
+    const [entries, addresses, assets] = await Promise.all([
+      this.ledger.entries(run.merchantId, wide),
+      this.ledger.addresses(run.merchantId),
+      this.ledger.assets(run.merchantId),
+    ]);
     const chainEntries = run.sources.includes('chain')
       ? await this.chain.scan({
           period: { from: wide.from, to: new Date(Math.min(wide.to.getTime(), Date.now())) },
@@ -55,11 +60,19 @@ export class ReconciliationRunner {
         })
       : [];
     progress('stripe', 0, 1);
-    const stripeEntries = run.sources.includes('stripe') ? await this.stripe.scan({ merchantId: run.merchantId, period: wide, onProgress: (read) => progress('stripe', read, 0) }) : [];
+    const stripeEntries = run.sources.includes('stripe')
+      ? await this.stripe.scan({ merchantId: run.merchantId, period: wide, onProgress: (read) => progress('stripe', read, 0) })
+      : [];
     progress('matching', 0, 1);
     const covered = this.coverage(run);
     const reconciled = entries.filter((e) => covered.has(`${e.source}/${e.kind}`));
-    const report = reconcile({ ledger: reconciled, external: [...chainEntries, ...stripeEntries], period: run.period, pendingWindowMs: this.config.pendingWindowMs, now: new Date() });
+    const report = reconcile({
+      ledger: reconciled,
+      external: [...chainEntries, ...stripeEntries],
+      period: run.period,
+      pendingWindowMs: this.config.pendingWindowMs,
+      now: new Date(),
+    });
     const leftOut = kindsLeftOut(entries, covered);
     if (leftOut.size) this.logger.log(`run ${run.id}: ledger entries of kinds no scan covers left out (${[...leftOut].join(', ')})`);
     await this.runs.complete(run, report, { reconciled: [...covered], leftOut: entries.length - reconciled.length });
@@ -80,10 +93,20 @@ export class ReconciliationRunner {
   private async notifyOnce(run: RunRecord | undefined): Promise<void> {
     if (!run || run.status !== 'completed' || run.notifiedAt || !run.summary || run.summary.breaks === 0) return;
     const breaks = (await this.runs.rows(run.id, 'breaks', -1, 10_000)).map((r) => r.row);
-    const earlier = await this.runs.reportedBefore(run, breaks.map((b) => b.key));
+    const earlier = await this.runs.reportedBefore(
+      run,
+      breaks.map((b) => b.key),
+    );
     const newBreaks = breaks.filter((b) => !earlier.has(b.key));
     if (newBreaks.length > 0) {
-      await this.notifier.notify({ type: 'reconciliation.breaks_found', runId: run.id, merchantId: run.merchantId, summary: run.summary, newBreaks, reportPath: this.links.reportPath(run.id, this.links.issue(run)) });
+      await this.notifier.notify({
+        type: 'reconciliation.breaks_found',
+        runId: run.id,
+        merchantId: run.merchantId,
+        summary: run.summary,
+        newBreaks,
+        reportPath: this.links.reportPath(run.id, this.links.issue(run)),
+      });
     }
     await this.runs.markNotified(run.id);
   }

@@ -5,7 +5,14 @@ import { LedgerMetrics } from '../ledger.metrics';
 import { UnknownNetworkError } from './chain/chain-scanner';
 import { RECON_CONFIG, type ReconciliationConfig } from './reconciliation.config';
 import { LEDGER_SOURCE, type LedgerSource } from './reconciliation.ports';
-import { RECONCILIATION_QUEUE, ReconciliationQueue, RUN_ATTEMPTS, type DeferredScheduledRun, type ReconciliationJobData, type ReconciliationJobName } from './reconciliation.queue';
+import {
+  RECONCILIATION_QUEUE,
+  ReconciliationQueue,
+  RUN_ATTEMPTS,
+  type DeferredScheduledRun,
+  type ReconciliationJobData,
+  type ReconciliationJobName,
+} from './reconciliation.queue';
 import { ReconciliationRunner } from './reconciliation.runner';
 import { RunRepository, type RunProgress, type RunSource } from './run.repository';
 import type { Period } from '@mp/reconciliation';

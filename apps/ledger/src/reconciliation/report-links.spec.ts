@@ -2,7 +2,11 @@ import { loadReconciliationConfig } from './reconciliation.config';
 import { ReportLinks } from './report-links';
 
 describe('ReportLinks', () => {
-  const config = loadReconciliationConfig({ RECON_REPORT_LINK_SECRET: 'x'.repeat(32), RECON_REPORT_LINK_TTL_SECONDS: '3600', CHAIN_MANIFEST: '/nonexistent.json' });
+  const config = loadReconciliationConfig({
+    RECON_REPORT_LINK_SECRET: 'x'.repeat(32),
+    RECON_REPORT_LINK_TTL_SECONDS: '3600',
+    CHAIN_MANIFEST: '/nonexistent.json',
+  });
   const links = new ReportLinks(config);
   const run = { id: '6f1c1c5e-0000-4000-8000-000000000001', linkGeneration: 0 };
   const now = new Date('2026-12-01T00:00:00Z');

@@ -39,6 +39,8 @@ export class ReportLinks {
   }
 
   private mac(runId: string, generation: number, expires: number): string {
-    return createHmac('sha256', this.config.reportLinkSecret).update(`reconciliation-report:${runId.toLowerCase()}:${generation}:${expires}`).digest('base64url');
+    return createHmac('sha256', this.config.reportLinkSecret)
+      .update(`reconciliation-report:${runId.toLowerCase()}:${generation}:${expires}`)
+      .digest('base64url');
   }
 }

@@ -49,7 +49,10 @@ export class RunAccess {
     } catch (error) {
       // say why the link failed rather than only asking for an API key the link's holder does not have
       if (hadToken && error instanceof ProblemError && error.code === 'unauthorized') {
-        throw new ProblemError('unauthorized', 'this report link has expired, was revoked, or is not for this reconciliation; ask the merchant for a new link (or use an API key)');
+        throw new ProblemError(
+          'unauthorized',
+          'this report link has expired, was revoked, or is not for this reconciliation; ask the merchant for a new link (or use an API key)',
+        );
       }
       throw error;
     }

@@ -32,7 +32,8 @@ export function runView(run: RunRecord, token: string): RunView {
     status: run.status,
     period: { from: run.period.from.toISOString(), to: run.period.to.toISOString() },
     sources: run.sources,
-    progress: run.status === 'completed' ? { phase: 'done', done: 1, total: 1, percent: 100 } : run.progress && { ...run.progress, percent: percentOf(run.progress) },
+    progress:
+      run.status === 'completed' ? { phase: 'done', done: 1, total: 1, percent: 100 } : run.progress && { ...run.progress, percent: percentOf(run.progress) },
     summary: run.summary,
     totals: run.totals,
     error: run.error,

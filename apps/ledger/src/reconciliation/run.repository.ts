@@ -1,6 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma, PrismaService, withTransaction } from '@mp/db';
-import { rowToJson, summaryToJson, totalsToJson, type AssetTotalsJson, type Period, type ReconReport, type ReconRowJson, type ReconSummaryJson, type RowKind } from '@mp/reconciliation';
+import {
+  rowToJson,
+  summaryToJson,
+  totalsToJson,
+  type AssetTotalsJson,
+  type Period,
+  type ReconReport,
+  type ReconRowJson,
+  type ReconSummaryJson,
+  type RowKind,
+} from '@mp/reconciliation';
 
 export type RunStatus = 'queued' | 'running' | 'completed' | 'failed';
 export type RunTrigger = 'api' | 'schedule';
@@ -94,7 +104,15 @@ export class RunRepository {
     // a conflict on either the id or the one-in-flight index (ON CONFLICT DO NOTHING, no target) inserts nothing;
     // which one it was is read after
     const { count } = await this.db.reconciliationRun.createMany({
-      data: { id: run.id, merchantId: run.merchantId, periodFrom: run.period.from, periodTo: run.period.to, sources: [...run.sources].sort(), trigger: run.trigger, status: 'queued' },
+      data: {
+        id: run.id,
+        merchantId: run.merchantId,
+        periodFrom: run.period.from,
+        periodTo: run.period.to,
+        sources: [...run.sources].sort(),
+        trigger: run.trigger,
+        status: 'queued',
+      },
       skipDuplicates: true,
     });
     if (count === 1) return { created: true };
@@ -162,45 +180,55 @@ export class RunRepository {
   /** Stores the report's rows and completes the run, in one transaction: a run has all its rows or none. */
   async complete(run: RunRecord, report: ReconReport, scope: RunScope): Promise<void> {
     const rows = report.rows.map(rowToJson);
-    await withTransaction(this.db, async (tx) => {
-      for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
-        await tx.reconciliationRow.createMany({
-          data: rows.slice(start, start + INSERT_CHUNK).map((r, i) => ({
-            runId: run.id,
-            merchantId: run.merchantId,
-            seq: start + i,
-            kind: r.kind,
-            isBreak: r.kind !== 'matched' && r.kind !== 'pending',
-            key: r.key,
-            source: r.source,
-            asset: r.asset,
-            entryKind: r.entryKind,
-            reference: r.reference,
-            occurredAt: new Date(r.occurredAt),
-            data: r as unknown as Prisma.InputJsonObject,
-          })),
+    await withTransaction(
+      this.db,
+      async (tx) => {
+        for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
+          await tx.reconciliationRow.createMany({
+            data: rows.slice(start, start + INSERT_CHUNK).map((r, i) => ({
+              runId: run.id,
+              merchantId: run.merchantId,
+              seq: start + i,
+              kind: r.kind,
+              isBreak: r.kind !== 'matched' && r.kind !== 'pending',
+              key: r.key,
+              source: r.source,
+              asset: r.asset,
+              entryKind: r.entryKind,
+              reference: r.reference,
+              occurredAt: new Date(r.occurredAt),
+              data: r as unknown as Prisma.InputJsonObject,
+            })),
+          });
+        }
+        await tx.reconciliationRun.update({
+          where: { id: run.id },
+          data: {
+            status: 'completed',
+            finishedAt: new Date(),
+            progress: Prisma.DbNull,
+            summary: { ...summaryToJson(report.summary), scope } satisfies RunSummary as unknown as Prisma.InputJsonObject,
+            totals: report.totals.map(totalsToJson) as unknown as Prisma.InputJsonArray,
+          },
         });
-      }
-      await tx.reconciliationRun.update({
-        where: { id: run.id },
-        data: {
-          status: 'completed',
-          finishedAt: new Date(),
-          progress: Prisma.DbNull,
-          summary: { ...summaryToJson(report.summary), scope } satisfies RunSummary as unknown as Prisma.InputJsonObject,
-          totals: report.totals.map(totalsToJson) as unknown as Prisma.InputJsonArray,
-        },
-      });
-    }, { timeout: 60_000 });
+      },
+      { timeout: 60_000 },
+    );
   }
 
   async fail(id: string, error: string): Promise<void> {
-    await this.db.reconciliationRun.updateMany({ where: { id, status: { not: 'completed' } }, data: { status: 'failed', finishedAt: new Date(), error: error.slice(0, 2_000) } });
+    await this.db.reconciliationRun.updateMany({
+      where: { id, status: { not: 'completed' } },
+      data: { status: 'failed', finishedAt: new Date(), error: error.slice(0, 2_000) },
+    });
   }
 
   /** An attempt failed and another will come: queued again, with the reason for whoever is watching. */
   async retrying(id: string, error: string): Promise<void> {
-    await this.db.reconciliationRun.updateMany({ where: { id, status: { not: 'completed' } }, data: { status: 'queued', progress: Prisma.DbNull, error: error.slice(0, 2_000) } });
+    await this.db.reconciliationRun.updateMany({
+      where: { id, status: { not: 'completed' } },
+      data: { status: 'queued', progress: Prisma.DbNull, error: error.slice(0, 2_000) },
+    });
   }
 
   async markNotified(id: string): Promise<void> {

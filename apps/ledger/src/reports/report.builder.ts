@@ -1,5 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { renderReportHtml, rowFromJson, summaryFromJson, toCsv, totalsFromJson, volumeHistory, type ReconReport, type ReferenceLinkOptions } from '@mp/reconciliation';
+import {
+  renderReportHtml,
+  rowFromJson,
+  summaryFromJson,
+  toCsv,
+  totalsFromJson,
+  volumeHistory,
+  type ReconReport,
+  type ReferenceLinkOptions,
+} from '@mp/reconciliation';
 import { AssetDirectory } from '../reconciliation/asset-directory';
 import { RECON_CONFIG, type ReconciliationConfig } from '../reconciliation/reconciliation.config';
 import { LEDGER_SOURCE, type LedgerSource } from '../reconciliation/reconciliation.ports';
@@ -35,12 +44,18 @@ export class ReportBuilder {
   async html(run: RunRecord & { summary: object }, links: { csv: string; json: string }): Promise<string> {
     const report = await this.report(run);
     const assets = await this.ledger.assets(run.merchantId);
-    return renderReportHtml(report, volumeHistory(report), { title: 'Reconciliation report', merchantId: run.merchantId, assets, links, references: this.references });
+    return renderReportHtml(report, volumeHistory(report), {
+      title: 'Reconciliation report',
+      merchantId: run.merchantId,
+      assets,
+      links,
+      references: this.references,
+    });
   }
 
   private async report(run: RunRecord): Promise<ReconReport> {
     const rows: ReconReport['rows'] = [];
-    for (let after = -1; ; ) {
+    for (let after = -1; ;) {
       const page = await this.runs.rows(run.id, 'all', after, PAGE);
       rows.push(...page.map((r) => rowFromJson(r.row)));
       if (page.length < PAGE) break;

@@ -40,7 +40,10 @@ export class ReportsController {
     const run = completed(readable.run);
     // the page's own links carry the token it was opened with: reading never makes a link live longer
     const { token } = readable;
-    const html = await this.builder.html(run, { csv: `/reconciliations/${run.id}.csv?token=${token}`, json: `/reconciliations/${run.id}/rows?kind=breaks&token=${token}` });
+    const html = await this.builder.html(run, {
+      csv: `/reconciliations/${run.id}.csv?token=${token}`,
+      json: `/reconciliations/${run.id}/rows?kind=breaks&token=${token}`,
+    });
     response.setHeader('content-type', 'text/html; charset=utf-8');
     response.setHeader('content-security-policy', REPORT_CSP);
     response.setHeader('x-content-type-options', 'nosniff');

@@ -45,7 +45,8 @@ export class StripeScanner {
     await this.stripe.refunds.list({ created, limit: 100, expand: ['data.payment_intent'] }).autoPagingEach((refund) => {
       progress();
       const intent = refund.payment_intent as Stripe.PaymentIntent | null;
-      if (refund.status === 'succeeded' && intent && ours(intent.metadata)) entries.push(refundEntry(refund as Expanded<Stripe.Refund, 'payment_intent', Stripe.PaymentIntent>));
+      if (refund.status === 'succeeded' && intent && ours(intent.metadata))
+        entries.push(refundEntry(refund as Expanded<Stripe.Refund, 'payment_intent', Stripe.PaymentIntent>));
     });
     if (this.config.stripeFees) {
       await this.stripe.balanceTransactions.list({ created, limit: 100, type: 'charge', expand: ['data.source'] }).autoPagingEach((txn) => {
@@ -68,7 +69,12 @@ function paymentEntry(intent: Stripe.PaymentIntent): ExternalEntry {
     kind: 'payment',
     amount: BigInt(intent.amount_received),
     occurredAt: new Date(intent.created * 1000),
-    details: { paymentIntent: intent.id, status: intent.status, ...(challengeId && { challengeId }), ...(typeof intent.latest_charge === 'string' && { charge: intent.latest_charge }) },
+    details: {
+      paymentIntent: intent.id,
+      status: intent.status,
+      ...(challengeId && { challengeId }),
+      ...(typeof intent.latest_charge === 'string' && { charge: intent.latest_charge }),
+    },
   };
 }
 

@@ -73,13 +73,21 @@ export class ReconMerchant {
     readonly merchant: TestMerchant,
   ) {
     const { manifest } = world;
-    this.chain = defineChain({ id: manifest.chainId, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [manifest.rpcUrl] } } });
+    this.chain = defineChain({
+      id: manifest.chainId,
+      name: 'anvil',
+      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+      rpcUrls: { default: { http: [manifest.rpcUrl] } },
+    });
   }
 
   /** Made by the merchants CLI, with its webhook (if any) and its receiving address declared to the facilitator. */
   static async create(world: ReconWorld, name: string, webhookUrl?: string): Promise<ReconMerchant> {
     const made = new ReconMerchant(world, createMerchant(name, webhookUrl));
-    const declared = await call(`${world.facilitator.url}/merchants/me/receiving-addresses`, { key: made.apiKey, body: { network: world.manifest.network, address: made.payTo } });
+    const declared = await call(`${world.facilitator.url}/merchants/me/receiving-addresses`, {
+      key: made.apiKey,
+      body: { network: world.manifest.network, address: made.payTo },
+    });
     if (declared.status !== 201) throw new Error(`declaring ${made.payTo}: ${declared.status} ${JSON.stringify(declared.body)}`);
     return made;
   }
@@ -103,7 +111,11 @@ export class ReconMerchant {
     const usdc = manifest.tokens.usdc;
     const before = await this.revenue(this.world.USDC);
     const payload = await signAuthorization(payerAccount(manifest, payerIndex), usdc, manifest.chainId, { to: this.payTo, value: amount });
-    const answer = await call(`${facilitator.url}/settle`, { method: 'POST', key: this.apiKey, body: v2Body(payload, v2Requirements(manifest, usdc, amount, { payTo: this.payTo })) });
+    const answer = await call(`${facilitator.url}/settle`, {
+      method: 'POST',
+      key: this.apiKey,
+      body: v2Body(payload, v2Requirements(manifest, usdc, amount, { payTo: this.payTo })),
+    });
     if (answer.body.success !== true) throw new Error(`settle: ${JSON.stringify(answer.body)}`);
     await until('the settlement booked', async () => ((await this.revenue(this.world.USDC)) >= before + amount ? true : undefined));
     return { txHash: answer.body.transaction };
@@ -121,13 +133,26 @@ export class ReconMerchant {
         )
       )[0].n;
     const [revenueBefore, feesBefore] = [await this.revenue(USD), await fees()];
-    const terms = { realm: 'shop.example', offers: [{ method: 'stripe', intent: 'charge', request: { amount, currency: 'usd', methodDetails: { networkId: 'profile_test_merchant', paymentMethodTypes: ['card'] } } }] };
+    const terms = {
+      realm: 'shop.example',
+      offers: [
+        {
+          method: 'stripe',
+          intent: 'charge',
+          request: { amount, currency: 'usd', methodDetails: { networkId: 'profile_test_merchant', paymentMethodTypes: ['card'] } },
+        },
+      ],
+    };
     const issued = await call(`${facilitator.url}/mpp/challenges`, { method: 'POST', key: this.apiKey, body: terms });
-    const credential = await Mppx.create({ methods: [stripe.mppxMethod()], polyfill: false }).createCredential(paymentRequiredResponse(issued.body.wwwAuthenticate));
+    const credential = await Mppx.create({ methods: [stripe.mppxMethod()], polyfill: false }).createCredential(
+      paymentRequiredResponse(issued.body.wwwAuthenticate),
+    );
     const settled = await call(`${facilitator.url}/mpp/settle`, { method: 'POST', key: this.apiKey, body: { credential, terms } });
     if (settled.status !== 200) throw new Error(`mpp settle: ${settled.status} ${JSON.stringify(settled.body)}`);
     const paymentIntent: string = settled.body.receipt.reference;
-    await until('the Stripe payment and its fee booked', async () => ((await this.revenue(USD)) >= revenueBefore + BigInt(amount) && (await fees()) > feesBefore ? true : undefined));
+    await until('the Stripe payment and its fee booked', async () =>
+      (await this.revenue(USD)) >= revenueBefore + BigInt(amount) && (await fees()) > feesBefore ? true : undefined,
+    );
     return { paymentIntent };
   }
 
@@ -147,7 +172,13 @@ export class ReconMerchant {
    * One transfer booked through the ledger's API, as a merchant's own books would: money in (a payment, or a
    * correction adding to one) credits revenue, money out (a refund, or a correction taking away) debits it.
    */
-  async book(fields: { asset: string; code: 'payment' | 'refund' | 'correction'; amount: bigint; reference: string; direction?: 'in' | 'out' }): Promise<string> {
+  async book(fields: {
+    asset: string;
+    code: 'payment' | 'refund' | 'correction';
+    amount: bigint;
+    reference: string;
+    direction?: 'in' | 'out';
+  }): Promise<string> {
     const id = randomUUID();
     const out = fields.direction === 'out' || (fields.direction === undefined && fields.code === 'refund');
     const [revenue, clearing] = [chartAccountId('revenue', fields.asset), chartAccountId('payerClearing', fields.asset)];
@@ -162,7 +193,8 @@ export class ReconMerchant {
         reference: fields.reference,
       },
     ]);
-    if (booked.body.results?.[0]?.result !== 'created') throw new Error(`booking ${JSON.stringify(fields, (_, v) => (typeof v === 'bigint' ? String(v) : v))}: ${JSON.stringify(booked.body)}`);
+    if (booked.body.results?.[0]?.result !== 'created')
+      throw new Error(`booking ${JSON.stringify(fields, (_, v) => (typeof v === 'bigint' ? String(v) : v))}: ${JSON.stringify(booked.body)}`);
     return id;
   }
 
@@ -174,10 +206,14 @@ export class ReconMerchant {
   }
 
   async finished(id: string): Promise<any> {
-    return until(`run ${id} finished`, async () => {
-      const run = await this.api('GET', `/reconciliations/${id}`);
-      return run.body.status === 'completed' || run.body.status === 'failed' ? run.body : undefined;
-    }, 60_000);
+    return until(
+      `run ${id} finished`,
+      async () => {
+        const run = await this.api('GET', `/reconciliations/${id}`);
+        return run.body.status === 'completed' || run.body.status === 'failed' ? run.body : undefined;
+      },
+      60_000,
+    );
   }
 
   async breaksOf(id: string): Promise<ReconRowJson[]> {

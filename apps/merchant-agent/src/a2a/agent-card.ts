@@ -14,7 +14,19 @@ export function agentCard(config: MerchantConfig, skills: ReadonlyMap<string, Sk
   const paid = [...skills.values()].filter((skill) => skill.paid);
   const x402Params = {
     x402Version: 2,
-    prices: Object.fromEntries(paid.map((skill) => [skill.id, { scheme: 'exact', network: config.price.network, asset: config.price.asset, amount: skill.paid?.amount, payTo: config.price.payTo, settle: skill.paid?.settleTiming }])),
+    prices: Object.fromEntries(
+      paid.map((skill) => [
+        skill.id,
+        {
+          scheme: 'exact',
+          network: config.price.network,
+          asset: config.price.asset,
+          amount: skill.paid?.amount,
+          payTo: config.price.payTo,
+          settle: skill.paid?.settleTiming,
+        },
+      ]),
+    ),
   };
   const x402 = (uri: string, version: string) => ({
     uri,
@@ -24,7 +36,8 @@ export function agentCard(config: MerchantConfig, skills: ReadonlyMap<string, Sk
   });
   return AgentCard.fromJSON({
     name: 'machine-payments merchant agent',
-    description: 'Sells small machine services to other agents, paid on chain with x402 through A2A tasks (a2a-x402): a paid skill waits in input-required for a signed payment, then settles it through the merchant\'s facilitator. Name a skill by metadata.skillId, by a data part {"skillId": …, "input": …}, or in the text (its id or name; the input after "on:"); a message naming none is answered input-required with the skills and their prices.',
+    description:
+      'Sells small machine services to other agents, paid on chain with x402 through A2A tasks (a2a-x402): a paid skill waits in input-required for a signed payment, then settles it through the merchant\'s facilitator. Name a skill by metadata.skillId, by a data part {"skillId": …, "input": …}, or in the text (its id or name; the input after "on:"); a message naming none is answered input-required with the skills and their prices.',
     version: '0.1.0',
     provider: { organization: 'machine-payments', url: config.publicUrl },
     supportedInterfaces: duplicateInterfacesForLegacy(
@@ -34,7 +47,12 @@ export function agentCard(config: MerchantConfig, skills: ReadonlyMap<string, Sk
       ],
       ['JSONRPC', 'HTTP+JSON'],
     ),
-    capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: false, extensions: [x402(X402_EXTENSION_URIS.v02, 'v0.2'), x402(X402_EXTENSION_URIS.v01, 'v0.1')] },
+    capabilities: {
+      streaming: true,
+      pushNotifications: false,
+      extendedAgentCard: false,
+      extensions: [x402(X402_EXTENSION_URIS.v02, 'v0.2'), x402(X402_EXTENSION_URIS.v01, 'v0.1')],
+    },
     defaultInputModes: ['text/plain'],
     defaultOutputModes: ['application/json', 'text/plain'],
     skills: [...skills.values()].map((skill) => ({ id: skill.id, ...skill.card, inputModes: ['text/plain', 'application/json'] })),

@@ -55,7 +55,13 @@ export class MerchantExecutor implements AgentExecutor {
   /** Only a task waiting for its payment is ever canceled here (PaidSkillsRequestHandler holds the others back). */
   async cancelTask(taskId: string, bus: ExecutionEventBus): Promise<void> {
     const scope = { taskId, contextId: await this.tasks.contextIdOf(taskId) };
-    bus.publish(AgentEvent.statusUpdate({ ...scope, status: taskStatus(TaskState.TASK_STATE_CANCELED, agentMessage(scope, 'Canceled; nothing was charged.')), metadata: undefined }));
+    bus.publish(
+      AgentEvent.statusUpdate({
+        ...scope,
+        status: taskStatus(TaskState.TASK_STATE_CANCELED, agentMessage(scope, 'Canceled; nothing was charged.')),
+        metadata: undefined,
+      }),
+    );
   }
 
   private async start(ctx: RequestContext, route: SkillRoute, bus: ExecutionEventBus, extensions: string[]): Promise<void> {
@@ -81,7 +87,10 @@ export class MerchantExecutor implements AgentExecutor {
       return turn.status(TaskState.TASK_STATE_COMPLETED, `Your ${skill.id} is in the artifacts.`);
     }
     const { task } = turn;
-    const offer = paymentOffer(this.config.price, skill.paid.amount, { url: `${this.config.publicUrl}${A2A_REST_PATH}/tasks/${task.id}`, description: `${skill.card.name}: ${input}` });
+    const offer = paymentOffer(this.config.price, skill.paid.amount, {
+      url: `${this.config.publicUrl}${A2A_REST_PATH}/tasks/${task.id}`,
+      description: `${skill.card.name}: ${input}`,
+    });
     // Stored before the buyer can see it: a payment always finds the offer it answers.
     const payment = await this.payments.offer({ taskId: task.id, skill: skill.id, input, settleTiming: skill.paid.settleTiming, offer });
     return this.flow.remind(turn.withMetadata({ ...task.metadata, skill: skill.id }), payment);

@@ -36,5 +36,8 @@ function routeLabel(path: string): RequestHandler {
 
 /** What the SDK's routers do not serve ends here, not in the platform's middleware a second time. */
 function notFound(req: Request, res: Response): void {
-  res.status(404).setHeader('content-type', PROBLEM_CONTENT_TYPE).end(JSON.stringify(problemBody('not_found', `${req.method} ${req.originalUrl} is not an A2A endpoint of this agent`, req.originalUrl)));
+  res
+    .status(404)
+    .setHeader('content-type', PROBLEM_CONTENT_TYPE)
+    .end(JSON.stringify(problemBody('not_found', `${req.method} ${req.originalUrl} is not an A2A endpoint of this agent`, req.originalUrl)));
 }

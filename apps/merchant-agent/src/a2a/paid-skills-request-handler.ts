@@ -86,7 +86,10 @@ export class PaidSkillsRequestHandler implements A2ARequestHandler {
     return this.inner.getTaskPushNotificationConfig(params, context);
   }
 
-  listTaskPushNotificationConfigs(params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext): Promise<ListTaskPushNotificationConfigsResponse> {
+  listTaskPushNotificationConfigs(
+    params: ListTaskPushNotificationConfigsRequest,
+    context: ServerCallContext,
+  ): Promise<ListTaskPushNotificationConfigsResponse> {
     return this.inner.listTaskPushNotificationConfigs(params, context);
   }
 

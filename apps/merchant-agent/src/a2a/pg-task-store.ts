@@ -33,7 +33,15 @@ export interface TaskScope {
 const TERMINAL_STATES = ['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED'];
 const COLUMNS = `id, context_id AS "contextId", status_timestamp AS "statusTimestamp", status, artifacts, history, metadata`;
 /** COLUMNS for Prisma Client. */
-const TASK_ROW = { id: true, contextId: true, statusTimestamp: true, status: true, artifacts: true, history: true, metadata: true } satisfies Prisma.A2aTaskSelect;
+const TASK_ROW = {
+  id: true,
+  contextId: true,
+  statusTimestamp: true,
+  status: true,
+  artifacts: true,
+  history: true,
+  metadata: true,
+} satisfies Prisma.A2aTaskSelect;
 
 /**
  * The SDK's TaskStore over merchant.a2a_tasks: each save writes the whole task (ProtoJSON), scoped by tenant and
@@ -104,7 +112,13 @@ export class PgTaskStore implements TaskStore {
   async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
     const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
     const after = params.pageToken ? decodePageToken(params.pageToken) : undefined;
-    const filters = [context.tenant ?? '', resolveUserScope(context), params.contextId || null, params.status ? taskStateToJSON(params.status) : null, params.statusTimestampAfter ?? null];
+    const filters = [
+      context.tenant ?? '',
+      resolveUserScope(context),
+      params.contextId || null,
+      params.status ? taskStateToJSON(params.status) : null,
+      params.statusTimestampAfter ?? null,
+    ];
     const where = `tenant = $1 AND owner = $2 AND ($3::text IS NULL OR context_id = $3) AND ($4::text IS NULL OR state = $4)
                    AND ($5::timestamptz IS NULL OR status_timestamp > $5::timestamptz)`;
     const [rows, [{ total }]] = await Promise.all([
@@ -137,7 +151,14 @@ export class PgTaskStore implements TaskStore {
 }
 
 function toTask(row: TaskRow): Task {
-  return Task.fromJSON({ id: row.id, contextId: row.contextId, status: row.status, artifacts: row.artifacts, history: row.history, metadata: row.metadata ?? undefined });
+  return Task.fromJSON({
+    id: row.id,
+    contextId: row.contextId,
+    status: row.status,
+    artifacts: row.artifacts,
+    history: row.history,
+    metadata: row.metadata ?? undefined,
+  });
 }
 
 function encodePageToken(row: TaskRow): string {

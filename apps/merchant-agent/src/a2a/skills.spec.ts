@@ -65,7 +65,10 @@ describe('routeMessage', () => {
     expect(ambiguous).toMatchObject({ why: 'This message names more than one skill (forecast, haiku)' });
     expect(route(['hello there'])).toMatchObject({ kind: 'choose', why: 'This message names no skill of this agent' });
     expect(route([])).toMatchObject({ kind: 'choose', why: 'This message has no text and names no skill' });
-    expect(route(['forecast Porto'], { skillId: 'dance' })).toMatchObject({ kind: 'choose', why: 'Its metadata.skillId names "dance", which is not a skill of this agent' });
+    expect(route(['forecast Porto'], { skillId: 'dance' })).toMatchObject({
+      kind: 'choose',
+      why: 'Its metadata.skillId names "dance", which is not a skill of this agent',
+    });
     expect(route([dataPart({ skill: 42 })])).toMatchObject({ kind: 'choose', why: 'Its data part names 42, which is not a skill of this agent' });
   });
 

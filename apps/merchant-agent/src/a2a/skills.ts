@@ -55,7 +55,13 @@ export function skillCatalog(config: MerchantConfig): ReadonlyMap<string, Skill>
     },
     {
       id: 'ping',
-      card: { name: 'Ping', description: 'Answers pong. Free: for checking the connection.', tags: ['health'], examples: ['ping'], outputModes: ['text/plain'] },
+      card: {
+        name: 'Ping',
+        description: 'Answers pong. Free: for checking the connection.',
+        tags: ['health'],
+        examples: ['ping'],
+        outputModes: ['text/plain'],
+      },
       defaultInput: '',
       run: () => ({ name: 'pong', part: textPart('pong') }),
     },
@@ -70,9 +76,7 @@ export type RouteMatch = 'metadata' | 'data' | 'leading-id' | 'id' | 'name' | 'e
  * What a message asks for: a skill and its input, or a question back (input-required) listing the skills it may
  * choose from, with why (it named none, an unknown one, or several).
  */
-export type SkillRoute =
-  | { kind: 'skill'; skill: Skill; input: string; matchedBy: RouteMatch }
-  | { kind: 'choose'; among: Skill[]; why: string };
+export type SkillRoute = { kind: 'skill'; skill: Skill; input: string; matchedBy: RouteMatch } | { kind: 'choose'; among: Skill[]; why: string };
 
 /** Where the skill is named outside the text: message metadata (or a data part's metadata), or a data part's own fields. */
 const SKILL_ID_KEY = 'skillId';
@@ -132,7 +136,8 @@ export function routeMessage(message: Message, skills: ReadonlyMap<string, Skill
 
 /** A skill's input longer than this is refused (it is echoed in the offer and the output). */
 export function inputProblem(route: Extract<SkillRoute, { kind: 'skill' }>): string | undefined {
-  if (route.input.length > MAX_INPUT_LENGTH) return `the input of ${route.skill.id} is longer than ${MAX_INPUT_LENGTH} characters: send it after "on:", e.g. "${route.skill.id} on: Porto"`;
+  if (route.input.length > MAX_INPUT_LENGTH)
+    return `the input of ${route.skill.id} is longer than ${MAX_INPUT_LENGTH} characters: send it after "on:", e.g. "${route.skill.id} on: Porto"`;
   return undefined;
 }
 
@@ -175,7 +180,10 @@ function inputOf(text: string, skill: Skill): string {
 
 /** `phrase` as whole words (letters and digits do not continue it on either side), case-insensitive, any spacing. */
 function wordsPattern(phrase: string, flags = ''): RegExp {
-  const words = phrase.trim().split(/\s+/).map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  const words = phrase
+    .trim()
+    .split(/\s+/)
+    .map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
   return new RegExp(`(?<![\\p{L}\\p{N}_])${words.join('\\s+')}(?![\\p{L}\\p{N}_])`, `iu${flags}`);
 }
 

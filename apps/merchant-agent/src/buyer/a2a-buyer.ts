@@ -83,12 +83,19 @@ export async function buyFromAgent(options: A2aBuyerOptions, request: string): P
     : userMessage('No, thank you.', first, { [X402_METADATA.status]: 'payment-rejected' });
   for await (const event of client.sendMessageStream(sendRequest(answer), x402)) {
     const update = event.payload;
-    if (update?.$case === 'statusUpdate') log(`task ${first.id}: ${taskStateToJSON(update.value.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED)} ${update.value.status?.message?.metadata?.[X402_METADATA.status] ?? ''}`);
+    if (update?.$case === 'statusUpdate')
+      log(
+        `task ${first.id}: ${taskStateToJSON(update.value.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED)} ${update.value.status?.message?.metadata?.[X402_METADATA.status] ?? ''}`,
+      );
   }
   // The stream told the story; the task is the record (streams are not a reliable delivery).
   const final = await client.getTask({ tenant: '', id: first.id, historyLength: 0 }, x402);
   const purchase = { ...outcomeOf(final, account.address), price };
-  log(purchase.receipt ? `paid: transaction ${purchase.receipt.transaction} on ${purchase.receipt.network}` : `not paid: ${purchase.outcome} ${purchase.error ?? ''}`);
+  log(
+    purchase.receipt
+      ? `paid: transaction ${purchase.receipt.transaction} on ${purchase.receipt.network}`
+      : `not paid: ${purchase.outcome} ${purchase.error ?? ''}`,
+  );
   return purchase;
 }
 
@@ -100,7 +107,9 @@ async function connect(options: A2aBuyerOptions): Promise<Client> {
   if (!supportedInterfaces.length) throw new Error(`the agent at ${options.agentUrl} has no ${binding} interface for A2A ${version}`);
   const legacyCompat = { enabled: true };
   const factory = new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ legacyCompat }), new RestTransportFactory({ legacyCompat })] }),
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new JsonRpcTransportFactory({ legacyCompat }), new RestTransportFactory({ legacyCompat })],
+    }),
   );
   return factory.createFromAgentCard({ ...card, supportedInterfaces });
 }

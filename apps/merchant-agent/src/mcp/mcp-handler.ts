@@ -16,7 +16,9 @@ import { ToolPayments } from './tool-payments';
  */
 export function createMcpHandler(config: MerchantConfig): RequestHandler {
   registerLogSecrets([config.facilitatorApiKey]);
-  const payments = new ToolPayments(new MppFacilitatorClient({ url: config.facilitatorUrl, apiKey: config.facilitatorApiKey, fetch: fetchWithTimeout(config.facilitatorTimeoutMs) }));
+  const payments = new ToolPayments(
+    new MppFacilitatorClient({ url: config.facilitatorUrl, apiKey: config.facilitatorApiKey, fetch: fetchWithTimeout(config.facilitatorTimeoutMs) }),
+  );
   const logger = new Logger('McpHandler');
 
   return async (req: Request, res: Response, next: NextFunction) => {

@@ -33,7 +33,9 @@ export function paymentError(httpStatus: number, problem: MppProblem, challenges
 
 /** The facilitator could not be asked (down, misconfigured key, invalid terms): nothing was charged. */
 export function paymentUnavailable(): PaymentRpcError {
-  const problem = toProblemDetails('internal-payment-error', { detail: 'the merchant could not reach its payment facilitator; nothing was charged, try again later' });
+  const problem = toProblemDetails('internal-payment-error', {
+    detail: 'the merchant could not reach its payment facilitator; nothing was charged, try again later',
+  });
   return new PaymentRpcError(INTERNAL_ERROR, problem.title, { httpStatus: problem.status, problem });
 }
 

@@ -25,7 +25,9 @@ export class ToolPayments {
     }
     const credential = toHeaderValue(presented);
     if (credential === undefined) {
-      const problem = toProblemDetails('malformed-credential', { detail: 'the credential must be an object with a challenge (whose request is an object) and a payload' });
+      const problem = toProblemDetails('malformed-credential', {
+        detail: 'the credential must be an object with a challenge (whose request is an object) and a payload',
+      });
       throw paymentError(problem.status, problem, await this.freshChallenges(terms));
     }
     const settlement = await this.ask(() => this.facilitator.settle(credential, terms));

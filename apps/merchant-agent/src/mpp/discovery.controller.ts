@@ -22,7 +22,10 @@ export class DiscoveryController {
       method: offer.method,
       amount: String(offer.request.amount),
       currency: String(offer.request.currency),
-      description: offer.method === 'evm' ? `${offer.request.amount} atomic units of the token on ${this.config.price.network}` : `${offer.request.amount} minor units of ${String(offer.request.currency).toUpperCase()} through Stripe`,
+      description:
+        offer.method === 'evm'
+          ? `${offer.request.amount} atomic units of the token on ${this.config.price.network}`
+          : `${offer.request.amount} minor units of ${String(offer.request.currency).toUpperCase()} through Stripe`,
     }));
     return {
       openapi: '3.1.0',
@@ -66,7 +69,13 @@ export class DiscoveryController {
           Problem: {
             type: 'object',
             required: ['type', 'title', 'status'],
-            properties: { type: { type: 'string', format: 'uri' }, title: { type: 'string' }, status: { type: 'integer' }, detail: { type: 'string' }, challengeId: { type: 'string' } },
+            properties: {
+              type: { type: 'string', format: 'uri' },
+              title: { type: 'string' },
+              status: { type: 'integer' },
+              detail: { type: 'string' },
+              challengeId: { type: 'string' },
+            },
           },
         },
       },

@@ -5,7 +5,8 @@ export const DISCOVERY_DOCS = {
   document: {
     operationId: 'getDiscoveryDocument',
     summary: 'Payment discovery document (draft-payment-discovery)',
-    description: 'OpenAPI 3.1 with `x-service-info` at the root and `x-payment-info.offers` on each MPP-paid operation; `Cache-Control: max-age=300`. Advisory: the 402\'s challenges are what a client pays. Validated in the tests with mppx/discovery.',
+    description:
+      "OpenAPI 3.1 with `x-service-info` at the root and `x-payment-info.offers` on each MPP-paid operation; `Cache-Control: max-age=300`. Advisory: the 402's challenges are what a client pays. Validated in the tests with mppx/discovery.",
     responses: {
       '200': {
         description: 'The document.',

@@ -5,7 +5,8 @@ export const MPP_FORECAST_DOCS = {
   forecast: {
     operationId: 'postMppForecast',
     summary: 'A forecast paid with MPP: evm (MERCHANT_PRICE of the token) or stripe (MERCHANT_STRIPE_PRICE)',
-    description: 'Without a credential: 402 with one `WWW-Authenticate: Payment` challenge per offer, from the facilitator, bound to this route (`opaque.resource`) and to the body\'s digest. With `Authorization: Payment …` (or `Payment-Authorization`): the facilitator settles it, then the handler runs, and the answer carries `Payment-Receipt`. The stripe offer is made when MERCHANT_STRIPE_NETWORK_ID is set. Discovery: GET /openapi.json.',
+    description:
+      "Without a credential: 402 with one `WWW-Authenticate: Payment` challenge per offer, from the facilitator, bound to this route (`opaque.resource`) and to the body's digest. With `Authorization: Payment …` (or `Payment-Authorization`): the facilitator settles it, then the handler runs, and the answer carries `Payment-Receipt`. The stripe offer is made when MERCHANT_STRIPE_NETWORK_ID is set. Discovery: GET /openapi.json.",
     parameters: [
       {
         name: 'Authorization',
@@ -99,14 +100,15 @@ export const MPP_FORECAST_DOCS = {
         },
       },
       '402': {
-        description: '`payment-required` (no credential) or the facilitator\'s payment problem, relayed; `WWW-Authenticate` carries fresh challenges.',
+        description: "`payment-required` (no credential) or the facilitator's payment problem, relayed; `WWW-Authenticate` carries fresh challenges.",
         headers: {
           'WWW-Authenticate': {
             description: 'One field per fresh challenge.',
             schema: {
               type: 'string',
             },
-            example: 'Payment id="q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M", realm="shop.example", method="evm", intent="charge", request="eyJhbW91bnQiOiIyNTAwMCIsImN1cnJlbmN5IjoiMHgwMzZDYkQ1Mzg0MmM1NDI2NjM0ZTc5Mjk1NDFlQzIzMThmM2RDRjdlIiwibWV0aG9kRGV0YWlscyI6eyJjaGFpbklkIjo4NDUzMiwiY3JlZGVudGlhbFR5cGVzIjpbImF1dGhvcml6YXRpb24iXSwiZGVjaW1hbHMiOjZ9LCJyZWNpcGllbnQiOiIweENkYUY1NDVmMDNEOGRBMDFDMjk4ZDg2MDRmMjlkNGM4MDQ5M2Y2YjIifQ", expires="2026-12-01T10:20:00Z", opaque="eyJfbm9uY2UiOiJoM2k0bTVuNm83cDhxOXIwIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ"',
+            example:
+              'Payment id="q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M", realm="shop.example", method="evm", intent="charge", request="eyJhbW91bnQiOiIyNTAwMCIsImN1cnJlbmN5IjoiMHgwMzZDYkQ1Mzg0MmM1NDI2NjM0ZTc5Mjk1NDFlQzIzMThmM2RDRjdlIiwibWV0aG9kRGV0YWlscyI6eyJjaGFpbklkIjo4NDUzMiwiY3JlZGVudGlhbFR5cGVzIjpbImF1dGhvcml6YXRpb24iXSwiZGVjaW1hbHMiOjZ9LCJyZWNpcGllbnQiOiIweENkYUY1NDVmMDNEOGRBMDFDMjk4ZDg2MDRmMjlkNGM4MDQ5M2Y2YjIifQ", expires="2026-12-01T10:20:00Z", opaque="eyJfbm9uY2UiOiJoM2k0bTVuNm83cDhxOXIwIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ"',
           },
           'Cache-Control': {
             schema: {
@@ -140,7 +142,7 @@ export const MPP_FORECAST_DOCS = {
         },
       },
       '503': {
-        description: 'The facilitator is unreachable or refused the merchant\'s request.',
+        description: "The facilitator is unreachable or refused the merchant's request.",
         content: {
           'application/problem+json': {
             schema: {

@@ -18,7 +18,13 @@ export function mppTerms(config: MerchantConfig, resource: string, options: { di
         request: { amount: config.price.amount, currency: config.price.asset, recipient: config.price.payTo, methodDetails: { chainId } },
       },
       ...(stripe
-        ? [{ method: 'stripe', intent: 'charge', request: { amount: stripe.amount, currency: stripe.currency, methodDetails: { networkId: stripe.networkId, paymentMethodTypes: ['card'] } } }]
+        ? [
+            {
+              method: 'stripe',
+              intent: 'charge',
+              request: { amount: stripe.amount, currency: stripe.currency, methodDetails: { networkId: stripe.networkId, paymentMethodTypes: ['card'] } },
+            },
+          ]
         : []),
     ],
     opaque: { resource },

@@ -87,16 +87,19 @@ export function checkEvmCharge(challenge: Challenge, payload: unknown, source: s
   if (r.methodDetails.credentialTypes && !r.methodDetails.credentialTypes.includes('authorization')) {
     return fail('verification-failed', 'the challenge does not accept authorization credentials');
   }
-  if (getAddress(p.to) !== getAddress(r.recipient)) return fail('verification-failed', `the authorization pays ${getAddress(p.to)}, the challenge asks for ${getAddress(r.recipient)}`);
+  if (getAddress(p.to) !== getAddress(r.recipient))
+    return fail('verification-failed', `the authorization pays ${getAddress(p.to)}, the challenge asks for ${getAddress(r.recipient)}`);
   if (p.value !== r.amount) {
     return BigInt(p.value) < BigInt(r.amount)
       ? fail('payment-insufficient', `the authorization is for ${p.value}, the challenge asks for ${r.amount}`)
       : fail('verification-failed', `the authorization is for ${p.value}, the challenge asks for exactly ${r.amount}`);
   }
-  if (p.nonce.toLowerCase() !== evmChallengeNonce(challenge)) return fail('verification-failed', 'the authorization nonce is not bound to this challenge (keccak256(id + realm))');
+  if (p.nonce.toLowerCase() !== evmChallengeNonce(challenge))
+    return fail('verification-failed', 'the authorization nonce is not bound to this challenge (keccak256(id + realm))');
   if (BigInt(p.validAfter) > nowSeconds) return fail('verification-failed', `the authorization is valid only after ${p.validAfter}`);
   if (BigInt(p.validBefore) <= nowSeconds) return fail('payment-expired', `the authorization expired at ${p.validBefore}`);
   const payer = getAddress(p.from);
-  if (source !== undefined && source !== evmSource(r.methodDetails.chainId, payer)) return fail('verification-failed', `source ${source} does not name the payer ${payer}`);
+  if (source !== undefined && source !== evmSource(r.methodDetails.chainId, payer))
+    return fail('verification-failed', `source ${source} does not name the payer ${payer}`);
   return ok({ request: r, payload: p, payer });
 }

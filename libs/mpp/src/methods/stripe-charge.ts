@@ -11,8 +11,8 @@ const STRIPE_MAX_AMOUNT = 99_999_999n;
 export const stripeChargeRequestSchema = z.strictObject({
   amount: z
     .string()
-    .regex(/^[1-9][0-9]{0,7}$/, 'must be a positive decimal string of the currency\'s minor units')
-    .refine((value) => BigInt(value) <= STRIPE_MAX_AMOUNT, 'is above Stripe\'s maximum of 99999999'),
+    .regex(/^[1-9][0-9]{0,7}$/, "must be a positive decimal string of the currency's minor units")
+    .refine((value) => BigInt(value) <= STRIPE_MAX_AMOUNT, "is above Stripe's maximum of 99999999"),
   currency: z.string().regex(/^[a-z]{3}$/, 'must be a lowercase ISO 4217 code such as "usd"'),
   description: z.string().max(1024).optional(),
   externalId: z.string().max(256).optional(),

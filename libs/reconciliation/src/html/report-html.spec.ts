@@ -14,7 +14,11 @@ describe('renderReportHtml', () => {
     pendingWindowMs: WINDOW_MS,
     now: LATER,
   });
-  const html = renderReportHtml(report, volumeHistory(report), { merchantId: hostile, assets: [{ asset: USDC, symbol: 'USDC', decimals: 6 }], links: { csv: '/r/1.csv?a=1&b=2' } });
+  const html = renderReportHtml(report, volumeHistory(report), {
+    merchantId: hostile,
+    assets: [{ asset: USDC, symbol: 'USDC', decimals: 6 }],
+    links: { csv: '/r/1.csv?a=1&b=2' },
+  });
 
   it('is one self-contained page: no scripts, no external assets', () => {
     expect(html.startsWith('<!doctype html>')).toBe(true);

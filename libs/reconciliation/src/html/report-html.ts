@@ -38,7 +38,10 @@ export function renderReportHtml(report: ReconReport, history: HistoryPoint[], o
   const title = options.title ?? 'Reconciliation report';
   const period = `${formatTime(summary.period.from)} to ${formatTime(summary.period.to)}`;
   const breaks = report.rows.filter((r) => isBreak(r.kind));
-  const status = summary.breaks === 0 ? `<p class="status clean">Clean: nothing to resolve</p>` : `<p class="status broken">${summary.breaks} break${summary.breaks === 1 ? '' : 's'} to resolve</p>`;
+  const status =
+    summary.breaks === 0
+      ? `<p class="status clean">Clean: nothing to resolve</p>`
+      : `<p class="status broken">${summary.breaks} break${summary.breaks === 1 ? '' : 's'} to resolve</p>`;
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -105,7 +108,11 @@ function charts(history: HistoryPoint[], info: (asset: string) => AssetInfo | un
     assets
       .map((asset) => {
         const label = assetLabel(asset, info(asset));
-        return `<figure data-testid="chart">${historyChart(history.filter((p) => p.asset === asset), label, info(asset))}<figcaption>${e(label)}</figcaption></figure>`;
+        return `<figure data-testid="chart">${historyChart(
+          history.filter((p) => p.asset === asset),
+          label,
+          info(asset),
+        )}<figcaption>${e(label)}</figcaption></figure>`;
       })
       .join('')
   );

@@ -33,7 +33,19 @@ const FORBIDDEN: [address: string, kind: string][] = [
   ['64:ff9b::a9fe:a9fe', 'a cloud metadata address'],
   ['2002:c0a8:0101::1', 'a private address'],
 ];
-const PUBLIC = ['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '169.253.255.255', '11.0.0.1', '2606:4700:4700::1111', '2001:4860::8888', '::ffff:8.8.8.8', 'fbff::1', 'fe00::1'];
+const PUBLIC = [
+  '8.8.8.8',
+  '1.1.1.1',
+  '172.32.0.1',
+  '100.128.0.1',
+  '169.253.255.255',
+  '11.0.0.1',
+  '2606:4700:4700::1111',
+  '2001:4860::8888',
+  '::ffff:8.8.8.8',
+  'fbff::1',
+  'fe00::1',
+];
 
 describe('webhook destinations', () => {
   it.each(FORBIDDEN)('refuses %s (%s)', (address, kind) => {
@@ -69,13 +81,17 @@ describe('webhook destinations', () => {
       expect(ours.ok ? undefined : ours.code).toBe(code);
       if (code === 'webhook_destination_not_allowed') expect(checkWebhookUrl(url, true)).toMatchObject({ ok: true });
     }
-    expect(checkWebhookUrl('http://169.254.169.254/', false)).toMatchObject({ ok: false, reason: expect.stringContaining('169.254.169.254 is a cloud metadata address') });
+    expect(checkWebhookUrl('http://169.254.169.254/', false)).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('169.254.169.254 is a cloud metadata address'),
+    });
   });
-
 
   it('at send time refuses a name that resolves to a forbidden address, and an IP literal', async () => {
     const lookup = (options: { all?: boolean }) =>
-      new Promise<unknown>((resolve, reject) => checkedLookup('localhost', { family: 4, ...options }, (error, address) => (error ? reject(error) : resolve(address))));
+      new Promise<unknown>((resolve, reject) =>
+        checkedLookup('localhost', { family: 4, ...options }, (error, address) => (error ? reject(error) : resolve(address))),
+      );
     await expect(lookup({})).rejects.toThrow(WebhookDestinationRefused);
     await expect(lookup({ all: true })).rejects.toThrow(/^webhook_destination_not_allowed: localhost resolves to 127\.0\.0\.1, a loopback address$/);
     expect(() => refuseForbiddenLiteral(new URL('http://[::1]:9/'))).toThrow(/::1 is a loopback address/);

@@ -59,7 +59,15 @@ const V6_EMBEDDING_V4: [base: string, prefix: number][] = [
 ];
 
 /** Names that only ever point inside the operator's network or at a cloud's instance metadata. */
-const FORBIDDEN_NAMES = new Set(['localhost', 'metadata', 'metadata.google.internal', 'metadata.goog', 'instance-data', 'instance-data.ec2.internal', 'metadata.tencentyun.com']);
+const FORBIDDEN_NAMES = new Set([
+  'localhost',
+  'metadata',
+  'metadata.google.internal',
+  'metadata.goog',
+  'instance-data',
+  'instance-data.ec2.internal',
+  'metadata.tencentyun.com',
+]);
 
 /** Why webhooks may not go to this IP address (e.g. "a loopback address"), or undefined for a public one. */
 export function forbiddenAddress(address: string): string | undefined {
@@ -93,18 +101,27 @@ export function forbiddenName(hostname: string): string | undefined {
  * The registration check of a webhook URL: an http(s) URL whose host is not a forbidden name or address. Names are
  * not resolved here (they may not resolve yet); every send checks the resolved addresses again.
  */
-export function checkWebhookUrl(raw: string, allowPrivate: boolean): { ok: true; url: string } | { ok: false; code: 'webhook_url_invalid' | typeof DESTINATION_NOT_ALLOWED; reason: string } {
+export function checkWebhookUrl(
+  raw: string,
+  allowPrivate: boolean,
+): { ok: true; url: string } | { ok: false; code: 'webhook_url_invalid' | typeof DESTINATION_NOT_ALLOWED; reason: string } {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     return { ok: false, code: 'webhook_url_invalid', reason: 'the webhook URL is not a URL' };
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return { ok: false, code: 'webhook_url_invalid', reason: 'the webhook URL must be http:// or https://' };
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    return { ok: false, code: 'webhook_url_invalid', reason: 'the webhook URL must be http:// or https://' };
   if (!allowPrivate) {
     const host = url.hostname.replace(/^\[|\]$/g, '');
     const why = isIP(host) ? forbiddenAddress(host) : forbiddenName(host);
-    if (why) return { ok: false, code: DESTINATION_NOT_ALLOWED, reason: `${host} is ${why}; webhooks go to public addresses only (the operator may set WEBHOOK_ALLOW_PRIVATE=true)` };
+    if (why)
+      return {
+        ok: false,
+        code: DESTINATION_NOT_ALLOWED,
+        reason: `${host} is ${why}; webhooks go to public addresses only (the operator may set WEBHOOK_ALLOW_PRIVATE=true)`,
+      };
   }
   return { ok: true, url: url.toString() };
 }

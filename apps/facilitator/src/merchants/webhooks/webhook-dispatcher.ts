@@ -90,7 +90,8 @@ export class WebhookDispatcher implements OnModuleInit, OnModuleDestroy {
       // The lease runs out and the delivery is sent again: receivers deduplicate on Webhook-Id.
       this.warn(`webhook ${delivery.id}: recording attempt ${delivery.attempt} failed: ${(error as Error).message}`);
     }
-    if (outcome.kind === 'failed') this.logger.warn(`webhook ${delivery.id} to ${origin(delivery.url)} failed for good after ${delivery.attempt} attempt(s): ${outcome.error}`);
+    if (outcome.kind === 'failed')
+      this.logger.warn(`webhook ${delivery.id} to ${origin(delivery.url)} failed for good after ${delivery.attempt} attempt(s): ${outcome.error}`);
   }
 
   private async send(delivery: DueDelivery): Promise<AttemptOutcome> {

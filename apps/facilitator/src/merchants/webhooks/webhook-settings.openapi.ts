@@ -4,8 +4,9 @@ import type { OperationDoc } from '@mp/platform';
 export const WEBHOOK_SETTINGS_DOCS = {
   get: {
     operationId: 'getMerchantWebhook',
-    summary: 'The calling merchant\'s webhook URL',
-    description: 'Where this merchant\'s webhooks (see `webhooks`) are sent. The signing secret is never shown here: the operator hands it over once, when the merchant is created. Requires an API key, even in open mode.',
+    summary: "The calling merchant's webhook URL",
+    description:
+      "Where this merchant's webhooks (see `webhooks`) are sent. The signing secret is never shown here: the operator hands it over once, when the merchant is created. Requires an API key, even in open mode.",
     security: [
       {
         merchantApiKey: [],
@@ -63,8 +64,9 @@ export const WEBHOOK_SETTINGS_DOCS = {
   },
   set: {
     operationId: 'setMerchantWebhook',
-    summary: 'Set or clear the calling merchant\'s webhook URL',
-    description: '`{ "webhookUrl": "https://…" }` sends this merchant\'s future webhooks there (deliveries already queued keep their URL); `null` stops new ones. An http(s) URL of at most 2048 characters. Unless the operator set WEBHOOK_ALLOW_PRIVATE, a URL whose host is a loopback, private (RFC 1918, CGNAT, ULA), link-local, unspecified, multicast or cloud-metadata address or name (IPv4-mapped IPv6 included) is refused with `webhook_destination_not_allowed`; names are not resolved here, but every send resolves the host and refuses (fails the delivery, without retrying) when any address is such an address. Requires an API key, even in open mode.',
+    summary: "Set or clear the calling merchant's webhook URL",
+    description:
+      '`{ "webhookUrl": "https://…" }` sends this merchant\'s future webhooks there (deliveries already queued keep their URL); `null` stops new ones. An http(s) URL of at most 2048 characters. Unless the operator set WEBHOOK_ALLOW_PRIVATE, a URL whose host is a loopback, private (RFC 1918, CGNAT, ULA), link-local, unspecified, multicast or cloud-metadata address or name (IPv4-mapped IPv6 included) is refused with `webhook_destination_not_allowed`; names are not resolved here, but every send resolves the host and refuses (fails the delivery, without retrying) when any address is such an address. Requires an API key, even in open mode.',
     security: [
       {
         merchantApiKey: [],
@@ -132,7 +134,8 @@ export const WEBHOOK_SETTINGS_DOCS = {
         },
       },
       '400': {
-        description: '`validation_failed`: the field is missing, not a string or null, not an http(s) URL, too long, or an unknown field was sent. `webhook_destination_not_allowed`: the URL\'s host may not receive webhooks.',
+        description:
+          "`validation_failed`: the field is missing, not a string or null, not an http(s) URL, too long, or an unknown field was sent. `webhook_destination_not_allowed`: the URL's host may not receive webhooks.",
         content: {
           'application/problem+json': {
             schema: {

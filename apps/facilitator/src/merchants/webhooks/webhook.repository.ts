@@ -178,7 +178,9 @@ export class WebhookRepository {
   }
 
   private async insertDeliveries(tx: Tx, events: ScannedEvent[]): Promise<void> {
-    const wanted = events.filter((e) => (PAYMENT_WEBHOOK_TYPES as readonly string[]).includes(e.type) && e.merchantId && e.url && !e.merchantDisabled && !e.queued);
+    const wanted = events.filter(
+      (e) => (PAYMENT_WEBHOOK_TYPES as readonly string[]).includes(e.type) && e.merchantId && e.url && !e.merchantDisabled && !e.queued,
+    );
     if (!wanted.length) return;
     const deliveries = wanted.map((e) => {
       const id = randomUUID();
@@ -264,13 +266,19 @@ export class WebhookRepository {
 /** The payment as of the event: the row, with the outcome the event recorded (the row may have moved on since). */
 function paymentAsOf(e: ScannedEvent): PaymentView {
   const view = toPaymentView(e);
-  const data = (typeof e.eventData === 'string' ? JSON.parse(e.eventData) : e.eventData ?? {}) as Record<string, unknown>;
+  const data = (typeof e.eventData === 'string' ? JSON.parse(e.eventData) : (e.eventData ?? {})) as Record<string, unknown>;
   const text = (value: unknown) => (typeof value === 'string' ? value : null);
   switch (e.type) {
     case 'payment.confirmed':
       return { ...view, state: 'confirmed', txHash: text(data.txHash) ?? view.txHash, errorReason: null, errorMessage: null };
     case 'payment.failed':
-      return { ...view, state: 'failed', txHash: text(data.txHash), errorReason: text(data.reason) ?? view.errorReason, errorMessage: text(data.message) ?? view.errorMessage };
+      return {
+        ...view,
+        state: 'failed',
+        txHash: text(data.txHash),
+        errorReason: text(data.reason) ?? view.errorReason,
+        errorMessage: text(data.message) ?? view.errorMessage,
+      };
     case 'payment.reorged':
       return { ...view, state: 'submitted', errorReason: null, errorMessage: null };
     default:

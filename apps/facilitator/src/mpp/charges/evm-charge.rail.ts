@@ -35,7 +35,8 @@ export class EvmChargeRail implements ChargeRail {
     if (!network) return { ok: false, problems: [`request.methodDetails.chainId: chain ${chainId} is not served by this facilitator`] };
     const asset = this.networks.asset(network, parsed.data.currency);
     if (!asset) return { ok: false, problems: [`request.currency: ${parsed.data.currency} is not an accepted asset on eip155:${chainId}`] };
-    if (decimals !== undefined && decimals !== asset.decimals) return { ok: false, problems: [`request.methodDetails.decimals: ${asset.symbol} has ${asset.decimals} decimals, not ${decimals}`] };
+    if (decimals !== undefined && decimals !== asset.decimals)
+      return { ok: false, problems: [`request.methodDetails.decimals: ${asset.symbol} has ${asset.decimals} decimals, not ${decimals}`] };
     return { ok: true, request: normalizeEvmChargeRequest(parsed.data, asset.decimals) };
   }
 
@@ -72,7 +73,9 @@ export class EvmChargeRail implements ChargeRail {
    * The credential's checks that need no chain (mppx's), then its EIP-3009 authorization: the requirements are the
    * challenge's, the token's EIP-712 domain is the one this facilitator configures for it.
    */
-  private authorization(attempt: ChargeAttempt): { ok: true; authorization: TransferAuthorization; credential: EvmChargeCredential } | { ok: false; error: MppError } {
+  private authorization(
+    attempt: ChargeAttempt,
+  ): { ok: true; authorization: TransferAuthorization; credential: EvmChargeCredential } | { ok: false; error: MppError } {
     const { challenge, credential } = attempt;
     const checked = checkEvmCharge(challenge, credential.payload, credential.source, this.clock.nowSeconds());
     if (!checked.ok) return { ok: false, error: checked.error };

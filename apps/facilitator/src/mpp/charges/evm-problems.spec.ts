@@ -19,7 +19,10 @@ describe('problemOf (a rail fault of an evm credential)', () => {
   });
 
   it('names the reason the payment records use in the detail', () => {
-    expect(problemOf('nonce_used', 'nonce 0xab is used')).toEqual({ code: 'verification-failed', detail: `nonce 0xab is used (${X402Reason.exactEvmNonceAlreadyUsed})` });
+    expect(problemOf('nonce_used', 'nonce 0xab is used')).toEqual({
+      code: 'verification-failed',
+      detail: `nonce 0xab is used (${X402Reason.exactEvmNonceAlreadyUsed})`,
+    });
   });
 });
 
@@ -33,7 +36,13 @@ describe('problemOfOutcome (a failed settlement of an evm credential)', () => {
   });
 
   it('ends it (final) for the payer-side failures, an expiry as payment-expired', () => {
-    expect(problemOfOutcome(failed(X402Reason.exactEvmValidBefore, 'expired'))).toEqual({ error: { code: 'payment-expired', detail: `expired (${X402Reason.exactEvmValidBefore})` }, final: true });
-    expect(problemOfOutcome(failed(X402Reason.exactEvmTransactionFailed, 'reverted', '0x34'))).toMatchObject({ error: { code: 'verification-failed' }, final: true });
+    expect(problemOfOutcome(failed(X402Reason.exactEvmValidBefore, 'expired'))).toEqual({
+      error: { code: 'payment-expired', detail: `expired (${X402Reason.exactEvmValidBefore})` },
+      final: true,
+    });
+    expect(problemOfOutcome(failed(X402Reason.exactEvmTransactionFailed, 'reverted', '0x34'))).toMatchObject({
+      error: { code: 'verification-failed' },
+      final: true,
+    });
   });
 });

@@ -5,7 +5,8 @@ import { recordedReason } from '../../settlement/recorded-reason';
 
 /** A rail's fault as an MPP problem; the detail names the reason the payment records use for it. */
 export function problemOf(fault: TransferFault, message: string): MppError {
-  const code: ProblemCode = fault === 'facilitator_unable' ? 'internal-payment-error' : fault === 'expires_too_soon' ? 'payment-expired' : 'verification-failed';
+  const code: ProblemCode =
+    fault === 'facilitator_unable' ? 'internal-payment-error' : fault === 'expires_too_soon' ? 'payment-expired' : 'verification-failed';
   return { code, detail: `${message} (${recordedReason(fault)})` };
 }
 

@@ -54,7 +54,12 @@ export class StripeChargeRail implements ChargeRail {
     if (beforeSettle) return { ok: true, payer: payload.spt };
     let token: GrantedToken;
     try {
-      token = await this.client().rawRequest('GET', `/v1/shared_payment/granted_tokens/${encodeURIComponent(payload.spt)}`, {}, { apiVersion: this.settings().apiVersion });
+      token = await this.client().rawRequest(
+        'GET',
+        `/v1/shared_payment/granted_tokens/${encodeURIComponent(payload.spt)}`,
+        {},
+        { apiVersion: this.settings().apiVersion },
+      );
     } catch (error) {
       const failure = stripeFailure(error);
       if (!failure) throw error;
@@ -65,9 +70,16 @@ export class StripeChargeRail implements ChargeRail {
     const limits = token.usage_limits ?? {};
     if (token.deactivated_at) return fail('the Shared Payment Token is no longer usable (used or revoked)');
     if (limits.expires_at !== undefined && limits.expires_at <= now) return fail(`the Shared Payment Token expired at ${limits.expires_at}`);
-    if (limits.currency !== undefined && limits.currency !== request.currency) return fail(`the Shared Payment Token is for ${limits.currency}, the challenge for ${request.currency}`);
+    if (limits.currency !== undefined && limits.currency !== request.currency)
+      return fail(`the Shared Payment Token is for ${limits.currency}, the challenge for ${request.currency}`);
     if (limits.max_amount !== undefined && BigInt(limits.max_amount) < BigInt(request.amount)) {
-      return { ok: false, error: { code: 'payment-insufficient', detail: `the Shared Payment Token allows at most ${limits.max_amount}, the challenge asks for ${request.amount}` } };
+      return {
+        ok: false,
+        error: {
+          code: 'payment-insufficient',
+          detail: `the Shared Payment Token allows at most ${limits.max_amount}, the challenge asks for ${request.amount}`,
+        },
+      };
     }
     return { ok: true, payer: payload.spt };
   }
@@ -121,8 +133,17 @@ export class StripeChargeRail implements ChargeRail {
         return { ok: false, error: { code: 'verification-failed', detail: `Stripe refused the payment: ${failure.message} (${reason})` }, final: true };
       }
       // The charge may or may not exist: the payment stays verified until a retry, Stripe's webhook or the sweep tells.
-      this.logger.warn(`PaymentIntent for challenge ${challenge.id}: outcome unknown (${failure.type}${failure.statusCode ? ` ${failure.statusCode}` : ''} ${reason})`);
-      return { ok: false, error: { code: 'internal-payment-error', detail: `Stripe's answer did not tell whether the payment was made (${reason}); send the same credential again` }, final: false };
+      this.logger.warn(
+        `PaymentIntent for challenge ${challenge.id}: outcome unknown (${failure.type}${failure.statusCode ? ` ${failure.statusCode}` : ''} ${reason})`,
+      );
+      return {
+        ok: false,
+        error: {
+          code: 'internal-payment-error',
+          detail: `Stripe's answer did not tell whether the payment was made (${reason}); send the same credential again`,
+        },
+        final: false,
+      };
     }
 
     if (intent.status === 'succeeded') {

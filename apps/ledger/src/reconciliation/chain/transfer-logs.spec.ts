@@ -30,8 +30,19 @@ describe('transferLogs', () => {
   it('reads the whole range in chunks of at most maxRange blocks, reporting progress', async () => {
     const { client, ranges } = node(10_000);
     const seen: bigint[] = [];
-    const logs = await transferLogs(client, { tokens: [TOKEN], to: [MERCHANT], fromBlock: 1n, toBlock: 2_500n, maxRange: 1_000, onBlocks: (n) => seen.push(n) });
-    expect(ranges).toEqual([[1n, 1_000n], [1_001n, 2_000n], [2_001n, 2_500n]]);
+    const logs = await transferLogs(client, {
+      tokens: [TOKEN],
+      to: [MERCHANT],
+      fromBlock: 1n,
+      toBlock: 2_500n,
+      maxRange: 1_000,
+      onBlocks: (n) => seen.push(n),
+    });
+    expect(ranges).toEqual([
+      [1n, 1_000n],
+      [1_001n, 2_000n],
+      [2_001n, 2_500n],
+    ]);
     expect(seen).toEqual([1_000n, 2_000n, 2_500n]);
     expect(logs).toHaveLength(250);
   });
@@ -48,7 +59,12 @@ describe('transferLogs', () => {
     const { client, ranges } = node(100);
     const logs = await transferLogs(client, { tokens: [TOKEN], to: [MERCHANT], fromBlock: 0n, toBlock: 999n, maxRange: 400 });
     expect(logs).toHaveLength(100);
-    expect(ranges.slice(0, 4)).toEqual([[0n, 399n], [0n, 199n], [0n, 99n], [100n, 299n]]);
+    expect(ranges.slice(0, 4)).toEqual([
+      [0n, 399n],
+      [0n, 199n],
+      [0n, 99n],
+      [100n, 299n],
+    ]);
     const served = ranges.filter(([a, b]) => b - a + 1n <= 100n);
     expect(served.reduce((n, [a, b]) => n + (b - a + 1n), 0n)).toBe(1_000n);
   });

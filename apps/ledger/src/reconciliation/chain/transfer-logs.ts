@@ -25,7 +25,7 @@ export interface TransferLogQuery {
 export async function* transferLogPages(client: Pick<PublicClient, 'getLogs'>, query: TransferLogQuery): AsyncGenerator<TransferLog[]> {
   const max = BigInt(query.maxRange);
   let range = max;
-  for (let start = query.fromBlock; start <= query.toBlock; ) {
+  for (let start = query.fromBlock; start <= query.toBlock;) {
     const end = start + range - 1n < query.toBlock ? start + range - 1n : query.toBlock;
     let page: TransferLog[];
     try {

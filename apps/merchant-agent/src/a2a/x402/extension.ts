@@ -20,13 +20,7 @@ export const X402_METADATA = {
   error: 'x402.payment.error',
 } as const;
 
-export type X402PaymentStatus =
-  | 'payment-required'
-  | 'payment-submitted'
-  | 'payment-rejected'
-  | 'payment-verified'
-  | 'payment-completed'
-  | 'payment-failed';
+export type X402PaymentStatus = 'payment-required' | 'payment-submitted' | 'payment-rejected' | 'payment-verified' | 'payment-completed' | 'payment-failed';
 
 /** The x402 extension URIs the caller activated (A2A-Extensions, or X-A2A-Extensions from a v0.3 client), newest first. */
 export function activatedX402Uris(requested: readonly string[] | undefined): string[] {

@@ -32,7 +32,11 @@ export async function verifyPayment(facilitator: FacilitatorClient, payload: Pay
   try {
     return await facilitator.verify(payload, requirements);
   } catch (error) {
-    return { isValid: false, invalidReason: X402Reason.unexpectedVerifyError, invalidMessage: `the facilitator could not verify the payment: ${describe(error)}` };
+    return {
+      isValid: false,
+      invalidReason: X402Reason.unexpectedVerifyError,
+      invalidMessage: `the facilitator could not verify the payment: ${describe(error)}`,
+    };
   }
 }
 
@@ -41,13 +45,24 @@ export async function verifyPayment(facilitator: FacilitatorClient, payload: Pay
  * settlement_pending is asked again
  * (the same authorization never settles twice). After the last of `attempts` the unknown outcome is returned as it is.
  */
-export async function settlePayment(facilitator: FacilitatorClient, payload: PaymentPayload, requirements: PaymentRequirements, attempts = SETTLE_ATTEMPTS): Promise<SettleResponse> {
+export async function settlePayment(
+  facilitator: FacilitatorClient,
+  payload: PaymentPayload,
+  requirements: PaymentRequirements,
+  attempts = SETTLE_ATTEMPTS,
+): Promise<SettleResponse> {
   for (let attempt = 1; ; attempt++) {
     let response: SettleResponse;
     try {
       response = await facilitator.settle(payload, requirements);
     } catch (error) {
-      response = { success: false, errorReason: X402Reason.unexpectedSettleError, errorMessage: describe(error), transaction: '', network: requirements.network };
+      response = {
+        success: false,
+        errorReason: X402Reason.unexpectedSettleError,
+        errorMessage: describe(error),
+        transaction: '',
+        network: requirements.network,
+      };
     }
     if (response.success || !isUnknownOutcome(response) || attempt >= attempts) return response;
     await sleep(SETTLE_BACKOFF_MS * 2 ** (attempt - 1));

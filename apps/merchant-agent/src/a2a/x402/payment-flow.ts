@@ -71,11 +71,17 @@ export class PaymentFlow {
 
   async submit(turn: TaskTurn, payment: TaskPayment, message: Message): Promise<void> {
     const check = checkSubmission(message.metadata?.[X402_METADATA.payload], payment.offer);
-    const claim = await this.payments.claim(payment.taskId, check.ok ? { messageId: message.messageId, payer: check.payer, nonce: check.nonce, payload: check.payload } : undefined);
+    const claim = await this.payments.claim(
+      payment.taskId,
+      check.ok ? { messageId: message.messageId, payer: check.payer, nonce: check.nonce, payload: check.payload } : undefined,
+    );
     if (claim.kind === 'not-awaiting') return this.refuse(turn, payment.taskId);
     turn.start(TaskState.TASK_STATE_WORKING, 'Payment received; verifying it.', x402Metadata('payment-submitted'));
     if (claim.kind === 'replayed') {
-      return this.attemptFailed(turn, payment, claim.attempts, { reason: X402Reason.exactEvmNonceAlreadyUsed, message: 'this authorization was submitted before; sign a new one' });
+      return this.attemptFailed(turn, payment, claim.attempts, {
+        reason: X402Reason.exactEvmNonceAlreadyUsed,
+        message: 'this authorization was submitted before; sign a new one',
+      });
     }
     if (!check.ok) return this.attemptFailed(turn, payment, claim.attempts, check);
 
@@ -127,9 +133,19 @@ export class PaymentFlow {
     return skill.run(payment.input);
   }
 
-  private async complete(turn: TaskTurn, payment: TaskPayment, from: PaymentStatus, settlement: SettleResponse, output?: ReturnType<Skill['run']>): Promise<void> {
+  private async complete(
+    turn: TaskTurn,
+    payment: TaskPayment,
+    from: PaymentStatus,
+    settlement: SettleResponse,
+    output?: ReturnType<Skill['run']>,
+  ): Promise<void> {
     const [requirements] = payment.offer.accepts;
-    const paid = await this.move(payment.taskId, from, 'completed', { transaction: settlement.transaction, receipt: settlement, ...(settlement.payer && { payer: settlement.payer }) });
+    const paid = await this.move(payment.taskId, from, 'completed', {
+      transaction: settlement.transaction,
+      receipt: settlement,
+      ...(settlement.payer && { payer: settlement.payer }),
+    });
     const { name, part } = output ?? this.work(payment);
     turn.artifact(name, part);
     turn.status(
@@ -143,7 +159,14 @@ export class PaymentFlow {
   private async attemptFailed(turn: TaskTurn, payment: TaskPayment, attempts: number, failure: AttemptFailure): Promise<void> {
     const error = errorCodeFor(failure.reason);
     const [{ network }] = payment.offer.accepts;
-    const receipt: SettleResponse = { success: false, errorReason: failure.reason, errorMessage: failure.message, transaction: '', network, ...(failure.payer && { payer: failure.payer }) };
+    const receipt: SettleResponse = {
+      success: false,
+      errorReason: failure.reason,
+      errorMessage: failure.message,
+      transaction: '',
+      network,
+      ...(failure.payer && { payer: failure.payer }),
+    };
     const final = attempts >= MAX_PAYMENT_ATTEMPTS;
     const updated = await this.move(payment.taskId, 'submitted', final ? 'failed' : 'required', { error, receipt });
     const text = `Payment failed (${error}): ${failure.message}. Attempt ${attempts} of ${MAX_PAYMENT_ATTEMPTS}; nothing was charged.`;
@@ -159,7 +182,11 @@ export class PaymentFlow {
 
   private async settlementFailed(turn: TaskTurn, payment: TaskPayment, from: PaymentStatus, settlement: SettleResponse): Promise<void> {
     const error = errorCodeFor(settlement.errorReason);
-    const updated = await this.move(payment.taskId, from, 'failed', { error, receipt: settlement, ...(settlement.transaction && { transaction: settlement.transaction }) });
+    const updated = await this.move(payment.taskId, from, 'failed', {
+      error,
+      receipt: settlement,
+      ...(settlement.transaction && { transaction: settlement.transaction }),
+    });
     turn.status(
       TaskState.TASK_STATE_FAILED,
       `The payment did not settle (${error}): ${settlement.errorMessage ?? settlement.errorReason}.`,

@@ -51,7 +51,9 @@ export interface Transition {
 }
 
 const columns = (table = '') =>
-  ['task_id AS "taskId"', 'skill', 'input', 'settle_timing AS "settleTiming"', 'status', 'offer', 'attempts', 'payer', 'transaction', 'error', 'receipts'].map((c) => `${table}${c}`).join(', ');
+  ['task_id AS "taskId"', 'skill', 'input', 'settle_timing AS "settleTiming"', 'status', 'offer', 'attempts', 'payer', 'transaction', 'error', 'receipts']
+    .map((c) => `${table}${c}`)
+    .join(', ');
 const COLUMNS = columns();
 /** The same columns for Prisma Client. */
 const TASK_PAYMENT = {

@@ -75,7 +75,9 @@ export class PendingSettlements implements OnApplicationBootstrap, BeforeApplica
         return undefined;
       });
       if (!events) continue;
-      this.logger.log(`task ${payment.taskId}: its settlement is known now; the task is ${events.some((e) => e.kind === 'artifactUpdate') ? 'completed' : 'failed'}`);
+      this.logger.log(
+        `task ${payment.taskId}: its settlement is known now; the task is ${events.some((e) => e.kind === 'artifactUpdate') ? 'completed' : 'failed'}`,
+      );
       finished++;
     }
     return finished;

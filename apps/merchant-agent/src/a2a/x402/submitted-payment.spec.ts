@@ -19,7 +19,10 @@ const price: MerchantConfig['price'] = {
 };
 const offer = paymentOffer(price, '10000', { url: 'http://merchant.test/a2a/rest/tasks/t-1', description: 'forecast' });
 const sign = (required: PaymentRequired = offer) =>
-  new x402Client().register('eip155:31337', new ExactEvmScheme(toClientEvmSigner(payer))).setSpendControls(false).createPaymentPayload(required);
+  new x402Client()
+    .register('eip155:31337', new ExactEvmScheme(toClientEvmSigner(payer)))
+    .setSpendControls(false)
+    .createPaymentPayload(required);
 const altered = (change: object): PaymentRequired => ({ ...offer, accepts: [{ ...offer.accepts[0], ...change }] });
 
 describe('checkSubmission', () => {
@@ -34,7 +37,12 @@ describe('checkSubmission', () => {
     ['a different recipient', () => sign(altered({ payTo: payer.address })), 'invalid_exact_evm_recipient_mismatch', 'INVALID_PAYLOAD'],
     ['another network', async () => ({ ...(await sign()), accepted: { ...offer.accepts[0], network: 'eip155:8453' } }), 'invalid_network', 'NETWORK_MISMATCH'],
     ['another asset', () => sign(altered({ asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e' })), 'invalid_payment_requirements', 'INVALID_PAYLOAD'],
-    ['another task', () => sign({ ...offer, resource: { ...offer.resource, url: 'http://merchant.test/a2a/rest/tasks/t-2' } }), 'invalid_payment_requirements', 'INVALID_PAYLOAD'],
+    [
+      'another task',
+      () => sign({ ...offer, resource: { ...offer.resource, url: 'http://merchant.test/a2a/rest/tasks/t-2' } }),
+      'invalid_payment_requirements',
+      'INVALID_PAYLOAD',
+    ],
     ['an x402 v1 payload', async () => ({ x402Version: 1, scheme: 'exact', network: 'base', payload: {} }), 'invalid_payload', 'INVALID_PAYLOAD'],
     ['no payload at all', async () => undefined, 'invalid_payload', 'INVALID_PAYLOAD'],
   ])('refuses %s with the reason the facilitator would give', async (_, payload, reason, code) => {

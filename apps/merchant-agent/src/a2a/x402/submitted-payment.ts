@@ -23,10 +23,13 @@ export function checkSubmission(submitted: unknown, offer: PaymentRequired): Sub
   if (!parsed.success) return fail(X402Reason.invalidPayload, `x402.payment.payload is not an x402 v2 PaymentPayload: ${z.prettifyError(parsed.error)}`);
   const { accepted, resource } = parsed.data;
   const [offered] = offer.accepts;
-  if (accepted.scheme !== offered.scheme) return fail(X402Reason.invalidScheme, `the payment uses scheme ${accepted.scheme}; this task takes ${offered.scheme}`);
+  if (accepted.scheme !== offered.scheme)
+    return fail(X402Reason.invalidScheme, `the payment uses scheme ${accepted.scheme}; this task takes ${offered.scheme}`);
   if (accepted.network !== offered.network) return fail(X402Reason.invalidNetwork, `the payment is on ${accepted.network}; this task takes ${offered.network}`);
-  if (!sameAddress(accepted.asset, offered.asset)) return fail(X402Reason.invalidPaymentRequirements, `the payment is in ${accepted.asset}; this task takes ${offered.asset}`);
-  if (resource?.url !== offer.resource.url) return fail(X402Reason.invalidPaymentRequirements, `the payment is for ${resource?.url ?? 'no resource'}, not for this task (${offer.resource.url})`);
+  if (!sameAddress(accepted.asset, offered.asset))
+    return fail(X402Reason.invalidPaymentRequirements, `the payment is in ${accepted.asset}; this task takes ${offered.asset}`);
+  if (resource?.url !== offer.resource.url)
+    return fail(X402Reason.invalidPaymentRequirements, `the payment is for ${resource?.url ?? 'no resource'}, not for this task (${offer.resource.url})`);
 
   const exact = exactEvmEip3009PayloadSchema.safeParse(parsed.data.payload);
   if (!exact.success) return fail(X402Reason.invalidPayload, `the payload is not an exact EIP-3009 authorization: ${z.prettifyError(exact.error)}`);
