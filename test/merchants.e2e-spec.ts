@@ -1,5 +1,3 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { getAddress, type Address, type Hex } from 'viem';
@@ -13,32 +11,16 @@ import { loadMerchantConfig } from '../apps/merchant-agent/src/merchant.config';
 import { createPaywall } from '../apps/merchant-agent/src/paid-http/paywall';
 import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from './support/chain';
 import { call } from './support/http';
-import { startFacilitator, TEST_OPERATOR_TOKEN, type RunningFacilitator } from './support/facilitator';
+import { startFacilitator, type RunningFacilitator } from './support/facilitator';
+import { merchantsCli, type CliResult } from './support/merchants';
 import { paymentRequiredResponse } from './support/mpp';
 import { freePort } from './support/net';
-
-const ROOT = path.resolve(__dirname, '..');
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 /** the facilitator the CLI talks to (set once it runs) */
 let cliFacilitatorUrl = '';
 
-/** scripts/merchants.mjs against the test facilitator's operator API (asynchronous: the facilitator runs in this process). */
-function cli(...args: string[]): Promise<CliResult> {
-  return new Promise((resolve) =>
-    execFile(
-      process.execPath,
-      ['scripts/merchants.mjs', ...args],
-      { cwd: ROOT, env: { ...process.env, FACILITATOR_URL: cliFacilitatorUrl, OPERATOR_TOKEN: TEST_OPERATOR_TOKEN }, encoding: 'utf8' },
-      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
-    ),
-  );
-}
+/** scripts/merchants.mjs against the test facilitator's operator API */
+const cli = (...args: string[]): Promise<CliResult> => merchantsCli(cliFacilitatorUrl, ...args);
 
 async function cliJson(...args: string[]): Promise<any> {
   const r = await cli(...args, '--json');

@@ -1,7 +1,7 @@
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { loadChainManifest } from '@mp/chain';
-import { TEST_DATABASE_URL } from './facilitator';
+import { TEST_DATABASE_URL, TEST_OPERATOR_TOKEN } from './facilitator';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -62,4 +62,26 @@ export function setWebhook(merchantId: string, url: string): void {
 
 export function revokeKey(keyId: string): void {
   fixture({ op: 'revoke', keyId });
+}
+
+export interface CliResult {
+  /** the exit code (null when killed by a signal) */
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * scripts/merchants.mjs against a facilitator's operator API, asynchronously: the facilitator often runs in the
+ * test's own process, which a synchronous spawn would block.
+ */
+export function merchantsCli(facilitatorUrl: string, ...args: string[]): Promise<CliResult> {
+  return new Promise((resolve) =>
+    execFile(
+      process.execPath,
+      ['scripts/merchants.mjs', ...args],
+      { cwd: ROOT, env: { ...process.env, FACILITATOR_URL: facilitatorUrl, OPERATOR_TOKEN: TEST_OPERATOR_TOKEN }, encoding: 'utf8' },
+      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
+    ),
+  );
 }

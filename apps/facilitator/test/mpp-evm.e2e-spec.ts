@@ -1,5 +1,3 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { getAddress, type Address } from 'viem';
 import { Mppx, evm } from 'mppx/client';
 import { Receipt as MppxReceipt } from 'mppx';
@@ -7,7 +5,8 @@ import { PrismaService } from '@mp/db';
 import { decodeReceipt, parseCredential, serializeCredential } from '@mp/mpp';
 import { balanceOf, payerAccount, testChain } from '../../../test/support/chain';
 import { paymentRequiredResponse } from '../../../test/support/mpp';
-import { postJson, startFacilitator, TEST_OPERATOR_TOKEN, type RunningFacilitator } from '../../../test/support/facilitator';
+import { postJson, startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
+import { merchantsCli } from '../../../test/support/merchants';
 import { Clock } from '../src/x402/clock';
 
 describe('MPP method evm (charge) through the facilitator, credentials made by the official mppx client', () => {
@@ -229,19 +228,11 @@ describe('MPP method evm (charge) through the facilitator, credentials made by t
 
   it("binds challenges with a secret per merchant: another merchant's key cannot settle them, and a rotation keeps old challenges valid", async () => {
     // the merchants CLI, through this facilitator's operator API
-    const cli = (...args: string[]) =>
-      new Promise<any>((resolve, reject) =>
-        execFile(
-          process.execPath,
-          ['scripts/merchants.mjs', ...args, '--json'],
-          {
-            cwd: path.resolve(__dirname, '../../..'),
-            env: { ...process.env, FACILITATOR_URL: facilitator.url, OPERATOR_TOKEN: TEST_OPERATOR_TOKEN },
-            encoding: 'utf8',
-          },
-          (error, stdout, stderr) => (error ? reject(new Error(stderr)) : resolve(JSON.parse(stdout))),
-        ),
-      );
+    const cli = async (...args: string[]) => {
+      const r = await merchantsCli(facilitator.url, ...args, '--json');
+      expect(r.code, r.stderr).toBe(0);
+      return JSON.parse(r.stdout);
+    };
     const a = await cli('create', '--name', 'MPP merchant A', '--receiving-address', `${manifest.network}:${merchant}`);
     const b = await cli('create', '--name', 'MPP merchant B', '--receiving-address', `${manifest.network}:${merchant}`);
     const as = (key: string) => (url: string, body: unknown) =>

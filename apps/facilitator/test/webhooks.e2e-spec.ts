@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { Socket } from 'node:net';
-import path from 'node:path';
 import pg from 'pg';
 import type { Address } from 'viem';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
@@ -10,9 +8,9 @@ import { verifyWebhookSignature } from '@mp/clients';
 import { PrismaService } from '@mp/db';
 import { WebhookRepository } from '../src/merchants/webhooks/webhook.repository';
 import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
-import { createMerchant } from '../../../test/support/merchants';
+import { createMerchant, merchantsCli } from '../../../test/support/merchants';
 import { startWebhookReceiver, until, type WebhookReceiver } from '../../../test/support/webhook-receiver';
-import { startFacilitator, TEST_DATABASE_URL, TEST_OPERATOR_TOKEN, type RunningFacilitator } from '../../../test/support/facilitator';
+import { startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from '../../../test/support/facilitator';
 import { call } from '../../../test/support/http';
 import { freePort } from '../../../test/support/net';
 
@@ -347,19 +345,7 @@ describe('webhook destinations (WEBHOOK_ALLOW_PRIVATE off)', () => {
   let db: PrismaService;
   const servers: WebhookReceiver[] = [];
   /** scripts/merchants.mjs against this facilitator's operator API (which has not allowed private destinations) */
-  const cli = (...args: string[]) =>
-    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) =>
-      execFile(
-        process.execPath,
-        ['scripts/merchants.mjs', ...args, '--json'],
-        {
-          cwd: path.resolve(__dirname, '../../..'),
-          env: { ...process.env, FACILITATOR_URL: facilitator.url, OPERATOR_TOKEN: TEST_OPERATOR_TOKEN },
-          encoding: 'utf8',
-        },
-        (error, stdout, stderr) => resolve({ status: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
-      ),
-    );
+  const cli = (...args: string[]) => merchantsCli(facilitator.url, ...args, '--json');
 
   beforeAll(async () => {
     facilitator = await startFacilitator({
@@ -389,7 +375,7 @@ describe('webhook destinations (WEBHOOK_ALLOW_PRIVATE off)', () => {
       'http://localhost/hooks',
     ]) {
       const created = await cli('create', '--name', 'SSRF', '--webhook-url', url);
-      expect(created.status, url).toBe(2);
+      expect(created.code, url).toBe(2);
       expect(created.stderr, url).toMatch(
         /^merchants: webhook_destination_not_allowed: .+ is a (loopback|private|cloud metadata) (address|name); webhooks go to public addresses only/,
       );
@@ -397,7 +383,7 @@ describe('webhook destinations (WEBHOOK_ALLOW_PRIVATE off)', () => {
     const merchant = JSON.parse((await cli('create', '--name', 'Public hooks', '--webhook-url', 'https://hooks.example.com/x')).stdout);
     expect(merchant.webhookUrl).toBe('https://hooks.example.com/x');
     const moved = await cli('set-webhook', merchant.merchantId, 'http://192.168.1.10/hooks');
-    expect(moved.status).toBe(2);
+    expect(moved.code).toBe(2);
     expect(moved.stderr).toContain('webhook_destination_not_allowed: 192.168.1.10 is a private address');
   });
 
