@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Address } from 'viem';
-import { PAYMENT_EVENTS_ACKS_QUEUE, PAYMENT_EVENTS_QUEUE, type PaymentEventMessage, type PaymentEventsAckMessage } from '@mp/clients';
+import { PAYMENT_EVENTS_ACKS_QUEUE, PAYMENT_EVENTS_QUEUE, paymentEventJobId, type PaymentEventMessage, type PaymentEventsAckMessage } from '@mp/clients';
 import { PrismaService } from '@mp/db';
 import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
 import { postJson, startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
@@ -123,6 +123,26 @@ describe('payment events to the ledger queue', () => {
     await queue.close();
   });
 
+  it('publishes a new event under an id an earlier database used (restored from a backup, the same Redis): the old job does not swallow it', async () => {
+    const [first] = paymentIds;
+    const resend = (paymentId: string, id?: string) =>
+      db.$queryRawUnsafe<{ id: string }[]>(
+        `INSERT INTO facilitator.payment_events (id, payment_id, type, data) VALUES (coalesce($1::bigint, nextval('facilitator.payment_events_id_seq')), $2::uuid, 'payment.resend', '{"reason":"a test"}'::jsonb) RETURNING id::text`,
+        id ?? null,
+        paymentId,
+      );
+    // an event of one payment, published and consumed: its job stays in Redis, completed
+    const [old] = await resend(first);
+    await until('the first event consumed', () => received.find((m) => m.eventId === old.id));
+    // the database forgets it, and its sequence hands the same id to an event of another payment
+    const second = await settle(facilitator, db, 4, 4_000n);
+    await eventsOf(second, 3);
+    await db.$executeRawUnsafe(`DELETE FROM facilitator.payment_events WHERE id = $1::bigint`, old.id);
+    await resend(second, old.id);
+    const again = await until('the new event under the old id consumed', () => received.find((m) => m.eventId === old.id && m.paymentId === second));
+    expect(again.type).toBe('payment.resend');
+  });
+
   it('records the ledger’s acknowledgements: acknowledged events are done; a malformed acknowledgement fails for good', async () => {
     const [paymentId] = paymentIds;
     const ids = (await eventRows(db, paymentId)).map((e) => e.id);
@@ -172,7 +192,7 @@ describe('payment events to the ledger queue', () => {
       await until('the event after it published', () => (received.some((m) => m.eventId === good.id) ? true : undefined));
       await until('the malformed event passed over', async () => ((await eventRows(db, paymentId)).find((e) => e.id === bad.id)?.published ? true : undefined));
       const queue = new Queue(PAYMENT_EVENTS_QUEUE, { connection: redis, prefix: facilitator.config.queuePrefix });
-      expect(await queue.getJobState(`event-${bad.id}`)).toBe('unknown');
+      expect(await queue.getJobState(paymentEventJobId(bad.id, paymentId))).toBe('unknown');
       await queue.close();
       expect(received.filter((m) => m.eventId === bad.id)).toEqual([]);
       const said = errors.mock.calls.map(([message]) => String(message)).find((message) => message.includes(`payment event ${bad.id} `));
@@ -226,7 +246,7 @@ describe('payment events the ledger has not acknowledged', () => {
     // (removing fails while the job is active: the relay may already be re-publishing it)
     const lost = events[1].id;
     const deliveredBeforeLoss = await until('the submitted event’s job removed', async () =>
-      (await queue.remove(`event-${lost}`)) === 1 ? deliveries(lost) : undefined,
+      (await queue.remove(paymentEventJobId(lost, paymentId))) === 1 ? deliveries(lost) : undefined,
     );
 
     await until('every event delivered again', () => (events.every((e) => deliveries(e.id) >= 2) && deliveries(lost) > deliveredBeforeLoss ? true : undefined));

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Address } from 'viem';
-import { PAYMENT_EVENTS_QUEUE, type PaymentEventMessage } from '@mp/clients';
+import { PAYMENT_EVENTS_QUEUE, paymentEventJobId, type PaymentEventMessage } from '@mp/clients';
 import { PrismaService } from '@mp/db';
 import { AccountCode, chartAccountId, paymentTransferId, TransferCode } from '@mp/ledger';
 import { chainAsset } from '@mp/reconciliation';
@@ -69,8 +69,8 @@ describe('payments booked by the ledger after Redis lost the queue', () => {
   // the facilitator's tables, read as an operator would (the apps themselves never read each other's)
   const db = () => facilitator.app.get(PrismaService);
   const events = () =>
-    db().$queryRawUnsafe<{ id: string; published: boolean; acknowledged: boolean; republishCount: number }[]>(
-      `SELECT id::text, published_at IS NOT NULL AS published, acknowledged_at IS NOT NULL AS acknowledged, republish_count AS "republishCount"
+    db().$queryRawUnsafe<{ id: string; paymentId: string; published: boolean; acknowledged: boolean; republishCount: number }[]>(
+      `SELECT id::text, payment_id::text AS "paymentId", published_at IS NOT NULL AS published, acknowledged_at IS NOT NULL AS acknowledged, republish_count AS "republishCount"
          FROM facilitator.payment_events WHERE payment_id = ANY($1::uuid[]) ORDER BY id`,
       paymentIds,
     );
@@ -81,7 +81,7 @@ describe('payments booked by the ledger after Redis lost the queue', () => {
     const published = await until('every event published and waiting in the queue', async () => {
       const rows = await events();
       if (rows.length !== 3 * amounts.length || !rows.every((e) => e.published)) return undefined;
-      const states = await Promise.all(rows.map((e) => queue.getJobState(`event-${e.id}`)));
+      const states = await Promise.all(rows.map((e) => queue.getJobState(paymentEventJobId(e.id, e.paymentId))));
       return states.every((s) => s === 'waiting') ? rows : undefined;
     });
 
@@ -94,7 +94,8 @@ describe('payments booked by the ledger after Redis lost the queue', () => {
       deleted.push(...keys);
       cursor = next;
     } while (cursor !== '0');
-    for (const event of published) expect(deleted).toContain(`${facilitator.config.queuePrefix}:${PAYMENT_EVENTS_QUEUE}:event-${event.id}`);
+    for (const event of published)
+      expect(deleted).toContain(`${facilitator.config.queuePrefix}:${PAYMENT_EVENTS_QUEUE}:${paymentEventJobId(event.id, event.paymentId)}`);
 
     // 3. the ledger's consumer starts: what it gets is what the facilitator published again
     ledger = await startLedger({ LEDGER_INGEST: 'true', FACILITATOR_URL: facilitator.url, QUEUE_PREFIX: facilitator.config.queuePrefix });
@@ -138,7 +139,9 @@ describe('payments booked by the ledger after Redis lost the queue', () => {
            FROM facilitator.payment_events e JOIN facilitator.payments p ON p.id = e.payment_id WHERE p.id = $1::uuid AND e.type = 'payment.verified'`,
         paymentId,
       );
-      return queue.add(event.type, { ...event, occurredAt: event.occurredAt.toISOString() } as PaymentEventMessage, { jobId: `conflict-${event.eventId}` });
+      return queue.add(event.type, { ...event, occurredAt: event.occurredAt.toISOString() } as PaymentEventMessage, {
+        jobId: `conflict-${event.eventId}-${paymentId}`,
+      });
     };
     const jobs = [await conflicting(paymentIds[0]), await conflicting(paymentIds[1])];
     const refused = await until('both refused', async () => {

@@ -3,10 +3,20 @@ import { z } from 'zod';
 /**
  * The facilitator's payment events as the ledger consumes them: every row of its transactional outbox
  * (`facilitator.payment_events`) is published as a BullMQ job on this queue, under the deployment's QUEUE_PREFIX,
- * with job id `event-<eventId>`, and again while the ledger has not acknowledged it (PAYMENT_EVENTS_ACKS_QUEUE).
+ * with job id `paymentEventJobId(…)`, and again while the ledger has not acknowledged it (PAYMENT_EVENTS_ACKS_QUEUE).
  * Delivery is at least once: consumers key their effects by `eventId`.
  */
 export const PAYMENT_EVENTS_QUEUE = 'payment-events';
+
+/**
+ * The job id of an event: `event-<eventId>-<paymentId>`. BullMQ drops a job whose id it still holds (a completed one
+ * is kept a day), which makes a re-publish of the same event a no-op. The event id alone is not enough for that: it is
+ * a database sequence, which starts again in a database restored from a backup or created anew beside the same Redis,
+ * and a new event under an old id would be dropped unseen; the payment's id (a random UUID) keeps them apart.
+ */
+export function paymentEventJobId(eventId: string, paymentId: string): string {
+  return `event-${eventId}-${paymentId}`;
+}
 
 /** Atomic units, wei, block numbers: non-negative integers as decimal strings (they outgrow a JS number). */
 const decimal = z.string().regex(/^\d+$/, 'expected a decimal string of a non-negative integer');

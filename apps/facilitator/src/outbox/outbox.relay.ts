@@ -1,7 +1,7 @@
 import { BullModule, InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { DefaultJobOptions, Queue } from 'bullmq';
-import { PAYMENT_EVENTS_ACKS_QUEUE, PAYMENT_EVENTS_QUEUE, parsePaymentEventMessage, type PaymentEventMessage } from '@mp/clients';
+import { PAYMENT_EVENTS_ACKS_QUEUE, PAYMENT_EVENTS_QUEUE, parsePaymentEventMessage, paymentEventJobId, type PaymentEventMessage } from '@mp/clients';
 import { PrismaService, withTransaction, type Tx } from '@mp/db';
 import { FacilitatorMetrics, jobTraceOptions, type TraceContext, withTraceContext } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
@@ -11,7 +11,7 @@ import { OutboxMetrics } from './outbox.metrics';
 const BATCH = 500;
 /** Most unacknowledged events published again per poll and worker: a ledger away for hours comes back to a trickle, not a flood. */
 export const REPUBLISH_BATCH = 100;
-/** Published jobs stay in Redis this long after they are consumed, so a re-publish of the same event id is a no-op. */
+/** Published jobs stay in Redis this long after they are consumed, so a re-publish of the same event is a no-op. */
 const KEEP_DONE_SECONDS = 24 * 3600;
 
 /** The `payment-events` jobs the relay publishes: retried by the ledger's worker with backoff; failed ones kept for an operator. */
@@ -53,7 +53,7 @@ const EVENT_ROWS = `SELECT e.id::text AS "eventId", e.type, e.payment_id::text A
 /**
  * Publishes the transactional outbox (payment_events) to BullMQ for the ledger (worker role, OUTBOX_PUBLISH). Every
  * OUTBOX_POLL_MS it locks the oldest unpublished events (SKIP LOCKED, so replicas share the work), adds one job per
- * event (job id = event id, so a re-publish after a crash is deduplicated) and marks them published in the same
+ * event (its id names the event, so a re-publish after a crash is deduplicated) and marks them published in the same
  * transaction. An event is done only once the ledger acknowledges it (OutboxAcks): one published but unacknowledged
  * for OUTBOX_REPUBLISH_AFTER_MS is published again, because Redis may have lost its job (a flush, a failover without
  * persistence) or the acknowledgement. The consumer books an event once, by its id, however often it arrives.
@@ -219,7 +219,7 @@ export class OutboxRelay implements OnModuleInit, OnModuleDestroy {
       this.logger.error(`payment event ${row.eventId} (${row.type} of ${row.paymentId}) breaks the payment-events contract, not published: ${built.reason}`);
       return undefined;
     }
-    return { name: built.message.type, data: built.message, opts: { jobId: `event-${row.eventId}` } };
+    return { name: built.message.type, data: built.message, opts: { jobId: paymentEventJobId(row.eventId, row.paymentId) } };
   }
 }
 
