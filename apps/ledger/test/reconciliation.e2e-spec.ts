@@ -290,7 +290,7 @@ describe('reconciliation against anvil and the fake Stripe', () => {
       [{ merchantId: other.merchantId, from: '2026-11-30T00:00:00Z', to: '2026-12-01T00:00:00Z' }, 'merchantId'],
       [{ from: '2026-11-30T00:00:00Z', to: '2026-12-01T00:00:00Z', sources: [] }, 'sources'],
       [{ from: '2026-11-30T00:00:00Z', to: '2026-12-01T00:00:00Z', sources: ['chain', 'chain'] }, 'sources'],
-      [{ from: '2026-11-30T00:00:00Z', to: '2026-12-01T00:00:00Z', sources: ['bank'] }, 'sources.0'],
+      [{ from: '2026-11-30T00:00:00Z', to: '2026-12-01T00:00:00Z', sources: ['bank'] }, 'sources'],
     ];
     const count = async () =>
       (

@@ -10,7 +10,6 @@ export * from './tracing';
 export * from './readiness';
 export * from './crash-points';
 export * from './queue.module';
-export * from './query';
 export * from './validation.pipe';
 export * from './zod-body.pipe';
 export * from './openapi';

@@ -1,5 +1,19 @@
-import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
+import { type ArgumentMetadata, type Type, ValidationPipe, type ValidationError } from '@nestjs/common';
+import { plainToInstance } from 'class-transformer';
+import { registerDecorator, validateSync, type ValidatorOptions } from 'class-validator';
 import { ProblemError, type InvalidParam } from './problem';
+
+/** The rules every DTO is checked with, by the global pipe and by validateArrayBody alike. */
+const VALIDATOR_OPTIONS = {
+  whitelist: true,
+  forbidNonWhitelisted: true,
+  // A body that is not an object (an array, a string) is an error, not an empty DTO.
+  forbidUnknownValues: true,
+  // one reason per field: the first rule it breaks
+  stopAtFirstError: true,
+  // Never echo the rejected value or the DTO back (they may hold secrets).
+  validationError: { target: false, value: false },
+} satisfies ValidatorOptions;
 
 /**
  * class-validator + class-transformer DTO validation whose failures are the platform's RFC 9457 problem
@@ -12,18 +26,7 @@ import { ProblemError, type InvalidParam } from './problem';
  * and parses it with its own zod codec, so its answers stay in its protocol's shape.
  */
 export function problemValidationPipe(): ValidationPipe {
-  return new ProblemValidationPipe({
-    whitelist: true,
-    forbidNonWhitelisted: true,
-    // A body that is not an object (an array, a string) is an error, not an empty DTO.
-    forbidUnknownValues: true,
-    // one reason per field: the first rule it breaks
-    stopAtFirstError: true,
-    transform: true,
-    // Never echo the rejected value or the DTO back (they may hold secrets).
-    validationError: { target: false, value: false },
-    exceptionFactory: (errors) => validationProblem(errors),
-  });
+  return new ProblemValidationPipe({ ...VALIDATOR_OPTIONS, transform: true, exceptionFactory: (errors) => validationProblem(errors) });
 }
 
 class ProblemValidationPipe extends ValidationPipe {
@@ -49,11 +52,62 @@ const UNKNOWN_FIELD = 'unknown field';
 
 /** The problem for a list of class-validator errors. */
 export function validationProblem(errors: ValidationError[]): ProblemError {
-  const all = errors.flatMap((error) => invalidParamsOf(error, ''));
-  // the DTO's own fields in declaration order, then the unknown ones (class-validator reports those first)
-  const invalidParams = [...all.filter((p) => p.reason !== UNKNOWN_FIELD), ...all.filter((p) => p.reason === UNKNOWN_FIELD)];
-  const names = [...new Set(invalidParams.map((p) => p.name))];
-  return new ProblemError('validation_failed', `invalid field(s): ${names.join(', ')}`, { invalidParams });
+  return invalidFields(fieldsOf(errors, ''));
+}
+
+/** Most fields one problem names: a batch of a thousand bad items is refused with a readable answer. */
+const MAX_INVALID_PARAMS = 50;
+
+function invalidFields(invalidParams: InvalidParam[]): ProblemError {
+  const shown = invalidParams.slice(0, MAX_INVALID_PARAMS);
+  const names = [...new Set(shown.map((p) => p.name))];
+  return new ProblemError('validation_failed', `invalid field(s): ${names.join(', ')}`, { invalidParams: shown });
+}
+
+/** The DTO's own fields in declaration order, then the unknown ones (class-validator reports those first). */
+function fieldsOf(errors: ValidationError[], parent: string): InvalidParam[] {
+  const all = errors.flatMap((error) => invalidParamsOf(error, parent));
+  return [...all.filter((p) => p.reason !== UNKNOWN_FIELD), ...all.filter((p) => p.reason === UNKNOWN_FIELD)];
+}
+
+/**
+ * A body that is a JSON array of 1 to `max` DTOs (a batch, as the ledger's POST /accounts and /transfers take), each
+ * checked as the global pipe checks an object body; a bad item's fields are named by its index, `[3].amount`, and
+ * nothing of the batch passes. The global pipe cannot do it: a parameter's declared type `T[]` carries no item class.
+ */
+export function validateArrayBody<T extends object>(item: Type<T>, value: unknown, { max, what }: { max: number; what: string }): T[] {
+  if (!Array.isArray(value)) throw invalidFields([{ name: '(body)', reason: `must be a JSON array of ${what}` }]);
+  if (value.length < 1 || value.length > max) throw invalidFields([{ name: '(body)', reason: `must hold 1 to ${max} ${what}` }]);
+  const invalidParams: InvalidParam[] = [];
+  const items = value.map((raw: unknown, index) => {
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+      invalidParams.push({ name: `[${index}]`, reason: 'must be a JSON object' });
+      return undefined as unknown as T;
+    }
+    const instance = plainToInstance(item, raw);
+    if (invalidParams.length < MAX_INVALID_PARAMS) invalidParams.push(...fieldsOf(validateSync(instance, VALIDATOR_OPTIONS), `[${index}]`));
+    return instance;
+  });
+  if (invalidParams.length) throw invalidFields(invalidParams);
+  return items;
+}
+
+/**
+ * A rule given as a predicate (class-validator's own decorators have no "this parser accepts it"); `object` is the
+ * DTO. The reason may depend on the value (a negative amount gets a hint of its own).
+ */
+export function Satisfies(
+  check: (value: unknown, object: Record<string, unknown>) => boolean,
+  reason: string | ((value: unknown) => string),
+): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'satisfies',
+      target: target.constructor,
+      propertyName: String(propertyName),
+      options: { message: typeof reason === 'string' ? reason : (args) => reason(args.value) },
+      validator: { validate: (value, args) => check(value, args?.object as Record<string, unknown>) },
+    });
 }
 
 function invalidParamsOf(error: ValidationError, parent: string): InvalidParam[] {

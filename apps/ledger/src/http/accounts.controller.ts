@@ -1,13 +1,13 @@
-import { Body, Controller, Get, Header, HttpCode, Inject, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, Header, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import type { AccountInput } from '@mp/ledger';
 import { ApiDoc, ProblemError } from '@mp/platform';
 import { CurrentMerchant } from '../auth/current-merchant';
 import { MerchantAuthGuard } from '../auth/merchant-auth.guard';
 import type { Merchant } from '../auth/merchant-directory';
 import { LedgerService } from '../core/ledger.service';
-import { LEDGER_CONFIG, type LedgerConfig } from '../ledger.config';
 import { decodeKey, encodeCursor } from './cursor';
 import { AccountListQuery, LedgerIdPath } from './queries.dto';
-import { parseAccounts } from './requests';
+import { AccountBatchPipe, CreateAccountDto } from './batches.dto';
 import { accountResultView, accountView } from './views';
 import { ACCOUNTS_DOCS } from './accounts.openapi';
 
@@ -15,16 +15,12 @@ import { ACCOUNTS_DOCS } from './accounts.openapi';
 @Controller('accounts')
 @UseGuards(MerchantAuthGuard)
 export class AccountsController {
-  constructor(
-    @Inject(LEDGER_CONFIG) private readonly config: LedgerConfig,
-    private readonly ledger: LedgerService,
-  ) {}
+  constructor(private readonly ledger: LedgerService) {}
 
-  @ApiDoc(ACCOUNTS_DOCS.create)
+  @ApiDoc(ACCOUNTS_DOCS.create, { body: [CreateAccountDto] })
   @Post()
   @HttpCode(200)
-  async create(@CurrentMerchant() merchant: Merchant, @Body() body: unknown) {
-    const accounts = parseAccounts(body, this.config.batchMax);
+  async create(@CurrentMerchant() merchant: Merchant, @Body(AccountBatchPipe) accounts: AccountInput[]) {
     const results = await this.ledger.createAccounts(merchant.merchantId, accounts);
     return { results: results.map((r, i) => accountResultView(accounts[i], r, i)) };
   }

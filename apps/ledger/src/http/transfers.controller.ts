@@ -1,14 +1,13 @@
-import { Body, Controller, Get, Header, HttpCode, Inject, Logger, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, Header, HttpCode, Logger, Param, Post, Query, UseGuards } from '@nestjs/common';
 import type { TransferInput, TransferResult } from '@mp/ledger';
 import { ApiDoc, isUnavailableError, ProblemError } from '@mp/platform';
 import { CurrentMerchant } from '../auth/current-merchant';
 import { MerchantAuthGuard } from '../auth/merchant-auth.guard';
 import type { Merchant } from '../auth/merchant-directory';
 import { LedgerService } from '../core/ledger.service';
-import { LEDGER_CONFIG, type LedgerConfig } from '../ledger.config';
 import { decodePosition, encodePosition } from './cursor';
 import { LedgerIdPath, TransferListQuery } from './queries.dto';
-import { parseTransfers } from './requests';
+import { TransferBatchPipe, CreateTransferDto } from './batches.dto';
 import { transferResultView, transferView } from './views';
 import { TRANSFERS_DOCS } from './transfers.openapi';
 
@@ -22,16 +21,12 @@ import { TRANSFERS_DOCS } from './transfers.openapi';
 export class TransfersController {
   private readonly logger = new Logger(TransfersController.name);
 
-  constructor(
-    @Inject(LEDGER_CONFIG) private readonly config: LedgerConfig,
-    private readonly ledger: LedgerService,
-  ) {}
+  constructor(private readonly ledger: LedgerService) {}
 
-  @ApiDoc(TRANSFERS_DOCS.create)
+  @ApiDoc(TRANSFERS_DOCS.create, { body: [CreateTransferDto] })
   @Post()
   @HttpCode(200)
-  async create(@CurrentMerchant() merchant: Merchant, @Body() body: unknown) {
-    const transfers = parseTransfers(body, this.config.batchMax);
+  async create(@CurrentMerchant() merchant: Merchant, @Body(TransferBatchPipe) transfers: TransferInput[]) {
     const results = await this.ledger.createTransfers(merchant.merchantId, transfers).catch((error: unknown) => this.unjudged(merchant, transfers, error));
     return { results: results.map((r, i) => transferResultView(transfers[i], r, i)) };
   }

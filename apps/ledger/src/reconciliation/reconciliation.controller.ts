@@ -6,7 +6,17 @@ import type { ReconRowJson } from '@mp/reconciliation';
 import { RECON_CONFIG, type ReconciliationConfig } from './reconciliation.config';
 import { RECON_MERCHANT, type MerchantResolver } from './reconciliation.ports';
 import { ReconciliationQueue } from './reconciliation.queue';
-import { encodeRunCursor, parseListQuery, parseReadQuery, parseRowsQuery, parseRunId, parseRunRequest } from './reconciliation.requests';
+import {
+  decodeRunCursor,
+  encodeRunCursor,
+  periodOf,
+  RowsQuery,
+  rowsAfter,
+  RunIdPath,
+  RunListQuery,
+  RunReadQuery,
+  StartReconciliationDto,
+} from './reconciliation.dto';
 import { ReportLinks } from './report-links';
 import { RunAccess } from './run-access';
 import { RunRepository, type RunRecord, type RunSource } from './run.repository';
@@ -48,24 +58,24 @@ export class ReconciliationController {
     private readonly stripe: StripeScanner,
   ) {}
 
-  @ApiDoc(RECONCILIATION_DOCS.start)
+  @ApiDoc(RECONCILIATION_DOCS.start, { body: StartReconciliationDto })
   @Post()
   @HttpCode(202)
   @Header('cache-control', 'no-store')
-  async start(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Body() body: unknown): Promise<RunView> {
+  async start(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Body() body: StartReconciliationDto): Promise<RunView> {
     const merchantId = await this.merchants.merchantOf(request, response);
-    const wanted = parseRunRequest(body, this.config.maxPeriodDays);
-    if (wanted.merchantId && wanted.merchantId !== merchantId) {
-      throw new ProblemError('validation_failed', 'invalid body member(s): merchantId', {
+    const period = periodOf(body, this.config.maxPeriodDays);
+    if (body.merchantId && body.merchantId !== merchantId) {
+      throw new ProblemError('validation_failed', 'invalid field(s): merchantId', {
         invalidParams: [{ name: 'merchantId', reason: "is not the API key's merchant" }],
       });
     }
-    const sources = this.sourcesOf(wanted.sources);
+    const sources = this.sourcesOf(body.sources && [...body.sources].sort());
     for (let attempt = 1; ; attempt++) {
       const id = randomUUID();
-      const outcome = await this.runs.create({ id, merchantId, period: wanted.period, sources, trigger: 'api' });
+      const outcome = await this.runs.create({ id, merchantId, period, sources, trigger: 'api' });
       const run = outcome.created ? (await this.runs.findForWork(id))! : outcome.inFlight;
-      if (run && !outcome.created && !sameRequest(run, wanted.period, sources)) {
+      if (run && !outcome.created && !sameRequest(run, period, sources)) {
         throw new ProblemError(
           'reconciliation_in_progress',
           `reconciliation ${run.id} of this merchant (${run.period.from.toISOString()} to ${run.period.to.toISOString()}, ${run.sources.join('+')}) is ${run.status}: one run at a time; start this one when it has finished`,
@@ -93,10 +103,9 @@ export class ReconciliationController {
   @ApiDoc(RECONCILIATION_DOCS.list)
   @Get()
   @Header('cache-control', 'no-store')
-  async list(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Query() query: unknown): Promise<RunPage> {
+  async list(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Query() { limit = 20, cursor }: RunListQuery): Promise<RunPage> {
     const merchantId = await this.merchants.merchantOf(request, response);
-    const { limit, after } = parseListQuery(query);
-    const page = await this.runs.list(merchantId, limit, after);
+    const page = await this.runs.list(merchantId, limit, cursor === undefined ? undefined : decodeRunCursor(cursor));
     return { data: page.runs.map((run) => runView(run, this.links.issue(run))), nextCursor: page.next ? encodeRunCursor(page.next) : null };
   }
 
@@ -105,9 +114,9 @@ export class ReconciliationController {
   @Post(':id/report-link/revoke')
   @HttpCode(200)
   @Header('cache-control', 'no-store')
-  async revokeLinks(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Param('id') id: string): Promise<RunView> {
+  async revokeLinks(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Param() { id }: RunIdPath): Promise<RunView> {
     const merchantId = await this.merchants.merchantOf(request, response);
-    const run = await this.runs.revokeLinks(merchantId, parseRunId(id));
+    const run = await this.runs.revokeLinks(merchantId, id);
     if (!run) throw new ProblemError('not_found', `no reconciliation ${id}`);
     return runView(run, this.links.issue(run));
   }
@@ -118,7 +127,7 @@ export class ReconciliationController {
     if (!wanted) return configured;
     const missing = wanted.filter((s) => !configured.includes(s));
     if (missing.length) {
-      throw new ProblemError('validation_failed', 'invalid body member(s): sources', {
+      throw new ProblemError('validation_failed', 'invalid field(s): sources', {
         invalidParams: [{ name: 'sources', reason: `${missing.join(', ')} is not configured on this ledger (Stripe needs STRIPE_SECRET_KEY)` }],
       });
     }
@@ -128,18 +137,24 @@ export class ReconciliationController {
   @ApiDoc(RECONCILIATION_DOCS.get)
   @Get(':id')
   @Header('cache-control', 'no-store')
-  async get(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Param('id') id: string, @Query() query: unknown): Promise<RunView> {
-    const { run, token } = await this.access.readable(request, response, parseRunId(id), parseReadQuery(query).token);
+  async get(
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+    @Param() { id }: RunIdPath,
+    @Query() query: RunReadQuery,
+  ): Promise<RunView> {
+    const { run, token } = await this.access.readable(request, response, id, query.token);
     return runView(run, token);
   }
 
   @ApiDoc(RECONCILIATION_DOCS.rows)
   @Get(':id/rows')
   @Header('cache-control', 'no-store')
-  async rows(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Param('id') id: string, @Query() query: unknown): Promise<RowPage> {
-    const { filter, limit, after, token } = parseRowsQuery(query);
-    const { run } = await this.access.readable(request, response, parseRunId(id), token);
-    const page = await this.runs.rows(run.id, filter, after, limit + 1);
+  async rows(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Param() { id }: RunIdPath, @Query() query: RowsQuery): Promise<RowPage> {
+    const { kind = 'all', limit = 500, cursor, token } = query;
+    const after = rowsAfter(cursor);
+    const { run } = await this.access.readable(request, response, id, token);
+    const page = await this.runs.rows(run.id, kind, after, limit + 1);
     const data = page.slice(0, limit);
     return { data: data.map((r) => r.row), nextCursor: page.length > limit ? String(data.at(-1)!.seq) : null };
   }

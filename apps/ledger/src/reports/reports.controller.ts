@@ -1,7 +1,7 @@
 import { Controller, Get, Header, Param, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { ApiDoc, ProblemError } from '@mp/platform';
-import { parseReadQuery, parseRunId } from '../reconciliation/reconciliation.requests';
+import { RunIdPath, RunReadQuery } from '../reconciliation/reconciliation.dto';
 import { RunAccess } from '../reconciliation/run-access';
 import type { RunRecord } from '../reconciliation/run.repository';
 import { ReportBuilder } from './report.builder';
@@ -25,8 +25,13 @@ export class ReportsController {
   @ApiDoc(REPORTS_DOCS.csv)
   @Get(':id.csv')
   @Header('cache-control', 'no-store')
-  async csv(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Param('id') id: string, @Query() query: unknown): Promise<string> {
-    const run = completed((await this.access.readable(request, response, parseRunId(id), parseReadQuery(query).token)).run);
+  async csv(
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+    @Param() { id }: RunIdPath,
+    @Query() query: RunReadQuery,
+  ): Promise<string> {
+    const run = completed((await this.access.readable(request, response, id, query.token)).run);
     response.setHeader('content-type', 'text/csv; charset=utf-8; header=present');
     response.setHeader('content-disposition', `attachment; filename="reconciliation-${run.id}.csv"`);
     return this.builder.csv(run);
@@ -35,8 +40,13 @@ export class ReportsController {
   @ApiDoc(REPORTS_DOCS.report)
   @Get(':id/report')
   @Header('cache-control', 'no-store')
-  async report(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Param('id') id: string, @Query() query: unknown): Promise<string> {
-    const readable = await this.access.readable(request, response, parseRunId(id), parseReadQuery(query).token);
+  async report(
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+    @Param() { id }: RunIdPath,
+    @Query() query: RunReadQuery,
+  ): Promise<string> {
+    const readable = await this.access.readable(request, response, id, query.token);
     const run = completed(readable.run);
     // the page's own links carry the token it was opened with: reading never makes a link live longer
     const { token } = readable;
