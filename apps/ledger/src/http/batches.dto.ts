@@ -1,12 +1,13 @@
 import { Inject, Injectable, type PipeTransform } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsDefined, IsIn, IsInt, IsString, Length, Max, Min, ValidateIf } from 'class-validator';
 import { isAtomicString } from '@mp/money';
 import {
   ACCOUNT_FLAG_NAMES,
   AccountFlag,
   encodeFlags,
+  normalizeAsset,
+  parseLedgerId,
   TRANSFER_FLAG_NAMES,
   TransferFlag,
   type AccountFlagName,
@@ -17,7 +18,7 @@ import {
 } from '@mp/ledger';
 import { Satisfies, validateArrayBody } from '@mp/platform';
 import { LEDGER_CONFIG, type LedgerConfig } from '../ledger.config';
-import { ASSET_REASON, CODE_REASON, isAsset, isLedgerId, LEDGER_ID_REASON, toAsset, toLedgerId } from './fields';
+import { ASSET_REASON, CODE_REASON, isAsset, isLedgerId, LEDGER_ID_REASON } from './fields';
 
 /**
  * The batch bodies of POST /accounts and /transfers: a JSON array of 1 to LEDGER_BATCH_MAX of these DTOs. Anything
@@ -46,13 +47,11 @@ const flagsReason = (names: readonly string[]) => `must be a list of flags out o
 
 export class CreateAccountDto {
   @ApiProperty({ description: 'a UUID, or a 128-bit unsigned integer in decimal; chosen by the caller, so a retry reuses it' })
-  @Transform(toLedgerId)
   @Satisfies(isLedgerId, LEDGER_ID_REASON)
   @IsDefined(REQUIRED)
   id!: string;
 
   @ApiProperty({ description: 'CAIP-19-like asset id', example: 'eip155:8453/0x833589fcd6edb6e08f4c7c32d4f71b54bda02913' })
-  @Transform(toAsset)
   @Satisfies(isAsset, ASSET_REASON)
   @IsDefined(REQUIRED)
   asset!: string;
@@ -86,20 +85,17 @@ export class CreateAccountDto {
 /** Members left out are TigerBeetle's zero values: a post or void inherits the pending transfer's accounts, asset and code. */
 export class CreateTransferDto {
   @ApiProperty({ description: 'a UUID, or a 128-bit unsigned integer in decimal; chosen by the caller, so a retry reuses it' })
-  @Transform(toLedgerId)
   @Satisfies(isLedgerId, LEDGER_ID_REASON)
   @IsDefined(REQUIRED)
   id!: string;
 
   @ApiPropertyOptional({ description: 'the account debited' })
   @Optional()
-  @Transform(toLedgerId)
   @Satisfies(isLedgerId, LEDGER_ID_REASON)
   debitAccountId?: string;
 
   @ApiPropertyOptional({ description: 'the account credited' })
   @Optional()
-  @Transform(toLedgerId)
   @Satisfies(isLedgerId, LEDGER_ID_REASON)
   creditAccountId?: string;
 
@@ -110,13 +106,11 @@ export class CreateTransferDto {
 
   @ApiPropertyOptional({ description: 'the pending transfer a post or void resolves' })
   @Optional()
-  @Transform(toLedgerId)
   @Satisfies(isLedgerId, LEDGER_ID_REASON)
   pendingId?: string;
 
   @ApiPropertyOptional({ description: "the accounts' asset" })
   @Optional()
-  @Transform(toAsset)
   @Satisfies(isAsset, ASSET_REASON)
   asset?: string;
 
@@ -153,17 +147,33 @@ export class CreateTransferDto {
   reference?: string;
 }
 
-export function toAccountInput({ flags = [], ...account }: CreateAccountDto): AccountInput {
-  return { ...definedOnly(account), flags: encodeFlags(flags, AccountFlag) } as AccountInput;
+// The DTOs are checked as they came (validateArrayBody): ids and assets take their stored forms here.
+
+export function toAccountInput({ id, asset, code, flags = [], normalBalance, reference }: CreateAccountDto): AccountInput {
+  return {
+    id: parseLedgerId(id)!,
+    asset: normalizeAsset(asset)!,
+    code,
+    flags: encodeFlags(flags, AccountFlag),
+    ...(normalBalance !== undefined && { normalBalance }),
+    ...(reference !== undefined && { reference }),
+  };
 }
 
-export function toTransferInput({ flags = [], amount, ...transfer }: CreateTransferDto): TransferInput {
-  return { ...definedOnly(transfer), ...(amount !== undefined && { amount: BigInt(amount) }), flags: encodeFlags(flags, TransferFlag) } as TransferInput;
-}
-
-/** Only the members the client sent (class-transformer leaves the others as undefined properties). */
-function definedOnly<T extends object>(dto: T): Partial<T> {
-  return Object.fromEntries(Object.entries(dto).filter(([, value]) => value !== undefined)) as Partial<T>;
+export function toTransferInput(transfer: CreateTransferDto): TransferInput {
+  const { id, debitAccountId, creditAccountId, amount, pendingId, asset, code, flags = [], timeout, reference } = transfer;
+  return {
+    id: parseLedgerId(id)!,
+    ...(debitAccountId !== undefined && { debitAccountId: parseLedgerId(debitAccountId)! }),
+    ...(creditAccountId !== undefined && { creditAccountId: parseLedgerId(creditAccountId)! }),
+    ...(amount !== undefined && { amount: BigInt(amount) }),
+    ...(pendingId !== undefined && { pendingId: parseLedgerId(pendingId)! }),
+    ...(asset !== undefined && { asset: normalizeAsset(asset)! }),
+    ...(code !== undefined && { code }),
+    flags: encodeFlags(flags, TransferFlag),
+    ...(timeout !== undefined && { timeout }),
+    ...(reference !== undefined && { reference }),
+  };
 }
 
 /** `@Body(AccountBatchPipe)`: the batch as the ledger's inputs, at most LEDGER_BATCH_MAX. */
