@@ -36,6 +36,9 @@ class ProblemValidationPipe extends ValidationPipe {
       throw new ProblemError('validation_failed', 'the body must be a JSON object', { invalidParams: [{ name: '(body)', reason: 'must be a JSON object' }] });
     }
     try {
+      // class-transformer drops them unseen: refused as unknown, as any member the DTO does not declare
+      const hidden = isObject && this.toValidate(metadata) ? PROTOTYPE_KEYS.filter((key) => Object.hasOwn(value, key)) : [];
+      if (hidden.length) throw invalidFields(hidden.map((name) => ({ name, reason: UNKNOWN_FIELD })));
       return await super.transform(value, metadata);
     } catch (error) {
       if (!(error instanceof ProblemError) || error.code !== 'validation_failed' || metadata.type === 'body') throw error;
@@ -48,6 +51,7 @@ class ProblemValidationPipe extends ValidationPipe {
 }
 
 const UNKNOWN_FIELD = 'unknown field';
+const PROTOTYPE_KEYS = ['constructor', '__proto__'];
 
 /** The problem for a list of class-validator errors. */
 export function validationProblem(errors: ValidationError[]): ProblemError {
@@ -87,8 +91,13 @@ export function validateArrayBody<T extends object>(item: Type<T>, value: unknow
       invalidParams.push({ name: `[${index}]`, reason: 'must be a JSON object' });
       return undefined as unknown as T;
     }
-    // a member named "constructor" would hide the DTO's class from class-validator
-    if (Object.hasOwn(raw, 'constructor')) invalidParams.push({ name: `[${index}].constructor`, reason: UNKNOWN_FIELD });
+    // members no DTO declares that class-validator would not see as unknown: "constructor" hides the DTO's class from
+    // it, and "__proto__" (an own member when JSON.parse reads it) is never looked at
+    const hidden = PROTOTYPE_KEYS.filter((key) => Object.hasOwn(raw, key));
+    if (hidden.length) {
+      invalidParams.push(...hidden.map((key) => ({ name: `[${index}].${key}`, reason: UNKNOWN_FIELD })));
+      return undefined as unknown as T;
+    }
     const instance = Object.setPrototypeOf(raw, item.prototype) as T;
     if (invalidParams.length < MAX_INVALID_PARAMS) invalidParams.push(...fieldsOf(validateSync(instance, VALIDATOR_OPTIONS), `[${index}]`));
     return instance;

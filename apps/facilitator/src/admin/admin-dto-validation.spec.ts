@@ -35,6 +35,16 @@ describe('problemValidationPipe', () => {
     });
   });
 
+  it('refuses constructor and __proto__ members as unknown (class-transformer would drop them unseen)', async () => {
+    expect(await refusal(JSON.parse('{"name":"Acme","__proto__":{"allowAnyPayTo":true},"constructor":1}'), CreateMerchantDto)).toEqual({
+      detail: 'invalid field(s): constructor, __proto__',
+      invalidParams: [
+        { name: 'constructor', reason: 'unknown field' },
+        { name: '__proto__', reason: 'unknown field' },
+      ],
+    });
+  });
+
   it('refuses a body that is not an object', async () => {
     for (const body of [[{ name: 'x' }], 'x', 5, true]) {
       expect(await refusal(body, CreateMerchantDto)).toEqual({

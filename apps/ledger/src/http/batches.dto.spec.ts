@@ -82,6 +82,12 @@ describe('ledger batch bodies', () => {
     ]);
   });
 
+  it('refuses members that would reach the prototype chain: constructor and __proto__ as JSON sends them', () => {
+    const names = (body: string) => problem(() => transfers(JSON.parse(body))).extensions.invalidParams?.map((p) => p.name);
+    expect(names(`[{"id":"${ID}","constructor":{"name":"x"}}]`)).toEqual(['[0].constructor']);
+    expect(names(`[{"id":"${ID}","__proto__":{"amount":"5"}}]`)).toEqual(['[0].__proto__']);
+  });
+
   it('takes 1 to LEDGER_BATCH_MAX items in a JSON array', () => {
     expect(problem(() => transfers([{ id: ID }, { id: ID }], 1)).extensions.invalidParams).toEqual([{ name: '(body)', reason: 'must hold 1 to 1 transfers' }]);
     expect(problem(() => transfers([])).extensions.invalidParams).toEqual([{ name: '(body)', reason: 'must hold 1 to 10 transfers' }]);
