@@ -9,9 +9,7 @@ export const COMPONENTS = {
         'Malformed input: 400 `validation_failed` (with `invalidParams`) or `malformed_json`. Nothing is read from or written to the chain or the database.',
       content: {
         'application/problem+json': {
-          schema: {
-            $ref: '#/components/schemas/Problem',
-          },
+          schema: { $ref: '#/components/schemas/Problem' },
           examples: {
             unknownField: {
               summary: 'Unknown member in a strict object',
@@ -22,12 +20,7 @@ export const COMPONENTS = {
                 code: 'validation_failed',
                 detail: 'invalid field(s): paymentRequirements',
                 instance: '/verify',
-                invalidParams: [
-                  {
-                    name: 'paymentRequirements',
-                    reason: 'unknown field(s): discount',
-                  },
-                ],
+                invalidParams: [{ name: 'paymentRequirements', reason: 'unknown field(s): discount' }],
               },
             },
             missingFields: {
@@ -40,14 +33,8 @@ export const COMPONENTS = {
                 detail: 'invalid field(s): paymentPayload, paymentRequirements',
                 instance: '/verify',
                 invalidParams: [
-                  {
-                    name: 'paymentPayload',
-                    reason: 'is required',
-                  },
-                  {
-                    name: 'paymentRequirements',
-                    reason: 'is required',
-                  },
+                  { name: 'paymentPayload', reason: 'is required' },
+                  { name: 'paymentRequirements', reason: 'is required' },
                 ],
               },
             },
@@ -60,12 +47,7 @@ export const COMPONENTS = {
                 code: 'validation_failed',
                 detail: 'the exact EVM payload is malformed',
                 instance: '/settle',
-                invalidParams: [
-                  {
-                    name: 'paymentPayload.payload.authorization.nonce',
-                    reason: 'must be 0x-prefixed 32 bytes of hex',
-                  },
-                ],
+                invalidParams: [{ name: 'paymentPayload.payload.authorization.nonce', reason: 'must be 0x-prefixed 32 bytes of hex' }],
               },
             },
             badPaymentIdentifier: {
@@ -77,12 +59,7 @@ export const COMPONENTS = {
                 code: 'validation_failed',
                 detail: 'invalid field(s): paymentPayload.extensions.payment-identifier.info.id',
                 instance: '/settle',
-                invalidParams: [
-                  {
-                    name: 'paymentPayload.extensions.payment-identifier.info.id',
-                    reason: 'must be 16 to 128 characters',
-                  },
-                ],
+                invalidParams: [{ name: 'paymentPayload.extensions.payment-identifier.info.id', reason: 'must be 16 to 128 characters' }],
               },
             },
             malformedJson: {
@@ -104,9 +81,7 @@ export const COMPONENTS = {
       description: 'An unexpected error (logged on the server, never with a stack in the answer).',
       content: {
         'application/problem+json': {
-          schema: {
-            $ref: '#/components/schemas/Problem',
-          },
+          schema: { $ref: '#/components/schemas/Problem' },
           examples: {
             internal: {
               summary: 'Unexpected error',
@@ -126,20 +101,10 @@ export const COMPONENTS = {
     OperatorRateLimited: {
       description:
         'This client address sent more wrong tokens or API keys than `AUTH_FAILURES_PER_MINUTE` allows: even the right token waits `Retry-After` seconds.',
-      headers: {
-        'Retry-After': {
-          description: 'Seconds to wait (an integer ≥ 1).',
-          schema: {
-            type: 'integer',
-            minimum: 1,
-          },
-        },
-      },
+      headers: { 'Retry-After': { description: 'Seconds to wait (an integer ≥ 1).', schema: { type: 'integer', minimum: 1 } } },
       content: {
         'application/problem+json': {
-          schema: {
-            $ref: '#/components/schemas/Problem',
-          },
+          schema: { $ref: '#/components/schemas/Problem' },
           examples: {
             locked: {
               summary: 'Too many failed attempts',
@@ -160,19 +125,10 @@ export const COMPONENTS = {
     OperatorUnauthorized: {
       description:
         "No operator token, or a wrong one (a merchant API key included). A wrong token counts against the client address's failed attempts (`AUTH_FAILURES_PER_MINUTE`, shared with bad API keys).",
-      headers: {
-        'WWW-Authenticate': {
-          description: '`Bearer realm="operator"`.',
-          schema: {
-            type: 'string',
-          },
-        },
-      },
+      headers: { 'WWW-Authenticate': { description: '`Bearer realm="operator"`.', schema: { type: 'string' } } },
       content: {
         'application/problem+json': {
-          schema: {
-            $ref: '#/components/schemas/Problem',
-          },
+          schema: { $ref: '#/components/schemas/Problem' },
           examples: {
             unauthorized: {
               summary: 'No or a wrong operator token',
@@ -193,9 +149,7 @@ export const COMPONENTS = {
       description: 'The body is over the limit. The connection is closed.',
       content: {
         'application/problem+json': {
-          schema: {
-            $ref: '#/components/schemas/Problem',
-          },
+          schema: { $ref: '#/components/schemas/Problem' },
           examples: {
             tooLarge: {
               summary: 'Declared length over 64 KiB',
@@ -217,9 +171,7 @@ export const COMPONENTS = {
         'The payment-identifier `id` is bound to a different payload. Checked after the checks that need no chain and before any chain access: nothing is read from the chain, written or sent.',
       content: {
         'application/problem+json': {
-          schema: {
-            $ref: '#/components/schemas/Problem',
-          },
+          schema: { $ref: '#/components/schemas/Problem' },
           examples: {
             conflict: {
               summary: 'Same id, different payload',
@@ -240,20 +192,10 @@ export const COMPONENTS = {
     RateLimited: {
       description:
         'The API key used up its rate limit (a token bucket per key: `RATE_LIMIT_PER_MINUTE` tokens a minute, at most `RATE_LIMIT_BURST` at once, shared by all replicas through Redis). Retry after `Retry-After` seconds. If Redis is unreachable, requests are not limited. In open mode (`FACILITATOR_OPEN_MODE`), a request without a key is limited the same way per client address (`OPEN_MODE_RATE_LIMIT_PER_MINUTE`, `OPEN_MODE_RATE_LIMIT_BURST`).',
-      headers: {
-        'Retry-After': {
-          description: 'Seconds until the key may send again (an integer ≥ 1).',
-          schema: {
-            type: 'integer',
-            minimum: 1,
-          },
-        },
-      },
+      headers: { 'Retry-After': { description: 'Seconds until the key may send again (an integer ≥ 1).', schema: { type: 'integer', minimum: 1 } } },
       content: {
         'application/problem+json': {
-          schema: {
-            $ref: '#/components/schemas/Problem',
-          },
+          schema: { $ref: '#/components/schemas/Problem' },
           examples: {
             rateLimited: {
               summary: 'Too many requests with one key',
@@ -274,19 +216,10 @@ export const COMPONENTS = {
     Unauthorized: {
       description:
         'No valid merchant API key: missing, malformed, unknown or revoked, or its merchant is disabled. The body is the same in every case, so it never tells whether a merchant or key exists. On /verify and /settle a request without any key is let through when the operator set `FACILITATOR_OPEN_MODE=true`.',
-      headers: {
-        'WWW-Authenticate': {
-          description: 'Always `Bearer realm="facilitator"`.',
-          schema: {
-            type: 'string',
-          },
-        },
-      },
+      headers: { 'WWW-Authenticate': { description: 'Always `Bearer realm="facilitator"`.', schema: { type: 'string' } } },
       content: {
         'application/problem+json': {
-          schema: {
-            $ref: '#/components/schemas/Problem',
-          },
+          schema: { $ref: '#/components/schemas/Problem' },
           examples: {
             unauthorized: {
               summary: 'Missing or invalid API key',
@@ -307,9 +240,7 @@ export const COMPONENTS = {
       description: 'The database is unreachable; retry shortly.',
       content: {
         'application/problem+json': {
-          schema: {
-            $ref: '#/components/schemas/Problem',
-          },
+          schema: { $ref: '#/components/schemas/Problem' },
           examples: {
             databaseDown: {
               summary: 'Database unreachable',
@@ -330,9 +261,7 @@ export const COMPONENTS = {
       description: 'A body that is not declared as JSON.',
       content: {
         'application/problem+json': {
-          schema: {
-            $ref: '#/components/schemas/Problem',
-          },
+          schema: { $ref: '#/components/schemas/Problem' },
           examples: {
             textPlain: {
               summary: 'text/plain body',
@@ -357,48 +286,23 @@ export const COMPONENTS = {
       description: 'An API key as the operator API shows it: never the key itself (shown once, when it is made) or its hash.',
       required: ['keyId', 'prefix', 'name', 'createdAt', 'lastUsedAt', 'revokedAt'],
       properties: {
-        keyId: {
-          type: 'string',
-          format: 'uuid',
-        },
-        prefix: {
-          type: 'string',
-          pattern: '^[a-z2-7]{8}$',
-          description: 'The 8 characters after `mpk_`: names the key in listings.',
-        },
-        name: {
-          type: ['string', 'null'],
-        },
-        createdAt: {
-          type: 'string',
-          format: 'date-time',
-        },
-        lastUsedAt: {
-          type: ['string', 'null'],
-          format: 'date-time',
-          description: 'Recorded at most once a minute per process.',
-        },
-        revokedAt: {
-          type: ['string', 'null'],
-          format: 'date-time',
-          description: 'null: the key works (if its merchant is enabled).',
-        },
+        keyId: { type: 'string', format: 'uuid' },
+        prefix: { type: 'string', pattern: '^[a-z2-7]{8}$', description: 'The 8 characters after `mpk_`: names the key in listings.' },
+        name: { type: ['string', 'null'] },
+        createdAt: { type: 'string', format: 'date-time' },
+        lastUsedAt: { type: ['string', 'null'], format: 'date-time', description: 'Recorded at most once a minute per process.' },
+        revokedAt: { type: ['string', 'null'], format: 'date-time', description: 'null: the key works (if its merchant is enabled).' },
       },
     },
     AdminCreatedApiKey: {
       description: 'A key as it is made: the only answer that carries `apiKey`.',
       allOf: [
-        {
-          $ref: '#/components/schemas/AdminApiKey',
-        },
+        { $ref: '#/components/schemas/AdminApiKey' },
         {
           type: 'object',
           required: ['merchantId', 'apiKey'],
           properties: {
-            merchantId: {
-              type: 'string',
-              format: 'uuid',
-            },
+            merchantId: { type: 'string', format: 'uuid' },
             apiKey: {
               type: 'string',
               pattern: '^mpk_[a-z2-7]{8}_[a-z2-7]{32}$',
@@ -414,12 +318,8 @@ export const COMPONENTS = {
       required: ['merchant', 'apiKey', 'webhookSecret'],
       description: 'A merchant as it is made, with its first API key and its webhook signing secret: both are shown here only.',
       properties: {
-        merchant: {
-          $ref: '#/components/schemas/AdminMerchant',
-        },
-        apiKey: {
-          $ref: '#/components/schemas/AdminCreatedApiKey',
-        },
+        merchant: { $ref: '#/components/schemas/AdminMerchant' },
+        apiKey: { $ref: '#/components/schemas/AdminCreatedApiKey' },
         webhookSecret: {
           type: 'string',
           pattern: '^whsec_[A-Za-z0-9+/]{43}=$',
@@ -433,39 +333,13 @@ export const COMPONENTS = {
       description: 'A merchant as the operator API shows it: never its webhook secret or key hashes.',
       required: ['merchantId', 'name', 'webhookUrl', 'allowAnyPayTo', 'receivingAddresses', 'apiKeys', 'createdAt', 'disabledAt'],
       properties: {
-        merchantId: {
-          type: 'string',
-          format: 'uuid',
-        },
-        name: {
-          type: 'string',
-        },
-        webhookUrl: {
-          type: ['string', 'null'],
-          format: 'uri',
-          description: 'Where its webhooks go; null: none are sent.',
-        },
-        allowAnyPayTo: {
-          type: 'boolean',
-          description: 'true: its settlements may pay any address, not only its receiving addresses.',
-        },
-        receivingAddresses: {
-          type: 'array',
-          items: {
-            $ref: '#/components/schemas/ReceivingAddress',
-          },
-        },
-        apiKeys: {
-          type: 'array',
-          items: {
-            $ref: '#/components/schemas/AdminApiKey',
-          },
-          description: 'Every key, revoked ones included, oldest first.',
-        },
-        createdAt: {
-          type: 'string',
-          format: 'date-time',
-        },
+        merchantId: { type: 'string', format: 'uuid' },
+        name: { type: 'string' },
+        webhookUrl: { type: ['string', 'null'], format: 'uri', description: 'Where its webhooks go; null: none are sent.' },
+        allowAnyPayTo: { type: 'boolean', description: 'true: its settlements may pay any address, not only its receiving addresses.' },
+        receivingAddresses: { type: 'array', items: { $ref: '#/components/schemas/ReceivingAddress' } },
+        apiKeys: { type: 'array', items: { $ref: '#/components/schemas/AdminApiKey' }, description: 'Every key, revoked ones included, oldest first.' },
+        createdAt: { type: 'string', format: 'date-time' },
         disabledAt: {
           type: ['string', 'null'],
           format: 'date-time',
@@ -478,17 +352,8 @@ export const COMPONENTS = {
       additionalProperties: false,
       required: ['data', 'nextCursor'],
       properties: {
-        data: {
-          type: 'array',
-          items: {
-            $ref: '#/components/schemas/AdminMerchant',
-          },
-          description: 'In creation order, oldest first.',
-        },
-        nextCursor: {
-          type: ['string', 'null'],
-          description: 'Pass as `cursor` for the next page; null on the last page.',
-        },
+        data: { type: 'array', items: { $ref: '#/components/schemas/AdminMerchant' }, description: 'In creation order, oldest first.' },
+        nextCursor: { type: ['string', 'null'], description: 'Pass as `cursor` for the next page; null on the last page.' },
       },
     },
     AdminWebhookDelivery: {
@@ -510,57 +375,21 @@ export const COMPONENTS = {
       ],
       description: 'One webhook (see `webhooks`) and where its delivery stands; the body itself is not shown.',
       properties: {
-        deliveryId: {
-          type: 'string',
-          format: 'uuid',
-          description: "Also the `webhook-id` header and the body's `id`, the same on every attempt.",
-        },
+        deliveryId: { type: 'string', format: 'uuid', description: "Also the `webhook-id` header and the body's `id`, the same on every attempt." },
         eventType: {
           type: 'string',
           description: '`payment.confirmed`, `payment.failed`, `payment.expired`, `payment.reorged`, or a notice type (`reconciliation.breaks_found`).',
         },
-        eventId: {
-          type: ['string', 'null'],
-          description: 'The payment event it reports (a decimal id), or null for a notice.',
-        },
-        noticeId: {
-          type: ['string', 'null'],
-          description: 'The notice it carries, or null for a payment event.',
-        },
-        url: {
-          type: 'string',
-          description: 'Where its attempts go.',
-        },
-        status: {
-          type: 'string',
-          enum: ['pending', 'delivered', 'failed'],
-        },
-        attempt: {
-          type: 'integer',
-          minimum: 0,
-          description: 'Attempts started so far.',
-        },
-        responseStatus: {
-          type: ['integer', 'null'],
-          description: 'HTTP status of the last attempt, if it got an answer.',
-        },
-        error: {
-          type: ['string', 'null'],
-          description: 'Why the last attempt failed.',
-        },
-        nextAttemptAt: {
-          type: ['string', 'null'],
-          format: 'date-time',
-          description: 'When the next attempt is due (pending only).',
-        },
-        createdAt: {
-          type: 'string',
-          format: 'date-time',
-        },
-        deliveredAt: {
-          type: ['string', 'null'],
-          format: 'date-time',
-        },
+        eventId: { type: ['string', 'null'], description: 'The payment event it reports (a decimal id), or null for a notice.' },
+        noticeId: { type: ['string', 'null'], description: 'The notice it carries, or null for a payment event.' },
+        url: { type: 'string', description: 'Where its attempts go.' },
+        status: { type: 'string', enum: ['pending', 'delivered', 'failed'] },
+        attempt: { type: 'integer', minimum: 0, description: 'Attempts started so far.' },
+        responseStatus: { type: ['integer', 'null'], description: 'HTTP status of the last attempt, if it got an answer.' },
+        error: { type: ['string', 'null'], description: 'Why the last attempt failed.' },
+        nextAttemptAt: { type: ['string', 'null'], format: 'date-time', description: 'When the next attempt is due (pending only).' },
+        createdAt: { type: 'string', format: 'date-time' },
+        deliveredAt: { type: ['string', 'null'], format: 'date-time' },
       },
     },
     AdminWebhookDeliveryList: {
@@ -568,17 +397,8 @@ export const COMPONENTS = {
       additionalProperties: false,
       required: ['data', 'nextCursor'],
       properties: {
-        data: {
-          type: 'array',
-          items: {
-            $ref: '#/components/schemas/AdminWebhookDelivery',
-          },
-          description: 'Newest first.',
-        },
-        nextCursor: {
-          type: ['string', 'null'],
-          description: 'Pass as `cursor` for the next page; null on the last page.',
-        },
+        data: { type: 'array', items: { $ref: '#/components/schemas/AdminWebhookDelivery' }, description: 'Newest first.' },
+        nextCursor: { type: ['string', 'null'], description: 'Pass as `cursor` for the next page; null on the last page.' },
       },
     },
     AtomicAmount: {
@@ -588,37 +408,22 @@ export const COMPONENTS = {
         "A non-negative integer count of the asset's atomic units as a decimal string (no sign, no leading zeros, at most 2^256-1). Never a JSON number.",
       examples: ['10000'],
     },
-    Bytes32: {
-      type: 'string',
-      pattern: '^0x[0-9a-fA-F]{64}$',
-      description: '0x-prefixed 32 bytes of hex.',
-    },
+    Bytes32: { type: 'string', pattern: '^0x[0-9a-fA-F]{64}$', description: '0x-prefixed 32 bytes of hex.' },
     Caip2: {
       type: 'string',
       pattern: '^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$',
       description: 'CAIP-2 chain id, e.g. `eip155:8453` (Base), `eip155:84532` (Base Sepolia), `eip155:31337` (local anvil).',
     },
-    EvmAddress: {
-      type: 'string',
-      pattern: '^0x[0-9a-fA-F]{40}$',
-      description: '0x-prefixed 20-byte address. Mixed case must be a valid EIP-55 checksum.',
-    },
+    EvmAddress: { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$', description: '0x-prefixed 20-byte address. Mixed case must be a valid EIP-55 checksum.' },
     FacilitatorRequestV1: {
       type: 'object',
       description: 'Body of POST /verify and /settle for x402 v1 (the legacy client sends no top-level `x402Version`).',
       additionalProperties: false,
       required: ['paymentPayload', 'paymentRequirements'],
       properties: {
-        x402Version: {
-          type: 'integer',
-          description: 'Optional; when present it must equal `paymentPayload.x402Version`.',
-        },
-        paymentPayload: {
-          $ref: '#/components/schemas/PaymentPayloadV1',
-        },
-        paymentRequirements: {
-          $ref: '#/components/schemas/PaymentRequirementsV1',
-        },
+        x402Version: { type: 'integer', description: 'Optional; when present it must equal `paymentPayload.x402Version`.' },
+        paymentPayload: { $ref: '#/components/schemas/PaymentPayloadV1' },
+        paymentRequirements: { $ref: '#/components/schemas/PaymentRequirementsV1' },
       },
     },
     FacilitatorRequestV2: {
@@ -627,44 +432,21 @@ export const COMPONENTS = {
       additionalProperties: false,
       required: ['paymentPayload', 'paymentRequirements'],
       properties: {
-        x402Version: {
-          type: 'integer',
-          description: 'Optional; when present it must equal `paymentPayload.x402Version`, else `invalid_x402_version`.',
-        },
-        paymentPayload: {
-          $ref: '#/components/schemas/PaymentPayloadV2',
-        },
-        paymentRequirements: {
-          $ref: '#/components/schemas/PaymentRequirementsV2',
-        },
+        x402Version: { type: 'integer', description: 'Optional; when present it must equal `paymentPayload.x402Version`, else `invalid_x402_version`.' },
+        paymentPayload: { $ref: '#/components/schemas/PaymentPayloadV2' },
+        paymentRequirements: { $ref: '#/components/schemas/PaymentRequirementsV2' },
       },
     },
-    HealthResponse: {
-      type: 'object',
-      required: ['status'],
-      additionalProperties: false,
-      properties: {
-        status: {
-          const: 'ok',
-        },
-      },
-    },
+    HealthResponse: { type: 'object', required: ['status'], additionalProperties: false, properties: { status: { const: 'ok' } } },
     MppIssuedChallenges: {
       type: 'object',
       required: ['challenges', 'wwwAuthenticate'],
       additionalProperties: false,
       properties: {
-        challenges: {
-          type: 'array',
-          items: {
-            $ref: '#/components/schemas/MppChallenge',
-          },
-        },
+        challenges: { type: 'array', items: { $ref: '#/components/schemas/MppChallenge' } },
         wwwAuthenticate: {
           type: 'array',
-          items: {
-            type: 'string',
-          },
+          items: { type: 'string' },
           description: 'One `WWW-Authenticate` field value per challenge, ready to send with the 402.',
         },
       },
@@ -676,27 +458,12 @@ export const COMPONENTS = {
       required: ['type', 'title', 'status', 'challenges'],
       additionalProperties: false,
       properties: {
-        type: {
-          $ref: '#/components/schemas/MppProblemType',
-        },
-        title: {
-          type: 'string',
-        },
-        status: {
-          type: 'integer',
-        },
-        detail: {
-          type: 'string',
-        },
-        challengeId: {
-          type: 'string',
-        },
-        challenges: {
-          type: 'array',
-          items: {
-            $ref: '#/components/schemas/MppChallenge',
-          },
-        },
+        type: { $ref: '#/components/schemas/MppProblemType' },
+        title: { type: 'string' },
+        status: { type: 'integer' },
+        detail: { type: 'string' },
+        challengeId: { type: 'string' },
+        challenges: { type: 'array', items: { $ref: '#/components/schemas/MppChallenge' } },
       },
     },
     MppProblemType: {
@@ -735,20 +502,10 @@ export const COMPONENTS = {
       required: ['success', 'receipt', 'paymentReceipt'],
       additionalProperties: false,
       properties: {
-        success: {
-          const: true,
-        },
-        receipt: {
-          $ref: '#/components/schemas/MppReceipt',
-        },
-        paymentReceipt: {
-          type: 'string',
-          description: 'The `Payment-Receipt` header value (also sent as a response header).',
-        },
-        payer: {
-          type: 'string',
-          description: 'The payer address (evm) or the Shared Payment Token (stripe).',
-        },
+        success: { const: true },
+        receipt: { $ref: '#/components/schemas/MppReceipt' },
+        paymentReceipt: { type: 'string', description: 'The `Payment-Receipt` header value (also sent as a response header).' },
+        payer: { type: 'string', description: 'The payer address (evm) or the Shared Payment Token (stripe).' },
       },
     },
     MppSupportedResponse: {
@@ -761,17 +518,7 @@ export const COMPONENTS = {
           items: {
             type: 'object',
             required: ['method', 'intents'],
-            properties: {
-              method: {
-                type: 'string',
-              },
-              intents: {
-                type: 'array',
-                items: {
-                  type: 'string',
-                },
-              },
-            },
+            properties: { method: { type: 'string' }, intents: { type: 'array', items: { type: 'string' } } },
           },
         },
       },
@@ -781,21 +528,11 @@ export const COMPONENTS = {
       required: ['valid', 'challengeId', 'method', 'intent'],
       additionalProperties: false,
       properties: {
-        valid: {
-          const: true,
-        },
-        challengeId: {
-          type: 'string',
-        },
-        method: {
-          type: 'string',
-        },
-        intent: {
-          type: 'string',
-        },
-        payer: {
-          type: 'string',
-        },
+        valid: { const: true },
+        challengeId: { type: 'string' },
+        method: { type: 'string' },
+        intent: { type: 'string' },
+        payer: { type: 'string' },
       },
     },
     Payment: {
@@ -827,100 +564,31 @@ export const COMPONENTS = {
       ],
       additionalProperties: false,
       properties: {
-        id: {
-          type: 'string',
-          format: 'uuid',
-        },
-        state: {
-          $ref: '#/components/schemas/PaymentState',
-        },
-        protocol: {
-          type: 'string',
-          enum: ['x402', 'mpp'],
-          description: 'Which API accepted it.',
-        },
-        rail: {
-          type: 'string',
-          enum: ['evm', 'stripe'],
-          description: 'evm: settled on chain by the settlement engine; stripe: a PaymentIntent.',
-        },
-        network: {
-          anyOf: [
-            {
-              $ref: '#/components/schemas/Caip2',
-            },
-            {
-              const: 'stripe',
-            },
-          ],
-        },
-        asset: {
-          type: 'string',
-          description: 'The token contract (checksummed); on Stripe the currency.',
-        },
-        payer: {
-          type: 'string',
-          description: 'The payer address; on Stripe the Shared Payment Token.',
-        },
-        payTo: {
-          type: 'string',
-          description: "The recipient address; on Stripe the seller's network id.",
-        },
-        amount: {
-          $ref: '#/components/schemas/AtomicAmount',
-        },
-        nonce: {
-          type: 'string',
-          description: 'The EIP-3009 authorization nonce (lowercase); on Stripe the MPP challenge id.',
-        },
-        scheme: {
-          type: 'string',
-          examples: ['exact', 'evm', 'stripe'],
-          description: 'The x402 scheme, or the MPP method.',
-        },
-        x402Version: {
-          type: ['integer', 'null'],
-          enum: [1, 2, null],
-          description: 'x402 payments only.',
-        },
-        challengeId: {
-          type: ['string', 'null'],
-          description: 'MPP payments only: the challenge the credential answered.',
-        },
-        reference: {
-          type: ['string', 'null'],
-          description: 'Stripe payments only: the PaymentIntent (`pi_…`).',
-        },
-        paymentIdentifier: {
-          type: ['string', 'null'],
-          description: 'The x402 `payment-identifier` id it was settled under.',
-        },
-        txHash: {
-          type: ['string', 'null'],
-          description: 'The settlement transaction (the mined one once final).',
-        },
+        id: { type: 'string', format: 'uuid' },
+        state: { $ref: '#/components/schemas/PaymentState' },
+        protocol: { type: 'string', enum: ['x402', 'mpp'], description: 'Which API accepted it.' },
+        rail: { type: 'string', enum: ['evm', 'stripe'], description: 'evm: settled on chain by the settlement engine; stripe: a PaymentIntent.' },
+        network: { anyOf: [{ $ref: '#/components/schemas/Caip2' }, { const: 'stripe' }] },
+        asset: { type: 'string', description: 'The token contract (checksummed); on Stripe the currency.' },
+        payer: { type: 'string', description: 'The payer address; on Stripe the Shared Payment Token.' },
+        payTo: { type: 'string', description: "The recipient address; on Stripe the seller's network id." },
+        amount: { $ref: '#/components/schemas/AtomicAmount' },
+        nonce: { type: 'string', description: 'The EIP-3009 authorization nonce (lowercase); on Stripe the MPP challenge id.' },
+        scheme: { type: 'string', examples: ['exact', 'evm', 'stripe'], description: 'The x402 scheme, or the MPP method.' },
+        x402Version: { type: ['integer', 'null'], enum: [1, 2, null], description: 'x402 payments only.' },
+        challengeId: { type: ['string', 'null'], description: 'MPP payments only: the challenge the credential answered.' },
+        reference: { type: ['string', 'null'], description: 'Stripe payments only: the PaymentIntent (`pi_…`).' },
+        paymentIdentifier: { type: ['string', 'null'], description: 'The x402 `payment-identifier` id it was settled under.' },
+        txHash: { type: ['string', 'null'], description: 'The settlement transaction (the mined one once final).' },
         errorReason: {
           type: ['string', 'null'],
           description:
             "Why it failed or expired: an X402Reason for chain payments, Stripe's decline or error code (or the PaymentIntent status) for stripe ones.",
         },
-        errorMessage: {
-          type: ['string', 'null'],
-          description: 'Human-readable detail; not stable.',
-        },
-        createdAt: {
-          type: 'string',
-          format: 'date-time',
-        },
-        updatedAt: {
-          type: 'string',
-          format: 'date-time',
-        },
-        settledAt: {
-          type: ['string', 'null'],
-          format: 'date-time',
-          description: 'When it was confirmed.',
-        },
+        errorMessage: { type: ['string', 'null'], description: 'Human-readable detail; not stable.' },
+        createdAt: { type: 'string', format: 'date-time' },
+        updatedAt: { type: 'string', format: 'date-time' },
+        settledAt: { type: ['string', 'null'], format: 'date-time', description: 'When it was confirmed.' },
       },
     },
     PaymentIdentifierExtension: {
@@ -928,41 +596,16 @@ export const COMPONENTS = {
       description:
         'The `payment-identifier` extension (x402 v2 only), `paymentPayload.extensions["payment-identifier"]`. Must be an object; its `info` is validated (`paymentIdentifierInfoSchema`, open for other members). An `id` binds to the first payload that /settle claims with it: the same id with the same payload gets the recorded outcome, the same id with a different payload gets 409 `payment_identifier_conflict` from /verify and /settle. `required: true` without an `id` is a 400. `schema` and other members are ignored.',
       additionalProperties: true,
-      properties: {
-        info: {
-          $ref: '#/components/schemas/PaymentIdentifierInfo',
-        },
-        schema: {
-          type: 'object',
-          additionalProperties: true,
-        },
-      },
-      examples: [
-        {
-          info: {
-            required: false,
-            id: 'order_7f3c2a9e41b64d0c',
-          },
-          schema: {},
-        },
-      ],
+      properties: { info: { $ref: '#/components/schemas/PaymentIdentifierInfo' }, schema: { type: 'object', additionalProperties: true } },
+      examples: [{ info: { required: false, id: 'order_7f3c2a9e41b64d0c' }, schema: {} }],
     },
     PaymentList: {
       type: 'object',
       required: ['data', 'nextCursor'],
       additionalProperties: false,
       properties: {
-        data: {
-          type: 'array',
-          items: {
-            $ref: '#/components/schemas/Payment',
-          },
-          description: 'Newest first (by creation, then id).',
-        },
-        nextCursor: {
-          type: ['string', 'null'],
-          description: 'Pass as `cursor` to get the next (older) page; null on the last page. Opaque.',
-        },
+        data: { type: 'array', items: { $ref: '#/components/schemas/Payment' }, description: 'Newest first (by creation, then id).' },
+        nextCursor: { type: ['string', 'null'], description: 'Pass as `cursor` to get the next (older) page; null on the last page. Opaque.' },
       },
     },
     PaymentState: {
@@ -976,14 +619,10 @@ export const COMPONENTS = {
       required: ['status', 'checks'],
       additionalProperties: false,
       properties: {
-        status: {
-          const: 'ready',
-        },
+        status: { const: 'ready' },
         checks: {
           type: 'object',
-          additionalProperties: {
-            type: 'string',
-          },
+          additionalProperties: { type: 'string' },
           description:
             'Check name → `ok` or `ok (<detail>)`. Facilitator: `database`, `redis` and one entry per configured network (CAIP-2 id → `ok (block N)`). Ledger: `database`, `redis`. Merchant agent: `facilitator`.',
         },
@@ -996,209 +635,89 @@ export const COMPONENTS = {
       description:
         'An address the merchant is paid at on one network. `/verify`, `/settle` and MPP `evm` charges of a keyed merchant must pay one of these (the x402 `payTo`, the MPP `recipient`), unless the merchant sets `allowAnyPayTo`.',
       properties: {
-        network: {
-          type: 'string',
-          pattern: '^eip155:[1-9][0-9]{0,19}$',
-          description: 'CAIP-2 network id.',
-        },
-        address: {
-          type: 'string',
-          pattern: '^0x[0-9a-fA-F]{40}$',
-          description: 'EIP-55 checksummed. Compared with `payTo` ignoring case.',
-        },
-        createdAt: {
-          type: 'string',
-          format: 'date-time',
-        },
+        network: { type: 'string', pattern: '^eip155:[1-9][0-9]{0,19}$', description: 'CAIP-2 network id.' },
+        address: { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$', description: 'EIP-55 checksummed. Compared with `payTo` ignoring case.' },
+        createdAt: { type: 'string', format: 'date-time' },
       },
     },
     ReconciliationRow: {
       type: 'object',
       required: ['key', 'kind', 'source', 'asset', 'entryKind', 'reference', 'occurredAt'],
       properties: {
-        key: {
-          type: 'string',
-          description: 'Stable across runs: the same break found again has the same key.',
-        },
-        kind: {
-          type: 'string',
-          enum: ['matched', 'pending', 'missing_in_ledger', 'missing_externally', 'amount_mismatch', 'duplicate'],
-        },
-        source: {
-          type: 'string',
-          enum: ['chain', 'stripe'],
-        },
-        asset: {
-          type: 'string',
-        },
-        entryKind: {
-          type: 'string',
-          enum: ['payment', 'refund', 'fee', 'gas'],
-        },
+        key: { type: 'string', description: 'Stable across runs: the same break found again has the same key.' },
+        kind: { type: 'string', enum: ['matched', 'pending', 'missing_in_ledger', 'missing_externally', 'amount_mismatch', 'duplicate'] },
+        source: { type: 'string', enum: ['chain', 'stripe'] },
+        asset: { type: 'string' },
+        entryKind: { type: 'string', enum: ['payment', 'refund', 'fee', 'gas'] },
         reference: {
           type: 'string',
           description: "`<txHash>:<logIndex>`, `pi_…`, `re_…`, `txn_…`, or the ledger's reference when there is no external entry.",
         },
-        occurredAt: {
-          type: 'string',
-          format: 'date-time',
-        },
+        occurredAt: { type: 'string', format: 'date-time' },
         ledger: {
           type: 'object',
           description: 'The ledger entry as corrected (amount = booking + corrections).',
           properties: {
-            id: {
-              type: 'string',
-            },
-            merchantId: {
-              type: 'string',
-            },
-            source: {
-              type: 'string',
-            },
-            asset: {
-              type: 'string',
-            },
-            reference: {
-              type: 'string',
-            },
-            kind: {
-              type: 'string',
-            },
+            id: { type: 'string' },
+            merchantId: { type: 'string' },
+            source: { type: 'string' },
+            asset: { type: 'string' },
+            reference: { type: 'string' },
+            kind: { type: 'string' },
             amount: {
               type: 'string',
               pattern: '^-?(0|[1-9][0-9]*)$',
               description: 'Atomic units as a decimal string (negative for net amounts flowing out, and differences).',
             },
-            state: {
-              type: 'string',
-              enum: ['pending', 'posted'],
-            },
-            occurredAt: {
-              type: 'string',
-              format: 'date-time',
-            },
+            state: { type: 'string', enum: ['pending', 'posted'] },
+            occurredAt: { type: 'string', format: 'date-time' },
           },
         },
-        corrections: {
-          type: 'array',
-          items: {
-            type: 'string',
-          },
-          description: 'Ids of the correcting entries folded into `ledger`.',
-        },
+        corrections: { type: 'array', items: { type: 'string' }, description: 'Ids of the correcting entries folded into `ledger`.' },
         external: {
           type: 'object',
           properties: {
-            source: {
-              type: 'string',
-            },
-            asset: {
-              type: 'string',
-            },
-            reference: {
-              type: 'string',
-            },
-            aliases: {
-              type: 'array',
-              items: {
-                type: 'string',
-              },
-            },
-            container: {
-              type: 'string',
-            },
-            kind: {
-              type: 'string',
-            },
+            source: { type: 'string' },
+            asset: { type: 'string' },
+            reference: { type: 'string' },
+            aliases: { type: 'array', items: { type: 'string' } },
+            container: { type: 'string' },
+            kind: { type: 'string' },
             amount: {
               type: 'string',
               pattern: '^-?(0|[1-9][0-9]*)$',
               description: 'Atomic units as a decimal string (negative for net amounts flowing out, and differences).',
             },
-            occurredAt: {
-              type: 'string',
-              format: 'date-time',
-            },
-            details: {
-              type: 'object',
-              additionalProperties: {
-                type: 'string',
-              },
-            },
+            occurredAt: { type: 'string', format: 'date-time' },
+            details: { type: 'object', additionalProperties: { type: 'string' } },
           },
         },
-        difference: {
-          type: 'string',
-          pattern: '^-?(0|[1-9][0-9]*)$',
-          description: 'amount_mismatch: external − ledger',
-        },
-        duplicateOf: {
-          type: 'string',
-          description: 'duplicate: the ledger entry id or external reference this one repeats.',
-        },
+        difference: { type: 'string', pattern: '^-?(0|[1-9][0-9]*)$', description: 'amount_mismatch: external − ledger' },
+        duplicateOf: { type: 'string', description: 'duplicate: the ledger entry id or external reference this one repeats.' },
       },
     },
     ReconciliationSummary: {
       type: 'object',
       required: ['period', 'generatedAt', 'rows', 'counts', 'breaks', 'ledgerEntries', 'externalEntries', 'corrections', 'scope'],
       properties: {
-        period: {
-          type: 'object',
-          properties: {
-            from: {
-              type: 'string',
-              format: 'date-time',
-            },
-            to: {
-              type: 'string',
-              format: 'date-time',
-            },
-          },
-        },
-        generatedAt: {
-          type: 'string',
-          format: 'date-time',
-        },
-        rows: {
-          type: 'integer',
-        },
+        period: { type: 'object', properties: { from: { type: 'string', format: 'date-time' }, to: { type: 'string', format: 'date-time' } } },
+        generatedAt: { type: 'string', format: 'date-time' },
+        rows: { type: 'integer' },
         counts: {
           type: 'object',
           required: ['matched', 'pending', 'missing_in_ledger', 'missing_externally', 'amount_mismatch', 'duplicate'],
-          additionalProperties: {
-            type: 'integer',
-          },
+          additionalProperties: { type: 'integer' },
         },
-        breaks: {
-          type: 'integer',
-          description: 'Rows of the four break kinds.',
-        },
-        ledgerEntries: {
-          type: 'integer',
-        },
-        externalEntries: {
-          type: 'integer',
-        },
-        corrections: {
-          type: 'integer',
-          description: 'Correcting ledger entries folded into the entries they correct.',
-        },
+        breaks: { type: 'integer', description: 'Rows of the four break kinds.' },
+        ledgerEntries: { type: 'integer' },
+        externalEntries: { type: 'integer' },
+        corrections: { type: 'integer', description: 'Correcting ledger entries folded into the entries they correct.' },
         scope: {
           type: 'object',
           required: ['reconciled', 'leftOut'],
           properties: {
-            reconciled: {
-              type: 'array',
-              items: {
-                type: 'string',
-              },
-              description: '`source/kind` pairs compared.',
-            },
-            leftOut: {
-              type: 'integer',
-              description: 'Ledger entries of kinds no scan covers (e.g. chain gas), not reconciled.',
-            },
+            reconciled: { type: 'array', items: { type: 'string' }, description: '`source/kind` pairs compared.' },
+            leftOut: { type: 'integer', description: 'Ledger entries of kinds no scan covers (e.g. chain gas), not reconciled.' },
           },
         },
       },
@@ -1208,24 +727,10 @@ export const COMPONENTS = {
       description: 'Answer of POST /settle, always HTTP 200. `transaction` and `network` are always present.',
       required: ['success', 'transaction', 'network'],
       properties: {
-        success: {
-          type: 'boolean',
-        },
-        errorReason: {
-          allOf: [
-            {
-              $ref: '#/components/schemas/X402Reason',
-            },
-          ],
-          description: 'Present when `success` is false.',
-        },
-        errorMessage: {
-          type: 'string',
-          description: 'Human-readable detail, for logs; not stable.',
-        },
-        payer: {
-          $ref: '#/components/schemas/EvmAddress',
-        },
+        success: { type: 'boolean' },
+        errorReason: { allOf: [{ $ref: '#/components/schemas/X402Reason' }], description: 'Present when `success` is false.' },
+        errorMessage: { type: 'string', description: 'Human-readable detail, for logs; not stable.' },
+        payer: { $ref: '#/components/schemas/EvmAddress' },
         transaction: {
           type: 'string',
           description:
@@ -1242,36 +747,16 @@ export const COMPONENTS = {
       type: 'object',
       required: ['received'],
       additionalProperties: false,
-      properties: {
-        received: {
-          const: true,
-        },
-        duplicate: {
-          const: true,
-          description: 'This event id was handled before; nothing changed.',
-        },
-      },
+      properties: { received: { const: true }, duplicate: { const: true, description: 'This event id was handled before; nothing changed.' } },
     },
     SupportedKind: {
       type: 'object',
       required: ['x402Version', 'scheme', 'network'],
       properties: {
-        x402Version: {
-          type: 'integer',
-          enum: [1, 2],
-        },
-        scheme: {
-          const: 'exact',
-        },
-        network: {
-          type: 'string',
-          description: 'CAIP-2 for v2; a v1 name for v1.',
-        },
-        extra: {
-          type: 'object',
-          additionalProperties: true,
-          description: 'Not set for exact EVM.',
-        },
+        x402Version: { type: 'integer', enum: [1, 2] },
+        scheme: { const: 'exact' },
+        network: { type: 'string', description: 'CAIP-2 for v2; a v1 name for v1.' },
+        extra: { type: 'object', additionalProperties: true, description: 'Not set for exact EVM.' },
       },
     },
     SupportedResponse: {
@@ -1280,28 +765,12 @@ export const COMPONENTS = {
         "One v2 kind per configured network, then one v1 kind per v1 name of that network (the networks file's `v1Names` plus the built-in names of `DEFAULT_V1_NETWORKS` that map to it).",
       required: ['kinds', 'extensions', 'signers'],
       properties: {
-        kinds: {
-          type: 'array',
-          items: {
-            $ref: '#/components/schemas/SupportedKind',
-          },
-        },
-        extensions: {
-          type: 'array',
-          items: {
-            type: 'string',
-          },
-          description: 'Always `["payment-identifier"]`.',
-        },
+        kinds: { type: 'array', items: { $ref: '#/components/schemas/SupportedKind' } },
+        extensions: { type: 'array', items: { type: 'string' }, description: 'Always `["payment-identifier"]`.' },
         signers: {
           type: 'object',
           description: 'Hot-wallet addresses, all networks together under `eip155:*`.',
-          additionalProperties: {
-            type: 'array',
-            items: {
-              $ref: '#/components/schemas/EvmAddress',
-            },
-          },
+          additionalProperties: { type: 'array', items: { $ref: '#/components/schemas/EvmAddress' } },
         },
       },
     },
@@ -1310,29 +779,10 @@ export const COMPONENTS = {
       description: "Answer of POST /verify, always HTTP 200 (the shape @x402/core's HTTPFacilitatorClient parses). /verify writes nothing.",
       required: ['isValid'],
       properties: {
-        isValid: {
-          type: 'boolean',
-        },
-        invalidReason: {
-          allOf: [
-            {
-              $ref: '#/components/schemas/X402Reason',
-            },
-          ],
-          description: 'Present when `isValid` is false.',
-        },
-        invalidMessage: {
-          type: 'string',
-          description: 'Human-readable detail, for logs; not stable.',
-        },
-        payer: {
-          allOf: [
-            {
-              $ref: '#/components/schemas/EvmAddress',
-            },
-          ],
-          description: 'Checksummed `authorization.from`, once the payload could be decoded.',
-        },
+        isValid: { type: 'boolean' },
+        invalidReason: { allOf: [{ $ref: '#/components/schemas/X402Reason' }], description: 'Present when `isValid` is false.' },
+        invalidMessage: { type: 'string', description: 'Human-readable detail, for logs; not stable.' },
+        payer: { allOf: [{ $ref: '#/components/schemas/EvmAddress' }], description: 'Checksummed `authorization.from`, once the payload could be decoded.' },
       },
     },
     WebhookEvent: {
@@ -1346,29 +796,13 @@ export const COMPONENTS = {
           format: 'uuid',
           description: 'The delivery id, also in `Webhook-Id`: one per (merchant, event), the same on every retry. Deduplicate on it.',
         },
-        type: {
-          type: 'string',
-          enum: ['payment.confirmed', 'payment.failed', 'payment.expired', 'payment.reorged'],
-        },
-        createdAt: {
-          type: 'string',
-          format: 'date-time',
-          description: 'When the event happened.',
-        },
+        type: { type: 'string', enum: ['payment.confirmed', 'payment.failed', 'payment.expired', 'payment.reorged'] },
+        createdAt: { type: 'string', format: 'date-time', description: 'When the event happened.' },
         data: {
           type: 'object',
           required: ['payment'],
           additionalProperties: false,
-          properties: {
-            payment: {
-              allOf: [
-                {
-                  $ref: '#/components/schemas/Payment',
-                },
-              ],
-              description: 'The payment as of the event.',
-            },
-          },
+          properties: { payment: { allOf: [{ $ref: '#/components/schemas/Payment' }], description: 'The payment as of the event.' } },
         },
       },
     },
@@ -1488,30 +922,21 @@ export const WEBHOOKS = {
           name: 'Webhook-Id',
           in: 'header',
           required: true,
-          schema: {
-            type: 'string',
-            format: 'uuid',
-          },
+          schema: { type: 'string', format: 'uuid' },
           description: 'The delivery id (= body `id`), the same on every retry.',
         },
         {
           name: 'Webhook-Timestamp',
           in: 'header',
           required: true,
-          schema: {
-            type: 'string',
-            pattern: '^[0-9]+$',
-          },
+          schema: { type: 'string', pattern: '^[0-9]+$' },
           description: 'Unix seconds when this attempt was signed. Refuse values far from your clock (5 minutes) to stop replays.',
         },
         {
           name: 'Webhook-Signature',
           in: 'header',
           required: true,
-          schema: {
-            type: 'string',
-            pattern: '^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)*$',
-          },
+          schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)*$' },
           description:
             "Standard Webhooks (https://www.standardwebhooks.com): `v1,` + base64 HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the merchant's webhook secret `whsec_<base64>`; several space-separated signatures may be sent, one match is enough. Verify with any Standard Webhooks library, e.g. the `standardwebhooks` npm package: `new Webhook(secret).verify(rawBody, headers)` (it also checks the timestamp), or `verifyWebhookSignature` in `libs/clients/src/webhooks.ts`.",
         },
@@ -1520,9 +945,7 @@ export const WEBHOOKS = {
         required: true,
         content: {
           'application/json': {
-            schema: {
-              $ref: '#/components/schemas/WebhookEvent',
-            },
+            schema: { $ref: '#/components/schemas/WebhookEvent' },
             examples: {
               confirmed: {
                 value: {
@@ -1560,14 +983,7 @@ export const WEBHOOKS = {
           },
         },
       },
-      responses: {
-        '2XX': {
-          description: 'Acknowledged; not sent again.',
-        },
-        default: {
-          description: 'Not acknowledged: retried later.',
-        },
-      },
+      responses: { '2XX': { description: 'Acknowledged; not sent again.' }, default: { description: 'Not acknowledged: retried later.' } },
     },
   },
   'payment.failed': {
@@ -1581,30 +997,21 @@ export const WEBHOOKS = {
           name: 'Webhook-Id',
           in: 'header',
           required: true,
-          schema: {
-            type: 'string',
-            format: 'uuid',
-          },
+          schema: { type: 'string', format: 'uuid' },
           description: 'The delivery id (= body `id`), the same on every retry.',
         },
         {
           name: 'Webhook-Timestamp',
           in: 'header',
           required: true,
-          schema: {
-            type: 'string',
-            pattern: '^[0-9]+$',
-          },
+          schema: { type: 'string', pattern: '^[0-9]+$' },
           description: 'Unix seconds when this attempt was signed. Refuse values far from your clock (5 minutes) to stop replays.',
         },
         {
           name: 'Webhook-Signature',
           in: 'header',
           required: true,
-          schema: {
-            type: 'string',
-            pattern: '^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)*$',
-          },
+          schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)*$' },
           description:
             "Standard Webhooks (https://www.standardwebhooks.com): `v1,` + base64 HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the merchant's webhook secret `whsec_<base64>`; several space-separated signatures may be sent, one match is enough. Verify with any Standard Webhooks library, e.g. the `standardwebhooks` npm package: `new Webhook(secret).verify(rawBody, headers)` (it also checks the timestamp), or `verifyWebhookSignature` in `libs/clients/src/webhooks.ts`.",
         },
@@ -1613,9 +1020,7 @@ export const WEBHOOKS = {
         required: true,
         content: {
           'application/json': {
-            schema: {
-              $ref: '#/components/schemas/WebhookEvent',
-            },
+            schema: { $ref: '#/components/schemas/WebhookEvent' },
             examples: {
               failed: {
                 value: {
@@ -1653,14 +1058,7 @@ export const WEBHOOKS = {
           },
         },
       },
-      responses: {
-        '2XX': {
-          description: 'Acknowledged; not sent again.',
-        },
-        default: {
-          description: 'Not acknowledged: retried later.',
-        },
-      },
+      responses: { '2XX': { description: 'Acknowledged; not sent again.' }, default: { description: 'Not acknowledged: retried later.' } },
     },
   },
   'payment.expired': {
@@ -1674,30 +1072,21 @@ export const WEBHOOKS = {
           name: 'Webhook-Id',
           in: 'header',
           required: true,
-          schema: {
-            type: 'string',
-            format: 'uuid',
-          },
+          schema: { type: 'string', format: 'uuid' },
           description: 'The delivery id (= body `id`), the same on every retry.',
         },
         {
           name: 'Webhook-Timestamp',
           in: 'header',
           required: true,
-          schema: {
-            type: 'string',
-            pattern: '^[0-9]+$',
-          },
+          schema: { type: 'string', pattern: '^[0-9]+$' },
           description: 'Unix seconds when this attempt was signed. Refuse values far from your clock (5 minutes) to stop replays.',
         },
         {
           name: 'Webhook-Signature',
           in: 'header',
           required: true,
-          schema: {
-            type: 'string',
-            pattern: '^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)*$',
-          },
+          schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)*$' },
           description:
             "Standard Webhooks (https://www.standardwebhooks.com): `v1,` + base64 HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the merchant's webhook secret `whsec_<base64>`; several space-separated signatures may be sent, one match is enough. Verify with any Standard Webhooks library, e.g. the `standardwebhooks` npm package: `new Webhook(secret).verify(rawBody, headers)` (it also checks the timestamp), or `verifyWebhookSignature` in `libs/clients/src/webhooks.ts`.",
         },
@@ -1706,9 +1095,7 @@ export const WEBHOOKS = {
         required: true,
         content: {
           'application/json': {
-            schema: {
-              $ref: '#/components/schemas/WebhookEvent',
-            },
+            schema: { $ref: '#/components/schemas/WebhookEvent' },
             examples: {
               expired: {
                 value: {
@@ -1746,14 +1133,7 @@ export const WEBHOOKS = {
           },
         },
       },
-      responses: {
-        '2XX': {
-          description: 'Acknowledged; not sent again.',
-        },
-        default: {
-          description: 'Not acknowledged: retried later.',
-        },
-      },
+      responses: { '2XX': { description: 'Acknowledged; not sent again.' }, default: { description: 'Not acknowledged: retried later.' } },
     },
   },
   'payment.reorged': {
@@ -1767,30 +1147,21 @@ export const WEBHOOKS = {
           name: 'Webhook-Id',
           in: 'header',
           required: true,
-          schema: {
-            type: 'string',
-            format: 'uuid',
-          },
+          schema: { type: 'string', format: 'uuid' },
           description: 'The delivery id (= body `id`), the same on every retry.',
         },
         {
           name: 'Webhook-Timestamp',
           in: 'header',
           required: true,
-          schema: {
-            type: 'string',
-            pattern: '^[0-9]+$',
-          },
+          schema: { type: 'string', pattern: '^[0-9]+$' },
           description: 'Unix seconds when this attempt was signed. Refuse values far from your clock (5 minutes) to stop replays.',
         },
         {
           name: 'Webhook-Signature',
           in: 'header',
           required: true,
-          schema: {
-            type: 'string',
-            pattern: '^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)*$',
-          },
+          schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)*$' },
           description:
             "Standard Webhooks (https://www.standardwebhooks.com): `v1,` + base64 HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the merchant's webhook secret `whsec_<base64>`; several space-separated signatures may be sent, one match is enough. Verify with any Standard Webhooks library, e.g. the `standardwebhooks` npm package: `new Webhook(secret).verify(rawBody, headers)` (it also checks the timestamp), or `verifyWebhookSignature` in `libs/clients/src/webhooks.ts`.",
         },
@@ -1799,9 +1170,7 @@ export const WEBHOOKS = {
         required: true,
         content: {
           'application/json': {
-            schema: {
-              $ref: '#/components/schemas/WebhookEvent',
-            },
+            schema: { $ref: '#/components/schemas/WebhookEvent' },
             examples: {
               reorged: {
                 value: {
@@ -1839,14 +1208,7 @@ export const WEBHOOKS = {
           },
         },
       },
-      responses: {
-        '2XX': {
-          description: 'Acknowledged; not sent again.',
-        },
-        default: {
-          description: 'Not acknowledged: retried later.',
-        },
-      },
+      responses: { '2XX': { description: 'Acknowledged; not sent again.' }, default: { description: 'Not acknowledged: retried later.' } },
     },
   },
 };

@@ -32,27 +32,16 @@ export const ADMIN_MERCHANTS_DOCS = {
     summary: 'Create a merchant with its first API key (operator)',
     description:
       'What `node scripts/merchants.mjs create` does, over HTTP: the merchant, its receiving addresses and its first API key, all or nothing. The answer is the only time the API key and the webhook signing secret are shown. A webhook URL is checked as `PUT /merchants/me/webhook` checks it (`webhook_destination_not_allowed` for a private destination unless WEBHOOK_ALLOW_PRIVATE).',
-    security: [
-      {
-        operatorToken: [],
-      },
-    ],
+    security: [{ operatorToken: [] }],
     requestBody: {
       required: true,
       content: {
         'application/json': {
-          schema: {
-            $ref: '#/components/schemas/CreateMerchantDto',
-          },
+          schema: { $ref: '#/components/schemas/CreateMerchantDto' },
           example: {
             name: 'Weather API',
             webhookUrl: 'https://weather.example/hooks/x402',
-            receivingAddresses: [
-              {
-                network: 'eip155:84532',
-                address: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-              },
-            ],
+            receivingAddresses: [{ network: 'eip155:84532', address: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2' }],
           },
         },
       },
@@ -60,32 +49,17 @@ export const ADMIN_MERCHANTS_DOCS = {
     responses: {
       '201': {
         description: 'Created.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
+        headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
         content: {
           'application/json': {
-            schema: {
-              $ref: '#/components/schemas/AdminCreatedMerchant',
-            },
+            schema: { $ref: '#/components/schemas/AdminCreatedMerchant' },
             example: {
               merchant: {
                 merchantId: '0b6f2f0e-6c1d-4f3a-9d8e-2a7c5b4e1f90',
                 name: 'Weather API',
                 webhookUrl: 'https://weather.example/hooks/x402',
                 allowAnyPayTo: false,
-                receivingAddresses: [
-                  {
-                    network: 'eip155:84532',
-                    address: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                    createdAt: '2026-12-01T10:00:00.000Z',
-                  },
-                ],
+                receivingAddresses: [{ network: 'eip155:84532', address: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2', createdAt: '2026-12-01T10:00:00.000Z' }],
                 apiKeys: [
                   {
                     keyId: '4f1c9a7e-2b3d-4e5f-8a6b-7c8d9e0f1a2b',
@@ -119,9 +93,7 @@ export const ADMIN_MERCHANTS_DOCS = {
           "`validation_failed`: a field is missing, invalid or unknown; `invalidParams` names each one, nested ones by path. `webhook_destination_not_allowed`: the webhook URL's host may not receive webhooks.",
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               unknownField: {
                 summary: 'An unknown field',
@@ -132,12 +104,7 @@ export const ADMIN_MERCHANTS_DOCS = {
                   code: 'validation_failed',
                   detail: 'invalid field(s): discount',
                   instance: '/admin/merchants',
-                  invalidParams: [
-                    {
-                      name: 'discount',
-                      reason: 'unknown field',
-                    },
-                  ],
+                  invalidParams: [{ name: 'discount', reason: 'unknown field' }],
                 },
               },
               nested: {
@@ -150,14 +117,8 @@ export const ADMIN_MERCHANTS_DOCS = {
                   detail: 'invalid field(s): name, receivingAddresses.0.address',
                   instance: '/admin/merchants',
                   invalidParams: [
-                    {
-                      name: 'name',
-                      reason: 'must be a string of 1 to 200 characters',
-                    },
-                    {
-                      name: 'receivingAddresses.0.address',
-                      reason: 'must be a 0x-prefixed 20-byte hex address',
-                    },
+                    { name: 'name', reason: 'must be a string of 1 to 200 characters' },
+                    { name: 'receivingAddresses.0.address', reason: 'must be a 0x-prefixed 20-byte hex address' },
                   ],
                 },
               },
@@ -182,17 +143,13 @@ export const ADMIN_MERCHANTS_DOCS = {
           },
         },
       },
-      '401': {
-        $ref: '#/components/responses/OperatorUnauthorized',
-      },
+      '401': { $ref: '#/components/responses/OperatorUnauthorized' },
       '404': {
         description:
           '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               noMerchant: {
                 summary: 'No such merchant',
@@ -220,63 +177,26 @@ export const ADMIN_MERCHANTS_DOCS = {
           },
         },
       },
-      '429': {
-        $ref: '#/components/responses/OperatorRateLimited',
-      },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
+      '429': { $ref: '#/components/responses/OperatorRateLimited' },
+      '500': { $ref: '#/components/responses/InternalError' },
     },
   },
   list: {
     operationId: 'adminListMerchants',
     summary: 'Every merchant, in pages (operator)',
     description: 'Merchants in creation order, with their receiving addresses and API keys (never a key or the webhook secret).',
-    security: [
-      {
-        operatorToken: [],
-      },
-    ],
+    security: [{ operatorToken: [] }],
     parameters: [
-      {
-        name: 'limit',
-        in: 'query',
-        required: false,
-        schema: {
-          type: 'integer',
-          minimum: 1,
-          maximum: 100,
-          default: 50,
-        },
-        description: 'Items per page.',
-      },
-      {
-        name: 'cursor',
-        in: 'query',
-        required: false,
-        schema: {
-          type: 'string',
-          maxLength: 200,
-        },
-        description: 'The `nextCursor` of the previous page.',
-      },
+      { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 }, description: 'Items per page.' },
+      { name: 'cursor', in: 'query', required: false, schema: { type: 'string', maxLength: 200 }, description: 'The `nextCursor` of the previous page.' },
     ],
     responses: {
       '200': {
         description: 'A page of merchants.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
+        headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
         content: {
           'application/json': {
-            schema: {
-              $ref: '#/components/schemas/AdminMerchantList',
-            },
+            schema: { $ref: '#/components/schemas/AdminMerchantList' },
             example: {
               data: [
                 {
@@ -285,11 +205,7 @@ export const ADMIN_MERCHANTS_DOCS = {
                   webhookUrl: 'https://weather.example/hooks/x402',
                   allowAnyPayTo: false,
                   receivingAddresses: [
-                    {
-                      network: 'eip155:84532',
-                      address: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                      createdAt: '2026-12-01T10:00:00.000Z',
-                    },
+                    { network: 'eip155:84532', address: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2', createdAt: '2026-12-01T10:00:00.000Z' },
                   ],
                   apiKeys: [
                     {
@@ -315,9 +231,7 @@ export const ADMIN_MERCHANTS_DOCS = {
           '`validation_failed`: a body field, query parameter or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one (a nested field by its path, e.g. `receivingAddresses.0.address`; an unknown one with reason `unknown field`).',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               invalid: {
                 summary: 'Invalid limit',
@@ -328,29 +242,20 @@ export const ADMIN_MERCHANTS_DOCS = {
                   code: 'validation_failed',
                   detail: 'invalid query parameter(s): limit',
                   instance: '/admin/merchants?limit=500',
-                  invalidParams: [
-                    {
-                      name: 'limit',
-                      reason: 'must be an integer from 1 to 100',
-                    },
-                  ],
+                  invalidParams: [{ name: 'limit', reason: 'must be an integer from 1 to 100' }],
                 },
               },
             },
           },
         },
       },
-      '401': {
-        $ref: '#/components/responses/OperatorUnauthorized',
-      },
+      '401': { $ref: '#/components/responses/OperatorUnauthorized' },
       '404': {
         description:
           '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               noMerchant: {
                 summary: 'No such merchant',
@@ -378,63 +283,29 @@ export const ADMIN_MERCHANTS_DOCS = {
           },
         },
       },
-      '429': {
-        $ref: '#/components/responses/OperatorRateLimited',
-      },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
+      '429': { $ref: '#/components/responses/OperatorRateLimited' },
+      '500': { $ref: '#/components/responses/InternalError' },
     },
   },
   get: {
     operationId: 'adminGetMerchant',
     summary: 'One merchant (operator)',
     description: 'The merchant with its receiving addresses and API keys.',
-    security: [
-      {
-        operatorToken: [],
-      },
-    ],
-    parameters: [
-      {
-        name: 'merchantId',
-        in: 'path',
-        required: true,
-        schema: {
-          type: 'string',
-          format: 'uuid',
-        },
-        description: "The merchant's id.",
-      },
-    ],
+    security: [{ operatorToken: [] }],
+    parameters: [{ name: 'merchantId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' }, description: "The merchant's id." }],
     responses: {
       '200': {
         description: 'The merchant.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
+        headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
         content: {
           'application/json': {
-            schema: {
-              $ref: '#/components/schemas/AdminMerchant',
-            },
+            schema: { $ref: '#/components/schemas/AdminMerchant' },
             example: {
               merchantId: '0b6f2f0e-6c1d-4f3a-9d8e-2a7c5b4e1f90',
               name: 'Weather API',
               webhookUrl: 'https://weather.example/hooks/x402',
               allowAnyPayTo: false,
-              receivingAddresses: [
-                {
-                  network: 'eip155:84532',
-                  address: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                  createdAt: '2026-12-01T10:00:00.000Z',
-                },
-              ],
+              receivingAddresses: [{ network: 'eip155:84532', address: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2', createdAt: '2026-12-01T10:00:00.000Z' }],
               apiKeys: [
                 {
                   keyId: '4f1c9a7e-2b3d-4e5f-8a6b-7c8d9e0f1a2b',
@@ -456,9 +327,7 @@ export const ADMIN_MERCHANTS_DOCS = {
           '`validation_failed`: a body field, query parameter or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one (a nested field by its path, e.g. `receivingAddresses.0.address`; an unknown one with reason `unknown field`).',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               invalid: {
                 summary: 'Invalid merchantId',
@@ -469,29 +338,20 @@ export const ADMIN_MERCHANTS_DOCS = {
                   code: 'validation_failed',
                   detail: 'invalid path parameter(s): merchantId',
                   instance: '/admin/merchants/nope',
-                  invalidParams: [
-                    {
-                      name: 'merchantId',
-                      reason: 'must be a merchant id (a UUID)',
-                    },
-                  ],
+                  invalidParams: [{ name: 'merchantId', reason: 'must be a merchant id (a UUID)' }],
                 },
               },
             },
           },
         },
       },
-      '401': {
-        $ref: '#/components/responses/OperatorUnauthorized',
-      },
+      '401': { $ref: '#/components/responses/OperatorUnauthorized' },
       '404': {
         description:
           '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               noMerchant: {
                 summary: 'No such merchant',
@@ -519,12 +379,8 @@ export const ADMIN_MERCHANTS_DOCS = {
           },
         },
       },
-      '429': {
-        $ref: '#/components/responses/OperatorRateLimited',
-      },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
+      '429': { $ref: '#/components/responses/OperatorRateLimited' },
+      '500': { $ref: '#/components/responses/InternalError' },
     },
   },
   disable: {
@@ -532,51 +388,21 @@ export const ADMIN_MERCHANTS_DOCS = {
     summary: 'Disable a merchant (operator)',
     description:
       'Its API keys are refused (401) and no webhooks are sent to it (queued ones fail), on every replica within API_KEY_CACHE_MS. Disabling again keeps the first `disabledAt`.',
-    security: [
-      {
-        operatorToken: [],
-      },
-    ],
-    parameters: [
-      {
-        name: 'merchantId',
-        in: 'path',
-        required: true,
-        schema: {
-          type: 'string',
-          format: 'uuid',
-        },
-        description: "The merchant's id.",
-      },
-    ],
+    security: [{ operatorToken: [] }],
+    parameters: [{ name: 'merchantId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' }, description: "The merchant's id." }],
     responses: {
       '200': {
         description: 'The merchant as it is now.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
+        headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
         content: {
           'application/json': {
-            schema: {
-              $ref: '#/components/schemas/AdminMerchant',
-            },
+            schema: { $ref: '#/components/schemas/AdminMerchant' },
             example: {
               merchantId: '0b6f2f0e-6c1d-4f3a-9d8e-2a7c5b4e1f90',
               name: 'Weather API',
               webhookUrl: 'https://weather.example/hooks/x402',
               allowAnyPayTo: false,
-              receivingAddresses: [
-                {
-                  network: 'eip155:84532',
-                  address: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                  createdAt: '2026-12-01T10:00:00.000Z',
-                },
-              ],
+              receivingAddresses: [{ network: 'eip155:84532', address: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2', createdAt: '2026-12-01T10:00:00.000Z' }],
               apiKeys: [
                 {
                   keyId: '4f1c9a7e-2b3d-4e5f-8a6b-7c8d9e0f1a2b',
@@ -598,9 +424,7 @@ export const ADMIN_MERCHANTS_DOCS = {
           '`validation_failed`: a body field, query parameter or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one (a nested field by its path, e.g. `receivingAddresses.0.address`; an unknown one with reason `unknown field`).',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               invalid: {
                 summary: 'Invalid merchantId',
@@ -611,29 +435,20 @@ export const ADMIN_MERCHANTS_DOCS = {
                   code: 'validation_failed',
                   detail: 'invalid path parameter(s): merchantId',
                   instance: '/admin/merchants/nope/disable',
-                  invalidParams: [
-                    {
-                      name: 'merchantId',
-                      reason: 'must be a merchant id (a UUID)',
-                    },
-                  ],
+                  invalidParams: [{ name: 'merchantId', reason: 'must be a merchant id (a UUID)' }],
                 },
               },
             },
           },
         },
       },
-      '401': {
-        $ref: '#/components/responses/OperatorUnauthorized',
-      },
+      '401': { $ref: '#/components/responses/OperatorUnauthorized' },
       '404': {
         description:
           '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               noMerchant: {
                 summary: 'No such merchant',
@@ -661,63 +476,29 @@ export const ADMIN_MERCHANTS_DOCS = {
           },
         },
       },
-      '429': {
-        $ref: '#/components/responses/OperatorRateLimited',
-      },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
+      '429': { $ref: '#/components/responses/OperatorRateLimited' },
+      '500': { $ref: '#/components/responses/InternalError' },
     },
   },
   enable: {
     operationId: 'adminEnableMerchant',
     summary: 'Enable a merchant (operator)',
     description: 'Its keys that are not revoked work again.',
-    security: [
-      {
-        operatorToken: [],
-      },
-    ],
-    parameters: [
-      {
-        name: 'merchantId',
-        in: 'path',
-        required: true,
-        schema: {
-          type: 'string',
-          format: 'uuid',
-        },
-        description: "The merchant's id.",
-      },
-    ],
+    security: [{ operatorToken: [] }],
+    parameters: [{ name: 'merchantId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' }, description: "The merchant's id." }],
     responses: {
       '200': {
         description: 'The merchant as it is now.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
+        headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
         content: {
           'application/json': {
-            schema: {
-              $ref: '#/components/schemas/AdminMerchant',
-            },
+            schema: { $ref: '#/components/schemas/AdminMerchant' },
             example: {
               merchantId: '0b6f2f0e-6c1d-4f3a-9d8e-2a7c5b4e1f90',
               name: 'Weather API',
               webhookUrl: 'https://weather.example/hooks/x402',
               allowAnyPayTo: false,
-              receivingAddresses: [
-                {
-                  network: 'eip155:84532',
-                  address: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                  createdAt: '2026-12-01T10:00:00.000Z',
-                },
-              ],
+              receivingAddresses: [{ network: 'eip155:84532', address: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2', createdAt: '2026-12-01T10:00:00.000Z' }],
               apiKeys: [
                 {
                   keyId: '4f1c9a7e-2b3d-4e5f-8a6b-7c8d9e0f1a2b',
@@ -739,9 +520,7 @@ export const ADMIN_MERCHANTS_DOCS = {
           '`validation_failed`: a body field, query parameter or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one (a nested field by its path, e.g. `receivingAddresses.0.address`; an unknown one with reason `unknown field`).',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               invalid: {
                 summary: 'Invalid merchantId',
@@ -752,29 +531,20 @@ export const ADMIN_MERCHANTS_DOCS = {
                   code: 'validation_failed',
                   detail: 'invalid path parameter(s): merchantId',
                   instance: '/admin/merchants/nope/enable',
-                  invalidParams: [
-                    {
-                      name: 'merchantId',
-                      reason: 'must be a merchant id (a UUID)',
-                    },
-                  ],
+                  invalidParams: [{ name: 'merchantId', reason: 'must be a merchant id (a UUID)' }],
                 },
               },
             },
           },
         },
       },
-      '401': {
-        $ref: '#/components/responses/OperatorUnauthorized',
-      },
+      '401': { $ref: '#/components/responses/OperatorUnauthorized' },
       '404': {
         description:
           '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               noMerchant: {
                 summary: 'No such merchant',
@@ -802,72 +572,32 @@ export const ADMIN_MERCHANTS_DOCS = {
           },
         },
       },
-      '429': {
-        $ref: '#/components/responses/OperatorRateLimited',
-      },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
+      '429': { $ref: '#/components/responses/OperatorRateLimited' },
+      '500': { $ref: '#/components/responses/InternalError' },
     },
   },
   createApiKey: {
     operationId: 'adminCreateApiKey',
     summary: 'Make another API key (operator)',
     description: 'A new key for the merchant (as `merchants.mjs keys create`); the answer is the only time it is shown. The body may be empty.',
-    security: [
-      {
-        operatorToken: [],
-      },
-    ],
-    parameters: [
-      {
-        name: 'merchantId',
-        in: 'path',
-        required: true,
-        schema: {
-          type: 'string',
-          format: 'uuid',
-        },
-        description: "The merchant's id.",
-      },
-    ],
+    security: [{ operatorToken: [] }],
+    parameters: [{ name: 'merchantId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' }, description: "The merchant's id." }],
     requestBody: {
       required: true,
       content: {
         'application/json': {
-          schema: {
-            type: 'object',
-            additionalProperties: false,
-            properties: {
-              name: {
-                type: 'string',
-                minLength: 1,
-                maxLength: 200,
-              },
-            },
-          },
-          example: {
-            name: 'ci',
-          },
+          schema: { type: 'object', additionalProperties: false, properties: { name: { type: 'string', minLength: 1, maxLength: 200 } } },
+          example: { name: 'ci' },
         },
       },
     },
     responses: {
       '201': {
         description: 'Made.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
+        headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
         content: {
           'application/json': {
-            schema: {
-              $ref: '#/components/schemas/AdminCreatedApiKey',
-            },
+            schema: { $ref: '#/components/schemas/AdminCreatedApiKey' },
             example: {
               keyId: '4f1c9a7e-2b3d-4e5f-8a6b-7c8d9e0f1a2b',
               prefix: 'k3x7q2ab',
@@ -886,9 +616,7 @@ export const ADMIN_MERCHANTS_DOCS = {
           '`validation_failed`: a body field, query parameter or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one (a nested field by its path, e.g. `receivingAddresses.0.address`; an unknown one with reason `unknown field`).',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               invalid: {
                 summary: 'Invalid name',
@@ -899,29 +627,20 @@ export const ADMIN_MERCHANTS_DOCS = {
                   code: 'validation_failed',
                   detail: 'invalid field(s): name',
                   instance: '/admin/merchants/0b6f2f0e-6c1d-4f3a-9d8e-2a7c5b4e1f90/api-keys',
-                  invalidParams: [
-                    {
-                      name: 'name',
-                      reason: 'must be a string of 1 to 200 characters',
-                    },
-                  ],
+                  invalidParams: [{ name: 'name', reason: 'must be a string of 1 to 200 characters' }],
                 },
               },
             },
           },
         },
       },
-      '401': {
-        $ref: '#/components/responses/OperatorUnauthorized',
-      },
+      '401': { $ref: '#/components/responses/OperatorUnauthorized' },
       '404': {
         description:
           '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               noMerchant: {
                 summary: 'No such merchant',
@@ -953,9 +672,7 @@ export const ADMIN_MERCHANTS_DOCS = {
         description: '`merchant_disabled`: enable the merchant first.',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               disabled: {
                 summary: 'A disabled merchant',
@@ -972,12 +689,8 @@ export const ADMIN_MERCHANTS_DOCS = {
           },
         },
       },
-      '429': {
-        $ref: '#/components/responses/OperatorRateLimited',
-      },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
+      '429': { $ref: '#/components/responses/OperatorRateLimited' },
+      '500': { $ref: '#/components/responses/InternalError' },
     },
   },
   revokeApiKey: {
@@ -985,49 +698,18 @@ export const ADMIN_MERCHANTS_DOCS = {
     summary: 'Revoke an API key (operator)',
     description:
       'The key is refused from now on, on every replica within API_KEY_CACHE_MS. Revoking again keeps the first `revokedAt`. A key of another merchant is 404.',
-    security: [
-      {
-        operatorToken: [],
-      },
-    ],
+    security: [{ operatorToken: [] }],
     parameters: [
-      {
-        name: 'merchantId',
-        in: 'path',
-        required: true,
-        schema: {
-          type: 'string',
-          format: 'uuid',
-        },
-        description: "The merchant's id.",
-      },
-      {
-        name: 'keyId',
-        in: 'path',
-        required: true,
-        schema: {
-          type: 'string',
-          format: 'uuid',
-        },
-        description: "The API key's id (`keyId`).",
-      },
+      { name: 'merchantId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' }, description: "The merchant's id." },
+      { name: 'keyId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' }, description: "The API key's id (`keyId`)." },
     ],
     responses: {
       '200': {
         description: 'The key as it is now.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
+        headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
         content: {
           'application/json': {
-            schema: {
-              $ref: '#/components/schemas/AdminApiKey',
-            },
+            schema: { $ref: '#/components/schemas/AdminApiKey' },
             example: {
               keyId: '4f1c9a7e-2b3d-4e5f-8a6b-7c8d9e0f1a2b',
               prefix: 'k3x7q2ab',
@@ -1044,9 +726,7 @@ export const ADMIN_MERCHANTS_DOCS = {
           '`validation_failed`: a body field, query parameter or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one (a nested field by its path, e.g. `receivingAddresses.0.address`; an unknown one with reason `unknown field`).',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               invalid: {
                 summary: 'Invalid keyId',
@@ -1057,29 +737,20 @@ export const ADMIN_MERCHANTS_DOCS = {
                   code: 'validation_failed',
                   detail: 'invalid path parameter(s): keyId',
                   instance: '/admin/merchants/0b6f2f0e-6c1d-4f3a-9d8e-2a7c5b4e1f90/api-keys/nope/revoke',
-                  invalidParams: [
-                    {
-                      name: 'keyId',
-                      reason: 'must be an API key id (a UUID)',
-                    },
-                  ],
+                  invalidParams: [{ name: 'keyId', reason: 'must be an API key id (a UUID)' }],
                 },
               },
             },
           },
         },
       },
-      '401': {
-        $ref: '#/components/responses/OperatorUnauthorized',
-      },
+      '401': { $ref: '#/components/responses/OperatorUnauthorized' },
       '404': {
         description:
           '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               noMerchant: {
                 summary: 'No such merchant',
@@ -1107,12 +778,8 @@ export const ADMIN_MERCHANTS_DOCS = {
           },
         },
       },
-      '429': {
-        $ref: '#/components/responses/OperatorRateLimited',
-      },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
+      '429': { $ref: '#/components/responses/OperatorRateLimited' },
+      '500': { $ref: '#/components/responses/InternalError' },
     },
   },
   setWebhook: {
@@ -1120,23 +787,8 @@ export const ADMIN_MERCHANTS_DOCS = {
     summary: "Set or clear a merchant's webhook URL (operator)",
     description:
       'As the merchant\'s own `PUT /merchants/me/webhook`, with the same checks: `{ "webhookUrl": "https://…" }` sends its future webhooks there (queued ones keep their URL), `null` stops new ones.',
-    security: [
-      {
-        operatorToken: [],
-      },
-    ],
-    parameters: [
-      {
-        name: 'merchantId',
-        in: 'path',
-        required: true,
-        schema: {
-          type: 'string',
-          format: 'uuid',
-        },
-        description: "The merchant's id.",
-      },
-    ],
+    security: [{ operatorToken: [] }],
+    parameters: [{ name: 'merchantId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' }, description: "The merchant's id." }],
     requestBody: {
       required: true,
       content: {
@@ -1145,52 +797,25 @@ export const ADMIN_MERCHANTS_DOCS = {
             type: 'object',
             additionalProperties: false,
             required: ['webhookUrl'],
-            properties: {
-              webhookUrl: {
-                type: ['string', 'null'],
-                format: 'uri',
-                maxLength: 2048,
-              },
-            },
+            properties: { webhookUrl: { type: ['string', 'null'], format: 'uri', maxLength: 2048 } },
           },
-          example: {
-            webhookUrl: 'https://weather.example/hooks/x402',
-          },
+          example: { webhookUrl: 'https://weather.example/hooks/x402' },
         },
       },
     },
     responses: {
       '200': {
         description: 'The webhook URL as stored.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
+        headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
         content: {
           'application/json': {
             schema: {
               type: 'object',
               additionalProperties: false,
               required: ['merchantId', 'webhookUrl'],
-              properties: {
-                merchantId: {
-                  type: 'string',
-                  format: 'uuid',
-                },
-                webhookUrl: {
-                  type: ['string', 'null'],
-                  format: 'uri',
-                },
-              },
+              properties: { merchantId: { type: 'string', format: 'uuid' }, webhookUrl: { type: ['string', 'null'], format: 'uri' } },
             },
-            example: {
-              merchantId: '0b6f2f0e-6c1d-4f3a-9d8e-2a7c5b4e1f90',
-              webhookUrl: 'https://weather.example/hooks/x402',
-            },
+            example: { merchantId: '0b6f2f0e-6c1d-4f3a-9d8e-2a7c5b4e1f90', webhookUrl: 'https://weather.example/hooks/x402' },
           },
         },
       },
@@ -1199,9 +824,7 @@ export const ADMIN_MERCHANTS_DOCS = {
           "`validation_failed`: the field is missing, not a string or null, not an http(s) URL, too long, or an unknown field was sent. `webhook_destination_not_allowed`: the URL's host may not receive webhooks.",
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               missing: {
                 summary: 'No webhookUrl',
@@ -1212,12 +835,7 @@ export const ADMIN_MERCHANTS_DOCS = {
                   code: 'validation_failed',
                   detail: 'invalid field(s): webhookUrl',
                   instance: '/admin/merchants/0b6f2f0e-6c1d-4f3a-9d8e-2a7c5b4e1f90/webhook',
-                  invalidParams: [
-                    {
-                      name: 'webhookUrl',
-                      reason: 'must be an http(s) URL or null',
-                    },
-                  ],
+                  invalidParams: [{ name: 'webhookUrl', reason: 'must be an http(s) URL or null' }],
                 },
               },
               private: {
@@ -1242,17 +860,13 @@ export const ADMIN_MERCHANTS_DOCS = {
           },
         },
       },
-      '401': {
-        $ref: '#/components/responses/OperatorUnauthorized',
-      },
+      '401': { $ref: '#/components/responses/OperatorUnauthorized' },
       '404': {
         description:
           '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               noMerchant: {
                 summary: 'No such merchant',
@@ -1280,12 +894,8 @@ export const ADMIN_MERCHANTS_DOCS = {
           },
         },
       },
-      '429': {
-        $ref: '#/components/responses/OperatorRateLimited',
-      },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
+      '429': { $ref: '#/components/responses/OperatorRateLimited' },
+      '500': { $ref: '#/components/responses/InternalError' },
     },
   },
   rotateWebhookSecret: {
@@ -1293,55 +903,21 @@ export const ADMIN_MERCHANTS_DOCS = {
     summary: "Rotate a merchant's webhook signing secret (operator)",
     description:
       'A new `whsec_` secret replaces the old one at once: every attempt from now on, retries of queued deliveries included, is signed with the new secret only. The answer is the only time it is shown; hand it to the merchant before the next webhook.',
-    security: [
-      {
-        operatorToken: [],
-      },
-    ],
-    parameters: [
-      {
-        name: 'merchantId',
-        in: 'path',
-        required: true,
-        schema: {
-          type: 'string',
-          format: 'uuid',
-        },
-        description: "The merchant's id.",
-      },
-    ],
+    security: [{ operatorToken: [] }],
+    parameters: [{ name: 'merchantId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' }, description: "The merchant's id." }],
     responses: {
       '200': {
         description: 'The new secret.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
+        headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
         content: {
           'application/json': {
             schema: {
               type: 'object',
               additionalProperties: false,
               required: ['merchantId', 'webhookSecret'],
-              properties: {
-                merchantId: {
-                  type: 'string',
-                  format: 'uuid',
-                },
-                webhookSecret: {
-                  type: 'string',
-                  pattern: '^whsec_[A-Za-z0-9+/]{43}=$',
-                },
-              },
+              properties: { merchantId: { type: 'string', format: 'uuid' }, webhookSecret: { type: 'string', pattern: '^whsec_[A-Za-z0-9+/]{43}=$' } },
             },
-            example: {
-              merchantId: '0b6f2f0e-6c1d-4f3a-9d8e-2a7c5b4e1f90',
-              webhookSecret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw1nW7GyKY0dU=',
-            },
+            example: { merchantId: '0b6f2f0e-6c1d-4f3a-9d8e-2a7c5b4e1f90', webhookSecret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw1nW7GyKY0dU=' },
           },
         },
       },
@@ -1350,9 +926,7 @@ export const ADMIN_MERCHANTS_DOCS = {
           '`validation_failed`: a body field, query parameter or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one (a nested field by its path, e.g. `receivingAddresses.0.address`; an unknown one with reason `unknown field`).',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               invalid: {
                 summary: 'Invalid merchantId',
@@ -1363,29 +937,20 @@ export const ADMIN_MERCHANTS_DOCS = {
                   code: 'validation_failed',
                   detail: 'invalid path parameter(s): merchantId',
                   instance: '/admin/merchants/nope/webhook/rotate-secret',
-                  invalidParams: [
-                    {
-                      name: 'merchantId',
-                      reason: 'must be a merchant id (a UUID)',
-                    },
-                  ],
+                  invalidParams: [{ name: 'merchantId', reason: 'must be a merchant id (a UUID)' }],
                 },
               },
             },
           },
         },
       },
-      '401': {
-        $ref: '#/components/responses/OperatorUnauthorized',
-      },
+      '401': { $ref: '#/components/responses/OperatorUnauthorized' },
       '404': {
         description:
           '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               noMerchant: {
                 summary: 'No such merchant',
@@ -1413,83 +978,34 @@ export const ADMIN_MERCHANTS_DOCS = {
           },
         },
       },
-      '429': {
-        $ref: '#/components/responses/OperatorRateLimited',
-      },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
+      '429': { $ref: '#/components/responses/OperatorRateLimited' },
+      '500': { $ref: '#/components/responses/InternalError' },
     },
   },
   deliveries: {
     operationId: 'adminListWebhookDeliveries',
     summary: "A merchant's webhook deliveries, in pages (operator)",
     description: 'Newest first, with where each stands (attempts, last status or error).',
-    security: [
-      {
-        operatorToken: [],
-      },
-    ],
+    security: [{ operatorToken: [] }],
     parameters: [
-      {
-        name: 'merchantId',
-        in: 'path',
-        required: true,
-        schema: {
-          type: 'string',
-          format: 'uuid',
-        },
-        description: "The merchant's id.",
-      },
-      {
-        name: 'limit',
-        in: 'query',
-        required: false,
-        schema: {
-          type: 'integer',
-          minimum: 1,
-          maximum: 100,
-          default: 50,
-        },
-        description: 'Items per page.',
-      },
-      {
-        name: 'cursor',
-        in: 'query',
-        required: false,
-        schema: {
-          type: 'string',
-          maxLength: 200,
-        },
-        description: 'The `nextCursor` of the previous page.',
-      },
+      { name: 'merchantId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' }, description: "The merchant's id." },
+      { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 }, description: 'Items per page.' },
+      { name: 'cursor', in: 'query', required: false, schema: { type: 'string', maxLength: 200 }, description: 'The `nextCursor` of the previous page.' },
       {
         name: 'status',
         in: 'query',
         required: false,
-        schema: {
-          type: 'string',
-          enum: ['pending', 'delivered', 'failed'],
-        },
+        schema: { type: 'string', enum: ['pending', 'delivered', 'failed'] },
         description: 'Only deliveries in this state.',
       },
     ],
     responses: {
       '200': {
         description: 'A page of deliveries.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
+        headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
         content: {
           'application/json': {
-            schema: {
-              $ref: '#/components/schemas/AdminWebhookDeliveryList',
-            },
+            schema: { $ref: '#/components/schemas/AdminWebhookDeliveryList' },
             example: {
               data: [
                 {
@@ -1517,9 +1033,7 @@ export const ADMIN_MERCHANTS_DOCS = {
           '`validation_failed`: a body field, query parameter or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one (a nested field by its path, e.g. `receivingAddresses.0.address`; an unknown one with reason `unknown field`).',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               invalid: {
                 summary: 'Invalid status',
@@ -1530,29 +1044,20 @@ export const ADMIN_MERCHANTS_DOCS = {
                   code: 'validation_failed',
                   detail: 'invalid query parameter(s): status',
                   instance: '/admin/merchants/0b6f2f0e-6c1d-4f3a-9d8e-2a7c5b4e1f90/webhook-deliveries?status=lost',
-                  invalidParams: [
-                    {
-                      name: 'status',
-                      reason: 'must be one of pending, delivered, failed',
-                    },
-                  ],
+                  invalidParams: [{ name: 'status', reason: 'must be one of pending, delivered, failed' }],
                 },
               },
             },
           },
         },
       },
-      '401': {
-        $ref: '#/components/responses/OperatorUnauthorized',
-      },
+      '401': { $ref: '#/components/responses/OperatorUnauthorized' },
       '404': {
         description:
           '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               noMerchant: {
                 summary: 'No such merchant',
@@ -1580,12 +1085,8 @@ export const ADMIN_MERCHANTS_DOCS = {
           },
         },
       },
-      '429': {
-        $ref: '#/components/responses/OperatorRateLimited',
-      },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
+      '429': { $ref: '#/components/responses/OperatorRateLimited' },
+      '500': { $ref: '#/components/responses/InternalError' },
     },
   },
   resend: {
@@ -1593,49 +1094,24 @@ export const ADMIN_MERCHANTS_DOCS = {
     summary: 'Send a delivery again (operator)',
     description:
       "A new attempt of the same delivery: the same body and `webhook-id`, signed with the merchant's current secret, to its current webhook URL, as soon as a worker takes it (within WEBHOOK_POLL_MS). Counted and logged like any attempt; if it fails, it is retried only while the delivery has attempts left (WEBHOOK_MAX_ATTEMPTS). A delivered one is sent again too: receivers deduplicate on `webhook-id`.",
-    security: [
-      {
-        operatorToken: [],
-      },
-    ],
+    security: [{ operatorToken: [] }],
     parameters: [
-      {
-        name: 'merchantId',
-        in: 'path',
-        required: true,
-        schema: {
-          type: 'string',
-          format: 'uuid',
-        },
-        description: "The merchant's id.",
-      },
+      { name: 'merchantId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' }, description: "The merchant's id." },
       {
         name: 'deliveryId',
         in: 'path',
         required: true,
-        schema: {
-          type: 'string',
-          format: 'uuid',
-        },
+        schema: { type: 'string', format: 'uuid' },
         description: "The delivery's id (`deliveryId`, also the `webhook-id` header it was sent with).",
       },
     ],
     responses: {
       '202': {
         description: 'Queued for a new attempt.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
+        headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
         content: {
           'application/json': {
-            schema: {
-              $ref: '#/components/schemas/AdminWebhookDelivery',
-            },
+            schema: { $ref: '#/components/schemas/AdminWebhookDelivery' },
             example: {
               deliveryId: '8d2e4f6a-1b3c-4d5e-9f7a-0b1c2d3e4f5a',
               eventType: 'payment.confirmed',
@@ -1658,9 +1134,7 @@ export const ADMIN_MERCHANTS_DOCS = {
           '`validation_failed`: a body field, query parameter or path parameter is missing, has the wrong type or format, or is unknown; `invalidParams` names each one (a nested field by its path, e.g. `receivingAddresses.0.address`; an unknown one with reason `unknown field`).',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               invalid: {
                 summary: 'Invalid deliveryId',
@@ -1671,29 +1145,20 @@ export const ADMIN_MERCHANTS_DOCS = {
                   code: 'validation_failed',
                   detail: 'invalid path parameter(s): deliveryId',
                   instance: '/admin/merchants/0b6f2f0e-6c1d-4f3a-9d8e-2a7c5b4e1f90/webhook-deliveries/nope/resend',
-                  invalidParams: [
-                    {
-                      name: 'deliveryId',
-                      reason: 'must be a webhook delivery id (a UUID)',
-                    },
-                  ],
+                  invalidParams: [{ name: 'deliveryId', reason: 'must be a webhook delivery id (a UUID)' }],
                 },
               },
             },
           },
         },
       },
-      '401': {
-        $ref: '#/components/responses/OperatorUnauthorized',
-      },
+      '401': { $ref: '#/components/responses/OperatorUnauthorized' },
       '404': {
         description:
           '`not_found`: no such merchant (or key, or delivery, of this merchant); also every /admin route when the operator API is off (OPERATOR_TOKEN not set).',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               noMerchant: {
                 summary: 'No such merchant',
@@ -1725,9 +1190,7 @@ export const ADMIN_MERCHANTS_DOCS = {
         description: '`webhook_not_configured`: the merchant has no webhook URL. `merchant_disabled`: no webhooks are sent to a disabled merchant.',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               noUrl: {
                 summary: 'No webhook URL',
@@ -1755,12 +1218,8 @@ export const ADMIN_MERCHANTS_DOCS = {
           },
         },
       },
-      '429': {
-        $ref: '#/components/responses/OperatorRateLimited',
-      },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
+      '429': { $ref: '#/components/responses/OperatorRateLimited' },
+      '500': { $ref: '#/components/responses/InternalError' },
     },
   },
   update: {

@@ -10,16 +10,7 @@ export const HEALTH_DOCS = {
     responses: {
       '200': {
         description: 'The process is alive.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/HealthResponse',
-            },
-            example: {
-              status: 'ok',
-            },
-          },
-        },
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/HealthResponse' }, example: { status: 'ok' } } },
       },
     },
   },

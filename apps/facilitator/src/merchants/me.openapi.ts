@@ -7,65 +7,27 @@ export const ME_DOCS = {
     summary: 'The merchant an API key belongs to',
     description:
       "How other services (the ledger) resolve a merchant's API key without reading the facilitator's tables. Requires an API key, even in open mode.",
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-    ],
+    security: [{ merchantApiKey: [] }, { merchantApiKeyHeader: [] }],
     responses: {
       '200': {
         description: 'The merchant and the key.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
+        headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
         content: {
           'application/json': {
             schema: {
               type: 'object',
               required: ['merchantId', 'name', 'keyId'],
               additionalProperties: false,
-              properties: {
-                merchantId: {
-                  type: 'string',
-                  format: 'uuid',
-                },
-                name: {
-                  type: 'string',
-                },
-                keyId: {
-                  type: 'string',
-                  format: 'uuid',
-                },
-              },
+              properties: { merchantId: { type: 'string', format: 'uuid' }, name: { type: 'string' }, keyId: { type: 'string', format: 'uuid' } },
             },
-            example: {
-              merchantId: '0b6f2f0e-6c1d-4f3a-9d8e-2a7c5b4e1f90',
-              name: 'Weather API',
-              keyId: '7d2c9a41-0e5b-4c8f-a1d3-6b9e8f2c4a17',
-            },
+            example: { merchantId: '0b6f2f0e-6c1d-4f3a-9d8e-2a7c5b4e1f90', name: 'Weather API', keyId: '7d2c9a41-0e5b-4c8f-a1d3-6b9e8f2c4a17' },
           },
         },
       },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
-      '429': {
-        $ref: '#/components/responses/RateLimited',
-      },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
-      '503': {
-        $ref: '#/components/responses/Unavailable',
-      },
+      '401': { $ref: '#/components/responses/Unauthorized' },
+      '429': { $ref: '#/components/responses/RateLimited' },
+      '500': { $ref: '#/components/responses/InternalError' },
+      '503': { $ref: '#/components/responses/Unavailable' },
     },
   },
   update: {
@@ -73,65 +35,29 @@ export const ME_DOCS = {
     summary: "Change the calling merchant's settings",
     description:
       "`allowAnyPayTo: true` lets this merchant's settlements pay any address; `false` (the default) limits them to its receiving addresses (`GET /merchants/me/receiving-addresses`). Requires an API key, even in open mode.",
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-    ],
+    security: [{ merchantApiKey: [] }, { merchantApiKeyHeader: [] }],
     requestBody: {
       required: true,
       content: {
         'application/json': {
-          schema: {
-            type: 'object',
-            required: ['allowAnyPayTo'],
-            additionalProperties: false,
-            properties: {
-              allowAnyPayTo: {
-                type: 'boolean',
-              },
-            },
-          },
-          example: {
-            allowAnyPayTo: true,
-          },
+          schema: { type: 'object', required: ['allowAnyPayTo'], additionalProperties: false, properties: { allowAnyPayTo: { type: 'boolean' } } },
+          example: { allowAnyPayTo: true },
         },
       },
     },
     responses: {
       '200': {
         description: 'The setting as stored.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
+        headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
         content: {
           'application/json': {
             schema: {
               type: 'object',
               required: ['merchantId', 'allowAnyPayTo'],
               additionalProperties: false,
-              properties: {
-                merchantId: {
-                  type: 'string',
-                  format: 'uuid',
-                },
-                allowAnyPayTo: {
-                  type: 'boolean',
-                },
-              },
+              properties: { merchantId: { type: 'string', format: 'uuid' }, allowAnyPayTo: { type: 'boolean' } },
             },
-            example: {
-              merchantId: '0b6f2f0e-6c1d-4f3a-9d8e-2a7c5b4e1f90',
-              allowAnyPayTo: true,
-            },
+            example: { merchantId: '0b6f2f0e-6c1d-4f3a-9d8e-2a7c5b4e1f90', allowAnyPayTo: true },
           },
         },
       },
@@ -139,9 +65,7 @@ export const ME_DOCS = {
         description: 'A field is missing or invalid; `invalidParams` names each one.',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               invalid: {
                 summary: 'Not a boolean',
@@ -152,27 +76,16 @@ export const ME_DOCS = {
                   code: 'validation_failed',
                   detail: 'invalid field(s): allowAnyPayTo',
                   instance: '/merchants/me',
-                  invalidParams: [
-                    {
-                      name: 'allowAnyPayTo',
-                      reason: 'must be true or false',
-                    },
-                  ],
+                  invalidParams: [{ name: 'allowAnyPayTo', reason: 'must be true or false' }],
                 },
               },
             },
           },
         },
       },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
-      '429': {
-        $ref: '#/components/responses/RateLimited',
-      },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
+      '401': { $ref: '#/components/responses/Unauthorized' },
+      '429': { $ref: '#/components/responses/RateLimited' },
+      '500': { $ref: '#/components/responses/InternalError' },
     },
   },
 } satisfies Record<string, OperationDoc>;

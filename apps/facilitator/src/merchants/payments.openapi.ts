@@ -7,63 +7,19 @@ export const PAYMENTS_DOCS = {
     summary: "The calling merchant's payments, newest first",
     description:
       "Only the payments settled with this merchant's API keys, newest first, in pages. Requires an API key even in open mode. Counts against the key's rate limit.",
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-    ],
+    security: [{ merchantApiKey: [] }, { merchantApiKeyHeader: [] }],
     parameters: [
-      {
-        name: 'limit',
-        in: 'query',
-        required: false,
-        schema: {
-          type: 'integer',
-          minimum: 1,
-          maximum: 100,
-          default: 50,
-        },
-        description: 'Payments per page.',
-      },
-      {
-        name: 'cursor',
-        in: 'query',
-        required: false,
-        schema: {
-          type: 'string',
-          maxLength: 200,
-        },
-        description: 'The `nextCursor` of the previous page.',
-      },
-      {
-        name: 'state',
-        in: 'query',
-        required: false,
-        schema: {
-          $ref: '#/components/schemas/PaymentState',
-        },
-        description: 'Only payments in this state.',
-      },
+      { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 }, description: 'Payments per page.' },
+      { name: 'cursor', in: 'query', required: false, schema: { type: 'string', maxLength: 200 }, description: 'The `nextCursor` of the previous page.' },
+      { name: 'state', in: 'query', required: false, schema: { $ref: '#/components/schemas/PaymentState' }, description: 'Only payments in this state.' },
     ],
     responses: {
       '200': {
         description: 'A page of payments.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
+        headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
         content: {
           'application/json': {
-            schema: {
-              $ref: '#/components/schemas/PaymentList',
-            },
+            schema: { $ref: '#/components/schemas/PaymentList' },
             examples: {
               page: {
                 summary: 'One page, more to come',
@@ -104,9 +60,7 @@ export const PAYMENTS_DOCS = {
         description: 'A bad query parameter, named in `invalidParams`.',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               badLimit: {
                 summary: 'limit out of range',
@@ -117,30 +71,17 @@ export const PAYMENTS_DOCS = {
                   code: 'validation_failed',
                   detail: 'invalid query parameter(s): limit',
                   instance: '/payments?limit=500',
-                  invalidParams: [
-                    {
-                      name: 'limit',
-                      reason: 'must be an integer from 1 to 100',
-                    },
-                  ],
+                  invalidParams: [{ name: 'limit', reason: 'must be an integer from 1 to 100' }],
                 },
               },
             },
           },
         },
       },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
-      '429': {
-        $ref: '#/components/responses/RateLimited',
-      },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
-      '503': {
-        $ref: '#/components/responses/Unavailable',
-      },
+      '401': { $ref: '#/components/responses/Unauthorized' },
+      '429': { $ref: '#/components/responses/RateLimited' },
+      '500': { $ref: '#/components/responses/InternalError' },
+      '503': { $ref: '#/components/responses/Unavailable' },
     },
   },
   get: {
@@ -148,42 +89,23 @@ export const PAYMENTS_DOCS = {
     summary: "One of the calling merchant's payments",
     description:
       "The payment, if it is this merchant's. Another merchant's payment is the same 404 as one that does not exist. Requires an API key even in open mode.",
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-    ],
+    security: [{ merchantApiKey: [] }, { merchantApiKeyHeader: [] }],
     parameters: [
       {
         name: 'id',
         in: 'path',
         required: true,
-        schema: {
-          type: 'string',
-          format: 'uuid',
-        },
+        schema: { type: 'string', format: 'uuid' },
         description: 'The payment id (as in webhooks and in `GET /payments`).',
       },
     ],
     responses: {
       '200': {
         description: 'The payment.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
+        headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
         content: {
           'application/json': {
-            schema: {
-              $ref: '#/components/schemas/Payment',
-            },
+            schema: { $ref: '#/components/schemas/Payment' },
             examples: {
               confirmed: {
                 summary: 'A confirmed payment',
@@ -219,9 +141,7 @@ export const PAYMENTS_DOCS = {
         description: 'The id is not a UUID.',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               badId: {
                 summary: 'Not a payment id',
@@ -232,28 +152,19 @@ export const PAYMENTS_DOCS = {
                   code: 'validation_failed',
                   detail: 'invalid path parameter: id',
                   instance: '/payments/42',
-                  invalidParams: [
-                    {
-                      name: 'id',
-                      reason: 'must be a payment id (a UUID)',
-                    },
-                  ],
+                  invalidParams: [{ name: 'id', reason: 'must be a payment id (a UUID)' }],
                 },
               },
             },
           },
         },
       },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
+      '401': { $ref: '#/components/responses/Unauthorized' },
       '404': {
         description: "No such payment for this merchant (it does not exist, or it is another merchant's).",
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               notFound: {
                 summary: 'Unknown or not yours',
@@ -270,15 +181,9 @@ export const PAYMENTS_DOCS = {
           },
         },
       },
-      '429': {
-        $ref: '#/components/responses/RateLimited',
-      },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
-      '503': {
-        $ref: '#/components/responses/Unavailable',
-      },
+      '429': { $ref: '#/components/responses/RateLimited' },
+      '500': { $ref: '#/components/responses/InternalError' },
+      '503': { $ref: '#/components/responses/Unavailable' },
     },
   },
 } satisfies Record<string, OperationDoc>;

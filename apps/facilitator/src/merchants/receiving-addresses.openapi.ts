@@ -7,65 +7,29 @@ export const RECEIVING_ADDRESSES_DOCS = {
     summary: "The calling merchant's receiving addresses",
     description:
       "Where this merchant's settlements may send money, per network, and whether it allows any address. Requires an API key, even in open mode; only the key's own merchant is ever read.",
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-    ],
+    security: [{ merchantApiKey: [] }, { merchantApiKeyHeader: [] }],
     responses: {
       '200': {
         description: 'Its addresses, by network then address.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
+        headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
         content: {
           'application/json': {
             schema: {
               type: 'object',
               required: ['allowAnyPayTo', 'data'],
               additionalProperties: false,
-              properties: {
-                allowAnyPayTo: {
-                  type: 'boolean',
-                },
-                data: {
-                  type: 'array',
-                  items: {
-                    $ref: '#/components/schemas/ReceivingAddress',
-                  },
-                },
-              },
+              properties: { allowAnyPayTo: { type: 'boolean' }, data: { type: 'array', items: { $ref: '#/components/schemas/ReceivingAddress' } } },
             },
             example: {
               allowAnyPayTo: false,
-              data: [
-                {
-                  network: 'eip155:84532',
-                  address: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                  createdAt: '2026-12-01T10:02:11.310Z',
-                },
-              ],
+              data: [{ network: 'eip155:84532', address: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2', createdAt: '2026-12-01T10:02:11.310Z' }],
             },
           },
         },
       },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
-      '429': {
-        $ref: '#/components/responses/RateLimited',
-      },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
+      '401': { $ref: '#/components/responses/Unauthorized' },
+      '429': { $ref: '#/components/responses/RateLimited' },
+      '500': { $ref: '#/components/responses/InternalError' },
     },
   },
   declare: {
@@ -73,14 +37,7 @@ export const RECEIVING_ADDRESSES_DOCS = {
     summary: 'Declare an address the calling merchant is paid at',
     description:
       'Any case is accepted (a mixed-case address must carry a valid EIP-55 checksum); it is stored and compared ignoring case. Declaring an address twice is harmless (200). At most 100 addresses per merchant. The merchant CLI does the same: `node scripts/merchants.mjs receiving-addresses add <merchantId> <network>:<address>`.',
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-    ],
+    security: [{ merchantApiKey: [] }, { merchantApiKeyHeader: [] }],
     requestBody: {
       required: true,
       content: {
@@ -89,67 +46,30 @@ export const RECEIVING_ADDRESSES_DOCS = {
             type: 'object',
             required: ['network', 'address'],
             additionalProperties: false,
-            properties: {
-              network: {
-                type: 'string',
-                description: 'CAIP-2, `eip155:<chainId>`',
-              },
-              address: {
-                type: 'string',
-              },
-            },
+            properties: { network: { type: 'string', description: 'CAIP-2, `eip155:<chainId>`' }, address: { type: 'string' } },
           },
-          example: {
-            network: 'eip155:84532',
-            address: '0xcdaf545f03d8da01c298d8604f29d4c80493f6b2',
-          },
+          example: { network: 'eip155:84532', address: '0xcdaf545f03d8da01c298d8604f29d4c80493f6b2' },
         },
       },
     },
     responses: {
       '200': {
         description: 'It was declared already.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
+        headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
         content: {
           'application/json': {
-            schema: {
-              $ref: '#/components/schemas/ReceivingAddress',
-            },
-            example: {
-              network: 'eip155:84532',
-              address: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-              createdAt: '2026-12-01T10:02:11.310Z',
-            },
+            schema: { $ref: '#/components/schemas/ReceivingAddress' },
+            example: { network: 'eip155:84532', address: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2', createdAt: '2026-12-01T10:02:11.310Z' },
           },
         },
       },
       '201': {
         description: 'Declared now.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
+        headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
         content: {
           'application/json': {
-            schema: {
-              $ref: '#/components/schemas/ReceivingAddress',
-            },
-            example: {
-              network: 'eip155:84532',
-              address: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-              createdAt: '2026-12-01T10:02:11.310Z',
-            },
+            schema: { $ref: '#/components/schemas/ReceivingAddress' },
+            example: { network: 'eip155:84532', address: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2', createdAt: '2026-12-01T10:02:11.310Z' },
           },
         },
       },
@@ -157,9 +77,7 @@ export const RECEIVING_ADDRESSES_DOCS = {
         description: 'A field is missing or invalid; `invalidParams` names each one.',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               invalid: {
                 summary: 'A typo in a checksummed address',
@@ -170,33 +88,18 @@ export const RECEIVING_ADDRESSES_DOCS = {
                   code: 'validation_failed',
                   detail: 'invalid field(s): address',
                   instance: '/merchants/me/receiving-addresses',
-                  invalidParams: [
-                    {
-                      name: 'address',
-                      reason: 'has a wrong EIP-55 checksum (did you mean 0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2?)',
-                    },
-                  ],
+                  invalidParams: [{ name: 'address', reason: 'has a wrong EIP-55 checksum (did you mean 0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2?)' }],
                 },
               },
             },
           },
         },
       },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
-      '413': {
-        $ref: '#/components/responses/PayloadTooLarge',
-      },
-      '415': {
-        $ref: '#/components/responses/UnsupportedMediaType',
-      },
-      '429': {
-        $ref: '#/components/responses/RateLimited',
-      },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
+      '401': { $ref: '#/components/responses/Unauthorized' },
+      '413': { $ref: '#/components/responses/PayloadTooLarge' },
+      '415': { $ref: '#/components/responses/UnsupportedMediaType' },
+      '429': { $ref: '#/components/responses/RateLimited' },
+      '500': { $ref: '#/components/responses/InternalError' },
     },
   },
   remove: {
@@ -204,45 +107,18 @@ export const RECEIVING_ADDRESSES_DOCS = {
     summary: 'Stop being paid at an address',
     description:
       "Settlements to it are refused from now on (`pay_to_not_allowed`), unless the merchant allows any address. Another merchant's address is the same 404 as one never declared.",
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-    ],
+    security: [{ merchantApiKey: [] }, { merchantApiKeyHeader: [] }],
     parameters: [
-      {
-        name: 'network',
-        in: 'path',
-        required: true,
-        schema: {
-          type: 'string',
-        },
-        description: 'CAIP-2, e.g. `eip155:84532`.',
-      },
-      {
-        name: 'address',
-        in: 'path',
-        required: true,
-        schema: {
-          type: 'string',
-        },
-        description: 'In any case.',
-      },
+      { name: 'network', in: 'path', required: true, schema: { type: 'string' }, description: 'CAIP-2, e.g. `eip155:84532`.' },
+      { name: 'address', in: 'path', required: true, schema: { type: 'string' }, description: 'In any case.' },
     ],
     responses: {
-      '204': {
-        description: 'Removed.',
-      },
+      '204': { description: 'Removed.' },
       '400': {
         description: 'A field is missing or invalid; `invalidParams` names each one.',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               invalid: {
                 summary: 'Not a CAIP-2 network',
@@ -253,28 +129,19 @@ export const RECEIVING_ADDRESSES_DOCS = {
                   code: 'validation_failed',
                   detail: 'invalid path parameter(s): network',
                   instance: '/merchants/me/receiving-addresses/base/0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                  invalidParams: [
-                    {
-                      name: 'network',
-                      reason: 'must be a CAIP-2 EVM network id, e.g. eip155:8453',
-                    },
-                  ],
+                  invalidParams: [{ name: 'network', reason: 'must be a CAIP-2 EVM network id, e.g. eip155:8453' }],
                 },
               },
             },
           },
         },
       },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
+      '401': { $ref: '#/components/responses/Unauthorized' },
       '404': {
         description: 'This merchant has not declared it.',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             example: {
               type: 'urn:problem:not_found',
               title: 'Not found',
@@ -286,12 +153,8 @@ export const RECEIVING_ADDRESSES_DOCS = {
           },
         },
       },
-      '429': {
-        $ref: '#/components/responses/RateLimited',
-      },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
+      '429': { $ref: '#/components/responses/RateLimited' },
+      '500': { $ref: '#/components/responses/InternalError' },
     },
   },
 } satisfies Record<string, OperationDoc>;

@@ -6,47 +6,25 @@ export const MPP_DOCS = {
     operationId: 'getMppSupported',
     summary: 'The MPP methods this facilitator settles',
     description: '`evm` always (on the networks and assets of GET /supported); `stripe` when STRIPE_SECRET_KEY is set.',
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-      {},
-    ],
+    security: [{ merchantApiKey: [] }, { merchantApiKeyHeader: [] }, {}],
     responses: {
       '200': {
         description: 'The methods and intents.',
         content: {
           'application/json': {
-            schema: {
-              $ref: '#/components/schemas/MppSupportedResponse',
-            },
+            schema: { $ref: '#/components/schemas/MppSupportedResponse' },
             example: {
               methods: [
-                {
-                  method: 'evm',
-                  intents: ['charge'],
-                },
-                {
-                  method: 'stripe',
-                  intents: ['charge'],
-                },
+                { method: 'evm', intents: ['charge'] },
+                { method: 'stripe', intents: ['charge'] },
               ],
             },
           },
         },
       },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
-      '429': {
-        $ref: '#/components/responses/RateLimited',
-      },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
+      '401': { $ref: '#/components/responses/Unauthorized' },
+      '429': { $ref: '#/components/responses/RateLimited' },
+      '500': { $ref: '#/components/responses/InternalError' },
     },
   },
   challenges: {
@@ -54,22 +32,12 @@ export const MPP_DOCS = {
     summary: "Issue MPP challenges for a route's terms",
     description:
       "One challenge per offer, each bound by HMAC-SHA256 with the calling merchant's own secret (made on first use, 32 random bytes; open mode has one of its own) and a random `_nonce` in `opaque`, so every challenge is unique. Nothing is stored: the id proves issuance. Send the `wwwAuthenticate` values with your 402, one field each.",
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-      {},
-    ],
+    security: [{ merchantApiKey: [] }, { merchantApiKeyHeader: [] }, {}],
     requestBody: {
       required: true,
       content: {
         'application/json': {
-          schema: {
-            $ref: '#/components/schemas/MppTerms',
-          },
+          schema: { $ref: '#/components/schemas/MppTerms' },
           examples: {
             evmAndStripe: {
               summary: 'Both methods for one route',
@@ -83,27 +51,16 @@ export const MPP_DOCS = {
                       amount: '25000',
                       currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
                       recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                      methodDetails: {
-                        chainId: 84532,
-                      },
+                      methodDetails: { chainId: 84532 },
                     },
                   },
                   {
                     method: 'stripe',
                     intent: 'charge',
-                    request: {
-                      amount: '50',
-                      currency: 'usd',
-                      methodDetails: {
-                        networkId: 'profile_61RtXqZc5eYd3NkbB',
-                        paymentMethodTypes: ['card'],
-                      },
-                    },
+                    request: { amount: '50', currency: 'usd', methodDetails: { networkId: 'profile_61RtXqZc5eYd3NkbB', paymentMethodTypes: ['card'] } },
                   },
                 ],
-                opaque: {
-                  resource: 'POST /mpp/forecast',
-                },
+                opaque: { resource: 'POST /mpp/forecast' },
               },
             },
           },
@@ -115,9 +72,7 @@ export const MPP_DOCS = {
         description: 'The challenges.',
         content: {
           'application/json': {
-            schema: {
-              $ref: '#/components/schemas/MppIssuedChallenges',
-            },
+            schema: { $ref: '#/components/schemas/MppIssuedChallenges' },
             example: {
               challenges: [
                 {
@@ -128,11 +83,7 @@ export const MPP_DOCS = {
                   request: {
                     amount: '25000',
                     currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                    methodDetails: {
-                      chainId: 84532,
-                      credentialTypes: ['authorization'],
-                      decimals: 6,
-                    },
+                    methodDetails: { chainId: 84532, credentialTypes: ['authorization'], decimals: 6 },
                     recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                   },
                   expires: '2026-12-01T10:20:00Z',
@@ -143,14 +94,7 @@ export const MPP_DOCS = {
                   realm: 'shop.example',
                   method: 'stripe',
                   intent: 'charge',
-                  request: {
-                    amount: '50',
-                    currency: 'usd',
-                    methodDetails: {
-                      networkId: 'profile_61RtXqZc5eYd3NkbB',
-                      paymentMethodTypes: ['card'],
-                    },
-                  },
+                  request: { amount: '50', currency: 'usd', methodDetails: { networkId: 'profile_61RtXqZc5eYd3NkbB', paymentMethodTypes: ['card'] } },
                   expires: '2026-12-01T10:20:00Z',
                   opaque: 'eyJfbm9uY2UiOiJhMWIyYzNkNGU1ZjZnN2g4IiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
                 },
@@ -163,24 +107,12 @@ export const MPP_DOCS = {
           },
         },
       },
-      '400': {
-        $ref: '#/components/responses/BadRequest',
-      },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
-      '413': {
-        $ref: '#/components/responses/PayloadTooLarge',
-      },
-      '415': {
-        $ref: '#/components/responses/UnsupportedMediaType',
-      },
-      '429': {
-        $ref: '#/components/responses/RateLimited',
-      },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
+      '400': { $ref: '#/components/responses/BadRequest' },
+      '401': { $ref: '#/components/responses/Unauthorized' },
+      '413': { $ref: '#/components/responses/PayloadTooLarge' },
+      '415': { $ref: '#/components/responses/UnsupportedMediaType' },
+      '429': { $ref: '#/components/responses/RateLimited' },
+      '500': { $ref: '#/components/responses/InternalError' },
     },
   },
   verify: {
@@ -188,22 +120,12 @@ export const MPP_DOCS = {
     summary: 'Check an MPP credential without settling it',
     description:
       "Parses the credential, checks the HMAC binding under this merchant's secret (and the previous one for an hour after a rotation), expiry, that the challenge was issued for these terms, that it is unused, and the method's own checks: evm verifies the signature and simulates the transfer; stripe looks the Shared Payment Token up. Claims nothing.",
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-      {},
-    ],
+    security: [{ merchantApiKey: [] }, { merchantApiKeyHeader: [] }, {}],
     requestBody: {
       required: true,
       content: {
         'application/json': {
-          schema: {
-            $ref: '#/components/schemas/MppCredentialRequest',
-          },
+          schema: { $ref: '#/components/schemas/MppCredentialRequest' },
           examples: {
             evm: {
               summary: 'An mppx evm credential for the forecast route',
@@ -220,27 +142,16 @@ export const MPP_DOCS = {
                         amount: '25000',
                         currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
                         recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                        methodDetails: {
-                          chainId: 84532,
-                        },
+                        methodDetails: { chainId: 84532 },
                       },
                     },
                     {
                       method: 'stripe',
                       intent: 'charge',
-                      request: {
-                        amount: '50',
-                        currency: 'usd',
-                        methodDetails: {
-                          networkId: 'profile_61RtXqZc5eYd3NkbB',
-                          paymentMethodTypes: ['card'],
-                        },
-                      },
+                      request: { amount: '50', currency: 'usd', methodDetails: { networkId: 'profile_61RtXqZc5eYd3NkbB', paymentMethodTypes: ['card'] } },
                     },
                   ],
-                  opaque: {
-                    resource: 'POST /mpp/forecast',
-                  },
+                  opaque: { resource: 'POST /mpp/forecast' },
                 },
               },
             },
@@ -253,9 +164,7 @@ export const MPP_DOCS = {
         description: 'The credential would settle now.',
         content: {
           'application/json': {
-            schema: {
-              $ref: '#/components/schemas/MppVerifyResponse',
-            },
+            schema: { $ref: '#/components/schemas/MppVerifyResponse' },
             example: {
               valid: true,
               challengeId: 'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
@@ -270,16 +179,7 @@ export const MPP_DOCS = {
         description: "Our own 400 (`validation_failed`: invalid terms or body) or the scheme's `method-unsupported` / `bad-request` (with fresh challenges).",
         content: {
           'application/problem+json': {
-            schema: {
-              oneOf: [
-                {
-                  $ref: '#/components/schemas/Problem',
-                },
-                {
-                  $ref: '#/components/schemas/MppProblem',
-                },
-              ],
-            },
+            schema: { oneOf: [{ $ref: '#/components/schemas/Problem' }, { $ref: '#/components/schemas/MppProblem' }] },
             examples: {
               methodUnsupported: {
                 summary: 'The route does not take this method',
@@ -298,11 +198,7 @@ export const MPP_DOCS = {
                       request: {
                         amount: '25000',
                         currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
+                        methodDetails: { chainId: 84532, credentialTypes: ['authorization'], decimals: 6 },
                         recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                       },
                       expires: '2026-12-01T10:20:00Z',
@@ -327,11 +223,7 @@ export const MPP_DOCS = {
                       request: {
                         amount: '25000',
                         currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
+                        methodDetails: { chainId: 84532, credentialTypes: ['authorization'], decimals: 6 },
                         recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                       },
                       expires: '2026-12-01T10:20:00Z',
@@ -344,32 +236,21 @@ export const MPP_DOCS = {
           },
         },
       },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
+      '401': { $ref: '#/components/responses/Unauthorized' },
       '402': {
         description: 'A payment problem, with fresh challenges: relay it.',
         headers: {
           'WWW-Authenticate': {
             description: 'One field per fresh challenge.',
-            schema: {
-              type: 'string',
-            },
+            schema: { type: 'string' },
             example:
               'Payment id="q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M", realm="shop.example", method="evm", intent="charge", request="eyJhbW91bnQiOiIyNTAwMCIsImN1cnJlbmN5IjoiMHgwMzZDYkQ1Mzg0MmM1NDI2NjM0ZTc5Mjk1NDFlQzIzMThmM2RDRjdlIiwibWV0aG9kRGV0YWlscyI6eyJjaGFpbklkIjo4NDUzMiwiY3JlZGVudGlhbFR5cGVzIjpbImF1dGhvcml6YXRpb24iXSwiZGVjaW1hbHMiOjZ9LCJyZWNpcGllbnQiOiIweENkYUY1NDVmMDNEOGRBMDFDMjk4ZDg2MDRmMjlkNGM4MDQ5M2Y2YjIifQ", expires="2026-12-01T10:20:00Z", opaque="eyJfbm9uY2UiOiJoM2k0bTVuNm83cDhxOXIwIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ"',
           },
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
+          'Cache-Control': { schema: { type: 'string', const: 'no-store' } },
         },
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/MppProblem',
-            },
+            schema: { $ref: '#/components/schemas/MppProblem' },
             examples: {
               invalidChallenge: {
                 summary: 'Already used, or issued for other terms',
@@ -388,11 +269,7 @@ export const MPP_DOCS = {
                       request: {
                         amount: '25000',
                         currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
+                        methodDetails: { chainId: 84532, credentialTypes: ['authorization'], decimals: 6 },
                         recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                       },
                       expires: '2026-12-01T10:20:00Z',
@@ -418,11 +295,7 @@ export const MPP_DOCS = {
                       request: {
                         amount: '25000',
                         currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
+                        methodDetails: { chainId: 84532, credentialTypes: ['authorization'], decimals: 6 },
                         recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                       },
                       expires: '2026-12-01T10:20:00Z',
@@ -448,11 +321,7 @@ export const MPP_DOCS = {
                       request: {
                         amount: '25000',
                         currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
+                        methodDetails: { chainId: 84532, credentialTypes: ['authorization'], decimals: 6 },
                         recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                       },
                       expires: '2026-12-01T10:20:00Z',
@@ -478,11 +347,7 @@ export const MPP_DOCS = {
                       request: {
                         amount: '25000',
                         currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
+                        methodDetails: { chainId: 84532, credentialTypes: ['authorization'], decimals: 6 },
                         recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                       },
                       expires: '2026-12-01T10:20:00Z',
@@ -507,11 +372,7 @@ export const MPP_DOCS = {
                       request: {
                         amount: '25000',
                         currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
+                        methodDetails: { chainId: 84532, credentialTypes: ['authorization'], decimals: 6 },
                         recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                       },
                       expires: '2026-12-01T10:20:00Z',
@@ -537,11 +398,7 @@ export const MPP_DOCS = {
                       request: {
                         amount: '25000',
                         currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
+                        methodDetails: { chainId: 84532, credentialTypes: ['authorization'], decimals: 6 },
                         recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                       },
                       expires: '2026-12-01T10:20:00Z',
@@ -554,18 +411,10 @@ export const MPP_DOCS = {
           },
         },
       },
-      '413': {
-        $ref: '#/components/responses/PayloadTooLarge',
-      },
-      '415': {
-        $ref: '#/components/responses/UnsupportedMediaType',
-      },
-      '429': {
-        $ref: '#/components/responses/RateLimited',
-      },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
+      '413': { $ref: '#/components/responses/PayloadTooLarge' },
+      '415': { $ref: '#/components/responses/UnsupportedMediaType' },
+      '429': { $ref: '#/components/responses/RateLimited' },
+      '500': { $ref: '#/components/responses/InternalError' },
     },
   },
   settle: {
@@ -573,22 +422,12 @@ export const MPP_DOCS = {
     summary: 'Settle an MPP credential, exactly once',
     description:
       "The checks of /mpp/verify, then the challenge is claimed in PostgreSQL (one INSERT: of concurrent requests with one credential exactly one proceeds; a challenge used by another credential is `invalid-challenge`), then settled by its method: `evm` through the x402 settlement engine (same exactly-once record, signer pool and recovery; the payment is recorded with protocol `mpp`), `stripe` by one confirmed PaymentIntent with idempotency key `mpp_<challengeId>_<spt>`. Every settled payment emits the same outbox events and webhooks as an x402 one. If the outcome is unknown (RPC or Stripe unreachable, a Stripe 5xx, `409 idempotency_key_in_use` or `idempotency_error`, settlement past SETTLE_BUDGET_MS), the answer is 500 `internal-payment-error` and the same credential may be sent again: it drives the same settlement, never a second one. The same credential sent again after it settled gets the original answer: 200 with the same receipt (same `reference`, `timestamp` and `Payment-Receipt`), also after the challenge expired; after a failure, the same problem; while another request settles it, that request's outcome (waiting up to SETTLE_BUDGET_MS). Another credential for the same challenge is `invalid-challenge`.",
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-      {},
-    ],
+    security: [{ merchantApiKey: [] }, { merchantApiKeyHeader: [] }, {}],
     requestBody: {
       required: true,
       content: {
         'application/json': {
-          schema: {
-            $ref: '#/components/schemas/MppCredentialRequest',
-          },
+          schema: { $ref: '#/components/schemas/MppCredentialRequest' },
           examples: {
             evm: {
               summary: 'An mppx evm credential for the forecast route',
@@ -605,27 +444,16 @@ export const MPP_DOCS = {
                         amount: '25000',
                         currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
                         recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                        methodDetails: {
-                          chainId: 84532,
-                        },
+                        methodDetails: { chainId: 84532 },
                       },
                     },
                     {
                       method: 'stripe',
                       intent: 'charge',
-                      request: {
-                        amount: '50',
-                        currency: 'usd',
-                        methodDetails: {
-                          networkId: 'profile_61RtXqZc5eYd3NkbB',
-                          paymentMethodTypes: ['card'],
-                        },
-                      },
+                      request: { amount: '50', currency: 'usd', methodDetails: { networkId: 'profile_61RtXqZc5eYd3NkbB', paymentMethodTypes: ['card'] } },
                     },
                   ],
-                  opaque: {
-                    resource: 'POST /mpp/forecast',
-                  },
+                  opaque: { resource: 'POST /mpp/forecast' },
                 },
               },
             },
@@ -637,24 +465,12 @@ export const MPP_DOCS = {
       '200': {
         description: 'Settled. `Payment-Receipt` and `Cache-Control: private` are set as response headers too: pass them on with your 2xx.',
         headers: {
-          'Payment-Receipt': {
-            schema: {
-              type: 'string',
-            },
-            description: 'base64url JSON MppReceipt',
-          },
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'private',
-            },
-          },
+          'Payment-Receipt': { schema: { type: 'string' }, description: 'base64url JSON MppReceipt' },
+          'Cache-Control': { schema: { type: 'string', const: 'private' } },
         },
         content: {
           'application/json': {
-            schema: {
-              $ref: '#/components/schemas/MppSettleResponse',
-            },
+            schema: { $ref: '#/components/schemas/MppSettleResponse' },
             example: {
               success: true,
               receipt: {
@@ -674,16 +490,7 @@ export const MPP_DOCS = {
         description: "Our own 400 (`validation_failed`: invalid terms or body) or the scheme's `method-unsupported` / `bad-request` (with fresh challenges).",
         content: {
           'application/problem+json': {
-            schema: {
-              oneOf: [
-                {
-                  $ref: '#/components/schemas/Problem',
-                },
-                {
-                  $ref: '#/components/schemas/MppProblem',
-                },
-              ],
-            },
+            schema: { oneOf: [{ $ref: '#/components/schemas/Problem' }, { $ref: '#/components/schemas/MppProblem' }] },
             examples: {
               methodUnsupported: {
                 summary: 'The route does not take this method',
@@ -702,11 +509,7 @@ export const MPP_DOCS = {
                       request: {
                         amount: '25000',
                         currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
+                        methodDetails: { chainId: 84532, credentialTypes: ['authorization'], decimals: 6 },
                         recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                       },
                       expires: '2026-12-01T10:20:00Z',
@@ -731,11 +534,7 @@ export const MPP_DOCS = {
                       request: {
                         amount: '25000',
                         currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
+                        methodDetails: { chainId: 84532, credentialTypes: ['authorization'], decimals: 6 },
                         recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                       },
                       expires: '2026-12-01T10:20:00Z',
@@ -748,32 +547,21 @@ export const MPP_DOCS = {
           },
         },
       },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
+      '401': { $ref: '#/components/responses/Unauthorized' },
       '402': {
         description: 'A payment problem, with fresh challenges: relay it.',
         headers: {
           'WWW-Authenticate': {
             description: 'One field per fresh challenge.',
-            schema: {
-              type: 'string',
-            },
+            schema: { type: 'string' },
             example:
               'Payment id="q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M", realm="shop.example", method="evm", intent="charge", request="eyJhbW91bnQiOiIyNTAwMCIsImN1cnJlbmN5IjoiMHgwMzZDYkQ1Mzg0MmM1NDI2NjM0ZTc5Mjk1NDFlQzIzMThmM2RDRjdlIiwibWV0aG9kRGV0YWlscyI6eyJjaGFpbklkIjo4NDUzMiwiY3JlZGVudGlhbFR5cGVzIjpbImF1dGhvcml6YXRpb24iXSwiZGVjaW1hbHMiOjZ9LCJyZWNpcGllbnQiOiIweENkYUY1NDVmMDNEOGRBMDFDMjk4ZDg2MDRmMjlkNGM4MDQ5M2Y2YjIifQ", expires="2026-12-01T10:20:00Z", opaque="eyJfbm9uY2UiOiJoM2k0bTVuNm83cDhxOXIwIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ"',
           },
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
+          'Cache-Control': { schema: { type: 'string', const: 'no-store' } },
         },
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/MppProblem',
-            },
+            schema: { $ref: '#/components/schemas/MppProblem' },
             examples: {
               invalidChallenge: {
                 summary: 'Already used, or issued for other terms',
@@ -792,11 +580,7 @@ export const MPP_DOCS = {
                       request: {
                         amount: '25000',
                         currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
+                        methodDetails: { chainId: 84532, credentialTypes: ['authorization'], decimals: 6 },
                         recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                       },
                       expires: '2026-12-01T10:20:00Z',
@@ -822,11 +606,7 @@ export const MPP_DOCS = {
                       request: {
                         amount: '25000',
                         currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
+                        methodDetails: { chainId: 84532, credentialTypes: ['authorization'], decimals: 6 },
                         recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                       },
                       expires: '2026-12-01T10:20:00Z',
@@ -852,11 +632,7 @@ export const MPP_DOCS = {
                       request: {
                         amount: '25000',
                         currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
+                        methodDetails: { chainId: 84532, credentialTypes: ['authorization'], decimals: 6 },
                         recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                       },
                       expires: '2026-12-01T10:20:00Z',
@@ -882,11 +658,7 @@ export const MPP_DOCS = {
                       request: {
                         amount: '25000',
                         currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
+                        methodDetails: { chainId: 84532, credentialTypes: ['authorization'], decimals: 6 },
                         recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                       },
                       expires: '2026-12-01T10:20:00Z',
@@ -911,11 +683,7 @@ export const MPP_DOCS = {
                       request: {
                         amount: '25000',
                         currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
+                        methodDetails: { chainId: 84532, credentialTypes: ['authorization'], decimals: 6 },
                         recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                       },
                       expires: '2026-12-01T10:20:00Z',
@@ -941,11 +709,7 @@ export const MPP_DOCS = {
                       request: {
                         amount: '25000',
                         currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
+                        methodDetails: { chainId: 84532, credentialTypes: ['authorization'], decimals: 6 },
                         recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                       },
                       expires: '2026-12-01T10:20:00Z',
@@ -958,30 +722,15 @@ export const MPP_DOCS = {
           },
         },
       },
-      '413': {
-        $ref: '#/components/responses/PayloadTooLarge',
-      },
-      '415': {
-        $ref: '#/components/responses/UnsupportedMediaType',
-      },
-      '429': {
-        $ref: '#/components/responses/RateLimited',
-      },
+      '413': { $ref: '#/components/responses/PayloadTooLarge' },
+      '415': { $ref: '#/components/responses/UnsupportedMediaType' },
+      '429': { $ref: '#/components/responses/RateLimited' },
       '500': {
         description:
           '`internal-payment-error` (the outcome is not known yet; retry the same credential) or, for our own failures, a `urn:problem:internal_error` problem.',
         content: {
           'application/problem+json': {
-            schema: {
-              oneOf: [
-                {
-                  $ref: '#/components/schemas/MppProblem',
-                },
-                {
-                  $ref: '#/components/schemas/Problem',
-                },
-              ],
-            },
+            schema: { oneOf: [{ $ref: '#/components/schemas/MppProblem' }, { $ref: '#/components/schemas/Problem' }] },
             examples: {
               unknownOutcome: {
                 summary: 'Stripe unreachable',
@@ -1000,11 +749,7 @@ export const MPP_DOCS = {
                       request: {
                         amount: '25000',
                         currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
+                        methodDetails: { chainId: 84532, credentialTypes: ['authorization'], decimals: 6 },
                         recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                       },
                       expires: '2026-12-01T10:20:00Z',

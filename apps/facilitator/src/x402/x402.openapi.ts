@@ -11,9 +11,7 @@ export const X402_DOCS = {
       required: true,
       content: {
         'application/json': {
-          schema: {
-            $ref: '#/components/schemas/FacilitatorRequest',
-          },
+          schema: { $ref: '#/components/schemas/FacilitatorRequest' },
           examples: {
             v2: {
               summary: 'x402 v2, USDC on Base Sepolia',
@@ -21,11 +19,7 @@ export const X402_DOCS = {
                 x402Version: 2,
                 paymentPayload: {
                   x402Version: 2,
-                  resource: {
-                    url: 'https://weather.example/paid/forecast',
-                    description: 'A machine-readable weather forecast',
-                    mimeType: 'application/json',
-                  },
+                  resource: { url: 'https://weather.example/paid/forecast', description: 'A machine-readable weather forecast', mimeType: 'application/json' },
                   accepted: {
                     scheme: 'exact',
                     network: 'eip155:84532',
@@ -33,10 +27,7 @@ export const X402_DOCS = {
                     asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
                     payTo: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                     maxTimeoutSeconds: 120,
-                    extra: {
-                      name: 'USDC',
-                      version: '2',
-                    },
+                    extra: { name: 'USDC', version: '2' },
                   },
                   payload: {
                     signature:
@@ -58,10 +49,7 @@ export const X402_DOCS = {
                   asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
                   payTo: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                   maxTimeoutSeconds: 120,
-                  extra: {
-                    name: 'USDC',
-                    version: '2',
-                  },
+                  extra: { name: 'USDC', version: '2' },
                 },
               },
             },
@@ -71,11 +59,7 @@ export const X402_DOCS = {
                 x402Version: 2,
                 paymentPayload: {
                   x402Version: 2,
-                  resource: {
-                    url: 'https://weather.example/paid/forecast',
-                    description: 'A machine-readable weather forecast',
-                    mimeType: 'application/json',
-                  },
+                  resource: { url: 'https://weather.example/paid/forecast', description: 'A machine-readable weather forecast', mimeType: 'application/json' },
                   accepted: {
                     scheme: 'exact',
                     network: 'eip155:84532',
@@ -83,10 +67,7 @@ export const X402_DOCS = {
                     asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
                     payTo: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                     maxTimeoutSeconds: 120,
-                    extra: {
-                      name: 'USDC',
-                      version: '2',
-                    },
+                    extra: { name: 'USDC', version: '2' },
                   },
                   payload: {
                     signature:
@@ -100,15 +81,7 @@ export const X402_DOCS = {
                       nonce: '0x951710b936e8ec0b7657d42b457a25dd7c0d92b9be38f3d0cb8972e16ac881a3',
                     },
                   },
-                  extensions: {
-                    'payment-identifier': {
-                      info: {
-                        required: false,
-                        id: 'order_7f3c2a9e41b64d0c',
-                      },
-                      schema: {},
-                    },
-                  },
+                  extensions: { 'payment-identifier': { info: { required: false, id: 'order_7f3c2a9e41b64d0c' }, schema: {} } },
                 },
                 paymentRequirements: {
                   scheme: 'exact',
@@ -117,10 +90,7 @@ export const X402_DOCS = {
                   asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
                   payTo: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                   maxTimeoutSeconds: 120,
-                  extra: {
-                    name: 'USDC',
-                    version: '2',
-                  },
+                  extra: { name: 'USDC', version: '2' },
                 },
               },
             },
@@ -155,10 +125,7 @@ export const X402_DOCS = {
                   payTo: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                   maxTimeoutSeconds: 120,
                   asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                  extra: {
-                    name: 'USDC',
-                    version: '2',
-                  },
+                  extra: { name: 'USDC', version: '2' },
                 },
               },
             },
@@ -171,17 +138,9 @@ export const X402_DOCS = {
         description: 'The verdict (valid or not): always 200.',
         content: {
           'application/json': {
-            schema: {
-              $ref: '#/components/schemas/VerifyResponse',
-            },
+            schema: { $ref: '#/components/schemas/VerifyResponse' },
             examples: {
-              valid: {
-                summary: 'Valid payment',
-                value: {
-                  isValid: true,
-                  payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
-                },
-              },
+              valid: { summary: 'Valid payment', value: { isValid: true, payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e' } },
               insufficientBalance: {
                 summary: 'Payer lacks the funds',
                 value: {
@@ -220,11 +179,7 @@ export const X402_DOCS = {
               },
               badVersion: {
                 summary: 'Unknown x402 version',
-                value: {
-                  isValid: false,
-                  invalidReason: 'invalid_x402_version',
-                  invalidMessage: 'x402Version 3 is not supported; use 1 or 2',
-                },
+                value: { isValid: false, invalidReason: 'invalid_x402_version', invalidMessage: 'x402Version 3 is not supported; use 1 or 2' },
               },
               rpcDown: {
                 summary: 'The chain RPC is unreachable',
@@ -239,37 +194,15 @@ export const X402_DOCS = {
           },
         },
       },
-      '400': {
-        $ref: '#/components/responses/BadRequest',
-      },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
-      '409': {
-        $ref: '#/components/responses/PaymentIdentifierConflict',
-      },
-      '413': {
-        $ref: '#/components/responses/PayloadTooLarge',
-      },
-      '415': {
-        $ref: '#/components/responses/UnsupportedMediaType',
-      },
-      '429': {
-        $ref: '#/components/responses/RateLimited',
-      },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
+      '400': { $ref: '#/components/responses/BadRequest' },
+      '401': { $ref: '#/components/responses/Unauthorized' },
+      '409': { $ref: '#/components/responses/PaymentIdentifierConflict' },
+      '413': { $ref: '#/components/responses/PayloadTooLarge' },
+      '415': { $ref: '#/components/responses/UnsupportedMediaType' },
+      '429': { $ref: '#/components/responses/RateLimited' },
+      '500': { $ref: '#/components/responses/InternalError' },
     },
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-      {},
-    ],
+    security: [{ merchantApiKey: [] }, { merchantApiKeyHeader: [] }, {}],
   },
   settle: {
     operationId: 'settle',
@@ -280,9 +213,7 @@ export const X402_DOCS = {
       required: true,
       content: {
         'application/json': {
-          schema: {
-            $ref: '#/components/schemas/FacilitatorRequest',
-          },
+          schema: { $ref: '#/components/schemas/FacilitatorRequest' },
           examples: {
             v2: {
               summary: 'x402 v2, USDC on Base Sepolia',
@@ -290,11 +221,7 @@ export const X402_DOCS = {
                 x402Version: 2,
                 paymentPayload: {
                   x402Version: 2,
-                  resource: {
-                    url: 'https://weather.example/paid/forecast',
-                    description: 'A machine-readable weather forecast',
-                    mimeType: 'application/json',
-                  },
+                  resource: { url: 'https://weather.example/paid/forecast', description: 'A machine-readable weather forecast', mimeType: 'application/json' },
                   accepted: {
                     scheme: 'exact',
                     network: 'eip155:84532',
@@ -302,10 +229,7 @@ export const X402_DOCS = {
                     asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
                     payTo: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                     maxTimeoutSeconds: 120,
-                    extra: {
-                      name: 'USDC',
-                      version: '2',
-                    },
+                    extra: { name: 'USDC', version: '2' },
                   },
                   payload: {
                     signature:
@@ -327,10 +251,7 @@ export const X402_DOCS = {
                   asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
                   payTo: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                   maxTimeoutSeconds: 120,
-                  extra: {
-                    name: 'USDC',
-                    version: '2',
-                  },
+                  extra: { name: 'USDC', version: '2' },
                 },
               },
             },
@@ -340,11 +261,7 @@ export const X402_DOCS = {
                 x402Version: 2,
                 paymentPayload: {
                   x402Version: 2,
-                  resource: {
-                    url: 'https://weather.example/paid/forecast',
-                    description: 'A machine-readable weather forecast',
-                    mimeType: 'application/json',
-                  },
+                  resource: { url: 'https://weather.example/paid/forecast', description: 'A machine-readable weather forecast', mimeType: 'application/json' },
                   accepted: {
                     scheme: 'exact',
                     network: 'eip155:84532',
@@ -352,10 +269,7 @@ export const X402_DOCS = {
                     asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
                     payTo: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                     maxTimeoutSeconds: 120,
-                    extra: {
-                      name: 'USDC',
-                      version: '2',
-                    },
+                    extra: { name: 'USDC', version: '2' },
                   },
                   payload: {
                     signature:
@@ -369,15 +283,7 @@ export const X402_DOCS = {
                       nonce: '0x951710b936e8ec0b7657d42b457a25dd7c0d92b9be38f3d0cb8972e16ac881a3',
                     },
                   },
-                  extensions: {
-                    'payment-identifier': {
-                      info: {
-                        required: false,
-                        id: 'order_7f3c2a9e41b64d0c',
-                      },
-                      schema: {},
-                    },
-                  },
+                  extensions: { 'payment-identifier': { info: { required: false, id: 'order_7f3c2a9e41b64d0c' }, schema: {} } },
                 },
                 paymentRequirements: {
                   scheme: 'exact',
@@ -386,10 +292,7 @@ export const X402_DOCS = {
                   asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
                   payTo: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                   maxTimeoutSeconds: 120,
-                  extra: {
-                    name: 'USDC',
-                    version: '2',
-                  },
+                  extra: { name: 'USDC', version: '2' },
                 },
               },
             },
@@ -424,10 +327,7 @@ export const X402_DOCS = {
                   payTo: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                   maxTimeoutSeconds: 120,
                   asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                  extra: {
-                    name: 'USDC',
-                    version: '2',
-                  },
+                  extra: { name: 'USDC', version: '2' },
                 },
               },
             },
@@ -440,9 +340,7 @@ export const X402_DOCS = {
         description: 'The settlement outcome: always 200.',
         content: {
           'application/json': {
-            schema: {
-              $ref: '#/components/schemas/SettleResponse',
-            },
+            schema: { $ref: '#/components/schemas/SettleResponse' },
             examples: {
               success: {
                 summary: 'Settled (also the answer to every replay)',
@@ -545,37 +443,15 @@ export const X402_DOCS = {
           },
         },
       },
-      '400': {
-        $ref: '#/components/responses/BadRequest',
-      },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
-      '409': {
-        $ref: '#/components/responses/PaymentIdentifierConflict',
-      },
-      '413': {
-        $ref: '#/components/responses/PayloadTooLarge',
-      },
-      '415': {
-        $ref: '#/components/responses/UnsupportedMediaType',
-      },
-      '429': {
-        $ref: '#/components/responses/RateLimited',
-      },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
+      '400': { $ref: '#/components/responses/BadRequest' },
+      '401': { $ref: '#/components/responses/Unauthorized' },
+      '409': { $ref: '#/components/responses/PaymentIdentifierConflict' },
+      '413': { $ref: '#/components/responses/PayloadTooLarge' },
+      '415': { $ref: '#/components/responses/UnsupportedMediaType' },
+      '429': { $ref: '#/components/responses/RateLimited' },
+      '500': { $ref: '#/components/responses/InternalError' },
     },
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-      {},
-    ],
+    security: [{ merchantApiKey: [] }, { merchantApiKeyHeader: [] }, {}],
   },
   supported: {
     operationId: 'supported',
@@ -585,50 +461,26 @@ export const X402_DOCS = {
         description: 'What this facilitator serves.',
         content: {
           'application/json': {
-            schema: {
-              $ref: '#/components/schemas/SupportedResponse',
-            },
+            schema: { $ref: '#/components/schemas/SupportedResponse' },
             examples: {
               baseSepolia: {
                 summary: 'FACILITATOR_NETWORKS_FILE=docs/examples/networks.base-sepolia.json',
                 value: {
                   kinds: [
-                    {
-                      x402Version: 2,
-                      scheme: 'exact',
-                      network: 'eip155:84532',
-                    },
-                    {
-                      x402Version: 1,
-                      scheme: 'exact',
-                      network: 'base-sepolia',
-                    },
+                    { x402Version: 2, scheme: 'exact', network: 'eip155:84532' },
+                    { x402Version: 1, scheme: 'exact', network: 'base-sepolia' },
                   ],
                   extensions: ['payment-identifier'],
-                  signers: {
-                    'eip155:*': ['0xD72505BC4336aF491c8EadCF6F28b1EAD73d0514', '0x54aaf95AAb8029748B7BD986D3F0807B4Ff6Cbad'],
-                  },
+                  signers: { 'eip155:*': ['0xD72505BC4336aF491c8EadCF6F28b1EAD73d0514', '0x54aaf95AAb8029748B7BD986D3F0807B4Ff6Cbad'] },
                 },
               },
               local: {
                 summary: 'Local anvil chain (npm start)',
                 value: {
                   kinds: [
-                    {
-                      x402Version: 2,
-                      scheme: 'exact',
-                      network: 'eip155:31337',
-                    },
-                    {
-                      x402Version: 1,
-                      scheme: 'exact',
-                      network: 'anvil',
-                    },
-                    {
-                      x402Version: 1,
-                      scheme: 'exact',
-                      network: 'localhost',
-                    },
+                    { x402Version: 2, scheme: 'exact', network: 'eip155:31337' },
+                    { x402Version: 1, scheme: 'exact', network: 'anvil' },
+                    { x402Version: 1, scheme: 'exact', network: 'localhost' },
                   ],
                   extensions: ['payment-identifier'],
                   signers: {
@@ -645,9 +497,7 @@ export const X402_DOCS = {
           },
         },
       },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
+      '500': { $ref: '#/components/responses/InternalError' },
     },
   },
 } satisfies Record<string, OperationDoc>;

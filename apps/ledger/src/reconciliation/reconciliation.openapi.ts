@@ -7,30 +7,13 @@ export const RECONCILIATION_DOCS = {
     summary: "Reconcile the calling merchant's ledger against the chain and Stripe for a period",
     description:
       "Creates a run and queues it (BullMQ queue `reconciliation`); a worker compares the ledger's entries with the ERC-20 Transfer logs of the accepted assets to the merchant's addresses and with Stripe's PaymentIntents, refunds and fees of the period, and stores the report. Follow it with `GET /reconciliations/{id}`. Scheduled runs (`RECON_SCHEDULE`) are made the same way. One run at a time per merchant, held by PostgreSQL: asking again for the run in flight (same period and sources) answers that run (202, its id; its job is queued again if it was lost), asking for another while one is queued or running is a 409 `reconciliation_in_progress` naming it. A completed period may be reconciled again.",
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-    ],
+    security: [{ merchantApiKey: [] }, { merchantApiKeyHeader: [] }],
     requestBody: {
       required: true,
       content: {
         'application/json': {
-          schema: {
-            $ref: '#/components/schemas/ReconciliationRequest',
-          },
-          examples: {
-            oneDay: {
-              summary: 'One UTC day',
-              value: {
-                from: '2026-11-30T00:00:00Z',
-                to: '2026-12-01T00:00:00Z',
-              },
-            },
-          },
+          schema: { $ref: '#/components/schemas/ReconciliationRequest' },
+          examples: { oneDay: { summary: 'One UTC day', value: { from: '2026-11-30T00:00:00Z', to: '2026-12-01T00:00:00Z' } } },
         },
       },
     },
@@ -38,24 +21,12 @@ export const RECONCILIATION_DOCS = {
       '202': {
         description: 'Queued.',
         headers: {
-          Location: {
-            schema: {
-              type: 'string',
-            },
-            description: '`/reconciliations/{id}`',
-          },
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
+          Location: { schema: { type: 'string' }, description: '`/reconciliations/{id}`' },
+          'Cache-Control': { schema: { type: 'string', const: 'no-store' } },
         },
         content: {
           'application/json': {
-            schema: {
-              $ref: '#/components/schemas/ReconciliationRun',
-            },
+            schema: { $ref: '#/components/schemas/ReconciliationRun' },
             examples: {
               queued: {
                 summary: 'A queued run',
@@ -64,10 +35,7 @@ export const RECONCILIATION_DOCS = {
                   merchantId: '6f1c1c5e-2d3a-4b5c-8d9e-0f1a2b3c4d5e',
                   trigger: 'api',
                   status: 'queued',
-                  period: {
-                    from: '2026-11-30T00:00:00.000Z',
-                    to: '2026-12-01T00:00:00.000Z',
-                  },
+                  period: { from: '2026-11-30T00:00:00.000Z', to: '2026-12-01T00:00:00.000Z' },
                   sources: ['chain', 'stripe'],
                   progress: null,
                   summary: null,
@@ -92,9 +60,7 @@ export const RECONCILIATION_DOCS = {
         description: "Malformed body, `to` not after `from`, a period longer than `RECON_MAX_PERIOD_DAYS`, or a `merchantId` that is not the key's.",
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               periodReversed: {
                 summary: 'to before from',
@@ -104,29 +70,20 @@ export const RECONCILIATION_DOCS = {
                   status: 400,
                   code: 'validation_failed',
                   detail: 'invalid body member(s): to',
-                  invalidParams: [
-                    {
-                      name: 'to',
-                      reason: 'must be after from',
-                    },
-                  ],
+                  invalidParams: [{ name: 'to', reason: 'must be after from' }],
                 },
               },
             },
           },
         },
       },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
+      '401': { $ref: '#/components/responses/Unauthorized' },
       '409': {
         description:
           'Another run of this merchant is queued or running (for a different period or sources); `runId` and `location` name it. Start this one when it has finished.',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               inProgress: {
                 summary: 'A run in flight',
@@ -145,16 +102,12 @@ export const RECONCILIATION_DOCS = {
           },
         },
       },
-      '429': {
-        $ref: '#/components/responses/RateLimited',
-      },
+      '429': { $ref: '#/components/responses/RateLimited' },
       '503': {
         description: 'Redis (the queue) or the database is unreachable; nothing is queued.',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               queueDown: {
                 summary: 'Queue unavailable',
@@ -177,64 +130,23 @@ export const RECONCILIATION_DOCS = {
     summary: "The calling merchant's reconciliation runs, newest first",
     description:
       "Every run of the merchant whose API key calls (started by `POST /reconciliations`, `npm run recon` or the schedule), newest first by creation time, each as `GET /reconciliations/{id}` answers it (with a fresh report link). Paged: `limit` (1–100, default 20) and the opaque `nextCursor` of the previous page as `cursor`. Another merchant's runs never appear.",
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-    ],
+    security: [{ merchantApiKey: [] }, { merchantApiKeyHeader: [] }],
     parameters: [
-      {
-        name: 'limit',
-        in: 'query',
-        required: false,
-        schema: {
-          type: 'integer',
-          minimum: 1,
-          maximum: 100,
-          default: 20,
-        },
-      },
-      {
-        name: 'cursor',
-        in: 'query',
-        required: false,
-        schema: {
-          type: 'string',
-          maxLength: 200,
-        },
-        description: '`nextCursor` of the previous page.',
-      },
+      { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
+      { name: 'cursor', in: 'query', required: false, schema: { type: 'string', maxLength: 200 }, description: '`nextCursor` of the previous page.' },
     ],
     responses: {
       '200': {
         description: 'A page of runs.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
+        headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
         content: {
           'application/json': {
             schema: {
               type: 'object',
               required: ['data', 'nextCursor'],
               properties: {
-                data: {
-                  type: 'array',
-                  items: {
-                    $ref: '#/components/schemas/ReconciliationRun',
-                  },
-                },
-                nextCursor: {
-                  type: ['string', 'null'],
-                  description: 'pass as `cursor` for the next page; null on the last page',
-                },
+                data: { type: 'array', items: { $ref: '#/components/schemas/ReconciliationRun' } },
+                nextCursor: { type: ['string', 'null'], description: 'pass as `cursor` for the next page; null on the last page' },
               },
             },
           },
@@ -242,36 +154,16 @@ export const RECONCILIATION_DOCS = {
       },
       '400': {
         description: 'Malformed `limit` or `cursor`, or an unknown query parameter (`validation_failed` naming it).',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
+        content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
       },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
+      '401': { $ref: '#/components/responses/Unauthorized' },
       '429': {
         description: "Passed on from the facilitator's key lookup: too many failed key attempts.",
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
+        content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
       },
       '503': {
         description: 'The facilitator could not be asked who the key belongs to, or the database is unavailable.',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
+        content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
       },
     },
   },
@@ -280,80 +172,27 @@ export const RECONCILIATION_DOCS = {
     summary: 'Revoke every report link of a run issued so far',
     description:
       "For a link that leaked: the run's link generation moves on, so every link to the run issued before (in `links.report`, in break webhooks, in the HTML page) stops opening it (401), whatever its expiry. The answer is the run with a new link. The merchant's API key only; another merchant's run is a 404.",
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-    ],
-    parameters: [
-      {
-        name: 'id',
-        in: 'path',
-        required: true,
-        schema: {
-          type: 'string',
-          format: 'uuid',
-        },
-        description: "The run's id",
-      },
-    ],
+    security: [{ merchantApiKey: [] }, { merchantApiKeyHeader: [] }],
+    parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' }, description: "The run's id" }],
     responses: {
       '200': {
         description: 'Revoked; `links.report` carries a link of the new generation.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/ReconciliationRun',
-            },
-          },
-        },
+        headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/ReconciliationRun' } } },
       },
       '400': {
         description: '`id` is not a UUID (`validation_failed`).',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
+        content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
       },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
+      '401': { $ref: '#/components/responses/Unauthorized' },
       '404': {
         description: "The merchant has no such run (another merchant's runs are the same 404).",
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
+        content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
       },
-      '429': {
-        $ref: '#/components/responses/RateLimited',
-      },
+      '429': { $ref: '#/components/responses/RateLimited' },
       '503': {
         description: 'The facilitator could not be asked who the key belongs to, or the database is unavailable.',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
+        content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
       },
     },
   },
@@ -361,34 +200,20 @@ export const RECONCILIATION_DOCS = {
     operationId: 'getReconciliation',
     summary: 'A run: status, progress, summary and totals per asset and source',
     description: 'Poll it while `status` is `queued` or `running`; `progress.percent` covers the whole run (the chain scan is most of it).',
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-      {},
-    ],
+    security: [{ merchantApiKey: [] }, { merchantApiKeyHeader: [] }, {}],
     parameters: [
       {
         name: 'id',
         in: 'path',
         required: true,
-        schema: {
-          type: 'string',
-          format: 'uuid',
-        },
+        schema: { type: 'string', format: 'uuid' },
         description: "The reconciliation run's id (from `POST /reconciliations`, or a scheduled run's).",
       },
       {
         name: 'token',
         in: 'query',
         required: false,
-        schema: {
-          type: 'string',
-          maxLength: 200,
-        },
+        schema: { type: 'string', maxLength: 200 },
         description:
           "A signed read token for this one run (from `links.report` of the run): lets a browser read it without an API key until it expires (`RECON_REPORT_LINK_TTL_SECONDS` after it was issued; reading never extends it) or the run's links are revoked (POST /reconciliations/{id}/report-link/revoke). An invalid, expired or revoked token is ignored, and the API key is then required (without one: 401 saying the link expired or was revoked).",
       },
@@ -396,19 +221,10 @@ export const RECONCILIATION_DOCS = {
     responses: {
       '200': {
         description: 'The run.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
+        headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
         content: {
           'application/json': {
-            schema: {
-              $ref: '#/components/schemas/ReconciliationRun',
-            },
+            schema: { $ref: '#/components/schemas/ReconciliationRun' },
             examples: {
               completed: {
                 summary: 'A completed run with breaks',
@@ -417,88 +233,39 @@ export const RECONCILIATION_DOCS = {
                   merchantId: '6f1c1c5e-2d3a-4b5c-8d9e-0f1a2b3c4d5e',
                   trigger: 'api',
                   status: 'completed',
-                  period: {
-                    from: '2026-11-30T00:00:00.000Z',
-                    to: '2026-12-01T00:00:00.000Z',
-                  },
+                  period: { from: '2026-11-30T00:00:00.000Z', to: '2026-12-01T00:00:00.000Z' },
                   sources: ['chain', 'stripe'],
-                  progress: {
-                    phase: 'done',
-                    done: 1,
-                    total: 1,
-                    percent: 100,
-                  },
+                  progress: { phase: 'done', done: 1, total: 1, percent: 100 },
                   summary: {
-                    period: {
-                      from: '2026-11-30T00:00:00.000Z',
-                      to: '2026-12-01T00:00:00.000Z',
-                    },
+                    period: { from: '2026-11-30T00:00:00.000Z', to: '2026-12-01T00:00:00.000Z' },
                     generatedAt: '2026-12-01T00:15:09.412Z',
                     rows: 9,
-                    counts: {
-                      matched: 4,
-                      pending: 0,
-                      missing_in_ledger: 2,
-                      missing_externally: 1,
-                      amount_mismatch: 1,
-                      duplicate: 1,
-                    },
+                    counts: { matched: 4, pending: 0, missing_in_ledger: 2, missing_externally: 1, amount_mismatch: 1, duplicate: 1 },
                     breaks: 5,
                     ledgerEntries: 7,
                     externalEntries: 7,
                     corrections: 0,
-                    scope: {
-                      reconciled: ['chain/payment', 'stripe/payment', 'stripe/refund', 'stripe/fee'],
-                      leftOut: 0,
-                    },
+                    scope: { reconciled: ['chain/payment', 'stripe/payment', 'stripe/refund', 'stripe/fee'], leftOut: 0 },
                   },
                   totals: [
                     {
                       asset: 'eip155:8453/0x833589fcd6edb6e08f4c7c32d4f71b54bda02913',
                       source: 'chain',
-                      ledger: {
-                        count: 5,
-                        net: '13300000',
-                      },
-                      external: {
-                        count: 4,
-                        net: '7200000',
-                      },
-                      matched: {
-                        count: 2,
-                        net: '3500000',
-                      },
+                      ledger: { count: 5, net: '13300000' },
+                      external: { count: 4, net: '7200000' },
+                      matched: { count: 2, net: '3500000' },
                       pending: 0,
-                      breaks: {
-                        missing_in_ledger: 1,
-                        missing_externally: 1,
-                        amount_mismatch: 1,
-                        duplicate: 1,
-                      },
+                      breaks: { missing_in_ledger: 1, missing_externally: 1, amount_mismatch: 1, duplicate: 1 },
                       difference: '-6100000',
                     },
                     {
                       asset: 'stripe/usd',
                       source: 'stripe',
-                      ledger: {
-                        count: 2,
-                        net: '1168',
-                      },
-                      external: {
-                        count: 3,
-                        net: '668',
-                      },
-                      matched: {
-                        count: 2,
-                        net: '1168',
-                      },
+                      ledger: { count: 2, net: '1168' },
+                      external: { count: 3, net: '668' },
+                      matched: { count: 2, net: '1168' },
                       pending: 0,
-                      breaks: {
-                        missing_in_ledger: 1,
-                        missing_externally: 0,
-                        amount_mismatch: 0,
-                        duplicate: 0,
-                      },
+                      breaks: { missing_in_ledger: 1, missing_externally: 0, amount_mismatch: 0, duplicate: 0 },
                       difference: '-500',
                     },
                   ],
@@ -522,9 +289,7 @@ export const RECONCILIATION_DOCS = {
         description: 'The id is not a UUID, or a query parameter is invalid.',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               badId: {
                 summary: 'Not a run id',
@@ -534,28 +299,19 @@ export const RECONCILIATION_DOCS = {
                   status: 400,
                   code: 'validation_failed',
                   detail: 'invalid path parameter(s): id',
-                  invalidParams: [
-                    {
-                      name: 'id',
-                      reason: 'must be a reconciliation id (a UUID)',
-                    },
-                  ],
+                  invalidParams: [{ name: 'id', reason: 'must be a reconciliation id (a UUID)' }],
                 },
               },
             },
           },
         },
       },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
+      '401': { $ref: '#/components/responses/Unauthorized' },
       '404': {
         description: "No such run of this merchant (another merchant's run is the same 404), or (CSV, report) the run has not completed yet.",
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               notFound: {
                 summary: 'Unknown run',
@@ -577,24 +333,13 @@ export const RECONCILIATION_DOCS = {
     operationId: 'listReconciliationRows',
     summary: "A run's rows, in report order",
     description: 'Every ledger and external entry of the period is in exactly one row. Paged by `cursor`.',
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-      {},
-    ],
+    security: [{ merchantApiKey: [] }, { merchantApiKeyHeader: [] }, {}],
     parameters: [
       {
         name: 'id',
         in: 'path',
         required: true,
-        schema: {
-          type: 'string',
-          format: 'uuid',
-        },
+        schema: { type: 'string', format: 'uuid' },
         description: "The reconciliation run's id (from `POST /reconciliations`, or a scheduled run's).",
       },
       {
@@ -606,32 +351,13 @@ export const RECONCILIATION_DOCS = {
           default: 'all',
         },
       },
-      {
-        name: 'limit',
-        in: 'query',
-        schema: {
-          type: 'integer',
-          minimum: 1,
-          maximum: 1000,
-          default: 500,
-        },
-      },
-      {
-        name: 'cursor',
-        in: 'query',
-        schema: {
-          type: 'string',
-        },
-        description: '`nextCursor` of the previous page.',
-      },
+      { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 500 } },
+      { name: 'cursor', in: 'query', schema: { type: 'string' }, description: '`nextCursor` of the previous page.' },
       {
         name: 'token',
         in: 'query',
         required: false,
-        schema: {
-          type: 'string',
-          maxLength: 200,
-        },
+        schema: { type: 'string', maxLength: 200 },
         description:
           "A signed read token for this one run (from `links.report` of the run): lets a browser read it without an API key until it expires (`RECON_REPORT_LINK_TTL_SECONDS` after it was issued; reading never extends it) or the run's links are revoked (POST /reconciliations/{id}/report-link/revoke). An invalid, expired or revoked token is ignored, and the API key is then required (without one: 401 saying the link expired or was revoked).",
       },
@@ -639,30 +365,13 @@ export const RECONCILIATION_DOCS = {
     responses: {
       '200': {
         description: 'A page of rows.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
+        headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
         content: {
           'application/json': {
             schema: {
               type: 'object',
               required: ['data', 'nextCursor'],
-              properties: {
-                data: {
-                  type: 'array',
-                  items: {
-                    $ref: '#/components/schemas/ReconciliationRow',
-                  },
-                },
-                nextCursor: {
-                  type: ['string', 'null'],
-                },
-              },
+              properties: { data: { type: 'array', items: { $ref: '#/components/schemas/ReconciliationRow' } }, nextCursor: { type: ['string', 'null'] } },
             },
             examples: {
               breaks: {
@@ -720,9 +429,7 @@ export const RECONCILIATION_DOCS = {
         description: 'The id is not a UUID, or a query parameter is invalid.',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               badId: {
                 summary: 'Not a run id',
@@ -732,28 +439,19 @@ export const RECONCILIATION_DOCS = {
                   status: 400,
                   code: 'validation_failed',
                   detail: 'invalid path parameter(s): id',
-                  invalidParams: [
-                    {
-                      name: 'id',
-                      reason: 'must be a reconciliation id (a UUID)',
-                    },
-                  ],
+                  invalidParams: [{ name: 'id', reason: 'must be a reconciliation id (a UUID)' }],
                 },
               },
             },
           },
         },
       },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
+      '401': { $ref: '#/components/responses/Unauthorized' },
       '404': {
         description: "No such run of this merchant (another merchant's run is the same 404), or (CSV, report) the run has not completed yet.",
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               notFound: {
                 summary: 'Unknown run',

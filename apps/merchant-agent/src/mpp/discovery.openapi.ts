@@ -10,21 +10,8 @@ export const DISCOVERY_DOCS = {
     responses: {
       '200': {
         description: 'The document.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'max-age=300',
-            },
-          },
-        },
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-            },
-          },
-        },
+        headers: { 'Cache-Control': { schema: { type: 'string', const: 'max-age=300' } } },
+        content: { 'application/json': { schema: { type: 'object' } } },
       },
     },
   },

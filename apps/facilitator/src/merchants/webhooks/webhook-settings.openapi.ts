@@ -7,25 +7,11 @@ export const WEBHOOK_SETTINGS_DOCS = {
     summary: "The calling merchant's webhook URL",
     description:
       "Where this merchant's webhooks (see `webhooks`) are sent. The signing secret is never shown here: the operator hands it over once, when the merchant is created. Requires an API key, even in open mode.",
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-    ],
+    security: [{ merchantApiKey: [] }, { merchantApiKeyHeader: [] }],
     responses: {
       '200': {
         description: 'The webhook URL as stored.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
+        headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
         content: {
           'application/json': {
             schema: {
@@ -33,33 +19,17 @@ export const WEBHOOK_SETTINGS_DOCS = {
               required: ['merchantId', 'webhookUrl'],
               additionalProperties: false,
               properties: {
-                merchantId: {
-                  type: 'string',
-                  format: 'uuid',
-                },
-                webhookUrl: {
-                  type: ['string', 'null'],
-                  format: 'uri',
-                  description: 'Where webhooks go; null: none are sent.',
-                },
+                merchantId: { type: 'string', format: 'uuid' },
+                webhookUrl: { type: ['string', 'null'], format: 'uri', description: 'Where webhooks go; null: none are sent.' },
               },
             },
-            example: {
-              merchantId: '0b6f2f0e-6c1d-4f3a-9d8e-2a7c5b4e1f90',
-              webhookUrl: 'https://weather.example/hooks/x402',
-            },
+            example: { merchantId: '0b6f2f0e-6c1d-4f3a-9d8e-2a7c5b4e1f90', webhookUrl: 'https://weather.example/hooks/x402' },
           },
         },
       },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
-      '429': {
-        $ref: '#/components/responses/RateLimited',
-      },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
+      '401': { $ref: '#/components/responses/Unauthorized' },
+      '429': { $ref: '#/components/responses/RateLimited' },
+      '500': { $ref: '#/components/responses/InternalError' },
     },
   },
   set: {
@@ -67,14 +37,7 @@ export const WEBHOOK_SETTINGS_DOCS = {
     summary: "Set or clear the calling merchant's webhook URL",
     description:
       '`{ "webhookUrl": "https://…" }` sends this merchant\'s future webhooks there (deliveries already queued keep their URL); `null` stops new ones. An http(s) URL of at most 2048 characters. Unless the operator set WEBHOOK_ALLOW_PRIVATE, a URL whose host is a loopback, private (RFC 1918, CGNAT, ULA), link-local, unspecified, multicast or cloud-metadata address or name (IPv4-mapped IPv6 included) is refused with `webhook_destination_not_allowed`; names are not resolved here, but every send resolves the host and refuses (fails the delivery, without retrying) when any address is such an address. Requires an API key, even in open mode.',
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-    ],
+    security: [{ merchantApiKey: [] }, { merchantApiKeyHeader: [] }],
     requestBody: {
       required: true,
       content: {
@@ -83,31 +46,16 @@ export const WEBHOOK_SETTINGS_DOCS = {
             type: 'object',
             required: ['webhookUrl'],
             additionalProperties: false,
-            properties: {
-              webhookUrl: {
-                type: ['string', 'null'],
-                format: 'uri',
-                maxLength: 2048,
-              },
-            },
+            properties: { webhookUrl: { type: ['string', 'null'], format: 'uri', maxLength: 2048 } },
           },
-          example: {
-            webhookUrl: 'https://weather.example/hooks/x402',
-          },
+          example: { webhookUrl: 'https://weather.example/hooks/x402' },
         },
       },
     },
     responses: {
       '200': {
         description: 'The webhook URL as stored (normalized as a URL).',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
+        headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
         content: {
           'application/json': {
             schema: {
@@ -115,21 +63,11 @@ export const WEBHOOK_SETTINGS_DOCS = {
               required: ['merchantId', 'webhookUrl'],
               additionalProperties: false,
               properties: {
-                merchantId: {
-                  type: 'string',
-                  format: 'uuid',
-                },
-                webhookUrl: {
-                  type: ['string', 'null'],
-                  format: 'uri',
-                  description: 'Where webhooks go; null: none are sent.',
-                },
+                merchantId: { type: 'string', format: 'uuid' },
+                webhookUrl: { type: ['string', 'null'], format: 'uri', description: 'Where webhooks go; null: none are sent.' },
               },
             },
-            example: {
-              merchantId: '0b6f2f0e-6c1d-4f3a-9d8e-2a7c5b4e1f90',
-              webhookUrl: 'https://weather.example/hooks/x402',
-            },
+            example: { merchantId: '0b6f2f0e-6c1d-4f3a-9d8e-2a7c5b4e1f90', webhookUrl: 'https://weather.example/hooks/x402' },
           },
         },
       },
@@ -138,9 +76,7 @@ export const WEBHOOK_SETTINGS_DOCS = {
           "`validation_failed`: the field is missing, not a string or null, not an http(s) URL, too long, or an unknown field was sent. `webhook_destination_not_allowed`: the URL's host may not receive webhooks.",
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               private: {
                 summary: 'A loopback address',
@@ -168,27 +104,16 @@ export const WEBHOOK_SETTINGS_DOCS = {
                   code: 'validation_failed',
                   detail: 'invalid field(s): webhookUrl',
                   instance: '/merchants/me/webhook',
-                  invalidParams: [
-                    {
-                      name: 'webhookUrl',
-                      reason: 'the webhook URL must be http:// or https://',
-                    },
-                  ],
+                  invalidParams: [{ name: 'webhookUrl', reason: 'the webhook URL must be http:// or https://' }],
                 },
               },
             },
           },
         },
       },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
-      '429': {
-        $ref: '#/components/responses/RateLimited',
-      },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
+      '401': { $ref: '#/components/responses/Unauthorized' },
+      '429': { $ref: '#/components/responses/RateLimited' },
+      '500': { $ref: '#/components/responses/InternalError' },
     },
   },
 } satisfies Record<string, OperationDoc>;
