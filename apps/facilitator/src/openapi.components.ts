@@ -1,283 +1,146 @@
+import { problemBody, problemResponse } from '@mp/platform';
 /**
  * Component schemas, responses and parameters of this service's OpenAPI document that no DTO class or zod codec
  * makes: the shapes of its answers and their shared problem responses, referenced by the @ApiDoc of its routes.
  */
 export const COMPONENTS = {
   responses: {
-    BadRequest: {
-      description:
-        'Malformed input: 400 `validation_failed` (with `invalidParams`) or `malformed_json`. Nothing is read from or written to the chain or the database.',
-      content: {
-        'application/problem+json': {
-          schema: { $ref: '#/components/schemas/Problem' },
-          examples: {
-            unknownField: {
-              summary: 'Unknown member in a strict object',
-              value: {
-                type: 'urn:problem:validation_failed',
-                title: 'The request body is invalid',
-                status: 400,
-                code: 'validation_failed',
-                detail: 'invalid field(s): paymentRequirements',
-                instance: '/verify',
-                invalidParams: [{ name: 'paymentRequirements', reason: 'unknown field(s): discount' }],
-              },
-            },
-            missingFields: {
-              summary: 'Missing envelope members',
-              value: {
-                type: 'urn:problem:validation_failed',
-                title: 'The request body is invalid',
-                status: 400,
-                code: 'validation_failed',
-                detail: 'invalid field(s): paymentPayload, paymentRequirements',
-                instance: '/verify',
-                invalidParams: [
-                  { name: 'paymentPayload', reason: 'is required' },
-                  { name: 'paymentRequirements', reason: 'is required' },
-                ],
-              },
-            },
-            malformedPayload: {
-              summary: 'Malformed EIP-3009 payload',
-              value: {
-                type: 'urn:problem:validation_failed',
-                title: 'The request body is invalid',
-                status: 400,
-                code: 'validation_failed',
-                detail: 'the exact EVM payload is malformed',
-                instance: '/settle',
-                invalidParams: [{ name: 'paymentPayload.payload.authorization.nonce', reason: 'must be 0x-prefixed 32 bytes of hex' }],
-              },
-            },
-            badPaymentIdentifier: {
-              summary: 'payment-identifier id too short',
-              value: {
-                type: 'urn:problem:validation_failed',
-                title: 'The request body is invalid',
-                status: 400,
-                code: 'validation_failed',
-                detail: 'invalid field(s): paymentPayload.extensions.payment-identifier.info.id',
-                instance: '/settle',
-                invalidParams: [{ name: 'paymentPayload.extensions.payment-identifier.info.id', reason: 'must be 16 to 128 characters' }],
-              },
-            },
-            malformedJson: {
-              summary: 'Body is not JSON',
-              value: {
-                type: 'urn:problem:malformed_json',
-                title: 'The request body is not valid JSON',
-                status: 400,
-                code: 'malformed_json',
-                detail: 'the body is not valid JSON: Expected double-quoted property name in JSON at position 18',
-                instance: '/verify',
-              },
-            },
+    BadRequest: problemResponse(
+      'Malformed input: 400 `validation_failed` (with `invalidParams`) or `malformed_json`. Nothing is read from or written to the chain or the database.',
+      {
+        examples: {
+          unknownField: {
+            summary: 'Unknown member in a strict object',
+            value: problemBody('validation_failed', 'invalid field(s): paymentRequirements', '/verify', {
+              invalidParams: [{ name: 'paymentRequirements', reason: 'unknown field(s): discount' }],
+            }),
+          },
+          missingFields: {
+            summary: 'Missing envelope members',
+            value: problemBody('validation_failed', 'invalid field(s): paymentPayload, paymentRequirements', '/verify', {
+              invalidParams: [
+                { name: 'paymentPayload', reason: 'is required' },
+                { name: 'paymentRequirements', reason: 'is required' },
+              ],
+            }),
+          },
+          malformedPayload: {
+            summary: 'Malformed EIP-3009 payload',
+            value: problemBody('validation_failed', 'the exact EVM payload is malformed', '/settle', {
+              invalidParams: [{ name: 'paymentPayload.payload.authorization.nonce', reason: 'must be 0x-prefixed 32 bytes of hex' }],
+            }),
+          },
+          badPaymentIdentifier: {
+            summary: 'payment-identifier id too short',
+            value: problemBody('validation_failed', 'invalid field(s): paymentPayload.extensions.payment-identifier.info.id', '/settle', {
+              invalidParams: [{ name: 'paymentPayload.extensions.payment-identifier.info.id', reason: 'must be 16 to 128 characters' }],
+            }),
+          },
+          malformedJson: {
+            summary: 'Body is not JSON',
+            value: problemBody('malformed_json', 'the body is not valid JSON: Expected double-quoted property name in JSON at position 18', '/verify'),
           },
         },
       },
-    },
-    InternalError: {
-      description: 'An unexpected error (logged on the server, never with a stack in the answer).',
-      content: {
-        'application/problem+json': {
-          schema: { $ref: '#/components/schemas/Problem' },
-          examples: {
-            internal: {
-              summary: 'Unexpected error',
-              value: {
-                type: 'urn:problem:internal_error',
-                title: 'Internal error',
-                status: 500,
-                code: 'internal_error',
-                detail: 'an unexpected error occurred; it has been logged',
-                instance: '/supported',
-              },
-            },
+    ),
+    InternalError: problemResponse('An unexpected error (logged on the server, never with a stack in the answer).', {
+      examples: {
+        internal: {
+          summary: 'Unexpected error',
+          value: problemBody('internal_error', 'an unexpected error occurred; it has been logged', '/supported'),
+        },
+      },
+    }),
+    OperatorRateLimited: problemResponse(
+      'This client address sent more wrong tokens or API keys than `AUTH_FAILURES_PER_MINUTE` allows: even the right token waits `Retry-After` seconds.',
+      {
+        headers: { 'Retry-After': { description: 'Seconds to wait (an integer ≥ 1).', schema: { type: 'integer', minimum: 1 } } },
+        examples: {
+          locked: {
+            summary: 'Too many failed attempts',
+            value: problemBody('rate_limited', 'too many failed authentication attempts from this address; retry in 42 s', '/admin/merchants', {
+              retryAfter: 42,
+            }),
           },
         },
       },
-    },
-    OperatorRateLimited: {
-      description:
-        'This client address sent more wrong tokens or API keys than `AUTH_FAILURES_PER_MINUTE` allows: even the right token waits `Retry-After` seconds.',
-      headers: { 'Retry-After': { description: 'Seconds to wait (an integer ≥ 1).', schema: { type: 'integer', minimum: 1 } } },
-      content: {
-        'application/problem+json': {
-          schema: { $ref: '#/components/schemas/Problem' },
-          examples: {
-            locked: {
-              summary: 'Too many failed attempts',
-              value: {
-                type: 'urn:problem:rate_limited',
-                title: 'Too many requests',
-                status: 429,
-                code: 'rate_limited',
-                detail: 'too many failed authentication attempts from this address; retry in 42 s',
-                instance: '/admin/merchants',
-                retryAfter: 42,
-              },
-            },
+    ),
+    OperatorUnauthorized: problemResponse(
+      "No operator token, or a wrong one (a merchant API key included). A wrong token counts against the client address's failed attempts (`AUTH_FAILURES_PER_MINUTE`, shared with bad API keys).",
+      {
+        headers: { 'WWW-Authenticate': { description: '`Bearer realm="operator"`.', schema: { type: 'string' } } },
+        examples: {
+          unauthorized: {
+            summary: 'No or a wrong operator token',
+            value: problemBody('unauthorized', 'the operator token is required (Authorization: Bearer <OPERATOR_TOKEN>)', '/admin/merchants'),
           },
         },
       },
-    },
-    OperatorUnauthorized: {
-      description:
-        "No operator token, or a wrong one (a merchant API key included). A wrong token counts against the client address's failed attempts (`AUTH_FAILURES_PER_MINUTE`, shared with bad API keys).",
-      headers: { 'WWW-Authenticate': { description: '`Bearer realm="operator"`.', schema: { type: 'string' } } },
-      content: {
-        'application/problem+json': {
-          schema: { $ref: '#/components/schemas/Problem' },
-          examples: {
-            unauthorized: {
-              summary: 'No or a wrong operator token',
-              value: {
-                type: 'urn:problem:unauthorized',
-                title: 'Authentication required',
-                status: 401,
-                code: 'unauthorized',
-                detail: 'the operator token is required (Authorization: Bearer <OPERATOR_TOKEN>)',
-                instance: '/admin/merchants',
-              },
-            },
+    ),
+    PayloadTooLarge: problemResponse('The body is over the limit. The connection is closed.', {
+      examples: {
+        tooLarge: {
+          summary: 'Declared length over 64 KiB',
+          value: problemBody('payload_too_large', 'the body is 71084 bytes; the limit is 65536', '/settle'),
+        },
+      },
+    }),
+    PaymentIdentifierConflict: problemResponse(
+      'The payment-identifier `id` is bound to a different payload. Checked after the checks that need no chain and before any chain access: nothing is read from the chain, written or sent.',
+      {
+        examples: {
+          conflict: {
+            summary: 'Same id, different payload',
+            value: problemBody(
+              'payment_identifier_conflict',
+              'payment identifier "order_7f3c2a9e41b64d0c" was already used with a different payment payload',
+              '/settle',
+              { paymentIdentifier: 'order_7f3c2a9e41b64d0c' },
+            ),
           },
         },
       },
-    },
-    PayloadTooLarge: {
-      description: 'The body is over the limit. The connection is closed.',
-      content: {
-        'application/problem+json': {
-          schema: { $ref: '#/components/schemas/Problem' },
-          examples: {
-            tooLarge: {
-              summary: 'Declared length over 64 KiB',
-              value: {
-                type: 'urn:problem:payload_too_large',
-                title: 'The request body is too large',
-                status: 413,
-                code: 'payload_too_large',
-                detail: 'the body is 71084 bytes; the limit is 65536',
-                instance: '/settle',
-              },
-            },
+    ),
+    RateLimited: problemResponse(
+      'The API key used up its rate limit (a token bucket per key: `RATE_LIMIT_PER_MINUTE` tokens a minute, at most `RATE_LIMIT_BURST` at once, shared by all replicas through Redis). Retry after `Retry-After` seconds. If Redis is unreachable, requests are not limited. In open mode (`FACILITATOR_OPEN_MODE`), a request without a key is limited the same way per client address (`OPEN_MODE_RATE_LIMIT_PER_MINUTE`, `OPEN_MODE_RATE_LIMIT_BURST`).',
+      {
+        headers: { 'Retry-After': { description: 'Seconds until the key may send again (an integer ≥ 1).', schema: { type: 'integer', minimum: 1 } } },
+        examples: {
+          rateLimited: {
+            summary: 'Too many requests with one key',
+            value: problemBody('rate_limited', 'too many requests with this API key; retry in 20 s', '/settle', { retryAfter: 20 }),
           },
         },
       },
-    },
-    PaymentIdentifierConflict: {
-      description:
-        'The payment-identifier `id` is bound to a different payload. Checked after the checks that need no chain and before any chain access: nothing is read from the chain, written or sent.',
-      content: {
-        'application/problem+json': {
-          schema: { $ref: '#/components/schemas/Problem' },
-          examples: {
-            conflict: {
-              summary: 'Same id, different payload',
-              value: {
-                type: 'urn:problem:payment_identifier_conflict',
-                title: 'Payment identifier reused with a different payment',
-                status: 409,
-                code: 'payment_identifier_conflict',
-                detail: 'payment identifier "order_7f3c2a9e41b64d0c" was already used with a different payment payload',
-                instance: '/settle',
-                paymentIdentifier: 'order_7f3c2a9e41b64d0c',
-              },
-            },
+    ),
+    Unauthorized: problemResponse(
+      'No valid merchant API key: missing, malformed, unknown or revoked, or its merchant is disabled. The body is the same in every case, so it never tells whether a merchant or key exists. On /verify and /settle a request without any key is let through when the operator set `FACILITATOR_OPEN_MODE=true`.',
+      {
+        headers: { 'WWW-Authenticate': { description: 'Always `Bearer realm="facilitator"`.', schema: { type: 'string' } } },
+        examples: {
+          unauthorized: {
+            summary: 'Missing or invalid API key',
+            value: problemBody('unauthorized', 'a valid API key is required', '/settle'),
           },
         },
       },
-    },
-    RateLimited: {
-      description:
-        'The API key used up its rate limit (a token bucket per key: `RATE_LIMIT_PER_MINUTE` tokens a minute, at most `RATE_LIMIT_BURST` at once, shared by all replicas through Redis). Retry after `Retry-After` seconds. If Redis is unreachable, requests are not limited. In open mode (`FACILITATOR_OPEN_MODE`), a request without a key is limited the same way per client address (`OPEN_MODE_RATE_LIMIT_PER_MINUTE`, `OPEN_MODE_RATE_LIMIT_BURST`).',
-      headers: { 'Retry-After': { description: 'Seconds until the key may send again (an integer ≥ 1).', schema: { type: 'integer', minimum: 1 } } },
-      content: {
-        'application/problem+json': {
-          schema: { $ref: '#/components/schemas/Problem' },
-          examples: {
-            rateLimited: {
-              summary: 'Too many requests with one key',
-              value: {
-                type: 'urn:problem:rate_limited',
-                title: 'Too many requests',
-                status: 429,
-                code: 'rate_limited',
-                detail: 'too many requests with this API key; retry in 20 s',
-                instance: '/settle',
-                retryAfter: 20,
-              },
-            },
-          },
+    ),
+    Unavailable: problemResponse('The database is unreachable; retry shortly.', {
+      examples: {
+        databaseDown: {
+          summary: 'Database unreachable',
+          value: problemBody('upstream_unavailable', 'a backing service (database or queue) is unavailable; retry shortly', '/payments'),
         },
       },
-    },
-    Unauthorized: {
-      description:
-        'No valid merchant API key: missing, malformed, unknown or revoked, or its merchant is disabled. The body is the same in every case, so it never tells whether a merchant or key exists. On /verify and /settle a request without any key is let through when the operator set `FACILITATOR_OPEN_MODE=true`.',
-      headers: { 'WWW-Authenticate': { description: 'Always `Bearer realm="facilitator"`.', schema: { type: 'string' } } },
-      content: {
-        'application/problem+json': {
-          schema: { $ref: '#/components/schemas/Problem' },
-          examples: {
-            unauthorized: {
-              summary: 'Missing or invalid API key',
-              value: {
-                type: 'urn:problem:unauthorized',
-                title: 'Authentication required',
-                status: 401,
-                code: 'unauthorized',
-                detail: 'a valid API key is required',
-                instance: '/settle',
-              },
-            },
-          },
+    }),
+    UnsupportedMediaType: problemResponse('A body that is not declared as JSON.', {
+      examples: {
+        textPlain: {
+          summary: 'text/plain body',
+          value: problemBody('unsupported_media_type', 'send the body as application/json (got "text/plain")', '/verify'),
         },
       },
-    },
-    Unavailable: {
-      description: 'The database is unreachable; retry shortly.',
-      content: {
-        'application/problem+json': {
-          schema: { $ref: '#/components/schemas/Problem' },
-          examples: {
-            databaseDown: {
-              summary: 'Database unreachable',
-              value: {
-                type: 'urn:problem:upstream_unavailable',
-                title: 'An upstream service is unavailable',
-                status: 503,
-                code: 'upstream_unavailable',
-                detail: 'a backing service (database or queue) is unavailable; retry shortly',
-                instance: '/payments',
-              },
-            },
-          },
-        },
-      },
-    },
-    UnsupportedMediaType: {
-      description: 'A body that is not declared as JSON.',
-      content: {
-        'application/problem+json': {
-          schema: { $ref: '#/components/schemas/Problem' },
-          examples: {
-            textPlain: {
-              summary: 'text/plain body',
-              value: {
-                type: 'urn:problem:unsupported_media_type',
-                title: 'Unsupported media type',
-                status: 415,
-                code: 'unsupported_media_type',
-                detail: 'send the body as application/json (got "text/plain")',
-                instance: '/verify',
-              },
-            },
-          },
-        },
-      },
-    },
+    }),
   },
   schemas: {
     AdminApiKey: {

@@ -1,56 +1,34 @@
+import { problemBody, problemResponse } from '@mp/platform';
 /**
  * Component schemas, responses and parameters of this service's OpenAPI document that no DTO class or zod codec
  * makes: the shapes of its answers and their shared problem responses, referenced by the @ApiDoc of its routes.
  */
 export const COMPONENTS = {
   responses: {
-    RateLimited: {
-      description:
-        'The API key used up its rate limit (a token bucket per key: `RATE_LIMIT_PER_MINUTE` tokens a minute, at most `RATE_LIMIT_BURST` at once, shared by all replicas through Redis). Retry after `Retry-After` seconds. If Redis is unreachable, requests are not limited. In open mode (`FACILITATOR_OPEN_MODE`), a request without a key is limited the same way per client address (`OPEN_MODE_RATE_LIMIT_PER_MINUTE`, `OPEN_MODE_RATE_LIMIT_BURST`).',
-      headers: { 'Retry-After': { description: 'Seconds until the key may send again (an integer ≥ 1).', schema: { type: 'integer', minimum: 1 } } },
-      content: {
-        'application/problem+json': {
-          schema: { $ref: '#/components/schemas/Problem' },
-          examples: {
-            rateLimited: {
-              summary: 'Too many requests with one key',
-              value: {
-                type: 'urn:problem:rate_limited',
-                title: 'Too many requests',
-                status: 429,
-                code: 'rate_limited',
-                detail: 'too many requests with this API key; retry in 20 s',
-                instance: '/settle',
-                retryAfter: 20,
-              },
-            },
+    RateLimited: problemResponse(
+      'The API key used up its rate limit (a token bucket per key: `RATE_LIMIT_PER_MINUTE` tokens a minute, at most `RATE_LIMIT_BURST` at once, shared by all replicas through Redis). Retry after `Retry-After` seconds. If Redis is unreachable, requests are not limited. In open mode (`FACILITATOR_OPEN_MODE`), a request without a key is limited the same way per client address (`OPEN_MODE_RATE_LIMIT_PER_MINUTE`, `OPEN_MODE_RATE_LIMIT_BURST`).',
+      {
+        headers: { 'Retry-After': { description: 'Seconds until the key may send again (an integer ≥ 1).', schema: { type: 'integer', minimum: 1 } } },
+        examples: {
+          rateLimited: {
+            summary: 'Too many requests with one key',
+            value: problemBody('rate_limited', 'too many requests with this API key; retry in 20 s', '/settle', { retryAfter: 20 }),
           },
         },
       },
-    },
-    Unauthorized: {
-      description:
-        'No valid merchant API key: missing, malformed, unknown or revoked, or its merchant is disabled. The body is the same in every case, so it never tells whether a merchant or key exists. On /verify and /settle a request without any key is let through when the operator set `FACILITATOR_OPEN_MODE=true`.',
-      headers: { 'WWW-Authenticate': { description: 'Always `Bearer realm="facilitator"`.', schema: { type: 'string' } } },
-      content: {
-        'application/problem+json': {
-          schema: { $ref: '#/components/schemas/Problem' },
-          examples: {
-            unauthorized: {
-              summary: 'Missing or invalid API key',
-              value: {
-                type: 'urn:problem:unauthorized',
-                title: 'Authentication required',
-                status: 401,
-                code: 'unauthorized',
-                detail: 'a valid API key is required',
-                instance: '/settle',
-              },
-            },
+    ),
+    Unauthorized: problemResponse(
+      'No valid merchant API key: missing, malformed, unknown or revoked, or its merchant is disabled. The body is the same in every case, so it never tells whether a merchant or key exists. On /verify and /settle a request without any key is let through when the operator set `FACILITATOR_OPEN_MODE=true`.',
+      {
+        headers: { 'WWW-Authenticate': { description: 'Always `Bearer realm="facilitator"`.', schema: { type: 'string' } } },
+        examples: {
+          unauthorized: {
+            summary: 'Missing or invalid API key',
+            value: problemBody('unauthorized', 'a valid API key is required', '/settle'),
           },
         },
       },
-    },
+    ),
   },
   schemas: {
     HealthResponse: { type: 'object', required: ['status'], additionalProperties: false, properties: { status: { const: 'ok' } } },

@@ -1,3 +1,4 @@
+import { jsonResponse, problemBody, problemResponse } from '@mp/platform';
 /**
  * Component schemas, responses and parameters of this service's OpenAPI document that no DTO class or zod codec
  * makes: the shapes of its answers and their shared problem responses, referenced by the @ApiDoc of its routes.
@@ -39,27 +40,14 @@ export const COMPONENTS = {
     },
   },
   responses: {
-    A2APayloadTooLarge: {
-      description: "The body is over the A2A routers' limit (100 KB); answered by the platform's error handler.",
-      content: {
-        'application/problem+json': {
-          schema: { $ref: '#/components/schemas/Problem' },
-          examples: {
-            tooLarge: {
-              summary: 'A 200 KB message',
-              value: {
-                type: 'urn:problem:payload_too_large',
-                title: 'The request body is too large',
-                status: 413,
-                code: 'payload_too_large',
-                detail: 'request entity too large',
-                instance: '/a2a/rest/message:send',
-              },
-            },
-          },
+    A2APayloadTooLarge: problemResponse("The body is over the A2A routers' limit (100 KB); answered by the platform's error handler.", {
+      examples: {
+        tooLarge: {
+          summary: 'A 200 KB message',
+          value: problemBody('payload_too_large', 'request entity too large', '/a2a/rest/message:send'),
         },
       },
-    },
+    }),
     A2ARestError: {
       description: 'An A2A error on HTTP+JSON 1.0 (see the error table of `POST /a2a/jsonrpc`).',
       content: {
@@ -93,16 +81,11 @@ export const COMPONENTS = {
         },
       },
     },
-    A2AV03RestError: {
-      description:
-        'An A2A error on the v0.3 HTTP+JSON binding: the JSON-RPC code and message, with the HTTP status of the error (404 for -32001, 400 for the others, 500 for -32603).',
-      content: {
-        'application/json': {
-          schema: { $ref: '#/components/schemas/A2AV03RestError' },
-          example: { code: -32001, message: 'Task not found: 8a27813e-312e-4598-9792-2776d04e72c9' },
-        },
-      },
-    },
+    A2AV03RestError: jsonResponse(
+      'An A2A error on the v0.3 HTTP+JSON binding: the JSON-RPC code and message, with the HTTP status of the error (404 for -32001, 400 for the others, 500 for -32603).',
+      { $ref: '#/components/schemas/A2AV03RestError' },
+      { example: { code: -32001, message: 'Task not found: 8a27813e-312e-4598-9792-2776d04e72c9' } },
+    ),
   },
   schemas: {
     A2AAgentCard: {
@@ -539,135 +522,133 @@ export const A2A_PATHS = {
         },
       ],
       responses: {
-        '200': {
-          description: 'The card.',
-          headers: {
-            ETag: { schema: { type: 'string' } },
-            'Cache-Control': { schema: { type: 'string', const: 'public, max-age=3600' } },
-            Vary: { schema: { type: 'string' }, description: 'Includes `A2A-Version`.' },
-          },
-          content: {
-            'application/json': {
-              schema: { $ref: '#/components/schemas/A2AAgentCard' },
-              example: {
-                name: 'machine-payments merchant agent',
-                description:
-                  "Sells small machine services to other agents, paid on chain with x402 through A2A tasks (a2a-x402): a paid skill waits in input-required for a signed payment, then settles it through the merchant's facilitator.",
-                supportedInterfaces: [
-                  { url: 'http://127.0.0.1:4040/a2a/jsonrpc', protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' },
-                  { url: 'http://127.0.0.1:4040/a2a/rest', protocolBinding: 'HTTP+JSON', tenant: '', protocolVersion: '1.0' },
-                  { url: 'http://127.0.0.1:4040/a2a/jsonrpc', protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '0.3' },
-                  { url: 'http://127.0.0.1:4040/a2a/rest', protocolBinding: 'HTTP+JSON', tenant: '', protocolVersion: '0.3' },
-                ],
-                provider: { url: 'http://127.0.0.1:4040', organization: 'machine-payments' },
-                version: '0.1.0',
-                capabilities: {
-                  streaming: true,
-                  pushNotifications: false,
-                  extensions: [
-                    {
-                      uri: 'https://github.com/google-agentic-commerce/a2a-x402/blob/main/spec/v0.2',
-                      description: 'x402 payments (a2a-x402 v0.2): paid skills answer with an input-required task carrying x402.payment.required.',
-                      required: false,
-                      params: {
-                        x402Version: 2,
-                        prices: {
-                          forecast: {
-                            scheme: 'exact',
-                            network: 'eip155:84532',
-                            asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                            amount: '10000',
-                            payTo: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                            settle: 'before-work',
-                          },
-                          haiku: {
-                            scheme: 'exact',
-                            network: 'eip155:84532',
-                            asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                            amount: '5000',
-                            payTo: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                            settle: 'after-work',
-                          },
+        '200': jsonResponse(
+          'The card.',
+          { $ref: '#/components/schemas/A2AAgentCard' },
+          {
+            headers: {
+              ETag: { schema: { type: 'string' } },
+              'Cache-Control': { schema: { type: 'string', const: 'public, max-age=3600' } },
+              Vary: { schema: { type: 'string' }, description: 'Includes `A2A-Version`.' },
+            },
+            example: {
+              name: 'machine-payments merchant agent',
+              description:
+                "Sells small machine services to other agents, paid on chain with x402 through A2A tasks (a2a-x402): a paid skill waits in input-required for a signed payment, then settles it through the merchant's facilitator.",
+              supportedInterfaces: [
+                { url: 'http://127.0.0.1:4040/a2a/jsonrpc', protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' },
+                { url: 'http://127.0.0.1:4040/a2a/rest', protocolBinding: 'HTTP+JSON', tenant: '', protocolVersion: '1.0' },
+                { url: 'http://127.0.0.1:4040/a2a/jsonrpc', protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '0.3' },
+                { url: 'http://127.0.0.1:4040/a2a/rest', protocolBinding: 'HTTP+JSON', tenant: '', protocolVersion: '0.3' },
+              ],
+              provider: { url: 'http://127.0.0.1:4040', organization: 'machine-payments' },
+              version: '0.1.0',
+              capabilities: {
+                streaming: true,
+                pushNotifications: false,
+                extensions: [
+                  {
+                    uri: 'https://github.com/google-agentic-commerce/a2a-x402/blob/main/spec/v0.2',
+                    description: 'x402 payments (a2a-x402 v0.2): paid skills answer with an input-required task carrying x402.payment.required.',
+                    required: false,
+                    params: {
+                      x402Version: 2,
+                      prices: {
+                        forecast: {
+                          scheme: 'exact',
+                          network: 'eip155:84532',
+                          asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+                          amount: '10000',
+                          payTo: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
+                          settle: 'before-work',
+                        },
+                        haiku: {
+                          scheme: 'exact',
+                          network: 'eip155:84532',
+                          asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+                          amount: '5000',
+                          payTo: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
+                          settle: 'after-work',
                         },
                       },
                     },
-                    {
-                      uri: 'https://github.com/google-a2a/a2a-x402/v0.1',
-                      description: 'x402 payments (a2a-x402 v0.1): paid skills answer with an input-required task carrying x402.payment.required.',
-                      required: false,
-                      params: {
-                        x402Version: 2,
-                        prices: {
-                          forecast: {
-                            scheme: 'exact',
-                            network: 'eip155:84532',
-                            asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                            amount: '10000',
-                            payTo: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                            settle: 'before-work',
-                          },
-                          haiku: {
-                            scheme: 'exact',
-                            network: 'eip155:84532',
-                            asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                            amount: '5000',
-                            payTo: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                            settle: 'after-work',
-                          },
+                  },
+                  {
+                    uri: 'https://github.com/google-a2a/a2a-x402/v0.1',
+                    description: 'x402 payments (a2a-x402 v0.1): paid skills answer with an input-required task carrying x402.payment.required.',
+                    required: false,
+                    params: {
+                      x402Version: 2,
+                      prices: {
+                        forecast: {
+                          scheme: 'exact',
+                          network: 'eip155:84532',
+                          asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+                          amount: '10000',
+                          payTo: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
+                          settle: 'before-work',
+                        },
+                        haiku: {
+                          scheme: 'exact',
+                          network: 'eip155:84532',
+                          asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+                          amount: '5000',
+                          payTo: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
+                          settle: 'after-work',
                         },
                       },
                     },
-                  ],
-                  extendedAgentCard: false,
-                },
-                securitySchemes: {},
-                securityRequirements: [],
-                defaultInputModes: ['text/plain'],
-                defaultOutputModes: ['application/json', 'text/plain'],
-                skills: [
-                  {
-                    id: 'forecast',
-                    name: 'Weather forecast',
-                    description:
-                      'A machine-readable forecast for the next three hours of a city (default Lisbon). Paid with x402 (a2a-x402 extension): 10000 atomic units of 0x036CbD53842c5426634e7929541eC2318f3dCF7e on eip155:84532, settled before the work.',
-                    tags: ['weather', 'forecast', 'x402'],
-                    examples: ['forecast Lisbon'],
-                    inputModes: ['text/plain'],
-                    outputModes: ['application/json'],
-                    securityRequirements: [],
-                  },
-                  {
-                    id: 'haiku',
-                    name: 'Haiku',
-                    description:
-                      'A haiku on a topic of your choice. Paid with x402 (a2a-x402 extension): 5000 atomic units of 0x036CbD53842c5426634e7929541eC2318f3dCF7e on eip155:84532, settled after the work.',
-                    tags: ['poetry', 'haiku', 'x402'],
-                    examples: ['haiku autumn rain'],
-                    inputModes: ['text/plain'],
-                    outputModes: ['text/plain'],
-                    securityRequirements: [],
-                  },
-                  {
-                    id: 'ping',
-                    name: 'Ping',
-                    description: 'Answers pong. Free: for checking the connection.',
-                    tags: ['health'],
-                    examples: ['ping'],
-                    inputModes: ['text/plain'],
-                    outputModes: ['text/plain'],
-                    securityRequirements: [],
                   },
                 ],
-                signatures: [],
+                extendedAgentCard: false,
               },
+              securitySchemes: {},
+              securityRequirements: [],
+              defaultInputModes: ['text/plain'],
+              defaultOutputModes: ['application/json', 'text/plain'],
+              skills: [
+                {
+                  id: 'forecast',
+                  name: 'Weather forecast',
+                  description:
+                    'A machine-readable forecast for the next three hours of a city (default Lisbon). Paid with x402 (a2a-x402 extension): 10000 atomic units of 0x036CbD53842c5426634e7929541eC2318f3dCF7e on eip155:84532, settled before the work.',
+                  tags: ['weather', 'forecast', 'x402'],
+                  examples: ['forecast Lisbon'],
+                  inputModes: ['text/plain'],
+                  outputModes: ['application/json'],
+                  securityRequirements: [],
+                },
+                {
+                  id: 'haiku',
+                  name: 'Haiku',
+                  description:
+                    'A haiku on a topic of your choice. Paid with x402 (a2a-x402 extension): 5000 atomic units of 0x036CbD53842c5426634e7929541eC2318f3dCF7e on eip155:84532, settled after the work.',
+                  tags: ['poetry', 'haiku', 'x402'],
+                  examples: ['haiku autumn rain'],
+                  inputModes: ['text/plain'],
+                  outputModes: ['text/plain'],
+                  securityRequirements: [],
+                },
+                {
+                  id: 'ping',
+                  name: 'Ping',
+                  description: 'Answers pong. Free: for checking the connection.',
+                  tags: ['health'],
+                  examples: ['ping'],
+                  inputModes: ['text/plain'],
+                  outputModes: ['text/plain'],
+                  securityRequirements: [],
+                },
+              ],
+              signatures: [],
             },
           },
-        },
+        ),
         '304': { description: 'Not modified (`If-None-Match` matched the ETag).' },
-        '500': {
-          description: 'The card could not be built: `{"error": "Failed to retrieve agent card"}`.',
-          content: { 'application/json': { schema: { type: 'object', properties: { error: { type: 'string' } } } } },
-        },
+        '500': jsonResponse('The card could not be built: `{"error": "Failed to retrieve agent card"}`.', {
+          type: 'object',
+          properties: { error: { type: 'string' } },
+        }),
       },
     },
   },
@@ -860,10 +841,7 @@ export const A2A_PATHS = {
           },
         },
         '413': { $ref: '#/components/responses/A2APayloadTooLarge' },
-        '500': {
-          description: '-32603: an unexpected error, as a JSON-RPC error.',
-          content: { 'application/json': { schema: { $ref: '#/components/schemas/A2AJsonRpcResponse' } } },
-        },
+        '500': jsonResponse('-32603: an unexpected error, as a JSON-RPC error.', { $ref: '#/components/schemas/A2AJsonRpcResponse' }),
       },
     },
   },
@@ -1058,61 +1036,59 @@ export const A2A_PATHS = {
         },
       },
       responses: {
-        '201': {
-          description: 'The task or message, in v0.3 shapes.',
-          headers: { 'X-A2A-Extensions': { schema: { type: 'string' }, description: 'The activated x402 extension URI.' } },
-          content: {
-            'application/json': {
-              schema: { type: 'object', properties: { task: { type: 'object' }, message: { type: 'object' } } },
-              example: {
-                task: {
-                  id: 'b1f601e9-1e4b-46ae-b036-b36cdd718024',
-                  contextId: '27b556d7-37a6-42e1-b321-f8dbcee0fd9e',
-                  status: {
-                    state: 'TASK_STATE_INPUT_REQUIRED',
-                    message: {
-                      messageId: '07c93e07-604a-4f5d-ab10-d41995ac5e80',
-                      contextId: '27b556d7-37a6-42e1-b321-f8dbcee0fd9e',
-                      taskId: 'b1f601e9-1e4b-46ae-b036-b36cdd718024',
-                      role: 'ROLE_AGENT',
-                      content: [
-                        {
-                          text: 'Payment required for forecast: 10000 atomic units of 0x036CbD53842c5426634e7929541eC2318f3dCF7e on eip155:84532. Sign x402.payment.required and send it as x402.payment.payload with x402.payment.status payment-submitted.',
-                        },
-                      ],
-                      metadata: {
-                        'x402.payment.status': 'payment-required',
-                        'x402.payment.required': {
-                          x402Version: 2,
-                          error: 'Payment required',
-                          resource: {
-                            url: 'http://127.0.0.1:4040/a2a/rest/tasks/b1f601e9-1e4b-46ae-b036-b36cdd718024',
-                            description: 'Weather forecast: Faro',
-                            mimeType: 'application/json',
-                          },
-                          accepts: [
-                            {
-                              scheme: 'exact',
-                              network: 'eip155:84532',
-                              amount: '10000',
-                              asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                              payTo: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                              maxTimeoutSeconds: 300,
-                              extra: { name: 'USDC', version: '2' },
-                            },
-                          ],
-                        },
+        '201': jsonResponse(
+          'The task or message, in v0.3 shapes.',
+          { type: 'object', properties: { task: { type: 'object' }, message: { type: 'object' } } },
+          {
+            headers: { 'X-A2A-Extensions': { schema: { type: 'string' }, description: 'The activated x402 extension URI.' } },
+            example: {
+              task: {
+                id: 'b1f601e9-1e4b-46ae-b036-b36cdd718024',
+                contextId: '27b556d7-37a6-42e1-b321-f8dbcee0fd9e',
+                status: {
+                  state: 'TASK_STATE_INPUT_REQUIRED',
+                  message: {
+                    messageId: '07c93e07-604a-4f5d-ab10-d41995ac5e80',
+                    contextId: '27b556d7-37a6-42e1-b321-f8dbcee0fd9e',
+                    taskId: 'b1f601e9-1e4b-46ae-b036-b36cdd718024',
+                    role: 'ROLE_AGENT',
+                    content: [
+                      {
+                        text: 'Payment required for forecast: 10000 atomic units of 0x036CbD53842c5426634e7929541eC2318f3dCF7e on eip155:84532. Sign x402.payment.required and send it as x402.payment.payload with x402.payment.status payment-submitted.',
                       },
-                      extensions: ['https://github.com/google-a2a/a2a-x402/v0.1'],
+                    ],
+                    metadata: {
+                      'x402.payment.status': 'payment-required',
+                      'x402.payment.required': {
+                        x402Version: 2,
+                        error: 'Payment required',
+                        resource: {
+                          url: 'http://127.0.0.1:4040/a2a/rest/tasks/b1f601e9-1e4b-46ae-b036-b36cdd718024',
+                          description: 'Weather forecast: Faro',
+                          mimeType: 'application/json',
+                        },
+                        accepts: [
+                          {
+                            scheme: 'exact',
+                            network: 'eip155:84532',
+                            amount: '10000',
+                            asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+                            payTo: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
+                            maxTimeoutSeconds: 300,
+                            extra: { name: 'USDC', version: '2' },
+                          },
+                        ],
+                      },
                     },
-                    timestamp: '2026-12-01T10:56:02.738Z',
+                    extensions: ['https://github.com/google-a2a/a2a-x402/v0.1'],
                   },
-                  metadata: { skill: 'forecast' },
+                  timestamp: '2026-12-01T10:56:02.738Z',
                 },
+                metadata: { skill: 'forecast' },
               },
             },
           },
-        },
+        ),
         '400': { $ref: '#/components/responses/A2AV03RestError' },
         '404': { $ref: '#/components/responses/A2AV03RestError' },
         '413': { $ref: '#/components/responses/A2APayloadTooLarge' },
@@ -1166,7 +1142,7 @@ export const A2A_PATHS = {
         { name: 'historyLength', in: 'query', required: false, schema: { type: 'integer', minimum: 0 } },
       ],
       responses: {
-        '200': { description: 'The task, in v0.3 shapes.', content: { 'application/json': { schema: { type: 'object' } } } },
+        '200': jsonResponse('The task, in v0.3 shapes.'),
         '400': { $ref: '#/components/responses/A2AV03RestError' },
         '404': { $ref: '#/components/responses/A2AV03RestError' },
         '500': { $ref: '#/components/responses/A2AV03RestError' },
@@ -1181,7 +1157,7 @@ export const A2A_PATHS = {
         "CancelTask for v0.3 clients: as `POST /a2a/rest/tasks/{taskId}:cancel` (-32002 when the payment is under way or done). v0.3 compatibility route (the SDK's legacy HTTP+JSON router): served when `A2A-Version` is absent or 0.3; a 1.0 client uses the route without `/v1`. Bodies and answers in v0.3 gRPC-JSON shapes (parts in `content`), errors as `{code, message}`; extensions in `X-A2A-Extensions` (or `A2A-Extensions`).",
       parameters: [{ $ref: '#/components/parameters/A2ATaskId' }, { $ref: '#/components/parameters/A2AVersion' }],
       responses: {
-        '200': { description: 'The canceled task, in v0.3 shapes.', content: { 'application/json': { schema: { type: 'object' } } } },
+        '200': jsonResponse('The canceled task, in v0.3 shapes.'),
         '400': { $ref: '#/components/responses/A2AV03RestError' },
         '404': { $ref: '#/components/responses/A2AV03RestError' },
         '500': { $ref: '#/components/responses/A2AV03RestError' },

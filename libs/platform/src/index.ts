@@ -14,3 +14,4 @@ export * from './query';
 export * from './validation.pipe';
 export * from './zod-body.pipe';
 export * from './openapi';
+export * from './openapi-responses';

@@ -1,4 +1,4 @@
-import type { OperationDoc } from '@mp/platform';
+import { MERCHANT_API_KEY_SECURITY, NO_STORE_HEADERS, jsonResponse, type OperationDoc } from '@mp/platform';
 
 /** What the OpenAPI document says about MppController's routes (see @ApiDoc). */
 export const MPP_DOCS = {
@@ -6,22 +6,20 @@ export const MPP_DOCS = {
     operationId: 'getMppSupported',
     summary: 'The MPP methods this facilitator settles',
     description: '`evm` always (on the networks and assets of GET /supported); `stripe` when STRIPE_SECRET_KEY is set.',
-    security: [{ merchantApiKey: [] }, { merchantApiKeyHeader: [] }, {}],
+    security: [...MERCHANT_API_KEY_SECURITY, {}],
     responses: {
-      '200': {
-        description: 'The methods and intents.',
-        content: {
-          'application/json': {
-            schema: { $ref: '#/components/schemas/MppSupportedResponse' },
-            example: {
-              methods: [
-                { method: 'evm', intents: ['charge'] },
-                { method: 'stripe', intents: ['charge'] },
-              ],
-            },
+      '200': jsonResponse(
+        'The methods and intents.',
+        { $ref: '#/components/schemas/MppSupportedResponse' },
+        {
+          example: {
+            methods: [
+              { method: 'evm', intents: ['charge'] },
+              { method: 'stripe', intents: ['charge'] },
+            ],
           },
         },
-      },
+      ),
       '401': { $ref: '#/components/responses/Unauthorized' },
       '429': { $ref: '#/components/responses/RateLimited' },
       '500': { $ref: '#/components/responses/InternalError' },
@@ -32,7 +30,7 @@ export const MPP_DOCS = {
     summary: "Issue MPP challenges for a route's terms",
     description:
       "One challenge per offer, each bound by HMAC-SHA256 with the calling merchant's own secret (made on first use, 32 random bytes; open mode has one of its own) and a random `_nonce` in `opaque`, so every challenge is unique. Nothing is stored: the id proves issuance. Send the `wwwAuthenticate` values with your 402, one field each.",
-    security: [{ merchantApiKey: [] }, { merchantApiKeyHeader: [] }, {}],
+    security: [...MERCHANT_API_KEY_SECURITY, {}],
     requestBody: {
       required: true,
       content: {
@@ -68,45 +66,43 @@ export const MPP_DOCS = {
       },
     },
     responses: {
-      '201': {
-        description: 'The challenges.',
-        content: {
-          'application/json': {
-            schema: { $ref: '#/components/schemas/MppIssuedChallenges' },
-            example: {
-              challenges: [
-                {
-                  id: 'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
-                  realm: 'shop.example',
-                  method: 'evm',
-                  intent: 'charge',
-                  request: {
-                    amount: '25000',
-                    currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                    methodDetails: { chainId: 84532, credentialTypes: ['authorization'], decimals: 6 },
-                    recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                  },
-                  expires: '2026-12-01T10:20:00Z',
-                  opaque: 'eyJfbm9uY2UiOiJoM2k0bTVuNm83cDhxOXIwIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
+      '201': jsonResponse(
+        'The challenges.',
+        { $ref: '#/components/schemas/MppIssuedChallenges' },
+        {
+          example: {
+            challenges: [
+              {
+                id: 'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
+                realm: 'shop.example',
+                method: 'evm',
+                intent: 'charge',
+                request: {
+                  amount: '25000',
+                  currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+                  methodDetails: { chainId: 84532, credentialTypes: ['authorization'], decimals: 6 },
+                  recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                 },
-                {
-                  id: 'Hn0dQ2Vx8c4m5o6p7q8r9s0t1u2v3w4x5y6z7A8B9C0',
-                  realm: 'shop.example',
-                  method: 'stripe',
-                  intent: 'charge',
-                  request: { amount: '50', currency: 'usd', methodDetails: { networkId: 'profile_61RtXqZc5eYd3NkbB', paymentMethodTypes: ['card'] } },
-                  expires: '2026-12-01T10:20:00Z',
-                  opaque: 'eyJfbm9uY2UiOiJhMWIyYzNkNGU1ZjZnN2g4IiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
-                },
-              ],
-              wwwAuthenticate: [
-                'Payment id="q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M", realm="shop.example", method="evm", intent="charge", request="eyJhbW91bnQiOiIyNTAwMCIsImN1cnJlbmN5IjoiMHgwMzZDYkQ1Mzg0MmM1NDI2NjM0ZTc5Mjk1NDFlQzIzMThmM2RDRjdlIiwibWV0aG9kRGV0YWlscyI6eyJjaGFpbklkIjo4NDUzMiwiY3JlZGVudGlhbFR5cGVzIjpbImF1dGhvcml6YXRpb24iXSwiZGVjaW1hbHMiOjZ9LCJyZWNpcGllbnQiOiIweENkYUY1NDVmMDNEOGRBMDFDMjk4ZDg2MDRmMjlkNGM4MDQ5M2Y2YjIifQ", expires="2026-12-01T10:20:00Z", opaque="eyJfbm9uY2UiOiJoM2k0bTVuNm83cDhxOXIwIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ"',
-                'Payment id="Hn0dQ2Vx8c4m5o6p7q8r9s0t1u2v3w4x5y6z7A8B9C0", realm="shop.example", method="stripe", intent="charge", request="eyJhbW91bnQiOiI1MCIsImN1cnJlbmN5IjoidXNkIiwibWV0aG9kRGV0YWlscyI6eyJuZXR3b3JrSWQiOiJwcm9maWxlXzYxUnRYcVpjNWVZZDNOa2JCIiwicGF5bWVudE1ldGhvZFR5cGVzIjpbImNhcmQiXX19", expires="2026-12-01T10:20:00Z", opaque="eyJfbm9uY2UiOiJhMWIyYzNkNGU1ZjZnN2g4IiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ"',
-              ],
-            },
+                expires: '2026-12-01T10:20:00Z',
+                opaque: 'eyJfbm9uY2UiOiJoM2k0bTVuNm83cDhxOXIwIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
+              },
+              {
+                id: 'Hn0dQ2Vx8c4m5o6p7q8r9s0t1u2v3w4x5y6z7A8B9C0',
+                realm: 'shop.example',
+                method: 'stripe',
+                intent: 'charge',
+                request: { amount: '50', currency: 'usd', methodDetails: { networkId: 'profile_61RtXqZc5eYd3NkbB', paymentMethodTypes: ['card'] } },
+                expires: '2026-12-01T10:20:00Z',
+                opaque: 'eyJfbm9uY2UiOiJhMWIyYzNkNGU1ZjZnN2g4IiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
+              },
+            ],
+            wwwAuthenticate: [
+              'Payment id="q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M", realm="shop.example", method="evm", intent="charge", request="eyJhbW91bnQiOiIyNTAwMCIsImN1cnJlbmN5IjoiMHgwMzZDYkQ1Mzg0MmM1NDI2NjM0ZTc5Mjk1NDFlQzIzMThmM2RDRjdlIiwibWV0aG9kRGV0YWlscyI6eyJjaGFpbklkIjo4NDUzMiwiY3JlZGVudGlhbFR5cGVzIjpbImF1dGhvcml6YXRpb24iXSwiZGVjaW1hbHMiOjZ9LCJyZWNpcGllbnQiOiIweENkYUY1NDVmMDNEOGRBMDFDMjk4ZDg2MDRmMjlkNGM4MDQ5M2Y2YjIifQ", expires="2026-12-01T10:20:00Z", opaque="eyJfbm9uY2UiOiJoM2k0bTVuNm83cDhxOXIwIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ"',
+              'Payment id="Hn0dQ2Vx8c4m5o6p7q8r9s0t1u2v3w4x5y6z7A8B9C0", realm="shop.example", method="stripe", intent="charge", request="eyJhbW91bnQiOiI1MCIsImN1cnJlbmN5IjoidXNkIiwibWV0aG9kRGV0YWlscyI6eyJuZXR3b3JrSWQiOiJwcm9maWxlXzYxUnRYcVpjNWVZZDNOa2JCIiwicGF5bWVudE1ldGhvZFR5cGVzIjpbImNhcmQiXX19", expires="2026-12-01T10:20:00Z", opaque="eyJfbm9uY2UiOiJhMWIyYzNkNGU1ZjZnN2g4IiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ"',
+            ],
           },
         },
-      },
+      ),
       '400': { $ref: '#/components/responses/BadRequest' },
       '401': { $ref: '#/components/responses/Unauthorized' },
       '413': { $ref: '#/components/responses/PayloadTooLarge' },
@@ -120,7 +116,7 @@ export const MPP_DOCS = {
     summary: 'Check an MPP credential without settling it',
     description:
       "Parses the credential, checks the HMAC binding under this merchant's secret (and the previous one for an hour after a rotation), expiry, that the challenge was issued for these terms, that it is unused, and the method's own checks: evm verifies the signature and simulates the transfer; stripe looks the Shared Payment Token up. Claims nothing.",
-    security: [{ merchantApiKey: [] }, { merchantApiKeyHeader: [] }, {}],
+    security: [...MERCHANT_API_KEY_SECURITY, {}],
     requestBody: {
       required: true,
       content: {
@@ -160,21 +156,19 @@ export const MPP_DOCS = {
       },
     },
     responses: {
-      '200': {
-        description: 'The credential would settle now.',
-        content: {
-          'application/json': {
-            schema: { $ref: '#/components/schemas/MppVerifyResponse' },
-            example: {
-              valid: true,
-              challengeId: 'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
-              method: 'evm',
-              intent: 'charge',
-              payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
-            },
+      '200': jsonResponse(
+        'The credential would settle now.',
+        { $ref: '#/components/schemas/MppVerifyResponse' },
+        {
+          example: {
+            valid: true,
+            challengeId: 'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
+            method: 'evm',
+            intent: 'charge',
+            payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
           },
         },
-      },
+      ),
       '400': {
         description: "Our own 400 (`validation_failed`: invalid terms or body) or the scheme's `method-unsupported` / `bad-request` (with fresh challenges).",
         content: {
@@ -246,7 +240,7 @@ export const MPP_DOCS = {
             example:
               'Payment id="q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M", realm="shop.example", method="evm", intent="charge", request="eyJhbW91bnQiOiIyNTAwMCIsImN1cnJlbmN5IjoiMHgwMzZDYkQ1Mzg0MmM1NDI2NjM0ZTc5Mjk1NDFlQzIzMThmM2RDRjdlIiwibWV0aG9kRGV0YWlscyI6eyJjaGFpbklkIjo4NDUzMiwiY3JlZGVudGlhbFR5cGVzIjpbImF1dGhvcml6YXRpb24iXSwiZGVjaW1hbHMiOjZ9LCJyZWNpcGllbnQiOiIweENkYUY1NDVmMDNEOGRBMDFDMjk4ZDg2MDRmMjlkNGM4MDQ5M2Y2YjIifQ", expires="2026-12-01T10:20:00Z", opaque="eyJfbm9uY2UiOiJoM2k0bTVuNm83cDhxOXIwIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ"',
           },
-          'Cache-Control': { schema: { type: 'string', const: 'no-store' } },
+          ...NO_STORE_HEADERS,
         },
         content: {
           'application/problem+json': {
@@ -422,7 +416,7 @@ export const MPP_DOCS = {
     summary: 'Settle an MPP credential, exactly once',
     description:
       "The checks of /mpp/verify, then the challenge is claimed in PostgreSQL (one INSERT: of concurrent requests with one credential exactly one proceeds; a challenge used by another credential is `invalid-challenge`), then settled by its method: `evm` through the x402 settlement engine (same exactly-once record, signer pool and recovery; the payment is recorded with protocol `mpp`), `stripe` by one confirmed PaymentIntent with idempotency key `mpp_<challengeId>_<spt>`. Every settled payment emits the same outbox events and webhooks as an x402 one. If the outcome is unknown (RPC or Stripe unreachable, a Stripe 5xx, `409 idempotency_key_in_use` or `idempotency_error`, settlement past SETTLE_BUDGET_MS), the answer is 500 `internal-payment-error` and the same credential may be sent again: it drives the same settlement, never a second one. The same credential sent again after it settled gets the original answer: 200 with the same receipt (same `reference`, `timestamp` and `Payment-Receipt`), also after the challenge expired; after a failure, the same problem; while another request settles it, that request's outcome (waiting up to SETTLE_BUDGET_MS). Another credential for the same challenge is `invalid-challenge`.",
-    security: [{ merchantApiKey: [] }, { merchantApiKeyHeader: [] }, {}],
+    security: [...MERCHANT_API_KEY_SECURITY, {}],
     requestBody: {
       required: true,
       content: {
@@ -462,30 +456,28 @@ export const MPP_DOCS = {
       },
     },
     responses: {
-      '200': {
-        description: 'Settled. `Payment-Receipt` and `Cache-Control: private` are set as response headers too: pass them on with your 2xx.',
-        headers: {
-          'Payment-Receipt': { schema: { type: 'string' }, description: 'base64url JSON MppReceipt' },
-          'Cache-Control': { schema: { type: 'string', const: 'private' } },
-        },
-        content: {
-          'application/json': {
-            schema: { $ref: '#/components/schemas/MppSettleResponse' },
-            example: {
-              success: true,
-              receipt: {
-                status: 'success',
-                method: 'evm',
-                timestamp: '2026-12-01T10:15:04.530Z',
-                reference: '0x68e5b1a3c9d0f2e4a6b8c0d2e4f6a8b0c2d4e6f8a0b2c4d6e8f0a2b4c6d82f6c',
-                challengeId: 'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
-              },
-              paymentReceipt: 'eyJzdGF0dXMiOiJzdWNjZXNzIiwibWV0aG9kIjoiZXZtIn0',
-              payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
+      '200': jsonResponse(
+        'Settled. `Payment-Receipt` and `Cache-Control: private` are set as response headers too: pass them on with your 2xx.',
+        { $ref: '#/components/schemas/MppSettleResponse' },
+        {
+          headers: {
+            'Payment-Receipt': { schema: { type: 'string' }, description: 'base64url JSON MppReceipt' },
+            'Cache-Control': { schema: { type: 'string', const: 'private' } },
+          },
+          example: {
+            success: true,
+            receipt: {
+              status: 'success',
+              method: 'evm',
+              timestamp: '2026-12-01T10:15:04.530Z',
+              reference: '0x68e5b1a3c9d0f2e4a6b8c0d2e4f6a8b0c2d4e6f8a0b2c4d6e8f0a2b4c6d82f6c',
+              challengeId: 'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
             },
+            paymentReceipt: 'eyJzdGF0dXMiOiJzdWNjZXNzIiwibWV0aG9kIjoiZXZtIn0',
+            payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
           },
         },
-      },
+      ),
       '400': {
         description: "Our own 400 (`validation_failed`: invalid terms or body) or the scheme's `method-unsupported` / `bad-request` (with fresh challenges).",
         content: {
@@ -557,7 +549,7 @@ export const MPP_DOCS = {
             example:
               'Payment id="q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M", realm="shop.example", method="evm", intent="charge", request="eyJhbW91bnQiOiIyNTAwMCIsImN1cnJlbmN5IjoiMHgwMzZDYkQ1Mzg0MmM1NDI2NjM0ZTc5Mjk1NDFlQzIzMThmM2RDRjdlIiwibWV0aG9kRGV0YWlscyI6eyJjaGFpbklkIjo4NDUzMiwiY3JlZGVudGlhbFR5cGVzIjpbImF1dGhvcml6YXRpb24iXSwiZGVjaW1hbHMiOjZ9LCJyZWNpcGllbnQiOiIweENkYUY1NDVmMDNEOGRBMDFDMjk4ZDg2MDRmMjlkNGM4MDQ5M2Y2YjIifQ", expires="2026-12-01T10:20:00Z", opaque="eyJfbm9uY2UiOiJoM2k0bTVuNm83cDhxOXIwIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ"',
           },
-          'Cache-Control': { schema: { type: 'string', const: 'no-store' } },
+          ...NO_STORE_HEADERS,
         },
         content: {
           'application/problem+json': {

@@ -1,4 +1,4 @@
-import type { OperationDoc } from '@mp/platform';
+import { MERCHANT_API_KEY_SECURITY, jsonResponse, type OperationDoc } from '@mp/platform';
 
 /** What the OpenAPI document says about X402Controller's routes (see @ApiDoc). */
 export const X402_DOCS = {
@@ -134,66 +134,64 @@ export const X402_DOCS = {
       },
     },
     responses: {
-      '200': {
-        description: 'The verdict (valid or not): always 200.',
-        content: {
-          'application/json': {
-            schema: { $ref: '#/components/schemas/VerifyResponse' },
-            examples: {
-              valid: { summary: 'Valid payment', value: { isValid: true, payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e' } },
-              insufficientBalance: {
-                summary: 'Payer lacks the funds',
-                value: {
-                  isValid: false,
-                  invalidReason: 'invalid_exact_evm_insufficient_balance',
-                  invalidMessage: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e holds 0 of USDC, less than 10000 (ERC20: transfer amount exceeds balance)',
-                  payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
-                },
+      '200': jsonResponse(
+        'The verdict (valid or not): always 200.',
+        { $ref: '#/components/schemas/VerifyResponse' },
+        {
+          examples: {
+            valid: { summary: 'Valid payment', value: { isValid: true, payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e' } },
+            insufficientBalance: {
+              summary: 'Payer lacks the funds',
+              value: {
+                isValid: false,
+                invalidReason: 'invalid_exact_evm_insufficient_balance',
+                invalidMessage: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e holds 0 of USDC, less than 10000 (ERC20: transfer amount exceeds balance)',
+                payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
               },
-              expired: {
-                summary: 'Authorization expires too soon',
-                value: {
-                  isValid: false,
-                  invalidReason: 'invalid_exact_evm_payload_authorization_valid_before',
-                  invalidMessage: 'the authorization expires at 1798761600, too soon to settle (now 1798761597)',
-                  payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
-                },
+            },
+            expired: {
+              summary: 'Authorization expires too soon',
+              value: {
+                isValid: false,
+                invalidReason: 'invalid_exact_evm_payload_authorization_valid_before',
+                invalidMessage: 'the authorization expires at 1798761600, too soon to settle (now 1798761597)',
+                payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
               },
-              nonceUsed: {
-                summary: 'Authorization already used on chain',
-                value: {
-                  isValid: false,
-                  invalidReason: 'invalid_exact_evm_nonce_already_used',
-                  invalidMessage:
-                    'authorization nonce 0x951710b936e8ec0b7657d42b457a25dd7c0d92b9be38f3d0cb8972e16ac881a3 of 0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e is already used or canceled (FiatTokenV2: authorization is used or canceled)',
-                  payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
-                },
+            },
+            nonceUsed: {
+              summary: 'Authorization already used on chain',
+              value: {
+                isValid: false,
+                invalidReason: 'invalid_exact_evm_nonce_already_used',
+                invalidMessage:
+                  'authorization nonce 0x951710b936e8ec0b7657d42b457a25dd7c0d92b9be38f3d0cb8972e16ac881a3 of 0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e is already used or canceled (FiatTokenV2: authorization is used or canceled)',
+                payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
               },
-              permit2: {
-                summary: 'Permit2 payload (not supported yet)',
-                value: {
-                  isValid: false,
-                  invalidReason: 'unsupported_payload_type',
-                  invalidMessage: 'Permit2 payloads are not accepted by this facilitator yet; sign an EIP-3009 authorization',
-                },
+            },
+            permit2: {
+              summary: 'Permit2 payload (not supported yet)',
+              value: {
+                isValid: false,
+                invalidReason: 'unsupported_payload_type',
+                invalidMessage: 'Permit2 payloads are not accepted by this facilitator yet; sign an EIP-3009 authorization',
               },
-              badVersion: {
-                summary: 'Unknown x402 version',
-                value: { isValid: false, invalidReason: 'invalid_x402_version', invalidMessage: 'x402Version 3 is not supported; use 1 or 2' },
-              },
-              rpcDown: {
-                summary: 'The chain RPC is unreachable',
-                value: {
-                  isValid: false,
-                  invalidReason: 'unexpected_verify_error',
-                  invalidMessage: 'the chain could not be reached: fetch failed',
-                  payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
-                },
+            },
+            badVersion: {
+              summary: 'Unknown x402 version',
+              value: { isValid: false, invalidReason: 'invalid_x402_version', invalidMessage: 'x402Version 3 is not supported; use 1 or 2' },
+            },
+            rpcDown: {
+              summary: 'The chain RPC is unreachable',
+              value: {
+                isValid: false,
+                invalidReason: 'unexpected_verify_error',
+                invalidMessage: 'the chain could not be reached: fetch failed',
+                payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
               },
             },
           },
         },
-      },
+      ),
       '400': { $ref: '#/components/responses/BadRequest' },
       '401': { $ref: '#/components/responses/Unauthorized' },
       '409': { $ref: '#/components/responses/PaymentIdentifierConflict' },
@@ -202,7 +200,7 @@ export const X402_DOCS = {
       '429': { $ref: '#/components/responses/RateLimited' },
       '500': { $ref: '#/components/responses/InternalError' },
     },
-    security: [{ merchantApiKey: [] }, { merchantApiKeyHeader: [] }, {}],
+    security: [...MERCHANT_API_KEY_SECURITY, {}],
   },
   settle: {
     operationId: 'settle',
@@ -336,113 +334,111 @@ export const X402_DOCS = {
       },
     },
     responses: {
-      '200': {
-        description: 'The settlement outcome: always 200.',
-        content: {
-          'application/json': {
-            schema: { $ref: '#/components/schemas/SettleResponse' },
-            examples: {
-              success: {
-                summary: 'Settled (also the answer to every replay)',
-                value: {
-                  success: true,
-                  payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
-                  transaction: '0x0c9a06220de825e6e7333522173977e8a8bf6f7fb0f2de63a213f8dd57c68034',
-                  network: 'eip155:84532',
-                },
+      '200': jsonResponse(
+        'The settlement outcome: always 200.',
+        { $ref: '#/components/schemas/SettleResponse' },
+        {
+          examples: {
+            success: {
+              summary: 'Settled (also the answer to every replay)',
+              value: {
+                success: true,
+                payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
+                transaction: '0x0c9a06220de825e6e7333522173977e8a8bf6f7fb0f2de63a213f8dd57c68034',
+                network: 'eip155:84532',
               },
-              successV1: {
-                summary: 'Settled, x402 v1 (network stays the v1 name)',
-                value: {
-                  success: true,
-                  payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
-                  transaction: '0x0c9a06220de825e6e7333522173977e8a8bf6f7fb0f2de63a213f8dd57c68034',
-                  network: 'base-sepolia',
-                },
+            },
+            successV1: {
+              summary: 'Settled, x402 v1 (network stays the v1 name)',
+              value: {
+                success: true,
+                payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
+                transaction: '0x0c9a06220de825e6e7333522173977e8a8bf6f7fb0f2de63a213f8dd57c68034',
+                network: 'base-sepolia',
               },
-              pending: {
-                summary: 'Broadcast, receipt not in yet (settle again for the outcome)',
-                value: {
-                  success: false,
-                  errorReason: 'settlement_pending',
-                  errorMessage: 'the transaction is not mined yet; settle again to get its outcome',
-                  payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
-                  transaction: '0x0c9a06220de825e6e7333522173977e8a8bf6f7fb0f2de63a213f8dd57c68034',
-                  network: 'eip155:84532',
-                },
+            },
+            pending: {
+              summary: 'Broadcast, receipt not in yet (settle again for the outcome)',
+              value: {
+                success: false,
+                errorReason: 'settlement_pending',
+                errorMessage: 'the transaction is not mined yet; settle again to get its outcome',
+                payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
+                transaction: '0x0c9a06220de825e6e7333522173977e8a8bf6f7fb0f2de63a213f8dd57c68034',
+                network: 'eip155:84532',
               },
-              pendingOtherOwner: {
-                summary: 'Another request or replica holds the claim',
-                value: {
-                  success: false,
-                  errorReason: 'settlement_pending',
-                  errorMessage: 'another request is settling this payment; retry shortly',
-                  payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
-                  transaction: '',
-                  network: 'eip155:84532',
-                },
+            },
+            pendingOtherOwner: {
+              summary: 'Another request or replica holds the claim',
+              value: {
+                success: false,
+                errorReason: 'settlement_pending',
+                errorMessage: 'another request is settling this payment; retry shortly',
+                payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
+                transaction: '',
+                network: 'eip155:84532',
               },
-              insufficientBalance: {
-                summary: 'Invalid payment: nothing sent',
-                value: {
-                  success: false,
-                  errorReason: 'invalid_exact_evm_insufficient_balance',
-                  errorMessage: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e holds 0 of USDC, less than 10000 (ERC20: transfer amount exceeds balance)',
-                  payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
-                  transaction: '',
-                  network: 'eip155:84532',
-                },
+            },
+            insufficientBalance: {
+              summary: 'Invalid payment: nothing sent',
+              value: {
+                success: false,
+                errorReason: 'invalid_exact_evm_insufficient_balance',
+                errorMessage: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e holds 0 of USDC, less than 10000 (ERC20: transfer amount exceeds balance)',
+                payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
+                transaction: '',
+                network: 'eip155:84532',
               },
-              differentPayload: {
-                summary: 'This authorization was already settled with another payload',
-                value: {
-                  success: false,
-                  errorReason: 'invalid_exact_evm_nonce_already_used',
-                  errorMessage:
-                    'this authorization was already presented with a different payload and settled by 0x0c9a06220de825e6e7333522173977e8a8bf6f7fb0f2de63a213f8dd57c68034',
-                  payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
-                  transaction: '',
-                  network: 'eip155:84532',
-                },
+            },
+            differentPayload: {
+              summary: 'This authorization was already settled with another payload',
+              value: {
+                success: false,
+                errorReason: 'invalid_exact_evm_nonce_already_used',
+                errorMessage:
+                  'this authorization was already presented with a different payload and settled by 0x0c9a06220de825e6e7333522173977e8a8bf6f7fb0f2de63a213f8dd57c68034',
+                payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
+                transaction: '',
+                network: 'eip155:84532',
               },
-              transferMismatch: {
-                summary: 'Mined, but the receipt does not show the transfer',
-                value: {
-                  success: false,
-                  errorReason: 'invalid_exact_evm_transfer_event_mismatch',
-                  errorMessage:
-                    'transaction 0x0c9a06220de825e6e7333522173977e8a8bf6f7fb0f2de63a213f8dd57c68034 has no Transfer of 10000 from 0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e to 0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                  payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
-                  transaction: '0x0c9a06220de825e6e7333522173977e8a8bf6f7fb0f2de63a213f8dd57c68034',
-                  network: 'eip155:84532',
-                },
+            },
+            transferMismatch: {
+              summary: 'Mined, but the receipt does not show the transfer',
+              value: {
+                success: false,
+                errorReason: 'invalid_exact_evm_transfer_event_mismatch',
+                errorMessage:
+                  'transaction 0x0c9a06220de825e6e7333522173977e8a8bf6f7fb0f2de63a213f8dd57c68034 has no Transfer of 10000 from 0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e to 0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
+                payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
+                transaction: '0x0c9a06220de825e6e7333522173977e8a8bf6f7fb0f2de63a213f8dd57c68034',
+                network: 'eip155:84532',
               },
-              rpcDown: {
-                summary: 'The chain RPC is unreachable: nothing sent, retry later',
-                value: {
-                  success: false,
-                  errorReason: 'unexpected_settle_error',
-                  errorMessage: 'the chain could not be reached: fetch failed',
-                  payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
-                  transaction: '',
-                  network: 'eip155:84532',
-                },
+            },
+            rpcDown: {
+              summary: 'The chain RPC is unreachable: nothing sent, retry later',
+              value: {
+                success: false,
+                errorReason: 'unexpected_settle_error',
+                errorMessage: 'the chain could not be reached: fetch failed',
+                payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
+                transaction: '',
+                network: 'eip155:84532',
               },
-              payToNotAllowed: {
-                summary: 'payTo is not a receiving address of the calling merchant',
-                value: {
-                  success: false,
-                  errorReason: 'pay_to_not_allowed',
-                  errorMessage:
-                    'payTo 0x9965507D1a55bcC2695C58ba16FB37d819B0A4dc is not a receiving address this merchant declared for eip155:84532; declare it (POST /merchants/me/receiving-addresses, or scripts/merchants.mjs receiving-addresses add) or allow any payTo (allowAnyPayTo)',
-                  transaction: '',
-                  network: 'eip155:84532',
-                },
+            },
+            payToNotAllowed: {
+              summary: 'payTo is not a receiving address of the calling merchant',
+              value: {
+                success: false,
+                errorReason: 'pay_to_not_allowed',
+                errorMessage:
+                  'payTo 0x9965507D1a55bcC2695C58ba16FB37d819B0A4dc is not a receiving address this merchant declared for eip155:84532; declare it (POST /merchants/me/receiving-addresses, or scripts/merchants.mjs receiving-addresses add) or allow any payTo (allowAnyPayTo)',
+                transaction: '',
+                network: 'eip155:84532',
               },
             },
           },
         },
-      },
+      ),
       '400': { $ref: '#/components/responses/BadRequest' },
       '401': { $ref: '#/components/responses/Unauthorized' },
       '409': { $ref: '#/components/responses/PaymentIdentifierConflict' },
@@ -451,52 +447,50 @@ export const X402_DOCS = {
       '429': { $ref: '#/components/responses/RateLimited' },
       '500': { $ref: '#/components/responses/InternalError' },
     },
-    security: [{ merchantApiKey: [] }, { merchantApiKeyHeader: [] }, {}],
+    security: [...MERCHANT_API_KEY_SECURITY, {}],
   },
   supported: {
     operationId: 'supported',
     summary: 'Schemes, networks, extensions and signer addresses this facilitator serves',
     responses: {
-      '200': {
-        description: 'What this facilitator serves.',
-        content: {
-          'application/json': {
-            schema: { $ref: '#/components/schemas/SupportedResponse' },
-            examples: {
-              baseSepolia: {
-                summary: 'FACILITATOR_NETWORKS_FILE=docs/examples/networks.base-sepolia.json',
-                value: {
-                  kinds: [
-                    { x402Version: 2, scheme: 'exact', network: 'eip155:84532' },
-                    { x402Version: 1, scheme: 'exact', network: 'base-sepolia' },
-                  ],
-                  extensions: ['payment-identifier'],
-                  signers: { 'eip155:*': ['0xD72505BC4336aF491c8EadCF6F28b1EAD73d0514', '0x54aaf95AAb8029748B7BD986D3F0807B4Ff6Cbad'] },
-                },
+      '200': jsonResponse(
+        'What this facilitator serves.',
+        { $ref: '#/components/schemas/SupportedResponse' },
+        {
+          examples: {
+            baseSepolia: {
+              summary: 'FACILITATOR_NETWORKS_FILE=docs/examples/networks.base-sepolia.json',
+              value: {
+                kinds: [
+                  { x402Version: 2, scheme: 'exact', network: 'eip155:84532' },
+                  { x402Version: 1, scheme: 'exact', network: 'base-sepolia' },
+                ],
+                extensions: ['payment-identifier'],
+                signers: { 'eip155:*': ['0xD72505BC4336aF491c8EadCF6F28b1EAD73d0514', '0x54aaf95AAb8029748B7BD986D3F0807B4Ff6Cbad'] },
               },
-              local: {
-                summary: 'Local anvil chain (npm start)',
-                value: {
-                  kinds: [
-                    { x402Version: 2, scheme: 'exact', network: 'eip155:31337' },
-                    { x402Version: 1, scheme: 'exact', network: 'anvil' },
-                    { x402Version: 1, scheme: 'exact', network: 'localhost' },
+            },
+            local: {
+              summary: 'Local anvil chain (npm start)',
+              value: {
+                kinds: [
+                  { x402Version: 2, scheme: 'exact', network: 'eip155:31337' },
+                  { x402Version: 1, scheme: 'exact', network: 'anvil' },
+                  { x402Version: 1, scheme: 'exact', network: 'localhost' },
+                ],
+                extensions: ['payment-identifier'],
+                signers: {
+                  'eip155:*': [
+                    '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+                    '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC',
+                    '0x90F79bf6EB2c4f870365E785982E1f101E93b906',
+                    '0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65',
                   ],
-                  extensions: ['payment-identifier'],
-                  signers: {
-                    'eip155:*': [
-                      '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
-                      '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC',
-                      '0x90F79bf6EB2c4f870365E785982E1f101E93b906',
-                      '0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65',
-                    ],
-                  },
                 },
               },
             },
           },
         },
-      },
+      ),
       '500': { $ref: '#/components/responses/InternalError' },
     },
   },

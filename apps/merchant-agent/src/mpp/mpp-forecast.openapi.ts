@@ -1,4 +1,4 @@
-import type { OperationDoc } from '@mp/platform';
+import { NO_STORE_HEADERS, jsonResponse, problemBody, type OperationDoc } from '@mp/platform';
 
 /** What the OpenAPI document says about MppForecastController's routes (see @ApiDoc). */
 export const MPP_FORECAST_DOCS = {
@@ -15,27 +15,25 @@ export const MPP_FORECAST_DOCS = {
       },
     },
     responses: {
-      '200': {
-        description: 'Paid and settled: the forecast.',
-        headers: {
-          'Payment-Receipt': { schema: { type: 'string' }, description: 'base64url JSON MppReceipt' },
-          'Cache-Control': { schema: { type: 'string', const: 'private' } },
-        },
-        content: {
-          'application/json': {
-            schema: { $ref: '#/components/schemas/Forecast' },
-            example: {
-              location: 'Porto',
-              issuedAt: '2026-12-01T04:20:22.804Z',
-              hours: [
-                { in: 1, tempC: 19, sky: 'clear' },
-                { in: 2, tempC: 18, sky: 'clear' },
-                { in: 3, tempC: 17, sky: 'cloudy' },
-              ],
-            },
+      '200': jsonResponse(
+        'Paid and settled: the forecast.',
+        { $ref: '#/components/schemas/Forecast' },
+        {
+          headers: {
+            'Payment-Receipt': { schema: { type: 'string' }, description: 'base64url JSON MppReceipt' },
+            'Cache-Control': { schema: { type: 'string', const: 'private' } },
+          },
+          example: {
+            location: 'Porto',
+            issuedAt: '2026-12-01T04:20:22.804Z',
+            hours: [
+              { in: 1, tempC: 19, sky: 'clear' },
+              { in: 2, tempC: 18, sky: 'clear' },
+              { in: 3, tempC: 17, sky: 'cloudy' },
+            ],
           },
         },
-      },
+      ),
       '400': {
         description: '`bad-request` (more than one credential) or `method-unsupported`, with fresh challenges in WWW-Authenticate.',
         content: {
@@ -54,7 +52,7 @@ export const MPP_FORECAST_DOCS = {
             example:
               'Payment id="q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M", realm="shop.example", method="evm", intent="charge", request="eyJhbW91bnQiOiIyNTAwMCIsImN1cnJlbmN5IjoiMHgwMzZDYkQ1Mzg0MmM1NDI2NjM0ZTc5Mjk1NDFlQzIzMThmM2RDRjdlIiwibWV0aG9kRGV0YWlscyI6eyJjaGFpbklkIjo4NDUzMiwiY3JlZGVudGlhbFR5cGVzIjpbImF1dGhvcml6YXRpb24iXSwiZGVjaW1hbHMiOjZ9LCJyZWNpcGllbnQiOiIweENkYUY1NDVmMDNEOGRBMDFDMjk4ZDg2MDRmMjlkNGM4MDQ5M2Y2YjIifQ", expires="2026-12-01T10:20:00Z", opaque="eyJfbm9uY2UiOiJoM2k0bTVuNm83cDhxOXIwIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ"',
           },
-          'Cache-Control': { schema: { type: 'string', const: 'no-store' } },
+          ...NO_STORE_HEADERS,
         },
         content: {
           'application/problem+json': {
@@ -77,14 +75,7 @@ export const MPP_FORECAST_DOCS = {
         content: {
           'application/problem+json': {
             schema: { type: 'object' },
-            example: {
-              type: 'urn:problem:upstream_unavailable',
-              title: 'An upstream service is unavailable',
-              status: 503,
-              code: 'upstream_unavailable',
-              detail: 'the payment facilitator is unreachable: fetch failed',
-              instance: '/mpp/forecast',
-            },
+            example: problemBody('upstream_unavailable', 'the payment facilitator is unreachable: fetch failed', '/mpp/forecast'),
           },
         },
       },
