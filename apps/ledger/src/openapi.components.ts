@@ -1,51 +1,14 @@
-import { problemBody, problemResponse } from '@mp/platform';
+import { HEALTH_SCHEMAS, MERCHANT_API_KEY_RESPONSES, MERCHANT_API_KEY_SCHEMES, RECONCILIATION_SCHEMAS, WEBHOOK_DELIVERY } from '@mp/platform';
+
 /**
  * Component schemas, responses and parameters of this service's OpenAPI document that no DTO class or zod codec
  * makes: the shapes of its answers and their shared problem responses, referenced by the @ApiDoc of its routes.
  */
 export const COMPONENTS = {
-  responses: {
-    RateLimited: problemResponse(
-      'The API key used up its rate limit (a token bucket per key: `RATE_LIMIT_PER_MINUTE` tokens a minute, at most `RATE_LIMIT_BURST` at once, shared by all replicas through Redis). Retry after `Retry-After` seconds. If Redis is unreachable, requests are not limited. In open mode (`FACILITATOR_OPEN_MODE`), a request without a key is limited the same way per client address (`OPEN_MODE_RATE_LIMIT_PER_MINUTE`, `OPEN_MODE_RATE_LIMIT_BURST`).',
-      {
-        headers: { 'Retry-After': { description: 'Seconds until the key may send again (an integer ≥ 1).', schema: { type: 'integer', minimum: 1 } } },
-        examples: {
-          rateLimited: {
-            summary: 'Too many requests with one key',
-            value: problemBody('rate_limited', 'too many requests with this API key; retry in 20 s', '/settle', { retryAfter: 20 }),
-          },
-        },
-      },
-    ),
-    Unauthorized: problemResponse(
-      'No valid merchant API key: missing, malformed, unknown or revoked, or its merchant is disabled. The body is the same in every case, so it never tells whether a merchant or key exists. On /verify and /settle a request without any key is let through when the operator set `FACILITATOR_OPEN_MODE=true`.',
-      {
-        headers: { 'WWW-Authenticate': { description: 'Always `Bearer realm="facilitator"`.', schema: { type: 'string' } } },
-        examples: {
-          unauthorized: {
-            summary: 'Missing or invalid API key',
-            value: problemBody('unauthorized', 'a valid API key is required', '/settle'),
-          },
-        },
-      },
-    ),
-  },
+  responses: MERCHANT_API_KEY_RESPONSES,
   schemas: {
-    HealthResponse: { type: 'object', required: ['status'], additionalProperties: false, properties: { status: { const: 'ok' } } },
-    ReadyResponse: {
-      type: 'object',
-      required: ['status', 'checks'],
-      additionalProperties: false,
-      properties: {
-        status: { const: 'ready' },
-        checks: {
-          type: 'object',
-          additionalProperties: { type: 'string' },
-          description:
-            'Check name → `ok` or `ok (<detail>)`. Facilitator: `database`, `redis` and one entry per configured network (CAIP-2 id → `ok (block N)`). Ledger: `database`, `redis`. Merchant agent: `facilitator`.',
-        },
-      },
-    },
+    ...HEALTH_SCHEMAS,
+    ...RECONCILIATION_SCHEMAS,
     ReconciliationRequest: {
       type: 'object',
       additionalProperties: false,
@@ -67,62 +30,6 @@ export const COMPONENTS = {
           description:
             'Optional: what to reconcile the ledger against; default every source configured on the ledger (`stripe` needs STRIPE_SECRET_KEY, a 400 otherwise). With the merchant and the period, what makes two requests the same.',
         },
-      },
-    },
-    ReconciliationRow: {
-      type: 'object',
-      required: ['key', 'kind', 'source', 'asset', 'entryKind', 'reference', 'occurredAt'],
-      properties: {
-        key: { type: 'string', description: 'Stable across runs: the same break found again has the same key.' },
-        kind: { type: 'string', enum: ['matched', 'pending', 'missing_in_ledger', 'missing_externally', 'amount_mismatch', 'duplicate'] },
-        source: { type: 'string', enum: ['chain', 'stripe'] },
-        asset: { type: 'string' },
-        entryKind: { type: 'string', enum: ['payment', 'refund', 'fee', 'gas'] },
-        reference: {
-          type: 'string',
-          description: "`<txHash>:<logIndex>`, `pi_…`, `re_…`, `txn_…`, or the ledger's reference when there is no external entry.",
-        },
-        occurredAt: { type: 'string', format: 'date-time' },
-        ledger: {
-          type: 'object',
-          description: 'The ledger entry as corrected (amount = booking + corrections).',
-          properties: {
-            id: { type: 'string' },
-            merchantId: { type: 'string' },
-            source: { type: 'string' },
-            asset: { type: 'string' },
-            reference: { type: 'string' },
-            kind: { type: 'string' },
-            amount: {
-              type: 'string',
-              pattern: '^-?(0|[1-9][0-9]*)$',
-              description: 'Atomic units as a decimal string (negative for net amounts flowing out, and differences).',
-            },
-            state: { type: 'string', enum: ['pending', 'posted'] },
-            occurredAt: { type: 'string', format: 'date-time' },
-          },
-        },
-        corrections: { type: 'array', items: { type: 'string' }, description: 'Ids of the correcting entries folded into `ledger`.' },
-        external: {
-          type: 'object',
-          properties: {
-            source: { type: 'string' },
-            asset: { type: 'string' },
-            reference: { type: 'string' },
-            aliases: { type: 'array', items: { type: 'string' } },
-            container: { type: 'string' },
-            kind: { type: 'string' },
-            amount: {
-              type: 'string',
-              pattern: '^-?(0|[1-9][0-9]*)$',
-              description: 'Atomic units as a decimal string (negative for net amounts flowing out, and differences).',
-            },
-            occurredAt: { type: 'string', format: 'date-time' },
-            details: { type: 'object', additionalProperties: { type: 'string' } },
-          },
-        },
-        difference: { type: 'string', pattern: '^-?(0|[1-9][0-9]*)$', description: 'amount_mismatch: external − ledger' },
-        duplicateOf: { type: 'string', description: 'duplicate: the ledger entry id or external reference this one repeats.' },
       },
     },
     ReconciliationRun: {
@@ -187,32 +94,6 @@ export const COMPONENTS = {
               description:
                 "The HTML report with a signed `token` (`<generation>.<expiry>.<signature>`): opens in a browser without an API key until it expires (RECON_REPORT_LINK_TTL_SECONDS after it was issued) or the run's links are revoked. Read with a token, a run answers that same token here (reading never extends a link); read with the API key, a newly issued one.",
             },
-          },
-        },
-      },
-    },
-    ReconciliationSummary: {
-      type: 'object',
-      required: ['period', 'generatedAt', 'rows', 'counts', 'breaks', 'ledgerEntries', 'externalEntries', 'corrections', 'scope'],
-      properties: {
-        period: { type: 'object', properties: { from: { type: 'string', format: 'date-time' }, to: { type: 'string', format: 'date-time' } } },
-        generatedAt: { type: 'string', format: 'date-time' },
-        rows: { type: 'integer' },
-        counts: {
-          type: 'object',
-          required: ['matched', 'pending', 'missing_in_ledger', 'missing_externally', 'amount_mismatch', 'duplicate'],
-          additionalProperties: { type: 'integer' },
-        },
-        breaks: { type: 'integer', description: 'Rows of the four break kinds.' },
-        ledgerEntries: { type: 'integer' },
-        externalEntries: { type: 'integer' },
-        corrections: { type: 'integer', description: 'Correcting ledger entries folded into the entries they correct.' },
-        scope: {
-          type: 'object',
-          required: ['reconciled', 'leftOut'],
-          properties: {
-            reconciled: { type: 'array', items: { type: 'string' }, description: '`source/kind` pairs compared.' },
-            leftOut: { type: 'integer', description: 'Ledger entries of kinds no scan covers (e.g. chain gas), not reconciled.' },
           },
         },
       },
@@ -310,21 +191,7 @@ export const COMPONENTS = {
       },
     },
   },
-  securitySchemes: {
-    merchantApiKey: {
-      type: 'http',
-      scheme: 'bearer',
-      bearerFormat: 'mpk_<prefix>_<secret>',
-      description:
-        'A merchant API key, `mpk_` + 8 + `_` + 32 lowercase base32 characters, made with `node scripts/merchants.mjs` and shown once. Sent as `Authorization: Bearer <key>`.',
-    },
-    merchantApiKeyHeader: {
-      type: 'apiKey',
-      in: 'header',
-      name: 'X-API-Key',
-      description: 'The same key in `X-API-Key`, for clients that cannot set `Authorization`.',
-    },
-  },
+  securitySchemes: MERCHANT_API_KEY_SCHEMES,
 };
 
 /** The request the ledger sends to a merchant's webhook URL. */
@@ -335,30 +202,7 @@ export const WEBHOOKS = {
       summary: 'A reconciliation run found breaks no earlier run of the merchant reported',
       description:
         'The ledger publishes a notice on the `merchant-notices` queue when a run completes with new breaks (at most once per run); the facilitator delivers it like the payment webhooks: same headers, signature, retries and at-least-once semantics, deduplicated per (merchant, notice). `data.newBreaks` lists at most 100 of the new breaks (`newBreakCount` counts them all); `reportPath` is the HTML report on the ledger with a signed token (`RECON_REPORT_LINK_TTL_SECONDS`), which opens without an API key.',
-      parameters: [
-        {
-          name: 'Webhook-Id',
-          in: 'header',
-          required: true,
-          schema: { type: 'string', format: 'uuid' },
-          description: 'The delivery id (= body `id`), the same on every retry.',
-        },
-        {
-          name: 'Webhook-Timestamp',
-          in: 'header',
-          required: true,
-          schema: { type: 'string', pattern: '^[0-9]+$' },
-          description: 'Unix seconds when this attempt was signed. Refuse values far from your clock (5 minutes) to stop replays.',
-        },
-        {
-          name: 'Webhook-Signature',
-          in: 'header',
-          required: true,
-          schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)*$' },
-          description:
-            "Standard Webhooks (https://www.standardwebhooks.com): `v1,` + base64 HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the merchant's webhook secret `whsec_<base64>`; several space-separated signatures may be sent, one match is enough. Verify with any Standard Webhooks library, e.g. the `standardwebhooks` npm package: `new Webhook(secret).verify(rawBody, headers)` (it also checks the timestamp), or `verifyWebhookSignature` in `libs/clients/src/webhooks.ts`.",
-        },
-      ],
+      parameters: WEBHOOK_DELIVERY.parameters,
       requestBody: {
         required: true,
         content: {
@@ -388,7 +232,7 @@ export const WEBHOOKS = {
           },
         },
       },
-      responses: { '2XX': { description: 'Acknowledged; not sent again.' }, default: { description: 'Not acknowledged: retried later.' } },
+      responses: WEBHOOK_DELIVERY.responses,
     },
   },
 };
