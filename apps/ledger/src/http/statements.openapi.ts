@@ -1,4 +1,5 @@
-import { MERCHANT_API_KEY_SECURITY, jsonResponse, problemResponse, type OperationDoc } from '@mp/platform';
+import { MERCHANT_API_KEY_SECURITY, jsonResponse, type OperationDoc } from '@mp/platform';
+import { LEDGER_ERRORS, NO_SUCH_ID } from '../openapi.shared';
 
 /** What the OpenAPI document says about StatementsController's routes (see @ApiDoc). */
 export const STATEMENTS_DOCS = {
@@ -12,12 +13,8 @@ export const STATEMENTS_DOCS = {
         '`{account, assetSymbol, assetDecimals, from, to, opening, closing, entries, nextCursor}`: atomic amounts, each with its decimal form beside it.',
         { $ref: '#/components/schemas/Statement' },
       ),
-      '400': problemResponse('Malformed input (`validation_failed` naming each field, or `malformed_json`); nothing is applied.'),
-      '401': { $ref: '#/components/responses/Unauthorized' },
-      '404': problemResponse("The merchant has no such id (another merchant's ids are the same 404)."),
-      '429': problemResponse("Passed on from the facilitator's key lookup: too many failed key attempts."),
-      '500': problemResponse('Internal error.'),
-      '503': problemResponse('The facilitator could not be asked who the key belongs to, or the database is unavailable.'),
+      ...LEDGER_ERRORS,
+      '404': NO_SUCH_ID,
     },
     parameters: [
       { name: 'account', in: 'query', required: true, schema: { type: 'string' }, description: 'Account id' },

@@ -1,4 +1,5 @@
-import { MERCHANT_API_KEY_SECURITY, jsonResponse, problemResponse, type OperationDoc } from '@mp/platform';
+import { MERCHANT_API_KEY_SECURITY, jsonResponse, type OperationDoc } from '@mp/platform';
+import { LEDGER_ERRORS, LEDGER_ID_PARAMETER, NO_SUCH_ID } from '../openapi.shared';
 
 /** What the OpenAPI document says about TransfersController's routes (see @ApiDoc). */
 export const TRANSFERS_DOCS = {
@@ -10,11 +11,7 @@ export const TRANSFERS_DOCS = {
     security: MERCHANT_API_KEY_SECURITY,
     responses: {
       '200': jsonResponse('`{results:[{index, id, result, message, timestamp?, firstResult?}]}`'),
-      '400': problemResponse('Malformed input (`validation_failed` naming each field, or `malformed_json`); nothing is applied.'),
-      '401': { $ref: '#/components/responses/Unauthorized' },
-      '429': problemResponse("Passed on from the facilitator's key lookup: too many failed key attempts."),
-      '500': problemResponse('Internal error.'),
-      '503': problemResponse('The facilitator could not be asked who the key belongs to, or the database is unavailable.'),
+      ...LEDGER_ERRORS,
     },
     requestBody: { required: true, content: { 'application/json': { schema: { type: 'array', items: { type: 'object' } } } } },
   },
@@ -25,12 +22,8 @@ export const TRANSFERS_DOCS = {
     security: MERCHANT_API_KEY_SECURITY,
     responses: {
       '200': jsonResponse('`{data: Transfer[], nextCursor}`'),
-      '400': problemResponse('Malformed input (`validation_failed` naming each field, or `malformed_json`); nothing is applied.'),
-      '401': { $ref: '#/components/responses/Unauthorized' },
-      '404': problemResponse("The merchant has no such id (another merchant's ids are the same 404)."),
-      '429': problemResponse("Passed on from the facilitator's key lookup: too many failed key attempts."),
-      '500': problemResponse('Internal error.'),
-      '503': problemResponse('The facilitator could not be asked who the key belongs to, or the database is unavailable.'),
+      ...LEDGER_ERRORS,
+      '404': NO_SUCH_ID,
     },
     parameters: [
       { name: 'account', in: 'query', required: false, schema: { type: 'string' }, description: 'Account id' },
@@ -50,13 +43,9 @@ export const TRANSFERS_DOCS = {
     security: MERCHANT_API_KEY_SECURITY,
     responses: {
       '200': jsonResponse('The transfer.'),
-      '400': problemResponse('Malformed input (`validation_failed` naming each field, or `malformed_json`); nothing is applied.'),
-      '401': { $ref: '#/components/responses/Unauthorized' },
-      '404': problemResponse("The merchant has no such id (another merchant's ids are the same 404)."),
-      '429': problemResponse("Passed on from the facilitator's key lookup: too many failed key attempts."),
-      '500': problemResponse('Internal error.'),
-      '503': problemResponse('The facilitator could not be asked who the key belongs to, or the database is unavailable.'),
+      ...LEDGER_ERRORS,
+      '404': NO_SUCH_ID,
     },
-    parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'A UUID (a decimal 128-bit integer is accepted too).' }],
+    parameters: [LEDGER_ID_PARAMETER],
   },
 } satisfies Record<string, OperationDoc>;

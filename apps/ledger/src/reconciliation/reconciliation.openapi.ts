@@ -1,4 +1,5 @@
 import { MERCHANT_API_KEY_SECURITY, NO_STORE_HEADERS, jsonResponse, problemBody, problemResponse, uuidPathParameter, type OperationDoc } from '@mp/platform';
+import { KEY_OR_REPORT_TOKEN, LEDGER_ERRORS, REPORT_TOKEN_PARAMETER, RUN_ID_PARAMETER, RUN_READ_ERRORS } from '../openapi.shared';
 
 /** What the OpenAPI document says about ReconciliationController's routes (see @ApiDoc). */
 export const RECONCILIATION_DOCS = {
@@ -112,8 +113,8 @@ export const RECONCILIATION_DOCS = {
       ),
       '400': problemResponse('Malformed `limit` or `cursor`, or an unknown query parameter (`validation_failed` naming it).'),
       '401': { $ref: '#/components/responses/Unauthorized' },
-      '429': problemResponse("Passed on from the facilitator's key lookup: too many failed key attempts."),
-      '503': problemResponse('The facilitator could not be asked who the key belongs to, or the database is unavailable.'),
+      '429': LEDGER_ERRORS['429'],
+      '503': LEDGER_ERRORS['503'],
     },
   },
   revokeLinks: {
@@ -133,25 +134,15 @@ export const RECONCILIATION_DOCS = {
       '401': { $ref: '#/components/responses/Unauthorized' },
       '404': problemResponse("The merchant has no such run (another merchant's runs are the same 404)."),
       '429': { $ref: '#/components/responses/RateLimited' },
-      '503': problemResponse('The facilitator could not be asked who the key belongs to, or the database is unavailable.'),
+      '503': LEDGER_ERRORS['503'],
     },
   },
   get: {
     operationId: 'getReconciliation',
     summary: 'A run: status, progress, summary and totals per asset and source',
     description: 'Poll it while `status` is `queued` or `running`; `progress.percent` covers the whole run (the chain scan is most of it).',
-    security: [...MERCHANT_API_KEY_SECURITY, {}],
-    parameters: [
-      uuidPathParameter('id', "The reconciliation run's id (from `POST /reconciliations`, or a scheduled run's)."),
-      {
-        name: 'token',
-        in: 'query',
-        required: false,
-        schema: { type: 'string', maxLength: 200 },
-        description:
-          "A signed read token for this one run (from `links.report` of the run): lets a browser read it without an API key until it expires (`RECON_REPORT_LINK_TTL_SECONDS` after it was issued; reading never extends it) or the run's links are revoked (POST /reconciliations/{id}/report-link/revoke). An invalid, expired or revoked token is ignored, and the API key is then required (without one: 401 saying the link expired or was revoked).",
-      },
-    ],
+    security: KEY_OR_REPORT_TOKEN,
+    parameters: [RUN_ID_PARAMETER, REPORT_TOKEN_PARAMETER],
     responses: {
       '200': jsonResponse(
         'The run.',
@@ -217,34 +208,16 @@ export const RECONCILIATION_DOCS = {
           },
         },
       ),
-      '400': problemResponse('The id is not a UUID, or a query parameter is invalid.', {
-        examples: {
-          badId: {
-            summary: 'Not a run id',
-            value: problemBody('validation_failed', 'invalid path parameter(s): id', undefined, {
-              invalidParams: [{ name: 'id', reason: 'must be a reconciliation id (a UUID)' }],
-            }),
-          },
-        },
-      }),
-      '401': { $ref: '#/components/responses/Unauthorized' },
-      '404': problemResponse("No such run of this merchant (another merchant's run is the same 404), or (CSV, report) the run has not completed yet.", {
-        examples: {
-          notFound: {
-            summary: 'Unknown run',
-            value: problemBody('not_found', 'no reconciliation 0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d'),
-          },
-        },
-      }),
+      ...RUN_READ_ERRORS,
     },
   },
   rows: {
     operationId: 'listReconciliationRows',
     summary: "A run's rows, in report order",
     description: 'Every ledger and external entry of the period is in exactly one row. Paged by `cursor`.',
-    security: [...MERCHANT_API_KEY_SECURITY, {}],
+    security: KEY_OR_REPORT_TOKEN,
     parameters: [
-      uuidPathParameter('id', "The reconciliation run's id (from `POST /reconciliations`, or a scheduled run's)."),
+      RUN_ID_PARAMETER,
       {
         name: 'kind',
         in: 'query',
@@ -256,14 +229,7 @@ export const RECONCILIATION_DOCS = {
       },
       { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 500 } },
       { name: 'cursor', in: 'query', schema: { type: 'string' }, description: '`nextCursor` of the previous page.' },
-      {
-        name: 'token',
-        in: 'query',
-        required: false,
-        schema: { type: 'string', maxLength: 200 },
-        description:
-          "A signed read token for this one run (from `links.report` of the run): lets a browser read it without an API key until it expires (`RECON_REPORT_LINK_TTL_SECONDS` after it was issued; reading never extends it) or the run's links are revoked (POST /reconciliations/{id}/report-link/revoke). An invalid, expired or revoked token is ignored, and the API key is then required (without one: 401 saying the link expired or was revoked).",
-      },
+      REPORT_TOKEN_PARAMETER,
     ],
     responses: {
       '200': jsonResponse(
@@ -326,25 +292,7 @@ export const RECONCILIATION_DOCS = {
           },
         },
       ),
-      '400': problemResponse('The id is not a UUID, or a query parameter is invalid.', {
-        examples: {
-          badId: {
-            summary: 'Not a run id',
-            value: problemBody('validation_failed', 'invalid path parameter(s): id', undefined, {
-              invalidParams: [{ name: 'id', reason: 'must be a reconciliation id (a UUID)' }],
-            }),
-          },
-        },
-      }),
-      '401': { $ref: '#/components/responses/Unauthorized' },
-      '404': problemResponse("No such run of this merchant (another merchant's run is the same 404), or (CSV, report) the run has not completed yet.", {
-        examples: {
-          notFound: {
-            summary: 'Unknown run',
-            value: problemBody('not_found', 'no reconciliation 0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d'),
-          },
-        },
-      }),
+      ...RUN_READ_ERRORS,
     },
   },
 } satisfies Record<string, OperationDoc>;
