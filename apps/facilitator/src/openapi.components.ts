@@ -8,6 +8,7 @@ import {
   problemBody,
   problemResponse,
 } from '@mp/platform';
+import { PAYMENT_EXAMPLE } from './openapi.shared';
 
 /**
  * Component schemas, responses and parameters of this service's OpenAPI document that no DTO class or zod codec
@@ -306,32 +307,7 @@ export const COMPONENTS = {
     },
     MppProblemType: {
       type: 'string',
-      enum: [
-        'https://paymentauth.org/problems/payment-required',
-        'https://paymentauth.org/problems/payment-insufficient',
-        'https://paymentauth.org/problems/verification-failed',
-        'https://paymentauth.org/problems/malformed-credential',
-        'https://paymentauth.org/problems/invalid-challenge',
-        'https://paymentauth.org/problems/payment-expired',
-        'https://paymentauth.org/problems/invalid-payload',
-        'https://paymentauth.org/problems/payment-action-required',
-        'https://paymentauth.org/problems/method-unsupported',
-        'https://paymentauth.org/problems/bad-request',
-        'https://paymentauth.org/problems/internal-payment-error',
-      ],
-      'x-problem-status': {
-        'payment-required': 402,
-        'payment-insufficient': 402,
-        'verification-failed': 402,
-        'malformed-credential': 402,
-        'invalid-challenge': 402,
-        'payment-expired': 402,
-        'invalid-payload': 402,
-        'payment-action-required': 402,
-        'method-unsupported': 400,
-        'bad-request': 400,
-        'internal-payment-error': 500,
-      },
+      // `enum` and `x-problem-status` come from @mp/mpp PROBLEMS (see openapi.ts): the types the code answers
       description:
         "Problem types of the Payment scheme the MPP endpoints answer (with `challenges`, fresh ones for the same terms, and one `WWW-Authenticate` per challenge):\n\n| type | status | when |\n|---|---|---|\n| `payment-required` | 402 | No credential (merchants send it themselves with the first 402). |\n| `payment-insufficient` | 402 | The authorization pays less than the challenge asks; the Shared Payment Token allows less (verify only). |\n| `verification-failed` | 402 | Bad signature, wrong recipient or exact amount, nonce not bound to the challenge, payer lacks funds or the simulation fails; Stripe declined the token or the payment. |\n| `malformed-credential` | 402 | Not base64url JSON, or not a credential. |\n| `invalid-challenge` | 402 | Not issued by us for this merchant (HMAC), issued for other terms (cross-route, other body digest or opaque), or already used. |\n| `payment-expired` | 402 | The challenge (or the authorization) has expired. |\n| `invalid-payload` | 402 | The method payload is malformed (missing or wrong members). |\n| `payment-action-required` | 402 | The PaymentIntent requires customer action (3-D Secure). |\n| `method-unsupported` | 400 | The credential's method or intent is not one of the route's offers. |\n| `bad-request` | 400 | More than one Payment credential. |\n| `internal-payment-error` | 500 | The outcome is not known yet: the chain RPC or Stripe is unreachable, or settlement is still pending. The same credential may be sent again (retried idempotently); nothing is charged twice. |",
     },
@@ -531,214 +507,55 @@ export const COMPONENTS = {
   },
 };
 
+/** A payment webhook: the event's type, and the payment as the event carries it. */
+function paymentWebhook(type: string, operationId: string, summary: string, payment: object) {
+  return {
+    post: {
+      operationId,
+      summary,
+      description:
+        "POSTed by the facilitator's worker to the merchant's webhook URL (set with `scripts/merchants.mjs` or `PUT /merchants/me/webhook`). Outcomes are sent: `payment.confirmed`, `payment.failed`, `payment.expired` (a `payment.failed` without `txHash` was refused before anything was sent; settling the same payload again may still confirm it, which sends `payment.confirmed`), and the correction `payment.reorged`: the block that confirmed a payment left the chain (a reorg), so the payment is `submitted` again until its transaction is mined anew (another `payment.confirmed`, usually with the same `txHash`) or it fails. Answer 2xx within WEBHOOK_TIMEOUT_MS (5 s) to acknowledge; anything else (including redirects, which are not followed) is retried after 1 s, 2 s, 4 s… (±20 %, capped at WEBHOOK_RETRY_MAX_MS) until WEBHOOK_MAX_ATTEMPTS (8) attempts, with the same body and id and a fresh timestamp and signature. Deliveries are at least once and not ordered: deduplicate on `Webhook-Id`, and read `GET /payments/{id}` if you need the latest state.",
+      parameters: WEBHOOK_DELIVERY.parameters,
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: { $ref: '#/components/schemas/WebhookEvent' },
+            examples: {
+              [type.replace('payment.', '')]: {
+                value: { id: '0b6f0b43-6a55-4a47-9a3c-0d7c6f0e9b1d', type, createdAt: '2026-12-01T10:15:04.530Z', data: { payment } },
+              },
+            },
+          },
+        },
+      },
+      responses: WEBHOOK_DELIVERY.responses,
+    },
+  };
+}
+
 /** The requests the facilitator sends to a merchant's webhook URL. */
 export const WEBHOOKS = {
-  'payment.confirmed': {
-    post: {
-      operationId: 'webhookPaymentConfirmed',
-      summary: 'A payment was settled on chain',
-      description:
-        "POSTed by the facilitator's worker to the merchant's webhook URL (set with `scripts/merchants.mjs` or `PUT /merchants/me/webhook`). Outcomes are sent: `payment.confirmed`, `payment.failed`, `payment.expired` (a `payment.failed` without `txHash` was refused before anything was sent; settling the same payload again may still confirm it, which sends `payment.confirmed`), and the correction `payment.reorged`: the block that confirmed a payment left the chain (a reorg), so the payment is `submitted` again until its transaction is mined anew (another `payment.confirmed`, usually with the same `txHash`) or it fails. Answer 2xx within WEBHOOK_TIMEOUT_MS (5 s) to acknowledge; anything else (including redirects, which are not followed) is retried after 1 s, 2 s, 4 s… (±20 %, capped at WEBHOOK_RETRY_MAX_MS) until WEBHOOK_MAX_ATTEMPTS (8) attempts, with the same body and id and a fresh timestamp and signature. Deliveries are at least once and not ordered: deduplicate on `Webhook-Id`, and read `GET /payments/{id}` if you need the latest state.",
-      parameters: WEBHOOK_DELIVERY.parameters,
-      requestBody: {
-        required: true,
-        content: {
-          'application/json': {
-            schema: { $ref: '#/components/schemas/WebhookEvent' },
-            examples: {
-              confirmed: {
-                value: {
-                  id: '0b6f0b43-6a55-4a47-9a3c-0d7c6f0e9b1d',
-                  type: 'payment.confirmed',
-                  createdAt: '2026-12-01T10:15:04.530Z',
-                  data: {
-                    payment: {
-                      id: '5b1f6a52-2f0e-4c7e-9a43-3f6f7d0b9e21',
-                      state: 'confirmed',
-                      protocol: 'x402',
-                      rail: 'evm',
-                      network: 'eip155:84532',
-                      asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                      payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
-                      payTo: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                      amount: '10000',
-                      nonce: '0x951710b936e8ec0b7657d42b457a25dd7c0d92b9be38f3d0cb8972e16ac881a3',
-                      scheme: 'exact',
-                      x402Version: 2,
-                      challengeId: null,
-                      reference: null,
-                      paymentIdentifier: 'order_7f3c2a9e41b64d0c',
-                      txHash: '0x68e5b1a3c9d0f2e4a6b8c0d2e4f6a8b0c2d4e6f8a0b2c4d6e8f0a2b4c6d82f6c',
-                      errorReason: null,
-                      errorMessage: null,
-                      createdAt: '2026-12-01T10:15:02.114Z',
-                      updatedAt: '2026-12-01T10:15:04.530Z',
-                      settledAt: '2026-12-01T10:15:04.530Z',
-                    },
-                  },
-                },
-              },
-            },
-          },
-        },
-      },
-      responses: WEBHOOK_DELIVERY.responses,
-    },
-  },
-  'payment.failed': {
-    post: {
-      operationId: 'webhookPaymentFailed',
-      summary: 'A payment failed',
-      description:
-        "POSTed by the facilitator's worker to the merchant's webhook URL (set with `scripts/merchants.mjs` or `PUT /merchants/me/webhook`). Outcomes are sent: `payment.confirmed`, `payment.failed`, `payment.expired` (a `payment.failed` without `txHash` was refused before anything was sent; settling the same payload again may still confirm it, which sends `payment.confirmed`), and the correction `payment.reorged`: the block that confirmed a payment left the chain (a reorg), so the payment is `submitted` again until its transaction is mined anew (another `payment.confirmed`, usually with the same `txHash`) or it fails. Answer 2xx within WEBHOOK_TIMEOUT_MS (5 s) to acknowledge; anything else (including redirects, which are not followed) is retried after 1 s, 2 s, 4 s… (±20 %, capped at WEBHOOK_RETRY_MAX_MS) until WEBHOOK_MAX_ATTEMPTS (8) attempts, with the same body and id and a fresh timestamp and signature. Deliveries are at least once and not ordered: deduplicate on `Webhook-Id`, and read `GET /payments/{id}` if you need the latest state.",
-      parameters: WEBHOOK_DELIVERY.parameters,
-      requestBody: {
-        required: true,
-        content: {
-          'application/json': {
-            schema: { $ref: '#/components/schemas/WebhookEvent' },
-            examples: {
-              failed: {
-                value: {
-                  id: '0b6f0b43-6a55-4a47-9a3c-0d7c6f0e9b1d',
-                  type: 'payment.failed',
-                  createdAt: '2026-12-01T10:15:04.530Z',
-                  data: {
-                    payment: {
-                      id: '5b1f6a52-2f0e-4c7e-9a43-3f6f7d0b9e21',
-                      state: 'failed',
-                      protocol: 'x402',
-                      rail: 'evm',
-                      network: 'eip155:84532',
-                      asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                      payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
-                      payTo: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                      amount: '10000',
-                      nonce: '0x951710b936e8ec0b7657d42b457a25dd7c0d92b9be38f3d0cb8972e16ac881a3',
-                      scheme: 'exact',
-                      x402Version: 2,
-                      challengeId: null,
-                      reference: null,
-                      paymentIdentifier: 'order_7f3c2a9e41b64d0c',
-                      txHash: '0x68e5b1a3c9d0f2e4a6b8c0d2e4f6a8b0c2d4e6f8a0b2c4d6e8f0a2b4c6d82f6c',
-                      errorReason: 'invalid_exact_evm_transaction_failed',
-                      errorMessage: 'the settlement transaction reverted',
-                      createdAt: '2026-12-01T10:15:02.114Z',
-                      updatedAt: '2026-12-01T10:15:04.530Z',
-                      settledAt: null,
-                    },
-                  },
-                },
-              },
-            },
-          },
-        },
-      },
-      responses: WEBHOOK_DELIVERY.responses,
-    },
-  },
-  'payment.expired': {
-    post: {
-      operationId: 'webhookPaymentExpired',
-      summary: 'A payment expired before it could be settled',
-      description:
-        "POSTed by the facilitator's worker to the merchant's webhook URL (set with `scripts/merchants.mjs` or `PUT /merchants/me/webhook`). Outcomes are sent: `payment.confirmed`, `payment.failed`, `payment.expired` (a `payment.failed` without `txHash` was refused before anything was sent; settling the same payload again may still confirm it, which sends `payment.confirmed`), and the correction `payment.reorged`: the block that confirmed a payment left the chain (a reorg), so the payment is `submitted` again until its transaction is mined anew (another `payment.confirmed`, usually with the same `txHash`) or it fails. Answer 2xx within WEBHOOK_TIMEOUT_MS (5 s) to acknowledge; anything else (including redirects, which are not followed) is retried after 1 s, 2 s, 4 s… (±20 %, capped at WEBHOOK_RETRY_MAX_MS) until WEBHOOK_MAX_ATTEMPTS (8) attempts, with the same body and id and a fresh timestamp and signature. Deliveries are at least once and not ordered: deduplicate on `Webhook-Id`, and read `GET /payments/{id}` if you need the latest state.",
-      parameters: WEBHOOK_DELIVERY.parameters,
-      requestBody: {
-        required: true,
-        content: {
-          'application/json': {
-            schema: { $ref: '#/components/schemas/WebhookEvent' },
-            examples: {
-              expired: {
-                value: {
-                  id: '0b6f0b43-6a55-4a47-9a3c-0d7c6f0e9b1d',
-                  type: 'payment.expired',
-                  createdAt: '2026-12-01T10:15:04.530Z',
-                  data: {
-                    payment: {
-                      id: '5b1f6a52-2f0e-4c7e-9a43-3f6f7d0b9e21',
-                      state: 'expired',
-                      protocol: 'x402',
-                      rail: 'evm',
-                      network: 'eip155:84532',
-                      asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                      payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
-                      payTo: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                      amount: '10000',
-                      nonce: '0x951710b936e8ec0b7657d42b457a25dd7c0d92b9be38f3d0cb8972e16ac881a3',
-                      scheme: 'exact',
-                      x402Version: 2,
-                      challengeId: null,
-                      reference: null,
-                      paymentIdentifier: 'order_7f3c2a9e41b64d0c',
-                      txHash: null,
-                      errorReason: 'invalid_exact_evm_payload_authorization_valid_before',
-                      errorMessage: 'the authorization expired before the settlement could be sent',
-                      createdAt: '2026-12-01T10:15:02.114Z',
-                      updatedAt: '2026-12-01T10:15:04.530Z',
-                      settledAt: null,
-                    },
-                  },
-                },
-              },
-            },
-          },
-        },
-      },
-      responses: WEBHOOK_DELIVERY.responses,
-    },
-  },
-  'payment.reorged': {
-    post: {
-      operationId: 'webhookPaymentReorged',
-      summary: 'A confirmed payment was taken back by a reorg and is being judged again',
-      description:
-        "POSTed by the facilitator's worker to the merchant's webhook URL (set with `scripts/merchants.mjs` or `PUT /merchants/me/webhook`). Outcomes are sent: `payment.confirmed`, `payment.failed`, `payment.expired` (a `payment.failed` without `txHash` was refused before anything was sent; settling the same payload again may still confirm it, which sends `payment.confirmed`), and the correction `payment.reorged`: the block that confirmed a payment left the chain (a reorg), so the payment is `submitted` again until its transaction is mined anew (another `payment.confirmed`, usually with the same `txHash`) or it fails. Answer 2xx within WEBHOOK_TIMEOUT_MS (5 s) to acknowledge; anything else (including redirects, which are not followed) is retried after 1 s, 2 s, 4 s… (±20 %, capped at WEBHOOK_RETRY_MAX_MS) until WEBHOOK_MAX_ATTEMPTS (8) attempts, with the same body and id and a fresh timestamp and signature. Deliveries are at least once and not ordered: deduplicate on `Webhook-Id`, and read `GET /payments/{id}` if you need the latest state.",
-      parameters: WEBHOOK_DELIVERY.parameters,
-      requestBody: {
-        required: true,
-        content: {
-          'application/json': {
-            schema: { $ref: '#/components/schemas/WebhookEvent' },
-            examples: {
-              reorged: {
-                value: {
-                  id: '0b6f0b43-6a55-4a47-9a3c-0d7c6f0e9b1d',
-                  type: 'payment.reorged',
-                  createdAt: '2026-12-01T10:15:04.530Z',
-                  data: {
-                    payment: {
-                      id: '5b1f6a52-2f0e-4c7e-9a43-3f6f7d0b9e21',
-                      state: 'submitted',
-                      protocol: 'x402',
-                      rail: 'evm',
-                      network: 'eip155:84532',
-                      asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                      payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
-                      payTo: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                      amount: '10000',
-                      nonce: '0x951710b936e8ec0b7657d42b457a25dd7c0d92b9be38f3d0cb8972e16ac881a3',
-                      scheme: 'exact',
-                      x402Version: 2,
-                      challengeId: null,
-                      reference: null,
-                      paymentIdentifier: 'order_7f3c2a9e41b64d0c',
-                      txHash: '0x5f1c3b0e9a8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a291807f6e5d4c3b2a19081',
-                      errorReason: null,
-                      errorMessage: null,
-                      createdAt: '2026-12-01T10:15:02.114Z',
-                      updatedAt: '2026-12-01T10:15:04.530Z',
-                      settledAt: null,
-                    },
-                  },
-                },
-              },
-            },
-          },
-        },
-      },
-      responses: WEBHOOK_DELIVERY.responses,
-    },
-  },
+  'payment.confirmed': paymentWebhook('payment.confirmed', 'webhookPaymentConfirmed', 'A payment was settled on chain', PAYMENT_EXAMPLE),
+  'payment.failed': paymentWebhook('payment.failed', 'webhookPaymentFailed', 'A payment failed', {
+    ...PAYMENT_EXAMPLE,
+    state: 'failed',
+    errorReason: 'invalid_exact_evm_transaction_failed',
+    errorMessage: 'the settlement transaction reverted',
+    settledAt: null,
+  }),
+  'payment.expired': paymentWebhook('payment.expired', 'webhookPaymentExpired', 'A payment expired before it could be settled', {
+    ...PAYMENT_EXAMPLE,
+    state: 'expired',
+    txHash: null,
+    errorReason: 'invalid_exact_evm_payload_authorization_valid_before',
+    errorMessage: 'the authorization expired before the settlement could be sent',
+    settledAt: null,
+  }),
+  'payment.reorged': paymentWebhook('payment.reorged', 'webhookPaymentReorged', 'A confirmed payment was taken back by a reorg and is being judged again', {
+    ...PAYMENT_EXAMPLE,
+    state: 'submitted',
+    txHash: '0x5f1c3b0e9a8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a291807f6e5d4c3b2a19081',
+    settledAt: null,
+  }),
 };

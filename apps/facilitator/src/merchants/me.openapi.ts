@@ -1,4 +1,5 @@
 import { MERCHANT_API_KEY_SECURITY, NO_STORE_HEADERS, jsonResponse, problemBody, problemResponse, type OperationDoc } from '@mp/platform';
+import { MERCHANT_KEY_ERRORS } from '../openapi.shared';
 
 /** What the OpenAPI document says about MeController's routes (see @ApiDoc). */
 export const ME_DOCS = {
@@ -22,9 +23,7 @@ export const ME_DOCS = {
           example: { merchantId: '0b6f2f0e-6c1d-4f3a-9d8e-2a7c5b4e1f90', name: 'Weather API', keyId: '7d2c9a41-0e5b-4c8f-a1d3-6b9e8f2c4a17' },
         },
       ),
-      '401': { $ref: '#/components/responses/Unauthorized' },
-      '429': { $ref: '#/components/responses/RateLimited' },
-      '500': { $ref: '#/components/responses/InternalError' },
+      ...MERCHANT_KEY_ERRORS,
       '503': { $ref: '#/components/responses/Unavailable' },
     },
   },
@@ -64,9 +63,7 @@ export const ME_DOCS = {
           },
         },
       }),
-      '401': { $ref: '#/components/responses/Unauthorized' },
-      '429': { $ref: '#/components/responses/RateLimited' },
-      '500': { $ref: '#/components/responses/InternalError' },
+      ...MERCHANT_KEY_ERRORS,
     },
   },
 } satisfies Record<string, OperationDoc>;

@@ -1,4 +1,5 @@
 import { MERCHANT_API_KEY_SECURITY, NO_STORE_HEADERS, jsonResponse, problemBody, problemResponse, uuidPathParameter, type OperationDoc } from '@mp/platform';
+import { MERCHANT_KEY_ERRORS, PAYMENT_EXAMPLE } from '../openapi.shared';
 
 /** What the OpenAPI document says about PaymentsController's routes (see @ApiDoc). */
 export const PAYMENTS_DOCS = {
@@ -22,34 +23,7 @@ export const PAYMENTS_DOCS = {
           examples: {
             page: {
               summary: 'One page, more to come',
-              value: {
-                data: [
-                  {
-                    id: '5b1f6a52-2f0e-4c7e-9a43-3f6f7d0b9e21',
-                    state: 'confirmed',
-                    protocol: 'x402',
-                    rail: 'evm',
-                    network: 'eip155:84532',
-                    asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                    payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
-                    payTo: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                    amount: '10000',
-                    nonce: '0x951710b936e8ec0b7657d42b457a25dd7c0d92b9be38f3d0cb8972e16ac881a3',
-                    scheme: 'exact',
-                    x402Version: 2,
-                    challengeId: null,
-                    reference: null,
-                    paymentIdentifier: 'order_7f3c2a9e41b64d0c',
-                    txHash: '0x68e5b1a3c9d0f2e4a6b8c0d2e4f6a8b0c2d4e6f8a0b2c4d6e8f0a2b4c6d82f6c',
-                    errorReason: null,
-                    errorMessage: null,
-                    createdAt: '2026-12-01T10:15:02.114Z',
-                    updatedAt: '2026-12-01T10:15:04.530Z',
-                    settledAt: '2026-12-01T10:15:04.530Z',
-                  },
-                ],
-                nextCursor: 'WyIyMDI2LTEyLTAxVDEwOjE1OjAyLjExNFoiLCI1YjFmNmE1Mi0yZjBlLTRjN2UtOWE0My0zZjZmN2QwYjllMjEiXQ',
-              },
+              value: { data: [PAYMENT_EXAMPLE], nextCursor: 'WyIyMDI2LTEyLTAxVDEwOjE1OjAyLjExNFoiLCI1YjFmNmE1Mi0yZjBlLTRjN2UtOWE0My0zZjZmN2QwYjllMjEiXQ' },
             },
           },
         },
@@ -64,9 +38,7 @@ export const PAYMENTS_DOCS = {
           },
         },
       }),
-      '401': { $ref: '#/components/responses/Unauthorized' },
-      '429': { $ref: '#/components/responses/RateLimited' },
-      '500': { $ref: '#/components/responses/InternalError' },
+      ...MERCHANT_KEY_ERRORS,
       '503': { $ref: '#/components/responses/Unavailable' },
     },
   },
@@ -81,37 +53,7 @@ export const PAYMENTS_DOCS = {
       '200': jsonResponse(
         'The payment.',
         { $ref: '#/components/schemas/Payment' },
-        {
-          headers: NO_STORE_HEADERS,
-          examples: {
-            confirmed: {
-              summary: 'A confirmed payment',
-              value: {
-                id: '5b1f6a52-2f0e-4c7e-9a43-3f6f7d0b9e21',
-                state: 'confirmed',
-                protocol: 'x402',
-                rail: 'evm',
-                network: 'eip155:84532',
-                asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
-                payTo: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                amount: '10000',
-                nonce: '0x951710b936e8ec0b7657d42b457a25dd7c0d92b9be38f3d0cb8972e16ac881a3',
-                scheme: 'exact',
-                x402Version: 2,
-                challengeId: null,
-                reference: null,
-                paymentIdentifier: 'order_7f3c2a9e41b64d0c',
-                txHash: '0x68e5b1a3c9d0f2e4a6b8c0d2e4f6a8b0c2d4e6f8a0b2c4d6e8f0a2b4c6d82f6c',
-                errorReason: null,
-                errorMessage: null,
-                createdAt: '2026-12-01T10:15:02.114Z',
-                updatedAt: '2026-12-01T10:15:04.530Z',
-                settledAt: '2026-12-01T10:15:04.530Z',
-              },
-            },
-          },
-        },
+        { headers: NO_STORE_HEADERS, examples: { confirmed: { summary: 'A confirmed payment', value: PAYMENT_EXAMPLE } } },
       ),
       '400': problemResponse('The id is not a UUID.', {
         examples: {
@@ -123,7 +65,7 @@ export const PAYMENTS_DOCS = {
           },
         },
       }),
-      '401': { $ref: '#/components/responses/Unauthorized' },
+      ...MERCHANT_KEY_ERRORS,
       '404': problemResponse("No such payment for this merchant (it does not exist, or it is another merchant's).", {
         examples: {
           notFound: {
@@ -132,8 +74,6 @@ export const PAYMENTS_DOCS = {
           },
         },
       }),
-      '429': { $ref: '#/components/responses/RateLimited' },
-      '500': { $ref: '#/components/responses/InternalError' },
       '503': { $ref: '#/components/responses/Unavailable' },
     },
   },

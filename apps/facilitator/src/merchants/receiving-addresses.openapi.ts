@@ -1,4 +1,7 @@
 import { MERCHANT_API_KEY_SECURITY, NO_STORE_HEADERS, jsonResponse, problemBody, problemResponse, type OperationDoc } from '@mp/platform';
+import { JSON_BODY_ERRORS, MERCHANT_KEY_ERRORS } from '../openapi.shared';
+
+const ADDRESS_EXAMPLE = { network: 'eip155:84532', address: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2', createdAt: '2026-12-01T10:02:11.310Z' };
 
 /** What the OpenAPI document says about ReceivingAddressesController's routes (see @ApiDoc). */
 export const RECEIVING_ADDRESSES_DOCS = {
@@ -21,13 +24,11 @@ export const RECEIVING_ADDRESSES_DOCS = {
           headers: NO_STORE_HEADERS,
           example: {
             allowAnyPayTo: false,
-            data: [{ network: 'eip155:84532', address: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2', createdAt: '2026-12-01T10:02:11.310Z' }],
+            data: [ADDRESS_EXAMPLE],
           },
         },
       ),
-      '401': { $ref: '#/components/responses/Unauthorized' },
-      '429': { $ref: '#/components/responses/RateLimited' },
-      '500': { $ref: '#/components/responses/InternalError' },
+      ...MERCHANT_KEY_ERRORS,
     },
   },
   declare: {
@@ -56,7 +57,7 @@ export const RECEIVING_ADDRESSES_DOCS = {
         { $ref: '#/components/schemas/ReceivingAddress' },
         {
           headers: NO_STORE_HEADERS,
-          example: { network: 'eip155:84532', address: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2', createdAt: '2026-12-01T10:02:11.310Z' },
+          example: ADDRESS_EXAMPLE,
         },
       ),
       '201': jsonResponse(
@@ -64,7 +65,7 @@ export const RECEIVING_ADDRESSES_DOCS = {
         { $ref: '#/components/schemas/ReceivingAddress' },
         {
           headers: NO_STORE_HEADERS,
-          example: { network: 'eip155:84532', address: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2', createdAt: '2026-12-01T10:02:11.310Z' },
+          example: ADDRESS_EXAMPLE,
         },
       ),
       '400': problemResponse('A field is missing or invalid; `invalidParams` names each one.', {
@@ -77,11 +78,8 @@ export const RECEIVING_ADDRESSES_DOCS = {
           },
         },
       }),
-      '401': { $ref: '#/components/responses/Unauthorized' },
-      '413': { $ref: '#/components/responses/PayloadTooLarge' },
-      '415': { $ref: '#/components/responses/UnsupportedMediaType' },
-      '429': { $ref: '#/components/responses/RateLimited' },
-      '500': { $ref: '#/components/responses/InternalError' },
+      ...MERCHANT_KEY_ERRORS,
+      ...JSON_BODY_ERRORS,
     },
   },
   remove: {
@@ -109,7 +107,7 @@ export const RECEIVING_ADDRESSES_DOCS = {
           },
         },
       }),
-      '401': { $ref: '#/components/responses/Unauthorized' },
+      ...MERCHANT_KEY_ERRORS,
       '404': problemResponse('This merchant has not declared it.', {
         example: problemBody(
           'not_found',
@@ -117,8 +115,6 @@ export const RECEIVING_ADDRESSES_DOCS = {
           '/merchants/me/receiving-addresses/eip155:84532/0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
         ),
       }),
-      '429': { $ref: '#/components/responses/RateLimited' },
-      '500': { $ref: '#/components/responses/InternalError' },
     },
   },
 } satisfies Record<string, OperationDoc>;

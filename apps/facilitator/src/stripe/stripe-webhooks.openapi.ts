@@ -1,4 +1,5 @@
 import { jsonResponse, problemBody, problemResponse, type OperationDoc } from '@mp/platform';
+import { JSON_BODY_ERRORS } from '../openapi.shared';
 
 /** What the OpenAPI document says about StripeWebhooksController's routes (see @ApiDoc). */
 export const STRIPE_WEBHOOKS_DOCS = {
@@ -24,8 +25,7 @@ export const STRIPE_WEBHOOKS_DOCS = {
       '404': problemResponse('Stripe webhooks are not configured (no STRIPE_SECRET_KEY or STRIPE_WEBHOOK_SECRET).', {
         example: problemBody('not_found', 'Stripe webhooks are not configured on this facilitator (set STRIPE_WEBHOOK_SECRET)', '/stripe/webhooks'),
       }),
-      '413': { $ref: '#/components/responses/PayloadTooLarge' },
-      '415': { $ref: '#/components/responses/UnsupportedMediaType' },
+      ...JSON_BODY_ERRORS,
       '500': { $ref: '#/components/responses/InternalError' },
       '503': problemResponse('The database is unavailable; Stripe retries.', {
         example: problemBody('upstream_unavailable', 'a backing service (database or queue) is unavailable; retry shortly', '/stripe/webhooks'),

@@ -1,4 +1,17 @@
 import { MERCHANT_API_KEY_SECURITY, NO_STORE_HEADERS, jsonResponse, problemBody, problemResponse, type OperationDoc } from '@mp/platform';
+import { MERCHANT_KEY_ERRORS } from '../../openapi.shared';
+
+/** The answer of both routes: the webhook URL as stored. */
+const WEBHOOK_SETTING = {
+  type: 'object',
+  required: ['merchantId', 'webhookUrl'],
+  additionalProperties: false,
+  properties: {
+    merchantId: { type: 'string', format: 'uuid' },
+    webhookUrl: { type: ['string', 'null'], format: 'uri', description: 'Where webhooks go; null: none are sent.' },
+  },
+};
+const WEBHOOK_SETTING_EXAMPLE = { merchantId: '0b6f2f0e-6c1d-4f3a-9d8e-2a7c5b4e1f90', webhookUrl: 'https://weather.example/hooks/x402' };
 
 /** What the OpenAPI document says about WebhookSettingsController's routes (see @ApiDoc). */
 export const WEBHOOK_SETTINGS_DOCS = {
@@ -9,22 +22,8 @@ export const WEBHOOK_SETTINGS_DOCS = {
       "Where this merchant's webhooks (see `webhooks`) are sent. The signing secret is never shown here: the operator hands it over once, when the merchant is created. Requires an API key, even in open mode.",
     security: MERCHANT_API_KEY_SECURITY,
     responses: {
-      '200': jsonResponse(
-        'The webhook URL as stored.',
-        {
-          type: 'object',
-          required: ['merchantId', 'webhookUrl'],
-          additionalProperties: false,
-          properties: {
-            merchantId: { type: 'string', format: 'uuid' },
-            webhookUrl: { type: ['string', 'null'], format: 'uri', description: 'Where webhooks go; null: none are sent.' },
-          },
-        },
-        { headers: NO_STORE_HEADERS, example: { merchantId: '0b6f2f0e-6c1d-4f3a-9d8e-2a7c5b4e1f90', webhookUrl: 'https://weather.example/hooks/x402' } },
-      ),
-      '401': { $ref: '#/components/responses/Unauthorized' },
-      '429': { $ref: '#/components/responses/RateLimited' },
-      '500': { $ref: '#/components/responses/InternalError' },
+      '200': jsonResponse('The webhook URL as stored.', WEBHOOK_SETTING, { headers: NO_STORE_HEADERS, example: WEBHOOK_SETTING_EXAMPLE }),
+      ...MERCHANT_KEY_ERRORS,
     },
   },
   set: {
@@ -48,19 +47,7 @@ export const WEBHOOK_SETTINGS_DOCS = {
       },
     },
     responses: {
-      '200': jsonResponse(
-        'The webhook URL as stored (normalized as a URL).',
-        {
-          type: 'object',
-          required: ['merchantId', 'webhookUrl'],
-          additionalProperties: false,
-          properties: {
-            merchantId: { type: 'string', format: 'uuid' },
-            webhookUrl: { type: ['string', 'null'], format: 'uri', description: 'Where webhooks go; null: none are sent.' },
-          },
-        },
-        { headers: NO_STORE_HEADERS, example: { merchantId: '0b6f2f0e-6c1d-4f3a-9d8e-2a7c5b4e1f90', webhookUrl: 'https://weather.example/hooks/x402' } },
-      ),
+      '200': jsonResponse('The webhook URL as stored (normalized as a URL).', WEBHOOK_SETTING, { headers: NO_STORE_HEADERS, example: WEBHOOK_SETTING_EXAMPLE }),
       '400': problemResponse(
         "`validation_failed`: the field is missing, not a string or null, not an http(s) URL, too long, or an unknown field was sent. `webhook_destination_not_allowed`: the URL's host may not receive webhooks.",
         {
@@ -90,9 +77,7 @@ export const WEBHOOK_SETTINGS_DOCS = {
           },
         },
       ),
-      '401': { $ref: '#/components/responses/Unauthorized' },
-      '429': { $ref: '#/components/responses/RateLimited' },
-      '500': { $ref: '#/components/responses/InternalError' },
+      ...MERCHANT_KEY_ERRORS,
     },
   },
 } satisfies Record<string, OperationDoc>;
