@@ -42,12 +42,7 @@ export const COMPONENTS = {
   },
   responses: {
     A2APayloadTooLarge: problemResponse("The body is over the A2A routers' limit (100 KB); answered by the platform's error handler.", {
-      examples: {
-        tooLarge: {
-          summary: 'A 200 KB message',
-          value: problemBody('payload_too_large', 'request entity too large', '/a2a/rest/message:send'),
-        },
-      },
+      examples: { tooLarge: { summary: 'A 200 KB message', value: problemBody('payload_too_large', 'request entity too large', '/a2a/rest/message:send') } },
     }),
     A2ARestError: {
       description: 'An A2A error on HTTP+JSON 1.0 (see the error table of `POST /a2a/jsonrpc`).',
@@ -367,6 +362,49 @@ export const COMPONENTS = {
     },
   },
   securitySchemes: {},
+};
+
+// what the A2A HTTP+JSON routes of each binding share
+const REST_BINDING =
+  'A2A 1.0 HTTP+JSON (@a2a-js/sdk `restHandler`): answers in 1.0 ProtoJSON shapes as `application/a2a+json`; errors are `A2ARestError` bodies with an HTTP status (see the error table of `POST /a2a/jsonrpc`). `A2A-Version` may be 1.0 or 0.3 (absent reads as 0.3); anything else is 400. Extensions in `A2A-Extensions`.';
+const V03_BINDING =
+  "v0.3 compatibility route (the SDK's legacy HTTP+JSON router): served when `A2A-Version` is absent or 0.3; a 1.0 client uses the route without `/v1`. Bodies and answers in v0.3 gRPC-JSON shapes (parts in `content`), errors as `{code, message}`; extensions in `X-A2A-Extensions` (or `A2A-Extensions`).";
+const TASK_PARAMETERS = [{ $ref: '#/components/parameters/A2ATaskId' }, { $ref: '#/components/parameters/A2AVersion' }];
+const SEND_MESSAGE_BODY = {
+  required: true,
+  content: {
+    'application/json': { schema: { $ref: '#/components/schemas/A2ASendMessageRequest' } },
+    'application/a2a+json': { schema: { $ref: '#/components/schemas/A2ASendMessageRequest' } },
+  },
+};
+const V03_SEND_MESSAGE_BODY = {
+  required: true,
+  content: {
+    'application/json': {
+      schema: {
+        type: 'object',
+        description:
+          'A v0.3 SendMessageRequest (gRPC-JSON): `{message: {messageId, role: "ROLE_USER", content: [{text}], taskId?, contextId?, metadata?}, configuration?}`.',
+        properties: { message: { type: 'object' }, configuration: { type: 'object' }, metadata: { type: 'object' } },
+        required: ['message'],
+      },
+    },
+  },
+};
+const EVENT_STREAM = {
+  description: 'The event stream.',
+  content: { 'text/event-stream': { schema: { type: 'string', description: '`data: <A2AStreamResponse JSON>` frames, one per event.' } } },
+};
+const V03_EVENT_STREAM = { description: 'The event stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } };
+const REST_ERRORS = {
+  '400': { $ref: '#/components/responses/A2ARestError' },
+  '404': { $ref: '#/components/responses/A2ARestError' },
+  '500': { $ref: '#/components/responses/A2ARestError' },
+};
+const V03_REST_ERRORS = {
+  '400': { $ref: '#/components/responses/A2AV03RestError' },
+  '404': { $ref: '#/components/responses/A2AV03RestError' },
+  '500': { $ref: '#/components/responses/A2AV03RestError' },
 };
 
 /** The A2A routes the SDK's Express routers serve (mountA2a), outside Nest. */
@@ -718,23 +756,15 @@ export const A2A_PATHS = {
       description:
         "Sends a message and waits (unless `configuration.returnImmediately`) for the task to finish or need input. A2A 1.0 HTTP+JSON (@a2a-js/sdk `restHandler`): answers in 1.0 ProtoJSON shapes as `application/a2a+json`; errors are `A2ARestError` bodies with an HTTP status (see the error table of `POST /a2a/jsonrpc`). `A2A-Version` may be 1.0 or 0.3 (absent reads as 0.3); anything else is 400. Extensions in `A2A-Extensions`.\n\n**Payment flow (a2a-x402).** A message names its skill by `metadata.skillId` (of the message, or of a data part), by a data part `{\"skillId\": …}` or `{\"skill\": …}` (with an optional `input`), or in its text: a text starting with a skill id (`<skill> [input]`: `forecast Porto`, `haiku autumn rain`, `ping`), else a skill id, name or example anywhere before an `on:` (whole words, any case; `Please run skill forecast (Weather forecast) on: Porto`). The input is the data part's `input`, else the text after `on:`, else the text without the skill's id and name (at most 100 characters, else -32602). A message that names no skill, an unknown one, or two at the same rank opens a task in `TASK_STATE_INPUT_REQUIRED` whose status message lists the skills with their prices (`metadata.skills`: `[{id, name, price: {amount, asset, network} | null, examples}]`); a follow-up on that task may name one. `ping` is free and answers with a Message (`pong`). `forecast` (MERCHANT_PRICE, settled before the work) and `haiku` (MERCHANT_HAIKU_PRICE, settled after it) are paid and need the x402 extension activated (otherwise -32008, and no task is opened):\n\n1. The answer is a Task in `TASK_STATE_INPUT_REQUIRED` whose `status.message.metadata` has `x402.payment.status: payment-required` and `x402.payment.required`, an x402 v2 PaymentRequired with one `exact` requirement (`maxTimeoutSeconds` 300; `resource.url` is `<MERCHANT_PUBLIC_URL>/a2a/rest/tasks/<taskId>`).\n2. The client signs it and answers on the same task (`message.taskId`, and its `contextId`) with metadata `x402.payment.status: payment-submitted` and `x402.payment.payload`, an x402 v2 PaymentPayload. (`payment-rejected` declines: the task fails with `payment-rejected`, nothing charged. A message with neither gets the offer again.)\n3. The agent answers `payment-submitted` (working), has the facilitator verify it (`payment-verified`), settles it, adds the skill's artifact and completes the task (`TASK_STATE_COMPLETED`) with `x402.payment.status: payment-completed` and `x402.payment.receipts` (the facilitator's SettleResponses). A blocking send returns the completed task; `configuration.returnImmediately: true` returns it while it is still working.\n\nA payload that is malformed, is not for this offer or does not verify is answered `payment-failed` with `x402.payment.error` and a failed receipt, and the task goes back to `TASK_STATE_INPUT_REQUIRED` (`payment-required` again) for another signature, at most 3 attempts, then `TASK_STATE_FAILED`. A settlement that fails fails the task (`payment-failed`, `SETTLEMENT_FAILED` or the matching code). A settlement whose outcome the facilitator cannot tell yet (`settlement_pending`, or the facilitator unreachable, after 4 tries) leaves the task `TASK_STATE_WORKING` with `payment-verified`; the agent asks again every MERCHANT_A2A_SETTLE_RETRY_MS and then completes or fails it: follow it with GetTask or SubscribeToTask. A payment an agent stopped in the middle of (left submitted or verified for MERCHANT_A2A_RECOVER_AFTER_MS) is settled with the same authorization by the next agent to sweep, at boot included, and its task completed or failed the same way. A task takes one payment: a later message to a completed, failed or canceled task is -32004; to one whose payment is under way, a reply that changes nothing. See `A2AX402Metadata`.\n\n**Extensions.** The x402 extension is activated by naming one of its URIs in `A2A-Extensions` (comma-separated): `https://github.com/google-agentic-commerce/a2a-x402/blob/main/spec/v0.2` (a2a-x402 spec v0.2) or `https://github.com/google-a2a/a2a-x402/v0.1` (spec v0.1, the Python x402_a2a library); the card declares both, `required: false`. A v0.3 request (JSON-RPC without `A2A-Version: 1.0`, or the `/a2a/rest/v1/…` routes) may send `X-A2A-Extensions` instead. The activated URIs are echoed in the response's `A2A-Extensions` (`X-A2A-Extensions` for v0.3) and in the agent messages' `extensions`.",
       parameters: [{ $ref: '#/components/parameters/A2AVersion' }, { $ref: '#/components/parameters/A2AExtensions' }],
-      requestBody: {
-        required: true,
-        content: {
-          'application/json': { schema: { $ref: '#/components/schemas/A2ASendMessageRequest' } },
-          'application/a2a+json': { schema: { $ref: '#/components/schemas/A2ASendMessageRequest' } },
-        },
-      },
+      requestBody: SEND_MESSAGE_BODY,
       responses: {
         '200': {
           description: 'The task (paid skill) or the message (free skill).',
           headers: { 'A2A-Extensions': { schema: { type: 'string' }, description: 'The activated x402 extension URI.' } },
           content: { 'application/a2a+json': { schema: { $ref: '#/components/schemas/A2ASendMessageResponse' } } },
         },
-        '400': { $ref: '#/components/responses/A2ARestError' },
-        '404': { $ref: '#/components/responses/A2ARestError' },
+        ...REST_ERRORS,
         '413': { $ref: '#/components/responses/A2APayloadTooLarge' },
-        '500': { $ref: '#/components/responses/A2ARestError' },
       },
     },
   },
@@ -742,34 +772,17 @@ export const A2A_PATHS = {
     post: {
       operationId: 'postA2aRestMessageStream',
       summary: 'A2A HTTP+JSON: send a message and stream the task (SendStreamingMessage)',
-      description:
-        "As `message:send`, answered as server-sent events (`data: <A2AStreamResponse>`): the task, its status and artifact updates, until it finishes or needs input (a paid task's first stream ends at `payment-required`; the payment's stream runs to `payment-completed`). An error before the first event is a plain `A2ARestError` answer; after it, an `event: error` frame. A2A 1.0 HTTP+JSON (@a2a-js/sdk `restHandler`): answers in 1.0 ProtoJSON shapes as `application/a2a+json`; errors are `A2ARestError` bodies with an HTTP status (see the error table of `POST /a2a/jsonrpc`). `A2A-Version` may be 1.0 or 0.3 (absent reads as 0.3); anything else is 400. Extensions in `A2A-Extensions`.",
+      description: `${"As `message:send`, answered as server-sent events (`data: <A2AStreamResponse>`): the task, its status and artifact updates, until it finishes or needs input (a paid task's first stream ends at `payment-required`; the payment's stream runs to `payment-completed`). An error before the first event is a plain `A2ARestError` answer; after it, an `event: error` frame."} ${REST_BINDING}`,
       parameters: [{ $ref: '#/components/parameters/A2AVersion' }, { $ref: '#/components/parameters/A2AExtensions' }],
-      requestBody: {
-        required: true,
-        content: {
-          'application/json': { schema: { $ref: '#/components/schemas/A2ASendMessageRequest' } },
-          'application/a2a+json': { schema: { $ref: '#/components/schemas/A2ASendMessageRequest' } },
-        },
-      },
-      responses: {
-        '200': {
-          description: 'The event stream.',
-          content: { 'text/event-stream': { schema: { type: 'string', description: '`data: <A2AStreamResponse JSON>` frames, one per event.' } } },
-        },
-        '400': { $ref: '#/components/responses/A2ARestError' },
-        '404': { $ref: '#/components/responses/A2ARestError' },
-        '413': { $ref: '#/components/responses/A2APayloadTooLarge' },
-        '500': { $ref: '#/components/responses/A2ARestError' },
-      },
+      requestBody: SEND_MESSAGE_BODY,
+      responses: { '200': EVENT_STREAM, ...REST_ERRORS, '413': { $ref: '#/components/responses/A2APayloadTooLarge' } },
     },
   },
   '/a2a/rest/tasks': {
     get: {
       operationId: 'listA2aRestTasks',
       summary: 'A2A HTTP+JSON: list tasks (ListTasks)',
-      description:
-        'Tasks by their last status change, latest first, page by page. A2A 1.0 HTTP+JSON (@a2a-js/sdk `restHandler`): answers in 1.0 ProtoJSON shapes as `application/a2a+json`; errors are `A2ARestError` bodies with an HTTP status (see the error table of `POST /a2a/jsonrpc`). `A2A-Version` may be 1.0 or 0.3 (absent reads as 0.3); anything else is 400. Extensions in `A2A-Extensions`.',
+      description: `${'Tasks by their last status change, latest first, page by page.'} ${REST_BINDING}`,
       parameters: [
         { $ref: '#/components/parameters/A2AVersion' },
         { name: 'contextId', in: 'query', required: false, schema: { type: 'string' } },
@@ -806,8 +819,7 @@ export const A2A_PATHS = {
     get: {
       operationId: 'getA2aRestTask',
       summary: 'A2A HTTP+JSON: get a task (GetTask)',
-      description:
-        "The task, with its status (and the x402 metadata of its last status message), artifacts and history. The x402 offer's `resource.url` points here. A2A 1.0 HTTP+JSON (@a2a-js/sdk `restHandler`): answers in 1.0 ProtoJSON shapes as `application/a2a+json`; errors are `A2ARestError` bodies with an HTTP status (see the error table of `POST /a2a/jsonrpc`). `A2A-Version` may be 1.0 or 0.3 (absent reads as 0.3); anything else is 400. Extensions in `A2A-Extensions`.",
+      description: `${"The task, with its status (and the x402 metadata of its last status message), artifacts and history. The x402 offer's `resource.url` points here."} ${REST_BINDING}`,
       parameters: [
         { $ref: '#/components/parameters/A2ATaskId' },
         { $ref: '#/components/parameters/A2AVersion' },
@@ -821,9 +833,7 @@ export const A2A_PATHS = {
       ],
       responses: {
         '200': { description: 'The task.', content: { 'application/a2a+json': { schema: { $ref: '#/components/schemas/A2ATask' } } } },
-        '400': { $ref: '#/components/responses/A2ARestError' },
-        '404': { $ref: '#/components/responses/A2ARestError' },
-        '500': { $ref: '#/components/responses/A2ARestError' },
+        ...REST_ERRORS,
       },
     },
   },
@@ -831,14 +841,11 @@ export const A2A_PATHS = {
     post: {
       operationId: 'cancelA2aRestTask',
       summary: 'A2A HTTP+JSON: cancel a task (CancelTask)',
-      description:
-        'Cancels a task still waiting for its payment (`TASK_STATE_CANCELED`, nothing charged). A task whose payment is no longer awaited (submitted, verified, completed, failed or declined) is 400 `FAILED_PRECONDITION` (-32002, not cancelable); an unknown task 404. No body is needed. A2A 1.0 HTTP+JSON (@a2a-js/sdk `restHandler`): answers in 1.0 ProtoJSON shapes as `application/a2a+json`; errors are `A2ARestError` bodies with an HTTP status (see the error table of `POST /a2a/jsonrpc`). `A2A-Version` may be 1.0 or 0.3 (absent reads as 0.3); anything else is 400. Extensions in `A2A-Extensions`.',
-      parameters: [{ $ref: '#/components/parameters/A2ATaskId' }, { $ref: '#/components/parameters/A2AVersion' }],
+      description: `${'Cancels a task still waiting for its payment (`TASK_STATE_CANCELED`, nothing charged). A task whose payment is no longer awaited (submitted, verified, completed, failed or declined) is 400 `FAILED_PRECONDITION` (-32002, not cancelable); an unknown task 404. No body is needed.'} ${REST_BINDING}`,
+      parameters: TASK_PARAMETERS,
       responses: {
         '200': { description: 'The canceled task.', content: { 'application/a2a+json': { schema: { $ref: '#/components/schemas/A2ATask' } } } },
-        '400': { $ref: '#/components/responses/A2ARestError' },
-        '404': { $ref: '#/components/responses/A2ARestError' },
-        '500': { $ref: '#/components/responses/A2ARestError' },
+        ...REST_ERRORS,
       },
     },
   },
@@ -846,61 +853,29 @@ export const A2A_PATHS = {
     get: {
       operationId: 'getSubscribeA2aRestTask',
       summary: 'A2A HTTP+JSON: subscribe to a task (SubscribeToTask, GET)',
-      description:
-        'Streams a task that is not finished (server-sent events, `data: <A2AStreamResponse>`): first the task as it is, then the events of a turn running on it, if any (e.g. a payment being verified and settled). A task in a terminal state is 400 `FAILED_PRECONDITION` (-32004); an unknown one 404. Also served as POST. A2A 1.0 HTTP+JSON (@a2a-js/sdk `restHandler`): answers in 1.0 ProtoJSON shapes as `application/a2a+json`; errors are `A2ARestError` bodies with an HTTP status (see the error table of `POST /a2a/jsonrpc`). `A2A-Version` may be 1.0 or 0.3 (absent reads as 0.3); anything else is 400. Extensions in `A2A-Extensions`.',
-      parameters: [{ $ref: '#/components/parameters/A2ATaskId' }, { $ref: '#/components/parameters/A2AVersion' }],
-      responses: {
-        '200': {
-          description: 'The event stream.',
-          content: { 'text/event-stream': { schema: { type: 'string', description: '`data: <A2AStreamResponse JSON>` frames, one per event.' } } },
-        },
-        '400': { $ref: '#/components/responses/A2ARestError' },
-        '404': { $ref: '#/components/responses/A2ARestError' },
-        '500': { $ref: '#/components/responses/A2ARestError' },
-      },
+      description: `${'Streams a task that is not finished (server-sent events, `data: <A2AStreamResponse>`): first the task as it is, then the events of a turn running on it, if any (e.g. a payment being verified and settled). A task in a terminal state is 400 `FAILED_PRECONDITION` (-32004); an unknown one 404. Also served as POST.'} ${REST_BINDING}`,
+      parameters: TASK_PARAMETERS,
+      responses: { '200': EVENT_STREAM, ...REST_ERRORS },
     },
     post: {
       operationId: 'postSubscribeA2aRestTask',
       summary: 'A2A HTTP+JSON: subscribe to a task (SubscribeToTask, POST)',
-      description:
-        'Streams a task that is not finished (server-sent events, `data: <A2AStreamResponse>`): first the task as it is, then the events of a turn running on it, if any (e.g. a payment being verified and settled). A task in a terminal state is 400 `FAILED_PRECONDITION` (-32004); an unknown one 404. Also served as GET. A2A 1.0 HTTP+JSON (@a2a-js/sdk `restHandler`): answers in 1.0 ProtoJSON shapes as `application/a2a+json`; errors are `A2ARestError` bodies with an HTTP status (see the error table of `POST /a2a/jsonrpc`). `A2A-Version` may be 1.0 or 0.3 (absent reads as 0.3); anything else is 400. Extensions in `A2A-Extensions`.',
-      parameters: [{ $ref: '#/components/parameters/A2ATaskId' }, { $ref: '#/components/parameters/A2AVersion' }],
-      responses: {
-        '200': {
-          description: 'The event stream.',
-          content: { 'text/event-stream': { schema: { type: 'string', description: '`data: <A2AStreamResponse JSON>` frames, one per event.' } } },
-        },
-        '400': { $ref: '#/components/responses/A2ARestError' },
-        '404': { $ref: '#/components/responses/A2ARestError' },
-        '500': { $ref: '#/components/responses/A2ARestError' },
-      },
+      description: `${'Streams a task that is not finished (server-sent events, `data: <A2AStreamResponse>`): first the task as it is, then the events of a turn running on it, if any (e.g. a payment being verified and settled). A task in a terminal state is 400 `FAILED_PRECONDITION` (-32004); an unknown one 404. Also served as GET.'} ${REST_BINDING}`,
+      parameters: TASK_PARAMETERS,
+      responses: { '200': EVENT_STREAM, ...REST_ERRORS },
     },
   },
   '/a2a/rest/v1/message:send': {
     post: {
       operationId: 'postA2aRestV03MessageSend',
       summary: 'A2A v0.3 HTTP+JSON: send a message',
-      description:
-        "SendMessage for v0.3 clients; the payment flow is the same (see `POST /a2a/rest/message:send`). v0.3 compatibility route (the SDK's legacy HTTP+JSON router): served when `A2A-Version` is absent or 0.3; a 1.0 client uses the route without `/v1`. Bodies and answers in v0.3 gRPC-JSON shapes (parts in `content`), errors as `{code, message}`; extensions in `X-A2A-Extensions` (or `A2A-Extensions`).",
+      description: `${'SendMessage for v0.3 clients; the payment flow is the same (see `POST /a2a/rest/message:send`).'} ${V03_BINDING}`,
       parameters: [
         { $ref: '#/components/parameters/A2AVersion' },
         { $ref: '#/components/parameters/A2AExtensionsLegacy' },
         { $ref: '#/components/parameters/A2AExtensions' },
       ],
-      requestBody: {
-        required: true,
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              description:
-                'A v0.3 SendMessageRequest (gRPC-JSON): `{message: {messageId, role: "ROLE_USER", content: [{text}], taskId?, contextId?, metadata?}, configuration?}`.',
-              properties: { message: { type: 'object' }, configuration: { type: 'object' }, metadata: { type: 'object' } },
-              required: ['message'],
-            },
-          },
-        },
-      },
+      requestBody: V03_SEND_MESSAGE_BODY,
       responses: {
         '201': jsonResponse(
           'The task or message, in v0.3 shapes.',
@@ -955,10 +930,8 @@ export const A2A_PATHS = {
             },
           },
         ),
-        '400': { $ref: '#/components/responses/A2AV03RestError' },
-        '404': { $ref: '#/components/responses/A2AV03RestError' },
+        ...V03_REST_ERRORS,
         '413': { $ref: '#/components/responses/A2APayloadTooLarge' },
-        '500': { $ref: '#/components/responses/A2AV03RestError' },
       },
     },
   },
@@ -966,96 +939,52 @@ export const A2A_PATHS = {
     post: {
       operationId: 'postA2aRestV03MessageStream',
       summary: 'A2A v0.3 HTTP+JSON: send a message and stream the task',
-      description:
-        "As `POST /a2a/rest/v1/message:send`, answered as server-sent events (`data: <v0.3 StreamResponse>`). v0.3 compatibility route (the SDK's legacy HTTP+JSON router): served when `A2A-Version` is absent or 0.3; a 1.0 client uses the route without `/v1`. Bodies and answers in v0.3 gRPC-JSON shapes (parts in `content`), errors as `{code, message}`; extensions in `X-A2A-Extensions` (or `A2A-Extensions`).",
+      description: `${'As `POST /a2a/rest/v1/message:send`, answered as server-sent events (`data: <v0.3 StreamResponse>`).'} ${V03_BINDING}`,
       parameters: [
         { $ref: '#/components/parameters/A2AVersion' },
         { $ref: '#/components/parameters/A2AExtensionsLegacy' },
         { $ref: '#/components/parameters/A2AExtensions' },
       ],
-      requestBody: {
-        required: true,
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              description:
-                'A v0.3 SendMessageRequest (gRPC-JSON): `{message: {messageId, role: "ROLE_USER", content: [{text}], taskId?, contextId?, metadata?}, configuration?}`.',
-              properties: { message: { type: 'object' }, configuration: { type: 'object' }, metadata: { type: 'object' } },
-              required: ['message'],
-            },
-          },
-        },
-      },
-      responses: {
-        '200': { description: 'The event stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } },
-        '400': { $ref: '#/components/responses/A2AV03RestError' },
-        '404': { $ref: '#/components/responses/A2AV03RestError' },
-        '413': { $ref: '#/components/responses/A2APayloadTooLarge' },
-        '500': { $ref: '#/components/responses/A2AV03RestError' },
-      },
+      requestBody: V03_SEND_MESSAGE_BODY,
+      responses: { '200': V03_EVENT_STREAM, ...V03_REST_ERRORS, '413': { $ref: '#/components/responses/A2APayloadTooLarge' } },
     },
   },
   '/a2a/rest/v1/tasks/{taskId}': {
     get: {
       operationId: 'getA2aRestV03Task',
       summary: 'A2A v0.3 HTTP+JSON: get a task',
-      description:
-        "GetTask for v0.3 clients (`historyLength` or `history_length` in the query). v0.3 compatibility route (the SDK's legacy HTTP+JSON router): served when `A2A-Version` is absent or 0.3; a 1.0 client uses the route without `/v1`. Bodies and answers in v0.3 gRPC-JSON shapes (parts in `content`), errors as `{code, message}`; extensions in `X-A2A-Extensions` (or `A2A-Extensions`).",
+      description: `${'GetTask for v0.3 clients (`historyLength` or `history_length` in the query).'} ${V03_BINDING}`,
       parameters: [
         { $ref: '#/components/parameters/A2ATaskId' },
         { $ref: '#/components/parameters/A2AVersion' },
         { name: 'historyLength', in: 'query', required: false, schema: { type: 'integer', minimum: 0 } },
       ],
-      responses: {
-        '200': jsonResponse('The task, in v0.3 shapes.'),
-        '400': { $ref: '#/components/responses/A2AV03RestError' },
-        '404': { $ref: '#/components/responses/A2AV03RestError' },
-        '500': { $ref: '#/components/responses/A2AV03RestError' },
-      },
+      responses: { '200': jsonResponse('The task, in v0.3 shapes.'), ...V03_REST_ERRORS },
     },
   },
   '/a2a/rest/v1/tasks/{taskId}:cancel': {
     post: {
       operationId: 'cancelA2aRestV03Task',
       summary: 'A2A v0.3 HTTP+JSON: cancel a task',
-      description:
-        "CancelTask for v0.3 clients: as `POST /a2a/rest/tasks/{taskId}:cancel` (-32002 when the payment is under way or done). v0.3 compatibility route (the SDK's legacy HTTP+JSON router): served when `A2A-Version` is absent or 0.3; a 1.0 client uses the route without `/v1`. Bodies and answers in v0.3 gRPC-JSON shapes (parts in `content`), errors as `{code, message}`; extensions in `X-A2A-Extensions` (or `A2A-Extensions`).",
-      parameters: [{ $ref: '#/components/parameters/A2ATaskId' }, { $ref: '#/components/parameters/A2AVersion' }],
-      responses: {
-        '200': jsonResponse('The canceled task, in v0.3 shapes.'),
-        '400': { $ref: '#/components/responses/A2AV03RestError' },
-        '404': { $ref: '#/components/responses/A2AV03RestError' },
-        '500': { $ref: '#/components/responses/A2AV03RestError' },
-      },
+      description: `${'CancelTask for v0.3 clients: as `POST /a2a/rest/tasks/{taskId}:cancel` (-32002 when the payment is under way or done).'} ${V03_BINDING}`,
+      parameters: TASK_PARAMETERS,
+      responses: { '200': jsonResponse('The canceled task, in v0.3 shapes.'), ...V03_REST_ERRORS },
     },
   },
   '/a2a/rest/v1/tasks/{taskId}:subscribe': {
     get: {
       operationId: 'getSubscribeA2aRestV03Task',
       summary: 'A2A v0.3 HTTP+JSON: subscribe to a task (GET)',
-      description:
-        "Resubscribe for v0.3 clients, as `/a2a/rest/tasks/{taskId}:subscribe`; served as GET and POST. v0.3 compatibility route (the SDK's legacy HTTP+JSON router): served when `A2A-Version` is absent or 0.3; a 1.0 client uses the route without `/v1`. Bodies and answers in v0.3 gRPC-JSON shapes (parts in `content`), errors as `{code, message}`; extensions in `X-A2A-Extensions` (or `A2A-Extensions`).",
-      parameters: [{ $ref: '#/components/parameters/A2ATaskId' }, { $ref: '#/components/parameters/A2AVersion' }],
-      responses: {
-        '200': { description: 'The event stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } },
-        '400': { $ref: '#/components/responses/A2AV03RestError' },
-        '404': { $ref: '#/components/responses/A2AV03RestError' },
-        '500': { $ref: '#/components/responses/A2AV03RestError' },
-      },
+      description: `${'Resubscribe for v0.3 clients, as `/a2a/rest/tasks/{taskId}:subscribe`; served as GET and POST.'} ${V03_BINDING}`,
+      parameters: TASK_PARAMETERS,
+      responses: { '200': V03_EVENT_STREAM, ...V03_REST_ERRORS },
     },
     post: {
       operationId: 'postSubscribeA2aRestV03Task',
       summary: 'A2A v0.3 HTTP+JSON: subscribe to a task (POST)',
-      description:
-        "Resubscribe for v0.3 clients, as `/a2a/rest/tasks/{taskId}:subscribe`; served as GET and POST. v0.3 compatibility route (the SDK's legacy HTTP+JSON router): served when `A2A-Version` is absent or 0.3; a 1.0 client uses the route without `/v1`. Bodies and answers in v0.3 gRPC-JSON shapes (parts in `content`), errors as `{code, message}`; extensions in `X-A2A-Extensions` (or `A2A-Extensions`).",
-      parameters: [{ $ref: '#/components/parameters/A2ATaskId' }, { $ref: '#/components/parameters/A2AVersion' }],
-      responses: {
-        '200': { description: 'The event stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } },
-        '400': { $ref: '#/components/responses/A2AV03RestError' },
-        '404': { $ref: '#/components/responses/A2AV03RestError' },
-        '500': { $ref: '#/components/responses/A2AV03RestError' },
-      },
+      description: `${'Resubscribe for v0.3 clients, as `/a2a/rest/tasks/{taskId}:subscribe`; served as GET and POST.'} ${V03_BINDING}`,
+      parameters: TASK_PARAMETERS,
+      responses: { '200': V03_EVENT_STREAM, ...V03_REST_ERRORS },
     },
   },
 };
