@@ -57,10 +57,7 @@ export const COMPONENTS = {
     ),
     InternalError: problemResponse('An unexpected error (logged on the server, never with a stack in the answer).', {
       examples: {
-        internal: {
-          summary: 'Unexpected error',
-          value: problemBody('internal_error', 'an unexpected error occurred; it has been logged', '/supported'),
-        },
+        internal: { summary: 'Unexpected error', value: problemBody('internal_error', 'an unexpected error occurred; it has been logged', '/supported') },
       },
     }),
     OperatorRateLimited: problemResponse(
@@ -91,10 +88,7 @@ export const COMPONENTS = {
     ),
     PayloadTooLarge: problemResponse('The body is over the limit. The connection is closed.', {
       examples: {
-        tooLarge: {
-          summary: 'Declared length over 64 KiB',
-          value: problemBody('payload_too_large', 'the body is 71084 bytes; the limit is 65536', '/settle'),
-        },
+        tooLarge: { summary: 'Declared length over 64 KiB', value: problemBody('payload_too_large', 'the body is 71084 bytes; the limit is 65536', '/settle') },
       },
     }),
     PaymentIdentifierConflict: problemResponse(

@@ -10,10 +10,7 @@ export const MERCHANT_KEY_ERRORS = {
 };
 
 /** The errors of every route that reads a JSON body, besides its own. */
-export const JSON_BODY_ERRORS = {
-  '413': { $ref: '#/components/responses/PayloadTooLarge' },
-  '415': { $ref: '#/components/responses/UnsupportedMediaType' },
-};
+export const JSON_BODY_ERRORS = { '413': { $ref: '#/components/responses/PayloadTooLarge' }, '415': { $ref: '#/components/responses/UnsupportedMediaType' } };
 
 /** The x402 and MPP routes take a merchant API key, or none when the operator runs in open mode (FACILITATOR_OPEN_MODE). */
 export const KEY_OR_OPEN_MODE = [...MERCHANT_API_KEY_SECURITY, {}];

@@ -32,9 +32,7 @@ export const LIVENESS_DOC = {
   summary: 'Liveness (all three services)',
   description:
     'Answers 200 `{"status":"ok"}` as long as the process runs and serves HTTP. It checks no dependency: a database, Redis, RPC or facilitator outage does not make it fail (see `GET /ready`), so an orchestrator restarting on a failed liveness probe never restarts healthy replicas because of an outage elsewhere.',
-  responses: {
-    '200': jsonResponse('The process is alive.', { $ref: '#/components/schemas/HealthResponse' }, { example: { status: 'ok' } }),
-  },
+  responses: { '200': jsonResponse('The process is alive.', { $ref: '#/components/schemas/HealthResponse' }, { example: { status: 'ok' } }) },
 } satisfies OperationDoc;
 
 /** The merchant API key: the facilitator's, which the ledger takes too (it asks the facilitator whose key it is). */
@@ -72,12 +70,7 @@ export const MERCHANT_API_KEY_RESPONSES = {
     'No valid merchant API key: missing, malformed, unknown or revoked, or its merchant is disabled. The body is the same in every case, so it never tells whether a merchant or key exists. On /verify and /settle a request without any key is let through when the operator set `FACILITATOR_OPEN_MODE=true`.',
     {
       headers: { 'WWW-Authenticate': { description: 'Always `Bearer realm="facilitator"`.', schema: { type: 'string' } } },
-      examples: {
-        unauthorized: {
-          summary: 'Missing or invalid API key',
-          value: problemBody('unauthorized', 'a valid API key is required', '/settle'),
-        },
-      },
+      examples: { unauthorized: { summary: 'Missing or invalid API key', value: problemBody('unauthorized', 'a valid API key is required', '/settle') } },
     },
   ),
 };
@@ -93,10 +86,7 @@ export const RECONCILIATION_SCHEMAS = {
       source: { type: 'string', enum: ['chain', 'stripe'] },
       asset: { type: 'string' },
       entryKind: { type: 'string', enum: ['payment', 'refund', 'fee', 'gas'] },
-      reference: {
-        type: 'string',
-        description: "`<txHash>:<logIndex>`, `pi_…`, `re_…`, `txn_…`, or the ledger's reference when there is no external entry.",
-      },
+      reference: { type: 'string', description: "`<txHash>:<logIndex>`, `pi_…`, `re_…`, `txn_…`, or the ledger's reference when there is no external entry." },
       occurredAt: { type: 'string', format: 'date-time' },
       ledger: {
         type: 'object',

@@ -20,13 +20,7 @@ export const RECEIVING_ADDRESSES_DOCS = {
           additionalProperties: false,
           properties: { allowAnyPayTo: { type: 'boolean' }, data: { type: 'array', items: { $ref: '#/components/schemas/ReceivingAddress' } } },
         },
-        {
-          headers: NO_STORE_HEADERS,
-          example: {
-            allowAnyPayTo: false,
-            data: [ADDRESS_EXAMPLE],
-          },
-        },
+        { headers: NO_STORE_HEADERS, example: { allowAnyPayTo: false, data: [ADDRESS_EXAMPLE] } },
       ),
       ...MERCHANT_KEY_ERRORS,
     },
@@ -55,19 +49,9 @@ export const RECEIVING_ADDRESSES_DOCS = {
       '200': jsonResponse(
         'It was declared already.',
         { $ref: '#/components/schemas/ReceivingAddress' },
-        {
-          headers: NO_STORE_HEADERS,
-          example: ADDRESS_EXAMPLE,
-        },
+        { headers: NO_STORE_HEADERS, example: ADDRESS_EXAMPLE },
       ),
-      '201': jsonResponse(
-        'Declared now.',
-        { $ref: '#/components/schemas/ReceivingAddress' },
-        {
-          headers: NO_STORE_HEADERS,
-          example: ADDRESS_EXAMPLE,
-        },
-      ),
+      '201': jsonResponse('Declared now.', { $ref: '#/components/schemas/ReceivingAddress' }, { headers: NO_STORE_HEADERS, example: ADDRESS_EXAMPLE }),
       '400': problemResponse('A field is missing or invalid; `invalidParams` names each one.', {
         examples: {
           invalid: {

@@ -36,10 +36,7 @@ const FACILITATOR_REQUEST_BODY = {
     'application/json': {
       schema: { $ref: '#/components/schemas/FacilitatorRequest' },
       examples: {
-        v2: {
-          summary: 'x402 v2, USDC on Base Sepolia',
-          value: { x402Version: 2, paymentPayload: V2_PAYLOAD, paymentRequirements: REQUIREMENTS },
-        },
+        v2: { summary: 'x402 v2, USDC on Base Sepolia', value: { x402Version: 2, paymentPayload: V2_PAYLOAD, paymentRequirements: REQUIREMENTS } },
         v2WithPaymentIdentifier: {
           summary: 'x402 v2 with the payment-identifier extension',
           value: {

@@ -9,10 +9,7 @@ export const ACCOUNTS_DOCS = {
     description:
       'Body: array (1..LEDGER_BATCH_MAX) of `{id, asset, code (0–65535), flags?: [linked|debits_must_not_exceed_credits|credits_must_not_exceed_debits], normalBalance?: credit|debit, reference?}`. Answers one result per account: `created`, `exists`, `exists_with_different_{flags,reference,ledger,code,normal_balance}`, `linked_event_failed`, `linked_event_chain_open`, …',
     security: MERCHANT_API_KEY_SECURITY,
-    responses: {
-      '200': jsonResponse('`{results:[{index, id, result, message}]}`'),
-      ...LEDGER_ERRORS,
-    },
+    responses: { '200': jsonResponse('`{results:[{index, id, result, message}]}`'), ...LEDGER_ERRORS },
     requestBody: { required: true, content: { 'application/json': { schema: { type: 'array', items: { type: 'object' } } } } },
   },
   list: {
@@ -21,10 +18,7 @@ export const ACCOUNTS_DOCS = {
     description:
       'Filters `asset`, `code`; `limit` (1–1000, default 100) and an opaque `cursor`. Each account has `debitsPending`, `debitsPosted`, `creditsPending`, `creditsPosted` and `balances: {posted, pending, available}` as decimal strings.',
     security: MERCHANT_API_KEY_SECURITY,
-    responses: {
-      '200': jsonResponse('`{data: Account[], nextCursor}`'),
-      ...LEDGER_ERRORS,
-    },
+    responses: { '200': jsonResponse('`{data: Account[], nextCursor}`'), ...LEDGER_ERRORS },
     parameters: [
       { name: 'asset', in: 'query', required: false, schema: { type: 'string' }, description: 'Asset, e.g. eip155:8453/0x… or stripe/usd' },
       { name: 'code', in: 'query', required: false, schema: { type: 'string' }, description: 'Account code' },
@@ -37,11 +31,7 @@ export const ACCOUNTS_DOCS = {
     summary: 'One account with its balances',
     description: '',
     security: MERCHANT_API_KEY_SECURITY,
-    responses: {
-      '200': jsonResponse('The account.'),
-      ...LEDGER_ERRORS,
-      '404': NO_SUCH_ID,
-    },
+    responses: { '200': jsonResponse('The account.'), ...LEDGER_ERRORS, '404': NO_SUCH_ID },
     parameters: [LEDGER_ID_PARAMETER],
   },
 } satisfies Record<string, OperationDoc>;

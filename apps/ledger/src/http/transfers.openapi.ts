@@ -9,10 +9,7 @@ export const TRANSFERS_DOCS = {
     description:
       'Body: array of `{id, debitAccountId?, creditAccountId?, amount?, pendingId?, asset?, code?, flags?: [linked|pending|post_pending_transfer|void_pending_transfer], timeout? (seconds), reference?}`. HTTP 200 with one result per transfer whatever it is (codes in libs/ledger/src/results.ts: `created`, `exists`, `exists_with_different_amount`, `exceeds_credits`, `accounts_must_have_the_same_ledger`, `pending_transfer_already_posted`, `id_already_failed`, …, and `internal_error` when the ledger failed unexpectedly on it: nothing of it applied, logged, the same id may be sent again); a linked chain succeeds or fails as a whole; nothing partial is written.',
     security: MERCHANT_API_KEY_SECURITY,
-    responses: {
-      '200': jsonResponse('`{results:[{index, id, result, message, timestamp?, firstResult?}]}`'),
-      ...LEDGER_ERRORS,
-    },
+    responses: { '200': jsonResponse('`{results:[{index, id, result, message, timestamp?, firstResult?}]}`'), ...LEDGER_ERRORS },
     requestBody: { required: true, content: { 'application/json': { schema: { type: 'array', items: { type: 'object' } } } } },
   },
   list: {
@@ -20,11 +17,7 @@ export const TRANSFERS_DOCS = {
     summary: "The merchant's transfers, newest first",
     description: 'Filters `account`, `asset`, `code`, `from`, `to`, `status` (pending|posted|voided|expired); `limit` and an opaque `cursor`.',
     security: MERCHANT_API_KEY_SECURITY,
-    responses: {
-      '200': jsonResponse('`{data: Transfer[], nextCursor}`'),
-      ...LEDGER_ERRORS,
-      '404': NO_SUCH_ID,
-    },
+    responses: { '200': jsonResponse('`{data: Transfer[], nextCursor}`'), ...LEDGER_ERRORS, '404': NO_SUCH_ID },
     parameters: [
       { name: 'account', in: 'query', required: false, schema: { type: 'string' }, description: 'Account id' },
       { name: 'asset', in: 'query', required: false, schema: { type: 'string' }, description: 'Asset' },
@@ -41,11 +34,7 @@ export const TRANSFERS_DOCS = {
     summary: 'One transfer',
     description: '',
     security: MERCHANT_API_KEY_SECURITY,
-    responses: {
-      '200': jsonResponse('The transfer.'),
-      ...LEDGER_ERRORS,
-      '404': NO_SUCH_ID,
-    },
+    responses: { '200': jsonResponse('The transfer.'), ...LEDGER_ERRORS, '404': NO_SUCH_ID },
     parameters: [LEDGER_ID_PARAMETER],
   },
 } satisfies Record<string, OperationDoc>;
