@@ -23,7 +23,7 @@ export const LEDGER_ID_PARAMETER = {
   description: 'A UUID (a decimal 128-bit integer is accepted too).',
 };
 
-/** A completed run is read with the merchant's API key or, from a browser, with its report link's token. */
+/** A run is read with the merchant's API key or, from a browser, with the token of its report link. */
 export const KEY_OR_REPORT_TOKEN = [...MERCHANT_API_KEY_SECURITY, {}];
 
 export const RUN_ID_PARAMETER = uuidPathParameter('id', "The reconciliation run's id (from `POST /reconciliations`, or a scheduled run's).");
