@@ -13,3 +13,5 @@ export * from './queue.module';
 export * from './validation.pipe';
 export * from './zod-body.pipe';
 export * from './openapi';
+export * from './openapi-responses';
+export * from './openapi-components';

@@ -10,18 +10,10 @@ export const METRICS_DOCS = {
     responses: {
       '200': {
         description: 'The metrics, as `text/plain; version=0.0.4; charset=utf-8`.',
-        headers: {
-          'cache-control': {
-            schema: {
-              const: 'no-store',
-            },
-          },
-        },
+        headers: { 'cache-control': { schema: { const: 'no-store' } } },
         content: {
           'text/plain': {
-            schema: {
-              type: 'string',
-            },
+            schema: { type: 'string' },
             example:
               '# HELP x402_verify_total POST /verify answers by network, outcome (valid, invalid, error) and reason (an x402 reason or problem code; "none" when valid).\n# TYPE x402_verify_total counter\nx402_verify_total{network="eip155:84532",outcome="valid",reason="none"} 1204\nx402_verify_total{network="eip155:84532",outcome="invalid",reason="invalid_exact_evm_insufficient_balance"} 17\n# HELP x402_settle_duration_seconds POST /settle handling time including the wait for the receipt, by network and outcome (success, invalid, pending, error).\n# TYPE x402_settle_duration_seconds histogram\nx402_settle_duration_seconds_bucket{le="2",network="eip155:84532",outcome="success"} 1150\nx402_settle_duration_seconds_bucket{le="+Inf",network="eip155:84532",outcome="success"} 1187\nx402_settle_duration_seconds_sum{network="eip155:84532",outcome="success"} 1893.2\nx402_settle_duration_seconds_count{network="eip155:84532",outcome="success"} 1187\n# HELP signer_balance_wei Native balance of each hot wallet, in wei, by network and signer address.\n# TYPE signer_balance_wei gauge\nsigner_balance_wei{network="eip155:84532",signer="0xD72505BC4336aF491c8EadCF6F28b1EAD73d0514"} 48210000000000000\n# HELP http_request_duration_seconds HTTP requests by method, route template (or "unmatched") and status code, from the first byte read to the last byte written.\n# TYPE http_request_duration_seconds histogram\nhttp_request_duration_seconds_count{method="POST",route="/verify",status="200"} 1221\n',
           },
@@ -40,49 +32,17 @@ export const READY_DOCS = {
     responses: {
       '200': {
         description: 'Every check passed.',
-        headers: {
-          'cache-control': {
-            schema: {
-              const: 'no-store',
-            },
-          },
-        },
+        headers: { 'cache-control': { schema: { const: 'no-store' } } },
         content: {
           'application/json': {
-            schema: {
-              $ref: '#/components/schemas/ReadyResponse',
-            },
+            schema: { $ref: '#/components/schemas/ReadyResponse' },
             examples: {
               facilitator: {
                 summary: 'Facilitator',
-                value: {
-                  status: 'ready',
-                  checks: {
-                    database: 'ok',
-                    redis: 'ok',
-                    'eip155:84532': 'ok (block 19230412)',
-                  },
-                },
+                value: { status: 'ready', checks: { database: 'ok', redis: 'ok', 'eip155:84532': 'ok (block 19230412)' } },
               },
-              ledger: {
-                summary: 'Ledger',
-                value: {
-                  status: 'ready',
-                  checks: {
-                    database: 'ok',
-                    redis: 'ok',
-                  },
-                },
-              },
-              merchant: {
-                summary: 'Merchant agent',
-                value: {
-                  status: 'ready',
-                  checks: {
-                    facilitator: 'ok',
-                  },
-                },
-              },
+              ledger: { summary: 'Ledger', value: { status: 'ready', checks: { database: 'ok', redis: 'ok' } } },
+              merchant: { summary: 'Merchant agent', value: { status: 'ready', checks: { facilitator: 'ok' } } },
             },
           },
         },
@@ -91,9 +51,7 @@ export const READY_DOCS = {
         description: 'Not ready: at least one dependency is down.',
         content: {
           'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
+            schema: { $ref: '#/components/schemas/Problem' },
             examples: {
               rpcDown: {
                 summary: 'Facilitator: a chain RPC is down',
@@ -105,11 +63,7 @@ export const READY_DOCS = {
                   detail: 'not ready: eip155:84532 unavailable',
                   instance: '/ready',
                   health: 'degraded',
-                  checks: {
-                    database: 'ok',
-                    redis: 'ok',
-                    'eip155:84532': 'down: The request took too long to respond.',
-                  },
+                  checks: { database: 'ok', redis: 'ok', 'eip155:84532': 'down: The request took too long to respond.' },
                 },
               },
               redisDown: {
@@ -122,10 +76,7 @@ export const READY_DOCS = {
                   detail: 'not ready: redis unavailable',
                   instance: '/ready',
                   health: 'degraded',
-                  checks: {
-                    database: 'ok',
-                    redis: 'down: connect ECONNREFUSED 127.0.0.1:6379',
-                  },
+                  checks: { database: 'ok', redis: 'down: connect ECONNREFUSED 127.0.0.1:6379' },
                 },
               },
               facilitatorDown: {
@@ -138,9 +89,7 @@ export const READY_DOCS = {
                   detail: 'not ready: facilitator unavailable',
                   instance: '/ready',
                   health: 'degraded',
-                  checks: {
-                    facilitator: 'down: fetch failed: connect ECONNREFUSED 127.0.0.1:4020',
-                  },
+                  checks: { facilitator: 'down: fetch failed: connect ECONNREFUSED 127.0.0.1:4020' },
                 },
               },
             },
@@ -157,25 +106,12 @@ export const DOCS_DOCS = {
     summary: "This service's API reference in Swagger UI",
     description:
       "An HTML page that renders `GET /docs/openapi.json` with Swagger UI. Its scripts, stylesheet and icons come from the service itself, under `/docs/assets/` (the `swagger-ui-dist` package installed with the app: `swagger-ui.css`, `swagger-ui-bundle.js`, their source maps, `favicon-16x16.png`, `favicon-32x32.png`, plus `init.js`), never from a CDN; any other path under `/docs/assets/` is 404. Served with a `content-security-policy` that allows only the service's own origin.",
-    responses: {
-      '200': {
-        description: 'The Swagger UI page.',
-        content: {
-          'text/html': {
-            schema: {
-              type: 'string',
-            },
-          },
-        },
-      },
-    },
+    responses: { '200': { description: 'The Swagger UI page.', content: { 'text/html': { schema: { type: 'string' } } } } },
   },
   document: documentDoc('openapiDocument', '/docs/openapi.json'),
 } satisfies Record<string, OperationDoc>;
 
-export const OPEN_API_DOCS = {
-  document: documentDoc('openapiDocumentAtRoot', '/openapi.json'),
-} satisfies Record<string, OperationDoc>;
+export const OPEN_API_DOCS = { document: documentDoc('openapiDocumentAtRoot', '/openapi.json') } satisfies Record<string, OperationDoc>;
 
 /** GET /docs/openapi.json and GET /openapi.json: one document, two places. */
 function documentDoc(operationId: string, instance: string): OperationDoc {
@@ -185,10 +121,7 @@ function documentDoc(operationId: string, instance: string): OperationDoc {
     description:
       "Generated when first asked from the service's controllers, DTO classes and the x402/MPP zod codecs (@nestjs/swagger), so it is the API this process serves; `docs/api/<service>.openapi.json` in the repository is the same document, written by `npm run docs:openapi`.",
     responses: {
-      '200': {
-        description: 'The OpenAPI 3.1 document.',
-        content: { 'application/json': { schema: { type: 'object' } } },
-      },
+      '200': { description: 'The OpenAPI 3.1 document.', content: { 'application/json': { schema: { type: 'object' } } } },
       '404': {
         description: 'This app serves no document (it was not set up with setupOpenApi).',
         content: {

@@ -1,26 +1,4 @@
-import type { OperationDoc } from '@mp/platform';
+import { LIVENESS_DOC, type OperationDoc } from '@mp/platform';
 
 /** What the OpenAPI document says about HealthController's routes (see @ApiDoc). */
-export const HEALTH_DOCS = {
-  health: {
-    operationId: 'health',
-    summary: 'Liveness (all three services)',
-    description:
-      'Answers 200 `{"status":"ok"}` as long as the process runs and serves HTTP. It checks no dependency: a database, Redis, RPC or facilitator outage does not make it fail (see `GET /ready`), so an orchestrator restarting on a failed liveness probe never restarts healthy replicas because of an outage elsewhere.',
-    responses: {
-      '200': {
-        description: 'The process is alive.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/HealthResponse',
-            },
-            example: {
-              status: 'ok',
-            },
-          },
-        },
-      },
-    },
-  },
-} satisfies Record<string, OperationDoc>;
+export const HEALTH_DOCS = { health: LIVENESS_DOC } satisfies Record<string, OperationDoc>;

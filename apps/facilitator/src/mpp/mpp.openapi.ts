@@ -1,4 +1,145 @@
-import type { OperationDoc } from '@mp/platform';
+import { NO_STORE_HEADERS, jsonResponse, type OperationDoc } from '@mp/platform';
+import { toProblemDetails, type ProblemCode as MppProblemCode } from '@mp/mpp';
+import { JSON_BODY_ERRORS, KEY_OR_OPEN_MODE, MERCHANT_KEY_ERRORS } from '../openapi.shared';
+
+// the examples' terms (an evm and a stripe offer for one route) and the fresh challenge a payment problem carries
+const TERMS = {
+  realm: 'shop.example',
+  offers: [
+    {
+      method: 'evm',
+      intent: 'charge',
+      request: {
+        amount: '25000',
+        currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+        recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
+        methodDetails: { chainId: 84532 },
+      },
+    },
+    {
+      method: 'stripe',
+      intent: 'charge',
+      request: { amount: '50', currency: 'usd', methodDetails: { networkId: 'profile_61RtXqZc5eYd3NkbB', paymentMethodTypes: ['card'] } },
+    },
+  ],
+  opaque: { resource: 'POST /mpp/forecast' },
+};
+const FRESH_CHALLENGES = [
+  {
+    id: 'Zr3c8bQeLk0a9Vt2yPu6sWm1xNj4hGf7dCo5iEb8aKq',
+    realm: 'shop.example',
+    method: 'evm',
+    intent: 'charge',
+    request: {
+      amount: '25000',
+      currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+      methodDetails: { chainId: 84532, credentialTypes: ['authorization'], decimals: 6 },
+      recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
+    },
+    expires: '2026-12-01T10:20:00Z',
+    opaque: 'eyJfbm9uY2UiOiJ6OXk4eDd3NnY1dTR0M3MyIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
+  },
+];
+
+/** A problem of the Payment scheme as the facilitator answers it: with fresh challenges for the same terms. */
+function schemeProblem(code: MppProblemCode, detail: string, challengeId?: string) {
+  return toProblemDetails(code, { detail, challengeId, extensions: { challenges: FRESH_CHALLENGES } });
+}
+
+/** The body of /mpp/verify and of /mpp/settle. */
+const CREDENTIAL_REQUEST_BODY = {
+  required: true,
+  content: {
+    'application/json': {
+      schema: { $ref: '#/components/schemas/MppCredentialRequest' },
+      examples: {
+        evm: {
+          summary: 'An mppx evm credential for the forecast route',
+          value: {
+            credential:
+              'Payment eyJjaGFsbGVuZ2UiOnsiZXhwaXJlcyI6IjIwMjYtMTItMDFUMTA6MjA6MDBaIiwiaWQiOiJxMFFtUzNvMHY4emp2N2Y5d08wZlkxYjJtSjBIazdKejJsMXFrSHEzYzFNIiwiaW50ZW50IjoiY2hhcmdlIiwibWV0aG9kIjoiZXZtIiwicmVhbG0iOiJzaG9wLmV4YW1wbGUifSwicGF5bG9hZCI6e319',
+            terms: TERMS,
+          },
+        },
+      },
+    },
+  },
+};
+
+/** The 400 of /mpp/verify and /mpp/settle: ours, or the Payment scheme's with fresh challenges. */
+const SCHEME_BAD_REQUEST = {
+  description: "Our own 400 (`validation_failed`: invalid terms or body) or the scheme's `method-unsupported` / `bad-request` (with fresh challenges).",
+  content: {
+    'application/problem+json': {
+      schema: { oneOf: [{ $ref: '#/components/schemas/Problem' }, { $ref: '#/components/schemas/MppProblem' }] },
+      examples: {
+        methodUnsupported: {
+          summary: 'The route does not take this method',
+          value: schemeProblem(
+            'method-unsupported',
+            'stripe/charge is not accepted here (accepted: evm/charge)',
+            'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
+          ),
+        },
+        twoCredentials: { summary: 'Two credentials in one field', value: schemeProblem('bad-request', 'more than one Payment credential') },
+      },
+    },
+  },
+};
+
+/** The 402 of /mpp/verify and /mpp/settle: a problem of the Payment scheme, with fresh challenges. */
+const PAYMENT_PROBLEM = {
+  description: 'A payment problem, with fresh challenges: relay it.',
+  headers: {
+    'WWW-Authenticate': {
+      description: 'One field per fresh challenge.',
+      schema: { type: 'string' },
+      example:
+        'Payment id="q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M", realm="shop.example", method="evm", intent="charge", request="eyJhbW91bnQiOiIyNTAwMCIsImN1cnJlbmN5IjoiMHgwMzZDYkQ1Mzg0MmM1NDI2NjM0ZTc5Mjk1NDFlQzIzMThmM2RDRjdlIiwibWV0aG9kRGV0YWlscyI6eyJjaGFpbklkIjo4NDUzMiwiY3JlZGVudGlhbFR5cGVzIjpbImF1dGhvcml6YXRpb24iXSwiZGVjaW1hbHMiOjZ9LCJyZWNpcGllbnQiOiIweENkYUY1NDVmMDNEOGRBMDFDMjk4ZDg2MDRmMjlkNGM4MDQ5M2Y2YjIifQ", expires="2026-12-01T10:20:00Z", opaque="eyJfbm9uY2UiOiJoM2k0bTVuNm83cDhxOXIwIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ"',
+    },
+    ...NO_STORE_HEADERS,
+  },
+  content: {
+    'application/problem+json': {
+      schema: { $ref: '#/components/schemas/MppProblem' },
+      examples: {
+        invalidChallenge: {
+          summary: 'Already used, or issued for other terms',
+          value: schemeProblem('invalid-challenge', 'this challenge has already been used', 'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M'),
+        },
+        expired: {
+          summary: 'The challenge expired',
+          value: schemeProblem('payment-expired', 'challenge expired at 2026-12-01T10:20:00Z', 'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M'),
+        },
+        verificationFailed: {
+          summary: 'Stripe declined',
+          value: schemeProblem(
+            'verification-failed',
+            'Stripe declined the payment: Your card was declined. (generic_decline)',
+            'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
+          ),
+        },
+        insufficient: {
+          summary: 'Pays less than asked',
+          value: schemeProblem(
+            'payment-insufficient',
+            'the authorization is for 1, the challenge asks for 25000',
+            'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
+          ),
+        },
+        malformed: { summary: 'Not a credential', value: schemeProblem('malformed-credential', 'credential is not base64url-encoded JSON') },
+        actionRequired: {
+          summary: '3-D Secure required',
+          value: schemeProblem(
+            'payment-action-required',
+            'PaymentIntent pi_3QwErTyUiOpAsDfGh1234567 requires customer action (use_stripe_sdk); a machine payment cannot complete it',
+            'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
+          ),
+        },
+      },
+    },
+  },
+};
 
 /** What the OpenAPI document says about MppController's routes (see @ApiDoc). */
 export const MPP_DOCS = {
@@ -6,47 +147,21 @@ export const MPP_DOCS = {
     operationId: 'getMppSupported',
     summary: 'The MPP methods this facilitator settles',
     description: '`evm` always (on the networks and assets of GET /supported); `stripe` when STRIPE_SECRET_KEY is set.',
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-      {},
-    ],
+    security: KEY_OR_OPEN_MODE,
     responses: {
-      '200': {
-        description: 'The methods and intents.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/MppSupportedResponse',
-            },
-            example: {
-              methods: [
-                {
-                  method: 'evm',
-                  intents: ['charge'],
-                },
-                {
-                  method: 'stripe',
-                  intents: ['charge'],
-                },
-              ],
-            },
+      '200': jsonResponse(
+        'The methods and intents.',
+        { $ref: '#/components/schemas/MppSupportedResponse' },
+        {
+          example: {
+            methods: [
+              { method: 'evm', intents: ['charge'] },
+              { method: 'stripe', intents: ['charge'] },
+            ],
           },
         },
-      },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
-      '429': {
-        $ref: '#/components/responses/RateLimited',
-      },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
+      ),
+      ...MERCHANT_KEY_ERRORS,
     },
   },
   challenges: {
@@ -54,133 +169,57 @@ export const MPP_DOCS = {
     summary: "Issue MPP challenges for a route's terms",
     description:
       "One challenge per offer, each bound by HMAC-SHA256 with the calling merchant's own secret (made on first use, 32 random bytes; open mode has one of its own) and a random `_nonce` in `opaque`, so every challenge is unique. Nothing is stored: the id proves issuance. Send the `wwwAuthenticate` values with your 402, one field each.",
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-      {},
-    ],
+    security: KEY_OR_OPEN_MODE,
     requestBody: {
       required: true,
       content: {
         'application/json': {
-          schema: {
-            $ref: '#/components/schemas/MppTerms',
-          },
-          examples: {
-            evmAndStripe: {
-              summary: 'Both methods for one route',
-              value: {
-                realm: 'shop.example',
-                offers: [
-                  {
-                    method: 'evm',
-                    intent: 'charge',
-                    request: {
-                      amount: '25000',
-                      currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                      recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                      methodDetails: {
-                        chainId: 84532,
-                      },
-                    },
-                  },
-                  {
-                    method: 'stripe',
-                    intent: 'charge',
-                    request: {
-                      amount: '50',
-                      currency: 'usd',
-                      methodDetails: {
-                        networkId: 'profile_61RtXqZc5eYd3NkbB',
-                        paymentMethodTypes: ['card'],
-                      },
-                    },
-                  },
-                ],
-                opaque: {
-                  resource: 'POST /mpp/forecast',
-                },
-              },
-            },
-          },
+          schema: { $ref: '#/components/schemas/MppTerms' },
+          examples: { evmAndStripe: { summary: 'Both methods for one route', value: TERMS } },
         },
       },
     },
     responses: {
-      '201': {
-        description: 'The challenges.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/MppIssuedChallenges',
-            },
-            example: {
-              challenges: [
-                {
-                  id: 'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
-                  realm: 'shop.example',
-                  method: 'evm',
-                  intent: 'charge',
-                  request: {
-                    amount: '25000',
-                    currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                    methodDetails: {
-                      chainId: 84532,
-                      credentialTypes: ['authorization'],
-                      decimals: 6,
-                    },
-                    recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                  },
-                  expires: '2026-12-01T10:20:00Z',
-                  opaque: 'eyJfbm9uY2UiOiJoM2k0bTVuNm83cDhxOXIwIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
+      '201': jsonResponse(
+        'The challenges.',
+        { $ref: '#/components/schemas/MppIssuedChallenges' },
+        {
+          example: {
+            challenges: [
+              {
+                id: 'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
+                realm: 'shop.example',
+                method: 'evm',
+                intent: 'charge',
+                request: {
+                  amount: '25000',
+                  currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+                  methodDetails: { chainId: 84532, credentialTypes: ['authorization'], decimals: 6 },
+                  recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
                 },
-                {
-                  id: 'Hn0dQ2Vx8c4m5o6p7q8r9s0t1u2v3w4x5y6z7A8B9C0',
-                  realm: 'shop.example',
-                  method: 'stripe',
-                  intent: 'charge',
-                  request: {
-                    amount: '50',
-                    currency: 'usd',
-                    methodDetails: {
-                      networkId: 'profile_61RtXqZc5eYd3NkbB',
-                      paymentMethodTypes: ['card'],
-                    },
-                  },
-                  expires: '2026-12-01T10:20:00Z',
-                  opaque: 'eyJfbm9uY2UiOiJhMWIyYzNkNGU1ZjZnN2g4IiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
-                },
-              ],
-              wwwAuthenticate: [
-                'Payment id="q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M", realm="shop.example", method="evm", intent="charge", request="eyJhbW91bnQiOiIyNTAwMCIsImN1cnJlbmN5IjoiMHgwMzZDYkQ1Mzg0MmM1NDI2NjM0ZTc5Mjk1NDFlQzIzMThmM2RDRjdlIiwibWV0aG9kRGV0YWlscyI6eyJjaGFpbklkIjo4NDUzMiwiY3JlZGVudGlhbFR5cGVzIjpbImF1dGhvcml6YXRpb24iXSwiZGVjaW1hbHMiOjZ9LCJyZWNpcGllbnQiOiIweENkYUY1NDVmMDNEOGRBMDFDMjk4ZDg2MDRmMjlkNGM4MDQ5M2Y2YjIifQ", expires="2026-12-01T10:20:00Z", opaque="eyJfbm9uY2UiOiJoM2k0bTVuNm83cDhxOXIwIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ"',
-                'Payment id="Hn0dQ2Vx8c4m5o6p7q8r9s0t1u2v3w4x5y6z7A8B9C0", realm="shop.example", method="stripe", intent="charge", request="eyJhbW91bnQiOiI1MCIsImN1cnJlbmN5IjoidXNkIiwibWV0aG9kRGV0YWlscyI6eyJuZXR3b3JrSWQiOiJwcm9maWxlXzYxUnRYcVpjNWVZZDNOa2JCIiwicGF5bWVudE1ldGhvZFR5cGVzIjpbImNhcmQiXX19", expires="2026-12-01T10:20:00Z", opaque="eyJfbm9uY2UiOiJhMWIyYzNkNGU1ZjZnN2g4IiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ"',
-              ],
-            },
+                expires: '2026-12-01T10:20:00Z',
+                opaque: 'eyJfbm9uY2UiOiJoM2k0bTVuNm83cDhxOXIwIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
+              },
+              {
+                id: 'Hn0dQ2Vx8c4m5o6p7q8r9s0t1u2v3w4x5y6z7A8B9C0',
+                realm: 'shop.example',
+                method: 'stripe',
+                intent: 'charge',
+                request: { amount: '50', currency: 'usd', methodDetails: { networkId: 'profile_61RtXqZc5eYd3NkbB', paymentMethodTypes: ['card'] } },
+                expires: '2026-12-01T10:20:00Z',
+                opaque: 'eyJfbm9uY2UiOiJhMWIyYzNkNGU1ZjZnN2g4IiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
+              },
+            ],
+            wwwAuthenticate: [
+              'Payment id="q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M", realm="shop.example", method="evm", intent="charge", request="eyJhbW91bnQiOiIyNTAwMCIsImN1cnJlbmN5IjoiMHgwMzZDYkQ1Mzg0MmM1NDI2NjM0ZTc5Mjk1NDFlQzIzMThmM2RDRjdlIiwibWV0aG9kRGV0YWlscyI6eyJjaGFpbklkIjo4NDUzMiwiY3JlZGVudGlhbFR5cGVzIjpbImF1dGhvcml6YXRpb24iXSwiZGVjaW1hbHMiOjZ9LCJyZWNpcGllbnQiOiIweENkYUY1NDVmMDNEOGRBMDFDMjk4ZDg2MDRmMjlkNGM4MDQ5M2Y2YjIifQ", expires="2026-12-01T10:20:00Z", opaque="eyJfbm9uY2UiOiJoM2k0bTVuNm83cDhxOXIwIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ"',
+              'Payment id="Hn0dQ2Vx8c4m5o6p7q8r9s0t1u2v3w4x5y6z7A8B9C0", realm="shop.example", method="stripe", intent="charge", request="eyJhbW91bnQiOiI1MCIsImN1cnJlbmN5IjoidXNkIiwibWV0aG9kRGV0YWlscyI6eyJuZXR3b3JrSWQiOiJwcm9maWxlXzYxUnRYcVpjNWVZZDNOa2JCIiwicGF5bWVudE1ldGhvZFR5cGVzIjpbImNhcmQiXX19", expires="2026-12-01T10:20:00Z", opaque="eyJfbm9uY2UiOiJhMWIyYzNkNGU1ZjZnN2g4IiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ"',
+            ],
           },
         },
-      },
-      '400': {
-        $ref: '#/components/responses/BadRequest',
-      },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
-      '413': {
-        $ref: '#/components/responses/PayloadTooLarge',
-      },
-      '415': {
-        $ref: '#/components/responses/UnsupportedMediaType',
-      },
-      '429': {
-        $ref: '#/components/responses/RateLimited',
-      },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
+      ),
+      '400': { $ref: '#/components/responses/BadRequest' },
+      ...MERCHANT_KEY_ERRORS,
+      ...JSON_BODY_ERRORS,
     },
   },
   verify: {
@@ -188,384 +227,26 @@ export const MPP_DOCS = {
     summary: 'Check an MPP credential without settling it',
     description:
       "Parses the credential, checks the HMAC binding under this merchant's secret (and the previous one for an hour after a rotation), expiry, that the challenge was issued for these terms, that it is unused, and the method's own checks: evm verifies the signature and simulates the transfer; stripe looks the Shared Payment Token up. Claims nothing.",
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-      {},
-    ],
-    requestBody: {
-      required: true,
-      content: {
-        'application/json': {
-          schema: {
-            $ref: '#/components/schemas/MppCredentialRequest',
-          },
-          examples: {
-            evm: {
-              summary: 'An mppx evm credential for the forecast route',
-              value: {
-                credential:
-                  'Payment eyJjaGFsbGVuZ2UiOnsiZXhwaXJlcyI6IjIwMjYtMTItMDFUMTA6MjA6MDBaIiwiaWQiOiJxMFFtUzNvMHY4emp2N2Y5d08wZlkxYjJtSjBIazdKejJsMXFrSHEzYzFNIiwiaW50ZW50IjoiY2hhcmdlIiwibWV0aG9kIjoiZXZtIiwicmVhbG0iOiJzaG9wLmV4YW1wbGUifSwicGF5bG9hZCI6e319',
-                terms: {
-                  realm: 'shop.example',
-                  offers: [
-                    {
-                      method: 'evm',
-                      intent: 'charge',
-                      request: {
-                        amount: '25000',
-                        currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                        methodDetails: {
-                          chainId: 84532,
-                        },
-                      },
-                    },
-                    {
-                      method: 'stripe',
-                      intent: 'charge',
-                      request: {
-                        amount: '50',
-                        currency: 'usd',
-                        methodDetails: {
-                          networkId: 'profile_61RtXqZc5eYd3NkbB',
-                          paymentMethodTypes: ['card'],
-                        },
-                      },
-                    },
-                  ],
-                  opaque: {
-                    resource: 'POST /mpp/forecast',
-                  },
-                },
-              },
-            },
-          },
-        },
-      },
-    },
+    security: KEY_OR_OPEN_MODE,
+    requestBody: CREDENTIAL_REQUEST_BODY,
     responses: {
-      '200': {
-        description: 'The credential would settle now.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/MppVerifyResponse',
-            },
-            example: {
-              valid: true,
-              challengeId: 'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
-              method: 'evm',
-              intent: 'charge',
-              payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
-            },
+      '200': jsonResponse(
+        'The credential would settle now.',
+        { $ref: '#/components/schemas/MppVerifyResponse' },
+        {
+          example: {
+            valid: true,
+            challengeId: 'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
+            method: 'evm',
+            intent: 'charge',
+            payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
           },
         },
-      },
-      '400': {
-        description: "Our own 400 (`validation_failed`: invalid terms or body) or the scheme's `method-unsupported` / `bad-request` (with fresh challenges).",
-        content: {
-          'application/problem+json': {
-            schema: {
-              oneOf: [
-                {
-                  $ref: '#/components/schemas/Problem',
-                },
-                {
-                  $ref: '#/components/schemas/MppProblem',
-                },
-              ],
-            },
-            examples: {
-              methodUnsupported: {
-                summary: 'The route does not take this method',
-                value: {
-                  type: 'https://paymentauth.org/problems/method-unsupported',
-                  title: 'Method Unsupported',
-                  status: 400,
-                  detail: 'stripe/charge is not accepted here (accepted: evm/charge)',
-                  challengeId: 'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
-                  challenges: [
-                    {
-                      id: 'Zr3c8bQeLk0a9Vt2yPu6sWm1xNj4hGf7dCo5iEb8aKq',
-                      realm: 'shop.example',
-                      method: 'evm',
-                      intent: 'charge',
-                      request: {
-                        amount: '25000',
-                        currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
-                        recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                      },
-                      expires: '2026-12-01T10:20:00Z',
-                      opaque: 'eyJfbm9uY2UiOiJ6OXk4eDd3NnY1dTR0M3MyIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
-                    },
-                  ],
-                },
-              },
-              twoCredentials: {
-                summary: 'Two credentials in one field',
-                value: {
-                  type: 'https://paymentauth.org/problems/bad-request',
-                  title: 'Bad Request',
-                  status: 400,
-                  detail: 'more than one Payment credential',
-                  challenges: [
-                    {
-                      id: 'Zr3c8bQeLk0a9Vt2yPu6sWm1xNj4hGf7dCo5iEb8aKq',
-                      realm: 'shop.example',
-                      method: 'evm',
-                      intent: 'charge',
-                      request: {
-                        amount: '25000',
-                        currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
-                        recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                      },
-                      expires: '2026-12-01T10:20:00Z',
-                      opaque: 'eyJfbm9uY2UiOiJ6OXk4eDd3NnY1dTR0M3MyIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
-                    },
-                  ],
-                },
-              },
-            },
-          },
-        },
-      },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
-      '402': {
-        description: 'A payment problem, with fresh challenges: relay it.',
-        headers: {
-          'WWW-Authenticate': {
-            description: 'One field per fresh challenge.',
-            schema: {
-              type: 'string',
-            },
-            example:
-              'Payment id="q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M", realm="shop.example", method="evm", intent="charge", request="eyJhbW91bnQiOiIyNTAwMCIsImN1cnJlbmN5IjoiMHgwMzZDYkQ1Mzg0MmM1NDI2NjM0ZTc5Mjk1NDFlQzIzMThmM2RDRjdlIiwibWV0aG9kRGV0YWlscyI6eyJjaGFpbklkIjo4NDUzMiwiY3JlZGVudGlhbFR5cGVzIjpbImF1dGhvcml6YXRpb24iXSwiZGVjaW1hbHMiOjZ9LCJyZWNpcGllbnQiOiIweENkYUY1NDVmMDNEOGRBMDFDMjk4ZDg2MDRmMjlkNGM4MDQ5M2Y2YjIifQ", expires="2026-12-01T10:20:00Z", opaque="eyJfbm9uY2UiOiJoM2k0bTVuNm83cDhxOXIwIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ"',
-          },
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/MppProblem',
-            },
-            examples: {
-              invalidChallenge: {
-                summary: 'Already used, or issued for other terms',
-                value: {
-                  type: 'https://paymentauth.org/problems/invalid-challenge',
-                  title: 'Invalid Challenge',
-                  status: 402,
-                  detail: 'this challenge has already been used',
-                  challengeId: 'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
-                  challenges: [
-                    {
-                      id: 'Zr3c8bQeLk0a9Vt2yPu6sWm1xNj4hGf7dCo5iEb8aKq',
-                      realm: 'shop.example',
-                      method: 'evm',
-                      intent: 'charge',
-                      request: {
-                        amount: '25000',
-                        currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
-                        recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                      },
-                      expires: '2026-12-01T10:20:00Z',
-                      opaque: 'eyJfbm9uY2UiOiJ6OXk4eDd3NnY1dTR0M3MyIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
-                    },
-                  ],
-                },
-              },
-              expired: {
-                summary: 'The challenge expired',
-                value: {
-                  type: 'https://paymentauth.org/problems/payment-expired',
-                  title: 'Payment Expired',
-                  status: 402,
-                  detail: 'challenge expired at 2026-12-01T10:20:00Z',
-                  challengeId: 'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
-                  challenges: [
-                    {
-                      id: 'Zr3c8bQeLk0a9Vt2yPu6sWm1xNj4hGf7dCo5iEb8aKq',
-                      realm: 'shop.example',
-                      method: 'evm',
-                      intent: 'charge',
-                      request: {
-                        amount: '25000',
-                        currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
-                        recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                      },
-                      expires: '2026-12-01T10:20:00Z',
-                      opaque: 'eyJfbm9uY2UiOiJ6OXk4eDd3NnY1dTR0M3MyIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
-                    },
-                  ],
-                },
-              },
-              verificationFailed: {
-                summary: 'Stripe declined',
-                value: {
-                  type: 'https://paymentauth.org/problems/verification-failed',
-                  title: 'Verification Failed',
-                  status: 402,
-                  detail: 'Stripe declined the payment: Your card was declined. (generic_decline)',
-                  challengeId: 'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
-                  challenges: [
-                    {
-                      id: 'Zr3c8bQeLk0a9Vt2yPu6sWm1xNj4hGf7dCo5iEb8aKq',
-                      realm: 'shop.example',
-                      method: 'evm',
-                      intent: 'charge',
-                      request: {
-                        amount: '25000',
-                        currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
-                        recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                      },
-                      expires: '2026-12-01T10:20:00Z',
-                      opaque: 'eyJfbm9uY2UiOiJ6OXk4eDd3NnY1dTR0M3MyIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
-                    },
-                  ],
-                },
-              },
-              insufficient: {
-                summary: 'Pays less than asked',
-                value: {
-                  type: 'https://paymentauth.org/problems/payment-insufficient',
-                  title: 'Payment Insufficient',
-                  status: 402,
-                  detail: 'the authorization is for 1, the challenge asks for 25000',
-                  challengeId: 'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
-                  challenges: [
-                    {
-                      id: 'Zr3c8bQeLk0a9Vt2yPu6sWm1xNj4hGf7dCo5iEb8aKq',
-                      realm: 'shop.example',
-                      method: 'evm',
-                      intent: 'charge',
-                      request: {
-                        amount: '25000',
-                        currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
-                        recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                      },
-                      expires: '2026-12-01T10:20:00Z',
-                      opaque: 'eyJfbm9uY2UiOiJ6OXk4eDd3NnY1dTR0M3MyIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
-                    },
-                  ],
-                },
-              },
-              malformed: {
-                summary: 'Not a credential',
-                value: {
-                  type: 'https://paymentauth.org/problems/malformed-credential',
-                  title: 'Malformed Credential',
-                  status: 402,
-                  detail: 'credential is not base64url-encoded JSON',
-                  challenges: [
-                    {
-                      id: 'Zr3c8bQeLk0a9Vt2yPu6sWm1xNj4hGf7dCo5iEb8aKq',
-                      realm: 'shop.example',
-                      method: 'evm',
-                      intent: 'charge',
-                      request: {
-                        amount: '25000',
-                        currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
-                        recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                      },
-                      expires: '2026-12-01T10:20:00Z',
-                      opaque: 'eyJfbm9uY2UiOiJ6OXk4eDd3NnY1dTR0M3MyIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
-                    },
-                  ],
-                },
-              },
-              actionRequired: {
-                summary: '3-D Secure required',
-                value: {
-                  type: 'https://paymentauth.org/problems/payment-action-required',
-                  title: 'Payment Action Required',
-                  status: 402,
-                  detail: 'PaymentIntent pi_3QwErTyUiOpAsDfGh1234567 requires customer action (use_stripe_sdk); a machine payment cannot complete it',
-                  challengeId: 'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
-                  challenges: [
-                    {
-                      id: 'Zr3c8bQeLk0a9Vt2yPu6sWm1xNj4hGf7dCo5iEb8aKq',
-                      realm: 'shop.example',
-                      method: 'evm',
-                      intent: 'charge',
-                      request: {
-                        amount: '25000',
-                        currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
-                        recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                      },
-                      expires: '2026-12-01T10:20:00Z',
-                      opaque: 'eyJfbm9uY2UiOiJ6OXk4eDd3NnY1dTR0M3MyIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
-                    },
-                  ],
-                },
-              },
-            },
-          },
-        },
-      },
-      '413': {
-        $ref: '#/components/responses/PayloadTooLarge',
-      },
-      '415': {
-        $ref: '#/components/responses/UnsupportedMediaType',
-      },
-      '429': {
-        $ref: '#/components/responses/RateLimited',
-      },
-      '500': {
-        $ref: '#/components/responses/InternalError',
-      },
+      ),
+      '400': SCHEME_BAD_REQUEST,
+      ...MERCHANT_KEY_ERRORS,
+      '402': PAYMENT_PROBLEM,
+      ...JSON_BODY_ERRORS,
     },
   },
   settle: {
@@ -573,445 +254,49 @@ export const MPP_DOCS = {
     summary: 'Settle an MPP credential, exactly once',
     description:
       "The checks of /mpp/verify, then the challenge is claimed in PostgreSQL (one INSERT: of concurrent requests with one credential exactly one proceeds; a challenge used by another credential is `invalid-challenge`), then settled by its method: `evm` through the x402 settlement engine (same exactly-once record, signer pool and recovery; the payment is recorded with protocol `mpp`), `stripe` by one confirmed PaymentIntent with idempotency key `mpp_<challengeId>_<spt>`. Every settled payment emits the same outbox events and webhooks as an x402 one. If the outcome is unknown (RPC or Stripe unreachable, a Stripe 5xx, `409 idempotency_key_in_use` or `idempotency_error`, settlement past SETTLE_BUDGET_MS), the answer is 500 `internal-payment-error` and the same credential may be sent again: it drives the same settlement, never a second one. The same credential sent again after it settled gets the original answer: 200 with the same receipt (same `reference`, `timestamp` and `Payment-Receipt`), also after the challenge expired; after a failure, the same problem; while another request settles it, that request's outcome (waiting up to SETTLE_BUDGET_MS). Another credential for the same challenge is `invalid-challenge`.",
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-      {},
-    ],
-    requestBody: {
-      required: true,
-      content: {
-        'application/json': {
-          schema: {
-            $ref: '#/components/schemas/MppCredentialRequest',
-          },
-          examples: {
-            evm: {
-              summary: 'An mppx evm credential for the forecast route',
-              value: {
-                credential:
-                  'Payment eyJjaGFsbGVuZ2UiOnsiZXhwaXJlcyI6IjIwMjYtMTItMDFUMTA6MjA6MDBaIiwiaWQiOiJxMFFtUzNvMHY4emp2N2Y5d08wZlkxYjJtSjBIazdKejJsMXFrSHEzYzFNIiwiaW50ZW50IjoiY2hhcmdlIiwibWV0aG9kIjoiZXZtIiwicmVhbG0iOiJzaG9wLmV4YW1wbGUifSwicGF5bG9hZCI6e319',
-                terms: {
-                  realm: 'shop.example',
-                  offers: [
-                    {
-                      method: 'evm',
-                      intent: 'charge',
-                      request: {
-                        amount: '25000',
-                        currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                        methodDetails: {
-                          chainId: 84532,
-                        },
-                      },
-                    },
-                    {
-                      method: 'stripe',
-                      intent: 'charge',
-                      request: {
-                        amount: '50',
-                        currency: 'usd',
-                        methodDetails: {
-                          networkId: 'profile_61RtXqZc5eYd3NkbB',
-                          paymentMethodTypes: ['card'],
-                        },
-                      },
-                    },
-                  ],
-                  opaque: {
-                    resource: 'POST /mpp/forecast',
-                  },
-                },
-              },
-            },
-          },
-        },
-      },
-    },
+    security: KEY_OR_OPEN_MODE,
+    requestBody: CREDENTIAL_REQUEST_BODY,
     responses: {
-      '200': {
-        description: 'Settled. `Payment-Receipt` and `Cache-Control: private` are set as response headers too: pass them on with your 2xx.',
-        headers: {
-          'Payment-Receipt': {
-            schema: {
-              type: 'string',
-            },
-            description: 'base64url JSON MppReceipt',
+      '200': jsonResponse(
+        'Settled. `Payment-Receipt` and `Cache-Control: private` are set as response headers too: pass them on with your 2xx.',
+        { $ref: '#/components/schemas/MppSettleResponse' },
+        {
+          headers: {
+            'Payment-Receipt': { schema: { type: 'string' }, description: 'base64url JSON MppReceipt' },
+            'Cache-Control': { schema: { type: 'string', const: 'private' } },
           },
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'private',
+          example: {
+            success: true,
+            receipt: {
+              status: 'success',
+              method: 'evm',
+              timestamp: '2026-12-01T10:15:04.530Z',
+              reference: '0x68e5b1a3c9d0f2e4a6b8c0d2e4f6a8b0c2d4e6f8a0b2c4d6e8f0a2b4c6d82f6c',
+              challengeId: 'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
             },
-          },
-        },
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/MppSettleResponse',
-            },
-            example: {
-              success: true,
-              receipt: {
-                status: 'success',
-                method: 'evm',
-                timestamp: '2026-12-01T10:15:04.530Z',
-                reference: '0x68e5b1a3c9d0f2e4a6b8c0d2e4f6a8b0c2d4e6f8a0b2c4d6e8f0a2b4c6d82f6c',
-                challengeId: 'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
-              },
-              paymentReceipt: 'eyJzdGF0dXMiOiJzdWNjZXNzIiwibWV0aG9kIjoiZXZtIn0',
-              payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
-            },
+            paymentReceipt: 'eyJzdGF0dXMiOiJzdWNjZXNzIiwibWV0aG9kIjoiZXZtIn0',
+            payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
           },
         },
-      },
-      '400': {
-        description: "Our own 400 (`validation_failed`: invalid terms or body) or the scheme's `method-unsupported` / `bad-request` (with fresh challenges).",
-        content: {
-          'application/problem+json': {
-            schema: {
-              oneOf: [
-                {
-                  $ref: '#/components/schemas/Problem',
-                },
-                {
-                  $ref: '#/components/schemas/MppProblem',
-                },
-              ],
-            },
-            examples: {
-              methodUnsupported: {
-                summary: 'The route does not take this method',
-                value: {
-                  type: 'https://paymentauth.org/problems/method-unsupported',
-                  title: 'Method Unsupported',
-                  status: 400,
-                  detail: 'stripe/charge is not accepted here (accepted: evm/charge)',
-                  challengeId: 'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
-                  challenges: [
-                    {
-                      id: 'Zr3c8bQeLk0a9Vt2yPu6sWm1xNj4hGf7dCo5iEb8aKq',
-                      realm: 'shop.example',
-                      method: 'evm',
-                      intent: 'charge',
-                      request: {
-                        amount: '25000',
-                        currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
-                        recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                      },
-                      expires: '2026-12-01T10:20:00Z',
-                      opaque: 'eyJfbm9uY2UiOiJ6OXk4eDd3NnY1dTR0M3MyIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
-                    },
-                  ],
-                },
-              },
-              twoCredentials: {
-                summary: 'Two credentials in one field',
-                value: {
-                  type: 'https://paymentauth.org/problems/bad-request',
-                  title: 'Bad Request',
-                  status: 400,
-                  detail: 'more than one Payment credential',
-                  challenges: [
-                    {
-                      id: 'Zr3c8bQeLk0a9Vt2yPu6sWm1xNj4hGf7dCo5iEb8aKq',
-                      realm: 'shop.example',
-                      method: 'evm',
-                      intent: 'charge',
-                      request: {
-                        amount: '25000',
-                        currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
-                        recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                      },
-                      expires: '2026-12-01T10:20:00Z',
-                      opaque: 'eyJfbm9uY2UiOiJ6OXk4eDd3NnY1dTR0M3MyIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
-                    },
-                  ],
-                },
-              },
-            },
-          },
-        },
-      },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
-      '402': {
-        description: 'A payment problem, with fresh challenges: relay it.',
-        headers: {
-          'WWW-Authenticate': {
-            description: 'One field per fresh challenge.',
-            schema: {
-              type: 'string',
-            },
-            example:
-              'Payment id="q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M", realm="shop.example", method="evm", intent="charge", request="eyJhbW91bnQiOiIyNTAwMCIsImN1cnJlbmN5IjoiMHgwMzZDYkQ1Mzg0MmM1NDI2NjM0ZTc5Mjk1NDFlQzIzMThmM2RDRjdlIiwibWV0aG9kRGV0YWlscyI6eyJjaGFpbklkIjo4NDUzMiwiY3JlZGVudGlhbFR5cGVzIjpbImF1dGhvcml6YXRpb24iXSwiZGVjaW1hbHMiOjZ9LCJyZWNpcGllbnQiOiIweENkYUY1NDVmMDNEOGRBMDFDMjk4ZDg2MDRmMjlkNGM4MDQ5M2Y2YjIifQ", expires="2026-12-01T10:20:00Z", opaque="eyJfbm9uY2UiOiJoM2k0bTVuNm83cDhxOXIwIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ"',
-          },
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/MppProblem',
-            },
-            examples: {
-              invalidChallenge: {
-                summary: 'Already used, or issued for other terms',
-                value: {
-                  type: 'https://paymentauth.org/problems/invalid-challenge',
-                  title: 'Invalid Challenge',
-                  status: 402,
-                  detail: 'this challenge has already been used',
-                  challengeId: 'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
-                  challenges: [
-                    {
-                      id: 'Zr3c8bQeLk0a9Vt2yPu6sWm1xNj4hGf7dCo5iEb8aKq',
-                      realm: 'shop.example',
-                      method: 'evm',
-                      intent: 'charge',
-                      request: {
-                        amount: '25000',
-                        currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
-                        recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                      },
-                      expires: '2026-12-01T10:20:00Z',
-                      opaque: 'eyJfbm9uY2UiOiJ6OXk4eDd3NnY1dTR0M3MyIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
-                    },
-                  ],
-                },
-              },
-              expired: {
-                summary: 'The challenge expired',
-                value: {
-                  type: 'https://paymentauth.org/problems/payment-expired',
-                  title: 'Payment Expired',
-                  status: 402,
-                  detail: 'challenge expired at 2026-12-01T10:20:00Z',
-                  challengeId: 'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
-                  challenges: [
-                    {
-                      id: 'Zr3c8bQeLk0a9Vt2yPu6sWm1xNj4hGf7dCo5iEb8aKq',
-                      realm: 'shop.example',
-                      method: 'evm',
-                      intent: 'charge',
-                      request: {
-                        amount: '25000',
-                        currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
-                        recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                      },
-                      expires: '2026-12-01T10:20:00Z',
-                      opaque: 'eyJfbm9uY2UiOiJ6OXk4eDd3NnY1dTR0M3MyIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
-                    },
-                  ],
-                },
-              },
-              verificationFailed: {
-                summary: 'Stripe declined',
-                value: {
-                  type: 'https://paymentauth.org/problems/verification-failed',
-                  title: 'Verification Failed',
-                  status: 402,
-                  detail: 'Stripe declined the payment: Your card was declined. (generic_decline)',
-                  challengeId: 'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
-                  challenges: [
-                    {
-                      id: 'Zr3c8bQeLk0a9Vt2yPu6sWm1xNj4hGf7dCo5iEb8aKq',
-                      realm: 'shop.example',
-                      method: 'evm',
-                      intent: 'charge',
-                      request: {
-                        amount: '25000',
-                        currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
-                        recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                      },
-                      expires: '2026-12-01T10:20:00Z',
-                      opaque: 'eyJfbm9uY2UiOiJ6OXk4eDd3NnY1dTR0M3MyIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
-                    },
-                  ],
-                },
-              },
-              insufficient: {
-                summary: 'Pays less than asked',
-                value: {
-                  type: 'https://paymentauth.org/problems/payment-insufficient',
-                  title: 'Payment Insufficient',
-                  status: 402,
-                  detail: 'the authorization is for 1, the challenge asks for 25000',
-                  challengeId: 'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
-                  challenges: [
-                    {
-                      id: 'Zr3c8bQeLk0a9Vt2yPu6sWm1xNj4hGf7dCo5iEb8aKq',
-                      realm: 'shop.example',
-                      method: 'evm',
-                      intent: 'charge',
-                      request: {
-                        amount: '25000',
-                        currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
-                        recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                      },
-                      expires: '2026-12-01T10:20:00Z',
-                      opaque: 'eyJfbm9uY2UiOiJ6OXk4eDd3NnY1dTR0M3MyIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
-                    },
-                  ],
-                },
-              },
-              malformed: {
-                summary: 'Not a credential',
-                value: {
-                  type: 'https://paymentauth.org/problems/malformed-credential',
-                  title: 'Malformed Credential',
-                  status: 402,
-                  detail: 'credential is not base64url-encoded JSON',
-                  challenges: [
-                    {
-                      id: 'Zr3c8bQeLk0a9Vt2yPu6sWm1xNj4hGf7dCo5iEb8aKq',
-                      realm: 'shop.example',
-                      method: 'evm',
-                      intent: 'charge',
-                      request: {
-                        amount: '25000',
-                        currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
-                        recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                      },
-                      expires: '2026-12-01T10:20:00Z',
-                      opaque: 'eyJfbm9uY2UiOiJ6OXk4eDd3NnY1dTR0M3MyIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
-                    },
-                  ],
-                },
-              },
-              actionRequired: {
-                summary: '3-D Secure required',
-                value: {
-                  type: 'https://paymentauth.org/problems/payment-action-required',
-                  title: 'Payment Action Required',
-                  status: 402,
-                  detail: 'PaymentIntent pi_3QwErTyUiOpAsDfGh1234567 requires customer action (use_stripe_sdk); a machine payment cannot complete it',
-                  challengeId: 'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
-                  challenges: [
-                    {
-                      id: 'Zr3c8bQeLk0a9Vt2yPu6sWm1xNj4hGf7dCo5iEb8aKq',
-                      realm: 'shop.example',
-                      method: 'evm',
-                      intent: 'charge',
-                      request: {
-                        amount: '25000',
-                        currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
-                        recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                      },
-                      expires: '2026-12-01T10:20:00Z',
-                      opaque: 'eyJfbm9uY2UiOiJ6OXk4eDd3NnY1dTR0M3MyIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
-                    },
-                  ],
-                },
-              },
-            },
-          },
-        },
-      },
-      '413': {
-        $ref: '#/components/responses/PayloadTooLarge',
-      },
-      '415': {
-        $ref: '#/components/responses/UnsupportedMediaType',
-      },
-      '429': {
-        $ref: '#/components/responses/RateLimited',
-      },
+      ),
+      '400': SCHEME_BAD_REQUEST,
+      '402': PAYMENT_PROBLEM,
+      ...JSON_BODY_ERRORS,
+      ...MERCHANT_KEY_ERRORS,
       '500': {
         description:
           '`internal-payment-error` (the outcome is not known yet; retry the same credential) or, for our own failures, a `urn:problem:internal_error` problem.',
         content: {
           'application/problem+json': {
-            schema: {
-              oneOf: [
-                {
-                  $ref: '#/components/schemas/MppProblem',
-                },
-                {
-                  $ref: '#/components/schemas/Problem',
-                },
-              ],
-            },
+            schema: { oneOf: [{ $ref: '#/components/schemas/MppProblem' }, { $ref: '#/components/schemas/Problem' }] },
             examples: {
               unknownOutcome: {
                 summary: 'Stripe unreachable',
-                value: {
-                  type: 'https://paymentauth.org/problems/internal-payment-error',
-                  title: 'Internal Payment Error',
-                  status: 500,
-                  detail: 'Stripe is unavailable (An error occurred with our connection to Stripe.); retry with the same credential',
-                  challengeId: 'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
-                  challenges: [
-                    {
-                      id: 'Zr3c8bQeLk0a9Vt2yPu6sWm1xNj4hGf7dCo5iEb8aKq',
-                      realm: 'shop.example',
-                      method: 'evm',
-                      intent: 'charge',
-                      request: {
-                        amount: '25000',
-                        currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                        methodDetails: {
-                          chainId: 84532,
-                          credentialTypes: ['authorization'],
-                          decimals: 6,
-                        },
-                        recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                      },
-                      expires: '2026-12-01T10:20:00Z',
-                      opaque: 'eyJfbm9uY2UiOiJ6OXk4eDd3NnY1dTR0M3MyIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
-                    },
-                  ],
-                },
+                value: schemeProblem(
+                  'internal-payment-error',
+                  'Stripe is unavailable (An error occurred with our connection to Stripe.); retry with the same credential',
+                  'q0QmS3o0v8zjv7f9wO0fY1b2mJ0Hk7Jz2l1qkHq3c1M',
+                ),
               },
             },
           },

@@ -1,4 +1,5 @@
-import type { OperationDoc } from '@mp/platform';
+import { MERCHANT_API_KEY_SECURITY, jsonResponse, type OperationDoc } from '@mp/platform';
+import { LEDGER_ERRORS, LEDGER_ID_PARAMETER, NO_SUCH_ID } from '../openapi.shared';
 
 /** What the OpenAPI document says about TransfersController's routes (see @ApiDoc). */
 export const TRANSFERS_DOCS = {
@@ -7,322 +8,33 @@ export const TRANSFERS_DOCS = {
     summary: 'Create transfers (TigerBeetle create_transfers semantics)',
     description:
       'Body: array of `{id, debitAccountId?, creditAccountId?, amount?, pendingId?, asset?, code?, flags?: [linked|pending|post_pending_transfer|void_pending_transfer], timeout? (seconds), reference?}`. HTTP 200 with one result per transfer whatever it is (codes in libs/ledger/src/results.ts: `created`, `exists`, `exists_with_different_amount`, `exceeds_credits`, `accounts_must_have_the_same_ledger`, `pending_transfer_already_posted`, `id_already_failed`, …, and `internal_error` when the ledger failed unexpectedly on it: nothing of it applied, logged, the same id may be sent again); a linked chain succeeds or fails as a whole; nothing partial is written.',
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-    ],
-    responses: {
-      '200': {
-        description: '`{results:[{index, id, result, message, timestamp?, firstResult?}]}`',
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-            },
-          },
-        },
-      },
-      '400': {
-        description: 'Malformed input (`validation_failed` naming each field, or `malformed_json`); nothing is applied.',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
-      },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
-      '429': {
-        description: "Passed on from the facilitator's key lookup: too many failed key attempts.",
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
-      },
-      '500': {
-        description: 'Internal error.',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
-      },
-      '503': {
-        description: 'The facilitator could not be asked who the key belongs to, or the database is unavailable.',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
-      },
-    },
-    requestBody: {
-      required: true,
-      content: {
-        'application/json': {
-          schema: {
-            type: 'array',
-            items: {
-              type: 'object',
-            },
-          },
-        },
-      },
-    },
+    security: MERCHANT_API_KEY_SECURITY,
+    responses: { '200': jsonResponse('`{results:[{index, id, result, message, timestamp?, firstResult?}]}`'), ...LEDGER_ERRORS },
+    requestBody: { required: true, content: { 'application/json': { schema: { type: 'array', items: { type: 'object' } } } } },
   },
   list: {
     operationId: 'listTransfers',
     summary: "The merchant's transfers, newest first",
     description: 'Filters `account`, `asset`, `code`, `from`, `to`, `status` (pending|posted|voided|expired); `limit` and an opaque `cursor`.',
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-    ],
-    responses: {
-      '200': {
-        description: '`{data: Transfer[], nextCursor}`',
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-            },
-          },
-        },
-      },
-      '400': {
-        description: 'Malformed input (`validation_failed` naming each field, or `malformed_json`); nothing is applied.',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
-      },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
-      '404': {
-        description: "The merchant has no such id (another merchant's ids are the same 404).",
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
-      },
-      '429': {
-        description: "Passed on from the facilitator's key lookup: too many failed key attempts.",
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
-      },
-      '500': {
-        description: 'Internal error.',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
-      },
-      '503': {
-        description: 'The facilitator could not be asked who the key belongs to, or the database is unavailable.',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
-      },
-    },
+    security: MERCHANT_API_KEY_SECURITY,
+    responses: { '200': jsonResponse('`{data: Transfer[], nextCursor}`'), ...LEDGER_ERRORS, '404': NO_SUCH_ID },
     parameters: [
-      {
-        name: 'account',
-        in: 'query',
-        required: false,
-        schema: {
-          type: 'string',
-        },
-        description: 'Account id',
-      },
-      {
-        name: 'asset',
-        in: 'query',
-        required: false,
-        schema: {
-          type: 'string',
-        },
-        description: 'Asset',
-      },
-      {
-        name: 'code',
-        in: 'query',
-        required: false,
-        schema: {
-          type: 'string',
-        },
-        description: 'Transfer code',
-      },
-      {
-        name: 'from',
-        in: 'query',
-        required: false,
-        schema: {
-          type: 'string',
-        },
-        description: 'ISO 8601',
-      },
-      {
-        name: 'to',
-        in: 'query',
-        required: false,
-        schema: {
-          type: 'string',
-        },
-        description: 'ISO 8601',
-      },
-      {
-        name: 'status',
-        in: 'query',
-        required: false,
-        schema: {
-          type: 'string',
-        },
-        description: 'pending, posted, voided or expired',
-      },
-      {
-        name: 'limit',
-        in: 'query',
-        required: false,
-        schema: {
-          type: 'string',
-        },
-        description: '1–1000',
-      },
-      {
-        name: 'cursor',
-        in: 'query',
-        required: false,
-        schema: {
-          type: 'string',
-        },
-        description: 'From nextCursor',
-      },
+      { name: 'account', in: 'query', required: false, schema: { type: 'string' }, description: 'Account id' },
+      { name: 'asset', in: 'query', required: false, schema: { type: 'string' }, description: 'Asset' },
+      { name: 'code', in: 'query', required: false, schema: { type: 'string' }, description: 'Transfer code' },
+      { name: 'from', in: 'query', required: false, schema: { type: 'string' }, description: 'ISO 8601' },
+      { name: 'to', in: 'query', required: false, schema: { type: 'string' }, description: 'ISO 8601' },
+      { name: 'status', in: 'query', required: false, schema: { type: 'string' }, description: 'pending, posted, voided or expired' },
+      { name: 'limit', in: 'query', required: false, schema: { type: 'string' }, description: '1–1000' },
+      { name: 'cursor', in: 'query', required: false, schema: { type: 'string' }, description: 'From nextCursor' },
     ],
   },
   get: {
     operationId: 'getTransfer',
     summary: 'One transfer',
     description: '',
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-    ],
-    responses: {
-      '200': {
-        description: 'The transfer.',
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-            },
-          },
-        },
-      },
-      '400': {
-        description: 'Malformed input (`validation_failed` naming each field, or `malformed_json`); nothing is applied.',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
-      },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
-      '404': {
-        description: "The merchant has no such id (another merchant's ids are the same 404).",
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
-      },
-      '429': {
-        description: "Passed on from the facilitator's key lookup: too many failed key attempts.",
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
-      },
-      '500': {
-        description: 'Internal error.',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
-      },
-      '503': {
-        description: 'The facilitator could not be asked who the key belongs to, or the database is unavailable.',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
-      },
-    },
-    parameters: [
-      {
-        name: 'id',
-        in: 'path',
-        required: true,
-        schema: {
-          type: 'string',
-        },
-        description: 'A UUID (a decimal 128-bit integer is accepted too).',
-      },
-    ],
+    security: MERCHANT_API_KEY_SECURITY,
+    responses: { '200': jsonResponse('The transfer.'), ...LEDGER_ERRORS, '404': NO_SUCH_ID },
+    parameters: [LEDGER_ID_PARAMETER],
   },
 } satisfies Record<string, OperationDoc>;

@@ -1,4 +1,5 @@
-import type { OperationDoc } from '@mp/platform';
+import { MERCHANT_API_KEY_SECURITY, NO_STORE_HEADERS, jsonResponse, problemBody, problemResponse, uuidPathParameter, type OperationDoc } from '@mp/platform';
+import { KEY_OR_REPORT_TOKEN, LEDGER_ERRORS, REPORT_TOKEN_PARAMETER, RUN_ID_PARAMETER, RUN_READ_ERRORS } from '../openapi.shared';
 
 /** What the OpenAPI document says about ReconciliationController's routes (see @ApiDoc). */
 export const RECONCILIATION_DOCS = {
@@ -7,169 +8,84 @@ export const RECONCILIATION_DOCS = {
     summary: "Reconcile the calling merchant's ledger against the chain and Stripe for a period",
     description:
       "Creates a run and queues it (BullMQ queue `reconciliation`); a worker compares the ledger's entries with the ERC-20 Transfer logs of the accepted assets to the merchant's addresses and with Stripe's PaymentIntents, refunds and fees of the period, and stores the report. Follow it with `GET /reconciliations/{id}`. Scheduled runs (`RECON_SCHEDULE`) are made the same way. One run at a time per merchant, held by PostgreSQL: asking again for the run in flight (same period and sources) answers that run (202, its id; its job is queued again if it was lost), asking for another while one is queued or running is a 409 `reconciliation_in_progress` naming it. A completed period may be reconciled again.",
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-    ],
+    security: MERCHANT_API_KEY_SECURITY,
     requestBody: {
       required: true,
       content: {
         'application/json': {
-          schema: {
-            $ref: '#/components/schemas/ReconciliationRequest',
-          },
-          examples: {
-            oneDay: {
-              summary: 'One UTC day',
-              value: {
-                from: '2026-11-30T00:00:00Z',
-                to: '2026-12-01T00:00:00Z',
-              },
-            },
-          },
+          schema: { $ref: '#/components/schemas/ReconciliationRequest' },
+          examples: { oneDay: { summary: 'One UTC day', value: { from: '2026-11-30T00:00:00Z', to: '2026-12-01T00:00:00Z' } } },
         },
       },
     },
     responses: {
-      '202': {
-        description: 'Queued.',
-        headers: {
-          Location: {
-            schema: {
-              type: 'string',
-            },
-            description: '`/reconciliations/{id}`',
-          },
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/ReconciliationRun',
-            },
-            examples: {
-              queued: {
-                summary: 'A queued run',
-                value: {
-                  id: '0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d',
-                  merchantId: '6f1c1c5e-2d3a-4b5c-8d9e-0f1a2b3c4d5e',
-                  trigger: 'api',
-                  status: 'queued',
-                  period: {
-                    from: '2026-11-30T00:00:00.000Z',
-                    to: '2026-12-01T00:00:00.000Z',
-                  },
-                  sources: ['chain', 'stripe'],
-                  progress: null,
-                  summary: null,
-                  totals: null,
-                  error: null,
-                  createdAt: '2026-12-01T00:15:07.020Z',
-                  startedAt: null,
-                  finishedAt: null,
-                  links: {
-                    self: '/reconciliations/0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d',
-                    rows: '/reconciliations/0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d/rows',
-                    csv: '/reconciliations/0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d.csv',
-                    report: '/reconciliations/0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d/report?token=0.1796716507.Qm9vZ3VzLXRva2VuLWZvci10aGUtZG9jcy1vbmx5LWFiYw',
-                  },
+      '202': jsonResponse(
+        'Queued.',
+        { $ref: '#/components/schemas/ReconciliationRun' },
+        {
+          headers: { Location: { schema: { type: 'string' }, description: '`/reconciliations/{id}`' }, ...NO_STORE_HEADERS },
+          examples: {
+            queued: {
+              summary: 'A queued run',
+              value: {
+                id: '0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d',
+                merchantId: '6f1c1c5e-2d3a-4b5c-8d9e-0f1a2b3c4d5e',
+                trigger: 'api',
+                status: 'queued',
+                period: { from: '2026-11-30T00:00:00.000Z', to: '2026-12-01T00:00:00.000Z' },
+                sources: ['chain', 'stripe'],
+                progress: null,
+                summary: null,
+                totals: null,
+                error: null,
+                createdAt: '2026-12-01T00:15:07.020Z',
+                startedAt: null,
+                finishedAt: null,
+                links: {
+                  self: '/reconciliations/0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d',
+                  rows: '/reconciliations/0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d/rows',
+                  csv: '/reconciliations/0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d.csv',
+                  report: '/reconciliations/0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d/report?token=0.1796716507.Qm9vZ3VzLXRva2VuLWZvci10aGUtZG9jcy1vbmx5LWFiYw',
                 },
               },
             },
           },
         },
-      },
-      '400': {
-        description: "Malformed body, `to` not after `from`, a period longer than `RECON_MAX_PERIOD_DAYS`, or a `merchantId` that is not the key's.",
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-            examples: {
-              periodReversed: {
-                summary: 'to before from',
-                value: {
-                  type: 'urn:problem:validation_failed',
-                  title: 'The request body is invalid',
-                  status: 400,
-                  code: 'validation_failed',
-                  detail: 'invalid body member(s): to',
-                  invalidParams: [
-                    {
-                      name: 'to',
-                      reason: 'must be after from',
-                    },
-                  ],
-                },
-              },
+      ),
+      '400': problemResponse("Malformed body, `to` not after `from`, a period longer than `RECON_MAX_PERIOD_DAYS`, or a `merchantId` that is not the key's.", {
+        examples: {
+          periodReversed: {
+            summary: 'to before from',
+            value: problemBody('validation_failed', 'invalid body member(s): to', undefined, { invalidParams: [{ name: 'to', reason: 'must be after from' }] }),
+          },
+        },
+      }),
+      '401': { $ref: '#/components/responses/Unauthorized' },
+      '409': problemResponse(
+        'Another run of this merchant is queued or running (for a different period or sources); `runId` and `location` name it. Start this one when it has finished.',
+        {
+          examples: {
+            inProgress: {
+              summary: 'A run in flight',
+              value: problemBody(
+                'reconciliation_in_progress',
+                'reconciliation 0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d of this merchant (2026-11-30T00:00:00.000Z to 2026-12-01T00:00:00.000Z, chain+stripe) is running: one run at a time; start this one when it has finished',
+                undefined,
+                { runId: '0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d', location: '/reconciliations/0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d' },
+              ),
             },
           },
         },
-      },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
-      '409': {
-        description:
-          'Another run of this merchant is queued or running (for a different period or sources); `runId` and `location` name it. Start this one when it has finished.',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-            examples: {
-              inProgress: {
-                summary: 'A run in flight',
-                value: {
-                  type: 'urn:problem:reconciliation_in_progress',
-                  title: 'Another reconciliation run of this merchant is in progress',
-                  status: 409,
-                  code: 'reconciliation_in_progress',
-                  detail:
-                    'reconciliation 0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d of this merchant (2026-11-30T00:00:00.000Z to 2026-12-01T00:00:00.000Z, chain+stripe) is running: one run at a time; start this one when it has finished',
-                  runId: '0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d',
-                  location: '/reconciliations/0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d',
-                },
-              },
-            },
+      ),
+      '429': { $ref: '#/components/responses/RateLimited' },
+      '503': problemResponse('Redis (the queue) or the database is unreachable; nothing is queued.', {
+        examples: {
+          queueDown: {
+            summary: 'Queue unavailable',
+            value: problemBody('upstream_unavailable', 'the reconciliation queue is unavailable (Connection is closed.); try again'),
           },
         },
-      },
-      '429': {
-        $ref: '#/components/responses/RateLimited',
-      },
-      '503': {
-        description: 'Redis (the queue) or the database is unreachable; nothing is queued.',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-            examples: {
-              queueDown: {
-                summary: 'Queue unavailable',
-                value: {
-                  type: 'urn:problem:upstream_unavailable',
-                  title: 'An upstream service is unavailable',
-                  status: 503,
-                  code: 'upstream_unavailable',
-                  detail: 'the reconciliation queue is unavailable (Connection is closed.); try again',
-                },
-              },
-            },
-          },
-        },
-      },
+      }),
     },
   },
   list: {
@@ -177,102 +93,28 @@ export const RECONCILIATION_DOCS = {
     summary: "The calling merchant's reconciliation runs, newest first",
     description:
       "Every run of the merchant whose API key calls (started by `POST /reconciliations`, `npm run recon` or the schedule), newest first by creation time, each as `GET /reconciliations/{id}` answers it (with a fresh report link). Paged: `limit` (1–100, default 20) and the opaque `nextCursor` of the previous page as `cursor`. Another merchant's runs never appear.",
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-    ],
+    security: MERCHANT_API_KEY_SECURITY,
     parameters: [
-      {
-        name: 'limit',
-        in: 'query',
-        required: false,
-        schema: {
-          type: 'integer',
-          minimum: 1,
-          maximum: 100,
-          default: 20,
-        },
-      },
-      {
-        name: 'cursor',
-        in: 'query',
-        required: false,
-        schema: {
-          type: 'string',
-          maxLength: 200,
-        },
-        description: '`nextCursor` of the previous page.',
-      },
+      { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
+      { name: 'cursor', in: 'query', required: false, schema: { type: 'string', maxLength: 200 }, description: '`nextCursor` of the previous page.' },
     ],
     responses: {
-      '200': {
-        description: 'A page of runs.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
+      '200': jsonResponse(
+        'A page of runs.',
+        {
+          type: 'object',
+          required: ['data', 'nextCursor'],
+          properties: {
+            data: { type: 'array', items: { $ref: '#/components/schemas/ReconciliationRun' } },
+            nextCursor: { type: ['string', 'null'], description: 'pass as `cursor` for the next page; null on the last page' },
           },
         },
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              required: ['data', 'nextCursor'],
-              properties: {
-                data: {
-                  type: 'array',
-                  items: {
-                    $ref: '#/components/schemas/ReconciliationRun',
-                  },
-                },
-                nextCursor: {
-                  type: ['string', 'null'],
-                  description: 'pass as `cursor` for the next page; null on the last page',
-                },
-              },
-            },
-          },
-        },
-      },
-      '400': {
-        description: 'Malformed `limit` or `cursor`, or an unknown query parameter (`validation_failed` naming it).',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
-      },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
-      '429': {
-        description: "Passed on from the facilitator's key lookup: too many failed key attempts.",
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
-      },
-      '503': {
-        description: 'The facilitator could not be asked who the key belongs to, or the database is unavailable.',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
-      },
+        { headers: NO_STORE_HEADERS },
+      ),
+      '400': problemResponse('Malformed `limit` or `cursor`, or an unknown query parameter (`validation_failed` naming it).'),
+      '401': { $ref: '#/components/responses/Unauthorized' },
+      '429': LEDGER_ERRORS['429'],
+      '503': LEDGER_ERRORS['503'],
     },
   },
   revokeLinks: {
@@ -280,323 +122,102 @@ export const RECONCILIATION_DOCS = {
     summary: 'Revoke every report link of a run issued so far',
     description:
       "For a link that leaked: the run's link generation moves on, so every link to the run issued before (in `links.report`, in break webhooks, in the HTML page) stops opening it (401), whatever its expiry. The answer is the run with a new link. The merchant's API key only; another merchant's run is a 404.",
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-    ],
-    parameters: [
-      {
-        name: 'id',
-        in: 'path',
-        required: true,
-        schema: {
-          type: 'string',
-          format: 'uuid',
-        },
-        description: "The run's id",
-      },
-    ],
+    security: MERCHANT_API_KEY_SECURITY,
+    parameters: [uuidPathParameter('id', "The run's id")],
     responses: {
-      '200': {
-        description: 'Revoked; `links.report` carries a link of the new generation.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/ReconciliationRun',
-            },
-          },
-        },
-      },
-      '400': {
-        description: '`id` is not a UUID (`validation_failed`).',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
-      },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
-      '404': {
-        description: "The merchant has no such run (another merchant's runs are the same 404).",
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
-      },
-      '429': {
-        $ref: '#/components/responses/RateLimited',
-      },
-      '503': {
-        description: 'The facilitator could not be asked who the key belongs to, or the database is unavailable.',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
-      },
+      '200': jsonResponse(
+        'Revoked; `links.report` carries a link of the new generation.',
+        { $ref: '#/components/schemas/ReconciliationRun' },
+        { headers: NO_STORE_HEADERS },
+      ),
+      '400': problemResponse('`id` is not a UUID (`validation_failed`).'),
+      '401': { $ref: '#/components/responses/Unauthorized' },
+      '404': problemResponse("The merchant has no such run (another merchant's runs are the same 404)."),
+      '429': { $ref: '#/components/responses/RateLimited' },
+      '503': LEDGER_ERRORS['503'],
     },
   },
   get: {
     operationId: 'getReconciliation',
     summary: 'A run: status, progress, summary and totals per asset and source',
     description: 'Poll it while `status` is `queued` or `running`; `progress.percent` covers the whole run (the chain scan is most of it).',
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-      {},
-    ],
-    parameters: [
-      {
-        name: 'id',
-        in: 'path',
-        required: true,
-        schema: {
-          type: 'string',
-          format: 'uuid',
-        },
-        description: "The reconciliation run's id (from `POST /reconciliations`, or a scheduled run's).",
-      },
-      {
-        name: 'token',
-        in: 'query',
-        required: false,
-        schema: {
-          type: 'string',
-          maxLength: 200,
-        },
-        description:
-          "A signed read token for this one run (from `links.report` of the run): lets a browser read it without an API key until it expires (`RECON_REPORT_LINK_TTL_SECONDS` after it was issued; reading never extends it) or the run's links are revoked (POST /reconciliations/{id}/report-link/revoke). An invalid, expired or revoked token is ignored, and the API key is then required (without one: 401 saying the link expired or was revoked).",
-      },
-    ],
+    security: KEY_OR_REPORT_TOKEN,
+    parameters: [RUN_ID_PARAMETER, REPORT_TOKEN_PARAMETER],
     responses: {
-      '200': {
-        description: 'The run.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
-        },
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/ReconciliationRun',
-            },
-            examples: {
-              completed: {
-                summary: 'A completed run with breaks',
-                value: {
-                  id: '0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d',
-                  merchantId: '6f1c1c5e-2d3a-4b5c-8d9e-0f1a2b3c4d5e',
-                  trigger: 'api',
-                  status: 'completed',
-                  period: {
-                    from: '2026-11-30T00:00:00.000Z',
-                    to: '2026-12-01T00:00:00.000Z',
+      '200': jsonResponse(
+        'The run.',
+        { $ref: '#/components/schemas/ReconciliationRun' },
+        {
+          headers: NO_STORE_HEADERS,
+          examples: {
+            completed: {
+              summary: 'A completed run with breaks',
+              value: {
+                id: '0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d',
+                merchantId: '6f1c1c5e-2d3a-4b5c-8d9e-0f1a2b3c4d5e',
+                trigger: 'api',
+                status: 'completed',
+                period: { from: '2026-11-30T00:00:00.000Z', to: '2026-12-01T00:00:00.000Z' },
+                sources: ['chain', 'stripe'],
+                progress: { phase: 'done', done: 1, total: 1, percent: 100 },
+                summary: {
+                  period: { from: '2026-11-30T00:00:00.000Z', to: '2026-12-01T00:00:00.000Z' },
+                  generatedAt: '2026-12-01T00:15:09.412Z',
+                  rows: 9,
+                  counts: { matched: 4, pending: 0, missing_in_ledger: 2, missing_externally: 1, amount_mismatch: 1, duplicate: 1 },
+                  breaks: 5,
+                  ledgerEntries: 7,
+                  externalEntries: 7,
+                  corrections: 0,
+                  scope: { reconciled: ['chain/payment', 'stripe/payment', 'stripe/refund', 'stripe/fee'], leftOut: 0 },
+                },
+                totals: [
+                  {
+                    asset: 'eip155:8453/0x833589fcd6edb6e08f4c7c32d4f71b54bda02913',
+                    source: 'chain',
+                    ledger: { count: 5, net: '13300000' },
+                    external: { count: 4, net: '7200000' },
+                    matched: { count: 2, net: '3500000' },
+                    pending: 0,
+                    breaks: { missing_in_ledger: 1, missing_externally: 1, amount_mismatch: 1, duplicate: 1 },
+                    difference: '-6100000',
                   },
-                  sources: ['chain', 'stripe'],
-                  progress: {
-                    phase: 'done',
-                    done: 1,
-                    total: 1,
-                    percent: 100,
+                  {
+                    asset: 'stripe/usd',
+                    source: 'stripe',
+                    ledger: { count: 2, net: '1168' },
+                    external: { count: 3, net: '668' },
+                    matched: { count: 2, net: '1168' },
+                    pending: 0,
+                    breaks: { missing_in_ledger: 1, missing_externally: 0, amount_mismatch: 0, duplicate: 0 },
+                    difference: '-500',
                   },
-                  summary: {
-                    period: {
-                      from: '2026-11-30T00:00:00.000Z',
-                      to: '2026-12-01T00:00:00.000Z',
-                    },
-                    generatedAt: '2026-12-01T00:15:09.412Z',
-                    rows: 9,
-                    counts: {
-                      matched: 4,
-                      pending: 0,
-                      missing_in_ledger: 2,
-                      missing_externally: 1,
-                      amount_mismatch: 1,
-                      duplicate: 1,
-                    },
-                    breaks: 5,
-                    ledgerEntries: 7,
-                    externalEntries: 7,
-                    corrections: 0,
-                    scope: {
-                      reconciled: ['chain/payment', 'stripe/payment', 'stripe/refund', 'stripe/fee'],
-                      leftOut: 0,
-                    },
-                  },
-                  totals: [
-                    {
-                      asset: 'eip155:8453/0x833589fcd6edb6e08f4c7c32d4f71b54bda02913',
-                      source: 'chain',
-                      ledger: {
-                        count: 5,
-                        net: '13300000',
-                      },
-                      external: {
-                        count: 4,
-                        net: '7200000',
-                      },
-                      matched: {
-                        count: 2,
-                        net: '3500000',
-                      },
-                      pending: 0,
-                      breaks: {
-                        missing_in_ledger: 1,
-                        missing_externally: 1,
-                        amount_mismatch: 1,
-                        duplicate: 1,
-                      },
-                      difference: '-6100000',
-                    },
-                    {
-                      asset: 'stripe/usd',
-                      source: 'stripe',
-                      ledger: {
-                        count: 2,
-                        net: '1168',
-                      },
-                      external: {
-                        count: 3,
-                        net: '668',
-                      },
-                      matched: {
-                        count: 2,
-                        net: '1168',
-                      },
-                      pending: 0,
-                      breaks: {
-                        missing_in_ledger: 1,
-                        missing_externally: 0,
-                        amount_mismatch: 0,
-                        duplicate: 0,
-                      },
-                      difference: '-500',
-                    },
-                  ],
-                  error: null,
-                  createdAt: '2026-12-01T00:15:07.020Z',
-                  startedAt: '2026-12-01T00:15:07.031Z',
-                  finishedAt: '2026-12-01T00:15:09.420Z',
-                  links: {
-                    self: '/reconciliations/0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d',
-                    rows: '/reconciliations/0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d/rows',
-                    csv: '/reconciliations/0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d.csv',
-                    report: '/reconciliations/0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d/report?token=0.1796716507.Qm9vZ3VzLXRva2VuLWZvci10aGUtZG9jcy1vbmx5LWFiYw',
-                  },
+                ],
+                error: null,
+                createdAt: '2026-12-01T00:15:07.020Z',
+                startedAt: '2026-12-01T00:15:07.031Z',
+                finishedAt: '2026-12-01T00:15:09.420Z',
+                links: {
+                  self: '/reconciliations/0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d',
+                  rows: '/reconciliations/0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d/rows',
+                  csv: '/reconciliations/0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d.csv',
+                  report: '/reconciliations/0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d/report?token=0.1796716507.Qm9vZ3VzLXRva2VuLWZvci10aGUtZG9jcy1vbmx5LWFiYw',
                 },
               },
             },
           },
         },
-      },
-      '400': {
-        description: 'The id is not a UUID, or a query parameter is invalid.',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-            examples: {
-              badId: {
-                summary: 'Not a run id',
-                value: {
-                  type: 'urn:problem:validation_failed',
-                  title: 'The request body is invalid',
-                  status: 400,
-                  code: 'validation_failed',
-                  detail: 'invalid path parameter(s): id',
-                  invalidParams: [
-                    {
-                      name: 'id',
-                      reason: 'must be a reconciliation id (a UUID)',
-                    },
-                  ],
-                },
-              },
-            },
-          },
-        },
-      },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
-      '404': {
-        description: "No such run of this merchant (another merchant's run is the same 404), or (CSV, report) the run has not completed yet.",
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-            examples: {
-              notFound: {
-                summary: 'Unknown run',
-                value: {
-                  type: 'urn:problem:not_found',
-                  title: 'Not found',
-                  status: 404,
-                  code: 'not_found',
-                  detail: 'no reconciliation 0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d',
-                },
-              },
-            },
-          },
-        },
-      },
+      ),
+      ...RUN_READ_ERRORS,
     },
   },
   rows: {
     operationId: 'listReconciliationRows',
     summary: "A run's rows, in report order",
     description: 'Every ledger and external entry of the period is in exactly one row. Paged by `cursor`.',
-    security: [
-      {
-        merchantApiKey: [],
-      },
-      {
-        merchantApiKeyHeader: [],
-      },
-      {},
-    ],
+    security: KEY_OR_REPORT_TOKEN,
     parameters: [
-      {
-        name: 'id',
-        in: 'path',
-        required: true,
-        schema: {
-          type: 'string',
-          format: 'uuid',
-        },
-        description: "The reconciliation run's id (from `POST /reconciliations`, or a scheduled run's).",
-      },
+      RUN_ID_PARAMETER,
       {
         name: 'kind',
         in: 'query',
@@ -606,169 +227,72 @@ export const RECONCILIATION_DOCS = {
           default: 'all',
         },
       },
-      {
-        name: 'limit',
-        in: 'query',
-        schema: {
-          type: 'integer',
-          minimum: 1,
-          maximum: 1000,
-          default: 500,
-        },
-      },
-      {
-        name: 'cursor',
-        in: 'query',
-        schema: {
-          type: 'string',
-        },
-        description: '`nextCursor` of the previous page.',
-      },
-      {
-        name: 'token',
-        in: 'query',
-        required: false,
-        schema: {
-          type: 'string',
-          maxLength: 200,
-        },
-        description:
-          "A signed read token for this one run (from `links.report` of the run): lets a browser read it without an API key until it expires (`RECON_REPORT_LINK_TTL_SECONDS` after it was issued; reading never extends it) or the run's links are revoked (POST /reconciliations/{id}/report-link/revoke). An invalid, expired or revoked token is ignored, and the API key is then required (without one: 401 saying the link expired or was revoked).",
-      },
+      { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 500 } },
+      { name: 'cursor', in: 'query', schema: { type: 'string' }, description: '`nextCursor` of the previous page.' },
+      REPORT_TOKEN_PARAMETER,
     ],
     responses: {
-      '200': {
-        description: 'A page of rows.',
-        headers: {
-          'Cache-Control': {
-            schema: {
-              type: 'string',
-              const: 'no-store',
-            },
-          },
+      '200': jsonResponse(
+        'A page of rows.',
+        {
+          type: 'object',
+          required: ['data', 'nextCursor'],
+          properties: { data: { type: 'array', items: { $ref: '#/components/schemas/ReconciliationRow' } }, nextCursor: { type: ['string', 'null'] } },
         },
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              required: ['data', 'nextCursor'],
-              properties: {
-                data: {
-                  type: 'array',
-                  items: {
-                    $ref: '#/components/schemas/ReconciliationRow',
-                  },
-                },
-                nextCursor: {
-                  type: ['string', 'null'],
-                },
-              },
-            },
-            examples: {
-              breaks: {
-                summary: '?kind=breaks',
-                value: {
-                  data: [
-                    {
-                      key: 'amount_mismatch|chain|eip155:8453/0x833589fcd6edb6e08f4c7c32d4f71b54bda02913|payment|misbooked-7|0x5c4e…a1:2',
-                      kind: 'amount_mismatch',
+        {
+          headers: NO_STORE_HEADERS,
+          examples: {
+            breaks: {
+              summary: '?kind=breaks',
+              value: {
+                data: [
+                  {
+                    key: 'amount_mismatch|chain|eip155:8453/0x833589fcd6edb6e08f4c7c32d4f71b54bda02913|payment|misbooked-7|0x5c4e…a1:2',
+                    kind: 'amount_mismatch',
+                    source: 'chain',
+                    asset: 'eip155:8453/0x833589fcd6edb6e08f4c7c32d4f71b54bda02913',
+                    entryKind: 'payment',
+                    reference: '0x5c4e9b0f3a2d1c8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e:2',
+                    occurredAt: '2026-11-30T14:02:11.000Z',
+                    ledger: {
+                      id: 'misbooked-7',
+                      merchantId: '6f1c1c5e-2d3a-4b5c-8d9e-0f1a2b3c4d5e',
                       source: 'chain',
                       asset: 'eip155:8453/0x833589fcd6edb6e08f4c7c32d4f71b54bda02913',
-                      entryKind: 'payment',
                       reference: '0x5c4e9b0f3a2d1c8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e:2',
+                      kind: 'payment',
+                      amount: '3100000',
+                      state: 'posted',
                       occurredAt: '2026-11-30T14:02:11.000Z',
-                      ledger: {
-                        id: 'misbooked-7',
-                        merchantId: '6f1c1c5e-2d3a-4b5c-8d9e-0f1a2b3c4d5e',
-                        source: 'chain',
-                        asset: 'eip155:8453/0x833589fcd6edb6e08f4c7c32d4f71b54bda02913',
-                        reference: '0x5c4e9b0f3a2d1c8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e:2',
-                        kind: 'payment',
-                        amount: '3100000',
-                        state: 'posted',
-                        occurredAt: '2026-11-30T14:02:11.000Z',
-                      },
-                      external: {
-                        source: 'chain',
-                        asset: 'eip155:8453/0x833589fcd6edb6e08f4c7c32d4f71b54bda02913',
-                        reference: '0x5c4e9b0f3a2d1c8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e:2',
-                        container: '0x5c4e9b0f3a2d1c8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e',
-                        kind: 'payment',
-                        amount: '3000000',
-                        occurredAt: '2026-11-30T14:02:09.000Z',
-                        details: {
-                          network: 'eip155:8453',
-                          token: '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913',
-                          from: '0x277b6edc5e0664bda72eb0c84fe1e44af4befe6e',
-                          to: '0xcdaf545f03d8da01c298d8604f29d4c80493f6b2',
-                          transactionHash: '0x5c4e9b0f3a2d1c8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e',
-                          logIndex: '2',
-                          blockNumber: '23411802',
-                        },
-                      },
-                      difference: '-100000',
                     },
-                  ],
-                  nextCursor: null,
-                },
-              },
-            },
-          },
-        },
-      },
-      '400': {
-        description: 'The id is not a UUID, or a query parameter is invalid.',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-            examples: {
-              badId: {
-                summary: 'Not a run id',
-                value: {
-                  type: 'urn:problem:validation_failed',
-                  title: 'The request body is invalid',
-                  status: 400,
-                  code: 'validation_failed',
-                  detail: 'invalid path parameter(s): id',
-                  invalidParams: [
-                    {
-                      name: 'id',
-                      reason: 'must be a reconciliation id (a UUID)',
+                    external: {
+                      source: 'chain',
+                      asset: 'eip155:8453/0x833589fcd6edb6e08f4c7c32d4f71b54bda02913',
+                      reference: '0x5c4e9b0f3a2d1c8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e:2',
+                      container: '0x5c4e9b0f3a2d1c8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e',
+                      kind: 'payment',
+                      amount: '3000000',
+                      occurredAt: '2026-11-30T14:02:09.000Z',
+                      details: {
+                        network: 'eip155:8453',
+                        token: '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913',
+                        from: '0x277b6edc5e0664bda72eb0c84fe1e44af4befe6e',
+                        to: '0xcdaf545f03d8da01c298d8604f29d4c80493f6b2',
+                        transactionHash: '0x5c4e9b0f3a2d1c8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e',
+                        logIndex: '2',
+                        blockNumber: '23411802',
+                      },
                     },
-                  ],
-                },
+                    difference: '-100000',
+                  },
+                ],
+                nextCursor: null,
               },
             },
           },
         },
-      },
-      '401': {
-        $ref: '#/components/responses/Unauthorized',
-      },
-      '404': {
-        description: "No such run of this merchant (another merchant's run is the same 404), or (CSV, report) the run has not completed yet.",
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-            examples: {
-              notFound: {
-                summary: 'Unknown run',
-                value: {
-                  type: 'urn:problem:not_found',
-                  title: 'Not found',
-                  status: 404,
-                  code: 'not_found',
-                  detail: 'no reconciliation 0b7f3c2a-9e41-4b64-8d0c-5f1e2a3b4c5d',
-                },
-              },
-            },
-          },
-        },
-      },
+      ),
+      ...RUN_READ_ERRORS,
     },
   },
 } satisfies Record<string, OperationDoc>;
