@@ -9,29 +9,6 @@ export const COMPONENTS = {
   schemas: {
     ...HEALTH_SCHEMAS,
     ...RECONCILIATION_SCHEMAS,
-    ReconciliationRequest: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['from', 'to'],
-      properties: {
-        merchantId: { type: 'string', format: 'uuid', description: "Optional: the merchant meant; must be the API key's (a 400 otherwise)." },
-        from: { type: 'string', format: 'date-time', description: 'Start of the period (inclusive), ISO 8601 with a time zone.' },
-        to: {
-          type: 'string',
-          format: 'date-time',
-          description:
-            'End of the period (exclusive); after `from`, at most `RECON_MAX_PERIOD_DAYS` later. It may be in the future: what has not happened yet is simply not there.',
-        },
-        sources: {
-          type: 'array',
-          minItems: 1,
-          uniqueItems: true,
-          items: { type: 'string', enum: ['chain', 'stripe'] },
-          description:
-            'Optional: what to reconcile the ledger against; default every source configured on the ledger (`stripe` needs STRIPE_SECRET_KEY, a 400 otherwise). With the merchant and the period, what makes two requests the same.',
-        },
-      },
-    },
     ReconciliationRun: {
       type: 'object',
       required: [

@@ -20,24 +20,36 @@ const lowercase = ({ value }: { value: unknown }) => (typeof value === 'string' 
 
 /** POST /reconciliations */
 export class StartReconciliationDto {
-  @ApiPropertyOptional({ format: 'uuid', description: "the merchant meant; must be the API key's when given" })
+  @ApiPropertyOptional({ format: 'uuid', description: "The merchant meant; must be the API key's (a 400 otherwise)." })
   @ValidateIf((_object, value) => value !== undefined)
   @Transform(lowercase)
   @Matches(UUID, { message: 'must be a UUID' })
   @IsString({ message: 'must be a UUID' })
   merchantId?: string;
 
-  @ApiProperty({ format: 'date-time', example: '2026-11-30T00:00:00Z', description: 'from this instant (inclusive)' })
+  @ApiProperty({ format: 'date-time', example: '2026-11-30T00:00:00Z', description: 'Start of the period (inclusive), ISO 8601 with a time zone.' })
   @Satisfies(isTime, TIME_REASON)
   @IsDefined({ message: 'is required' })
   from!: string;
 
-  @ApiProperty({ format: 'date-time', example: '2026-12-01T00:00:00Z', description: 'until this instant; after `from`, at most RECON_MAX_PERIOD_DAYS later' })
+  @ApiProperty({
+    format: 'date-time',
+    example: '2026-12-01T00:00:00Z',
+    description:
+      'End of the period (exclusive); after `from`, at most `RECON_MAX_PERIOD_DAYS` later. It may be in the future: what has not happened yet is simply not there.',
+  })
   @Satisfies(isTime, TIME_REASON)
   @IsDefined({ message: 'is required' })
   to!: string;
 
-  @ApiPropertyOptional({ enum: RUN_SOURCES, isArray: true, description: 'default: every source this ledger is configured for' })
+  @ApiPropertyOptional({
+    enum: RUN_SOURCES,
+    isArray: true,
+    minItems: 1,
+    uniqueItems: true,
+    description:
+      'What to reconcile the ledger against; default every source configured on the ledger (`stripe` needs STRIPE_SECRET_KEY, a 400 otherwise). With the merchant and the period, what makes two requests the same.',
+  })
   @ValidateIf((_object, value) => value !== undefined)
   @ArrayUnique({ message: 'must not name a source twice' })
   @IsIn(RUN_SOURCES, { each: true, message: `must list sources out of ${RUN_SOURCES.join(', ')}` })

@@ -13,7 +13,6 @@ export const RECONCILIATION_DOCS = {
       required: true,
       content: {
         'application/json': {
-          schema: { $ref: '#/components/schemas/ReconciliationRequest' },
           examples: { oneDay: { summary: 'One UTC day', value: { from: '2026-11-30T00:00:00Z', to: '2026-12-01T00:00:00Z' } } },
         },
       },
