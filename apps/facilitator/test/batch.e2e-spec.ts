@@ -18,7 +18,8 @@ describe('batch settlement', () => {
     await db.connect();
     facilitator = await startFacilitator({
       SETTLE_BATCH_MAX: '10',
-      SETTLE_BATCH_WINDOW_MS: '150',
+      // wide enough that the concurrent requests of one test share a batch on a loaded machine too
+      SETTLE_BATCH_WINDOW_MS: '1000',
       RECOVERY_INTERVAL_MS: '200',
       QUEUE_PREFIX: 'mp:test-batch',
       FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[3].privateKey,
