@@ -3,3 +3,4 @@
 export * from './periods';
 export * from './clock';
 export * from './subscription-state';
+export * from './schedule';
