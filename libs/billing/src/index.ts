@@ -4,3 +4,5 @@ export * from './periods';
 export * from './clock';
 export * from './subscription-state';
 export * from './schedule';
+export * from './renewal';
+export * from './entitlement';

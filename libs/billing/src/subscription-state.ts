@@ -17,6 +17,7 @@ export const SUBSCRIPTION_EVENTS = [
   'cancel_requested',
   'canceled_now',
   'period_ended_after_cancel',
+  'plan_ended',
   'payer_revoked',
 ] as const;
 export type SubscriptionEvent = (typeof SUBSCRIPTION_EVENTS)[number];
@@ -47,6 +48,7 @@ export const SUBSCRIPTION_TRANSITIONS: Readonly<Record<SubscriptionEvent, Transi
   cancel_requested: { from: LIVE, to: 'same', why: 'cancel at period end: a flag, the paid period is served to its end' },
   canceled_now: { from: ['incomplete', ...LIVE, 'unpaid'], to: 'canceled', why: 'immediate cancellation by the subscriber or the merchant' },
   period_ended_after_cancel: { from: LIVE, to: 'canceled', why: 'the last period before a cancel at period end is over' },
+  plan_ended: { from: LIVE, to: 'canceled', why: "the last period before the plan's endsAt is over" },
   payer_revoked: {
     from: ['incomplete', ...LIVE, 'unpaid'],
     to: 'canceled',
