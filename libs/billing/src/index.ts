@@ -6,3 +6,4 @@ export * from './subscription-state';
 export * from './schedule';
 export * from './renewal';
 export * from './entitlement';
+export * from './dunning';
