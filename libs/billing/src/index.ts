@@ -7,3 +7,4 @@ export * from './schedule';
 export * from './renewal';
 export * from './entitlement';
 export * from './dunning';
+export * from './refunds';
