@@ -8,3 +8,4 @@ export * from './renewal';
 export * from './entitlement';
 export * from './dunning';
 export * from './refunds';
+export * from './ap2';
