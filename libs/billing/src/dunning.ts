@@ -21,7 +21,7 @@ export interface DunningPolicy {
   readonly whenExhausted: DunningOutcome;
 }
 
-/** A month: 15.5 h, 1.9 d, 3.9 d, 7.75 d after the failure; a week: 3.5 h, 10.5 h, 21 h, 42 h; a day: 0.5, 1.5, 3, 6 h. */
+/** A 31-day month: 15.5 h, 1.9 d, 3.9 d, 7.75 d after the failure; a week: 3.5 h, 10.5 h, 21 h, 42 h; a day: 0.5, 1.5, 3, 6 h. */
 export const DEFAULT_DUNNING_POLICY: DunningPolicy = {
   retryAfter: [
     [1, 48],

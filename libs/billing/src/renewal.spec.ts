@@ -129,11 +129,4 @@ describe('lifecycle events that time makes due', () => {
     expect(dueLifecycleEvent(pastDue, at('2027-03-31T10:00:00.000Z'))).toBe('plan_ended');
     expect(dueLifecycleEvent({ ...pastDue, state: 'canceled' }, at('2027-03-31T10:00:00.000Z'))).toBeUndefined();
   });
-
-  it('stops entitlement at an immediate cancellation, inside a paid period', () => {
-    const canceled: SubscriptionFacts = { ...active(1), state: 'canceled', canceledAt: at('2027-03-05T00:00:00.000Z'), cancelAtPeriodEnd: false };
-    expect(isEntitled(canceled, at('2027-03-04T23:59:59.999Z'))).toBe(true);
-    expect(isEntitled(canceled, at('2027-03-05T00:00:00.000Z'))).toBe(false);
-    expect(isEntitled(fresh(), at('2027-02-01T00:00:00.000Z'))).toBe(false);
-  });
 });
