@@ -92,6 +92,8 @@ function run(terms: SubscriptionTerms, commands: readonly Command[]): Set<number
           track(pending.slice(0, -1));
           settle(decision.period.index, command.outcome);
         }
+      } else if (decision.nextDueAt) {
+        expect(decision.nextDueAt.getTime()).toBeGreaterThan(now.getTime());
       } else if (decision.reason === 'stale_in_flight') {
         // Voided: a stale attempt's window has closed, it can no longer pay.
         track(pending.filter((index) => index !== decision.staleIndex));

@@ -62,6 +62,10 @@ describe('charge decisions', () => {
     });
   });
 
+  it('after the clock went back, waits for the period after the last paid one', () => {
+    expect(decideCharge(active(3), at('2027-03-01T00:00:00.000Z'))).toEqual({ due: false, reason: 'already_paid', nextDueAt: at('2027-05-31T10:00:00.000Z') });
+  });
+
   it('tells the caller to void an attempt still in flight for an earlier period', () => {
     expect(decideCharge({ ...active(0), inFlightIndex: 1 }, at('2027-04-01T00:00:00.000Z'))).toEqual({ due: false, reason: 'stale_in_flight', staleIndex: 1 });
   });

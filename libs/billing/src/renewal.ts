@@ -52,8 +52,8 @@ export function decideCharge(facts: SubscriptionFacts, now: Date): ChargeDecisio
   if (facts.inFlightIndex !== null && facts.inFlightIndex < current) return { due: false, reason: 'stale_in_flight', staleIndex: facts.inFlightIndex };
   if (facts.inFlightIndex !== null) return { due: false, reason: 'in_flight' };
   if (facts.lastPaidIndex !== null && facts.lastPaidIndex >= current) {
-    const hasNext = last === undefined || current < last;
-    return { due: false, reason: 'already_paid', ...(hasNext && { nextDueAt: periodAt(anchor, period, current).end }) };
+    const hasNext = last === undefined || facts.lastPaidIndex < last;
+    return { due: false, reason: 'already_paid', ...(hasNext && { nextDueAt: periodAt(anchor, period, facts.lastPaidIndex).end }) };
   }
   if (facts.state === 'past_due' && facts.failedIndex !== null && facts.failedIndex < current) return { due: false, reason: 'dunning_exhausted' };
   return { due: true, period: periodAt(anchor, period, current), missedPeriods: current - (facts.lastPaidIndex ?? -1) - 1 };
