@@ -59,8 +59,8 @@ export function assertPeriod(period: Period): Period {
 export function parsePeriod(periodUnit: string, periodCount: string): Period {
   if (!(PERIOD_UNITS as readonly string[]).includes(periodUnit)) throw new InvalidPeriodError('unknown_unit', 'periodUnit must be day, week or month');
   if (!/^[1-9][0-9]*$/.test(periodCount)) throw new InvalidPeriodError('count_not_positive_integer', 'periodCount must be a positive integer in decimal');
-  // Seven digits already exceed every cap; shorter strings convert to numbers exactly.
-  if (periodCount.length > 6) throw new InvalidPeriodError('count_too_large', `periodCount ${periodCount.slice(0, 12)}… is beyond the caps`);
+  // Five digits exceed every cap (the largest is 3650); Number() of a longer string could even be Infinity.
+  if (periodCount.length > 4) throw new InvalidPeriodError('count_too_large', `periodCount ${periodCount.slice(0, 12)}… is beyond the caps`);
   return assertPeriod({ unit: periodUnit as PeriodUnit, count: Number(periodCount) });
 }
 
