@@ -123,6 +123,7 @@ export default tseslint.config(
   {
     files: [
       'libs/money/**/*.ts',
+      'libs/billing/**/*.ts',
       'libs/x402/**/*.ts',
       'libs/mpp/**/*.ts',
       'libs/chain/**/*.ts',
@@ -152,7 +153,7 @@ export default tseslint.config(
   ]),
   { files: ['libs/**'], rules: { 'boundaries/no-crossing': ['error', [noApps]] } },
   {
-    files: ['libs/x402/**', 'libs/mpp/**', 'libs/money/**'],
+    files: ['libs/x402/**', 'libs/mpp/**', 'libs/money/**', 'libs/billing/**'],
     rules: {
       'boundaries/no-crossing': ['error', [noApps, noRailLib]],
       'no-restricted-imports': [
@@ -162,8 +163,8 @@ export default tseslint.config(
     },
   },
   {
-    // libs/money is below the protocols: not even viem's encoding helpers.
-    files: ['libs/money/**'],
+    // libs/money is below the protocols, and libs/billing is calendar and bigint arithmetic: not even viem's encoding helpers.
+    files: ['libs/money/**', 'libs/billing/**'],
     rules: {
       'no-restricted-imports': ['error', { paths: frameworkPaths, patterns: [...frameworkPatterns, { group: ['viem', 'viem/*'], message: frameworkMessage }] }],
     },

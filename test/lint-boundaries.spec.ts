@@ -53,7 +53,7 @@ describe('lint: no app imports another app', () => {
   });
 });
 
-describe('lint: the protocol and money libraries import no rail and no framework', () => {
+describe('lint: the protocol, money and billing libraries import no rail and no framework', () => {
   const forbidden = [
     '@nestjs/common',
     '@prisma/client',
@@ -69,35 +69,41 @@ describe('lint: the protocol and money libraries import no rail and no framework
     '@mp/clients',
   ];
 
-  it.each(['libs/x402/src/x.ts', 'libs/mpp/src/x.ts', 'libs/money/src/x.ts'])('refuses every rail and framework package in %s', async (file) => {
-    for (const specifier of forbidden) {
-      expect({ specifier, errors: await boundaryErrors(file, importing(specifier)) }).toEqual({
-        specifier,
-        errors: [expect.stringMatching(/no rail and no framework/)],
-      });
-    }
-  });
+  it.each(['libs/x402/src/x.ts', 'libs/mpp/src/x.ts', 'libs/money/src/x.ts', 'libs/billing/src/x.ts'])(
+    'refuses every rail and framework package in %s',
+    async (file) => {
+      for (const specifier of forbidden) {
+        expect({ specifier, errors: await boundaryErrors(file, importing(specifier)) }).toEqual({
+          specifier,
+          errors: [expect.stringMatching(/no rail and no framework/)],
+        });
+      }
+    },
+  );
 
   it('refuses a rail library reached by a relative path', async () => {
     expect(await boundaryErrors('libs/mpp/src/methods/x.ts', importing('../../../chain/src/gas'))).toEqual([
       expect.stringMatching(/^boundaries\/no-crossing: .*libs\/chain\/src\/gas: the protocol and money libraries/),
     ]);
     expect(await boundaryErrors('libs/x402/src/x.ts', importing('../../platform/src'))).toHaveLength(1);
+    expect(await boundaryErrors('libs/billing/src/x.ts', importing('../../db/src'))).toHaveLength(1);
   });
 
-  it("lets x402 and mpp use viem's encoding helpers, but not a client, a transport or an account; money not even those", async () => {
+  it("lets x402 and mpp use viem's encoding helpers, but not a client, a transport or an account; money and billing not even those", async () => {
     expect(await boundaryErrors('libs/x402/src/x.ts', `import { isAddress, isHex } from 'viem';\nexport const ok = [isAddress, isHex];\n`)).toEqual([]);
     expect(
       await boundaryErrors('libs/mpp/src/x.ts', `import { createPublicClient, http } from 'viem';\nexport const no = [createPublicClient, http];\n`),
     ).toHaveLength(2);
     expect(await boundaryErrors('libs/mpp/src/x.ts', importing('viem/accounts'))).toHaveLength(1);
     expect(await boundaryErrors('libs/money/src/x.ts', `import { isAddress } from 'viem';\nexport const no = isAddress;\n`)).toHaveLength(1);
+    expect(await boundaryErrors('libs/billing/src/x.ts', `import { isAddress } from 'viem';\nexport const no = isAddress;\n`)).toHaveLength(1);
+    expect(await boundaryErrors('libs/billing/src/x.ts', importing('@mp/money'))).toEqual([]);
     expect(await boundaryErrors('libs/x402/src/x.ts', importing('@mp/money'))).toEqual([]);
   });
 });
 
 describe('lint: libraries never import apps', () => {
-  it.each(['libs/ledger/src/x.ts', 'libs/platform/src/x.ts', 'libs/x402/src/x.ts'])('refuses an app import in %s', async (file) => {
+  it.each(['libs/ledger/src/x.ts', 'libs/platform/src/x.ts', 'libs/x402/src/x.ts', 'libs/billing/src/x.ts'])('refuses an app import in %s', async (file) => {
     expect(await boundaryErrors(file, importing('../../../apps/ledger/src/ledger.config'))).toEqual([expect.stringMatching(/libraries never import apps/)]);
   });
 });
