@@ -13,7 +13,7 @@ import { findProduct } from './products';
 /**
  * Subscription invoices: made by the subscription (first period) and by renewals (billing-cycle.ts), collected through a
  * PaymentIntent on the customer's saved payment method, so charges, balance transactions, fees and refunds work as for
- * one-off payments. `GET /v1/invoices/:id` (`expand[]=payments`), `GET /v1/invoices`, `GET /v1/invoice_payments`,
+ * one-off payments. `GET /v1/invoices/:id` (`expand[]=payments`), `GET /v1/invoices`, `GET /v1/invoices/:id/lines`, `GET /v1/invoice_payments`,
  * `POST /v1/invoices/:id/{pay,void,mark_uncollectible}`.
  *
  * Stripe's automatic retries (Smart Retries) are off: a failed collection leaves the invoice `open` with
@@ -36,7 +36,7 @@ export const listInvoices: Handler = (context, request) => {
   const customer = readString(params.customer, 'customer');
   const subscription = readString(params.subscription, 'subscription');
   const status = readEnum(params.status, 'status', ['draft', 'open', 'paid', 'uncollectible', 'void']);
-  readEnum(params.collection_method, 'collection_method', ['charge_automatically', 'send_invoice']);
+  const collection = readEnum(params.collection_method, 'collection_method', ['charge_automatically', 'send_invoice']);
   return paginate(
     context.store.invoices.all(),
     params,
@@ -44,8 +44,18 @@ export const listInvoices: Handler = (context, request) => {
     (invoice) =>
       (!customer || invoice.customer === customer) &&
       (!subscription || invoice.parent.subscription_details.subscription === subscription) &&
-      (!status || invoice.status === status),
+      (!status || invoice.status === status) &&
+      (!collection || invoice.collection_method === collection),
   );
+};
+
+export const listInvoiceLines: Handler = (context, request) => {
+  onlyParams(request.params, LIST_PARAMS);
+  const invoice = findInvoice(context, request.pathIds[0]);
+  // a line has no `created`: the invoice's stands in; lines come in invoice order, which paginate's newest-first reverses
+  const lines = invoice.lines.data.map((line) => ({ ...line, created: invoice.created })).reverse();
+  const page = paginate(lines, request.params, request.path);
+  return { ...page, data: page.data.map(({ created: _created, ...line }) => line) };
 };
 
 export const listInvoicePayments: Handler = (context, request) => {

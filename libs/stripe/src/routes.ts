@@ -6,7 +6,7 @@ import { cancelPaymentIntent, confirmPaymentIntent, createPaymentIntent, listPay
 import { createRefund, listRefunds, retrieveRefund } from './refunds';
 import { searchPaymentIntents } from './search';
 import { createCustomer, retrieveCustomer, updateCustomer } from './customers';
-import { listInvoicePayments, listInvoices, markInvoiceUncollectible, payInvoice, retrieveInvoice, voidInvoice } from './invoices';
+import { listInvoiceLines, listInvoicePayments, listInvoices, markInvoiceUncollectible, payInvoice, retrieveInvoice, voidInvoice } from './invoices';
 import { attachPaymentMethod, detachPaymentMethod, listPaymentMethods, retrievePaymentMethod } from './payment-methods';
 import { createPrice, listPrices, retrievePrice } from './prices';
 import { createProduct, retrieveProduct } from './products';
@@ -83,6 +83,7 @@ export const ROUTES: readonly Route[] = [
 
   route('GET', '/v1/invoices', listInvoices),
   route('GET', '/v1/invoices/:id', retrieveInvoice),
+  route('GET', '/v1/invoices/:id/lines', listInvoiceLines),
   route('POST', '/v1/invoices/:id/pay', payInvoice),
   route('POST', '/v1/invoices/:id/void', voidInvoice),
   route('POST', '/v1/invoices/:id/mark_uncollectible', markInvoiceUncollectible),

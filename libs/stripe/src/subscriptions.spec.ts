@@ -44,6 +44,15 @@ describe('Billing: customers, payment methods, prices and subscriptions', () => 
       param: 'invoice_settings[default_payment_method]',
     });
     expect(await failure(f.stripe.paymentMethods.retrieve('pm_unknown'))).toMatchObject({ statusCode: 404, code: 'resource_missing' });
+
+    // a test card given at creation is attached, and naming it as the default names the PaymentMethod it became
+    const withCard = await f.stripe.customers.create({
+      payment_method: 'pm_card_mastercard',
+      invoice_settings: { default_payment_method: 'pm_card_mastercard' },
+    });
+    const [own] = (await f.stripe.paymentMethods.list({ customer: withCard.id })).data;
+    expect(own).toMatchObject({ customer: withCard.id, card: { brand: 'mastercard', last4: '4444' } });
+    expect(withCard.invoice_settings.default_payment_method).toBe(own.id);
     expect(await failure(f.stripe.customers.retrieve('cus_missing'))).toMatchObject({ statusCode: 404 });
   });
 
@@ -170,6 +179,9 @@ describe('Billing: customers, payment methods, prices and subscriptions', () => 
     expect((await f.stripe.invoices.retrieve(invoice.id)).payments).toBeUndefined();
     expect((await f.stripe.invoices.retrieve(invoice.id, { expand: ['payments'] })).payments?.data.map((entry) => entry.id)).toEqual([payment.id]);
     expect((await f.stripe.invoices.list({ subscription: subscription.id })).data.map((entry) => entry.id)).toEqual([invoice.id]);
+    expect((await f.stripe.invoices.list({ subscription: subscription.id, collection_method: 'send_invoice' })).data).toEqual([]);
+    const lineFacts = (line: Stripe.InvoiceLineItem) => [line.id, line.amount, line.period, line.parent];
+    expect((await f.stripe.invoices.listLineItems(invoice.id)).data.map(lineFacts)).toEqual(invoice.lines.data.map(lineFacts));
     expect(await f.stripe.subscriptions.retrieve(subscription.id)).toMatchObject({ latest_invoice: invoice.id, status: 'active' });
 
     expect(eventsFrom(before).map((event) => event.type)).toEqual([
@@ -269,6 +281,10 @@ describe('Billing: customers, payment methods, prices and subscriptions', () => 
     const at = await f.stripe.subscriptions.update(subscription.id, { cancel_at: 'min_period_end' as unknown as number });
     expect(at).toMatchObject({ cancel_at: periodEnd, cancel_at_period_end: false });
     expect(await failure(f.stripe.subscriptions.update(subscription.id, { cancel_at: 1 }))).toMatchObject({ param: 'cancel_at' });
+    const both = f.stripe.subscriptions.update(subscription.id, { cancel_at: periodEnd, cancel_at_period_end: true });
+    expect(await failure(both)).toMatchObject({ statusCode: 400, param: 'cancel_at' });
+    const replaced = await f.stripe.subscriptions.update(subscription.id, { cancel_at: '' as unknown as number, cancel_at_period_end: true });
+    expect(replaced).toMatchObject({ cancel_at: periodEnd, cancel_at_period_end: true });
 
     const canceled = await f.stripe.subscriptions.cancel(subscription.id, { cancellation_details: { comment: 'agent left' } });
     expect(canceled).toMatchObject({ status: 'canceled', cancellation_details: { comment: 'agent left', reason: 'cancellation_requested' } });

@@ -243,8 +243,9 @@ export const updateSubscription: Handler = (context, request) => {
   const cancelAt = readCancelAt(params, periodEnd, now);
   if (atPeriodEnd && cancelAt) throw oneOf('cancel_at', 'cancel_at_period_end');
 
-  if (atPeriodEnd !== undefined) Object.assign(subscription, cancellation(atPeriodEnd ? periodEnd : null, atPeriodEnd, now));
-  if (cancelAt !== undefined) Object.assign(subscription, cancellation(cancelAt, false, now));
+  if (atPeriodEnd) Object.assign(subscription, cancellation(periodEnd, true, now));
+  else if (cancelAt !== undefined) Object.assign(subscription, cancellation(cancelAt, false, now));
+  else if (atPeriodEnd === false) Object.assign(subscription, cancellation(null, false, now));
   if (params.default_payment_method !== undefined) {
     const id = readString(params.default_payment_method, 'default_payment_method');
     subscription.default_payment_method = id === undefined ? null : checkOwnPaymentMethod(context, customer, id, 'default_payment_method');
