@@ -123,6 +123,28 @@ describe('Billing on test clocks', () => {
     );
   });
 
+  it('runs every renewal due within one advance, in time order, for each subscription on the clock', async () => {
+    const clock = await clockAt('2027-07-01T00:00:00Z');
+    const daily = await subscribe(f.stripe, await prepareSubscriber(f.stripe, { testClock: clock.id, interval: 'day', unitAmount: 100 }));
+    const monthly = await subscribe(f.stripe, await prepareSubscriber(f.stripe, { testClock: clock.id, unitAmount: 900 }));
+    const day = 86_400;
+    // the shortest subscription (daily) bounds one advance to two days
+    expect(await failure(advance(clock.id, clock.frozen_time + 2 * day + 1))).toMatchObject({ statusCode: 400, param: 'frozen_time' });
+    await advance(clock.id, clock.frozen_time + 2 * day);
+    const renewals = await cycleInvoices(daily.id);
+    expect(renewals.map((invoice) => [invoice.created, invoice.status])).toEqual([
+      [clock.frozen_time + day, 'paid'],
+      [clock.frozen_time + 2 * day, 'draft'],
+    ]);
+    expect(renewals[0].status_transitions.paid_at).toBe(clock.frozen_time + day + HOUR);
+    expect(await cycleInvoices(monthly.id)).toEqual([]);
+    const paidOnClock = f.fake
+      .events()
+      .filter((event) => event.type === 'invoice.paid' && (event.data.object as Stripe.Invoice).test_clock === clock.id)
+      .map((event) => (event.data.object as Stripe.Invoice).status_transitions.paid_at!);
+    expect(paidOnClock).toEqual([clock.frozen_time, clock.frozen_time, clock.frozen_time + day + HOUR]);
+  });
+
   it('leaves a renewal draft for an hour before collecting it', async () => {
     const clock = await clockAt('2027-03-10T00:00:00Z');
     const subscription = await subscribe(f.stripe, await prepareSubscriber(f.stripe, { testClock: clock.id, interval: 'week', intervalCount: 2 }));
