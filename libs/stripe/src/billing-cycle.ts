@@ -3,7 +3,7 @@ import type { Subscription, TestClock } from './billing-types';
 import { findCustomer } from './customers';
 import { changedAttributes, type RequestInfo } from './events';
 import { newId } from './ids';
-import { collectInvoice, createSubscriptionInvoice, defaultPaymentMethodFor, DRAFT_SECONDS, finalizeInvoice, voidOpenInvoice } from './invoices';
+import { collectInvoice, createSubscriptionInvoice, defaultPaymentMethodFor, DRAFT_SECONDS, finalizeInvoice, voidOpenInvoice } from './invoice-lifecycle';
 import { nextBoundaryAfter } from './periods';
 import { endSubscription, incompleteExpiresAt } from './subscriptions';
 

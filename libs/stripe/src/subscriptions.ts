@@ -5,7 +5,7 @@ import { cardError, invalidRequest, missingParam, oneOf, resourceMissing } from 
 import { changedAttributes, type RequestInfo } from './events';
 import type { FormObject } from './form';
 import { newId } from './ids';
-import { collectInvoice, createSubscriptionInvoice, finalizeInvoice, NO_PAYMENT_METHOD } from './invoices';
+import { collectInvoice, createSubscriptionInvoice, finalizeInvoice, NO_PAYMENT_METHOD } from './invoice-lifecycle';
 import { LIST_PARAMS, paginate } from './list';
 import { mergeMetadata, onlyParams, readBoolean, readEnum, readInteger, readMetadata, readObject, readString, required } from './params';
 import { declineOf } from './payment-intents';
