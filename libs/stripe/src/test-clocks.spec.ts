@@ -41,6 +41,7 @@ describe('Billing on test clocks', () => {
     const clock = await clockAt('2027-01-31T10:00:00Z', 'thirteen months');
     expect(clock).toMatchObject({ object: 'test_helpers.test_clock', status: 'ready', frozen_time: at('2027-01-31T10:00:00Z'), name: 'thirteen months' });
     expect(clock.id).toMatch(/^clock_/);
+    expect(clock.deletes_after - clock.created).toBe(7 * 86_400);
     const subscriber = await prepareSubscriber(f.stripe, { testClock: clock.id });
     expect(subscriber.customer).toMatchObject({ test_clock: clock.id, created: clock.frozen_time });
     const subscription = await subscribe(f.stripe, subscriber);

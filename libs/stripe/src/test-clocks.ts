@@ -18,8 +18,8 @@ import { addIntervals } from './periods';
  * one advance may go at most two intervals of the clock's shortest subscription ahead (two years with none).
  */
 
-/** Stripe deletes a test clock 30 days after it was made. */
-const LIFETIME_SECONDS = 30 * 86_400;
+/** Stripe deletes a test clock 7 days after it was made (its API reference's example: `deletes_after` = `created` + 604800). */
+const LIFETIME_SECONDS = 7 * 86_400;
 
 export const createTestClock: Handler = (context, request) => {
   const { params } = request;
