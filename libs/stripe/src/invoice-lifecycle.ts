@@ -155,10 +155,17 @@ export function finalizeInvoice(context: ApiContext, info: RequestInfo, invoice:
 
 /**
  * One collection attempt with `paymentMethod` (the invoice's open PaymentIntent is reused, or one is made). Paid:
- * `invoice.paid`, `invoice.payment_succeeded`. Not paid: `invoice.payment_failed`, `invoice.updated`. Either way the
- * subscription's status follows (see `syncSubscriptionStatus`).
+ * `invoice.paid`, `invoice.payment_succeeded`. Waiting for the customer to authenticate (only `onSession`, when the
+ * subscription is made): `invoice.payment_action_required`. Otherwise, off session, an authentication request counts as
+ * a decline: `invoice.payment_failed`. Then `invoice.updated`, and the subscription's status follows (`syncSubscriptionStatus`).
  */
-export function collectInvoice(context: ApiContext, info: RequestInfo, invoice: Invoice, paymentMethod: string | null): ConfirmationAttempt {
+export function collectInvoice(
+  context: ApiContext,
+  info: RequestInfo,
+  invoice: Invoice,
+  paymentMethod: string | null,
+  { onSession = false } = {},
+): ConfirmationAttempt {
   const before = structuredClone(invoice);
   const open = paymentsOf(context, invoice).find((payment) => payment.status === 'open');
   const paymentIntent = open
@@ -176,13 +183,13 @@ export function collectInvoice(context: ApiContext, info: RequestInfo, invoice: 
   invoice.next_payment_attempt = null;
 
   const attempt: ConfirmationAttempt = paymentMethod
-    ? attemptConfirmation(context, info, paymentIntent, paymentMethod, true)
+    ? attemptConfirmation(context, info, paymentIntent, paymentMethod, !onSession)
     : { kind: 'declined', error: invalidRequest(NO_PAYMENT_METHOD) };
   if (attempt.kind === 'succeeded') {
     markPaid(context, info, invoice, payment);
     return attempt;
   }
-  context.events.emit('invoice.payment_failed', invoice, info);
+  context.events.emit(attempt.kind === 'requires_action' ? 'invoice.payment_action_required' : 'invoice.payment_failed', invoice, info);
   context.events.emit('invoice.updated', invoice, info, changedAttributes(before, invoice));
   syncSubscriptionStatus(context, info, invoice);
   return attempt;

@@ -239,6 +239,25 @@ describe('Billing: customers, payment methods, prices and subscriptions', () => 
     const payments = await f.stripe.invoicePayments.list({ invoice: invoice.id });
     expect(payments.data).toHaveLength(1); // the PaymentIntent of the failed attempt was reused
     expect(await failure(f.stripe.invoices.pay(invoice.id))).toMatchObject({ statusCode: 400 });
+
+    // a card that asks for authentication leaves the first invoice waiting for the customer
+    const strict = await prepareSubscriber(f.stripe, { card: 'pm_card_authenticationRequired' });
+    const before = f.fake.events().length;
+    const waiting = await f.stripe.subscriptions.create({
+      customer: strict.customer.id,
+      items: [{ price: strict.price.id }],
+      default_payment_method: strict.paymentMethod.id,
+      expand: ['latest_invoice.payments'],
+    });
+    expect(waiting.status).toBe('incomplete');
+    const pending = (waiting.latest_invoice as Stripe.Invoice).payments!.data[0].payment.payment_intent as string;
+    expect(await f.stripe.paymentIntents.retrieve(pending)).toMatchObject({ status: 'requires_action', next_action: { type: 'use_stripe_sdk' } });
+    expect(
+      f.fake
+        .events()
+        .slice(before)
+        .map((event) => event.type),
+    ).toContain('invoice.payment_action_required');
   });
 
   it('refuses what the profile never sends or the fake does not model, naming the parameter', async () => {

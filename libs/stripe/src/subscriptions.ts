@@ -178,7 +178,7 @@ export const createSubscription: Handler = (context, request) => {
     finalizesAt: null,
   });
   finalizeInvoice(local, request.info, invoice);
-  collectInvoice(local, request.info, invoice, paymentMethod);
+  collectInvoice(local, request.info, invoice, paymentMethod, { onSession: true });
   return subscription;
 };
 
