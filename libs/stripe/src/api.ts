@@ -1,12 +1,20 @@
+import type { ChargeDeclines } from './declines';
 import type { EventLog, RequestInfo } from './events';
 import type { FormObject } from './form';
 import type { Store } from './store';
 
-/** What every handler works with: the objects, the event log and the (test-adjustable) clock. */
+/** What every handler works with: the objects, the event log, the (test-adjustable) clock and the armed declines. */
 export interface ApiContext {
   store: Store;
   events: EventLog;
+  /** the fake's clock; for objects of a test clock's customer, that clock's frozen time (see `atTime`) */
   nowSeconds(): number;
+  declines: ChargeDeclines;
+}
+
+/** The same context with its clock stopped at `seconds`: objects made through it carry that time (a test clock's). */
+export function atTime(context: ApiContext, seconds: number): ApiContext {
+  return { ...context, nowSeconds: () => seconds };
 }
 
 export interface ApiRequest {

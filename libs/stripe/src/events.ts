@@ -8,7 +8,8 @@ import type { WebhookDispatcher } from './webhooks';
 
 /** The API request that caused a change; events carry it as `request`. */
 export interface RequestInfo {
-  requestId: string;
+  /** null for what Stripe does by itself (a renewal when a test clock advances) */
+  requestId: string | null;
   idempotencyKey: string | null;
   apiVersion: string;
 }
@@ -21,14 +22,15 @@ export class EventLog {
     private readonly nowSeconds: () => number,
   ) {}
 
-  emit(type: StripeEventType, object: unknown, request: RequestInfo): StripeEvent {
+  /** `previousAttributes`: for `*.updated` events, what `changedAttributes` found. */
+  emit(type: StripeEventType, object: unknown, request: RequestInfo, previousAttributes?: Record<string, unknown>): StripeEvent {
     const event: StripeEvent = {
       id: newId('evt'),
       object: 'event',
       api_version: request.apiVersion,
       created: this.nowSeconds(),
       // a snapshot: later changes to the object must not rewrite history
-      data: { object: structuredClone(object) },
+      data: { object: structuredClone(object), ...(previousAttributes && { previous_attributes: structuredClone(previousAttributes) }) },
       livemode: false,
       pending_webhooks: this.webhooks.endpointCount,
       request: { id: request.requestId, idempotency_key: request.idempotencyKey },
@@ -38,6 +40,25 @@ export class EventLog {
     this.webhooks.enqueue(event);
     return event;
   }
+}
+
+/** What Stripe does on its own, with no API request behind it: its events carry `request: { id: null, idempotency_key: null }`. */
+export function automaticRequest(apiVersion: string): RequestInfo {
+  return { requestId: null, idempotencyKey: null, apiVersion };
+}
+
+/**
+ * `data.previous_attributes` of an update event: each top-level field whose value changed, with its value before.
+ * Nested objects and lists are given whole (Stripe goes one level deeper for hashes; whole values carry the same facts).
+ */
+export function changedAttributes(before: object, after: object): Record<string, unknown> {
+  const previous: Record<string, unknown> = {};
+  const old = before as Record<string, unknown>;
+  const now = after as Record<string, unknown>;
+  for (const key of Object.keys(now)) {
+    if (JSON.stringify(old[key]) !== JSON.stringify(now[key])) previous[key] = old[key] === undefined ? null : structuredClone(old[key]);
+  }
+  return previous;
 }
 
 export const retrieveEvent: Handler = (context, request) => {

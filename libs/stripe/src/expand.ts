@@ -26,8 +26,23 @@ export function expandBody(body: object, paths: string[], store: Store): object 
   return copy;
 }
 
+/** Fields Stripe leaves out of an object unless they are expanded ("includable"), and how to make them. */
+const INCLUDABLE: Record<string, (target: Record<string, unknown>, store: Store) => unknown> = {
+  'invoice.payments': (invoice, store) => ({
+    object: 'list',
+    data: store.invoicePayments
+      .all()
+      .filter((payment) => payment.invoice === invoice.id)
+      .reverse(),
+    has_more: false,
+    url: `/v1/invoice_payments?invoice=${String(invoice.id)}`,
+  }),
+};
+
 function expandInto(target: Record<string, unknown>, [field, ...rest]: string[], store: Store, path: string, index: number): void {
   let value = Object.hasOwn(target, field) ? target[field] : undefined;
+  const include = value === undefined ? INCLUDABLE[`${String(target.object)}.${field}`] : undefined;
+  if (include) value = target[field] = structuredClone(include(target, store));
   if (typeof value === 'string' && field !== 'id') {
     const found = store.find(value);
     if (found) value = target[field] = structuredClone(found);

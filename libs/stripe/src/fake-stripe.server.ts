@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ApiContext } from './api';
+import { ChargeDeclines, type DeclineOptions } from './declines';
 import { ApiError, invalidRequest, type StripeErrorBody } from './errors';
 import { EventLog } from './events';
 import { expandBody, readExpand } from './expand';
@@ -54,6 +55,13 @@ export interface FakeStripe {
    * Stripe saves what a request that started running answered, 500s included, so their idempotency key replays the 500.
    */
   failAfterRunning(method: 'GET' | 'POST', path: string, times?: number): void;
+  /**
+   * The next charges (every one by default, or `times`) to this customer (`cus_…`) or payment method (`pm_…`) are
+   * declined as a card decline would be: a subscription renewal then fails (`invoice.payment_failed`, `past_due`).
+   */
+  declineCharges(customerOrPaymentMethod: string, options?: DeclineOptions): void;
+  /** undoes `declineCharges` */
+  clearDeclines(customerOrPaymentMethod: string): void;
 }
 
 /** The API version answered when a request names none: the one stripe-node 23.1.0 pins. */
@@ -91,7 +99,8 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
   if (options.deliverWebhooks !== false) for (const endpoint of options.webhooks ?? []) webhooks.addEndpoint(endpoint);
   const store = new Store();
   const nowSeconds = () => Math.floor(nowMs() / 1000);
-  const context: ApiContext = { store, events: new EventLog(store, webhooks, nowSeconds), nowSeconds };
+  const declines = new ChargeDeclines();
+  const context: ApiContext = { store, events: new EventLog(store, webhooks, nowSeconds), nowSeconds, declines };
   const idempotency = new IdempotencyStore(nowMs);
   const recorded: RecordedRequest[] = [];
   const faults = new Faults();
@@ -191,6 +200,8 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     drainWebhooks: () => webhooks.drain(),
     hold: (method, path) => faults.hold(method, path),
     failAfterRunning: (method, path, times = 1) => faults.failAfterRunning(method, path, times),
+    declineCharges: (target, declineOptions) => declines.decline(target, declineOptions),
+    clearDeclines: (target) => declines.clear(target),
   };
 }
 

@@ -89,3 +89,13 @@ export function readMetadata(value: FormValue | undefined): Record<string, strin
   }
   return metadata;
 }
+
+/** An update's `metadata`: keys given are set, keys given an empty value are removed, the rest stay (Stripe's merge). */
+export function mergeMetadata(existing: Record<string, string>, value: FormValue | undefined): Record<string, string> {
+  if (value === undefined) return existing;
+  if (value === '') return {};
+  const merged = { ...existing, ...readMetadata(value) };
+  const given = Array.isArray(value) ? {} : readObject(value, 'metadata')!;
+  for (const [key, item] of Object.entries(given)) if (item === '') delete merged[key];
+  return merged;
+}

@@ -1,6 +1,6 @@
 import type { ApiContext, Handler } from './api';
 import { recordCharge } from './charges';
-import { cardError, invalidRequest, oneOf, resourceMissing } from './errors';
+import { type ApiError, cardError, invalidRequest, oneOf, resourceMissing } from './errors';
 import type { RequestInfo } from './events';
 import type { FormObject } from './form';
 import { newId, randomBase62 } from './ids';
@@ -8,7 +8,8 @@ import { LIST_PARAMS, paginate } from './list';
 import { onlyParams, readBoolean, readCurrency, readEnum, readInteger, readMetadata, readObject, readString, readStringList, required } from './params';
 import { checkTokenCanPay, consumeToken, findToken } from './shared-payment-tokens';
 import type { LastPaymentError, PaymentIntent, PaymentIntentStatus, SharedPaymentToken } from './store';
-import { isTestPaymentMethod, outcomeFor } from './test-tokens';
+import { isKnownPaymentMethod, paymentOutcome } from './payment-methods';
+import type { PaymentOutcome } from './test-tokens';
 
 /** What pays: a test payment method, or a Shared Payment Token (given top-level or in `payment_method_data`). */
 const PAYMENT_PARAMS = ['payment_method', 'shared_payment_granted_token', 'payment_method_data', 'error_on_requires_action'];
@@ -63,7 +64,7 @@ export const createPaymentIntent: Handler = (context, request) => {
   const description = readString(params.description, 'description') ?? null;
   const metadata = readMetadata(params.metadata);
   const methods = readPaymentMethodTypes(params);
-  const source = readPaymentSource(params);
+  const source = readPaymentSource(context, params);
   // Every check runs before anything is stored: a request Stripe refuses with a 400 creates nothing.
   if (confirm && !source.token && !source.paymentMethod) throw missingPaymentMethod();
   const token =
@@ -110,7 +111,7 @@ export const confirmPaymentIntent: Handler = (context, request) => {
       `You cannot confirm this PaymentIntent because it has a status of ${paymentIntent.status}. Only a PaymentIntent with one of the following statuses may be confirmed: ${CONFIRMABLE.join(', ')}.`,
     );
   }
-  const source = readPaymentSource(params);
+  const source = readPaymentSource(context, params);
   const stored = paymentIntent.shared_payment_granted_token;
   // A payment method given now replaces what the PaymentIntent held; otherwise its token, then its payment method.
   const tokenRef = source.token ?? (!source.paymentMethod && stored ? { id: stored, param: 'shared_payment_granted_token' } : undefined);
@@ -165,8 +166,25 @@ function settle(
   errorOnRequiresAction: boolean,
 ): PaymentIntent {
   const { paymentMethod, token } = by;
-  const outcome = outcomeFor(paymentMethod);
   paymentIntent.shared_payment_granted_token = token?.id ?? null;
+  const attempt = attemptConfirmation(context, info, paymentIntent, paymentMethod, errorOnRequiresAction);
+  if (attempt.kind === 'declined') throw attempt.error;
+  if (attempt.kind === 'succeeded' && token) consumeToken(context, token, paymentIntent, info);
+  return paymentIntent;
+}
+
+/** How one confirmation ended; a decline carries the 402 the API answers with. */
+export type ConfirmationAttempt = { kind: 'succeeded' } | { kind: 'requires_action' } | { kind: 'declined'; error: ApiError };
+
+/** Charges `paymentMethod` for the PaymentIntent (see `settle`), recording the Charge and the events; never throws a decline. */
+export function attemptConfirmation(
+  context: ApiContext,
+  info: RequestInfo,
+  paymentIntent: PaymentIntent,
+  paymentMethod: string,
+  errorOnRequiresAction: boolean,
+): ConfirmationAttempt {
+  const outcome = paymentOutcome(context, paymentMethod, paymentIntent.customer);
 
   if (outcome.kind === 'succeeds') {
     const charge = recordCharge(context, paymentIntent, paymentMethod);
@@ -180,8 +198,7 @@ function settle(
     });
     context.events.emit('charge.succeeded', charge, info);
     context.events.emit('payment_intent.succeeded', paymentIntent, info);
-    if (token) consumeToken(context, token, paymentIntent, info);
-    return paymentIntent;
+    return { kind: 'succeeded' };
   }
 
   if (outcome.kind === 'requires_action' && !errorOnRequiresAction) {
@@ -191,17 +208,10 @@ function settle(
     };
     Object.assign(paymentIntent, { status: 'requires_action', payment_method: paymentMethod, next_action: nextAction, last_payment_error: null });
     context.events.emit('payment_intent.requires_action', paymentIntent, info);
-    return paymentIntent;
+    return { kind: 'requires_action' };
   }
 
-  const decline =
-    outcome.kind === 'declined'
-      ? { code: 'card_declined', declineCode: outcome.declineCode, message: outcome.message }
-      : {
-          code: 'authentication_required',
-          declineCode: 'authentication_required',
-          message: 'Your card was declined. This transaction requires authentication.',
-        };
+  const decline = declineOf(outcome);
   const charge = recordCharge(context, paymentIntent, paymentMethod, { code: decline.code, message: decline.message });
   const lastError: LastPaymentError = {
     type: 'card_error',
@@ -220,16 +230,68 @@ function settle(
   });
   context.events.emit('charge.failed', charge, info);
   context.events.emit('payment_intent.payment_failed', paymentIntent, info);
-  throw cardError({
+  const error = cardError({
     code: decline.code,
     decline_code: decline.declineCode,
     message: decline.message,
     charge: charge.id,
     payment_intent: structuredClone(paymentIntent),
   });
+  return { kind: 'declined', error };
 }
 
-function readPaymentSource(params: FormObject): PaymentSource {
+/** The card error a failed outcome answers with (an authentication Stripe could not ask for counts as a decline). */
+export function declineOf(outcome: PaymentOutcome): { code: string; declineCode: string; message: string } {
+  return outcome.kind === 'declined'
+    ? { code: 'card_declined', declineCode: outcome.declineCode, message: outcome.message }
+    : {
+        code: 'authentication_required',
+        declineCode: 'authentication_required',
+        message: 'Your card was declined. This transaction requires authentication.',
+      };
+}
+
+/**
+ * A PaymentIntent Stripe makes itself, to collect an invoice from a customer's saved payment method (not yet
+ * confirmed; `attemptConfirmation` charges it).
+ */
+export function createCustomerPaymentIntent(
+  context: ApiContext,
+  info: RequestInfo,
+  charge: { amount: number; currency: string; customer: string; description: string; paymentMethod: string | null },
+): PaymentIntent {
+  const id = newId('pi');
+  const paymentIntent = context.store.paymentIntents.add({
+    id,
+    object: 'payment_intent',
+    amount: charge.amount,
+    amount_capturable: 0,
+    amount_received: 0,
+    payment_method_types: ['card'],
+    automatic_payment_methods: null,
+    canceled_at: null,
+    cancellation_reason: null,
+    capture_method: 'automatic',
+    client_secret: `${id}_secret_${randomBase62(25)}`,
+    confirmation_method: 'automatic',
+    created: context.nowSeconds(),
+    currency: charge.currency,
+    customer: charge.customer,
+    description: charge.description,
+    last_payment_error: null,
+    latest_charge: null,
+    livemode: false,
+    metadata: {},
+    next_action: null,
+    payment_method: charge.paymentMethod,
+    shared_payment_granted_token: null,
+    status: charge.paymentMethod ? 'requires_confirmation' : 'requires_payment_method',
+  });
+  context.events.emit('payment_intent.created', paymentIntent, info);
+  return paymentIntent;
+}
+
+function readPaymentSource(context: ApiContext, params: FormObject): PaymentSource {
   const paymentMethod = readString(params.payment_method, 'payment_method');
   const topLevel = readString(params.shared_payment_granted_token, 'shared_payment_granted_token');
   const data = readObject(params.payment_method_data, 'payment_method_data');
@@ -248,7 +310,7 @@ function readPaymentSource(params: FormObject): PaymentSource {
       ? { id: nested, param: 'payment_method_data[shared_payment_granted_token]' }
       : undefined;
   if (paymentMethod && token) throw oneOf('payment_method', token.param);
-  if (paymentMethod && !isTestPaymentMethod(paymentMethod)) throw resourceMissing('PaymentMethod', paymentMethod, 'payment_method');
+  if (paymentMethod && !isKnownPaymentMethod(context, paymentMethod)) throw resourceMissing('PaymentMethod', paymentMethod, 'payment_method');
   return { paymentMethod, token, errorOnRequiresAction: readBoolean(params.error_on_requires_action, 'error_on_requires_action') ?? false };
 }
 

@@ -5,10 +5,17 @@ import { listEvents, retrieveEvent } from './events';
 import { cancelPaymentIntent, confirmPaymentIntent, createPaymentIntent, listPaymentIntents, retrievePaymentIntent } from './payment-intents';
 import { createRefund, listRefunds, retrieveRefund } from './refunds';
 import { searchPaymentIntents } from './search';
+import { createCustomer, retrieveCustomer, updateCustomer } from './customers';
+import { listInvoiceLines, listInvoicePayments, listInvoices, markInvoiceUncollectible, payInvoice, retrieveInvoice, voidInvoice } from './invoices';
+import { attachPaymentMethod, detachPaymentMethod, listPaymentMethods, retrievePaymentMethod } from './payment-methods';
+import { createPrice, listPrices, retrievePrice } from './prices';
+import { createProduct, retrieveProduct } from './products';
+import { cancelSubscription, createSubscription, listSubscriptions, retrieveSubscription, updateSubscription } from './subscriptions';
+import { advanceTestClock, createTestClock, listTestClocks, retrieveTestClock } from './test-clocks';
 import { createGrantedToken, createIssuedToken, retrieveToken, revokeToken } from './shared-payment-tokens';
 
 export interface Route {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   /** e.g. `/v1/payment_intents/:id/confirm` */
   template: string;
   pattern: RegExp;
@@ -46,6 +53,41 @@ export const ROUTES: readonly Route[] = [
 
   route('GET', '/v1/balance_transactions', listBalanceTransactions),
   route('GET', '/v1/balance_transactions/:id', retrieveBalanceTransaction),
+
+  route('POST', '/v1/test_helpers/test_clocks', createTestClock),
+  route('GET', '/v1/test_helpers/test_clocks', listTestClocks),
+  route('GET', '/v1/test_helpers/test_clocks/:id', retrieveTestClock),
+  route('POST', '/v1/test_helpers/test_clocks/:id/advance', advanceTestClock),
+
+  route('POST', '/v1/customers', createCustomer),
+  route('GET', '/v1/customers/:id', retrieveCustomer),
+  route('POST', '/v1/customers/:id', updateCustomer),
+
+  route('GET', '/v1/payment_methods', listPaymentMethods),
+  route('GET', '/v1/payment_methods/:id', retrievePaymentMethod),
+  route('POST', '/v1/payment_methods/:id/attach', attachPaymentMethod),
+  route('POST', '/v1/payment_methods/:id/detach', detachPaymentMethod),
+
+  route('POST', '/v1/products', createProduct),
+  route('GET', '/v1/products/:id', retrieveProduct),
+
+  route('POST', '/v1/prices', createPrice),
+  route('GET', '/v1/prices', listPrices),
+  route('GET', '/v1/prices/:id', retrievePrice),
+
+  route('POST', '/v1/subscriptions', createSubscription),
+  route('GET', '/v1/subscriptions', listSubscriptions),
+  route('GET', '/v1/subscriptions/:id', retrieveSubscription),
+  route('POST', '/v1/subscriptions/:id', updateSubscription),
+  route('DELETE', '/v1/subscriptions/:id', cancelSubscription),
+
+  route('GET', '/v1/invoices', listInvoices),
+  route('GET', '/v1/invoices/:id', retrieveInvoice),
+  route('GET', '/v1/invoices/:id/lines', listInvoiceLines),
+  route('POST', '/v1/invoices/:id/pay', payInvoice),
+  route('POST', '/v1/invoices/:id/void', voidInvoice),
+  route('POST', '/v1/invoices/:id/mark_uncollectible', markInvoiceUncollectible),
+  route('GET', '/v1/invoice_payments', listInvoicePayments),
 
   route('GET', '/v1/events', listEvents),
   route('GET', '/v1/events/:id', retrieveEvent),

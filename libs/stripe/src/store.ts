@@ -1,3 +1,5 @@
+import type { Customer, Invoice, InvoicePayment, PaymentMethod, Price, Product, Subscription, TestClock } from './billing-types';
+
 /**
  * The fake's objects, shaped like Stripe's JSON (snake_case, unix-second timestamps, ids with Stripe's prefixes).
  * Only the fields the fake fills are listed; everything lives in memory for the life of the process.
@@ -42,7 +44,7 @@ export interface PaymentIntent {
   confirmation_method: 'automatic';
   created: number;
   currency: string;
-  customer: null;
+  customer: string | null;
   description: string | null;
   last_payment_error: LastPaymentError | null;
   latest_charge: string | null;
@@ -119,14 +121,36 @@ export type StripeEventType =
   | 'charge.failed'
   | 'charge.refunded'
   | 'refund.created'
-  | 'shared_payment.granted_token.used';
+  | 'shared_payment.granted_token.used'
+  | 'customer.created'
+  | 'customer.updated'
+  | 'payment_method.attached'
+  | 'payment_method.detached'
+  | 'product.created'
+  | 'price.created'
+  | 'customer.subscription.created'
+  | 'customer.subscription.updated'
+  | 'customer.subscription.deleted'
+  | 'invoice.created'
+  | 'invoice.finalized'
+  | 'invoice.updated'
+  | 'invoice.paid'
+  | 'invoice.payment_succeeded'
+  | 'invoice.payment_failed'
+  | 'invoice.payment_action_required'
+  | 'invoice.voided'
+  | 'invoice.marked_uncollectible'
+  | 'test_helpers.test_clock.created'
+  | 'test_helpers.test_clock.advancing'
+  | 'test_helpers.test_clock.ready';
 
 export interface StripeEvent {
   id: string;
   object: 'event';
   api_version: string;
   created: number;
-  data: { object: unknown };
+  /** `previous_attributes`: on `*.updated` events, the changed top-level fields as they were before */
+  data: { object: unknown; previous_attributes?: Record<string, unknown> };
   livemode: false;
   pending_webhooks: number;
   request: { id: string | null; idempotency_key: string | null };
@@ -159,6 +183,17 @@ export class Store {
   readonly refunds = new Collection<Refund>();
   readonly balanceTransactions = new Collection<BalanceTransaction>();
   readonly events = new Collection<StripeEvent>();
+  readonly testClocks = new Collection<TestClock>();
+  readonly customers = new Collection<Customer>();
+  /** only PaymentMethods attached to a customer are stored; the `pm_card_*` test ids are virtual */
+  readonly paymentMethods = new Collection<PaymentMethod>();
+  readonly products = new Collection<Product>();
+  readonly prices = new Collection<Price>();
+  readonly subscriptions = new Collection<Subscription>();
+  readonly invoices = new Collection<Invoice>();
+  readonly invoicePayments = new Collection<InvoicePayment>();
+  /** the `pm_card_*` test id a stored PaymentMethod was made from: it decides how charges to it end (test-tokens.ts) */
+  readonly testCardOf = new Map<string, string>();
 
   /** Any stored object by its id (the prefix says which kind); used by `expand`. */
   find(id: string): { id: string; created: number } | undefined {
@@ -170,6 +205,14 @@ export class Store {
       re_: this.refunds,
       txn_: this.balanceTransactions,
       evt_: this.events,
+      clock_: this.testClocks,
+      cus_: this.customers,
+      pm_: this.paymentMethods,
+      prod_: this.products,
+      price_: this.prices,
+      sub_: this.subscriptions,
+      in_: this.invoices,
+      inpay_: this.invoicePayments,
     };
     return byPrefix[prefix]?.get(id);
   }
