@@ -1,4 +1,5 @@
-import { OPENAPI_CONVENTIONS, type OpenApiOptions } from '@mp/platform';
+import { OPENAPI_CONVENTIONS, type OpenApiOptions, zodComponentSchemas } from '@mp/platform';
+import { LEDGER_BATCH_SCHEMAS } from './http/requests';
 import { COMPONENTS, WEBHOOKS } from './openapi.components';
 
 /** What the ledger says about itself in its OpenAPI document; its routes say the rest (see @ApiDoc). */
@@ -10,6 +11,8 @@ export const LEDGER_OPENAPI: OpenApiOptions = {
     ...COMPONENTS,
     schemas: {
       ...COMPONENTS.schemas,
+      // the batch items as the ledger parses them (http/requests.ts)
+      ...zodComponentSchemas(LEDGER_BATCH_SCHEMAS),
     },
   },
   webhooks: WEBHOOKS,

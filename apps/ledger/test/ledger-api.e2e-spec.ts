@@ -156,7 +156,7 @@ describe('ledger API: accounts, transfers, pagination, statements, bad input', (
       [[good, { ...transfer(a.id, b.id, '1.5') }], '[1].amount'],
       [[good, { ...transfer(a.id, b.id, '5'), amount: 5 }], '[1].amount'],
       [[good, { ...transfer(a.id, b.id, '5'), id: 'nope' }], '[1].id'],
-      [[good, { ...transfer(a.id, b.id, '5'), flags: ['pendingg'] }], '[1].flags'],
+      [[good, { ...transfer(a.id, b.id, '5'), flags: ['pendingg'] }], '[1].flags[0]'],
       [[good, { ...transfer(a.id, b.id, '5'), colour: 'red' }], '[1].colour'],
       [[good, { ...transfer(a.id, b.id, '5'), asset: 'USD' }], '[1].asset'],
       [[good, { ...transfer(a.id, b.id, '5'), code: 70_000 }], '[1].code'],

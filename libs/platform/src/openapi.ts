@@ -65,9 +65,9 @@ export const OPENAPI_CONVENTIONS =
 /**
  * The documentation of one route handler: summary, description, security, parameters, request body (its schema
  * and examples) and every response with its examples. A DTO-typed parameter adds its own schema; what is written
- * here wins for the same name. With `body`, the request body's schema is that DTO class's (`[Dto]`: an array of them).
+ * here wins for the same name. With `body`, the request body's schema is that DTO class's.
  */
-export function ApiDoc(doc: OperationDoc, { body }: { body?: Type<unknown> | [Type<unknown>] } = {}): MethodDecorator {
+export function ApiDoc(doc: OperationDoc, { body }: { body?: Type<unknown> } = {}): MethodDecorator {
   const { responses = {}, requestBody, parameters = [], ...operation } = doc;
   const decorators: MethodDecorator[] = [ApiOperation(operation as Partial<OperationObject>)];
   // parameters through their own decorators: Nest's explorer replaces an operation's list with the one it builds
@@ -83,10 +83,8 @@ export function ApiDoc(doc: OperationDoc, { body }: { body?: Type<unknown> | [Ty
     const { content, ...rest } = requestBody as RequestBodyObject;
     const media = content['application/json'] ?? Object.values(content)[0];
     // a DTO body is described by its class (its @ApiProperty members), the examples by the doc
-    // `[Dto]`: a JSON array of them (a batch)
-    const dto = Array.isArray(body) ? body[0] : body;
-    const schema = dto ? (Array.isArray(body) ? { type: 'array', items: { $ref: getSchemaPath(dto) } } : { $ref: getSchemaPath(dto) }) : (media.schema ?? {});
-    if (dto) decorators.push(ApiExtraModels(dto));
+    const schema = body ? { $ref: getSchemaPath(body) } : (media.schema ?? {});
+    if (body) decorators.push(ApiExtraModels(body));
     decorators.push(ApiBody({ ...rest, schema, ...(media.examples && { examples: media.examples }) } as never));
   }
   return applyDecorators(...decorators);

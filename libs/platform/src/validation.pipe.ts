@@ -1,8 +1,8 @@
-import { type ArgumentMetadata, type Type, ValidationPipe, type ValidationError } from '@nestjs/common';
-import { registerDecorator, validateSync, type ValidatorOptions } from 'class-validator';
+import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
+import { registerDecorator, type ValidatorOptions } from 'class-validator';
 import { ProblemError, type InvalidParam } from './problem';
 
-/** The rules every DTO is checked with, by the global pipe and by validateArrayBody alike. */
+/** The rules every DTO is checked with. */
 const VALIDATOR_OPTIONS = {
   whitelist: true,
   forbidNonWhitelisted: true,
@@ -55,7 +55,7 @@ const PROTOTYPE_KEYS = ['constructor', '__proto__'];
 
 /** The problem for a list of class-validator errors. */
 export function validationProblem(errors: ValidationError[]): ProblemError {
-  return invalidFields(fieldsOf(errors, ''));
+  return invalidFields(fieldsOf(errors));
 }
 
 /** Most fields one problem names: a batch of a thousand bad items is refused with a readable answer. */
@@ -68,42 +68,9 @@ function invalidFields(invalidParams: InvalidParam[]): ProblemError {
 }
 
 /** The DTO's own fields in declaration order, then the unknown ones (class-validator reports those first). */
-function fieldsOf(errors: ValidationError[], parent: string): InvalidParam[] {
-  const all = errors.flatMap((error) => invalidParamsOf(error, parent));
+function fieldsOf(errors: ValidationError[]): InvalidParam[] {
+  const all = errors.flatMap((error) => invalidParamsOf(error, ''));
   return [...all.filter((p) => p.reason !== UNKNOWN_FIELD), ...all.filter((p) => p.reason === UNKNOWN_FIELD)];
-}
-
-/**
- * A body that is a JSON array of 1 to `max` DTOs (a batch, as the ledger's POST /accounts and /transfers take), each
- * checked as the global pipe checks an object body; a bad item's fields are named by its index, `[3].amount`, and
- * nothing of the batch passes. The global pipe cannot do it: a parameter's declared type `T[]` carries no item class.
- *
- * The items are checked as they came, not transformed (their DTO's @Transform rules do not run; normalize what the
- * check accepted when mapping the DTO to its input): batches are the ledger's measured write path, where
- * class-transformer's plainToInstance cost more than the check itself (bench:ledger, batch 1000).
- */
-export function validateArrayBody<T extends object>(item: Type<T>, value: unknown, { max, what }: { max: number; what: string }): T[] {
-  if (!Array.isArray(value)) throw invalidFields([{ name: '(body)', reason: `must be a JSON array of ${what}` }]);
-  if (value.length < 1 || value.length > max) throw invalidFields([{ name: '(body)', reason: `must hold 1 to ${max} ${what}` }]);
-  const invalidParams: InvalidParam[] = [];
-  const items = value.map((raw: unknown, index) => {
-    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-      invalidParams.push({ name: `[${index}]`, reason: 'must be a JSON object' });
-      return undefined as unknown as T;
-    }
-    // members no DTO declares that class-validator would not see as unknown: "constructor" hides the DTO's class from
-    // it, and "__proto__" (an own member when JSON.parse reads it) is never looked at
-    const hidden = PROTOTYPE_KEYS.filter((key) => Object.hasOwn(raw, key));
-    if (hidden.length) {
-      invalidParams.push(...hidden.map((key) => ({ name: `[${index}].${key}`, reason: UNKNOWN_FIELD })));
-      return undefined as unknown as T;
-    }
-    const instance = Object.setPrototypeOf(raw, item.prototype) as T;
-    if (invalidParams.length < MAX_INVALID_PARAMS) invalidParams.push(...fieldsOf(validateSync(instance, VALIDATOR_OPTIONS), `[${index}]`));
-    return instance;
-  });
-  if (invalidParams.length) throw invalidFields(invalidParams);
-  return items;
 }
 
 /**

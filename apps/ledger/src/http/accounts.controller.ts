@@ -7,7 +7,7 @@ import type { Merchant } from '../auth/merchant-directory';
 import { LedgerService } from '../core/ledger.service';
 import { decodeKey, encodeCursor } from './cursor';
 import { AccountListQuery, LedgerIdPath } from './queries.dto';
-import { AccountBatchPipe, CreateAccountDto } from './batches.dto';
+import { AccountBatchPipe } from './requests';
 import { accountResultView, accountView } from './views';
 import { ACCOUNTS_DOCS } from './accounts.openapi';
 
@@ -17,7 +17,7 @@ import { ACCOUNTS_DOCS } from './accounts.openapi';
 export class AccountsController {
   constructor(private readonly ledger: LedgerService) {}
 
-  @ApiDoc(ACCOUNTS_DOCS.create, { body: [CreateAccountDto] })
+  @ApiDoc(ACCOUNTS_DOCS.create)
   @Post()
   @HttpCode(200)
   async create(@CurrentMerchant() merchant: Merchant, @Body(AccountBatchPipe) accounts: AccountInput[]) {

@@ -10,7 +10,14 @@ export const ACCOUNTS_DOCS = {
       'Body: array (1..LEDGER_BATCH_MAX) of `{id, asset, code (0–65535), flags?: [linked|debits_must_not_exceed_credits|credits_must_not_exceed_debits], normalBalance?: credit|debit, reference?}`. Answers one result per account: `created`, `exists`, `exists_with_different_{flags,reference,ledger,code,normal_balance}`, `linked_event_failed`, `linked_event_chain_open`, …',
     security: MERCHANT_API_KEY_SECURITY,
     responses: { '200': jsonResponse('`{results:[{index, id, result, message}]}`'), ...LEDGER_ERRORS },
-    requestBody: { required: true, content: { 'application/json': { schema: { type: 'array', items: { type: 'object' } } } } },
+    requestBody: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: { type: 'array', minItems: 1, description: 'at most LEDGER_BATCH_MAX', items: { $ref: '#/components/schemas/CreateAccount' } },
+        },
+      },
+    },
   },
   list: {
     operationId: 'listAccounts',

@@ -7,7 +7,7 @@ import type { Merchant } from '../auth/merchant-directory';
 import { LedgerService } from '../core/ledger.service';
 import { decodePosition, encodePosition } from './cursor';
 import { LedgerIdPath, TransferListQuery } from './queries.dto';
-import { TransferBatchPipe, CreateTransferDto } from './batches.dto';
+import { TransferBatchPipe } from './requests';
 import { transferResultView, transferView } from './views';
 import { TRANSFERS_DOCS } from './transfers.openapi';
 
@@ -23,7 +23,7 @@ export class TransfersController {
 
   constructor(private readonly ledger: LedgerService) {}
 
-  @ApiDoc(TRANSFERS_DOCS.create, { body: [CreateTransferDto] })
+  @ApiDoc(TRANSFERS_DOCS.create)
   @Post()
   @HttpCode(200)
   async create(@CurrentMerchant() merchant: Merchant, @Body(TransferBatchPipe) transfers: TransferInput[]) {

@@ -10,7 +10,14 @@ export const TRANSFERS_DOCS = {
       'Body: array of `{id, debitAccountId?, creditAccountId?, amount?, pendingId?, asset?, code?, flags?: [linked|pending|post_pending_transfer|void_pending_transfer], timeout? (seconds), reference?}`. HTTP 200 with one result per transfer whatever it is (codes in libs/ledger/src/results.ts: `created`, `exists`, `exists_with_different_amount`, `exceeds_credits`, `accounts_must_have_the_same_ledger`, `pending_transfer_already_posted`, `id_already_failed`, …, and `internal_error` when the ledger failed unexpectedly on it: nothing of it applied, logged, the same id may be sent again); a linked chain succeeds or fails as a whole; nothing partial is written.',
     security: MERCHANT_API_KEY_SECURITY,
     responses: { '200': jsonResponse('`{results:[{index, id, result, message, timestamp?, firstResult?}]}`'), ...LEDGER_ERRORS },
-    requestBody: { required: true, content: { 'application/json': { schema: { type: 'array', items: { type: 'object' } } } } },
+    requestBody: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: { type: 'array', minItems: 1, description: 'at most LEDGER_BATCH_MAX', items: { $ref: '#/components/schemas/CreateTransfer' } },
+        },
+      },
+    },
   },
   list: {
     operationId: 'listTransfers',
