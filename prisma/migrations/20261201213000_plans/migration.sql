@@ -24,8 +24,8 @@ CREATE TABLE "ledger"."plans" (
 -- CreateIndex
 CREATE INDEX "plans_merchant_seq_idx" ON "ledger"."plans"("merchant_id", "seq");
 
--- CreateIndex
-CREATE UNIQUE INDEX "plans_merchant_product_name_key" ON "ledger"."plans"("merchant_id", "product", "name");
+-- One open plan per product and name: an archived plan's name may be used again (Prisma cannot declare a partial index).
+CREATE UNIQUE INDEX "plans_open_name_key" ON "ledger"."plans"("merchant_id", "product", "name") WHERE "archived_at" IS NULL;
 
 -- What the API checks, held by the database too (Prisma cannot declare CHECK constraints).
 ALTER TABLE "ledger"."plans"

@@ -3,9 +3,8 @@ import type { PeriodUnit } from '@mp/billing';
 import { fromDbDecimal, Prisma, PrismaService, toDbDecimal } from '@mp/db';
 import type { CancelRefund, DunningOutcome, PlanInput, PlanRecord } from './plan';
 
-/** What creating a plan did: created it, found its id taken (a retry, or not), or found its product and name taken by another id. */
-export type CreatePlanOutcome =
-  { created: true; plan: PlanRecord } | { created: false; plan: PlanRecord } | { created: false; plan?: undefined; namedAlike: PlanRecord };
+/** What creating a plan did: created it, found its id taken (a retry, or not), or found an open plan of its product and name. */
+export type CreatePlanOutcome = { created: boolean; plan: PlanRecord } | { created: false; plan?: undefined; namedAlike: PlanRecord };
 
 export interface PlanFilter {
   product?: string;
@@ -30,43 +29,48 @@ const PLAN = {
 
 type PlanRow = Prisma.PlanGetPayload<{ select: typeof PLAN }>;
 
+/** Creating a plan races another plan of its name being archived: a few tries settle it. */
+const CREATE_TRIES = 3;
+
 /** Plans in `ledger.plans`, always scoped by their merchant: another merchant's plan is as absent as one that does not exist. */
 @Injectable()
 export class PlanRepository {
   constructor(private readonly db: PrismaService) {}
 
   /**
-   * Inserts the plan unless its id or its (product, name) is taken, which PostgreSQL decides (ON CONFLICT DO NOTHING
-   * covers both keys, so concurrent retries insert once); which one it was is read after.
+   * Inserts the plan unless its id, or its product and name among the merchant's open plans, is taken: PostgreSQL
+   * decides (ON CONFLICT DO NOTHING covers the key and the partial unique index plans_open_name_key, so concurrent
+   * retries insert once), and which one it was is read after.
    */
   async create(merchantId: string, plan: PlanInput): Promise<CreatePlanOutcome> {
-    const { count } = await this.db.plan.createMany({
-      data: {
-        merchantId,
-        id: plan.id,
-        name: plan.name,
-        product: plan.product,
-        amount: toDbDecimal(plan.amount),
-        asset: plan.asset,
-        periodUnit: plan.periodUnit,
-        periodCount: plan.periodCount,
-        trialDays: plan.trialDays,
-        endsAt: plan.endsAt,
-        onDunningExhausted: plan.onDunningExhausted,
-        cancelRefund: plan.cancelRefund,
-      },
-      skipDuplicates: true,
-    });
-    const stored = await this.find(merchantId, plan.id);
-    if (count === 1 && stored) return { created: true, plan: stored };
-    if (stored) return { created: false, plan: stored };
-    const namedAlike = await this.db.plan.findUnique({
-      where: { merchantId_product_name: { merchantId, product: plan.product, name: plan.name } },
-      select: PLAN,
-    });
-    // neither key taken any more: only a deleted row could do that, and plans are never deleted
-    if (!namedAlike) throw new Error(`plan ${plan.id} was neither inserted nor found`);
-    return { created: false, namedAlike: toRecord(namedAlike) };
+    for (let attempt = 1; attempt <= CREATE_TRIES; attempt++) {
+      const { count } = await this.db.plan.createMany({
+        data: {
+          merchantId,
+          id: plan.id,
+          name: plan.name,
+          product: plan.product,
+          amount: toDbDecimal(plan.amount),
+          asset: plan.asset,
+          periodUnit: plan.periodUnit,
+          periodCount: plan.periodCount,
+          trialDays: plan.trialDays,
+          endsAt: plan.endsAt,
+          onDunningExhausted: plan.onDunningExhausted,
+          cancelRefund: plan.cancelRefund,
+        },
+        skipDuplicates: true,
+      });
+      const stored = await this.find(merchantId, plan.id);
+      if (stored) return { created: count === 1, plan: stored };
+      const namedAlike = await this.db.plan.findFirst({
+        where: { merchantId, product: plan.product, name: plan.name, archivedAt: null },
+        select: PLAN,
+      });
+      if (namedAlike) return { created: false, namedAlike: toRecord(namedAlike) };
+      // the plan in the way was archived meanwhile: its name is free again
+    }
+    throw new Error(`plan ${plan.id} was neither inserted nor found in the way after ${CREATE_TRIES} tries`);
   }
 
   async find(merchantId: string, id: string): Promise<PlanRecord | undefined> {

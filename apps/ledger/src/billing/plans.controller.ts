@@ -26,9 +26,13 @@ export class PlansController {
     if (outcome.created) return planView(outcome.plan);
     if (!outcome.plan) {
       const other = outcome.namedAlike;
-      throw new ProblemError('plan_conflict', `plan ${other.id} is already named ${JSON.stringify(other.name)} for product ${JSON.stringify(other.product)}`, {
-        planId: other.id,
-      });
+      throw new ProblemError(
+        'plan_conflict',
+        `open plan ${other.id} is already named ${JSON.stringify(other.name)} for product ${JSON.stringify(other.product)}: archive it first, or choose another name`,
+        {
+          planId: other.id,
+        },
+      );
     }
     const conflictingFields = differingTerms(outcome.plan, input);
     if (conflictingFields.length) {

@@ -28,13 +28,13 @@ export const PLANS_DOCS = {
     operationId: 'createPlan',
     summary: 'Create a subscription plan',
     description:
-      'A plan charges `amount` atomic units of `asset` every `periodCount` `periodUnit`s (day, week or month; at most ten years of them), after `trialDays` free days, until `endsAt` if given. The caller chooses the `id`: sending the same id with the same terms again answers the plan (200), with different terms it is a 409 `plan_conflict` naming them (`conflictingFields`); so is another plan of the same `product` and `name` (`planId`). Plans are never changed: archive one and create another.',
+      "A plan charges `amount` atomic units of `asset` every `periodCount` `periodUnit`s (day, week or month; at most ten years of them), after `trialDays` free days, until `endsAt` if given. The caller chooses the `id`: sending the same id with the same terms again answers the plan (200), with different terms it is a 409 `plan_conflict` naming them (`conflictingFields`); so is a second open plan of the same `product` and `name` (`planId` names the first). Plans are never changed: archive one and create another, which may take the archived plan's name.",
     security: MERCHANT_API_KEY_SECURITY,
     responses: {
       '201': jsonResponse(PLAN_RESPONSE, { type: 'object' }, { example: PLAN_EXAMPLE }),
       '200': jsonResponse('The plan already created under this id with the same terms (a retry).', { type: 'object' }, { example: PLAN_EXAMPLE }),
       ...LEDGER_ERRORS,
-      '409': problemResponse('The id is taken by a plan with other terms, or the product and name by another plan; nothing is written.', {
+      '409': problemResponse('The id is taken by a plan with other terms, or the product and name by another open plan; nothing is written.', {
         examples: {
           otherTerms: {
             summary: 'Same id, other terms',
