@@ -3,6 +3,7 @@ import { DbModule, PrismaService } from '@mp/db';
 import { ObservabilityModule, QueueModule, Readiness, redisCheck } from '@mp/platform';
 import { MerchantAuthGuard } from './auth/merchant-auth.guard';
 import { MerchantAuthModule } from './auth/merchant-auth.module';
+import { BillingModule } from './billing/billing.module';
 import { LedgerModule } from './core/ledger.module';
 import { HealthController } from './health/health.controller';
 import { LedgerHttpModule } from './http/ledger-http.module';
@@ -16,7 +17,7 @@ import { LEDGER_OPENAPI } from './openapi';
 
 /**
  * The ledger: double-entry accounts and transfers over PostgreSQL, the facilitator's payments booked from its
- * events, reconciliation against the chain and Stripe, with health, readiness and metrics.
+ * events, reconciliation against the chain and Stripe, subscription plans, with health, readiness and metrics.
  */
 @Module({})
 export class AppModule implements OnModuleInit {
@@ -30,6 +31,7 @@ export class AppModule implements OnModuleInit {
         // every queue and worker of the ledger: one Redis connection factory, the prefix, one shutdown path
         QueueModule.forRootAsync({ inject: [LEDGER_CONFIG], useFactory: ({ redisUrl, queuePrefix }: LedgerConfig) => ({ redisUrl, queuePrefix }) }),
         LedgerHttpModule,
+        BillingModule,
         IngestionModule.forRoot({ consume: config.ingest }),
         ReconciliationModule.forRoot({
           config: config.reconciliation,

@@ -6,7 +6,7 @@ import { COMPONENTS, WEBHOOKS } from './openapi.components';
 export const LEDGER_OPENAPI: OpenApiOptions = {
   title: 'Ledger',
   version: '0.1.0',
-  description: `${"Ledger: double-entry accounts and transfers with TigerBeetle's semantics on PostgreSQL, statements; scoped by merchant API key."}\n\n${OPENAPI_CONVENTIONS}`,
+  description: `${"Ledger: double-entry accounts and transfers with TigerBeetle's semantics on PostgreSQL, statements, subscription plans; scoped by merchant API key."}\n\n${OPENAPI_CONVENTIONS}`,
   components: {
     ...COMPONENTS,
     schemas: {
