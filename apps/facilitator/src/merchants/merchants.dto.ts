@@ -1,19 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import {
-  IsBoolean,
-  IsIn,
-  IsInt,
-  IsOptional,
-  IsString,
-  IsUUID,
-  Matches,
-  Max,
-  MaxLength,
-  registerDecorator,
-  ValidateIf,
-  type ValidationArguments,
-} from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, ValidateIf } from 'class-validator';
+import { Satisfies } from '@mp/platform';
 import { PAYMENT_VIEW_STATES, type PaymentViewState } from './payment-view';
 import { receivingAddress } from './receiving-addresses';
 
@@ -36,35 +24,14 @@ const CAIP2_EVM = 'must be a CAIP-2 EVM network id, e.g. eip155:8453';
 // class-validator checks a property's rules from its last decorator up, and the pipe reports only the first rule a
 // field breaks: so the most basic rule (the type) is written last, right above the property.
 
-/** A 0x address a merchant may be paid at: 20 bytes of hex, not zero, a valid EIP-55 checksum when mixed-case. */
-function IsReceivableAddress(): PropertyDecorator {
-  const problem = (value: unknown) => {
-    const checked = receivingAddress('eip155:1', value);
-    return checked.ok ? undefined : checked.problems.find((p) => p.name === 'address')?.reason;
-  };
-  return (target, propertyName) =>
-    registerDecorator({
-      name: 'isReceivableAddress',
-      target: target.constructor,
-      propertyName: String(propertyName),
-      validator: {
-        validate: (value: unknown) => problem(value) === undefined,
-        defaultMessage: (args?: ValidationArguments) => problem(args?.value) ?? 'must be a 0x-prefixed 20-byte hex address',
-      },
-    });
+/** Why a value is not a 0x address a merchant may be paid at (20 bytes of hex, not zero, a valid EIP-55 checksum when mixed-case). */
+function receivableAddressProblem(value: unknown): string | undefined {
+  const checked = receivingAddress('eip155:1', value);
+  return checked.ok ? undefined : checked.problems.find((p) => p.name === 'address')?.reason;
 }
 
 /** A string or null, and present: `{ "webhookUrl": null }` clears, a missing member is an error. */
-function IsStringOrNull(message: string): PropertyDecorator {
-  return (target, propertyName) =>
-    registerDecorator({
-      name: 'isStringOrNull',
-      target: target.constructor,
-      propertyName: String(propertyName),
-      options: { message },
-      validator: { validate: (value: unknown) => value === null || typeof value === 'string' },
-    });
-}
+const isStringOrNull = (value: unknown) => value === null || typeof value === 'string';
 
 export class ReceivingAddressDto {
   @ApiProperty({ description: 'CAIP-2 EVM network id', example: 'eip155:8453' })
@@ -76,7 +43,10 @@ export class ReceivingAddressDto {
     description: '0x address, 20 bytes; a mixed-case one must carry a valid EIP-55 checksum',
     example: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
   })
-  @IsReceivableAddress()
+  @Satisfies(
+    (value) => receivableAddressProblem(value) === undefined,
+    (value) => receivableAddressProblem(value) ?? 'must be a 0x-prefixed 20-byte hex address',
+  )
   address!: string;
 }
 
@@ -88,7 +58,7 @@ export class SetWebhookDto {
   // null is valid as it is (it clears); a missing member is not
   @ValidateIf((dto: SetWebhookDto) => dto.webhookUrl !== null)
   @MaxLength(MAX_WEBHOOK_URL_LENGTH, { message: `must be at most ${MAX_WEBHOOK_URL_LENGTH} characters` })
-  @IsStringOrNull('must be an http(s) URL or null')
+  @Satisfies(isStringOrNull, 'must be an http(s) URL or null')
   webhookUrl!: string | null;
 }
 
