@@ -6,17 +6,7 @@ import type { ReconRowJson } from '@mp/reconciliation';
 import { RECON_CONFIG, type ReconciliationConfig } from './reconciliation.config';
 import { RECON_MERCHANT, type MerchantResolver } from './reconciliation.ports';
 import { ReconciliationQueue } from './reconciliation.queue';
-import {
-  decodeRunCursor,
-  encodeRunCursor,
-  periodOf,
-  RowsQuery,
-  rowsAfter,
-  RunIdPath,
-  RunListQuery,
-  RunReadQuery,
-  StartReconciliationDto,
-} from './reconciliation.dto';
+import { decodeRunCursor, encodeRunCursor, periodOf, RowsQuery, RunIdPath, RunListQuery, RunReadQuery, StartReconciliationDto } from './reconciliation.dto';
 import { ReportLinks } from './report-links';
 import { RunAccess } from './run-access';
 import { RunRepository, type RunRecord, type RunSource } from './run.repository';
@@ -152,7 +142,7 @@ export class ReconciliationController {
   @Header('cache-control', 'no-store')
   async rows(@Req() request: Request, @Res({ passthrough: true }) response: Response, @Param() { id }: RunIdPath, @Query() query: RowsQuery): Promise<RowPage> {
     const { kind = 'all', limit = 500, cursor, token } = query;
-    const after = rowsAfter(cursor);
+    const after = cursor === undefined ? -1 : Number(cursor);
     const { run } = await this.access.readable(request, response, id, token);
     const page = await this.runs.rows(run.id, kind, after, limit + 1);
     const data = page.slice(0, limit);

@@ -91,8 +91,11 @@ export class RunReadQuery {
 /** GET /reconciliations: `limit` (1–100, default 20) and the opaque `cursor` of the previous page. */
 export class RunListQuery extends pageOf(100) {}
 
-/** GET /reconciliations/{id}/rows */
+/** GET /reconciliations/{id}/rows; its `cursor` is the last row's sequence number. */
 export class RowsQuery extends pageOf(1000) {
+  @Matches(/^(0|[1-9][0-9]{0,8})$/, { message: NOT_OUR_CURSOR })
+  declare cursor?: string;
+
   @ApiPropertyOptional({ enum: ROW_FILTERS, default: 'all' })
   @IsOptional()
   @IsIn(ROW_FILTERS, { message: `must be one of ${ROW_FILTERS.join(', ')}` })
@@ -103,13 +106,6 @@ export class RowsQuery extends pageOf(1000) {
   @MaxLength(200, { message: 'is not a token this API issued' })
   @IsString({ message: 'is not a token this API issued' })
   token?: string;
-}
-
-/** The `cursor` of a rows page: the last row's sequence number. */
-export function rowsAfter(cursor: string | undefined): number {
-  if (cursor === undefined) return -1;
-  if (!/^(0|[1-9][0-9]{0,8})$/.test(cursor)) throw invalidCursor();
-  return Number(cursor);
 }
 
 /** Cursors are opaque to clients: base64url JSON of the last run's position. */
