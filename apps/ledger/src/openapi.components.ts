@@ -1,5 +1,17 @@
 import { HEALTH_SCHEMAS, MERCHANT_API_KEY_RESPONSES, MERCHANT_API_KEY_SCHEMES, RECONCILIATION_SCHEMAS, WEBHOOK_DELIVERY } from '@mp/platform';
 
+/** A statement's opening and closing balances: the same shape. */
+const POSTED_BALANCE = {
+  type: 'object',
+  required: ['debitsPosted', 'creditsPosted', 'balance', 'balanceDecimal'],
+  properties: {
+    debitsPosted: { type: 'string', description: 'atomic units' },
+    creditsPosted: { type: 'string', description: 'atomic units' },
+    balance: { type: 'string', description: "posted balance, atomic units (negative when against the account's normal balance)" },
+    balanceDecimal: { type: ['string', 'null'], description: '`balance` in decimals of the asset, e.g. "12.345678"; null when the asset is not known' },
+  },
+};
+
 /**
  * Component schemas, responses and parameters of this service's OpenAPI document that no DTO class or zod codec
  * makes: the shapes of its answers and their shared problem responses, referenced by the @ApiDoc of its routes.
@@ -112,26 +124,8 @@ export const COMPONENTS = {
         assetDecimals: { type: ['integer', 'null'], minimum: 0, examples: [6] },
         from: { type: 'string', format: 'date-time' },
         to: { type: 'string', format: 'date-time' },
-        opening: {
-          type: 'object',
-          required: ['debitsPosted', 'creditsPosted', 'balance', 'balanceDecimal'],
-          properties: {
-            debitsPosted: { type: 'string', description: 'atomic units' },
-            creditsPosted: { type: 'string', description: 'atomic units' },
-            balance: { type: 'string', description: "posted balance, atomic units (negative when against the account's normal balance)" },
-            balanceDecimal: { type: ['string', 'null'], description: '`balance` in decimals of the asset, e.g. "12.345678"; null when the asset is not known' },
-          },
-        },
-        closing: {
-          type: 'object',
-          required: ['debitsPosted', 'creditsPosted', 'balance', 'balanceDecimal'],
-          properties: {
-            debitsPosted: { type: 'string', description: 'atomic units' },
-            creditsPosted: { type: 'string', description: 'atomic units' },
-            balance: { type: 'string', description: "posted balance, atomic units (negative when against the account's normal balance)" },
-            balanceDecimal: { type: ['string', 'null'], description: '`balance` in decimals of the asset, e.g. "12.345678"; null when the asset is not known' },
-          },
-        },
+        opening: POSTED_BALANCE,
+        closing: POSTED_BALANCE,
         entries: {
           type: 'array',
           items: {
