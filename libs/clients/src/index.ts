@@ -3,3 +3,4 @@ export * from './webhooks';
 export * from './mpp-facilitator';
 export * from './payment-events';
 export * from './merchant-notices';
+export * from './subscription-commands';

@@ -5,6 +5,8 @@ describe('the payment-events contract', () => {
   const merchantId = '0b6f0b43-6a55-4a47-9a3c-0d7c6f0e9b1d';
   const txHash = `0x${'ab'.repeat(32)}`;
   const blockHash = `0x${'cd'.repeat(32)}`;
+  const refundId = '7d1f7a0e-9a43-4f7e-b1d5-2a4b6c8d0e1f';
+  const subscriptionId = 'c3ViX2V4YW1wbGVfMDAx';
   const payment: PaymentSnapshot = {
     id: paymentId,
     state: 'confirmed',
@@ -74,7 +76,42 @@ describe('the payment-events contract', () => {
     ['payment.failed', { reason: 'card_declined', message: 'declined', reference: 'pi_1' }],
     ['payment.expired', { message: 'validBefore passed' }],
     ['payment.reorged', { blockHash, blockNumber: '123' }],
+    ['payment.refund_pending', { refundId, amount: '400', reason: 'requested_by_customer', idempotencyKey: 'rf-1', refundTo: null }],
+    ['payment.refunded', { refundId, amount: '400', reason: 'requested_by_customer', idempotencyKey: 'rf-1', refundTo: payment.payer, reference: txHash }],
+    [
+      'payment.refund_failed',
+      { refundId, amount: '400', reason: 'duplicate', idempotencyKey: 'rf-1', refundTo: null, reference: 're_1', failureReason: 'charge_for_pending_refund_disputed', message: 'disputed' },
+    ],
+    [
+      'subscription.activated',
+      {
+        subscriptionId,
+        method: 'evm',
+        planId: merchantId,
+        payer: payment.payer,
+        payTo: payment.payTo,
+        network: 'eip155:8453',
+        asset: payment.asset,
+        amount: '10000',
+        periodUnit: 'month',
+        periodCount: 1,
+        anchor: '2026-01-31T10:00:00.000Z',
+        expiresAt: '2027-01-31T10:00:00.000Z',
+        authorizedPeriods: 12,
+        challengeId: 'ch_1',
+      },
+    ],
+    ['subscription.charge_refused', { subscriptionId, periodIndex: 3, attempt: 0, commandId: 'charge-x-3-0', reason: 'revoked', message: 'the payer canceled it' }],
+    ['subscription.revoked', { subscriptionId, reason: 'authorization_canceled', message: 'canceled on chain', at: '2026-03-01T00:00:00Z', nonce: blockHash, txHash }],
+    ['subscription.canceled', { subscriptionId, commandId: 'cancel-1', at: 'period_end', effectiveAt: '2026-04-30T10:00:00.000Z' }],
   ];
+
+  it('takes a subscription charge: the snapshot names its period and attempt', () => {
+    const charge = { ...payment, subscription: { id: subscriptionId, periodIndex: 2, attempt: 1 } };
+    expect(parsePaymentEventMessage(message('payment.confirmed', { reference: 'in_1' }, { payment: charge }))).toMatchObject({ ok: true });
+    const bad = { ...payment, subscription: { id: subscriptionId, periodIndex: -1, attempt: 0 } };
+    expect(parsePaymentEventMessage(message('payment.confirmed', { reference: 'in_1' }, { payment: bad }))).toMatchObject({ ok: false, reason: expect.stringMatching(/periodIndex/) });
+  });
 
   it.each(written)('takes %s as the facilitator writes it', (type, data) => {
     const parsed = parsePaymentEventMessage(message(type, data));
@@ -93,7 +130,7 @@ describe('the payment-events contract', () => {
   });
 
   const broken: [string, unknown, RegExp][] = [
-    ['an unknown type', message('payment.refunded', {}), /type/],
+    ['an unknown type', message('payment.settled', {}), /type/],
     ['an amount that is not a decimal string', message('payment.verified', { ...(written[0][1] as object), amount: '1e4' }), /amount/],
     [
       'a number where a decimal string belongs',

@@ -23,6 +23,19 @@ const decimal = z.string().regex(/^\d+$/, 'expected a decimal string of a non-ne
 const hash = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'expected a 32-byte 0x hex hash');
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'expected a 0x hex address');
 const text = z.string().min(1);
+const isoTime = z.iso.datetime({ offset: true });
+/** the MPP receipt's `subscriptionId`: base64url without padding, unique per facilitator */
+const subscriptionId = z.string().regex(/^[A-Za-z0-9_-]{16,64}$/, 'expected a base64url subscription id');
+/** a refund's answer as the x402 refund extension names it */
+const refundFields = {
+  refundId: z.uuid(),
+  /** atomic units of the payment's asset */
+  amount: decimal,
+  reason: text,
+  idempotencyKey: text,
+  /** the address or account refunded; null: the payer */
+  refundTo: text.nullable(),
+};
 
 export const PAYMENT_SNAPSHOT_STATES = ['verified', 'submitted', 'confirmed', 'failed', 'expired'] as const;
 
@@ -48,6 +61,14 @@ export const paymentSnapshotSchema = z.strictObject({
   reference: text.nullable(),
   txHash: hash.nullable(),
   merchantId: z.uuid().nullable(),
+  /** present on a subscription's charges (issue 13): which period this payment pays, and which try it is */
+  subscription: z
+    .strictObject({
+      id: subscriptionId,
+      periodIndex: z.number().int().nonnegative(),
+      attempt: z.number().int().nonnegative(),
+    })
+    .optional(),
 });
 export type PaymentSnapshot = z.infer<typeof paymentSnapshotSchema>;
 
@@ -102,6 +123,71 @@ export const paymentEventDataSchemas = {
   'payment.expired': z.strictObject({ message: z.string() }),
   /** its confirming block left the chain (a reorg): submitted again, to be confirmed anew or failed */
   'payment.reorged': z.strictObject({ blockHash: hash, blockNumber: decimal }),
+
+  /** a refund of (part of) this payment was accepted and is on its way (an EVM transfer not yet mined, a Stripe refund `pending`) */
+  'payment.refund_pending': z.strictObject({ ...refundFields }),
+  /** a refund of (part of) this payment happened: its transaction was mined, or Stripe's refund `succeeded` */
+  'payment.refunded': z.strictObject({ ...refundFields, reference: text }),
+  /** a refund that was pending did not happen (reverted, Stripe `failed`/`canceled`): nothing moved */
+  'payment.refund_failed': z.strictObject({ ...refundFields, reference: text.nullable(), failureReason: text, message: z.string() }),
+
+  /**
+   * Subscriptions (issue 13). The facilitator writes these on the subscription's first payment (its period 0 charge),
+   * in the same transaction as what they report; the ledger keeps the lifecycle.
+   */
+  /** a subscription credential was verified and its period 0 charge recorded (that payment's own events follow) */
+  'subscription.activated': z.strictObject({
+    subscriptionId,
+    method: z.enum(['evm', 'stripe']),
+    /** the ledger plan the merchant bound into the challenge (`opaque.plan`), null without one */
+    planId: z.uuid().nullable(),
+    payer: text,
+    payTo: text,
+    /** CAIP-2 network, or "stripe" */
+    network: text,
+    /** token address, or the Stripe currency */
+    asset: text,
+    amount: decimal,
+    periodUnit: z.enum(['day', 'week', 'month']),
+    periodCount: z.number().int().positive(),
+    /** the start of period 0 */
+    anchor: isoTime,
+    /** subscriptionExpires: nothing is charged for a period starting at or after it */
+    expiresAt: isoTime.nullable(),
+    /** how many periods the payer pre-authorized (evm), null where the rail renews by itself (stripe) */
+    authorizedPeriods: z.number().int().positive().nullable(),
+    challengeId: text,
+    externalId: text.optional(),
+    stripeCustomer: text.optional(),
+    stripeSubscription: text.optional(),
+  }),
+  /** a charge the ledger asked for was not attempted, so no payment exists for it (why: `reason`) */
+  'subscription.charge_refused': z.strictObject({
+    subscriptionId,
+    periodIndex: z.number().int().nonnegative(),
+    attempt: z.number().int().nonnegative(),
+    commandId: text,
+    reason: z.enum(['not_found', 'canceled', 'revoked', 'expired', 'window_not_open', 'window_closed', 'no_authorization', 'already_paid', 'rail_error']),
+    message: z.string(),
+  }),
+  /** the payer withdrew the grant outside our API: an `AuthorizationCanceled` on chain, a Stripe subscription deleted */
+  'subscription.revoked': z.strictObject({
+    subscriptionId,
+    reason: z.enum(['authorization_canceled', 'stripe_subscription_deleted']),
+    message: z.string(),
+    /** when the rail says it happened */
+    at: isoTime,
+    /** the canceled authorization's nonce and the transaction that canceled it (evm) */
+    nonce: hash.optional(),
+    txHash: hash.optional(),
+  }),
+  /** the facilitator carried out a cancel the ledger asked for (stored authorizations destroyed, Stripe told) */
+  'subscription.canceled': z.strictObject({
+    subscriptionId,
+    commandId: text,
+    at: z.enum(['period_end', 'immediately']),
+    effectiveAt: isoTime,
+  }),
 } as const;
 
 export type PaymentEventType = keyof typeof paymentEventDataSchemas;
@@ -135,6 +221,13 @@ export const paymentEventMessageSchema = z.discriminatedUnion('type', [
   eventOf('payment.failed'),
   eventOf('payment.expired'),
   eventOf('payment.reorged'),
+  eventOf('payment.refund_pending'),
+  eventOf('payment.refunded'),
+  eventOf('payment.refund_failed'),
+  eventOf('subscription.activated'),
+  eventOf('subscription.charge_refused'),
+  eventOf('subscription.revoked'),
+  eventOf('subscription.canceled'),
 ]);
 export type PaymentEventMessage = z.infer<typeof paymentEventMessageSchema>;
 

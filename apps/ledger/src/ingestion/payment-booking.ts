@@ -133,7 +133,7 @@ export function gasTransfer(event: PaymentEventMessage, gas: GasBooking): Transf
 /** What the chain or Stripe knows the settlement by: the transaction hash, or the PaymentIntent id. */
 function settlementReference(event: PaymentEventMessage): string | undefined {
   const { data } = event;
-  if ('txHash' in data) return data.txHash.toLowerCase();
+  if ('txHash' in data && data.txHash) return data.txHash.toLowerCase();
   if ('reference' in data && data.reference) return data.reference;
   return event.payment.txHash?.toLowerCase() ?? event.payment.reference ?? undefined;
 }

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+
+/**
+ * What the ledger (which owns the subscription lifecycle) asks the facilitator (which owns the instruments and the
+ * rails) to do about a subscription (issue 13). Each command is a BullMQ job on this queue, under the deployment's
+ * QUEUE_PREFIX, with job id `subscriptionCommandJobId(command)`. Delivery is at least once: the facilitator carries out
+ * each (subscription, period, attempt) charge and each cancel once, however often it is published, and reports every
+ * outcome through its outbox (PAYMENT_EVENTS_QUEUE): a charge's payment events carry `payment.subscription`, a charge
+ * it did not attempt is `subscription.charge_refused`, a cancel done is `subscription.canceled`.
+ */
+export const SUBSCRIPTION_COMMANDS_QUEUE = 'subscription-commands';
+
+const subscriptionId = z.string().regex(/^[A-Za-z0-9_-]{16,64}$/, 'expected a base64url subscription id');
+const isoTime = z.iso.datetime({ offset: true });
+const base = {
+  /** unique per command, what the outcome event echoes */
+  commandId: z.string().min(1).max(200),
+  subscriptionId,
+  merchantId: z.uuid(),
+  requestedAt: isoTime,
+};
+
+export const subscriptionCommandSchema = z.discriminatedUnion('type', [
+  /**
+   * Charge period `periodIndex` (attempt 0 is the renewal, 1… the dunning retries). The facilitator charges at most
+   * one (subscription, period, attempt), never a period already paid, and only inside [periodStart, periodEnd).
+   */
+  z.strictObject({
+    type: z.literal('charge'),
+    ...base,
+    periodIndex: z.number().int().nonnegative(),
+    attempt: z.number().int().nonnegative(),
+    periodStart: isoTime,
+    periodEnd: isoTime,
+  }),
+  /**
+   * Stop renewing: at the end of the paid period (Stripe `cancel_at_period_end`) or now (Stripe `DELETE`, stored
+   * authorizations destroyed). `effectiveAt` is when the ledger ends the subscription.
+   */
+  z.strictObject({
+    type: z.literal('cancel'),
+    ...base,
+    at: z.enum(['period_end', 'immediately']),
+    effectiveAt: isoTime,
+  }),
+]);
+export type SubscriptionCommand = z.infer<typeof subscriptionCommandSchema>;
+
+/** One job per command id: a re-publish of the same command is dropped by BullMQ while it keeps the job. */
+export function subscriptionCommandJobId(command: Pick<SubscriptionCommand, 'commandId'>): string {
+  return `subscription-command-${command.commandId}`;
+}
+
+/** The command id of a charge: the same (subscription, period, attempt) is the same command. */
+export function chargeCommandId(subscriptionId: string, periodIndex: number, attempt: number): string {
+  return `charge-${subscriptionId}-${periodIndex}-${attempt}`;
+}
