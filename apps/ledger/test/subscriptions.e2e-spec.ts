@@ -105,7 +105,12 @@ describe('subscriptions in the ledger', () => {
   it('charges 13 monthly periods from a Jan 31 anchor, each once, at dates clamped to the month end', async () => {
     world.clock.set(START);
     const { terms } = await subscribe({ authorizedPeriods: null });
-    expect(await view(terms)).toMatchObject({ state: 'active', lastPaidIndex: 0, paidThrough: '2027-02-28T12:00:00.000Z', nextActionAt: '2027-02-28T12:00:00.000Z' });
+    expect(await view(terms)).toMatchObject({
+      state: 'active',
+      lastPaidIndex: 0,
+      paidThrough: '2027-02-28T12:00:00.000Z',
+      nextActionAt: '2027-02-28T12:00:00.000Z',
+    });
     let seen = 0;
     for (let n = 1; n <= 12; n++) {
       const start = periodBoundary(START, { unit: 'month', count: 1 }, n);
@@ -276,7 +281,7 @@ describe('subscriptions in the ledger', () => {
     expect((await charges(terms)).length).toBe(5);
   });
 
-  it("keeps a subscription unpaid when its plan says so, and a retry that succeeds makes it active again", async () => {
+  it('keeps a subscription unpaid when its plan says so, and a retry that succeeds makes it active again', async () => {
     world.clock.set(START);
     const { id: planId } = await plan({ onDunningExhausted: 'unpaid' });
     const unpaid = await subscribe({ planId });
@@ -360,7 +365,11 @@ describe('subscriptions in the ledger', () => {
     expect(canceled.body).toMatchObject({ state: 'canceled', inFlight: { periodIndex: 1 }, cancel: { refund: null } });
     await pay(renewalFirst.terms, [renewal]);
     const detail = await view(renewalFirst.terms);
-    expect(detail).toMatchObject({ state: 'canceled', lastPaidIndex: 1, cancel: { refund: { amount: String((10_000_000n * 24n) / 31n), state: 'refund_due' } } });
+    expect(detail).toMatchObject({
+      state: 'canceled',
+      lastPaidIndex: 1,
+      cancel: { refund: { amount: String((10_000_000n * 24n) / 31n), state: 'refund_due' } },
+    });
     expect(await entitled(renewalFirst.terms, product, cancelAt)).toMatchObject({ entitled: false, reason: 'canceled' });
     await scanAt(periodBoundary(START, { unit: 'month', count: 1 }, 3));
     expect((await charges(renewalFirst.terms)).length).toBe(1);
@@ -378,10 +387,14 @@ describe('subscriptions in the ledger', () => {
     await scanAt(periodBoundary(START, { unit: 'month', count: 1 }, 1));
     expect(await view(terms)).toMatchObject({ state: 'canceled' });
     expect(await charges(terms)).toEqual([]);
-    expect((await noticesOf(world, terms.subscriptionId)).map((n) => n.type)).toEqual(['subscription.activated', 'subscription.revoked', 'subscription.canceled']);
+    expect((await noticesOf(world, terms.subscriptionId)).map((n) => n.type)).toEqual([
+      'subscription.activated',
+      'subscription.revoked',
+      'subscription.canceled',
+    ]);
   });
 
-  it("cancels a renewal the facilitator refused as revoked; refusals for other reasons go through dunning", async () => {
+  it('cancels a renewal the facilitator refused as revoked; refusals for other reasons go through dunning', async () => {
     world.clock.set(START);
     const revoked = await subscribe();
     const windowClosed = await subscribe();
@@ -426,7 +439,9 @@ describe('subscriptions in the ledger', () => {
     const status = await api(world).get(`/subscriptions/${terms.subscriptionId}/status?signature=${statusSig}&deadline=${nowS + 60}`);
     expect(status.status, JSON.stringify(status.body)).toBe(200);
     expect(status.body).toMatchObject({ id: terms.subscriptionId, state: 'active', entitled: true, cancel: { by: 'payer' } });
-    const wrongStatus = await api(world).get(`/subscriptions/${terms.subscriptionId}/status?signature=${await sign(payer, 'period_end', nowS + 60)}&deadline=${nowS + 60}`);
+    const wrongStatus = await api(world).get(
+      `/subscriptions/${terms.subscriptionId}/status?signature=${await sign(payer, 'period_end', nowS + 60)}&deadline=${nowS + 60}`,
+    );
     expect(wrongStatus.status).toBe(401);
   });
 

@@ -21,7 +21,8 @@ export async function assertPayerProof(payer: string, message: string, signature
   const nowS = Math.floor(now.getTime() / 1000);
   const deadlineS = Number(deadline);
   if (deadlineS <= nowS) throw new ProblemError('payer_proof_invalid', `the proof's deadline ${deadline} has passed (now ${nowS})`);
-  if (deadlineS > nowS + MAX_PROOF_LIFETIME_S) throw new ProblemError('payer_proof_invalid', `the proof's deadline ${deadline} is more than ${MAX_PROOF_LIFETIME_S} s ahead`);
+  if (deadlineS > nowS + MAX_PROOF_LIFETIME_S)
+    throw new ProblemError('payer_proof_invalid', `the proof's deadline ${deadline} is more than ${MAX_PROOF_LIFETIME_S} s ahead`);
   if (!/^0x[0-9a-f]{40}$/.test(payer)) throw new ProblemError('payer_proof_invalid', 'this subscription has no address payer to sign: the merchant cancels it');
   const valid = await verifyMessage({ address: payer as Hex, message, signature: signature as Hex }).catch(() => false);
   if (!valid) throw new ProblemError('payer_proof_invalid', `the signature is not the subscription's payer's over "${message}"`);

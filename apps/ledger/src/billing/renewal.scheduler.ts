@@ -119,7 +119,8 @@ export class RenewalScheduler {
     );
     const notices = await this.subscriptions.unnotified(SWEEP_LIMIT);
     await this.outbox.sendNotices(notices, now);
-    if (charges.length) this.logger.warn(`${charges.length} charge command(s) had no outcome after ${this.config.billing.commandRepublishAfterMs} ms: published again`);
+    if (charges.length)
+      this.logger.warn(`${charges.length} charge command(s) had no outcome after ${this.config.billing.commandRepublishAfterMs} ms: published again`);
     return charges.length + cancels.length + notices.length;
   }
 }

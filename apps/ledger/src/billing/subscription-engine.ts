@@ -75,7 +75,15 @@ export function applyEvent(change: Change, event: SubscriptionEvent, at: Date, c
     version,
     ...(ENDED.includes(result.to) && !ENDED.includes(s.state) && { endedAt: at, endedReason: String(cause.reason ?? event) }),
   };
-  change.transitions.push({ version, event, fromState: result.from, toState: result.to, at, cause, noticeType: noticeOf(event, result.from, result.to, cause) });
+  change.transitions.push({
+    version,
+    event,
+    fromState: result.from,
+    toState: result.to,
+    at,
+    cause,
+    noticeType: noticeOf(event, result.from, result.to, cause),
+  });
   return true;
 }
 

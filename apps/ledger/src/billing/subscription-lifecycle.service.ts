@@ -60,8 +60,10 @@ export class SubscriptionLifecycle {
     const target = await this.targetOf(tx, event);
     if (!target) return 'skipped';
     const subscription = await this.subscriptions.lock(tx, target.subscriptionId);
-    if (!subscription) throw new SubscriptionNotYetKnownError(`${event.type} ${event.eventId} is about subscription ${target.subscriptionId}, not recorded yet`);
-    if (subscription.merchantId !== merchantId) throw new BookingRefusedError(`${event.type} ${event.eventId}: subscription ${subscription.id} is another merchant's`);
+    if (!subscription)
+      throw new SubscriptionNotYetKnownError(`${event.type} ${event.eventId} is about subscription ${target.subscriptionId}, not recorded yet`);
+    if (subscription.merchantId !== merchantId)
+      throw new BookingRefusedError(`${event.type} ${event.eventId}: subscription ${subscription.id} is another merchant's`);
     const receipt = { paymentId: event.paymentId, eventId: event.eventId, type: event.type, subscriptionId: subscription.id };
     if (!(await this.subscriptions.markEventApplied(tx, receipt))) return 'duplicate';
     const known = target.periodIndex === undefined ? [] : await this.subscriptions.chargesOfPeriod(tx, subscription, target.periodIndex);
@@ -69,7 +71,10 @@ export class SubscriptionLifecycle {
     switch (event.type) {
       case 'payment.confirmed': {
         const outcome = recordPaid(change, target.periodIndex!, target.attempt!, event.paymentId, now);
-        if (outcome === 'late') this.logger.warn(`subscription ${subscription.id}: period ${target.periodIndex} attempt ${target.attempt} paid after it was voided; booked, not counted`);
+        if (outcome === 'late')
+          this.logger.warn(
+            `subscription ${subscription.id}: period ${target.periodIndex} attempt ${target.attempt} paid after it was voided; booked, not counted`,
+          );
         break;
       }
       case 'payment.failed':
@@ -129,7 +134,8 @@ export class SubscriptionLifecycle {
       // no failure: the period's payment is on its way, or the subscription is being canceled anyway
       const charge = change.charge(periodIndex, attempt);
       if (charge?.state === 'requested') change.saveCharge({ ...charge, state: 'refused', settledAt: now, outcomeReason: reason });
-      if (s.inFlightIndex === periodIndex && s.inFlightAttempt === attempt) change.record = { ...s, inFlightIndex: null, inFlightAttempt: null, inFlightSince: null };
+      if (s.inFlightIndex === periodIndex && s.inFlightAttempt === attempt)
+        change.record = { ...s, inFlightIndex: null, inFlightAttempt: null, inFlightSince: null };
       return;
     }
     recordFailed(change, periodIndex, attempt, now, { state: 'refused', reason });
@@ -194,7 +200,8 @@ export class SubscriptionLifecycle {
       version: 0,
     };
     const problem = termsProblem(termsOf(record));
-    if (problem) throw new BookingRefusedError(`subscription.activated ${event.eventId}: subscription ${d.subscriptionId} has terms @mp/billing refuses (${problem})`);
+    if (problem)
+      throw new BookingRefusedError(`subscription.activated ${event.eventId}: subscription ${d.subscriptionId} has terms @mp/billing refuses (${problem})`);
     const receipt = { paymentId: event.paymentId, eventId: event.eventId, type: event.type, subscriptionId: d.subscriptionId };
     if (!(await this.subscriptions.markEventApplied(tx, receipt))) return 'duplicate';
     if (!(await this.subscriptions.insert(tx, record))) return 'duplicate';
@@ -231,7 +238,12 @@ export class SubscriptionLifecycle {
    * Cancels for the merchant, the payer (proven by the caller) or the rail. The outcome is the first cancel's when one
    * was recorded; `ended` when the subscription ended without one (nothing to cancel).
    */
-  async cancel(subscription: SubscriptionRecord, at: CancelAt, by: CancelBy, reason: string | null): Promise<{ outcome: CancelOutcome; record: SubscriptionRecord }> {
+  async cancel(
+    subscription: SubscriptionRecord,
+    at: CancelAt,
+    by: CancelBy,
+    reason: string | null,
+  ): Promise<{ outcome: CancelOutcome; record: SubscriptionRecord }> {
     const now = this.clock.now();
     const { outcome, change } = await withTransaction(this.db, async (tx) => {
       const locked = await this.subscriptions.lock(tx, subscription.id);

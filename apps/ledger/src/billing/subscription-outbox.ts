@@ -67,7 +67,9 @@ export class SubscriptionOutbox {
 
   async sendCommands(commands: SubscriptionCommand[]): Promise<void> {
     if (!commands.length) return;
-    await this.commands.addBulk(commands.map((data) => ({ name: data.type, data, opts: { ...SUBSCRIPTION_COMMAND_JOB_OPTIONS, jobId: subscriptionCommandJobId(data) } })));
+    await this.commands.addBulk(
+      commands.map((data) => ({ name: data.type, data, opts: { ...SUBSCRIPTION_COMMAND_JOB_OPTIONS, jobId: subscriptionCommandJobId(data) } })),
+    );
   }
 
   async sendNotices(transitions: TransitionNotice[], now: Date): Promise<void> {

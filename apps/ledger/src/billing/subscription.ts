@@ -106,7 +106,9 @@ export interface TransitionDraft {
  * the plan's end is the earlier of what the payer signed (expiresAt) and, on evm, the end of the last period the payer
  * pre-authorized (no authorization is left for a later one).
  */
-export function termsOf(s: Pick<SubscriptionRecord, 'anchor' | 'trialDays' | 'periodUnit' | 'periodCount' | 'expiresAt' | 'authorizedPeriods'>): SubscriptionTerms {
+export function termsOf(
+  s: Pick<SubscriptionRecord, 'anchor' | 'trialDays' | 'periodUnit' | 'periodCount' | 'expiresAt' | 'authorizedPeriods'>,
+): SubscriptionTerms {
   const period = { unit: s.periodUnit, count: s.periodCount };
   const authorizedEnd = s.authorizedPeriods === null ? undefined : periodBoundary(s.anchor, period, s.authorizedPeriods);
   const ends = [s.expiresAt ?? undefined, authorizedEnd].filter((d): d is Date => d !== undefined);

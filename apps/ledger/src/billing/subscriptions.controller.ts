@@ -75,7 +75,9 @@ export class SubscriptionsController {
     if (body.signature !== undefined || body.deadline !== undefined) {
       if (body.signature === undefined || body.deadline === undefined) {
         const missing = body.signature === undefined ? 'signature' : 'deadline';
-        throw new ProblemError('validation_failed', `invalid field(s): ${missing}`, { invalidParams: [{ name: missing, reason: 'is required with the payer proof' }] });
+        throw new ProblemError('validation_failed', `invalid field(s): ${missing}`, {
+          invalidParams: [{ name: missing, reason: 'is required with the payer proof' }],
+        });
       }
       subscription = await this.subscriptions.findById(id);
       if (!subscription) throw notFound(id);
@@ -88,7 +90,8 @@ export class SubscriptionsController {
       by = 'merchant';
     }
     const { outcome, record } = await this.lifecycle.cancel(subscription, at, by, body.reason ?? null);
-    if (outcome.kind === 'ended') throw new ProblemError('subscription_ended', `subscription ${id} ended (${outcome.state}) without a cancel: nothing to cancel`, { state: outcome.state });
+    if (outcome.kind === 'ended')
+      throw new ProblemError('subscription_ended', `subscription ${id} ended (${outcome.state}) without a cancel: nothing to cancel`, { state: outcome.state });
     return subscriptionView(record);
   }
 

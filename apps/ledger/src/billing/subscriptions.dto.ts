@@ -47,7 +47,11 @@ class PayerProof {
 
 /** POST /subscriptions/{id}/cancel: by the merchant (API key) or the payer (signature + deadline). */
 export class CancelSubscriptionDto extends PayerProof {
-  @ApiPropertyOptional({ enum: CANCEL_AT, default: 'period_end', description: 'period_end: served to the end of the paid period; immediately: access ends now' })
+  @ApiPropertyOptional({
+    enum: CANCEL_AT,
+    default: 'period_end',
+    description: 'period_end: served to the end of the paid period; immediately: access ends now',
+  })
   @Optional()
   @IsIn(CANCEL_AT, { message: `must be one of ${CANCEL_AT.join(', ')}` })
   at?: CancelAt;

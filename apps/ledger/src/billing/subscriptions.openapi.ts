@@ -49,7 +49,10 @@ const PAYER_PROOF_401 = problemResponse(
     examples: {
       wrongSigner: {
         summary: 'Signed by someone else',
-        value: problemBody('payer_proof_invalid', 'the signature is not the subscription\'s payer\'s over "mp-subscription:cancel:period_end:sub_9b2fQm4xT1kPz7Lw:1801234567"'),
+        value: problemBody(
+          'payer_proof_invalid',
+          'the signature is not the subscription\'s payer\'s over "mp-subscription:cancel:period_end:sub_9b2fQm4xT1kPz7Lw:1801234567"',
+        ),
       },
     },
   },
@@ -76,7 +79,11 @@ export const SUBSCRIPTIONS_DOCS = {
     description:
       '`charges`: every attempt of every period (`requested`, `paid`, `failed`, `refused`, `voided`; `latePaidAt` marks a confirmation that came after the attempt was voided: booked, not counted). `transitions`: every lifecycle event in order, with its cause.',
     security: MERCHANT_API_KEY_SECURITY,
-    responses: { '200': jsonResponse(SUBSCRIPTION_RESPONSE, { type: 'object' }, { example: { ...SUBSCRIPTION_EXAMPLE, charges: [], transitions: [] } }), ...LEDGER_ERRORS, '404': NO_SUCH_ID },
+    responses: {
+      '200': jsonResponse(SUBSCRIPTION_RESPONSE, { type: 'object' }, { example: { ...SUBSCRIPTION_EXAMPLE, charges: [], transitions: [] } }),
+      ...LEDGER_ERRORS,
+      '404': NO_SUCH_ID,
+    },
     parameters: [SUBSCRIPTION_ID_PARAMETER],
   },
   cancel: {
@@ -85,7 +92,16 @@ export const SUBSCRIPTIONS_DOCS = {
     description:
       "By the merchant (API key) or by the subscriber without one: `signature`, the payer's EIP-191 (personal_sign) signature over exactly `mp-subscription:cancel:<at>:<id>:<deadline>`, and `deadline`, unix seconds in the future and at most 600 s ahead (EOA payers only). `at` is `period_end` by default: the paid period (or the trial) is served to its end, nothing more is charged. `immediately` ends access now and, when the plan's `cancelRefund` is `unused_part`, records the refund of the unused part of the paid period (`cancel.refund`, state `refund_due`: executing it through the facilitator comes later). The facilitator is told on `subscription-commands`. Cancelling again answers the first cancel; `immediately` after `period_end` upgrades it. A renewal already in flight completes and counts (with an immediate cancel its unused part is added to the refund).",
     responses: {
-      '200': jsonResponse(SUBSCRIPTION_RESPONSE, { type: 'object' }, { example: { ...SUBSCRIPTION_EXAMPLE, cancel: { at: 'period_end', requestedAt: '2027-02-10T08:00:00.000Z', by: 'payer', reason: null, confirmedAt: null, refund: null } } }),
+      '200': jsonResponse(
+        SUBSCRIPTION_RESPONSE,
+        { type: 'object' },
+        {
+          example: {
+            ...SUBSCRIPTION_EXAMPLE,
+            cancel: { at: 'period_end', requestedAt: '2027-02-10T08:00:00.000Z', by: 'payer', reason: null, confirmedAt: null, refund: null },
+          },
+        },
+      ),
       ...LEDGER_ERRORS,
       '401': PAYER_PROOF_401,
       '404': NO_SUCH_ID,
@@ -98,9 +114,14 @@ export const SUBSCRIPTIONS_DOCS = {
     operationId: 'subscriptionStatus',
     summary: "The subscriber's view of a subscription",
     description:
-      "For the payer, without an API key: `signature` over exactly `mp-subscription:status:<id>:<deadline>` and `deadline` (unix seconds, future, at most 600 s ahead). Answers the subscription as the merchant sees it, without charges and transitions, plus `entitled` now.",
+      'For the payer, without an API key: `signature` over exactly `mp-subscription:status:<id>:<deadline>` and `deadline` (unix seconds, future, at most 600 s ahead). Answers the subscription as the merchant sees it, without charges and transitions, plus `entitled` now.',
     security: [],
-    responses: { '200': jsonResponse(SUBSCRIPTION_RESPONSE, { type: 'object' }), '400': LEDGER_ERRORS['400'], '401': PAYER_PROOF_401, '404': problemResponse('No such subscription.') },
+    responses: {
+      '200': jsonResponse(SUBSCRIPTION_RESPONSE, { type: 'object' }),
+      '400': LEDGER_ERRORS['400'],
+      '401': PAYER_PROOF_401,
+      '404': problemResponse('No such subscription.'),
+    },
     parameters: [
       SUBSCRIPTION_ID_PARAMETER,
       { name: 'signature', in: 'query', required: true, schema: { type: 'string' }, description: '0x hex, 65 bytes' },
@@ -114,9 +135,13 @@ export const SUBSCRIPTIONS_DOCS = {
       "From the merchant's subscriptions of `payer` to `product` at `at` (default now): `{entitled, subscriptionId, state, paidThrough, reason}`. Only the trial or the period recorded as paid entitles, never the state alone (`reason`: `paid_period`, `trial`, `no_subscription`, `not_paid`, `canceled`, `ended`). An immediate cancel ends it at once; a cancel at period end lets the paid period run out.",
     security: MERCHANT_API_KEY_SECURITY,
     responses: {
-      '200': jsonResponse('The entitlement.', { type: 'object' }, {
-        example: { entitled: true, subscriptionId: 'sub_9b2fQm4xT1kPz7Lw', state: 'active', paidThrough: '2027-02-28T12:00:00.000Z', reason: 'paid_period' },
-      }),
+      '200': jsonResponse(
+        'The entitlement.',
+        { type: 'object' },
+        {
+          example: { entitled: true, subscriptionId: 'sub_9b2fQm4xT1kPz7Lw', state: 'active', paidThrough: '2027-02-28T12:00:00.000Z', reason: 'paid_period' },
+        },
+      ),
       ...LEDGER_ERRORS,
     },
     parameters: [

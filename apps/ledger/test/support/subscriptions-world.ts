@@ -135,7 +135,15 @@ export function chargePayment(terms: SubscriptionTerms, periodIndex: number, att
 }
 
 function message<T extends PaymentEventMessage['type']>(type: T, payment: PaymentSnapshot, data: PaymentEventData<T>, occurredAt: Date): PaymentEventMessage {
-  return { eventId: eventId(), type, paymentId: payment.id, merchantId: payment.merchantId, occurredAt: occurredAt.toISOString(), data, payment } as PaymentEventMessage;
+  return {
+    eventId: eventId(),
+    type,
+    paymentId: payment.id,
+    merchantId: payment.merchantId,
+    occurredAt: occurredAt.toISOString(),
+    data,
+    payment,
+  } as PaymentEventMessage;
 }
 
 const hash = () => `0x${randomBytes(32).toString('hex')}`;
@@ -195,11 +203,25 @@ export const events = {
   failed(payment: PaymentSnapshot, at: Date, reason = 'insufficient_funds'): PaymentEventMessage {
     return message('payment.failed', { ...payment, state: 'failed' }, { reason, message: `the transfer failed: ${reason}`, broadcast: false }, at);
   },
-  refused(terms: SubscriptionTerms, payment: PaymentSnapshot, periodIndex: number, attempt: number, reason: PaymentEventData<'subscription.charge_refused'>['reason'], at: Date) {
+  refused(
+    terms: SubscriptionTerms,
+    payment: PaymentSnapshot,
+    periodIndex: number,
+    attempt: number,
+    reason: PaymentEventData<'subscription.charge_refused'>['reason'],
+    at: Date,
+  ) {
     return message(
       'subscription.charge_refused',
       payment,
-      { subscriptionId: terms.subscriptionId, periodIndex, attempt, commandId: `charge-${terms.subscriptionId}-${periodIndex}-${attempt}`, reason, message: reason },
+      {
+        subscriptionId: terms.subscriptionId,
+        periodIndex,
+        attempt,
+        commandId: `charge-${terms.subscriptionId}-${periodIndex}-${attempt}`,
+        reason,
+        message: reason,
+      },
       at,
     );
   },
@@ -207,7 +229,14 @@ export const events = {
     return message(
       'subscription.revoked',
       payment,
-      { subscriptionId: terms.subscriptionId, reason: 'authorization_canceled', message: 'AuthorizationCanceled on chain', at: at.toISOString(), nonce: hash(), txHash: hash() },
+      {
+        subscriptionId: terms.subscriptionId,
+        reason: 'authorization_canceled',
+        message: 'AuthorizationCanceled on chain',
+        at: at.toISOString(),
+        nonce: hash(),
+        txHash: hash(),
+      },
       at,
     );
   },
@@ -224,7 +253,9 @@ export const events = {
 /** Publishes the events as the relay does (job id per event, retried with backoff) and waits until the ledger has done each. */
 export async function deliver(world: SubscriptionsWorld, ...messages: PaymentEventMessage[]): Promise<void> {
   const jobs = await Promise.all(
-    messages.map((m) => world.queues.events.add(m.type, m, { jobId: `event-${m.eventId}-${m.paymentId}`, attempts: 20, backoff: { type: 'fixed', delay: 50 } })),
+    messages.map((m) =>
+      world.queues.events.add(m.type, m, { jobId: `event-${m.eventId}-${m.paymentId}`, attempts: 20, backoff: { type: 'fixed', delay: 50 } }),
+    ),
   );
   for (const job of jobs) {
     const deadline = Date.now() + 20_000;
