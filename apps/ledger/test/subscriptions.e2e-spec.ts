@@ -218,6 +218,25 @@ describe('subscriptions in the ledger', () => {
     expect(detail.charges).toMatchObject([{ periodIndex: 0, attempt: 0, state: 'paid', paymentId: payment.id }]);
   });
 
+  it('takes back a period whose payment left the chain in a reorg, until it is confirmed anew', async () => {
+    world.clock.set(START);
+    const { id: planId, product } = await plan();
+    const { terms } = await subscribe({ planId });
+    const period1 = periodBoundary(START, { unit: 'month', count: 1 }, 1);
+    await scanAt(period1);
+    const payment = chargePayment(terms, 1, 0);
+    const mined = events.confirmed(payment, period1);
+    await deliver(world, events.verified(payment, period1), mined);
+    expect(await entitled(terms, product, period1)).toMatchObject({ entitled: true });
+    await deliver(world, events.reorged(payment, period1));
+    expect(await view(terms)).toMatchObject({ lastPaidIndex: 0, inFlight: { periodIndex: 1, attempt: 0 } });
+    expect(await entitled(terms, product, period1)).toMatchObject({ entitled: false, reason: 'not_paid' });
+    await deliver(world, events.confirmed(payment, period1, mined.payment.txHash!));
+    expect(await view(terms)).toMatchObject({ state: 'active', lastPaidIndex: 1, inFlight: null });
+    expect(await entitled(terms, product, period1)).toMatchObject({ entitled: true });
+    expect((await charges(terms)).length).toBe(1);
+  });
+
   it('binds a plan only when its terms are the signed ones', async () => {
     world.clock.set(START);
     const { id: planId } = await plan({ amount: '5000000' });

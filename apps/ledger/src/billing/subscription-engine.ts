@@ -254,6 +254,24 @@ export function recordPaid(change: Change, periodIndex: number, attempt: number,
   return 'paid';
 }
 
+/**
+ * A paid charge's block left the chain (payment.reorged): the payment is in flight again, to be confirmed anew or
+ * failed, and the period is not paid until then (no entitlement from it). `previousPaidIndex` is the last period paid
+ * before it, which the caller reads from the charges.
+ */
+export function recordReorged(change: Change, periodIndex: number, attempt: number, previousPaidIndex: number | null, now: Date): boolean {
+  const charge = change.charge(periodIndex, attempt);
+  if (!charge || charge.state !== 'paid') return false;
+  change.saveCharge({ ...charge, state: 'requested', settledAt: null });
+  const s = change.record;
+  change.record = {
+    ...s,
+    ...(s.lastPaidIndex === periodIndex && { lastPaidIndex: previousPaidIndex }),
+    ...(s.inFlightIndex === null && { inFlightIndex: periodIndex, inFlightAttempt: attempt, inFlightSince: now }),
+  };
+  return true;
+}
+
 /** What a failed attempt records (payment.failed or expired, or a charge refused for a reason dunning retries). */
 export function recordFailed(
   change: Change,

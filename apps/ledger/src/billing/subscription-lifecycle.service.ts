@@ -6,7 +6,7 @@ import { BookingRefusedError } from '../ingestion/payment-ingestion.service';
 import { BILLING_CLOCK } from './billing.clock';
 import { PlanRepository } from './plan.repository';
 import { type CancelAt, type CancelBy, type SubscriptionRecord, termsOf } from './subscription';
-import { advance, applyEvent, Change, recordFailed, recordPaid, requestCancel, type CancelOutcome } from './subscription-engine';
+import { advance, applyEvent, Change, recordFailed, recordPaid, recordReorged, requestCancel, type CancelOutcome } from './subscription-engine';
 import { SubscriptionOutbox } from './subscription-outbox';
 import { SubscriptionsRepository } from './subscriptions.repository';
 
@@ -83,6 +83,9 @@ export class SubscriptionLifecycle {
         recordFailed(change, target.periodIndex!, target.attempt!, now, { state: 'failed', reason, paymentId: event.paymentId });
         break;
       }
+      case 'payment.reorged':
+        recordReorged(change, target.periodIndex!, target.attempt!, await this.subscriptions.lastPaidBefore(tx, subscription, target.periodIndex!), now);
+        break;
       case 'subscription.charge_refused':
         this.refused(change, event, now);
         break;
@@ -110,7 +113,8 @@ export class SubscriptionLifecycle {
         return { subscriptionId: event.data.subscriptionId };
       case 'payment.confirmed':
       case 'payment.failed':
-      case 'payment.expired': {
+      case 'payment.expired':
+      case 'payment.reorged': {
         const of = event.payment.subscription;
         if (of) return { subscriptionId: of.id, periodIndex: of.periodIndex, attempt: of.attempt };
         // the activation's own payment, when the facilitator did not mark it

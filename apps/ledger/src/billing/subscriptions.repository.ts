@@ -97,6 +97,16 @@ export class SubscriptionsRepository {
     return rows.map(toCharge);
   }
 
+  /** The last period paid before `periodIndex`, or null. */
+  async lastPaidBefore(tx: Tx, s: SubscriptionRecord, periodIndex: number): Promise<number | null> {
+    const row = await tx.subscriptionCharge.findFirst({
+      where: { merchantId: s.merchantId, subscriptionId: s.id, state: 'paid', periodIndex: { lt: periodIndex } },
+      orderBy: { periodIndex: 'desc' },
+      select: { periodIndex: true },
+    });
+    return row?.periodIndex ?? null;
+  }
+
   async chargeByPayment(tx: Tx, paymentId: string): Promise<ChargeRecord | undefined> {
     const row = await tx.subscriptionCharge.findFirst({ where: { paymentId } });
     return row ? toCharge(row) : undefined;

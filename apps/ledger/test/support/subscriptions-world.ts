@@ -191,14 +191,17 @@ export const events = {
       at,
     );
   },
-  confirmed(payment: PaymentSnapshot, at: Date): PaymentEventMessage {
-    const txHash = hash();
+  /** `txHash`: the same transaction again (mined anew after a reorg); default a new one */
+  confirmed(payment: PaymentSnapshot, at: Date, txHash = hash()): PaymentEventMessage {
     return message(
       'payment.confirmed',
       { ...payment, state: 'confirmed', txHash },
       { txHash, blockNumber: '100', blockHash: hash(), gasUsed: '60000', gasFee: '0' },
       at,
     );
+  },
+  reorged(payment: PaymentSnapshot, at: Date): PaymentEventMessage {
+    return message('payment.reorged', { ...payment, state: 'submitted' as PaymentSnapshot['state'] }, { blockHash: hash(), blockNumber: '100' }, at);
   },
   failed(payment: PaymentSnapshot, at: Date, reason = 'insufficient_funds'): PaymentEventMessage {
     return message('payment.failed', { ...payment, state: 'failed' }, { reason, message: `the transfer failed: ${reason}`, broadcast: false }, at);
