@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { privateKeyToAccount, generatePrivateKey } from 'viem/accounts';
 import { periodBoundary } from '@mp/billing';
 import type { SubscriptionCommand } from '@mp/clients';
-import { createMerchant, type TestMerchant } from '../../../test/support/merchants';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { MERCHANT_NOTICES_QUEUE, verifyWebhookSignature } from '@mp/clients';
+import { createMerchant, setWebhook, type TestMerchant } from '../../../test/support/merchants';
+import { startWebhookReceiver, until } from '../../../test/support/webhook-receiver';
 import {
   api,
   chargePayment,
@@ -503,6 +507,33 @@ describe('subscriptions in the ledger', () => {
     expect((await otherApi.post(path, { at: 'immediately' })).status).toBe(404);
     expect((await otherApi.get(`/subscriptions?payer=${terms.payer}`)).body.data).toEqual([]);
     expect(await view(terms)).toEqual(before);
+  });
+
+  it("is told to the merchant: the facilitator takes the ledger's subscription notices as they are and delivers them signed", async () => {
+    world.clock.set(START);
+    const receiver = await startWebhookReceiver();
+    const seller = createMerchant('Subscription notices merchant');
+    setWebhook(seller.merchantId, receiver.url);
+    receiver.verifyWith(seller.webhookSecret);
+    const { terms } = await subscribe({ merchantId: seller.merchantId });
+    const [notice] = await noticesOf(world, terms.subscriptionId);
+    expect(notice).toMatchObject({ type: 'subscription.activated', merchantId: seller.merchantId, data: { state: 'active', event: 'activated' } });
+    // the ledger's job, as it published it, on the facilitator's own queue
+    const redis = new Redis(world.facilitator.config.redisUrl, { maxRetriesPerRequest: null });
+    const facilitatorNotices = new Queue(MERCHANT_NOTICES_QUEUE, { connection: redis, prefix: world.facilitator.config.queuePrefix });
+    try {
+      await facilitatorNotices.add(notice.type, notice, { jobId: `notice-${notice.noticeId}` });
+      const got = await until('the subscription webhook', () => receiver.received[0]);
+      expect(verifyWebhookSignature({ secret: seller.webhookSecret, headers: got.headers, body: got.body })).toMatchObject({ ok: true });
+      expect(JSON.parse(got.body)).toMatchObject({
+        type: 'subscription.activated',
+        data: { subscriptionId: terms.subscriptionId, state: 'active', version: 1 },
+      });
+    } finally {
+      await facilitatorNotices.close();
+      redis.disconnect();
+      receiver.close();
+    }
   });
 
   it('lists subscriptions newest first in pages, filtered by payer, state and plan', async () => {
