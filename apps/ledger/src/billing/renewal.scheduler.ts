@@ -15,6 +15,8 @@ export const RENEWALS_QUEUE = 'subscription-renewals';
 export const RENEWAL_SCHEDULER_ID = 'renewal-scan';
 export const RENEWAL_JOB_OPTIONS = { removeOnComplete: 100, removeOnFail: 100 } satisfies DefaultJobOptions;
 
+/** How long a subscription whose advance threw waits before the scan tries it again. */
+const PARK_MS = 3_600_000;
 /** Most commands and notices one sweep publishes again. */
 const SWEEP_LIMIT = 1_000;
 
@@ -69,8 +71,16 @@ export class RenewalScheduler {
               s,
               inFlight.filter((c) => c.merchantId === s.merchantId && c.subscriptionId === s.id),
             );
-            advance(change, now);
-            return change;
+            try {
+              advance(change, now);
+              return change;
+            } catch (error) {
+              // one subscription the rules refuse must not stop every renewal behind it: it is parked for an hour, logged
+              this.logger.error(`subscription ${s.id} of merchant ${s.merchantId} could not be advanced: ${(error as Error).message}`);
+              const parked = new Change(s);
+              parked.record = { ...s, nextActionAt: new Date(now.getTime() + PARK_MS) };
+              return parked;
+            }
           });
           await this.subscriptions.save(tx, changes);
           return changes;
