@@ -134,4 +134,19 @@ describe('subscription engine', () => {
     expect(world.s).toMatchObject({ lastPaidIndex: 1, state: 'canceled', refundState: 'refund_due', refundAmount: (10_000_000n * 17n) / 31n });
     expect(isEntitled(factsOf(world.s), cancelAt)).toBe(false);
   });
+
+  it('expires an activation whose first payment failed, and does not revive it when a confirmation overturns the failure', () => {
+    const world = new World(
+      subscription({ state: 'incomplete', lastPaidIndex: null, inFlightIndex: 0, inFlightAttempt: 0, inFlightSince: at('2027-01-31T12:00:00Z') }),
+    );
+    const now = at('2027-01-31T12:05:00Z');
+    world.step((c) => {
+      recordFailed(c, 0, 0, now, { state: 'failed', reason: 'card_declined' });
+      advance(c, now);
+    });
+    expect(world.s).toMatchObject({ state: 'incomplete_expired', endedReason: 'card_declined', nextActionAt: null });
+    world.step((c) => expect(recordPaid(c, 0, 0, '00000000-0000-4000-8000-000000000004', now)).toBe('late'));
+    expect(world.s).toMatchObject({ state: 'incomplete_expired', lastPaidIndex: null });
+    expect(isEntitled(factsOf(world.s), now)).toBe(false);
+  });
 });

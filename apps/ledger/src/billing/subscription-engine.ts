@@ -234,7 +234,8 @@ export function recordPaid(change: Change, periodIndex: number, attempt: number,
   const otherPaid = change.known.some((c) => c.periodIndex === periodIndex && c.attempt !== attempt && c.state === 'paid');
   let s = change.record;
   if (s.inFlightIndex === periodIndex && s.inFlightAttempt === attempt) s = change.record = clearInFlight(s);
-  if (charge.state === 'voided' || otherPaid) {
+  // an activation that already expired is not revived by its payment coming after all: booked, flagged, refunded by the merchant
+  if (charge.state === 'voided' || otherPaid || s.state === 'incomplete_expired') {
     change.saveCharge({ ...charge, paymentId, latePaidAt: now });
     return 'late';
   }
