@@ -13,6 +13,9 @@ import { SubscriptionsRepository } from './subscriptions.repository';
 /** An event about a subscription the ledger has not recorded yet (its activation is still on its way): BullMQ retries it. */
 export class SubscriptionNotYetKnownError extends Error {}
 
+/** The payment events that change a subscription charge's outcome. */
+const SUBSCRIPTION_PAYMENT_EVENTS = new Set<PaymentEventMessage['type']>(['payment.confirmed', 'payment.failed', 'payment.expired', 'payment.reorged']);
+
 export type LifecycleOutcome = 'applied' | 'duplicate' | 'skipped';
 
 type EventOf<T extends PaymentEventMessage['type']> = Extract<PaymentEventMessage, { type: T }>;
@@ -47,12 +50,22 @@ export class SubscriptionLifecycle {
 
   async ingest(event: PaymentEventMessage): Promise<LifecycleOutcome> {
     const merchantId = event.merchantId ?? event.payment.merchantId;
-    if (!merchantId) return 'skipped';
+    if (!merchantId || !(await this.mayConcernSubscription(event))) return 'skipped';
     const now = this.clock.now();
     const result = await withTransaction(this.db, (tx) => this.apply(tx, merchantId, event, now));
     if (result === 'skipped' || result === 'duplicate') return result;
     await this.outbox.publish([result], now);
     return 'applied';
+  }
+
+  /**
+   * Whether the event can be about a subscription, answered without a transaction: one-off payments (nearly every
+   * event) pass the consumer with at most one indexed lookup.
+   */
+  private async mayConcernSubscription(event: PaymentEventMessage): Promise<boolean> {
+    if (event.type.startsWith('subscription.')) return true;
+    if (!SUBSCRIPTION_PAYMENT_EVENTS.has(event.type)) return false;
+    return event.payment.subscription !== undefined || (await this.subscriptions.isChargePayment(event.paymentId));
   }
 
   private async apply(tx: Tx, merchantId: string, event: PaymentEventMessage, now: Date): Promise<Change | 'skipped' | 'duplicate'> {

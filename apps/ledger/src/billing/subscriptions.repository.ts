@@ -107,6 +107,10 @@ export class SubscriptionsRepository {
     return row?.periodIndex ?? null;
   }
 
+  async isChargePayment(paymentId: string): Promise<boolean> {
+    return (await this.db.subscriptionCharge.count({ where: { paymentId } })) > 0;
+  }
+
   async chargeByPayment(tx: Tx, paymentId: string): Promise<ChargeRecord | undefined> {
     const row = await tx.subscriptionCharge.findFirst({ where: { paymentId } });
     return row ? toCharge(row) : undefined;
