@@ -113,6 +113,55 @@ describe('the renewal scan on its job scheduler', () => {
   });
 });
 
+/** Two replicas' scans and the merchant's cancels at the same instant: the row locks decide, one outcome each. */
+describe('concurrent scans and cancels', () => {
+  let world: SubscriptionsWorld;
+  let merchant: TestMerchant;
+
+  beforeAll(async () => {
+    world = await startSubscriptionsWorld(START, { RENEWAL_SCAN_BATCH: '7' });
+    merchant = createMerchant('Concurrency merchant');
+  });
+  afterAll(async () => {
+    await world?.close();
+  });
+
+  it('charges each due subscription once across parallel scans, and a cancel racing them either stops the charge or lets it count', async () => {
+    const anchor = new Date(START.getTime() + 1_000);
+    world.clock.set(anchor);
+    const all: SubscriptionTerms[] = [];
+    for (let i = 0; i < 24; i++) {
+      const terms = termsFor(merchant, { anchor, periodUnit: 'day', periodCount: 1 });
+      await activate(world, terms);
+      all.push(terms);
+    }
+    const boundary = new Date(anchor.getTime() + DAY);
+    world.clock.set(boundary);
+    const merchantApi = api(world, merchant.apiKey);
+    const canceled = all.filter((_, i) => i % 2 === 0);
+    await Promise.all([
+      world.scheduler.runDue(boundary),
+      world.scheduler.runDue(boundary),
+      world.scheduler.runDue(boundary),
+      ...canceled.map((t) => merchantApi.post(`/subscriptions/${t.subscriptionId}/cancel`, { at: 'immediately' })),
+    ]);
+    await world.scheduler.runDue(new Date(boundary.getTime() + 1_000));
+    for (const terms of all) {
+      const commands = (await commandsOf(world, terms.subscriptionId)).filter((c): c is Charge => c.type === 'charge');
+      const detail = (await merchantApi.get(`/subscriptions/${terms.subscriptionId}`)).body;
+      if (!canceled.includes(terms)) {
+        expect(commands.map((c) => c.commandId)).toEqual([`charge-${terms.subscriptionId}-1-0`]);
+        continue;
+      }
+      expect(detail.state).toBe('canceled');
+      // charged before the cancel took the row (in flight, it counts), or not at all
+      expect(commands.length).toBeLessThanOrEqual(1);
+      if (commands.length) expect(detail.inFlight).toMatchObject({ periodIndex: 1, attempt: 0 });
+      else expect(detail.inFlight).toBeNull();
+    }
+  });
+});
+
 /**
  * Random clocks and outcomes: whatever the facilitator answers (paid, failed, refused, nothing) and however the clock
  * jumps, no (subscription, period) is paid twice or asked for twice at the same attempt, and the ledger never
