@@ -267,9 +267,13 @@ export function checkEvmSubscription(
 /** What a payer's wallet must provide to sign: EIP-712 typed data in, a signature out (a viem account's signTypedData). */
 export type SignTypedData = (typedData: ReturnType<typeof transferWithAuthorizationTypedData>) => Promise<Hex>;
 
+/** How far before its own clock the client helper anchors by default: room for clock skew between payer and verifier. */
+export const DEFAULT_ANCHOR_LEAD_SECONDS = 5n;
+
 /**
  * The client side: the payload that subscribes `from` to an evm subscription challenge, one signed authorization per
- * period from `anchorSeconds` (default: now, which must lie within the challenge's lifetime) until subscriptionExpires.
+ * period from `anchorSeconds` until subscriptionExpires. The anchor must lie within the challenge's lifetime and not
+ * after the verifier's now; by default it is the client's now − DEFAULT_ANCHOR_LEAD_SECONDS.
  */
 export async function signEvmSubscription(
   challenge: Pick<Challenge, 'id' | 'realm' | 'request'>,
@@ -278,7 +282,7 @@ export async function signEvmSubscription(
   const request = evmSubscriptionRequestSchema.parse(challenge.request);
   const tokenDomain = domain ?? request.methodDetails.domain;
   if (!tokenDomain) throw new Error("the challenge names no EIP-712 domain for the token: pass the token's name and version");
-  const anchor = anchorSeconds ?? BigInt(Math.floor(Date.now() / 1000));
+  const anchor = anchorSeconds ?? BigInt(Math.floor(Date.now() / 1000)) - DEFAULT_ANCHOR_LEAD_SECONDS;
   const windows = subscriptionWindows(anchor, subscriptionPeriod(request), new Date(request.subscriptionExpires));
   if (!windows) throw new Error(`more than ${MAX_SUBSCRIPTION_AUTHORIZATIONS} periods start before subscriptionExpires`);
   const fullDomain = { ...tokenDomain, chainId: request.methodDetails.chainId, verifyingContract: getAddress(request.currency) };
