@@ -17,7 +17,7 @@ import { eip3009Abi, type ChainManifest, type ManifestToken } from '@mp/chain';
 import { PrismaService } from '@mp/db';
 import { decodeReceipt, evmSubscriptionNonce, signEvmSubscription, type EvmSubscriptionPayload } from '@mp/mpp';
 import { balanceOf, payerAccount } from '../../../test/support/chain';
-import { postJson, startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
+import { startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
 import { merchantsCli } from '../../../test/support/merchants';
 import { startOwnChain, type OwnChain } from '../../../test/support/own-chain';
 import { Clock } from '../src/x402/clock';
