@@ -21,6 +21,7 @@ import { startFacilitator, type RunningFacilitator } from '../../../test/support
 import { merchantsCli } from '../../../test/support/merchants';
 import { startOwnChain, type OwnChain } from '../../../test/support/own-chain';
 import { Clock } from '../src/x402/clock';
+import { AuthorizationVault } from '../src/subscriptions/authorization-vault';
 import { RevocationWatcher } from '../src/subscriptions/revocation-watcher';
 import { SubscriptionCommandsService } from '../src/subscriptions/subscription-commands.service';
 
@@ -29,7 +30,8 @@ import { SubscriptionCommandsService } from '../src/subscriptions/subscription-c
 // authorization per period) comes from @mp/mpp's signEvmSubscription.
 
 const DAY = 86_400;
-const sealingKey = () => `k1:${randomBytes(32).toString('base64')}`;
+const keyMaterial = () => randomBytes(32).toString('base64');
+const k1 = `k1:${keyMaterial()}`;
 
 describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose clock the spec moves', () => {
   let chain: OwnChain;
@@ -152,7 +154,7 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
     recipient = getAddress(manifest.accounts.merchant.address) as Address;
     facilitator = await startFacilitator({
       CHAIN_MANIFEST: chain.manifestPath,
-      SUBSCRIPTION_SEALING_KEYS: sealingKey(),
+      SUBSCRIPTION_SEALING_KEYS: k1,
       OUTBOX_POLL_MS: '20',
       REVOCATION_POLL_MS: '600000',
       API_KEY_CACHE_MS: '0',
@@ -448,8 +450,44 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
     await eventsOf(id, 'subscription.canceled', 2);
   });
 
-  it('drops a command for another merchant’s subscription, and fails a malformed one for good', async () => {
+  it('drops a command for another merchant’s subscription', async () => {
     const service = facilitator.app.get(SubscriptionCommandsService, { strict: false });
     expect(await service.run({ ...charge(subscriptionId, 3, 0), merchantId: '00000000-0000-4000-8000-000000000000' })).toBe('not_found');
+  });
+
+  it('rotates the sealing key: new key first re-seals every live row, after which the old key can be dropped', async () => {
+    const routeTerms = terms('10000');
+    const { credential, payload } = await subscribe(routeTerms, payerAccount(manifest, 6));
+    const settled = await as('/mpp/settle', { credential, terms: routeTerms });
+    expect(settled.status, JSON.stringify(settled.body)).toBe(200);
+    const id = settled.body.receipt.subscriptionId as string;
+    const k2 = `k2:${keyMaterial()}`;
+    const api = (keys: string) =>
+      startFacilitator({ CHAIN_MANIFEST: chain.manifestPath, SUBSCRIPTION_SEALING_KEYS: keys, FACILITATOR_ROLE: 'api', API_KEY_CACHE_MS: '0' });
+    const during = await api(`${k2},${k1}`);
+    try {
+      const vault = during.app.get(AuthorizationVault, { strict: false });
+      expect(await vault.underOldKeys()).toBeGreaterThan(0);
+      while ((await vault.resealBatch()) > 0);
+      expect(await vault.underOldKeys()).toBe(0);
+    } finally {
+      await during.close();
+    }
+    const keyIds = await db.$queryRawUnsafe<{ key_id: string }[]>(`SELECT DISTINCT key_id FROM facilitator.subscription_authorizations WHERE sealed IS NOT NULL`);
+    expect(keyIds).toEqual([{ key_id: 'k2' }]);
+    const after = await api(k2);
+    try {
+      const [row] = await db.$queryRawUnsafe<{ nonce: string; sealed: Buffer; key_id: string }[]>(
+        `SELECT nonce, sealed, key_id FROM facilitator.subscription_authorizations WHERE subscription_id = $1 AND period_index = 1`,
+        id,
+      );
+      const vault = after.app.get(AuthorizationVault, { strict: false });
+      expect(vault.open(id, 1, row!.nonce, Buffer.from(row!.sealed), row!.key_id)).toBe(payload.authorizations[1]!.signature.toLowerCase());
+      // the old key alone no longer opens it
+      const old = facilitator.app.get(AuthorizationVault, { strict: false });
+      expect(() => old.open(id, 1, row!.nonce, Buffer.from(row!.sealed), row!.key_id)).toThrow(/not in SUBSCRIPTION_SEALING_KEYS/);
+    } finally {
+      await after.close();
+    }
   });
 });
