@@ -213,9 +213,18 @@ export class Subscriptions {
         }
         const paymentId = await this.payments.claimWithin(tx, payment);
         if (!paymentId) {
-          // the period's authorization has a payment already (an earlier attempt): one use on chain, one row here
-          await this.refuseWithin(tx, locked, key, 'already_paid', `period ${key.periodIndex}'s authorization already has a payment`);
-          return { kind: 'refused' as const, reason: 'already_paid' as const };
+          // the period's authorization has a payment already (an earlier attempt): one row per authorization
+          const earlier = await tx.payment.findUnique({
+            where: { network_asset_payer_authorizationNonce: { network: payment.network, asset: payment.asset, payer: payment.payer, authorizationNonce: payment.nonce } },
+            select: { id: true, state: true, errorReason: true },
+          });
+          const paid = earlier === null || ['verified', 'submitted', 'confirmed'].includes(earlier.state);
+          const refusal: ChargeRefusal = paid ? 'already_paid' : 'rail_error';
+          const message = paid
+            ? `period ${key.periodIndex}'s authorization already has a payment`
+            : `period ${key.periodIndex}'s authorization has a ${earlier.state} payment (${earlier.id}, ${earlier.errorReason ?? 'no reason'}), which this profile does not send again`;
+          await this.refuseWithin(tx, locked, key, refusal, message);
+          return { kind: 'refused' as const, reason: refusal };
         }
         await tx.subscriptionCharge.create({
           data: { subscriptionId, periodIndex: key.periodIndex, attempt: key.attempt, commandId: key.commandId, outcome: 'charged', paymentId },
