@@ -157,6 +157,9 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
       SUBSCRIPTION_SEALING_KEYS: k1,
       OUTBOX_POLL_MS: '20',
       REVOCATION_POLL_MS: '600000',
+      // renewals due together share Multicall3 transactions
+      SETTLE_BATCH_MAX: '10',
+      SETTLE_BATCH_WINDOW_MS: '200',
       API_KEY_CACHE_MS: '0',
     });
     db = facilitator.app.get(PrismaService);
@@ -262,6 +265,20 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
     expect(answer.body.type).toBe(`https://paymentauth.org/problems/${code}`);
     expect(answer.body.detail).toContain(detail);
     expect(answer.headers.get('www-authenticate')).toContain('intent="subscription"');
+    expect(await counts()).toEqual(before);
+  });
+
+  it('POST /mpp/verify checks every authorization without storing anything', async () => {
+    const before = await counts();
+    const routeTerms = terms();
+    const good = await subscribe(routeTerms, payerAccount(manifest, 3));
+    const verified = await as('/mpp/verify', { credential: good.credential, terms: routeTerms });
+    expect(verified.status, JSON.stringify(verified.body)).toBe(200);
+    expect(verified.body).toMatchObject({ valid: true, method: 'evm', intent: 'subscription', payer: getAddress(payerAccount(manifest, 3).address) });
+    const bad = await subscribe(routeTerms, payerAccount(manifest, 3), (p) => (p.authorizations[3]!.signature = p.authorizations[0]!.signature));
+    const refused = await as('/mpp/verify', { credential: bad.credential, terms: routeTerms });
+    expect(refused.status).toBe(402);
+    expect(refused.body.detail).toContain('authorizations[3]');
     expect(await counts()).toEqual(before);
   });
 
@@ -489,5 +506,30 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
     } finally {
       await after.close();
     }
+  });
+
+  it('renewals due at once are recorded without waiting and settle together in batch transactions', async () => {
+    const routeTerms = terms('7000');
+    const ids: string[] = [];
+    for (const index of [0, 1, 7, 8]) {
+      const { credential } = await subscribe(routeTerms, payerAccount(manifest, index));
+      const settled = await as('/mpp/settle', { credential, terms: routeTerms });
+      expect(settled.status, JSON.stringify(settled.body)).toBe(200);
+      ids.push(settled.body.receipt.subscriptionId);
+    }
+    await chain.increaseTime(DAY);
+    await syncClock();
+    const before = await balanceOf(chain.client, usdc, recipient);
+    const service = facilitator.app.get(SubscriptionCommandsService, { strict: false });
+    expect(await Promise.all(ids.map((id) => service.run(charge(id, 1, 0))))).toEqual(['charged', 'charged', 'charged', 'charged']);
+    const rows = await until('four renewals confirmed', async () => {
+      const found = await db.$queryRawUnsafe<{ tx_hash: string }[]>(
+        `SELECT tx_hash FROM facilitator.payments WHERE subscription_id = ANY($1::text[]) AND subscription_period = 1 AND state = 'confirmed'`,
+        ids,
+      );
+      return found.length === 4 ? found : undefined;
+    });
+    expect(new Set(rows.map((r) => r.tx_hash)).size).toBeLessThan(4);
+    expect(await balanceOf(chain.client, usdc, recipient)).toBe(before + 4n * 7_000n);
   });
 });
