@@ -250,6 +250,19 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
       expect(answer.body).toEqual(firstAnswer);
     }
     expect(await counts()).toEqual(before);
+
+    // As a process killed after period 0 confirmed but before its claim was marked leaves it; sent again after the
+    // challenge expired, the receipt is rebuilt from the payment's record, subscriptionId included.
+    await db.$executeRawUnsafe(
+      `UPDATE facilitator.mpp_claims SET state = 'retryable', receipt = NULL, payer = NULL, reference = NULL WHERE challenge_id = $1`,
+      firstAnswer.receipt.challengeId,
+    );
+    await chain.increaseTime(301);
+    await syncClock();
+    const rebuilt = await as('/mpp/settle', { credential: firstCredential, terms: firstTerms });
+    expect(rebuilt.status, JSON.stringify(rebuilt.body)).toBe(200);
+    expect(rebuilt.body.receipt).toMatchObject({ subscriptionId, reference: firstAnswer.receipt.reference, challengeId: firstAnswer.receipt.challengeId });
+    expect(await counts()).toEqual(before);
   });
 
   it.each([

@@ -149,7 +149,7 @@ export class MppService {
       // idempotency key). Another credential for this challenge is refused, whatever it carries.
       if (existing.credentialHash !== attempt.credentialHash)
         return this.problem(body, merchantId, { code: 'invalid-challenge', detail: 'this challenge has already been used' }, challenge.id);
-      const earlier = await this.earlierOutcome(body, merchantId, attempt, existing, expired);
+      const earlier = await this.earlierOutcome(body, merchantId, attempt, rail, existing, expired);
       if (earlier) return earlier;
     }
 
@@ -181,6 +181,7 @@ export class MppService {
     body: CredentialBody,
     merchantId: string | null,
     attempt: ChargeAttempt,
+    rail: ChargeRail,
     first: Claim,
     expired: MppError | undefined,
   ): Promise<MppAnswer | undefined> {
@@ -212,6 +213,7 @@ export class MppService {
             timestamp: new Date(this.clock.nowMs()).toISOString(),
             reference: recorded.reference,
             challengeId: challenge.id,
+            ...(await rail.receiptFields?.(attempt)),
           };
           const stored = await this.claims.settled(scope, challenge.id, receipt, null);
           return receiptAnswer(stored.receipt, stored.payer);

@@ -189,6 +189,11 @@ export class EvmSubscriptionRail implements ChargeRail, SubscriptionRail {
     };
   }
 
+  async receiptFields(attempt: ChargeAttempt): Promise<{ subscriptionId: string; externalId?: string } | undefined> {
+    const subscription = await this.subscriptions.findByChallenge(attempt.merchantId ?? '', attempt.challenge.id);
+    return subscription && { subscriptionId: subscription.id, ...(subscription.externalId !== null && { externalId: subscription.externalId }) };
+  }
+
   async prepareCharge(subscription: SubscriptionRecord, periodIndex: number, attempt: number): Promise<ChargePreparation> {
     const stored = await this.subscriptions.authorization(subscription.id, periodIndex);
     if (!stored?.sealed || !stored.keyId)

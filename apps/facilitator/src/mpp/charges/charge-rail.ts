@@ -36,6 +36,11 @@ export interface ChargeRail {
   verify(attempt: ChargeAttempt, options: { beforeSettle: boolean }): Promise<RailVerdict>;
   /** Moves the money for a claimed challenge, exactly once. */
   settle(attempt: ChargeAttempt): Promise<RailSettlement>;
+  /**
+   * The members the method adds to a receipt rebuilt from the payment's record (a subscription's `subscriptionId`),
+   * when the claim lost the receipt its settlement answered with.
+   */
+  receiptFields?(attempt: ChargeAttempt): Promise<{ subscriptionId?: string; externalId?: string } | undefined>;
 }
 
 export const CHARGE_RAILS = Symbol('CHARGE_RAILS');
