@@ -360,6 +360,19 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
     const service = facilitator.app.get(SubscriptionCommandsService, { strict: false });
     const raced = await Promise.all([service.run(renewal), service.run(renewal)]);
     expect(raced.filter((o) => o === 'charged').length).toBeLessThanOrEqual(1);
+    // the facilitator's own commands worker took both queued jobs, and carried the command out at most once too
+    const outcomes = await until('both queued commands processed', async () => {
+      const jobs = await Promise.all([subscriptionCommandJobId(renewal), `${subscriptionCommandJobId(renewal)}-again`].map((id) => queue.getJob(id)));
+      const values = jobs.map((j) => j?.returnvalue as string | undefined);
+      return values.every((v) => typeof v === 'string') ? values : undefined;
+    });
+    expect([...raced, ...outcomes].filter((o) => o === 'charged')).toHaveLength(1);
+    expect([...raced, ...outcomes].every((o) => o === 'charged' || o === 'done')).toBe(true);
+    // a command that breaks the contract fails for good, changing nothing
+    const malformed = await queue.add('charge', { type: 'charge', subscriptionId, periodIndex: -1 }, { jobId: `malformed-${subscriptionId}` });
+    const failed = await until('the malformed command failed', async () => ((await malformed.isFailed()) ? (await queue.getJob(malformed.id!))! : undefined));
+    expect(failed.failedReason).toContain('malformed subscription command');
+    expect(failed.attemptsMade).toBe(1);
     await queue.close();
 
     const confirmed = await until('period 1 confirmed', async () => {
