@@ -532,6 +532,13 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
     } finally {
       await after.close();
     }
+    // a process that was not given the new key refuses the renewal (rail_error), it does not retry forever
+    await chain.increaseTime(DAY);
+    await syncClock();
+    const service = facilitator.app.get(SubscriptionCommandsService, { strict: false });
+    expect(await service.run(charge(id, 1, 0))).toBe('refused:rail_error');
+    const refused = await eventsOf(id, 'subscription.charge_refused');
+    expect((refused[0]!.data as any).message).toContain('cannot be opened');
   });
 
   it('renewals due at once are recorded without waiting and settle together in batch transactions', async () => {

@@ -29,6 +29,7 @@ import { SettlementQueue } from '../settlement/settlement.queue';
 import { SettlementService, type Presentation } from '../settlement/settlement.service';
 import { Clock } from '../x402/clock';
 import { AuthorizationVault } from './authorization-vault';
+import { UnsealError } from './sealing';
 import type { ChargePreparation, SubscriptionRail } from './subscription-rail';
 import { Subscriptions, type SubscriptionRecord } from './subscriptions.repository';
 
@@ -201,7 +202,17 @@ export class EvmSubscriptionRail implements ChargeRail, SubscriptionRail {
     const network = this.networks.resolve(subscription.network, 2);
     const asset = network && this.networks.asset(network, subscription.asset);
     if (!network || !asset) return { ok: false, reason: 'rail_error', message: `${subscription.asset} on ${subscription.network} is no longer served here` };
-    const signature = this.vault.open(subscription.id, periodIndex, stored.nonce, stored.sealed, stored.keyId);
+    let signature: Hex;
+    try {
+      signature = this.vault.open(subscription.id, periodIndex, stored.nonce, stored.sealed, stored.keyId);
+    } catch (error) {
+      // a key dropped too early, or a tampered row: an operator's problem, reported instead of retried forever
+      if (error instanceof UnsealError) {
+        this.logger.error(`subscription ${subscription.id} period ${periodIndex}: ${error.message}`);
+        return { ok: false, reason: 'rail_error', message: `the stored authorization cannot be opened: ${error.message}` };
+      }
+      throw error;
+    }
     const authorization: TransferAuthorization = {
       network: network.config.network,
       asset: asset.address,
@@ -211,7 +222,7 @@ export class EvmSubscriptionRail implements ChargeRail, SubscriptionRail {
       validAfter: stored.validAfter,
       validBefore: stored.validBefore,
       nonce: stored.nonce as HexString,
-      signature,
+      signature: signature as HexString,
       domain: { name: asset.eip712.name, version: asset.eip712.version },
       requirement: { payTo: subscription.payTo, amount: subscription.amount },
     };

@@ -291,7 +291,8 @@ export class Subscriptions {
     const rows = await this.db.subscriptionAuthorization.findMany({
       where: {
         nonce: { in: canceled.map((c) => c.nonce.toLowerCase()) },
-        subscription: { network, state: { not: 'revoked' } },
+        // a canceled subscription's authorizations are destroyed already: nothing left to withdraw
+        subscription: { network, state: 'active' },
       },
       select: { subscriptionId: true, nonce: true, subscription: { select: { payer: true } } },
     });
