@@ -565,4 +565,39 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
     expect(new Set(rows.map((r) => r.tx_hash)).size).toBeLessThan(4);
     expect(await balanceOf(chain.client, usdc, recipient)).toBe(before + 4n * 7_000n);
   });
+
+  it('dunning: a renewal the payer cannot fund is refused before anything is recorded (rail_error), and a later attempt of the period is charged', async () => {
+    const account = payerAccount(manifest, 9);
+    const routeTerms = terms('9000');
+    const { credential } = await subscribe(routeTerms, account);
+    const settled = await as('/mpp/settle', { credential, terms: routeTerms });
+    expect(settled.status, JSON.stringify(settled.body)).toBe(200);
+    const id = settled.body.receipt.subscriptionId as string;
+    const { createWalletClient, http, erc20Abi } = await import('viem');
+    const wallet = (from: PrivateKeyAccount) => createWalletClient({ account: from, chain: chain.client.chain, transport: http(manifest.rpcUrl) });
+    const balance = await balanceOf(chain.client, usdc, account.address);
+    const parked = payerAccount(manifest, 8);
+    const move = async (from: PrivateKeyAccount, to: Address, amount: bigint) =>
+      chain.client.waitForTransactionReceipt({
+        hash: await wallet(from).writeContract({ address: usdc.address as Address, abi: erc20Abi, functionName: 'transfer', args: [to, amount] } as never),
+      });
+    await move(account, parked.address, balance);
+    await chain.increaseTime(DAY);
+    await syncClock();
+    const service = facilitator.app.get(SubscriptionCommandsService, { strict: false });
+    expect(await service.run(charge(id, 1, 0))).toBe('refused:rail_error');
+    const [none] = await db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM facilitator.payments WHERE subscription_id = $1 AND subscription_period = 1`, id);
+    expect(none!.n).toBe(0);
+    await move(parked, account.address, balance);
+    expect(await service.run(charge(id, 1, 1))).toBe('charged');
+    await until('the retried renewal confirmed', async () => {
+      const [row] = await db.$queryRawUnsafe<{ state: string; subscription_attempt: number }[]>(
+        `SELECT state::text, subscription_attempt FROM facilitator.payments WHERE subscription_id = $1 AND subscription_period = 1`,
+        id,
+      );
+      return row?.state === 'confirmed' ? row : undefined;
+    });
+    const refused = await eventsOf(id, 'subscription.charge_refused');
+    expect(refused[0]!.data).toMatchObject({ periodIndex: 1, attempt: 0, reason: 'rail_error' });
+  });
 });
