@@ -16,7 +16,7 @@ export async function resetLocalState({ databaseUrl, redisUrl = process.env.REDI
     await client.query(
       `TRUNCATE facilitator.webhook_delivery_attempts, facilitator.webhook_deliveries, facilitator.outbox_cursors, facilitator.mpp_claims, facilitator.stripe_events,
                 facilitator.payment_transactions, facilitator.payment_events, facilitator.payment_idempotency_keys, facilitator.payments,
-                facilitator.mpp_secrets, facilitator.api_keys, facilitator.merchants,
+                facilitator.mpp_secrets, facilitator.api_keys, facilitator.merchants, facilitator.chain_cursors,
                 ledger.reconciliation_rows, ledger.reconciliation_runs, ledger.receiving_addresses, ledger.pending_timeouts, ledger.failed_transfers, ledger.transfers, ledger.accounts,
                 merchant.a2a_payment_submissions, merchant.a2a_payments, merchant.a2a_tasks
        CASCADE`, // and every table that refers to these (new ones need no edit here)

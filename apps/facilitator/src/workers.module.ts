@@ -11,21 +11,33 @@ import { SettlementModule } from './settlement/settlement.module';
 import { SettlementWorker } from './settlement/settlement.worker';
 import { SignerLeases } from './settlement/signer-leases';
 import { StripeSweep } from './stripe/stripe-sweep';
+import { RevocationWatcher } from './subscriptions/revocation-watcher';
+import { SubscriptionCommandsQueueModule, SubscriptionCommandsWorker } from './subscriptions/subscription-commands.worker';
+import { SubscriptionsModule } from './subscriptions/subscriptions.module';
 
 /**
  * Everything the facilitator runs in the background: the settlement worker and its signer leases (send, confirm,
  * recover), the Stripe sweep, the outbox relay to the ledger and its acknowledgements (with OUTBOX_PUBLISH), signed
- * webhooks and the merchant-notices consumer. Imported only by worker-role processes (FACILITATOR_ROLE worker or all;
+ * webhooks, the merchant-notices consumer, and (with SUBSCRIPTION_SEALING_KEYS) the subscription commands worker and
+ * the revocation watcher. Imported only by worker-role processes (FACILITATOR_ROLE worker or all;
  * see AppModule.forConfig): an api process has none of these providers, so it never consumes a queue, holds a wallet
  * lease or polls a table. What an api process needs of the same areas (the settlement queue's producer, the
  * repositories, the metrics read at scrape time) stays in their own modules. The queues are the app's QueueModule's.
  */
 @Module({})
 export class FacilitatorWorkersModule {
-  static forConfig({ outbox }: Pick<FacilitatorConfig, 'outbox'>): DynamicModule {
+  static forConfig({ outbox, subscriptions }: Pick<FacilitatorConfig, 'outbox' | 'subscriptions'>): DynamicModule {
     return {
       module: FacilitatorWorkersModule,
-      imports: [NetworksModule, Eip3009Module, SettlementModule, MppModule, MerchantNoticesQueueModule, ...(outbox.publish ? [PaymentEventsQueuesModule] : [])],
+      imports: [
+        NetworksModule,
+        Eip3009Module,
+        SettlementModule,
+        MppModule,
+        MerchantNoticesQueueModule,
+        ...(outbox.publish ? [PaymentEventsQueuesModule] : []),
+        ...(subscriptions ? [SubscriptionsModule, SubscriptionCommandsQueueModule] : []),
+      ],
       // SettlementWorker before SignerLeases: their init order is the one these had before the split.
       providers: [
         SettlementWorker,
@@ -34,6 +46,8 @@ export class FacilitatorWorkersModule {
         ...(outbox.publish ? [OutboxRelay, OutboxAcks] : []),
         WebhookDispatcher,
         MerchantNoticesConsumer,
+        // subscription commands and revocations only where authorizations can be opened (SUBSCRIPTION_SEALING_KEYS)
+        ...(subscriptions ? [SubscriptionCommandsWorker, RevocationWatcher] : []),
       ],
     };
   }

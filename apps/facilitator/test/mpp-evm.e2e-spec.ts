@@ -63,6 +63,33 @@ describe('MPP method evm (charge) through the facilitator, credentials made by t
     expect(Date.parse(challenge.expires) - Date.now()).toBeGreaterThan(250_000);
   });
 
+  it('does not offer the subscription intent without SUBSCRIPTION_SEALING_KEYS, and says why', async () => {
+    const subscription = {
+      realm: 'shop.example',
+      offers: [
+        {
+          method: 'evm',
+          intent: 'subscription',
+          request: {
+            amount: '1000',
+            currency: usdc.address,
+            periodUnit: 'month',
+            periodCount: '1',
+            recipient: merchant,
+            subscriptionExpires: new Date(Date.now() + 90 * 86_400_000).toISOString(),
+            methodDetails: { chainId: manifest.chainId },
+          },
+        },
+      ],
+    };
+    const refused = await postJson(`${facilitator.url}/mpp/challenges`, subscription);
+    expect(refused.status).toBe(400);
+    expect(refused.body.code).toBe('validation_failed');
+    expect(refused.body.detail).toContain('SUBSCRIPTION_SEALING_KEYS');
+    const supported = await fetch(`${facilitator.url}/mpp/supported`).then((r) => r.json() as Promise<any>);
+    expect(JSON.stringify(supported)).not.toContain('subscription');
+  });
+
   it('settles the mppx credential on chain and returns a Payment-Receipt mppx reads', async () => {
     const payer = payerAccount(manifest, 3);
     const { response } = await challengeResponse(terms());

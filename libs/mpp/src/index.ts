@@ -66,3 +66,30 @@ export {
 } from './methods/stripe-subscription';
 export { bodyDigest } from './digest';
 export { MPP_WIRE_SCHEMAS } from './wire-schemas';
+export {
+  checkEvmSubscription,
+  EVM_SUBSCRIPTION_CREDENTIAL_TYPE,
+  evmPeriodAuthorizationSchema,
+  evmSubscriptionNonce,
+  evmSubscriptionPayloadSchema,
+  evmSubscriptionReceipt,
+  evmSubscriptionRequestProblems,
+  evmSubscriptionRequestSchema,
+  MAX_SUBSCRIPTION_AUTHORIZATIONS,
+  MAX_SUBSCRIPTION_CREDENTIAL_CHARS,
+  normalizeEvmSubscriptionRequest,
+  signEvmSubscription,
+  SUBSCRIPTION_ID_PATTERN,
+  SUBSCRIPTION_INTENT,
+  subscriptionPeriod,
+  subscriptionWindows,
+  transferWithAuthorizationTypedData,
+  type CheckedPeriodAuthorization,
+  type EvmPeriodAuthorization,
+  type EvmSubscriptionCredential,
+  type EvmSubscriptionPayload,
+  type EvmSubscriptionRequest,
+  type PeriodWindow,
+  type SignTypedData,
+  type SubscriptionCheckOptions,
+} from './methods/evm-subscription';

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { env, loadConfig, ConfigError, queuePrefixOf, queuePrefixVar, trustProxyVar, type TrustProxy } from '@mp/platform';
 import { loadChainManifest, type AssetConfig, type NetworkConfig } from '@mp/chain';
 import type { Address, Hex } from 'viem';
+import { parseSealingKeys, type SealingKey } from '../subscriptions/sealing';
 
 export const FACILITATOR_CONFIG = Symbol('FACILITATOR_CONFIG');
 
@@ -93,6 +94,11 @@ const envSchema = z.object({
     .regex(/^whsec_/, 'must be a webhook signing secret (whsec_...)')
     .optional(),
   STRIPE_NETWORK_ID: z.string().min(1).optional(),
+  // MPP subscriptions: the keys that seal pre-signed authorizations at rest; unset: the subscription intent is not offered
+  SUBSCRIPTION_SEALING_KEYS: z.string().optional(),
+  SUBSCRIPTION_WORKER_CONCURRENCY: env.int(16, 1),
+  REVOCATION_POLL_MS: env.int(2_000, 10),
+  REVOCATION_BLOCK_RANGE: env.int(2_000, 1),
   // operator API (/admin) and bull-board (/admin/queues); unset or empty: both answer 404
   OPERATOR_TOKEN: z
     .string()
@@ -200,6 +206,19 @@ export interface FacilitatorConfig {
   stripe?: StripeConfig;
   /** Bearer token of the operator API (/admin) and bull-board (/admin/queues); undefined: both are off (404). */
   operatorToken?: string;
+  /** MPP subscriptions (issue 13); undefined (no SUBSCRIPTION_SEALING_KEYS): the subscription intent is not offered. */
+  subscriptions?: SubscriptionsConfig;
+}
+
+export interface SubscriptionsConfig {
+  /** the first seals, all open (rotation: add the new key first, re-seal, then drop the old) */
+  sealingKeys: SealingKey[];
+  /** subscription-commands jobs one worker process runs at once */
+  workerConcurrency: number;
+  /** how often the revocation watcher reads AuthorizationCanceled logs */
+  revocationPollMs: number;
+  /** most blocks per eth_getLogs of the revocation watcher */
+  revocationBlockRange: number;
 }
 
 export interface StripeConfig {
@@ -229,6 +248,8 @@ export function loadFacilitatorConfig(environment: NodeJS.ProcessEnv = process.e
       "FACILITATOR_EIP6492_FACTORIES: applies to the local chain manifest only; with FACILITATOR_NETWORKS_FILE, list the factories in each network's eip6492AllowedFactories",
     ]);
   }
+  const sealing = parseSealingKeys(e.SUBSCRIPTION_SEALING_KEYS);
+  if (sealing.problems.length) throw new ConfigError(sealing.problems);
   const feeCap = e.MAX_FEE_PER_GAS_WEI === undefined ? undefined : BigInt(e.MAX_FEE_PER_GAS_WEI);
   const configured = e.FACILITATOR_NETWORKS_FILE
     ? networksFromFile(e.FACILITATOR_NETWORKS_FILE, environment)
@@ -273,6 +294,14 @@ export function loadFacilitatorConfig(environment: NodeJS.ProcessEnv = process.e
     outbox: { publish: e.OUTBOX_PUBLISH, pollMs: e.OUTBOX_POLL_MS, republishAfterMs: e.OUTBOX_REPUBLISH_AFTER_MS },
     mpp: { challengeTtlSeconds: e.MPP_CHALLENGE_TTL_SECONDS },
     ...(e.OPERATOR_TOKEN && { operatorToken: e.OPERATOR_TOKEN }),
+    ...(sealing.keys.length && {
+      subscriptions: {
+        sealingKeys: sealing.keys,
+        workerConcurrency: e.SUBSCRIPTION_WORKER_CONCURRENCY,
+        revocationPollMs: e.REVOCATION_POLL_MS,
+        revocationBlockRange: e.REVOCATION_BLOCK_RANGE,
+      },
+    }),
     ...(e.STRIPE_SECRET_KEY
       ? {
           stripe: {

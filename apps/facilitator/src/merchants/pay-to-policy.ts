@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { getAddress } from 'viem';
-import { EVM_METHOD, evmChargeRequestSchema, type Challenge, type MppError } from '@mp/mpp';
+import { EVM_METHOD, evmChargeRequestSchema, evmSubscriptionRequestSchema, type Challenge, type MppError } from '@mp/mpp';
 import { X402Reason, type PaymentRequest } from '@mp/x402';
 import { NetworkRegistry } from '../networks/network-registry';
 import { MerchantRepository } from './merchant.repository';
@@ -41,9 +41,12 @@ export class PayToPolicy {
   /** An MPP evm charge: its challenge's recipient on its chain. Other methods pay the merchant's own processor account. */
   async mppRefusal(challenge: Challenge, merchantId: string | null): Promise<MppError | undefined> {
     if (challenge.method !== EVM_METHOD) return undefined;
-    const request = evmChargeRequestSchema.safeParse(challenge.request);
-    if (!request.success) return undefined; // the rail refuses it as not an evm charge
-    const message = await this.refusal(merchantId, `eip155:${request.data.methodDetails.chainId}`, request.data.recipient);
+    // a charge pays its recipient once, a subscription every period: both only where the merchant is paid
+    const charge = evmChargeRequestSchema.safeParse(challenge.request);
+    const subscription = charge.success ? undefined : evmSubscriptionRequestSchema.safeParse(challenge.request);
+    const request = charge.success ? charge.data : subscription?.success ? subscription.data : undefined;
+    if (!request) return undefined; // the rail refuses it as not an evm request
+    const message = await this.refusal(merchantId, `eip155:${request.methodDetails.chainId}`, request.recipient);
     return message === undefined ? undefined : { code: 'verification-failed', detail: `${message} (${X402Reason.payToNotAllowed})` };
   }
 }

@@ -18,6 +18,9 @@ describe('one snapshot of a payment', () => {
     reference: null,
     txHash: `0x${'ab'.repeat(32)}`,
     merchantId: '0b6f0b43-6a55-4a47-9a3c-0d7c6f0e9b1d',
+    subscriptionId: null,
+    subscriptionPeriod: null,
+    subscriptionAttempt: null,
     x402Version: 2,
     paymentIdentifier: 'pay_123',
     errorReason: null,
@@ -47,6 +50,14 @@ describe('one snapshot of a payment', () => {
       merchantId: row.merchantId,
     });
     expect(paymentSnapshotSchema.parse(snapshot)).toEqual(snapshot);
+  });
+
+  it('a subscription charge’s snapshot carries subscription {id, periodIndex, attempt}; the merchant’s view does not (yet)', () => {
+    const charge: PaymentViewRow = { ...row, subscriptionId: 'q1w2e3r4t5y6u7i8o9p0aa', subscriptionPeriod: 3, subscriptionAttempt: 1 };
+    const snapshot = paymentSnapshot(charge);
+    expect(snapshot.subscription).toEqual({ id: 'q1w2e3r4t5y6u7i8o9p0aa', periodIndex: 3, attempt: 1 });
+    expect(paymentSnapshotSchema.parse(snapshot)).toEqual(snapshot);
+    expect(toPaymentView(charge)).not.toHaveProperty('subscription');
   });
 
   it('the merchant’s view is the same snapshot, checksummed, without the merchant id, with the row’s details', () => {

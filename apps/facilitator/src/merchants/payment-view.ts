@@ -46,10 +46,15 @@ export interface PaymentView {
  */
 export const PAYMENT_COLUMNS = `p.id, p.state::text AS state, p.protocol, p.rail, p.network, p.asset, p.payer, p.pay_to AS "payTo",
   p.amount::text AS amount, p.authorization_nonce AS nonce, p.scheme, p.challenge_id AS "challengeId", p.reference,
-  p.tx_hash AS "txHash", p.merchant_id::text AS "merchantId"`;
+  p.tx_hash AS "txHash", p.merchant_id::text AS "merchantId",
+  p.subscription_id AS "subscriptionId", p.subscription_period AS "subscriptionPeriod", p.subscription_attempt AS "subscriptionAttempt"`;
 
-/** A row read with PAYMENT_COLUMNS: exactly the snapshot's members. */
-export type PaymentRow = PaymentSnapshot;
+/** A row read with PAYMENT_COLUMNS: the snapshot's members, a subscription charge's three as columns. */
+export interface PaymentRow extends Omit<PaymentSnapshot, 'subscription'> {
+  subscriptionId: string | null;
+  subscriptionPeriod: number | null;
+  subscriptionAttempt: number | null;
+}
 
 /** Columns of `facilitator.payments p` that make a {@link PaymentViewRow}. */
 export const PAYMENT_VIEW_COLUMNS = `${PAYMENT_COLUMNS}, p.x402_version AS "x402Version",
@@ -88,12 +93,16 @@ export function paymentSnapshot(row: PaymentRow): PaymentSnapshot {
     reference: row.reference,
     txHash: row.txHash,
     merchantId: row.merchantId,
+    ...(row.subscriptionId !== null &&
+      row.subscriptionPeriod !== null &&
+      row.subscriptionAttempt !== null && { subscription: { id: row.subscriptionId, periodIndex: row.subscriptionPeriod, attempt: row.subscriptionAttempt } }),
   };
 }
 
 /** The snapshot as merchants see it: addresses checksummed, no merchant id (it is theirs), and the row's details. */
 export function toPaymentView(row: PaymentViewRow): PaymentView {
-  const { merchantId: _merchantId, ...snapshot } = paymentSnapshot(row);
+  // GET /payments and webhooks keep their documented shape; a charge's subscription goes to the ledger only (for now).
+  const { merchantId: _merchantId, subscription: _subscription, ...snapshot } = paymentSnapshot(row);
   return {
     ...snapshot,
     asset: checksummed(snapshot.asset),

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { PAYMENT_AUTHORIZATION_HEADER } from '@mp/mpp';
+import { MAX_SUBSCRIPTION_CREDENTIAL_CHARS, PAYMENT_AUTHORIZATION_HEADER } from '@mp/mpp';
 import { MAX_CHALLENGE_TTL_SECONDS } from './mpp-secrets';
 
 export const offerSchema = z.strictObject({
   method: z.string().regex(/^[a-z][a-z0-9:_-]*$/, 'must be a lowercase payment method name such as "evm" or "stripe"'),
-  intent: z.string().regex(/^[a-z][a-z0-9_-]*$/, 'must be a lowercase intent such as "charge"'),
+  intent: z.string().regex(/^[a-z][a-z0-9_-]*$/, 'must be a lowercase intent such as "charge" or "subscription"'),
   request: z.record(z.string(), z.unknown()),
   description: z.string().max(1024).optional(),
 });
@@ -36,12 +36,15 @@ export const termsSchema = z.strictObject({
 
 export type TermsInput = z.infer<typeof termsSchema>;
 
+/** The longest credential of intent `charge` (a subscription's may be up to MAX_SUBSCRIPTION_CREDENTIAL_CHARS, checked once its intent is known). */
+export const MAX_CHARGE_CREDENTIAL_CHARS = 32 * 1024;
+
 export const credentialBodySchema = z.strictObject({
-  /** the Authorization (or Payment-Authorization) header value as the client sent it: `Payment <base64url>` */
-  credential: z
-    .string()
-    .min(1)
-    .max(32 * 1024),
+  /**
+   * the Authorization (or Payment-Authorization) header value as the client sent it: `Payment <base64url>`; at most
+   * 32 KiB, 60 KiB for intent `subscription` (one authorization per period)
+   */
+  credential: z.string().min(1).max(MAX_SUBSCRIPTION_CREDENTIAL_CHARS),
   /** which header carried it */
   credentialHeader: z.enum(['Authorization', PAYMENT_AUTHORIZATION_HEADER]).default('Authorization'),
   terms: termsSchema,

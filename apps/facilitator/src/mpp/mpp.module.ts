@@ -7,6 +7,9 @@ import { StripeModule } from '../stripe/stripe.module';
 import { StripeWebhooksController } from '../stripe/stripe-webhooks.controller';
 import { StripeOutcomes } from '../stripe/stripe-outcomes';
 import { StripePayments } from '../stripe/stripe-payments.repository';
+import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
+import { EvmSubscriptionRail } from '../subscriptions/evm-subscription.rail';
+import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { CHARGE_RAILS } from './charges/charge-rail';
 import { EvmChargeRail } from './charges/evm-charge.rail';
 import { StripeChargeRail } from './charges/stripe-charge.rail';
@@ -16,12 +19,12 @@ import { MppSecrets } from './mpp-secrets';
 import { MppService } from './mpp.service';
 
 /**
- * MPP (the Payment HTTP authentication scheme): challenges, credentials, single-use claims, one rail per method,
+ * MPP (the Payment HTTP authentication scheme): challenges, credentials, single-use claims, one rail per method and intent,
  * and Stripe's webhooks, which settle what a PaymentIntent call could not tell. The Stripe sweep, which does the same
  * without a webhook, runs in FacilitatorWorkersModule on what this module exports.
  */
 @Module({
-  imports: [NetworksModule, Eip3009Module, SettlementModule, StripeModule],
+  imports: [NetworksModule, Eip3009Module, SettlementModule, StripeModule, SubscriptionsModule],
   controllers: [MppController, StripeWebhooksController],
   providers: [
     MppService,
@@ -32,7 +35,16 @@ import { MppService } from './mpp.service';
     StripeOutcomes,
     EvmChargeRail,
     StripeChargeRail,
-    { provide: CHARGE_RAILS, inject: [EvmChargeRail, StripeChargeRail], useFactory: (evm: EvmChargeRail, stripe: StripeChargeRail) => [evm, stripe] },
+    {
+      provide: CHARGE_RAILS,
+      inject: [FACILITATOR_CONFIG, EvmChargeRail, StripeChargeRail, EvmSubscriptionRail],
+      // the subscription intent only with SUBSCRIPTION_SEALING_KEYS: its authorizations are never stored unsealed
+      useFactory: (config: FacilitatorConfig, evm: EvmChargeRail, stripe: StripeChargeRail, evmSubscription: EvmSubscriptionRail) => [
+        evm,
+        stripe,
+        ...(config.subscriptions ? [evmSubscription] : []),
+      ],
+    },
   ],
   exports: [MppClaims, StripeOutcomes, StripePayments],
 })

@@ -146,7 +146,8 @@ export const MPP_DOCS = {
   supported: {
     operationId: 'getMppSupported',
     summary: 'The MPP methods this facilitator settles',
-    description: '`evm` always (on the networks and assets of GET /supported); `stripe` when STRIPE_SECRET_KEY is set.',
+    description:
+      '`evm` always (on the networks and assets of GET /supported), with intent `subscription` besides `charge` when SUBSCRIPTION_SEALING_KEYS is set (our EXPERIMENTAL evm profile); `stripe` when STRIPE_SECRET_KEY is set.',
     security: KEY_OR_OPEN_MODE,
     responses: {
       '200': jsonResponse(
@@ -253,7 +254,7 @@ export const MPP_DOCS = {
     operationId: 'settleMppCredential',
     summary: 'Settle an MPP credential, exactly once',
     description:
-      "The checks of /mpp/verify, then the challenge is claimed in PostgreSQL (one INSERT: of concurrent requests with one credential exactly one proceeds; a challenge used by another credential is `invalid-challenge`), then settled by its method: `evm` through the x402 settlement engine (same exactly-once record, signer pool and recovery; the payment is recorded with protocol `mpp`), `stripe` by one confirmed PaymentIntent with idempotency key `mpp_<challengeId>_<spt>`. Every settled payment emits the same outbox events and webhooks as an x402 one. If the outcome is unknown (RPC or Stripe unreachable, a Stripe 5xx, `409 idempotency_key_in_use` or `idempotency_error`, settlement past SETTLE_BUDGET_MS), the answer is 500 `internal-payment-error` and the same credential may be sent again: it drives the same settlement, never a second one. The same credential sent again after it settled gets the original answer: 200 with the same receipt (same `reference`, `timestamp` and `Payment-Receipt`), also after the challenge expired; after a failure, the same problem; while another request settles it, that request's outcome (waiting up to SETTLE_BUDGET_MS). Another credential for the same challenge is `invalid-challenge`.",
+      "The checks of /mpp/verify, then the challenge is claimed in PostgreSQL (one INSERT: of concurrent requests with one credential exactly one proceeds; a challenge used by another credential is `invalid-challenge`), then settled by its method: `evm` through the x402 settlement engine (same exactly-once record, signer pool and recovery; the payment is recorded with protocol `mpp`), `stripe` by one confirmed PaymentIntent with idempotency key `mpp_<challengeId>_<spt>`. Every settled payment emits the same outbox events and webhooks as an x402 one. If the outcome is unknown (RPC or Stripe unreachable, a Stripe 5xx, `409 idempotency_key_in_use` or `idempotency_error`, settlement past SETTLE_BUDGET_MS), the answer is 500 `internal-payment-error` and the same credential may be sent again: it drives the same settlement, never a second one. The same credential sent again after it settled gets the original answer: 200 with the same receipt (same `reference`, `timestamp` and `Payment-Receipt`), also after the challenge expired; after a failure, the same problem; while another request settles it, that request's outcome (waiting up to SETTLE_BUDGET_MS). Another credential for the same challenge is `invalid-challenge`. Intent `subscription` (method `evm`, EXPERIMENTAL): the credential carries one EIP-3009 authorization per period until `subscriptionExpires`; all are verified, the subscription, its authorizations (sealed at rest) and its period 0 payment are recorded in one transaction, period 0 settles as an evm charge does, and the receipt carries `subscriptionId`. Renewals are the ledger's to ask for (queue `subscription-commands`).",
     security: KEY_OR_OPEN_MODE,
     requestBody: CREDENTIAL_REQUEST_BODY,
     responses: {

@@ -9,6 +9,7 @@ import {
   parseCredential,
   PAYMENT_RECEIPT_HEADER,
   serializeChallenge,
+  SUBSCRIPTION_INTENT,
   toProblemDetails,
   verifyBinding,
   type Challenge,
@@ -24,7 +25,7 @@ import { Clock } from '../x402/clock';
 import { CHARGE_RAILS, type ChargeAttempt, type ChargeRail } from './charges/charge-rail';
 import { MppClaims, type Claim } from './mpp-claims.repository';
 import { MppSecrets } from './mpp-secrets';
-import type { CredentialBody, TermsInput } from './mpp.api';
+import { MAX_CHARGE_CREDENTIAL_CHARS, type CredentialBody, type TermsInput } from './mpp.api';
 
 /** What an MPP endpoint answers: the status, headers and body the merchant passes on to its client unchanged. */
 export interface MppAnswer {
@@ -59,12 +60,17 @@ export class MppService {
     private readonly clock: Clock,
     private readonly payTo: PayToPolicy,
   ) {
-    this.rails = new Map(rails.map((r) => [r.method, r]));
+    this.rails = new Map(rails.map((r) => [railKey(r.method, r.intent ?? 'charge'), r]));
   }
 
-  /** The methods this facilitator can settle (stripe only when configured). */
+  /** The methods this facilitator can settle and their intents (stripe only when configured; subscription only with sealing keys). */
   methods(): { method: string; intents: string[] }[] {
-    return [...this.rails.values()].filter((r) => r.method !== 'stripe' || this.config.stripe).map((r) => ({ method: r.method, intents: ['charge'] }));
+    const intents = new Map<string, string[]>();
+    for (const r of this.rails.values()) {
+      if (r.method === 'stripe' && !this.config.stripe) continue;
+      intents.set(r.method, [...(intents.get(r.method) ?? []), r.intent ?? 'charge']);
+    }
+    return [...intents].map(([method, list]) => ({ method, intents: list }));
   }
 
   async issue(input: TermsInput, merchantId: string | null): Promise<IssuedChallenges> {
@@ -143,7 +149,7 @@ export class MppService {
       // idempotency key). Another credential for this challenge is refused, whatever it carries.
       if (existing.credentialHash !== attempt.credentialHash)
         return this.problem(body, merchantId, { code: 'invalid-challenge', detail: 'this challenge has already been used' }, challenge.id);
-      const earlier = await this.earlierOutcome(body, merchantId, attempt, existing, expired);
+      const earlier = await this.earlierOutcome(body, merchantId, attempt, rail, existing, expired);
       if (earlier) return earlier;
     }
 
@@ -159,6 +165,7 @@ export class MppService {
       timestamp: new Date(this.clock.nowMs()).toISOString(),
       reference: settled.reference,
       challengeId: challenge.id,
+      ...settled.receipt,
     };
     // If Stripe's webhook or the sweep recorded the settlement first, its receipt is the one every answer carries.
     const stored = await this.claims.settled(scope, challenge.id, receipt, settled.payer ?? null);
@@ -174,6 +181,7 @@ export class MppService {
     body: CredentialBody,
     merchantId: string | null,
     attempt: ChargeAttempt,
+    rail: ChargeRail,
     first: Claim,
     expired: MppError | undefined,
   ): Promise<MppAnswer | undefined> {
@@ -205,6 +213,7 @@ export class MppService {
             timestamp: new Date(this.clock.nowMs()).toISOString(),
             reference: recorded.reference,
             challengeId: challenge.id,
+            ...(await rail.receiptFields?.(attempt)),
           };
           const stored = await this.claims.settled(scope, challenge.id, receipt, null);
           return receiptAnswer(stored.receipt, stored.payer);
@@ -268,8 +277,8 @@ export class MppService {
     if (!bound.ok) return { ok: false, answer: await this.problem(body, merchantId, bound.error, credential.challenge.id) };
     const matched = matchOffer(credential.challenge, terms);
     if (!matched.ok) return { ok: false, answer: await this.problem(body, merchantId, matched.error, credential.challenge.id) };
-    const rail = this.rails.get(credential.challenge.method);
-    if (!rail || credential.challenge.intent !== 'charge') {
+    const rail = this.rails.get(railKey(credential.challenge.method, credential.challenge.intent));
+    if (!rail) {
       return {
         ok: false,
         answer: await this.problem(body, merchantId, {
@@ -280,6 +289,17 @@ export class MppService {
     }
     const payToRefused = await this.payTo.mppRefusal(credential.challenge, merchantId);
     if (payToRefused) return { ok: false, answer: await this.problem(body, merchantId, payToRefused, credential.challenge.id) };
+    // a subscription credential carries one authorization per period: only it may use the larger limit
+    if (credential.challenge.intent !== SUBSCRIPTION_INTENT && body.credential.length > MAX_CHARGE_CREDENTIAL_CHARS)
+      return {
+        ok: false,
+        answer: await this.problem(
+          body,
+          merchantId,
+          { code: 'malformed-credential', detail: `a ${credential.challenge.intent} credential is at most ${MAX_CHARGE_CREDENTIAL_CHARS} characters` },
+          credential.challenge.id,
+        ),
+      };
     const credentialHash = createHash('sha256').update(body.credential.trim()).digest('hex');
     return { ok: true, attempt: { challenge: credential.challenge, credential, credentialHash, merchantId }, rail, ...(expired && { expired }) };
   }
@@ -288,12 +308,16 @@ export class MppService {
   private normalizeTerms(input: TermsInput): Terms {
     const problems: { name: string; reason: string }[] = [];
     const offers = input.offers.map((offer, index) => {
-      const rail = this.rails.get(offer.method);
-      if (!rail || offer.intent !== 'charge') {
+      const rail = this.rails.get(railKey(offer.method, offer.intent));
+      if (!rail) {
+        const why =
+          offer.intent === SUBSCRIPTION_INTENT && !this.config.subscriptions
+            ? `${offer.method}/${offer.intent} is not offered: this facilitator has no SUBSCRIPTION_SEALING_KEYS to keep pre-signed authorizations encrypted`
+            : `${offer.method}/${offer.intent} is not supported`;
         problems.push({
           name: `terms.offers.${index}`,
-          reason: `${offer.method}/${offer.intent} is not supported; supported: ${this.methods()
-            .map((m) => `${m.method}/charge`)
+          reason: `${why}; supported: ${this.methods()
+            .flatMap((m) => m.intents.map((intent) => `${m.method}/${intent}`))
             .join(', ')}`,
         });
         return offer;
@@ -326,6 +350,10 @@ export class MppService {
       body: { ...problem, challenges: fresh.challenges },
     };
   }
+}
+
+function railKey(method: string, intent: string): string {
+  return `${method}/${intent}`;
 }
 
 /** How often a request waiting for another request's settlement of the same credential looks at the claim again. */

@@ -44,6 +44,10 @@ export interface NewPayment {
   settleGas: bigint;
   merchantId?: string | null;
   origin: PaymentOrigin;
+  /** a subscription's charge: which subscription, period and try it pays (its events carry `payment.subscription`) */
+  subscription?: { id: string; periodIndex: number; attempt: number };
+  /** outbox events written on this payment before its payment.verified, in the same statement (subscription.activated) */
+  leadingEvents?: { type: string; data: Record<string, unknown> }[];
 }
 
 /** Which protocol's API accepted a payment: an x402 payload, or an MPP credential answering a challenge. */
@@ -140,6 +144,14 @@ export class ChainPayments {
    * Claims a verified payment for settlement: inserts it unless its authorization is already known, and binds
    * its payment identifier, all in one transaction. Returns the new id, or undefined when another request holds it.
    */
+  /**
+   * The claim inside the caller's transaction, for a payment written together with other rows (a subscription and its
+   * period 0 charge). Undefined when the authorization is already known.
+   */
+  claimWithin(tx: Pick<PrismaService, '$queryRaw'>, p: NewPayment): Promise<string | undefined> {
+    return this.insertPayment(tx, p);
+  }
+
   async claim(p: NewPayment): Promise<string | undefined> {
     // Without an identifier the claim is one statement; with one, the binding joins it in a transaction.
     if (!p.paymentIdentifier) return this.insertPayment(this.db, p);
@@ -169,19 +181,33 @@ export class ChainPayments {
       rail: 'evm',
       ...(p.origin.protocol === 'mpp' && { method: p.scheme, challengeId: p.origin.challengeId }),
     };
-    const rows = await db.$queryRaw<{ id: string }[]>`
-      WITH inserted AS (
+    const inserted = Prisma.sql`
         INSERT INTO facilitator.payments (network, asset, payer, authorization_nonce, pay_to, amount, valid_after, valid_before,
                                           scheme, x402_version, payload_hash, settle_to, settle_data, merchant_id, settle_gas,
-                                          protocol, challenge_id, state, updated_at)
+                                          protocol, challenge_id, subscription_id, subscription_period, subscription_attempt, state, updated_at)
         VALUES (${p.network}, ${p.asset}, ${p.payer}, ${p.nonce}, ${p.payTo}, ${p.amount.toString()}::numeric, ${p.validAfter.toString()}::numeric,
                 ${p.validBefore.toString()}::numeric, ${p.scheme}, ${p.origin.protocol === 'x402' ? p.origin.x402Version : null}::int, ${p.payloadHash},
                 ${p.settleTo.toLowerCase()}, ${p.settleData}, ${p.merchantId ?? null}::uuid, ${p.settleGas.toString()}::numeric,
-                ${p.origin.protocol}, ${p.origin.protocol === 'mpp' ? p.origin.challengeId : null}::text, 'verified', now())
+                ${p.origin.protocol}, ${p.origin.protocol === 'mpp' ? p.origin.challengeId : null}::text,
+                ${p.subscription?.id ?? null}::text, ${p.subscription?.periodIndex ?? null}::int, ${p.subscription?.attempt ?? null}::int, 'verified', now())
         ON CONFLICT (network, asset, payer, authorization_nonce) DO NOTHING
-        RETURNING id)
+        RETURNING id`;
+    if (!p.leadingEvents?.length) {
+      const rows = await db.$queryRaw<{ id: string }[]>`
+        WITH inserted AS (${inserted})
+        INSERT INTO facilitator.payment_events (payment_id, type, data, trace_context)
+        SELECT id, 'payment.verified', ${JSON.stringify(event)}::jsonb, ${eventTraceContext()}::jsonb FROM inserted
+        RETURNING payment_id AS id`;
+      return rows[0]?.id;
+    }
+    // Event ids are taken in the ORDER BY's order: the leading events come before the payment's own payment.verified.
+    const events = [...p.leadingEvents, { type: 'payment.verified', data: event }].map((e, ord) => ({ ord, type: e.type, data: e.data }));
+    const rows = await db.$queryRaw<{ id: string }[]>`
+      WITH inserted AS (${inserted})
       INSERT INTO facilitator.payment_events (payment_id, type, data, trace_context)
-      SELECT id, 'payment.verified', ${JSON.stringify(event)}::jsonb, ${eventTraceContext()}::jsonb FROM inserted
+      SELECT inserted.id, e.type, e.data, ${eventTraceContext()}::jsonb
+        FROM inserted CROSS JOIN jsonb_to_recordset(${JSON.stringify(events)}::jsonb) AS e(ord int, type text, data jsonb)
+       ORDER BY e.ord
       RETURNING payment_id AS id`;
     return rows[0]?.id;
   }

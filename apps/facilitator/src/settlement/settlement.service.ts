@@ -60,12 +60,7 @@ export class SettlementService {
    */
   async settle(authorization: TransferAuthorization, presented: Presentation, merchantId: string | null, origin: PaymentOrigin): Promise<SettleResponse> {
     const deadline = Date.now() + this.config.settleBudgetMs;
-    const key = {
-      network: authorization.network,
-      asset: authorization.asset.toLowerCase(),
-      payer: authorization.from.toLowerCase(),
-      nonce: authorization.nonce.toLowerCase(),
-    };
+    const key = keyOf(authorization);
     const payment: Settling = { authorization, presented, key };
     await this.assertIdentifierFree(presented, merchantId);
     const flightKey = `${key.network}|${key.asset}|${key.payer}|${key.nonce}|${presented.fingerprint}|${merchantId}`;
@@ -78,6 +73,36 @@ export class SettlementService {
     } finally {
       this.inFlight.delete(flightKey);
     }
+  }
+
+  /**
+   * For a flow that claims the payment itself, together with rows of its own (a subscription and its period 0
+   * charge): the checks and the settlement call /settle would make before its claim. A failure is the answer /settle
+   * would give; nothing is written.
+   */
+  async prepareClaim(authorization: TransferAuthorization, presented: Presentation): Promise<{ ok: true; call: ContractCall } | { ok: false; failure: SettleResponse }> {
+    const payment: Settling = { authorization, presented, key: keyOf(authorization) };
+    try {
+      const prepared = await this.prepare(payment);
+      if (!prepared.ok) return prepared;
+      const uneconomic = await this.rail.gasCapExceeded(authorization, prepared.call.gas);
+      if (uneconomic) return { ok: false, failure: this.failure(payment, X402Reason.settlementGasExceedsCap, uneconomic) };
+      return prepared;
+    } catch (error) {
+      return { ok: false, failure: this.unexpected(payment, error) };
+    }
+  }
+
+  /**
+   * A payment such a flow claimed (or found claimed): handed to the settlement queue and followed to its outcome, as
+   * /settle follows its own, within SETTLE_BUDGET_MS.
+   */
+  async settleClaimed(authorization: TransferAuthorization, presented: Presentation, paymentId: string, merchantId: string | null): Promise<SettleResponse> {
+    const payment: Settling = { authorization, presented, key: keyOf(authorization) };
+    const record = await this.payments.findById(paymentId);
+    if (!record) throw new Error(`payment ${paymentId} is missing`);
+    if (record.state === 'verified') await this.queue.submit(paymentId);
+    return this.follow(payment, record, Date.now() + this.config.settleBudgetMs, merchantId).catch((error: unknown) => this.unexpected(payment, error));
   }
 
   /** /verify refuses a payment identifier the merchant already bound to another payload, as /settle does. */
@@ -194,6 +219,15 @@ export class SettlementService {
   private failure(payment: Settling, reason: string, message?: string): SettleResponse {
     return settleFailure({ payer: payment.authorization.from, network: payment.presented.network }, reason, message);
   }
+}
+
+function keyOf(authorization: TransferAuthorization): SettlementKey {
+  return {
+    network: authorization.network,
+    asset: authorization.asset.toLowerCase(),
+    payer: authorization.from.toLowerCase(),
+    nonce: authorization.nonce.toLowerCase(),
+  };
 }
 
 function conflict(key: string): ProblemError {

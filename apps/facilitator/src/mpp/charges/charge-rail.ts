@@ -14,13 +14,19 @@ export type RequestCheck = { ok: true; request: Record<string, unknown> } | { ok
 export type RailVerdict = { ok: true; payer?: string } | { ok: false; error: MppError };
 
 export type RailSettlement =
-  | { ok: true; reference: string; payer?: string }
+  /** `receipt`: members the method adds to the receipt (a subscription's `subscriptionId`, `externalId`) */
+  | { ok: true; reference: string; payer?: string; receipt?: { subscriptionId?: string; externalId?: string } }
   /** `final: false`: the outcome is not known yet (pending on chain, or the processor unreachable): the claim stays. */
   | { ok: false; error: MppError; final: boolean };
 
-/** One MPP payment method with intent `charge`: how its requests are issued, its credentials checked and settled. */
+/**
+ * One MPP payment method and intent (`charge`, or `subscription`: its activation): how its requests are issued, its
+ * credentials checked and settled.
+ */
 export interface ChargeRail {
   readonly method: string;
+  /** the MPP intent it serves; `charge` when absent */
+  readonly intent?: string;
   /** Validates an offer's request and returns it exactly as it will be issued (defaults made explicit). */
   normalize(request: unknown): RequestCheck;
   /**
@@ -30,6 +36,11 @@ export interface ChargeRail {
   verify(attempt: ChargeAttempt, options: { beforeSettle: boolean }): Promise<RailVerdict>;
   /** Moves the money for a claimed challenge, exactly once. */
   settle(attempt: ChargeAttempt): Promise<RailSettlement>;
+  /**
+   * The members the method adds to a receipt rebuilt from the payment's record (a subscription's `subscriptionId`),
+   * when the claim lost the receipt its settlement answered with.
+   */
+  receiptFields?(attempt: ChargeAttempt): Promise<{ subscriptionId?: string; externalId?: string } | undefined>;
 }
 
 export const CHARGE_RAILS = Symbol('CHARGE_RAILS');

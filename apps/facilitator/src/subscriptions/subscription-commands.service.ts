@@ -1,0 +1,115 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { periodAt } from '@mp/billing';
+import type { SubscriptionCommand } from '@mp/clients';
+import type { Tx } from '@mp/db';
+import { Clock } from '../x402/clock';
+import { SUBSCRIPTION_RAILS, type SubscriptionRail } from './subscription-rail';
+import { Subscriptions, type ChargeCommandKey, type ChargeRefusal, type SubscriptionRecord } from './subscriptions.repository';
+
+/** A window closing this soon is closed: the settlement engine wants validBefore at least this far ahead (as /verify). */
+const WINDOW_CLOSING_SECONDS = 6n;
+
+/** What a command came to, for logs and tests. */
+export type CommandOutcome = 'charged' | `refused:${ChargeRefusal}` | 'done' | 'canceled' | 'not_found';
+
+type ChargeCommand = Extract<SubscriptionCommand, { type: 'charge' }>;
+type CancelCommand = Extract<SubscriptionCommand, { type: 'cancel' }>;
+
+/**
+ * The facilitator's side of the `subscription-commands` contract: a `charge` is carried out at most once per
+ * (subscription, period, attempt) and never for a period that is paid, outside its window, past expiry or a cancel, or
+ * once the grant is revoked; a `cancel` destroys what renewing would need. The ledger decides which period is due;
+ * this decides only whether the instrument may pay it now. Outcomes go through the outbox; a charge's settlement is
+ * started and not waited for, so renewals due at once flow into the settlement engine's batches.
+ */
+@Injectable()
+export class SubscriptionCommandsService {
+  private readonly logger = new Logger(SubscriptionCommandsService.name);
+  private readonly rails: Map<string, SubscriptionRail>;
+
+  constructor(
+    private readonly subscriptions: Subscriptions,
+    @Inject(SUBSCRIPTION_RAILS) rails: SubscriptionRail[],
+    private readonly clock: Clock,
+  ) {
+    this.rails = new Map(rails.map((r) => [r.method, r]));
+  }
+
+  run(command: SubscriptionCommand): Promise<CommandOutcome> {
+    return command.type === 'charge' ? this.charge(command) : this.cancel(command);
+  }
+
+  private async charge(command: ChargeCommand): Promise<CommandOutcome> {
+    const subscription = await this.owned(command);
+    if (!subscription) return 'not_found';
+    const key: ChargeCommandKey = { subscriptionId: subscription.id, periodIndex: command.periodIndex, attempt: command.attempt, commandId: command.commandId };
+    if (await this.subscriptions.chargeDone(key)) return 'done';
+
+    const refusal = await this.refusal(subscription, command.periodIndex);
+    if (refusal) return this.refuse(subscription, key, refusal.reason, refusal.message);
+    const rail = this.rails.get(subscription.method);
+    if (!rail) return this.refuse(subscription, key, 'rail_error', `method ${subscription.method} has no subscription rail here`);
+
+    const prepared = await rail.prepareCharge(subscription, command.periodIndex, command.attempt);
+    if (!prepared.ok) {
+      if (prepared.revoked) {
+        await this.subscriptions.revoke(subscription.id, { reason: 'authorization_canceled', ...prepared.revoked }, new Date(this.clock.nowMs()));
+      }
+      return this.refuse(subscription, key, prepared.reason, prepared.message);
+    }
+    const outcome = await this.subscriptions.charge(subscription.id, key, (locked, tx) => this.refusal(locked, command.periodIndex, tx), prepared.payment);
+    if (outcome.kind === 'refused') return `refused:${outcome.reason}`;
+    if (outcome.kind === 'done') return 'done';
+    // Recorded: the settlement engine's recovery sweep sends it even if this enqueue is lost.
+    await rail.startCharge(outcome.paymentId);
+    return 'charged';
+  }
+
+  private async cancel(command: CancelCommand): Promise<CommandOutcome> {
+    const subscription = await this.owned(command);
+    if (!subscription) return 'not_found';
+    const done = await this.subscriptions.cancel(
+      subscription.id,
+      { commandId: command.commandId, at: command.at, effectiveAt: new Date(command.effectiveAt) },
+      new Date(this.clock.nowMs()),
+    );
+    return done ? 'canceled' : 'done';
+  }
+
+  /**
+   * The subscription the command names, if it is the commanding merchant's. Without one there is no payment to write a
+   * charge_refused on (the subscription's events live on its period 0 payment), so it is logged and dropped.
+   */
+  private async owned(command: SubscriptionCommand): Promise<SubscriptionRecord | undefined> {
+    const subscription = await this.subscriptions.find(command.subscriptionId);
+    if (subscription && subscription.merchantId === command.merchantId) return subscription;
+    this.logger.warn(`subscription command ${command.commandId}: no subscription ${command.subscriptionId} of merchant ${command.merchantId}; dropped`);
+    return undefined;
+  }
+
+  /** Why period N may not be charged now, checked in the order the reasons outrank each other; undefined: it may. */
+  private async refusal(subscription: SubscriptionRecord, periodIndex: number, tx?: Tx): Promise<{ reason: ChargeRefusal; message: string } | undefined> {
+    if (subscription.state === 'revoked') return { reason: 'revoked', message: 'the payer withdrew the grant' };
+    if (subscription.state === 'canceled') return { reason: 'canceled', message: 'the subscription is canceled' };
+    const { start, end } = periodAt(subscription.anchor, { unit: subscription.periodUnit, count: subscription.periodCount }, periodIndex);
+    if (subscription.expiresAt && start.getTime() >= subscription.expiresAt.getTime())
+      return { reason: 'expired', message: `period ${periodIndex} starts ${start.toISOString()}, at or after subscriptionExpires ${subscription.expiresAt.toISOString()}` };
+    if (subscription.cancelAt && start.getTime() >= subscription.cancelAt.getTime())
+      return { reason: 'canceled', message: `period ${periodIndex} starts at or after the cancel effective ${subscription.cancelAt.toISOString()}` };
+    const now = this.clock.nowSeconds();
+    const startSeconds = BigInt(start.getTime() / 1000);
+    const endSeconds = BigInt(end.getTime() / 1000);
+    if (now < startSeconds) return { reason: 'window_not_open', message: `period ${periodIndex} opens at ${start.toISOString()}` };
+    if (now + WINDOW_CLOSING_SECONDS >= endSeconds) return { reason: 'window_closed', message: `period ${periodIndex} closed at ${end.toISOString()}` };
+    const stored = await this.subscriptions.authorization(subscription.id, periodIndex);
+    if (!stored?.sealed) return { reason: 'no_authorization', message: `no authorization is stored for period ${periodIndex}` };
+    if (await this.subscriptions.periodPaidOrInFlight(subscription.id, periodIndex, tx))
+      return { reason: 'already_paid', message: `period ${periodIndex} is paid or being paid` };
+    return undefined;
+  }
+
+  private async refuse(subscription: SubscriptionRecord, key: ChargeCommandKey, reason: ChargeRefusal, message: string): Promise<CommandOutcome> {
+    const written = await this.subscriptions.refuse(subscription, key, reason, message);
+    return written ? `refused:${reason}` : 'done';
+  }
+}

@@ -1,0 +1,29 @@
+import type { NewPayment } from '../settlement/chain-payments.repository';
+import type { ChargeRefusal, SubscriptionRecord } from './subscriptions.repository';
+
+/** What charging one period needs, or why it is not attempted (and, for a grant the payer withdrew, what the rail saw). */
+export type ChargePreparation =
+  | { ok: true; payment: NewPayment }
+  | {
+      ok: false;
+      reason: ChargeRefusal;
+      message: string;
+      /** the payer withdrew the grant on the rail: the subscription is revoked with this */
+      revoked?: { message: string; at: Date; nonce?: string; txHash?: string };
+    };
+
+/**
+ * One subscription rail per MPP method (as ChargeRail is for charges): how a renewal the ledger asks for is charged.
+ * The MPP side of the same method (challenge, credential, activation) is its ChargeRail with intent `subscription`.
+ * evm: a stored authorization settled by the settlement engine; stripe (later): Stripe Billing renews by itself and
+ * reports through invoice.paid.
+ */
+export interface SubscriptionRail {
+  readonly method: string;
+  /** Checks the rail's own truth (evm: the authorization unused on chain) and builds the payment; writes nothing. */
+  prepareCharge(subscription: SubscriptionRecord, periodIndex: number, attempt: number): Promise<ChargePreparation>;
+  /** The charge is recorded: start it (evm: the settlement queue), without waiting for its outcome. */
+  startCharge(paymentId: string): Promise<void>;
+}
+
+export const SUBSCRIPTION_RAILS = Symbol('SUBSCRIPTION_RAILS');

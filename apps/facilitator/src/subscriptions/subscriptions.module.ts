@@ -1,0 +1,28 @@
+import { Module } from '@nestjs/common';
+import { Eip3009Module } from '../eip3009/eip3009.module';
+import { NetworksModule } from '../networks/networks.module';
+import { SettlementModule } from '../settlement/settlement.module';
+import { AuthorizationVault } from './authorization-vault';
+import { EvmSubscriptionRail } from './evm-subscription.rail';
+import { SubscriptionCommandsService } from './subscription-commands.service';
+import { SUBSCRIPTION_RAILS } from './subscription-rail';
+import { Subscriptions } from './subscriptions.repository';
+
+/**
+ * MPP subscriptions on the facilitator (issue 13): the instruments (a grant's sealed authorizations) and the rails that
+ * charge them. Every role has these; the commands worker and the revocation watcher that drive them run in
+ * FacilitatorWorkersModule (worker role, and only with SUBSCRIPTION_SEALING_KEYS). MppModule offers the activation
+ * (intent `subscription`) through EvmSubscriptionRail.
+ */
+@Module({
+  imports: [NetworksModule, Eip3009Module, SettlementModule],
+  providers: [
+    Subscriptions,
+    AuthorizationVault,
+    EvmSubscriptionRail,
+    SubscriptionCommandsService,
+    { provide: SUBSCRIPTION_RAILS, inject: [EvmSubscriptionRail], useFactory: (evm: EvmSubscriptionRail) => [evm] },
+  ],
+  exports: [Subscriptions, AuthorizationVault, EvmSubscriptionRail, SubscriptionCommandsService],
+})
+export class SubscriptionsModule {}

@@ -1,0 +1,603 @@
+import { randomBytes } from 'node:crypto';
+import { Queue, Worker } from 'bullmq';
+import Redis from 'ioredis';
+import { Challenge as MppxChallenge, Credential as MppxCredential, Receipt as MppxReceipt } from 'mppx';
+import { getAddress, parseSignature, type Address, type Hex } from 'viem';
+import type { PrivateKeyAccount } from 'viem/accounts';
+import {
+  PAYMENT_EVENTS_QUEUE,
+  paymentEventDataSchemas,
+  SUBSCRIPTION_COMMANDS_QUEUE,
+  subscriptionCommandJobId,
+  chargeCommandId,
+  type PaymentEventMessage,
+  type SubscriptionCommand,
+} from '@mp/clients';
+import { eip3009Abi, type ChainManifest, type ManifestToken } from '@mp/chain';
+import { PrismaService } from '@mp/db';
+import { decodeReceipt, evmSubscriptionNonce, signEvmSubscription, type EvmSubscriptionPayload } from '@mp/mpp';
+import { balanceOf, payerAccount } from '../../../test/support/chain';
+import { startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
+import { merchantsCli } from '../../../test/support/merchants';
+import { startOwnChain, type OwnChain } from '../../../test/support/own-chain';
+import { Clock } from '../src/x402/clock';
+import { AuthorizationVault } from '../src/subscriptions/authorization-vault';
+import { RevocationWatcher } from '../src/subscriptions/revocation-watcher';
+import { SubscriptionCommandsService } from '../src/subscriptions/subscription-commands.service';
+
+// The official mppx client has no evm subscription (mppx 0.11: charge and session only, and tempo's subscription):
+// here it parses our challenge header and builds the credential envelope around our payload; the payload (one signed
+// authorization per period) comes from @mp/mpp's signEvmSubscription.
+
+const DAY = 86_400;
+const keyMaterial = () => randomBytes(32).toString('base64');
+const k1 = `k1:${keyMaterial()}`;
+
+describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose clock the spec moves', () => {
+  let chain: OwnChain;
+  let manifest: ChainManifest;
+  let usdc: ManifestToken;
+  let recipient: Address;
+  let facilitator: RunningFacilitator;
+  let db: PrismaService;
+  let redis: Redis;
+  let events: Worker<PaymentEventMessage>;
+  const received: PaymentEventMessage[] = [];
+  let merchant: { merchantId: string; apiKey: string };
+
+  const until = async <T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = await probe();
+      if (value !== undefined) return value;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+
+  /** subscriptionExpires of the terms: three and a half days of the chain's time ahead, so four daily periods. */
+  let expires: string;
+
+  /** The facilitator's clock follows the chain's (which the spec moves forward). */
+  const syncClock = async () => {
+    const chainNow = await chain.now();
+    const offset = chainNow * 1000 - Date.now();
+    facilitator.app.get(Clock, { strict: false }).nowMs = () => Date.now() + offset;
+    expires = new Date((chainNow + 3.5 * DAY) * 1000).toISOString().replace('.000Z', 'Z');
+  };
+
+  const terms = (amount = '50000', extra: Record<string, unknown> = {}, request: Record<string, unknown> = {}) => ({
+    realm: 'news.example',
+    offers: [
+      {
+        method: 'evm',
+        intent: 'subscription',
+        request: {
+          amount,
+          currency: usdc.address,
+          periodUnit: 'day',
+          periodCount: '1',
+          recipient,
+          subscriptionExpires: expires,
+          methodDetails: { chainId: manifest.chainId },
+          ...request,
+        },
+      },
+    ],
+    ...extra,
+  });
+
+  const as = (url: string, body: unknown) =>
+    fetch(`${facilitator.url}${url}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${merchant.apiKey}` },
+      body: JSON.stringify(body),
+    }).then(async (r) => ({ status: r.status, headers: r.headers, body: (await r.json()) as any }));
+
+  /** A challenge as mppx reads it from the 402's header, and a credential envelope mppx builds around our payload. */
+  const subscribe = async (
+    routeTerms: ReturnType<typeof terms>,
+    payer: PrivateKeyAccount,
+    change: (payload: EvmSubscriptionPayload) => void = () => undefined,
+    anchorSeconds?: bigint,
+  ) => {
+    const issued = await as('/mpp/challenges', routeTerms);
+    expect(issued.status).toBe(201);
+    const challenge = MppxChallenge.deserialize(issued.body.wwwAuthenticate[0]);
+    const payload = await signEvmSubscription(challenge as never, {
+      from: payer.address,
+      signTypedData: (typed) => payer.signTypedData(typed as never),
+      // the payer's "now", as the facilitator's clock (which follows the chain) tells it
+      anchorSeconds: anchorSeconds ?? facilitator.app.get(Clock, { strict: false }).nowSeconds() - 2n,
+    });
+    change(payload);
+    const credential = MppxCredential.serialize(
+      MppxCredential.from({ challenge, payload, source: `did:pkh:eip155:${manifest.chainId}:${getAddress(payer.address)}` }),
+    );
+    return { challenge, payload, credential };
+  };
+
+  const counts = async () => {
+    const [row] = await db.$queryRawUnsafe<{ subscriptions: number; payments: number; authorizations: number }[]>(
+      `SELECT (SELECT count(*)::int FROM facilitator.subscriptions) AS subscriptions,
+              (SELECT count(*)::int FROM facilitator.payments WHERE network = $1) AS payments,
+              (SELECT count(*)::int FROM facilitator.subscription_authorizations) AS authorizations`,
+      manifest.network,
+    );
+    return row!;
+  };
+
+  const eventsOf = (subscriptionId: string, type: string, count = 1) =>
+    until(`${count} ${type} of ${subscriptionId}`, () => {
+      const found = received.filter((m) => m.type === type && ((m.data as any).subscriptionId === subscriptionId || m.payment.subscription?.id === subscriptionId));
+      return found.length >= count ? found : undefined;
+    });
+
+  const command = (c: Partial<SubscriptionCommand> & Pick<SubscriptionCommand, 'type' | 'subscriptionId'>): SubscriptionCommand =>
+    ({ merchantId: merchant.merchantId, requestedAt: new Date().toISOString(), ...c }) as SubscriptionCommand;
+
+  const charge = (subscriptionId: string, periodIndex: number, attempt = 0) =>
+    command({
+      type: 'charge',
+      subscriptionId,
+      commandId: chargeCommandId(subscriptionId, periodIndex, attempt),
+      periodIndex,
+      attempt,
+      periodStart: new Date().toISOString(),
+      periodEnd: new Date().toISOString(),
+    });
+
+  beforeAll(async () => {
+    chain = await startOwnChain(31_338);
+    manifest = chain.manifest;
+    usdc = manifest.tokens.usdc;
+    recipient = getAddress(manifest.accounts.merchant.address) as Address;
+    facilitator = await startFacilitator({
+      CHAIN_MANIFEST: chain.manifestPath,
+      SUBSCRIPTION_SEALING_KEYS: k1,
+      OUTBOX_POLL_MS: '20',
+      REVOCATION_POLL_MS: '600000',
+      // renewals due together share Multicall3 transactions
+      SETTLE_BATCH_MAX: '10',
+      SETTLE_BATCH_WINDOW_MS: '200',
+      API_KEY_CACHE_MS: '0',
+    });
+    db = facilitator.app.get(PrismaService);
+    redis = new Redis(facilitator.config.redisUrl, { maxRetriesPerRequest: null });
+    events = new Worker<PaymentEventMessage>(PAYMENT_EVENTS_QUEUE, async (job) => void received.push(job.data), {
+      connection: redis,
+      prefix: facilitator.config.queuePrefix,
+    });
+    const created = await merchantsCli(facilitator.url, 'create', '--name', 'Subscriptions merchant', '--receiving-address', `${manifest.network}:${recipient}`, '--json');
+    expect(created.code, created.stderr).toBe(0);
+    merchant = JSON.parse(created.stdout);
+    await syncClock();
+  });
+
+  afterAll(async () => {
+    // nothing of this chain may be left in flight for the next spec's workers (they do not serve this chain)
+    await until('no payment of this chain in flight', async () => {
+      const [row] = await db.$queryRawUnsafe<{ n: number }[]>(
+        `SELECT count(*)::int AS n FROM facilitator.payments WHERE network = $1 AND state IN ('verified', 'submitted')`,
+        manifest.network,
+      );
+      return row!.n === 0 || undefined;
+    }).catch(() => undefined);
+    await events?.close();
+    redis?.disconnect();
+    await facilitator?.close();
+    await chain?.stop();
+  });
+
+  let subscriptionId: string;
+  let firstPayload: EvmSubscriptionPayload;
+  let firstCredential: string;
+  let firstAnswer: any;
+  let firstTerms: ReturnType<typeof terms>;
+  const payer = () => payerAccount(manifest, 2);
+
+  it('activates: 200 with a receipt carrying subscriptionId, period 0 settled on chain, subscription.activated then the payment events with payment.subscription', async () => {
+    const before = await balanceOf(chain.client, usdc, recipient);
+    firstTerms = terms('50000', { opaque: { plan: '7d3c9a4e-1f2b-4c5d-8e9f-0a1b2c3d4e5f' } });
+    const { credential, payload, challenge } = await subscribe(firstTerms, payer());
+    expect(payload.authorizations).toHaveLength(4);
+    const settled = await as('/mpp/settle', { credential, terms: firstTerms });
+    expect(settled.status, JSON.stringify(settled.body)).toBe(200);
+    expect(settled.body.receipt).toMatchObject({
+      status: 'success',
+      method: 'evm',
+      reference: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+      subscriptionId: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
+      challengeId: challenge.id,
+    });
+    const header = settled.headers.get('payment-receipt')!;
+    expect(MppxReceipt.deserialize(header)).toMatchObject({ method: 'evm', reference: settled.body.receipt.reference });
+    expect(decodeReceipt(header)).toEqual({ ok: true, value: settled.body.receipt });
+    subscriptionId = settled.body.receipt.subscriptionId;
+    firstPayload = payload;
+    firstCredential = credential;
+    firstAnswer = settled.body;
+
+    expect(await balanceOf(chain.client, usdc, recipient)).toBe(before + 50_000n);
+    const activated = await eventsOf(subscriptionId, 'subscription.activated');
+    expect(paymentEventDataSchemas['subscription.activated'].parse(activated[0]!.data)).toEqual({
+      subscriptionId,
+      method: 'evm',
+      planId: '7d3c9a4e-1f2b-4c5d-8e9f-0a1b2c3d4e5f',
+      payer: payer().address.toLowerCase(),
+      payTo: recipient.toLowerCase(),
+      network: manifest.network,
+      asset: usdc.address.toLowerCase(),
+      amount: '50000',
+      periodUnit: 'day',
+      periodCount: 1,
+      anchor: new Date((Number(payload.authorizations[0]!.validAfter) + 1) * 1000).toISOString(),
+      expiresAt: expect.any(String),
+      authorizedPeriods: 4,
+      challengeId: challenge.id,
+    });
+    const confirmed = await eventsOf(subscriptionId, 'payment.confirmed');
+    expect(confirmed[0]!.payment).toMatchObject({ state: 'confirmed', txHash: settled.body.receipt.reference, subscription: { id: subscriptionId, periodIndex: 0, attempt: 0 } });
+    const ofPayment = received.filter((m) => m.paymentId === activated[0]!.paymentId).map((m) => m.type);
+    expect(ofPayment.slice(0, 2)).toEqual(['subscription.activated', 'payment.verified']);
+  });
+
+  it('answers the same credential again with the same receipt and never makes a second subscription', async () => {
+    const before = await counts();
+    const again = await Promise.all([1, 2, 3].map(() => as('/mpp/settle', { credential: firstCredential, terms: firstTerms })));
+    for (const answer of again) {
+      expect(answer.status).toBe(200);
+      expect(answer.body).toEqual(firstAnswer);
+    }
+    expect(await counts()).toEqual(before);
+
+    // As a process killed after period 0 confirmed but before its claim was marked leaves it; sent again after the
+    // challenge expired, the receipt is rebuilt from the payment's record, subscriptionId included.
+    await db.$executeRawUnsafe(
+      `UPDATE facilitator.mpp_claims SET state = 'retryable', receipt = NULL, payer = NULL, reference = NULL WHERE challenge_id = $1`,
+      firstAnswer.receipt.challengeId,
+    );
+    await chain.increaseTime(301);
+    await syncClock();
+    const rebuilt = await as('/mpp/settle', { credential: firstCredential, terms: firstTerms });
+    expect(rebuilt.status, JSON.stringify(rebuilt.body)).toBe(200);
+    expect(rebuilt.body.receipt).toMatchObject({ subscriptionId, reference: firstAnswer.receipt.reference, challengeId: firstAnswer.receipt.challengeId });
+    expect(await counts()).toEqual(before);
+  });
+
+  it.each([
+    ['a signature that is not the payer’s', (p: EvmSubscriptionPayload) => (p.authorizations[2]!.signature = p.authorizations[1]!.signature), 'verification-failed', 'signature'],
+    ['a wrong value', (p: EvmSubscriptionPayload) => (p.authorizations[1]!.value = '40000'), 'payment-insufficient', 'authorizations[1]'],
+    ['a wrong recipient', (p: EvmSubscriptionPayload) => (p.authorizations[3]!.to = p.from), 'verification-failed', 'pays'],
+  ])('refuses %s with a 402 problem and fresh challenges, and stores nothing', async (_name, change, code, detail) => {
+    const before = await counts();
+    const routeTerms = terms();
+    const { credential } = await subscribe(routeTerms, payerAccount(manifest, 3), change);
+    const answer = await as('/mpp/settle', { credential, terms: routeTerms });
+    expect(answer.status).toBe(402);
+    expect(answer.body.type).toBe(`https://paymentauth.org/problems/${code}`);
+    expect(answer.body.detail).toContain(detail);
+    expect(answer.headers.get('www-authenticate')).toContain('intent="subscription"');
+    expect(await counts()).toEqual(before);
+  });
+
+  it('POST /mpp/verify checks every authorization without storing anything', async () => {
+    const before = await counts();
+    const routeTerms = terms();
+    const good = await subscribe(routeTerms, payerAccount(manifest, 3));
+    const verified = await as('/mpp/verify', { credential: good.credential, terms: routeTerms });
+    expect(verified.status, JSON.stringify(verified.body)).toBe(200);
+    expect(verified.body).toMatchObject({ valid: true, method: 'evm', intent: 'subscription', payer: getAddress(payerAccount(manifest, 3).address) });
+    const bad = await subscribe(routeTerms, payerAccount(manifest, 3), (p) => (p.authorizations[3]!.signature = p.authorizations[0]!.signature));
+    const refused = await as('/mpp/verify', { credential: bad.credential, terms: routeTerms });
+    expect(refused.status).toBe(402);
+    expect(refused.body.detail).toContain('authorizations[3]');
+    expect(await counts()).toEqual(before);
+  });
+
+  it('refuses an expired challenge with a 402 and stores nothing', async () => {
+    const before = await counts();
+    const expiring = terms('50000', { expiresIn: 10 });
+    const { credential } = await subscribe(expiring, payerAccount(manifest, 3));
+    await chain.increaseTime(11);
+    await syncClock();
+    const answer = await as('/mpp/settle', { credential, terms: expiring });
+    expect(answer.status).toBe(402);
+    expect(answer.body.type).toBe('https://paymentauth.org/problems/payment-expired');
+    expect(await counts()).toEqual(before);
+  });
+
+  it('refuses terms that ask for an unrepresentable period, or carry expires in the request (400, nothing issued)', async () => {
+    const bad = await as('/mpp/challenges', terms('50000', {}, { periodUnit: 'month', periodCount: '121' }));
+    expect(bad.status).toBe(400);
+    expect(bad.body.code).toBe('validation_failed');
+    const expires = await as('/mpp/challenges', terms('50000', {}, { expires: '2030-01-01T00:00:00Z' }));
+    expect(expires.status).toBe(400);
+    expect(JSON.stringify(expires.body)).toContain('expiry belongs in the challenge');
+  });
+
+  it('stores the authorizations sealed: no signature of an unused period appears anywhere in the database', async () => {
+    const rows = await db.$queryRawUnsafe<{ period_index: number; key_id: string; sealed: Buffer }[]>(
+      `SELECT period_index, key_id, sealed FROM facilitator.subscription_authorizations WHERE subscription_id = $1 ORDER BY period_index`,
+      subscriptionId,
+    );
+    expect(rows.map((r) => r.key_id)).toEqual(['k1', 'k1', 'k1', 'k1']);
+    for (const period of [1, 2, 3]) {
+      const signature = firstPayload.authorizations[period]!.signature.slice(2).toLowerCase();
+      const { r, s } = parseSignature(firstPayload.authorizations[period]!.signature as Hex);
+      expect(Buffer.from(rows[period]!.sealed).toString('hex')).not.toContain(r.slice(2));
+      const [found] = await db.$queryRawUnsafe<{ n: number }[]>(
+        `SELECT ((SELECT count(*) FROM facilitator.subscription_authorizations t WHERE encode(t.sealed, 'hex') LIKE '%' || $1 || '%' OR t::text ILIKE '%' || $1 || '%')
+              + (SELECT count(*) FROM facilitator.payments t WHERE t::text ILIKE '%' || $1 || '%')
+              + (SELECT count(*) FROM facilitator.payment_events t WHERE t::text ILIKE '%' || $1 || '%')
+              + (SELECT count(*) FROM facilitator.mpp_claims t WHERE t::text ILIKE '%' || $1 || '%')
+              + (SELECT count(*) FROM facilitator.subscriptions t WHERE t::text ILIKE '%' || $1 || '%'))::int AS n`,
+        s.slice(2).toLowerCase(),
+      );
+      expect(found!.n, `period ${period}'s signature (${signature.slice(0, 12)}…) is stored in clear`).toBe(0);
+    }
+  });
+
+  it('refuses a charge of period 1 before its window opens (window_not_open), once', async () => {
+    const service = facilitator.app.get(SubscriptionCommandsService, { strict: false });
+    expect(await service.run(charge(subscriptionId, 1, 0))).toBe('refused:window_not_open');
+    expect(await service.run(charge(subscriptionId, 1, 0))).toBe('done');
+    const refused = await eventsOf(subscriptionId, 'subscription.charge_refused');
+    expect(refused[0]!.data).toMatchObject({ subscriptionId, periodIndex: 1, attempt: 0, reason: 'window_not_open' });
+  });
+
+  it('charges period 1 once its window is open, exactly once although the command is published twice and two workers race', async () => {
+    await chain.increaseTime(DAY);
+    await syncClock();
+    const before = await balanceOf(chain.client, usdc, recipient);
+    const queue = new Queue(SUBSCRIPTION_COMMANDS_QUEUE, { connection: redis, prefix: facilitator.config.queuePrefix });
+    const renewal = charge(subscriptionId, 1, 1);
+    // published twice under its job id (dropped by BullMQ), once more under another id (as after the first was removed),
+    // and run by a second "worker" at the same time
+    await queue.add('charge', renewal, { jobId: subscriptionCommandJobId(renewal) });
+    await queue.add('charge', renewal, { jobId: subscriptionCommandJobId(renewal) });
+    await queue.add('charge', renewal, { jobId: `${subscriptionCommandJobId(renewal)}-again` });
+    const service = facilitator.app.get(SubscriptionCommandsService, { strict: false });
+    const raced = await Promise.all([service.run(renewal), service.run(renewal)]);
+    expect(raced.filter((o) => o === 'charged').length).toBeLessThanOrEqual(1);
+    // the facilitator's own commands worker took both queued jobs, and carried the command out at most once too
+    const outcomes = await until('both queued commands processed', async () => {
+      const jobs = await Promise.all([subscriptionCommandJobId(renewal), `${subscriptionCommandJobId(renewal)}-again`].map((id) => queue.getJob(id)));
+      const values = jobs.map((j) => j?.returnvalue as string | undefined);
+      return values.every((v) => typeof v === 'string') ? values : undefined;
+    });
+    expect([...raced, ...outcomes].filter((o) => o === 'charged')).toHaveLength(1);
+    expect([...raced, ...outcomes].every((o) => o === 'charged' || o === 'done')).toBe(true);
+    // a command that breaks the contract fails for good, changing nothing
+    const malformed = await queue.add('charge', { type: 'charge', subscriptionId, periodIndex: -1 }, { jobId: `malformed-${subscriptionId}` });
+    const failed = await until('the malformed command failed', async () => ((await malformed.isFailed()) ? (await queue.getJob(malformed.id!))! : undefined));
+    expect(failed.failedReason).toContain('malformed subscription command');
+    expect(failed.attemptsMade).toBe(1);
+    await queue.close();
+
+    const confirmed = await until('period 1 confirmed', async () => {
+      const found = received.filter((m) => m.type === 'payment.confirmed' && m.payment.subscription?.id === subscriptionId && m.payment.subscription.periodIndex === 1);
+      return found.length ? found : undefined;
+    });
+    expect(confirmed[0]!.payment.subscription).toEqual({ id: subscriptionId, periodIndex: 1, attempt: 1 });
+    expect(await balanceOf(chain.client, usdc, recipient)).toBe(before + 50_000n);
+    const payments = await db.$queryRawUnsafe<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM facilitator.payments WHERE subscription_id = $1 AND subscription_period = 1`,
+      subscriptionId,
+    );
+    expect(payments[0]!.n).toBe(1);
+    const [charged] = await db.$queryRawUnsafe<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM facilitator.subscription_charges WHERE subscription_id = $1 AND period_index = 1 AND outcome = 'charged'`,
+      subscriptionId,
+    );
+    expect(charged!.n).toBe(1);
+    // a later attempt for the paid period is refused, not charged
+    expect(await service.run(charge(subscriptionId, 1, 2))).toBe('refused:already_paid');
+  });
+
+  it("detects the payer's cancelAuthorization on chain: subscription.revoked once, and the next charge is refused", async () => {
+    const account = payer();
+    const nonce = evmSubscriptionNonce({ id: (await db.subscription.findUniqueOrThrow({ where: { id: subscriptionId } })).challengeId, realm: 'news.example' }, 2);
+    const signature = await account.signTypedData({
+      domain: { name: usdc.name, version: usdc.version, chainId: manifest.chainId, verifyingContract: usdc.address as Address },
+      types: { CancelAuthorization: [{ name: 'authorizer', type: 'address' }, { name: 'nonce', type: 'bytes32' }] },
+      primaryType: 'CancelAuthorization',
+      message: { authorizer: account.address, nonce },
+    });
+    const { createWalletClient, http } = await import('viem');
+    const wallet = createWalletClient({ account, chain: chain.client.chain, transport: http(manifest.rpcUrl) });
+    const hash = await wallet.writeContract({
+      address: usdc.address as Address,
+      abi: eip3009Abi,
+      functionName: 'cancelAuthorization',
+      args: [account.address, nonce, signature],
+    } as never);
+    await chain.client.waitForTransactionReceipt({ hash });
+
+    const watcher = facilitator.app.get(RevocationWatcher, { strict: false });
+    expect(await watcher.pollOnce()).toBe(1);
+    expect(await watcher.pollOnce()).toBe(0);
+    const revoked = await eventsOf(subscriptionId, 'subscription.revoked');
+    expect(revoked[0]!.data).toMatchObject({ subscriptionId, reason: 'authorization_canceled', nonce, txHash: hash });
+    const [row] = await db.$queryRawUnsafe<{ state: string; live: number }[]>(
+      `SELECT s.state, (SELECT count(*)::int FROM facilitator.subscription_authorizations a WHERE a.subscription_id = s.id AND a.sealed IS NOT NULL) AS live
+         FROM facilitator.subscriptions s WHERE s.id = $1`,
+      subscriptionId,
+    );
+    expect(row).toEqual({ state: 'revoked', live: 0 });
+
+    await chain.increaseTime(DAY);
+    await syncClock();
+    const service = facilitator.app.get(SubscriptionCommandsService, { strict: false });
+    expect(await service.run(charge(subscriptionId, 2, 0))).toBe('refused:revoked');
+    await until('one revoked event only', () => (received.filter((m) => m.type === 'subscription.revoked' && (m.data as any).subscriptionId === subscriptionId).length === 1 ? true : undefined));
+  });
+
+  it('a charge finds a cancel the watcher has not read yet (authorizationState) and revokes', async () => {
+    const account = payerAccount(manifest, 4);
+    const routeTerms = terms('20000');
+    const { credential, challenge } = await subscribe(routeTerms, account);
+    const settled = await as('/mpp/settle', { credential, terms: routeTerms });
+    expect(settled.status, JSON.stringify(settled.body)).toBe(200);
+    const id = settled.body.receipt.subscriptionId as string;
+    const nonce = evmSubscriptionNonce(challenge, 1);
+    const signature = await account.signTypedData({
+      domain: { name: usdc.name, version: usdc.version, chainId: manifest.chainId, verifyingContract: usdc.address as Address },
+      types: { CancelAuthorization: [{ name: 'authorizer', type: 'address' }, { name: 'nonce', type: 'bytes32' }] },
+      primaryType: 'CancelAuthorization',
+      message: { authorizer: account.address, nonce },
+    });
+    const { createWalletClient, http } = await import('viem');
+    const wallet = createWalletClient({ account, chain: chain.client.chain, transport: http(manifest.rpcUrl) });
+    await chain.client.waitForTransactionReceipt({
+      hash: await wallet.writeContract({ address: usdc.address as Address, abi: eip3009Abi, functionName: 'cancelAuthorization', args: [account.address, nonce, signature] } as never),
+    });
+    await chain.increaseTime(DAY);
+    await syncClock();
+    const service = facilitator.app.get(SubscriptionCommandsService, { strict: false });
+    expect(await service.run(charge(id, 1, 0))).toBe('refused:revoked');
+    const revoked = await eventsOf(id, 'subscription.revoked');
+    expect(revoked[0]!.data).toMatchObject({ reason: 'authorization_canceled', nonce });
+  });
+
+  it('carries out a cancel: at period end the later authorizations are destroyed, immediately all; subscription.canceled; later charges refused', async () => {
+    const account = payerAccount(manifest, 5);
+    const routeTerms = terms('30000');
+    const { credential } = await subscribe(routeTerms, account);
+    const settled = await as('/mpp/settle', { credential, terms: routeTerms });
+    expect(settled.status, JSON.stringify(settled.body)).toBe(200);
+    const id = settled.body.receipt.subscriptionId as string;
+    const sub = await db.subscription.findUniqueOrThrow({ where: { id } });
+    const periodOneStart = new Date(sub.anchor.getTime() + DAY * 1000);
+    const service = facilitator.app.get(SubscriptionCommandsService, { strict: false });
+    const atEnd = command({ type: 'cancel', subscriptionId: id, commandId: `cancel-${id}-1`, at: 'period_end', effectiveAt: periodOneStart.toISOString() });
+    expect(await service.run(atEnd)).toBe('canceled');
+    expect(await service.run(atEnd)).toBe('done');
+    const live = () =>
+      db.$queryRawUnsafe<{ period_index: number }[]>(
+        `SELECT period_index FROM facilitator.subscription_authorizations WHERE subscription_id = $1 AND sealed IS NOT NULL AND destroyed_at IS NULL ORDER BY 1`,
+        id,
+      );
+    expect(await live()).toEqual([{ period_index: 0 }]);
+    const canceled = await eventsOf(id, 'subscription.canceled');
+    expect(canceled[0]!.data).toEqual({ subscriptionId: id, commandId: `cancel-${id}-1`, at: 'period_end', effectiveAt: periodOneStart.toISOString() });
+
+    await chain.increaseTime(DAY);
+    await syncClock();
+    expect(await service.run(charge(id, 1, 0))).toBe('refused:canceled');
+
+    const now = command({ type: 'cancel', subscriptionId: id, commandId: `cancel-${id}-2`, at: 'immediately', effectiveAt: new Date().toISOString() });
+    expect(await service.run(now)).toBe('canceled');
+    expect(await live()).toEqual([]);
+    expect((await db.subscription.findUniqueOrThrow({ where: { id } })).state).toBe('canceled');
+    await eventsOf(id, 'subscription.canceled', 2);
+  });
+
+  it('drops a command for another merchant’s subscription', async () => {
+    const service = facilitator.app.get(SubscriptionCommandsService, { strict: false });
+    expect(await service.run({ ...charge(subscriptionId, 3, 0), merchantId: '00000000-0000-4000-8000-000000000000' })).toBe('not_found');
+  });
+
+  it('rotates the sealing key: new key first re-seals every live row, after which the old key can be dropped', async () => {
+    const routeTerms = terms('10000');
+    const { credential, payload } = await subscribe(routeTerms, payerAccount(manifest, 6));
+    const settled = await as('/mpp/settle', { credential, terms: routeTerms });
+    expect(settled.status, JSON.stringify(settled.body)).toBe(200);
+    const id = settled.body.receipt.subscriptionId as string;
+    const k2 = `k2:${keyMaterial()}`;
+    const api = (keys: string) =>
+      startFacilitator({ CHAIN_MANIFEST: chain.manifestPath, SUBSCRIPTION_SEALING_KEYS: keys, FACILITATOR_ROLE: 'api', API_KEY_CACHE_MS: '0' });
+    const during = await api(`${k2},${k1}`);
+    try {
+      const vault = during.app.get(AuthorizationVault, { strict: false });
+      expect(await vault.underOldKeys()).toBeGreaterThan(0);
+      while ((await vault.resealBatch()) > 0);
+      expect(await vault.underOldKeys()).toBe(0);
+    } finally {
+      await during.close();
+    }
+    const keyIds = await db.$queryRawUnsafe<{ key_id: string }[]>(`SELECT DISTINCT key_id FROM facilitator.subscription_authorizations WHERE sealed IS NOT NULL`);
+    expect(keyIds).toEqual([{ key_id: 'k2' }]);
+    const after = await api(k2);
+    try {
+      const [row] = await db.$queryRawUnsafe<{ nonce: string; sealed: Buffer; key_id: string }[]>(
+        `SELECT nonce, sealed, key_id FROM facilitator.subscription_authorizations WHERE subscription_id = $1 AND period_index = 1`,
+        id,
+      );
+      const vault = after.app.get(AuthorizationVault, { strict: false });
+      expect(vault.open(id, 1, row!.nonce, Buffer.from(row!.sealed), row!.key_id)).toBe(payload.authorizations[1]!.signature.toLowerCase());
+      // the old key alone no longer opens it
+      const old = facilitator.app.get(AuthorizationVault, { strict: false });
+      expect(() => old.open(id, 1, row!.nonce, Buffer.from(row!.sealed), row!.key_id)).toThrow(/not in SUBSCRIPTION_SEALING_KEYS/);
+    } finally {
+      await after.close();
+    }
+    // a process that was not given the new key refuses the renewal (rail_error), it does not retry forever
+    await chain.increaseTime(DAY);
+    await syncClock();
+    const service = facilitator.app.get(SubscriptionCommandsService, { strict: false });
+    expect(await service.run(charge(id, 1, 0))).toBe('refused:rail_error');
+    const refused = await eventsOf(id, 'subscription.charge_refused');
+    expect((refused[0]!.data as any).message).toContain('cannot be opened');
+  });
+
+  it('renewals due at once are recorded without waiting and settle together in batch transactions', async () => {
+    const routeTerms = terms('7000');
+    const ids: string[] = [];
+    for (const index of [0, 1, 7, 8]) {
+      const { credential } = await subscribe(routeTerms, payerAccount(manifest, index));
+      const settled = await as('/mpp/settle', { credential, terms: routeTerms });
+      expect(settled.status, JSON.stringify(settled.body)).toBe(200);
+      ids.push(settled.body.receipt.subscriptionId);
+    }
+    await chain.increaseTime(DAY);
+    await syncClock();
+    const before = await balanceOf(chain.client, usdc, recipient);
+    const service = facilitator.app.get(SubscriptionCommandsService, { strict: false });
+    expect(await Promise.all(ids.map((id) => service.run(charge(id, 1, 0))))).toEqual(['charged', 'charged', 'charged', 'charged']);
+    const rows = await until('four renewals confirmed', async () => {
+      const found = await db.$queryRawUnsafe<{ tx_hash: string }[]>(
+        `SELECT tx_hash FROM facilitator.payments WHERE subscription_id = ANY($1::text[]) AND subscription_period = 1 AND state = 'confirmed'`,
+        ids,
+      );
+      return found.length === 4 ? found : undefined;
+    });
+    expect(new Set(rows.map((r) => r.tx_hash)).size).toBeLessThan(4);
+    expect(await balanceOf(chain.client, usdc, recipient)).toBe(before + 4n * 7_000n);
+  });
+
+  it('dunning: a renewal the payer cannot fund is refused before anything is recorded (rail_error), and a later attempt of the period is charged', async () => {
+    const account = payerAccount(manifest, 9);
+    const routeTerms = terms('9000');
+    const { credential } = await subscribe(routeTerms, account);
+    const settled = await as('/mpp/settle', { credential, terms: routeTerms });
+    expect(settled.status, JSON.stringify(settled.body)).toBe(200);
+    const id = settled.body.receipt.subscriptionId as string;
+    const { createWalletClient, http, erc20Abi } = await import('viem');
+    const wallet = (from: PrivateKeyAccount) => createWalletClient({ account: from, chain: chain.client.chain, transport: http(manifest.rpcUrl) });
+    const balance = await balanceOf(chain.client, usdc, account.address);
+    const parked = payerAccount(manifest, 8);
+    const move = async (from: PrivateKeyAccount, to: Address, amount: bigint) =>
+      chain.client.waitForTransactionReceipt({
+        hash: await wallet(from).writeContract({ address: usdc.address as Address, abi: erc20Abi, functionName: 'transfer', args: [to, amount] } as never),
+      });
+    await move(account, parked.address, balance);
+    await chain.increaseTime(DAY);
+    await syncClock();
+    const service = facilitator.app.get(SubscriptionCommandsService, { strict: false });
+    expect(await service.run(charge(id, 1, 0))).toBe('refused:rail_error');
+    const [none] = await db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM facilitator.payments WHERE subscription_id = $1 AND subscription_period = 1`, id);
+    expect(none!.n).toBe(0);
+    await move(parked, account.address, balance);
+    expect(await service.run(charge(id, 1, 1))).toBe('charged');
+    await until('the retried renewal confirmed', async () => {
+      const [row] = await db.$queryRawUnsafe<{ state: string; subscription_attempt: number }[]>(
+        `SELECT state::text, subscription_attempt FROM facilitator.payments WHERE subscription_id = $1 AND subscription_period = 1`,
+        id,
+      );
+      return row?.state === 'confirmed' ? row : undefined;
+    });
+    const refused = await eventsOf(id, 'subscription.charge_refused');
+    expect(refused[0]!.data).toMatchObject({ periodIndex: 1, attempt: 0, reason: 'rail_error' });
+  });
+});
