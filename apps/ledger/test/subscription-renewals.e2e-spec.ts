@@ -95,14 +95,14 @@ describe('the renewal scan on its job scheduler', () => {
     // Redis loses it
     await world.queues.commands.remove(job);
     await world.queues.notices.remove(`notice-subscription-${terms.subscriptionId}-1`);
-    await world.db.subscriptionTransition.updateMany({ where: { subscriptionId: terms.subscriptionId }, data: { notifiedAt: null } });
+    await world.db.ledgerSubscriptionTransition.updateMany({ where: { subscriptionId: terms.subscriptionId }, data: { notifiedAt: null } });
     // before the timeout nothing is sent again
     await world.scheduler.runDue(new Date(boundary.getTime() + 30_000));
     expect(await world.queues.commands.getJob(job)).toBeUndefined();
     const later = new Date(boundary.getTime() + 61_000);
     await world.scheduler.runDue(later);
     expect((await world.queues.commands.getJob(job))?.data).toMatchObject({ commandId, periodIndex: 1, attempt: 0 });
-    const [charge] = await world.db.subscriptionCharge.findMany({ where: { subscriptionId: terms.subscriptionId, periodIndex: 1 } });
+    const [charge] = await world.db.ledgerSubscriptionCharge.findMany({ where: { subscriptionId: terms.subscriptionId, periodIndex: 1 } });
     expect(charge).toMatchObject({ state: 'requested', publishCount: 2 });
     expect((await noticesOf(world, terms.subscriptionId)).map((n) => n.noticeId)).toEqual([`subscription-${terms.subscriptionId}-1`]);
     // once the outcome is in, nothing more
@@ -229,7 +229,7 @@ describe('subscriptions under random clocks and failures (property)', () => {
             // the invariants, from the ledger's own tables and API
             const ids = commands.map((c) => c.commandId);
             expect(new Set(ids).size).toBe(ids.length);
-            const paid = await world.db.subscriptionCharge.findMany({ where: { subscriptionId: terms.subscriptionId, state: 'paid' } });
+            const paid = await world.db.ledgerSubscriptionCharge.findMany({ where: { subscriptionId: terms.subscriptionId, state: 'paid' } });
             const paidPeriods = paid.map((c) => c.periodIndex);
             expect(new Set(paidPeriods).size).toBe(paidPeriods.length);
             for (const c of commands) {

@@ -5,8 +5,8 @@ import type { Change } from './subscription-engine';
 import type { CancelAt, CancelBy, ChargeRecord, ChargeState, PlanNote, SubscriptionRecord } from './subscription';
 import type { CancelRefund, DunningOutcome } from './plan';
 
-type SubscriptionRow = Prisma.SubscriptionGetPayload<object>;
-type ChargeRow = Prisma.SubscriptionChargeGetPayload<object>;
+type SubscriptionRow = Prisma.LedgerSubscriptionGetPayload<object>;
+type ChargeRow = Prisma.LedgerSubscriptionChargeGetPayload<object>;
 
 export interface SubscriptionFilter {
   payer?: string;
@@ -24,7 +24,7 @@ export class SubscriptionsRepository {
 
   /** Inserts the subscription unless its id exists; false when it did (a redelivered activation). */
   async insert(tx: Tx, s: SubscriptionRecord): Promise<boolean> {
-    const { count } = await tx.subscription.createMany({
+    const { count } = await tx.ledgerSubscription.createMany({
       data: {
         merchantId: s.merchantId,
         id: s.id,
@@ -61,7 +61,7 @@ export class SubscriptionsRepository {
   async lock(tx: Tx, id: string): Promise<SubscriptionRecord | undefined> {
     const rows = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM ledger.subscriptions WHERE id = ${id} FOR UPDATE`;
     if (!rows.length) return undefined;
-    const row = await tx.subscription.findUnique({ where: { id } });
+    const row = await tx.ledgerSubscription.findUnique({ where: { id } });
     return row ? toRecord(row) : undefined;
   }
 
@@ -78,7 +78,7 @@ export class SubscriptionsRepository {
       LIMIT ${limit}
       FOR UPDATE SKIP LOCKED`;
     if (!keys.length) return [];
-    const rows = await tx.subscription.findMany({ where: { id: { in: keys.map((k) => k.id) } } });
+    const rows = await tx.ledgerSubscription.findMany({ where: { id: { in: keys.map((k) => k.id) } } });
     return rows.map(toRecord);
   }
 
@@ -86,20 +86,20 @@ export class SubscriptionsRepository {
   async inFlightCharges(tx: Tx, subscriptions: SubscriptionRecord[]): Promise<ChargeRecord[]> {
     const open = subscriptions.filter((s) => s.inFlightIndex !== null);
     if (!open.length) return [];
-    const rows = await tx.subscriptionCharge.findMany({
+    const rows = await tx.ledgerSubscriptionCharge.findMany({
       where: { OR: open.map((s) => ({ merchantId: s.merchantId, subscriptionId: s.id, periodIndex: s.inFlightIndex!, attempt: s.inFlightAttempt! })) },
     });
     return rows.map(toCharge);
   }
 
   async chargesOfPeriod(tx: Tx, s: SubscriptionRecord, periodIndex: number): Promise<ChargeRecord[]> {
-    const rows = await tx.subscriptionCharge.findMany({ where: { merchantId: s.merchantId, subscriptionId: s.id, periodIndex } });
+    const rows = await tx.ledgerSubscriptionCharge.findMany({ where: { merchantId: s.merchantId, subscriptionId: s.id, periodIndex } });
     return rows.map(toCharge);
   }
 
   /** The last period paid before `periodIndex`, or null. */
   async lastPaidBefore(tx: Tx, s: SubscriptionRecord, periodIndex: number): Promise<number | null> {
-    const row = await tx.subscriptionCharge.findFirst({
+    const row = await tx.ledgerSubscriptionCharge.findFirst({
       where: { merchantId: s.merchantId, subscriptionId: s.id, state: 'paid', periodIndex: { lt: periodIndex } },
       orderBy: { periodIndex: 'desc' },
       select: { periodIndex: true },
@@ -108,11 +108,11 @@ export class SubscriptionsRepository {
   }
 
   async isChargePayment(paymentId: string): Promise<boolean> {
-    return (await this.db.subscriptionCharge.count({ where: { paymentId } })) > 0;
+    return (await this.db.ledgerSubscriptionCharge.count({ where: { paymentId } })) > 0;
   }
 
   async chargeByPayment(tx: Tx, paymentId: string): Promise<ChargeRecord | undefined> {
-    const row = await tx.subscriptionCharge.findFirst({ where: { paymentId } });
+    const row = await tx.ledgerSubscriptionCharge.findFirst({ where: { paymentId } });
     return row ? toCharge(row) : undefined;
   }
 
@@ -212,23 +212,23 @@ export class SubscriptionsRepository {
         noticeType: t.noticeType,
       })),
     );
-    if (transitions.length) await tx.subscriptionTransition.createMany({ data: transitions });
+    if (transitions.length) await tx.ledgerSubscriptionTransition.createMany({ data: transitions });
   }
 
   /** Records that an event was applied; false when it already was (the redelivery applies nothing). */
   async markEventApplied(tx: Tx, receipt: { paymentId: string; eventId: string; type: string; subscriptionId: string }): Promise<boolean> {
-    const { count } = await tx.subscriptionEventReceipt.createMany({ data: receipt, skipDuplicates: true });
+    const { count } = await tx.ledgerSubscriptionEventReceipt.createMany({ data: receipt, skipDuplicates: true });
     return count === 1;
   }
 
   async markNotified(keys: { merchantId: string; subscriptionId: string; version: number }[], at: Date): Promise<void> {
     if (!keys.length) return;
-    await this.db.subscriptionTransition.updateMany({ where: { OR: keys, notifiedAt: null }, data: { notifiedAt: at } });
+    await this.db.ledgerSubscriptionTransition.updateMany({ where: { OR: keys, notifiedAt: null }, data: { notifiedAt: at } });
   }
 
   /** Transitions whose notice was never handed over (the process stopped between commit and publish). */
   async unnotified(limit: number) {
-    return this.db.subscriptionTransition.findMany({
+    return this.db.ledgerSubscriptionTransition.findMany({
       where: { noticeType: { not: null }, notifiedAt: null },
       orderBy: { seq: 'asc' },
       take: limit,
@@ -237,7 +237,7 @@ export class SubscriptionsRepository {
 
   /** Charges asked for whose outcome has not arrived and whose command was last published before `before`. */
   async chargesToRepublish(before: Date, limit: number): Promise<ChargeRecord[]> {
-    const rows = await this.db.subscriptionCharge.findMany({
+    const rows = await this.db.ledgerSubscriptionCharge.findMany({
       where: { state: 'requested', commandId: { not: null }, OR: [{ publishedAt: null }, { publishedAt: { lt: before } }] },
       orderBy: { publishedAt: 'asc' },
       take: limit,
@@ -247,7 +247,7 @@ export class SubscriptionsRepository {
 
   async markRepublished(charges: ChargeRecord[], at: Date): Promise<void> {
     if (!charges.length) return;
-    await this.db.subscriptionCharge.updateMany({
+    await this.db.ledgerSubscriptionCharge.updateMany({
       where: { OR: charges.map((c) => ({ merchantId: c.merchantId, subscriptionId: c.subscriptionId, periodIndex: c.periodIndex, attempt: c.attempt })) },
       data: { publishedAt: at, publishCount: { increment: 1 } },
     });
@@ -255,7 +255,7 @@ export class SubscriptionsRepository {
 
   /** Cancels the merchant or payer asked for that the facilitator has not confirmed, requested before `before`. */
   async unconfirmedCancels(before: Date, limit: number): Promise<SubscriptionRecord[]> {
-    const rows = await this.db.subscription.findMany({
+    const rows = await this.db.ledgerSubscription.findMany({
       where: { cancelAt: { not: null }, cancelBy: { in: ['merchant', 'payer'] }, cancelConfirmedAt: null, cancelRequestedAt: { lt: before } },
       take: limit,
     });
@@ -263,27 +263,27 @@ export class SubscriptionsRepository {
   }
 
   async find(merchantId: string, id: string): Promise<SubscriptionRecord | undefined> {
-    const row = await this.db.subscription.findUnique({ where: { merchantId_id: { merchantId, id } } });
+    const row = await this.db.ledgerSubscription.findUnique({ where: { merchantId_id: { merchantId, id } } });
     return row ? toRecord(row) : undefined;
   }
 
   /** By id alone, for the subscriber's routes (ids are unique across merchants). */
   async findById(id: string): Promise<SubscriptionRecord | undefined> {
-    const row = await this.db.subscription.findUnique({ where: { id } });
+    const row = await this.db.ledgerSubscription.findUnique({ where: { id } });
     return row ? toRecord(row) : undefined;
   }
 
   async detail(merchantId: string, id: string) {
     const [charges, transitions] = await Promise.all([
-      this.db.subscriptionCharge.findMany({ where: { merchantId, subscriptionId: id }, orderBy: [{ periodIndex: 'asc' }, { attempt: 'asc' }] }),
-      this.db.subscriptionTransition.findMany({ where: { merchantId, subscriptionId: id }, orderBy: { version: 'asc' } }),
+      this.db.ledgerSubscriptionCharge.findMany({ where: { merchantId, subscriptionId: id }, orderBy: [{ periodIndex: 'asc' }, { attempt: 'asc' }] }),
+      this.db.ledgerSubscriptionTransition.findMany({ where: { merchantId, subscriptionId: id }, orderBy: { version: 'asc' } }),
     ]);
     return { charges: charges.map(toCharge), transitions };
   }
 
   /** A page of the merchant's subscriptions, newest first, after `afterSeq` (exclusive). */
   async list(merchantId: string, filter: SubscriptionFilter, limit: number, afterSeq?: string) {
-    const rows = await this.db.subscription.findMany({
+    const rows = await this.db.ledgerSubscription.findMany({
       where: {
         merchantId,
         ...(filter.payer !== undefined && { payer: filter.payer }),
@@ -300,7 +300,7 @@ export class SubscriptionsRepository {
 
   /** The merchant's subscriptions of a payer to a product, newest first (what entitlements are decided from). */
   async ofPayerAndProduct(merchantId: string, payer: string, product: string): Promise<SubscriptionRecord[]> {
-    const rows = await this.db.subscription.findMany({ where: { merchantId, payer, product }, orderBy: { seq: 'desc' }, take: 50 });
+    const rows = await this.db.ledgerSubscription.findMany({ where: { merchantId, payer, product }, orderBy: { seq: 'desc' }, take: 50 });
     return rows.map(toRecord);
   }
 }
