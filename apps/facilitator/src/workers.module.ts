@@ -5,6 +5,8 @@ import { MppModule } from './mpp/mpp.module';
 import { NetworksModule } from './networks/networks.module';
 import { OutboxAcks } from './outbox/outbox-acks.consumer';
 import { OutboxRelay, PaymentEventsQueuesModule } from './outbox/outbox.relay';
+import { RefundSweep } from './refunds/refund-sweep';
+import { RefundsModule } from './refunds/refunds.module';
 import { MerchantNoticesConsumer, MerchantNoticesQueueModule } from './merchants/webhooks/merchant-notices.consumer';
 import { WebhookDispatcher } from './merchants/webhooks/webhook-dispatcher';
 import { SettlementModule } from './settlement/settlement.module';
@@ -14,7 +16,7 @@ import { StripeSweep } from './stripe/stripe-sweep';
 
 /**
  * Everything the facilitator runs in the background: the settlement worker and its signer leases (send, confirm,
- * recover), the Stripe sweep, the outbox relay to the ledger and its acknowledgements (with OUTBOX_PUBLISH), signed
+ * recover), the Stripe sweep, the refund sweep, the outbox relay to the ledger and its acknowledgements (with OUTBOX_PUBLISH), signed
  * webhooks and the merchant-notices consumer. Imported only by worker-role processes (FACILITATOR_ROLE worker or all;
  * see AppModule.forConfig): an api process has none of these providers, so it never consumes a queue, holds a wallet
  * lease or polls a table. What an api process needs of the same areas (the settlement queue's producer, the
@@ -25,12 +27,13 @@ export class FacilitatorWorkersModule {
   static forConfig({ outbox }: Pick<FacilitatorConfig, 'outbox'>): DynamicModule {
     return {
       module: FacilitatorWorkersModule,
-      imports: [NetworksModule, Eip3009Module, SettlementModule, MppModule, MerchantNoticesQueueModule, ...(outbox.publish ? [PaymentEventsQueuesModule] : [])],
+      imports: [NetworksModule, Eip3009Module, SettlementModule, MppModule, RefundsModule, MerchantNoticesQueueModule, ...(outbox.publish ? [PaymentEventsQueuesModule] : [])],
       // SettlementWorker before SignerLeases: their init order is the one these had before the split.
       providers: [
         SettlementWorker,
         SignerLeases,
         StripeSweep,
+        RefundSweep,
         ...(outbox.publish ? [OutboxRelay, OutboxAcks] : []),
         WebhookDispatcher,
         MerchantNoticesConsumer,

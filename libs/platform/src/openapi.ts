@@ -183,6 +183,8 @@ const PROBLEM_WHEN: Record<ProblemCode, string> = {
     'POST /reconciliations (ledger) while another run of the merchant is queued or running, for a different period or sources (asking for the same one answers that run). The body carries `runId` and `location` of the run in flight.',
   plan_conflict:
     'POST /plans (ledger) with the id of an existing plan of the merchant but different terms (`conflictingFields` names them; the same terms answer the plan, 200), or with the product and name of another open plan (`planId` names it).',
+  refund_idempotency_conflict:
+    'POST /refunds (facilitator) with an `idempotencyKey` the merchant already used for a different refund request (the same request answers that refund). The body carries `refundId`.',
   merchant_disabled: 'Operator API: making an API key for, or resending a webhook of, a disabled merchant (enable it first).',
   webhook_not_configured: 'Operator API: resending a webhook delivery of a merchant that has no webhook URL now.',
   payload_too_large:
