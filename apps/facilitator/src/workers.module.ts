@@ -27,7 +27,15 @@ export class FacilitatorWorkersModule {
   static forConfig({ outbox }: Pick<FacilitatorConfig, 'outbox'>): DynamicModule {
     return {
       module: FacilitatorWorkersModule,
-      imports: [NetworksModule, Eip3009Module, SettlementModule, MppModule, RefundsModule, MerchantNoticesQueueModule, ...(outbox.publish ? [PaymentEventsQueuesModule] : [])],
+      imports: [
+        NetworksModule,
+        Eip3009Module,
+        SettlementModule,
+        MppModule,
+        RefundsModule,
+        MerchantNoticesQueueModule,
+        ...(outbox.publish ? [PaymentEventsQueuesModule] : []),
+      ],
       // SettlementWorker before SignerLeases: their init order is the one these had before the split.
       providers: [
         SettlementWorker,

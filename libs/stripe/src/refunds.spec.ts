@@ -68,7 +68,7 @@ describe('refunds and balance transactions', () => {
     expect(refunds.data.every((txn) => txn.type === 'refund')).toBe(true);
   });
 
-  it('a pending refund (pendRefunds) ends succeeded or failed when the test says, with Stripe\'s events; a failed one is refundable again', async () => {
+  it("a pending refund (pendRefunds) ends succeeded or failed when the test says, with Stripe's events; a failed one is refundable again", async () => {
     const intent = await pay(3000);
     f.fake.pendRefunds(intent.id);
     const first = await f.stripe.refunds.create({ payment_intent: intent.id, amount: 1000, metadata: { refund_id: 'r-1' } });

@@ -115,7 +115,12 @@ export class EvmRefunds {
     const wallet = this.wallets.get(refund.merchantId.toLowerCase());
     if (!network) return void (await this.refunds.failed(refund.id, 'network_not_configured', `network ${refund.network} is not configured here`, null));
     if (!wallet)
-      return void (await this.refunds.failed(refund.id, 'refund_wallet_not_configured', 'the merchant has no refund wallet configured (REFUND_WALLET_KEYS)', null));
+      return void (await this.refunds.failed(
+        refund.id,
+        'refund_wallet_not_configured',
+        'the merchant has no refund wallet configured (REFUND_WALLET_KEYS)',
+        null,
+      ));
     const transfer = this.transferOf(refund, wallet.address);
     const data = refundCalldata(transfer);
     const client = network.client;

@@ -22,18 +22,26 @@ const transferLog = (address: Address, from: Address, to: Address, value: bigint
 
 describe('judging a mined refund', () => {
   it('executed only with the exact Transfer from the refund wallet to the refund address', () => {
-    expect(judgeRefundReceipt(transfer, { status: 'success', transactionHash: hash, logs: [transferLog(token, wallet, payer, 700n)] })).toEqual({ executed: true });
+    expect(judgeRefundReceipt(transfer, { status: 'success', transactionHash: hash, logs: [transferLog(token, wallet, payer, 700n)] })).toEqual({
+      executed: true,
+    });
   });
 
   it('a revert, another amount, recipient, sender or token is not a refund', () => {
-    expect(judgeRefundReceipt(transfer, { status: 'reverted', transactionHash: hash, logs: [] })).toMatchObject({ executed: false, reason: 'transaction_reverted' });
+    expect(judgeRefundReceipt(transfer, { status: 'reverted', transactionHash: hash, logs: [] })).toMatchObject({
+      executed: false,
+      reason: 'transaction_reverted',
+    });
     for (const log of [
       transferLog(token, wallet, payer, 699n),
       transferLog(token, wallet, wallet, 700n),
       transferLog(token, payer, payer, 700n),
       transferLog('0x4444444444444444444444444444444444444444', wallet, payer, 700n),
     ])
-      expect(judgeRefundReceipt(transfer, { status: 'success', transactionHash: hash, logs: [log] })).toMatchObject({ executed: false, reason: 'transfer_mismatch' });
+      expect(judgeRefundReceipt(transfer, { status: 'success', transactionHash: hash, logs: [log] })).toMatchObject({
+        executed: false,
+        reason: 'transfer_mismatch',
+      });
   });
 
   it('calls transfer(to, amount) on the token', () => {

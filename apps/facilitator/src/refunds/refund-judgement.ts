@@ -19,7 +19,8 @@ export type RefundReceiptJudgement = { executed: true } | { executed: false; rea
  * to the refund address, of the amount): a token that moves something else did not refund.
  */
 export function judgeRefundReceipt(transfer: RefundTransfer, receipt: Pick<TransactionReceipt, 'status' | 'logs' | 'transactionHash'>): RefundReceiptJudgement {
-  if (receipt.status !== 'success') return { executed: false, reason: 'transaction_reverted', message: `refund transaction ${receipt.transactionHash} reverted` };
+  if (receipt.status !== 'success')
+    return { executed: false, reason: 'transaction_reverted', message: `refund transaction ${receipt.transactionHash} reverted` };
   const logs = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs.filter((l) => isAddressEqual(l.address, transfer.token)) });
   const moved = logs.some((l) => isAddressEqual(l.args.from, transfer.from) && isAddressEqual(l.args.to, transfer.to) && l.args.value === transfer.amount);
   return moved

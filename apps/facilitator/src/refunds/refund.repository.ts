@@ -85,7 +85,12 @@ export interface SignedRefundTransaction {
   rawTx: string;
 }
 
-const toRecord = (row: RefundRow): RefundRecord => ({ ...row, amount: fromDbDecimal(row.amount), status: row.status as RefundStatus, rail: row.rail as RefundRail });
+const toRecord = (row: RefundRow): RefundRecord => ({
+  ...row,
+  amount: fromDbDecimal(row.amount),
+  status: row.status as RefundStatus,
+  rail: row.rail as RefundRail,
+});
 
 /** The JSON a payment.refund_* event carries (libs/clients payment-events.ts). */
 function refundFields(refund: RefundRecord) {
@@ -139,11 +144,7 @@ export class RefundRepository {
         network: ref.network,
         ...(ref.txHash && { txHash: ref.txHash.toLowerCase() }),
         ...(pid !== undefined && {
-          OR: [
-            ...(isUuid ? [{ id: pid.toLowerCase() }] : []),
-            { reference: pid },
-            { idempotencyKeys: { some: { scope: merchantId, key: pid } } },
-          ],
+          OR: [...(isUuid ? [{ id: pid.toLowerCase() }] : []), { reference: pid }, { idempotencyKeys: { some: { scope: merchantId, key: pid } } }],
         }),
       },
       select: { id: true, state: true, rail: true, network: true, asset: true, payer: true, amount: true, reference: true, txHash: true },

@@ -101,15 +101,20 @@ export class CreateRefundDto {
 
   @ApiPropertyOptional({
     pattern: '^0x[0-9a-fA-F]{40}$',
-    description: "EVM only: where the refund goes, an address on the payment's network; default: the payer. Not accepted for Stripe payments (refunds go back to the card).",
+    description:
+      "EVM only: where the refund goes, an address on the payment's network; default: the payer. Not accepted for Stripe payments (refunds go back to the card).",
   })
   @Optional()
-  @Satisfies((value) => typeof value === 'string' && /^0x[0-9a-fA-F]{40}$/.test(value) && isAddress(value), 'must be a 0x address (20 bytes hex; mixed case must be a valid checksum)')
+  @Satisfies(
+    (value) => typeof value === 'string' && /^0x[0-9a-fA-F]{40}$/.test(value) && isAddress(value),
+    'must be a 0x address (20 bytes hex; mixed case must be a valid checksum)',
+  )
   refundTo?: string;
 
   @ApiProperty({
     pattern: IDEMPOTENCY_KEY_PATTERN.source,
-    description: 'chosen by the client (a UUID, say), unique per merchant: the same key with the same request answers the original outcome, with another request 409',
+    description:
+      'chosen by the client (a UUID, say), unique per merchant: the same key with the same request answers the original outcome, with another request 409',
   })
   @Matches(IDEMPOTENCY_KEY_PATTERN, { message: 'must be 1 to 128 of A-Z a-z 0-9 _ . : -' })
   @IsString({ message: 'must be 1 to 128 of A-Z a-z 0-9 _ . : -' })
@@ -126,7 +131,11 @@ export class CreateRefundDto {
   @IsString({ message: 'must be 0x hex bytes' })
   payerSignature?: string;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'the signed receipt of the Offer and Receipt extension, when there is one (part of the request; not checked)' })
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description: 'the signed receipt of the Offer and Receipt extension, when there is one (part of the request; not checked)',
+  })
   @Optional()
   @IsObject({ message: 'must be an object' })
   receipt?: Record<string, unknown>;

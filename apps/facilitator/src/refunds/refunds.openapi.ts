@@ -35,16 +35,16 @@ const DENIED_EXAMPLE = {
 };
 
 const REFUND_RESPONSE =
-  'The refund, in the x402 refund extension\'s RefundResponse shape (`status` executed | pending | denied, `amount`, `refundTxHash` when executed on chain, `denialReason` when denied) plus `failed` (a pending refund that did not happen: reverted, or failed at Stripe; nothing moved) and what names it: `{id, paymentId, rail, network, asset, reason, reasonDetail, idempotencyKey, refundTo, reference, failureReason, failureMessage, createdAt, finishedAt}`.';
+  "The refund, in the x402 refund extension's RefundResponse shape (`status` executed | pending | denied, `amount`, `refundTxHash` when executed on chain, `denialReason` when denied) plus `failed` (a pending refund that did not happen: reverted, or failed at Stripe; nothing moved) and what names it: `{id, paymentId, rail, network, asset, reason, reasonDetail, idempotencyKey, refundTo, reference, failureReason, failureMessage, createdAt, finishedAt}`.";
 
 export const REFUNDS_DOCS = {
   create: {
     operationId: 'createRefund',
-    summary: 'Refund (part of) one of the calling merchant\'s confirmed payments',
+    summary: "Refund (part of) one of the calling merchant's confirmed payments",
     description: [
       "The x402 `refund` extension's RefundRequest, sent by the merchant with its API key (the key is the authority; `payerSignature` is recorded, not verified).",
       '`paymentReference` names the payment: `{network, txHash}` for an EVM payment (plus `paymentId` when one transaction settled several), `{network: "stripe", paymentId}` for a Stripe payment (its id here or its PaymentIntent `pi_…`). `paymentId` may also be the x402 payment-identifier it was settled under.',
-      'Accepted refunds of a payment never add up to more than it captured: the check and the write are one transaction with the payment locked. Above what is left, the answer is `denied` (`amount_exceeds_settled`, or `already_refunded` when nothing is left). Other denials: `payment_not_settled` (not confirmed), `refund_wallet_not_configured` (EVM refunds need the merchant\'s refund wallet, REFUND_WALLET_KEYS), `refund_wallet_underfunded`, `rail_not_configured`.',
+      "Accepted refunds of a payment never add up to more than it captured: the check and the write are one transaction with the payment locked. Above what is left, the answer is `denied` (`amount_exceeds_settled`, or `already_refunded` when nothing is left). Other denials: `payment_not_settled` (not confirmed), `refund_wallet_not_configured` (EVM refunds need the merchant's refund wallet, REFUND_WALLET_KEYS), `refund_wallet_underfunded`, `rail_not_configured`.",
       'EVM: an ERC-20 transfer from the refund wallet to `refundTo` (default: the payer), answered `executed` with `refundTxHash` once mined (waiting up to REFUND_WAIT_MS), else `pending`. Stripe: a Stripe refund, `executed` when Stripe says succeeded, else `pending` until its webhook or the sweep.',
       'Every answer is 200 with the refund; the same `idempotencyKey` with the same request answers the same refund as it stands now, with another request 409 `refund_idempotency_conflict`. Bad input is a 400 and writes nothing.',
     ].join('\n\n'),
@@ -73,9 +73,14 @@ export const REFUNDS_DOCS = {
         examples: {
           conflict: {
             summary: 'Key reused',
-            value: problemBody('refund_idempotency_conflict', 'idempotencyKey k-1 was used for another refund request (refund 0d7a3c55-9d0f-4b8e-8f1e-1c2b3a4d5e6f)', '/refunds', {
-              refundId: '0d7a3c55-9d0f-4b8e-8f1e-1c2b3a4d5e6f',
-            }),
+            value: problemBody(
+              'refund_idempotency_conflict',
+              'idempotencyKey k-1 was used for another refund request (refund 0d7a3c55-9d0f-4b8e-8f1e-1c2b3a4d5e6f)',
+              '/refunds',
+              {
+                refundId: '0d7a3c55-9d0f-4b8e-8f1e-1c2b3a4d5e6f',
+              },
+            ),
           },
         },
       }),
@@ -93,7 +98,7 @@ export const REFUNDS_DOCS = {
     responses: {
       '200': jsonResponse(REFUND_RESPONSE, { type: 'object' }, { headers: NO_STORE_HEADERS, example: REFUND_EXAMPLE }),
       '400': problemResponse('The id is not a UUID.'),
-      '404': problemResponse("No such refund of this merchant."),
+      '404': problemResponse('No such refund of this merchant.'),
       ...MERCHANT_KEY_ERRORS,
       '503': { $ref: '#/components/responses/Unavailable' },
     },
@@ -107,7 +112,7 @@ export const REFUNDS_DOCS = {
     responses: {
       '200': jsonResponse('The refunds.', { type: 'object' }, { headers: NO_STORE_HEADERS, example: { data: [REFUND_EXAMPLE] } }),
       '400': problemResponse('The id is not a UUID.'),
-      '404': problemResponse("No such payment of this merchant."),
+      '404': problemResponse('No such payment of this merchant.'),
       ...MERCHANT_KEY_ERRORS,
       '503': { $ref: '#/components/responses/Unavailable' },
     },

@@ -81,7 +81,14 @@ export class StripeRefunds {
         return;
       case 'failed':
       case 'canceled':
-        if (await this.refunds.failed(refundId, stripeRefund.failure_reason ?? stripeRefund.status, `Stripe refund ${stripeRefund.id} ${stripeRefund.status}`, stripeRefund.id))
+        if (
+          await this.refunds.failed(
+            refundId,
+            stripeRefund.failure_reason ?? stripeRefund.status,
+            `Stripe refund ${stripeRefund.id} ${stripeRefund.status}`,
+            stripeRefund.id,
+          )
+        )
           this.logger.warn(`refund ${refundId}: Stripe refund ${stripeRefund.id} ${stripeRefund.status} (${via})`);
         return;
       default:

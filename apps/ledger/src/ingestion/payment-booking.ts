@@ -55,7 +55,10 @@ export function bookingStep(event: PaymentEventMessage): BookingStep {
       return { kind: 'void', ...(gas && { gas }) };
     case 'payment.refunded': {
       const { refundId, amount, reference } = event.data;
-      return { kind: 'refund', refund: { refundId, amount: BigInt(amount), reference: /^0x[0-9a-fA-F]{64}$/.test(reference) ? reference.toLowerCase() : reference } };
+      return {
+        kind: 'refund',
+        refund: { refundId, amount: BigInt(amount), reference: /^0x[0-9a-fA-F]{64}$/.test(reference) ? reference.toLowerCase() : reference },
+      };
     }
     default:
       return { kind: 'none' };
