@@ -11,7 +11,7 @@ import { startFacilitator, type RunningFacilitator } from '../../../test/support
 import { call } from '../../../test/support/http';
 import { createMerchant, type TestMerchant } from '../../../test/support/merchants';
 import { startRpcProxy, type RpcProxy } from '../../../test/support/rpc-proxy';
-import { until } from '../../../test/support/webhook-receiver';
+import { startWebhookReceiver, until, type WebhookReceiver } from '../../../test/support/webhook-receiver';
 
 /**
  * EVM refunds on anvil with the real token: the merchant's refund wallet (REFUND_WALLET_KEYS) sends ERC-20 transfers
@@ -101,20 +101,27 @@ describe('EVM refunds from the merchant refund wallet', () => {
   let a: TestMerchant;
   let b: TestMerchant;
   let walletA: { key: Hex; address: Address };
+  let receiver: WebhookReceiver;
   const refundCount = () => db.refund.count();
 
   beforeAll(async () => {
-    a = createMerchant('refunds A');
+    receiver = await startWebhookReceiver();
+    a = createMerchant('refunds A', receiver.url);
+    receiver.verifyWith(a.webhookSecret);
     b = createMerchant('refunds B (no refund wallet)');
     walletA = await fundedWallet(1_000_000n);
     f = await startFacilitator({
       REFUND_WALLET_KEYS: JSON.stringify({ [a.merchantId]: walletA.key }),
       REFUND_WAIT_MS: '3000',
       SETTLE_BUDGET_MS: '2000',
+      WEBHOOK_POLL_MS: '50',
     });
     db = f.app.get(PrismaService);
   });
-  afterAll(() => f?.close());
+  afterAll(async () => {
+    await f?.close();
+    receiver?.close();
+  });
 
   it('partial refunds add up to the capture; one above what is left is denied, and so is one when nothing is left', async () => {
     const payment = await settle(f, a, 0, 10_000n);
@@ -153,6 +160,13 @@ describe('EVM refunds from the merchant refund wallet', () => {
 
     const events = await db.paymentEvent.findMany({ where: { paymentId: payment.paymentId, type: { startsWith: 'payment.refund' } }, orderBy: { id: 'asc' } });
     expect(events.map((e) => e.type)).toEqual(['payment.refund_pending', 'payment.refunded', 'payment.refund_pending', 'payment.refunded']);
+    // the merchant hears of each refund's outcome by webhook, with the payment as it stands (still confirmed)
+    const refunded = await until('both refund webhooks', () => {
+      const found = receiver.received.map((w) => JSON.parse(w.body)).filter((w) => w.type === 'payment.refunded' && w.data.payment.id === payment.paymentId);
+      return found.length === 2 ? found : undefined;
+    });
+    expect(refunded.map((w) => w.data.refund.refundId).sort()).toEqual([first.body.id, rest.body.id].sort());
+    expect(refunded[0].data.payment.state).toBe('confirmed');
     expect(events[1].data).toEqual({
       refundId: first.body.id,
       amount: '4000',
