@@ -308,7 +308,7 @@ const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * REFUND_WALLET_KEYS: a JSON object of merchant id → private key. Problems name the merchant, never the key; a key of
  * one of the facilitator's settlement wallets is refused, so refunds can only spend what a merchant put there.
  */
-function refundWallets(raw: string | undefined, networks: NetworkConfig[]): ReadonlyMap<string, Hex> {
+export function refundWallets(raw: string | undefined, networks: NetworkConfig[]): ReadonlyMap<string, Hex> {
   const wallets = new Map<string, Hex>();
   if (raw === undefined || raw.trim() === '') return wallets;
   let parsed: unknown;

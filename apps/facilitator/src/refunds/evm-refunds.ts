@@ -113,14 +113,9 @@ export class EvmRefunds {
   private async send(refund: RefundRecord, replaces?: string): Promise<void> {
     const network = this.network(refund.network);
     const wallet = this.wallets.get(refund.merchantId.toLowerCase());
-    if (!network) return void (await this.refunds.failed(refund.id, 'network_not_configured', `network ${refund.network} is not configured here`, null));
-    if (!wallet)
-      return void (await this.refunds.failed(
-        refund.id,
-        'refund_wallet_not_configured',
-        'the merchant has no refund wallet configured (REFUND_WALLET_KEYS)',
-        null,
-      ));
+    // Accepted refunds had both; a process configured otherwise (a rollout in progress) leaves the refund to one that has them.
+    if (!network) throw new Error(`network ${refund.network} is not configured in this process`);
+    if (!wallet) throw new Error(`merchant ${refund.merchantId} has no refund wallet in this process (REFUND_WALLET_KEYS)`);
     const transfer = this.transferOf(refund, wallet.address);
     const data = refundCalldata(transfer);
     const client = network.client;
