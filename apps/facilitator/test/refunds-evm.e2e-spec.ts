@@ -177,6 +177,16 @@ describe('EVM refunds from the merchant refund wallet', () => {
     });
   });
 
+  it('concurrent refunds of one payment under different keys never add up to more than it captured', async () => {
+    const payment = await settle(f, a, 9, 5_000n);
+    const payerBefore = await balanceOf(client, usdc, payment.payer);
+    const answers = await Promise.all(Array.from({ length: 5 }, () => call(`${f.url}/refunds`, { key: a.apiKey, body: refundBody(payment, 2_000n) })));
+    const statuses = answers.map((r) => r.body.status).sort();
+    expect(statuses).toEqual(['denied', 'denied', 'denied', 'executed', 'executed']);
+    expect(answers.filter((r) => r.body.status === 'denied').every((r) => r.body.denialReason === 'amount_exceeds_settled')).toBe(true);
+    expect(await balanceOf(client, usdc, payment.payer)).toBe(payerBefore + 4_000n);
+  });
+
   it('refunds to another address when refundTo names one', async () => {
     const payment = await settle(f, a, 1, 3_000n);
     const other = privateKeyToAccount(generatePrivateKey()).address;
