@@ -52,7 +52,7 @@ export const REFUNDS_DOCS = {
     responses: {
       '200': jsonResponse(
         REFUND_RESPONSE,
-        { type: 'object' },
+        { $ref: '#/components/schemas/Refund' },
         {
           headers: NO_STORE_HEADERS,
           examples: { executed: { summary: 'Executed on chain', value: REFUND_EXAMPLE }, denied: { summary: 'Above what is left', value: DENIED_EXAMPLE } },
@@ -96,7 +96,7 @@ export const REFUNDS_DOCS = {
     security: MERCHANT_API_KEY_SECURITY,
     parameters: [uuidPathParameter('id', 'The refund id (`id` of the POST /refunds answer).')],
     responses: {
-      '200': jsonResponse(REFUND_RESPONSE, { type: 'object' }, { headers: NO_STORE_HEADERS, example: REFUND_EXAMPLE }),
+      '200': jsonResponse(REFUND_RESPONSE, { $ref: '#/components/schemas/Refund' }, { headers: NO_STORE_HEADERS, example: REFUND_EXAMPLE }),
       '400': problemResponse('The id is not a UUID.'),
       '404': problemResponse('No such refund of this merchant.'),
       ...MERCHANT_KEY_ERRORS,
@@ -110,7 +110,7 @@ export const REFUNDS_DOCS = {
     security: MERCHANT_API_KEY_SECURITY,
     parameters: [uuidPathParameter('id', 'The payment id.')],
     responses: {
-      '200': jsonResponse('The refunds.', { type: 'object' }, { headers: NO_STORE_HEADERS, example: { data: [REFUND_EXAMPLE] } }),
+      '200': jsonResponse('The refunds.', { $ref: '#/components/schemas/RefundList' }, { headers: NO_STORE_HEADERS, example: { data: [REFUND_EXAMPLE] } }),
       '400': problemResponse('The id is not a UUID.'),
       '404': problemResponse('No such payment of this merchant.'),
       ...MERCHANT_KEY_ERRORS,
