@@ -19,8 +19,9 @@ export interface RunningLedger {
 }
 
 /**
- * Boots the real ledger app on a free port against the test database. Ingestion and the reconciliation schedule are
- * off unless a test turns them on (LEDGER_INGEST, RECON_SCHEDULE): other tests' payment events stay out of its book.
+ * Boots the real ledger app on a free port against the test database. Ingestion, the reconciliation schedule and the
+ * renewal scan are off unless a test turns them on (LEDGER_INGEST, RECON_SCHEDULE, RENEWAL_SCAN_EVERY_MS): other
+ * tests' payment events and subscriptions stay out of its way.
  */
 export async function startLedger(env: Record<string, string> = {}): Promise<RunningLedger> {
   const config = loadLedgerConfig({
@@ -30,6 +31,7 @@ export async function startLedger(env: Record<string, string> = {}): Promise<Run
     DATABASE_POOL_SIZE: '4',
     LEDGER_INGEST: 'false',
     RECON_SCHEDULE: 'off',
+    RENEWAL_SCAN_EVERY_MS: '0',
     ...env,
   });
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forConfig(config)] }).compile();

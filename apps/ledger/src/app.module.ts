@@ -8,6 +8,7 @@ import { LedgerModule } from './core/ledger.module';
 import { HealthController } from './health/health.controller';
 import { LedgerHttpModule } from './http/ledger-http.module';
 import { IngestionModule } from './ingestion/ingestion.module';
+import { LedgerMcpModule } from './mcp/ledger-mcp.module';
 import { LEDGER_CONFIG, type LedgerConfig } from './ledger.config';
 import { LedgerMetrics } from './ledger.metrics';
 import { LedgerBookSource } from './reconciliation/ledger-book.source';
@@ -31,6 +32,7 @@ export class AppModule implements OnModuleInit {
         // every queue and worker of the ledger: one Redis connection factory, the prefix, one shutdown path
         QueueModule.forRootAsync({ inject: [LEDGER_CONFIG], useFactory: ({ redisUrl, queuePrefix }: LedgerConfig) => ({ redisUrl, queuePrefix }) }),
         LedgerHttpModule,
+        LedgerMcpModule,
         BillingModule,
         IngestionModule.forRoot({ consume: config.ingest }),
         ReconciliationModule.forRoot({

@@ -27,6 +27,9 @@ const envSchema = z.object({
   TRUST_PROXY: trustProxyVar(),
   LEDGER_INGEST: env.bool(true),
   LEDGER_INGEST_CONCURRENCY: env.int(4, 1),
+  RENEWAL_SCAN_EVERY_MS: env.int(60_000, 0),
+  RENEWAL_SCAN_BATCH: z.coerce.number().int().min(1).max(5_000).default(500),
+  SUBSCRIPTION_COMMAND_REPUBLISH_AFTER_MS: env.int(10 * 60_000, 1_000),
 });
 
 export interface LedgerConfig {
@@ -57,6 +60,15 @@ export interface LedgerConfig {
   ingestConcurrency: number;
   /** RECON_*: reconciliation against the chain and Stripe */
   reconciliation: ReconciliationConfig;
+  /** subscriptions (issue 13) */
+  billing: {
+    /** how often the renewal scan runs (a BullMQ job scheduler); 0: never in this deployment */
+    renewalScanEveryMs: number;
+    /** subscriptions one scan transaction takes */
+    renewalScanBatch: number;
+    /** a charge or cancel command without an outcome after this long is published again (same command id) */
+    commandRepublishAfterMs: number;
+  };
 }
 
 export function loadLedgerConfig(environment: NodeJS.ProcessEnv = process.env): LedgerConfig {
@@ -79,5 +91,10 @@ export function loadLedgerConfig(environment: NodeJS.ProcessEnv = process.env): 
     ingest: e.LEDGER_INGEST,
     ingestConcurrency: e.LEDGER_INGEST_CONCURRENCY,
     reconciliation: loadReconciliationConfig(environment),
+    billing: {
+      renewalScanEveryMs: e.RENEWAL_SCAN_EVERY_MS,
+      renewalScanBatch: e.RENEWAL_SCAN_BATCH,
+      commandRepublishAfterMs: e.SUBSCRIPTION_COMMAND_REPUBLISH_AFTER_MS,
+    },
   };
 }

@@ -1,3 +1,4 @@
+import { MERCHANT_NOTICE_TYPES } from '@mp/clients';
 import { HEALTH_SCHEMAS, MERCHANT_API_KEY_RESPONSES, MERCHANT_API_KEY_SCHEMES, RECONCILIATION_SCHEMAS, WEBHOOK_DELIVERY } from '@mp/platform';
 
 /** A statement's opening and closing balances: the same shape. */
@@ -165,6 +166,19 @@ export const COMPONENTS = {
   securitySchemes: MERCHANT_API_KEY_SCHEMES,
 };
 
+/** What each subscription notice says happened. */
+const SUBSCRIPTION_NOTICE_SUMMARIES: Record<string, string> = {
+  'subscription.activated': "A subscription's first period was paid, or its trial started",
+  'subscription.renewed': 'A period of a subscription was paid',
+  'subscription.past_due': 'A renewal failed: the subscription is past_due and will be retried inside the period',
+  'subscription.payment_failed': 'A retry of a failed renewal failed',
+  'subscription.cancel_scheduled': 'A cancel at period end was recorded (by the merchant or the payer)',
+  'subscription.canceled': 'A subscription ended: canceled now, at the end of its paid period, by dunning, or at its end',
+  'subscription.unpaid': 'Dunning ran out and the plan keeps the subscription as unpaid',
+  'subscription.revoked': 'The payer withdrew the grant on the rail: canceled at the end of the paid period',
+  'subscription.incomplete_expired': "A subscription's first payment never came",
+};
+
 /** The request the ledger sends to a merchant's webhook URL. */
 export const WEBHOOKS = {
   'reconciliation.breaks_found': {
@@ -206,4 +220,51 @@ export const WEBHOOKS = {
       responses: WEBHOOK_DELIVERY.responses,
     },
   },
+  ...Object.fromEntries(
+    MERCHANT_NOTICE_TYPES.filter((type) => type.startsWith('subscription.')).map((type) => [
+      type,
+      {
+        post: {
+          operationId: `webhook${type
+            .split(/[._]/)
+            .map((word) => word[0].toUpperCase() + word.slice(1))
+            .join('')}`,
+          summary: SUBSCRIPTION_NOTICE_SUMMARIES[type],
+          description:
+            'One notice per recorded transition of a subscription (issue 13), published by the ledger on `merchant-notices` as `subscription-<subscriptionId>-<version>` and delivered by the facilitator like the payment webhooks (same headers, signature, retries), at most once per (merchant, notice).',
+          parameters: WEBHOOK_DELIVERY.parameters,
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['id', 'type', 'createdAt', 'data'],
+                  properties: {
+                    id: { type: 'string', format: 'uuid', description: 'the delivery id, also `Webhook-Id`' },
+                    type: { const: type },
+                    createdAt: { type: 'string', format: 'date-time', description: "the transition's time on the ledger's clock" },
+                    data: {
+                      type: 'object',
+                      required: ['subscriptionId', 'event', 'fromState', 'state', 'version', 'at', 'cause'],
+                      properties: {
+                        subscriptionId: { type: 'string' },
+                        event: { type: 'string', description: '@mp/billing SubscriptionEvent, e.g. renewal_paid, dunning_exhausted' },
+                        fromState: { type: 'string' },
+                        state: { type: 'string', description: 'the state after the transition' },
+                        version: { type: 'integer', minimum: 1 },
+                        at: { type: 'string', format: 'date-time' },
+                        cause: { type: 'object', description: 'why: the period, attempt, payment, reason or actor behind it' },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          },
+          responses: WEBHOOK_DELIVERY.responses,
+        },
+      },
+    ]),
+  ),
 };

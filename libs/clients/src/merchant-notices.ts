@@ -6,7 +6,24 @@
  */
 export const MERCHANT_NOTICES_QUEUE = 'merchant-notices';
 
-export const MERCHANT_NOTICE_TYPES = ['reconciliation.breaks_found'] as const;
+export const MERCHANT_NOTICE_TYPES = [
+  'reconciliation.breaks_found',
+  /**
+   * The ledger's subscription lifecycle (issue 13), one notice per recorded transition (noticeId
+   * `subscription-<subscriptionId>-<version>`): the first period paid or a trial started; a period paid; a renewal
+   * failed (the subscription is past_due), a retry failed; a cancel at period end recorded; the subscription ended
+   * canceled, or kept unpaid after dunning; the payer withdrew the grant on the rail; the first payment never came.
+   */
+  'subscription.activated',
+  'subscription.renewed',
+  'subscription.past_due',
+  'subscription.payment_failed',
+  'subscription.cancel_scheduled',
+  'subscription.canceled',
+  'subscription.unpaid',
+  'subscription.revoked',
+  'subscription.incomplete_expired',
+] as const;
 export type MerchantNoticeType = (typeof MERCHANT_NOTICE_TYPES)[number];
 
 export interface MerchantNoticeMessage {

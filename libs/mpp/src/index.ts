@@ -42,11 +42,27 @@ export {
   checkStripeCharge,
   sptPayloadSchema,
   STRIPE_METHOD,
+  stripeAmountSchema,
   stripeChargeRequestSchema,
   stripeIdempotencyKey,
   type SptPayload,
   type StripeChargeCredential,
   type StripeChargeRequest,
 } from './methods/stripe-charge';
+export {
+  checkStripeSubscription,
+  judgeSubscriptionInvoice,
+  parseStripeSubscriptionRequest,
+  stripeRecurring,
+  stripeSubscriptionIdempotencyKey,
+  stripeSubscriptionPayloadSchema,
+  stripeSubscriptionRequestSchema,
+  type ExpectedInvoice,
+  type InvoiceRefusal,
+  type StripeInvoiceFacts,
+  type StripeSubscriptionCredential,
+  type StripeSubscriptionPayload,
+  type StripeSubscriptionRequest,
+} from './methods/stripe-subscription';
 export { bodyDigest } from './digest';
 export { MPP_WIRE_SCHEMAS } from './wire-schemas';

@@ -181,6 +181,10 @@ const PROBLEM_WHEN: Record<ProblemCode, string> = {
   settlement_in_progress: 'Reserved: not produced; a concurrent duplicate /settle waits for the first one and gets its outcome (or `settlement_pending`).',
   reconciliation_in_progress:
     'POST /reconciliations (ledger) while another run of the merchant is queued or running, for a different period or sources (asking for the same one answers that run). The body carries `runId` and `location` of the run in flight.',
+  payer_proof_invalid:
+    "POST /subscriptions/{id}/cancel without an API key and GET /subscriptions/{id}/status (ledger): the payer's EIP-191 signature is not the subscription's payer's over the exact message, or its `deadline` has passed or lies more than 600 s ahead, or the payer is not an address. Nothing changes.",
+  subscription_ended:
+    'POST /subscriptions/{id}/cancel (ledger) for a subscription that already ended without a cancel (its first payment never came, or dunning canceled it). A canceled subscription answers its cancel again instead.',
   plan_conflict:
     'POST /plans (ledger) with the id of an existing plan of the merchant but different terms (`conflictingFields` names them; the same terms answer the plan, 200), or with the product and name of another open plan (`planId` names it).',
   refund_idempotency_conflict:

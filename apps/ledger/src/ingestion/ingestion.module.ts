@@ -1,6 +1,7 @@
 import { BullModule } from '@nestjs/bullmq';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { PAYMENT_EVENTS_ACKS_QUEUE, PAYMENT_EVENTS_QUEUE } from '@mp/clients';
+import { BillingModule } from '../billing/billing.module';
 import { LedgerModule } from '../core/ledger.module';
 import { PAYMENT_EVENT_ACK_JOB_OPTIONS } from './payment-event-acks';
 import { PaymentEventsConsumer } from './payment-events.consumer';
@@ -19,6 +20,7 @@ export class IngestionModule {
     return {
       module: IngestionModule,
       imports: [
+        BillingModule,
         BullModule.registerQueue({ name: PAYMENT_EVENTS_QUEUE }, { name: PAYMENT_EVENTS_ACKS_QUEUE, defaultJobOptions: PAYMENT_EVENT_ACK_JOB_OPTIONS }),
       ],
       providers: [PaymentEventsConsumer],

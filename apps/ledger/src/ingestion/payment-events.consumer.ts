@@ -3,6 +3,7 @@ import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullm
 import { type Job, type Queue, UnrecoverableError } from 'bullmq';
 import { PAYMENT_EVENTS_ACKS_QUEUE, PAYMENT_EVENTS_QUEUE, parsePaymentEventMessage, type PaymentEventMessage, type PaymentEventsAckMessage } from '@mp/clients';
 import { closeWorker } from '@mp/platform';
+import { SubscriptionLifecycle } from '../billing/subscription-lifecycle.service';
 import { LEDGER_CONFIG, type LedgerConfig } from '../ledger.config';
 import { INGESTION_QUEUE_STATES, LedgerMetrics } from '../ledger.metrics';
 import { PaymentEventAcks } from './payment-event-acks';
@@ -25,6 +26,7 @@ export class PaymentEventsConsumer extends WorkerHost implements OnApplicationBo
   constructor(
     @Inject(LEDGER_CONFIG) private readonly config: LedgerConfig,
     private readonly ingestion: PaymentIngestion,
+    private readonly subscriptions: SubscriptionLifecycle,
     private readonly metrics: LedgerMetrics,
     @InjectQueue(PAYMENT_EVENTS_QUEUE) private readonly queue: Queue<PaymentEventMessage>,
     @InjectQueue(PAYMENT_EVENTS_ACKS_QUEUE) acksQueue: Queue<PaymentEventsAckMessage>,
@@ -69,7 +71,10 @@ export class PaymentEventsConsumer extends WorkerHost implements OnApplicationBo
     const event = parsed.message;
     const { type, occurredAt } = event;
     try {
-      const outcome = await this.ingestion.book(event);
+      const booked = await this.ingestion.book(event);
+      // then the subscription lifecycle (issue 13), when the event is about one
+      const lifecycle = await this.subscriptions.ingest(event);
+      const outcome = booked === 'booked' || lifecycle === 'applied' ? 'booked' : booked;
       this.metrics.recordEvent(type, outcome, occurredAt);
       this.acks.acknowledge(event.eventId);
       return outcome;

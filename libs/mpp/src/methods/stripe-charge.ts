@@ -5,14 +5,16 @@ import { fail, ok, type Result } from '../problems';
 /** Method `stripe`, intent `charge` (draft-stripe-charge-00): a Shared Payment Token redeemed by a PaymentIntent. */
 export const STRIPE_METHOD = 'stripe';
 
-/** Stripe's own ceiling for one charge in minor units (99,999,999), so the amount is always an exact JS number. */
-const STRIPE_MAX_AMOUNT = 99_999_999n;
+/**
+ * An amount Stripe takes for one charge: minor units, at most Stripe's ceiling of 99,999,999 (eight digits), so it is
+ * always an exact JS number.
+ */
+export const stripeAmountSchema = z
+  .string()
+  .regex(/^[1-9][0-9]{0,7}$/, "must be a positive decimal string of the currency's minor units, at most 99999999 (Stripe's maximum)");
 
 export const stripeChargeRequestSchema = z.strictObject({
-  amount: z
-    .string()
-    .regex(/^[1-9][0-9]{0,7}$/, "must be a positive decimal string of the currency's minor units")
-    .refine((value) => BigInt(value) <= STRIPE_MAX_AMOUNT, "is above Stripe's maximum of 99999999"),
+  amount: stripeAmountSchema,
   currency: z.string().regex(/^[a-z]{3}$/, 'must be a lowercase ISO 4217 code such as "usd"'),
   description: z.string().max(1024).optional(),
   externalId: z.string().max(256).optional(),
