@@ -8,6 +8,7 @@ import { MerchantsModule } from './merchants/merchants.module';
 import { MppModule } from './mpp/mpp.module';
 import { NetworkRegistry } from './networks/network-registry';
 import { NetworksModule } from './networks/networks.module';
+import { RefundsModule } from './refunds/refunds.module';
 import { FacilitatorWorkersModule } from './workers.module';
 import { X402Module } from './x402/x402.module';
 import { FACILITATOR_OPENAPI } from './openapi';
@@ -32,6 +33,7 @@ export class AppModule implements OnModuleInit {
         MerchantsModule,
         X402Module,
         MppModule,
+        RefundsModule,
         AdminModule.forConfig(config),
         // Roles compose modules: an api process does not import the workers, so none of their providers exist there.
         ...(runsWorkers(config) ? [FacilitatorWorkersModule.forConfig(config)] : []),

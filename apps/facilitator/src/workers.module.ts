@@ -5,6 +5,8 @@ import { MppModule } from './mpp/mpp.module';
 import { NetworksModule } from './networks/networks.module';
 import { OutboxAcks } from './outbox/outbox-acks.consumer';
 import { OutboxRelay, PaymentEventsQueuesModule } from './outbox/outbox.relay';
+import { RefundSweep } from './refunds/refund-sweep';
+import { RefundsModule } from './refunds/refunds.module';
 import { MerchantNoticesConsumer, MerchantNoticesQueueModule } from './merchants/webhooks/merchant-notices.consumer';
 import { WebhookDispatcher } from './merchants/webhooks/webhook-dispatcher';
 import { SettlementModule } from './settlement/settlement.module';
@@ -17,9 +19,9 @@ import { SubscriptionsModule } from './subscriptions/subscriptions.module';
 
 /**
  * Everything the facilitator runs in the background: the settlement worker and its signer leases (send, confirm,
- * recover), the Stripe sweep, the outbox relay to the ledger and its acknowledgements (with OUTBOX_PUBLISH), signed
- * webhooks, the merchant-notices consumer, and (with SUBSCRIPTION_SEALING_KEYS) the subscription commands worker and
- * the revocation watcher. Imported only by worker-role processes (FACILITATOR_ROLE worker or all;
+ * recover), the Stripe sweep, the refund sweep, the outbox relay to the ledger and its acknowledgements (with
+ * OUTBOX_PUBLISH), signed webhooks, the merchant-notices consumer, and (with SUBSCRIPTION_SEALING_KEYS) the
+ * subscription commands worker and the revocation watcher. Imported only by worker-role processes (FACILITATOR_ROLE worker or all;
  * see AppModule.forConfig): an api process has none of these providers, so it never consumes a queue, holds a wallet
  * lease or polls a table. What an api process needs of the same areas (the settlement queue's producer, the
  * repositories, the metrics read at scrape time) stays in their own modules. The queues are the app's QueueModule's.
@@ -34,6 +36,7 @@ export class FacilitatorWorkersModule {
         Eip3009Module,
         SettlementModule,
         MppModule,
+        RefundsModule,
         MerchantNoticesQueueModule,
         ...(outbox.publish ? [PaymentEventsQueuesModule] : []),
         ...(subscriptions ? [SubscriptionsModule, SubscriptionCommandsQueueModule] : []),
@@ -43,6 +46,7 @@ export class FacilitatorWorkersModule {
         SettlementWorker,
         SignerLeases,
         StripeSweep,
+        RefundSweep,
         ...(outbox.publish ? [OutboxRelay, OutboxAcks] : []),
         WebhookDispatcher,
         MerchantNoticesConsumer,

@@ -46,6 +46,13 @@ type Case =
 const { manifest } = testChain();
 const usdc = manifest.tokens.usdc;
 const amount = 2_500n;
+const refundOf = (paymentId: string) => ({
+  x402Version: 2,
+  paymentReference: { network: manifest.network, paymentId },
+  amount: '1',
+  reason: 'other',
+  idempotencyKey: `isolation-${Math.random().toString(36).slice(2)}`,
+});
 const freshAddress = () => privateKeyToAccount(generatePrivateKey()).address;
 
 const x402Payment = async (payTo: Address, payerIndex: number) =>
@@ -216,6 +223,34 @@ const cases: Record<string, Case> = {
     check: async (w) => {
       expect(await call(`${w.url}/payments/${w.aPaymentId}`, { key: w.b.apiKey })).toMatchObject({ status: 404, body: { code: 'not_found' } });
       expect((await call(`${w.url}/payments/${w.aPaymentId}`, { key: w.a.apiKey })).status).toBe(200);
+    },
+  },
+
+  'POST /refunds': {
+    kind: 'tenant',
+    check: async (w) => {
+      const body = refundOf(w.aPaymentId);
+      expect(await call(`${w.url}/refunds`, { key: w.b.apiKey, body })).toMatchObject({ status: 404, body: { code: 'not_found' } });
+      expect(await w.db.refund.count({ where: { paymentId: w.aPaymentId } })).toBe(0);
+      // A's own refund is answered (denied here: this facilitator has no refund wallet for A)
+      expect(await call(`${w.url}/refunds`, { key: w.a.apiKey, body })).toMatchObject({ status: 200, body: { denialReason: 'refund_wallet_not_configured' } });
+    },
+  },
+
+  'GET /refunds/{id}': {
+    kind: 'tenant',
+    check: async (w) => {
+      const refund = await call(`${w.url}/refunds`, { key: w.a.apiKey, body: refundOf(w.aPaymentId) });
+      expect(await call(`${w.url}/refunds/${refund.body.id}`, { key: w.b.apiKey })).toMatchObject({ status: 404, body: { code: 'not_found' } });
+      expect((await call(`${w.url}/refunds/${refund.body.id}`, { key: w.a.apiKey })).status).toBe(200);
+    },
+  },
+
+  'GET /payments/{id}/refunds': {
+    kind: 'tenant',
+    check: async (w) => {
+      expect(await call(`${w.url}/payments/${w.aPaymentId}/refunds`, { key: w.b.apiKey })).toMatchObject({ status: 404, body: { code: 'not_found' } });
+      expect((await call(`${w.url}/payments/${w.aPaymentId}/refunds`, { key: w.a.apiKey })).status).toBe(200);
     },
   },
 

@@ -64,6 +64,7 @@ describe('scripts/lib/database.mjs migrateDeploy', () => {
       'payment_idempotency_keys',
       'payment_transactions',
       'payments',
+      'refunds',
       'stripe_events',
       'webhook_deliveries',
       'webhook_delivery_attempts',

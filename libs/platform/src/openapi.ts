@@ -187,6 +187,8 @@ const PROBLEM_WHEN: Record<ProblemCode, string> = {
     'POST /subscriptions/{id}/cancel (ledger) for a subscription that already ended without a cancel (its first payment never came, or dunning canceled it). A canceled subscription answers its cancel again instead.',
   plan_conflict:
     'POST /plans (ledger) with the id of an existing plan of the merchant but different terms (`conflictingFields` names them; the same terms answer the plan, 200), or with the product and name of another open plan (`planId` names it).',
+  refund_idempotency_conflict:
+    'POST /refunds (facilitator) with an `idempotencyKey` the merchant already used for a different refund request (the same request answers that refund). The body carries `refundId`.',
   merchant_disabled: 'Operator API: making an API key for, or resending a webhook of, a disabled merchant (enable it first).',
   webhook_not_configured: 'Operator API: resending a webhook delivery of a merchant that has no webhook URL now.',
   payload_too_large:

@@ -10,6 +10,8 @@ export interface ApiContext {
   /** the fake's clock; for objects of a test clock's customer, that clock's frozen time (see `atTime`) */
   nowSeconds(): number;
   declines: ChargeDeclines;
+  /** PaymentIntents whose new refunds are `pending` (a test hook, as Stripe's test card 4000000000007726 does) */
+  pendingRefunds?: Set<string>;
 }
 
 /** The same context with its clock stopped at `seconds`: objects made through it carry that time (a test clock's). */

@@ -3,12 +3,13 @@ import type { AddressInfo } from 'node:net';
 import type { ApiContext } from './api';
 import { ChargeDeclines, type DeclineOptions } from './declines';
 import { ApiError, invalidRequest, type StripeErrorBody } from './errors';
-import { EventLog } from './events';
+import { automaticRequest, EventLog } from './events';
 import { expandBody, readExpand } from './expand';
 import { Faults, type HeldRequest } from './faults';
 import { decodeForm, FormError, type FormObject } from './form';
 import { IdempotencyStore, MAX_IDEMPOTENCY_KEY_LENGTH, type StoredReply } from './idempotency';
 import { newId } from './ids';
+import { finishRefund } from './refunds';
 import { matchRoute } from './routes';
 import { Store, type StripeEvent } from './store';
 import { DEFAULT_RETRY_DELAYS_MS, WebhookDispatcher, type WebhookEndpoint } from './webhooks';
@@ -62,6 +63,13 @@ export interface FakeStripe {
   declineCharges(customerOrPaymentMethod: string, options?: DeclineOptions): void;
   /** undoes `declineCharges` */
   clearDeclines(customerOrPaymentMethod: string): void;
+  /**
+   * New refunds of this PaymentIntent are answered `pending` (as Stripe's test card 4000000000007726 makes them), until
+   * `finishRefund` ends each one.
+   */
+  pendRefunds(paymentIntent: string): void;
+  /** Ends a pending refund as Stripe later would: `refund.updated` and `charge.refunded`, or `refund.updated` and `refund.failed`. */
+  finishRefund(refundId: string, outcome: 'succeeded' | 'failed'): void;
 }
 
 /** The API version answered when a request names none: the one stripe-node 23.1.0 pins. */
@@ -100,7 +108,8 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
   const store = new Store();
   const nowSeconds = () => Math.floor(nowMs() / 1000);
   const declines = new ChargeDeclines();
-  const context: ApiContext = { store, events: new EventLog(store, webhooks, nowSeconds), nowSeconds, declines };
+  const pendingRefunds = new Set<string>();
+  const context: ApiContext = { store, events: new EventLog(store, webhooks, nowSeconds), nowSeconds, declines, pendingRefunds };
   const idempotency = new IdempotencyStore(nowMs);
   const recorded: RecordedRequest[] = [];
   const faults = new Faults();
@@ -202,6 +211,8 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
     failAfterRunning: (method, path, times = 1) => faults.failAfterRunning(method, path, times),
     declineCharges: (target, declineOptions) => declines.decline(target, declineOptions),
     clearDeclines: (target) => declines.clear(target),
+    pendRefunds: (paymentIntent) => void pendingRefunds.add(paymentIntent),
+    finishRefund: (refundId, outcome) => finishRefund(context, automaticRequest(DEFAULT_API_VERSION), refundId, outcome),
   };
 }
 

@@ -67,4 +67,34 @@ describe('refunds and balance transactions', () => {
     expect(refunds.data[0]).toMatchObject({ source: refund.id, amount: -500 });
     expect(refunds.data.every((txn) => txn.type === 'refund')).toBe(true);
   });
+
+  it("a pending refund (pendRefunds) ends succeeded or failed when the test says, with Stripe's events; a failed one is refundable again", async () => {
+    const intent = await pay(3000);
+    f.fake.pendRefunds(intent.id);
+    const first = await f.stripe.refunds.create({ payment_intent: intent.id, amount: 1000, metadata: { refund_id: 'r-1' } });
+    const second = await f.stripe.refunds.create({ payment_intent: intent.id, amount: 2000 });
+    expect([first.status, second.status]).toEqual(['pending', 'pending']);
+    // pending refunds count against what is left
+    expect(await f.stripe.refunds.create({ payment_intent: intent.id, amount: 1 }).catch((e: unknown) => e)).toMatchObject({ code: 'charge_already_refunded' });
+
+    f.fake.finishRefund(first.id, 'succeeded');
+    f.fake.finishRefund(second.id, 'failed');
+    expect(await f.stripe.refunds.retrieve(first.id)).toMatchObject({ status: 'succeeded', metadata: { refund_id: 'r-1' } });
+    expect(await f.stripe.refunds.retrieve(second.id)).toMatchObject({ status: 'failed', failure_reason: 'expired_or_canceled_card' });
+    expect(await f.stripe.charges.retrieve(intent.latest_charge as string)).toMatchObject({ amount_refunded: 1000, refunded: false });
+    const types = f.fake
+      .events()
+      .filter((e) => [first.id, second.id, intent.latest_charge].includes((e.data.object as { id: string }).id))
+      .map((e) => `${e.type}:${(e.data.object as { status?: string }).status ?? ''}`);
+    expect(types).toEqual([
+      'charge.succeeded:succeeded',
+      'refund.created:pending',
+      'refund.created:pending',
+      'refund.updated:succeeded',
+      'charge.refunded:succeeded',
+      'refund.updated:failed',
+      'refund.failed:failed',
+    ]);
+    expect(() => f.fake.finishRefund(first.id, 'failed')).toThrow(/not pending/);
+  });
 });

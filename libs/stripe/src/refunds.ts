@@ -1,6 +1,7 @@
-import type { Handler } from './api';
+import type { ApiContext, Handler } from './api';
 import { recordBalanceTransaction } from './balance-transactions';
 import { findCharge } from './charges';
+import type { RequestInfo } from './events';
 import { invalidRequest, resourceMissing } from './errors';
 import { newId } from './ids';
 import { LIST_PARAMS, paginate } from './list';
@@ -64,14 +65,45 @@ export const createRefund: Handler = (context, request) => {
     metadata,
     payment_intent: charge.payment_intent,
     reason: reason ?? null,
-    status: 'succeeded',
+    status: context.pendingRefunds?.has(charge.payment_intent) ? 'pending' : 'succeeded',
   });
+  // a pending refund counts against what is left to refund, as at Stripe; it is given back if it fails
   charge.amount_refunded += amount;
   charge.refunded = charge.amount_refunded === charge.amount;
   context.events.emit('refund.created', refund, request.info);
-  context.events.emit('charge.refunded', charge, request.info);
+  if (refund.status === 'succeeded') context.events.emit('charge.refunded', charge, request.info);
   return refund;
 };
+
+/**
+ * A test hook: a pending refund ends as Stripe would later end it, with `refund.updated` (and `charge.refunded` when
+ * it succeeded, `refund.failed` when it failed; a failed refund's amount is refundable again).
+ */
+export function finishRefund(context: ApiContext, info: RequestInfo, id: string, outcome: 'succeeded' | 'failed'): void {
+  const refund = context.store.refunds.get(id);
+  if (!refund) throw new Error(`no refund ${id}`);
+  if (refund.status !== 'pending') throw new Error(`refund ${id} is ${refund.status}, not pending`);
+  const charge = findCharge(context, refund.charge, 'charge');
+  refund.status = outcome;
+  if (outcome === 'succeeded') {
+    context.events.emit('refund.updated', refund, info, { status: 'pending' });
+    context.events.emit('charge.refunded', charge, info);
+    return;
+  }
+  refund.failure_reason = 'expired_or_canceled_card';
+  charge.amount_refunded -= refund.amount;
+  charge.refunded = false;
+  recordBalanceTransaction(context, {
+    type: 'refund_failure',
+    amount: refund.amount,
+    fee: 0,
+    currency: refund.currency,
+    source: refund.id,
+    description: 'REFUND FAILURE',
+  });
+  context.events.emit('refund.updated', refund, info, { status: 'pending' });
+  context.events.emit('refund.failed', refund, info);
+}
 
 export const retrieveRefund: Handler = (context, request) => {
   onlyParams(request.params, []);

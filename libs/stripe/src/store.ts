@@ -90,7 +90,10 @@ export interface Refund {
   metadata: Record<string, string>;
   payment_intent: string;
   reason: 'duplicate' | 'fraudulent' | 'requested_by_customer' | null;
-  status: 'succeeded';
+  /** `pending` for a PaymentIntent whose refunds a test made pending (`FakeStripe.pendRefunds`), until `finishRefund` */
+  status: 'pending' | 'succeeded' | 'failed' | 'canceled';
+  /** set when it failed */
+  failure_reason?: 'lost_or_stolen_card' | 'expired_or_canceled_card' | 'unknown';
 }
 
 export interface BalanceTransaction {
@@ -105,10 +108,10 @@ export interface BalanceTransaction {
   fee: number;
   fee_details: { amount: number; application: null; currency: string; description: string; type: 'stripe_fee' }[];
   net: number;
-  reporting_category: 'charge' | 'refund';
+  reporting_category: 'charge' | 'refund' | 'refund_failure';
   source: string;
   status: 'available';
-  type: 'charge' | 'refund';
+  type: 'charge' | 'refund' | 'refund_failure';
 }
 
 export type StripeEventType =
@@ -121,6 +124,8 @@ export type StripeEventType =
   | 'charge.failed'
   | 'charge.refunded'
   | 'refund.created'
+  | 'refund.updated'
+  | 'refund.failed'
   | 'shared_payment.granted_token.used'
   | 'customer.created'
   | 'customer.updated'

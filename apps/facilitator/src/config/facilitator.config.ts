@@ -99,6 +99,9 @@ const envSchema = z.object({
   SUBSCRIPTION_WORKER_CONCURRENCY: env.int(16, 1),
   REVOCATION_POLL_MS: env.int(2_000, 10),
   REVOCATION_BLOCK_RANGE: env.int(2_000, 1),
+  // refunds (issue 13): a refund wallet per merchant, JSON {"<merchant id>": "0x<private key>"}; unset: EVM refunds are denied
+  REFUND_WALLET_KEYS: z.string().optional(),
+  REFUND_WAIT_MS: env.int(10_000, 0),
   // operator API (/admin) and bull-board (/admin/queues); unset or empty: both answer 404
   OPERATOR_TOKEN: z
     .string()
@@ -204,6 +207,15 @@ export interface FacilitatorConfig {
   };
   /** undefined: the stripe method is not offered. */
   stripe?: StripeConfig;
+  refunds: {
+    /**
+     * The wallet each merchant refunds EVM payments from (REFUND_WALLET_KEYS), by merchant id: only a merchant listed
+     * here can have EVM refunds, and never from the facilitator's own settlement wallets.
+     */
+    wallets: ReadonlyMap<string, Hex>;
+    /** how long POST /refunds waits for an EVM refund's receipt before answering `pending` */
+    waitMs: number;
+  };
   /** Bearer token of the operator API (/admin) and bull-board (/admin/queues); undefined: both are off (404). */
   operatorToken?: string;
   /** MPP subscriptions (issue 13); undefined (no SUBSCRIPTION_SEALING_KEYS): the subscription intent is not offered. */
@@ -293,6 +305,7 @@ export function loadFacilitatorConfig(environment: NodeJS.ProcessEnv = process.e
     },
     outbox: { publish: e.OUTBOX_PUBLISH, pollMs: e.OUTBOX_POLL_MS, republishAfterMs: e.OUTBOX_REPUBLISH_AFTER_MS },
     mpp: { challengeTtlSeconds: e.MPP_CHALLENGE_TTL_SECONDS },
+    refunds: { wallets: refundWallets(e.REFUND_WALLET_KEYS, networks), waitMs: e.REFUND_WAIT_MS },
     ...(e.OPERATOR_TOKEN && { operatorToken: e.OPERATOR_TOKEN }),
     ...(sealing.keys.length && {
       subscriptions: {
@@ -316,6 +329,37 @@ export function loadFacilitatorConfig(environment: NodeJS.ProcessEnv = process.e
         }
       : {}),
   };
+}
+
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * REFUND_WALLET_KEYS: a JSON object of merchant id → private key. Problems name the merchant, never the key; a key of
+ * one of the facilitator's settlement wallets is refused, so refunds can only spend what a merchant put there.
+ */
+export function refundWallets(raw: string | undefined, networks: NetworkConfig[]): ReadonlyMap<string, Hex> {
+  const wallets = new Map<string, Hex>();
+  if (raw === undefined || raw.trim() === '') return wallets;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError(['REFUND_WALLET_KEYS: must be a JSON object of merchant id → 0x private key']);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new ConfigError(['REFUND_WALLET_KEYS: must be a JSON object of merchant id → 0x private key']);
+  const settlementKeys = new Set(networks.flatMap((n) => n.signerKeys.map((k) => k.toLowerCase())));
+  const problems: string[] = [];
+  for (const [merchantId, key] of Object.entries(parsed)) {
+    if (!uuid.test(merchantId)) problems.push(`REFUND_WALLET_KEYS: "${merchantId.slice(0, 64)}" is not a merchant id (a UUID)`);
+    else if (typeof key !== 'string' || !hexKey.safeParse(key).success)
+      problems.push(`REFUND_WALLET_KEYS: the key of merchant ${merchantId} is not a 0x-prefixed 32-byte secp256k1 private key`);
+    else if (settlementKeys.has(key.toLowerCase()))
+      problems.push(`REFUND_WALLET_KEYS: the key of merchant ${merchantId} is one of the facilitator's settlement wallets, which never refund`);
+    else wallets.set(merchantId.toLowerCase(), key as Hex);
+  }
+  if (problems.length) throw new ConfigError(problems);
+  return wallets;
 }
 
 function networksFromFile(path: string, environment: NodeJS.ProcessEnv): NetworkConfig[] {

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { Eip3009Module } from '../eip3009/eip3009.module';
 import { NetworksModule } from '../networks/networks.module';
+import { RefundsModule } from '../refunds/refunds.module';
 import { SettlementModule } from '../settlement/settlement.module';
 import { StripeEvents } from '../stripe/stripe-events.repository';
 import { StripeModule } from '../stripe/stripe.module';
@@ -24,7 +25,7 @@ import { MppService } from './mpp.service';
  * without a webhook, runs in FacilitatorWorkersModule on what this module exports.
  */
 @Module({
-  imports: [NetworksModule, Eip3009Module, SettlementModule, StripeModule, SubscriptionsModule],
+  imports: [NetworksModule, Eip3009Module, SettlementModule, StripeModule, SubscriptionsModule, RefundsModule],
   controllers: [MppController, StripeWebhooksController],
   providers: [
     MppService,

@@ -3,6 +3,7 @@ import type { Request } from 'express';
 import type Stripe from 'stripe';
 import { ApiDoc, ProblemError } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
+import { StripeRefunds } from '../refunds/stripe-refunds';
 import { STRIPE_CLIENT } from './stripe.client';
 import { StripeEvents } from './stripe-events.repository';
 import { StripeOutcomes } from './stripe-outcomes';
@@ -11,7 +12,8 @@ import { STRIPE_WEBHOOKS_DOCS } from './stripe-webhooks.openapi';
 
 /**
  * Stripe's webhooks: verified on the raw body (Stripe-Signature, STRIPE_WEBHOOK_SECRET), handled once per event id.
- * They settle what a PaymentIntent call could not tell us (Stripe was unreachable, or the customer acted later).
+ * They settle what a PaymentIntent call could not tell us (Stripe was unreachable, or the customer acted later), and
+ * finish refunds Stripe answered `pending` (refund.updated, refund.failed, charge.refunded).
  */
 @Controller('stripe')
 export class StripeWebhooksController {
@@ -23,6 +25,7 @@ export class StripeWebhooksController {
     private readonly events: StripeEvents,
     private readonly payments: StripePayments,
     private readonly outcomes: StripeOutcomes,
+    private readonly refunds: StripeRefunds,
   ) {}
 
   @ApiDoc(STRIPE_WEBHOOKS_DOCS.receive)
@@ -49,6 +52,9 @@ export class StripeWebhooksController {
   }
 
   private async handle(event: Stripe.Event): Promise<void> {
+    // A refund's snapshot decides it, as the refund sweep's lookup would (pending → executed or failed, once).
+    if (event.type === 'refund.created' || event.type === 'refund.updated' || event.type === 'refund.failed') return this.refunds.applyEvent(event.data.object);
+    if (event.type === 'charge.refunded') return this.refunds.applyCharge(event.data.object);
     if (event.type !== 'payment_intent.succeeded' && event.type !== 'payment_intent.payment_failed') return;
     const intent = event.data.object;
     const challengeId = intent.metadata?.challenge_id;

@@ -14,7 +14,8 @@ import {
 /**
  * How one facilitator payment is booked, as plain data: the event decides the step, the payment the accounts and
  * amounts. A payment's money moves from the payers' clearing account to the merchant's revenue in its asset: a
- * pending transfer when it is verified, posted when it is confirmed, voided when it fails or expires. Every id is
+ * pending transfer when it is verified, posted when it is confirmed, voided when it fails or expires; each refund
+ * moves its amount back as a transfer of its own. Every id is
  * derived from the payment, so a redelivered event books nothing new.
  */
 export type BookingStep =
@@ -25,7 +26,16 @@ export type BookingStep =
   /** confirmed: post the hold; after a void (a failed payment that later settled), book it directly instead */
   | { kind: 'post'; reference: string | undefined; gas?: GasBooking }
   /** failed or expired: release the hold */
-  | { kind: 'void'; gas?: GasBooking };
+  | { kind: 'void'; gas?: GasBooking }
+  /** refunded: (part of) the payment back from the merchant's revenue to the payers' clearing account, once per refund */
+  | { kind: 'refund'; refund: RefundBooking };
+
+export interface RefundBooking {
+  refundId: string;
+  amount: bigint;
+  /** the refund's transaction hash (lowercase), or the Stripe refund `re_…` */
+  reference: string;
+}
 
 export interface GasBooking {
   asset: string;
@@ -43,6 +53,13 @@ export function bookingStep(event: PaymentEventMessage): BookingStep {
     case 'payment.failed':
     case 'payment.expired':
       return { kind: 'void', ...(gas && { gas }) };
+    case 'payment.refunded': {
+      const { refundId, amount, reference } = event.data;
+      return {
+        kind: 'refund',
+        refund: { refundId, amount: BigInt(amount), reference: /^0x[0-9a-fA-F]{64}$/.test(reference) ? reference.toLowerCase() : reference },
+      };
+    }
     default:
       return { kind: 'none' };
   }
@@ -127,6 +144,24 @@ export function gasTransfer(event: PaymentEventMessage, gas: GasBooking): Transf
     code: TransferCode.gas,
     flags: 0,
     reference: gas.reference,
+  };
+}
+
+/**
+ * A refund of the payment: its own transfer (code 2) from the merchant's revenue back to the payers' clearing account,
+ * its id derived from the refund's, so a redelivered payment.refunded books nothing twice. A refund that is pending
+ * or failed books nothing: only money that moved is in the book.
+ */
+export function refundTransfer(event: PaymentEventMessage, asset: string, refund: RefundBooking): TransferInput {
+  return {
+    id: paymentTransferId(event.paymentId, `refund:${refund.refundId.toLowerCase()}`),
+    debitAccountId: chartAccountId('revenue', asset),
+    creditAccountId: chartAccountId('payerClearing', asset),
+    amount: refund.amount,
+    asset,
+    code: TransferCode.refund,
+    flags: 0,
+    reference: refund.reference,
   };
 }
 

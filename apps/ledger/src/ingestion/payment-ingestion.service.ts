@@ -16,6 +16,7 @@ import {
   paymentAccounts,
   paymentAsset,
   postTransfer,
+  refundTransfer,
   voidTransfer,
   type GasBooking,
 } from './payment-booking';
@@ -60,6 +61,8 @@ export class PaymentIngestion {
       const voided = await this.transfer(merchantId, voidTransfer(event), ['pending_transfer_already_posted']);
       if (voided === 'pending_transfer_already_posted')
         this.logger.warn(`payment ${event.paymentId}: ${event.type} after it was confirmed; the ledger keeps it posted`);
+    } else if (step.kind === 'refund') {
+      await this.transfer(merchantId, refundTransfer(event, asset, step.refund));
     }
     if ((step.kind === 'post' || step.kind === 'void') && step.gas) await this.bookGas(merchantId, event, step.gas);
     return 'booked';

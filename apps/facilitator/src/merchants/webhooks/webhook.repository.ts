@@ -4,9 +4,19 @@ import { PrismaService, withTransaction, type Tx } from '@mp/db';
 import type { MerchantNoticeMessage, MerchantNoticeType } from '@mp/clients';
 import { PAYMENT_VIEW_COLUMNS, toPaymentView, type PaymentView, type PaymentViewRow } from '../payment-view';
 
-/** The payment events merchants are told about: final outcomes only. */
-/** Outcomes, and `payment.reorged`: the correction of a confirmation whose block a reorg took back. */
-export const PAYMENT_WEBHOOK_TYPES = ['payment.confirmed', 'payment.failed', 'payment.expired', 'payment.reorged'] as const;
+/**
+ * The payment events merchants are told about: final outcomes only. Outcomes, `payment.reorged` (the correction of a
+ * confirmation whose block a reorg took back), and a refund's outcome (`payment.refunded`, `payment.refund_failed`;
+ * not `payment.refund_pending`, which POST /refunds already answered).
+ */
+export const PAYMENT_WEBHOOK_TYPES = [
+  'payment.confirmed',
+  'payment.failed',
+  'payment.expired',
+  'payment.reorged',
+  'payment.refunded',
+  'payment.refund_failed',
+] as const;
 export type PaymentWebhookType = (typeof PAYMENT_WEBHOOK_TYPES)[number];
 
 /**
@@ -22,7 +32,8 @@ interface WebhookEventBase {
 
 export interface PaymentWebhookEvent extends WebhookEventBase {
   type: PaymentWebhookType;
-  data: { payment: PaymentView };
+  /** `refund`: on refund events, the event's data (refundId, amount, reason, idempotencyKey, refundTo, reference, …) */
+  data: { payment: PaymentView; refund?: Record<string, unknown> };
 }
 
 /**
@@ -184,7 +195,13 @@ export class WebhookRepository {
     if (!wanted.length) return;
     const deliveries = wanted.map((e) => {
       const id = randomUUID();
-      const event: PaymentWebhookEvent = { id, type: e.type as PaymentWebhookType, createdAt: e.eventAt.toISOString(), data: { payment: paymentAsOf(e) } };
+      const refund = e.type.startsWith('payment.refund') ? { refund: eventDataOf(e) } : {};
+      const event: PaymentWebhookEvent = {
+        id,
+        type: e.type as PaymentWebhookType,
+        createdAt: e.eventAt.toISOString(),
+        data: { payment: paymentAsOf(e), ...refund },
+      };
       return { id, merchantId: e.merchantId as string, eventId: e.eventId, type: e.type, url: e.url as string, body: JSON.stringify(event) };
     });
     await tx.webhookDelivery.createMany({
@@ -266,7 +283,7 @@ export class WebhookRepository {
 /** The payment as of the event: the row, with the outcome the event recorded (the row may have moved on since). */
 function paymentAsOf(e: ScannedEvent): PaymentView {
   const view = toPaymentView(e);
-  const data = (typeof e.eventData === 'string' ? JSON.parse(e.eventData) : (e.eventData ?? {})) as Record<string, unknown>;
+  const data = eventDataOf(e);
   const text = (value: unknown) => (typeof value === 'string' ? value : null);
   switch (e.type) {
     case 'payment.confirmed':
@@ -281,7 +298,15 @@ function paymentAsOf(e: ScannedEvent): PaymentView {
       };
     case 'payment.reorged':
       return { ...view, state: 'submitted', errorReason: null, errorMessage: null };
+    case 'payment.refunded':
+    case 'payment.refund_failed':
+      // a refund changes nothing about the payment itself: it stays confirmed
+      return view;
     default:
       return { ...view, state: 'expired', errorMessage: text(data.message) ?? view.errorMessage };
   }
+}
+
+function eventDataOf(e: ScannedEvent): Record<string, unknown> {
+  return (typeof e.eventData === 'string' ? JSON.parse(e.eventData) : (e.eventData ?? {})) as Record<string, unknown>;
 }
