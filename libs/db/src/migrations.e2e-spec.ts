@@ -55,6 +55,7 @@ describe('scripts/lib/database.mjs migrateDeploy', () => {
     const tables = await query<{ table_name: string }>(url, `SELECT table_name FROM information_schema.tables WHERE table_schema = 'facilitator' ORDER BY 1`);
     expect(tables.map((t) => t.table_name)).toEqual([
       'api_keys',
+      'chain_cursors',
       'merchant_receiving_addresses',
       'merchants',
       'mpp_claims',
@@ -66,6 +67,9 @@ describe('scripts/lib/database.mjs migrateDeploy', () => {
       'payments',
       'refunds',
       'stripe_events',
+      'subscription_authorizations',
+      'subscription_charges',
+      'subscriptions',
       'webhook_deliveries',
       'webhook_delivery_attempts',
     ]);
