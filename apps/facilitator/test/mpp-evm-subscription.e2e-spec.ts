@@ -129,7 +129,9 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
 
   const eventsOf = (subscriptionId: string, type: string, count = 1) =>
     until(`${count} ${type} of ${subscriptionId}`, () => {
-      const found = received.filter((m) => m.type === type && ((m.data as any).subscriptionId === subscriptionId || m.payment.subscription?.id === subscriptionId));
+      const found = received.filter(
+        (m) => m.type === type && ((m.data as any).subscriptionId === subscriptionId || m.payment.subscription?.id === subscriptionId),
+      );
       return found.length >= count ? found : undefined;
     });
 
@@ -168,7 +170,15 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
       connection: redis,
       prefix: facilitator.config.queuePrefix,
     });
-    const created = await merchantsCli(facilitator.url, 'create', '--name', 'Subscriptions merchant', '--receiving-address', `${manifest.network}:${recipient}`, '--json');
+    const created = await merchantsCli(
+      facilitator.url,
+      'create',
+      '--name',
+      'Subscriptions merchant',
+      '--receiving-address',
+      `${manifest.network}:${recipient}`,
+      '--json',
+    );
     expect(created.code, created.stderr).toBe(0);
     merchant = JSON.parse(created.stdout);
     await syncClock();
@@ -237,7 +247,11 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
       challengeId: challenge.id,
     });
     const confirmed = await eventsOf(subscriptionId, 'payment.confirmed');
-    expect(confirmed[0]!.payment).toMatchObject({ state: 'confirmed', txHash: settled.body.receipt.reference, subscription: { id: subscriptionId, periodIndex: 0, attempt: 0 } });
+    expect(confirmed[0]!.payment).toMatchObject({
+      state: 'confirmed',
+      txHash: settled.body.receipt.reference,
+      subscription: { id: subscriptionId, periodIndex: 0, attempt: 0 },
+    });
     const ofPayment = received.filter((m) => m.paymentId === activated[0]!.paymentId).map((m) => m.type);
     expect(ofPayment.slice(0, 2)).toEqual(['subscription.activated', 'payment.verified']);
   });
@@ -266,7 +280,12 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
   });
 
   it.each([
-    ['a signature that is not the payer’s', (p: EvmSubscriptionPayload) => (p.authorizations[2]!.signature = p.authorizations[1]!.signature), 'verification-failed', 'signature'],
+    [
+      'a signature that is not the payer’s',
+      (p: EvmSubscriptionPayload) => (p.authorizations[2]!.signature = p.authorizations[1]!.signature),
+      'verification-failed',
+      'signature',
+    ],
     ['a wrong value', (p: EvmSubscriptionPayload) => (p.authorizations[1]!.value = '40000'), 'payment-insufficient', 'authorizations[1]'],
     ['a wrong recipient', (p: EvmSubscriptionPayload) => (p.authorizations[3]!.to = p.from), 'verification-failed', 'pays'],
   ])('refuses %s with a 402 problem and fresh challenges, and stores nothing', async (_name, change, code, detail) => {
@@ -376,7 +395,9 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
     await queue.close();
 
     const confirmed = await until('period 1 confirmed', async () => {
-      const found = received.filter((m) => m.type === 'payment.confirmed' && m.payment.subscription?.id === subscriptionId && m.payment.subscription.periodIndex === 1);
+      const found = received.filter(
+        (m) => m.type === 'payment.confirmed' && m.payment.subscription?.id === subscriptionId && m.payment.subscription.periodIndex === 1,
+      );
       return found.length ? found : undefined;
     });
     expect(confirmed[0]!.payment.subscription).toEqual({ id: subscriptionId, periodIndex: 1, attempt: 1 });
@@ -397,10 +418,18 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
 
   it("detects the payer's cancelAuthorization on chain: subscription.revoked once, and the next charge is refused", async () => {
     const account = payer();
-    const nonce = evmSubscriptionNonce({ id: (await db.subscription.findUniqueOrThrow({ where: { id: subscriptionId } })).challengeId, realm: 'news.example' }, 2);
+    const nonce = evmSubscriptionNonce(
+      { id: (await db.subscription.findUniqueOrThrow({ where: { id: subscriptionId } })).challengeId, realm: 'news.example' },
+      2,
+    );
     const signature = await account.signTypedData({
       domain: { name: usdc.name, version: usdc.version, chainId: manifest.chainId, verifyingContract: usdc.address as Address },
-      types: { CancelAuthorization: [{ name: 'authorizer', type: 'address' }, { name: 'nonce', type: 'bytes32' }] },
+      types: {
+        CancelAuthorization: [
+          { name: 'authorizer', type: 'address' },
+          { name: 'nonce', type: 'bytes32' },
+        ],
+      },
       primaryType: 'CancelAuthorization',
       message: { authorizer: account.address, nonce },
     });
@@ -430,7 +459,9 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
     await syncClock();
     const service = facilitator.app.get(SubscriptionCommandsService, { strict: false });
     expect(await service.run(charge(subscriptionId, 2, 0))).toBe('refused:revoked');
-    await until('one revoked event only', () => (received.filter((m) => m.type === 'subscription.revoked' && (m.data as any).subscriptionId === subscriptionId).length === 1 ? true : undefined));
+    await until('one revoked event only', () =>
+      received.filter((m) => m.type === 'subscription.revoked' && (m.data as any).subscriptionId === subscriptionId).length === 1 ? true : undefined,
+    );
   });
 
   it('a charge finds a cancel the watcher has not read yet (authorizationState) and revokes', async () => {
@@ -443,14 +474,24 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
     const nonce = evmSubscriptionNonce(challenge, 1);
     const signature = await account.signTypedData({
       domain: { name: usdc.name, version: usdc.version, chainId: manifest.chainId, verifyingContract: usdc.address as Address },
-      types: { CancelAuthorization: [{ name: 'authorizer', type: 'address' }, { name: 'nonce', type: 'bytes32' }] },
+      types: {
+        CancelAuthorization: [
+          { name: 'authorizer', type: 'address' },
+          { name: 'nonce', type: 'bytes32' },
+        ],
+      },
       primaryType: 'CancelAuthorization',
       message: { authorizer: account.address, nonce },
     });
     const { createWalletClient, http } = await import('viem');
     const wallet = createWalletClient({ account, chain: chain.client.chain, transport: http(manifest.rpcUrl) });
     await chain.client.waitForTransactionReceipt({
-      hash: await wallet.writeContract({ address: usdc.address as Address, abi: eip3009Abi, functionName: 'cancelAuthorization', args: [account.address, nonce, signature] } as never),
+      hash: await wallet.writeContract({
+        address: usdc.address as Address,
+        abi: eip3009Abi,
+        functionName: 'cancelAuthorization',
+        args: [account.address, nonce, signature],
+      } as never),
     });
     await chain.increaseTime(DAY);
     await syncClock();
@@ -516,7 +557,9 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
     } finally {
       await during.close();
     }
-    const keyIds = await db.$queryRawUnsafe<{ key_id: string }[]>(`SELECT DISTINCT key_id FROM facilitator.subscription_authorizations WHERE sealed IS NOT NULL`);
+    const keyIds = await db.$queryRawUnsafe<{ key_id: string }[]>(
+      `SELECT DISTINCT key_id FROM facilitator.subscription_authorizations WHERE sealed IS NOT NULL`,
+    );
     expect(keyIds).toEqual([{ key_id: 'k2' }]);
     const after = await api(k2);
     try {
@@ -586,7 +629,10 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
     await syncClock();
     const service = facilitator.app.get(SubscriptionCommandsService, { strict: false });
     expect(await service.run(charge(id, 1, 0))).toBe('refused:rail_error');
-    const [none] = await db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM facilitator.payments WHERE subscription_id = $1 AND subscription_period = 1`, id);
+    const [none] = await db.$queryRawUnsafe<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM facilitator.payments WHERE subscription_id = $1 AND subscription_period = 1`,
+      id,
+    );
     expect(none!.n).toBe(0);
     await move(parked, account.address, balance);
     expect(await service.run(charge(id, 1, 1))).toBe('charged');

@@ -80,7 +80,16 @@ describe('the payment-events contract', () => {
     ['payment.refunded', { refundId, amount: '400', reason: 'requested_by_customer', idempotencyKey: 'rf-1', refundTo: payment.payer, reference: txHash }],
     [
       'payment.refund_failed',
-      { refundId, amount: '400', reason: 'duplicate', idempotencyKey: 'rf-1', refundTo: null, reference: 're_1', failureReason: 'charge_for_pending_refund_disputed', message: 'disputed' },
+      {
+        refundId,
+        amount: '400',
+        reason: 'duplicate',
+        idempotencyKey: 'rf-1',
+        refundTo: null,
+        reference: 're_1',
+        failureReason: 'charge_for_pending_refund_disputed',
+        message: 'disputed',
+      },
     ],
     [
       'subscription.activated',
@@ -101,8 +110,14 @@ describe('the payment-events contract', () => {
         challengeId: 'ch_1',
       },
     ],
-    ['subscription.charge_refused', { subscriptionId, periodIndex: 3, attempt: 0, commandId: 'charge-x-3-0', reason: 'revoked', message: 'the payer canceled it' }],
-    ['subscription.revoked', { subscriptionId, reason: 'authorization_canceled', message: 'canceled on chain', at: '2026-03-01T00:00:00Z', nonce: blockHash, txHash }],
+    [
+      'subscription.charge_refused',
+      { subscriptionId, periodIndex: 3, attempt: 0, commandId: 'charge-x-3-0', reason: 'revoked', message: 'the payer canceled it' },
+    ],
+    [
+      'subscription.revoked',
+      { subscriptionId, reason: 'authorization_canceled', message: 'canceled on chain', at: '2026-03-01T00:00:00Z', nonce: blockHash, txHash },
+    ],
     ['subscription.canceled', { subscriptionId, commandId: 'cancel-1', at: 'period_end', effectiveAt: '2026-04-30T10:00:00.000Z' }],
   ];
 
@@ -110,7 +125,10 @@ describe('the payment-events contract', () => {
     const charge = { ...payment, subscription: { id: subscriptionId, periodIndex: 2, attempt: 1 } };
     expect(parsePaymentEventMessage(message('payment.confirmed', { reference: 'in_1' }, { payment: charge }))).toMatchObject({ ok: true });
     const bad = { ...payment, subscription: { id: subscriptionId, periodIndex: -1, attempt: 0 } };
-    expect(parsePaymentEventMessage(message('payment.confirmed', { reference: 'in_1' }, { payment: bad }))).toMatchObject({ ok: false, reason: expect.stringMatching(/periodIndex/) });
+    expect(parsePaymentEventMessage(message('payment.confirmed', { reference: 'in_1' }, { payment: bad }))).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/periodIndex/),
+    });
   });
 
   it.each(written)('takes %s as the facilitator writes it', (type, data) => {

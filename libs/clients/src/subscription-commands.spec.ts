@@ -28,9 +28,19 @@ describe('the subscription-commands contract', () => {
   });
 
   it('refuses unknown fields and negative periods', () => {
-    expect(subscriptionCommandSchema.safeParse({ type: 'cancel', commandId: 'c', ...base, at: 'period_end', effectiveAt: base.requestedAt, refund: true }).success).toBe(false);
     expect(
-      subscriptionCommandSchema.safeParse({ type: 'charge', commandId: 'c', ...base, periodIndex: -1, attempt: 0, periodStart: base.requestedAt, periodEnd: base.requestedAt }).success,
+      subscriptionCommandSchema.safeParse({ type: 'cancel', commandId: 'c', ...base, at: 'period_end', effectiveAt: base.requestedAt, refund: true }).success,
+    ).toBe(false);
+    expect(
+      subscriptionCommandSchema.safeParse({
+        type: 'charge',
+        commandId: 'c',
+        ...base,
+        periodIndex: -1,
+        attempt: 0,
+        periodStart: base.requestedAt,
+        periodEnd: base.requestedAt,
+      }).success,
     ).toBe(false);
   });
 });

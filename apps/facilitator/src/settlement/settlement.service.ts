@@ -80,7 +80,10 @@ export class SettlementService {
    * charge): the checks and the settlement call /settle would make before its claim. A failure is the answer /settle
    * would give; nothing is written.
    */
-  async prepareClaim(authorization: TransferAuthorization, presented: Presentation): Promise<{ ok: true; call: ContractCall } | { ok: false; failure: SettleResponse }> {
+  async prepareClaim(
+    authorization: TransferAuthorization,
+    presented: Presentation,
+  ): Promise<{ ok: true; call: ContractCall } | { ok: false; failure: SettleResponse }> {
     const payment: Settling = { authorization, presented, key: keyOf(authorization) };
     try {
       const prepared = await this.prepare(payment);

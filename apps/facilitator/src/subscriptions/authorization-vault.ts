@@ -5,7 +5,8 @@ import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitato
 import { Sealer } from './sealing';
 
 /** The associated data a sealed signature is bound to: its table, subscription, period and nonce. */
-const boundTo = (subscriptionId: string, periodIndex: number, nonce: string) => `facilitator.subscription_authorizations|${subscriptionId}|${periodIndex}|${nonce.toLowerCase()}`;
+const boundTo = (subscriptionId: string, periodIndex: number, nonce: string) =>
+  `facilitator.subscription_authorizations|${subscriptionId}|${periodIndex}|${nonce.toLowerCase()}`;
 
 /** Most rows re-sealed per call of resealBatch. */
 const RESEAL_BATCH = 500;
@@ -37,7 +38,9 @@ export class AuthorizationVault {
   }
 
   open(subscriptionId: string, periodIndex: number, nonce: string, sealed: Buffer, keyId: string): Hex {
-    return `0x${this.required().open(sealed, keyId, boundTo(subscriptionId, periodIndex, nonce)).toString('hex')}`;
+    return `0x${this.required()
+      .open(sealed, keyId, boundTo(subscriptionId, periodIndex, nonce))
+      .toString('hex')}`;
   }
 
   /** How many live sealed rows are under a key other than the current one (0: the old keys may be dropped). */

@@ -76,7 +76,10 @@ export class EvmSubscriptionRail implements ChargeRail, SubscriptionRail {
     if (decimals !== undefined && decimals !== asset.decimals)
       return { ok: false, problems: [`request.methodDetails.decimals: ${asset.symbol} has ${asset.decimals} decimals, not ${decimals}`] };
     if (domain && (domain.name !== asset.eip712.name || domain.version !== asset.eip712.version))
-      return { ok: false, problems: [`request.methodDetails.domain: ${asset.symbol}'s EIP-712 domain is ${asset.eip712.name} version ${asset.eip712.version}`] };
+      return {
+        ok: false,
+        problems: [`request.methodDetails.domain: ${asset.symbol}'s EIP-712 domain is ${asset.eip712.name} version ${asset.eip712.version}`],
+      };
     const expires = new Date(parsed.subscriptionExpires);
     if (expires.getTime() <= this.clock.nowMs()) return { ok: false, problems: ['request.subscriptionExpires: must be in the future'] };
     if (!subscriptionWindows(this.clock.nowSeconds(), subscriptionPeriod(parsed), expires))
@@ -238,7 +241,12 @@ export class EvmSubscriptionRail implements ChargeRail, SubscriptionRail {
           revoked: { message, at: new Date(this.clock.nowMs()), nonce: stored.nonce, ...(use.transaction && { txHash: use.transaction }) },
         };
       }
-      if (use.used) return { ok: false, reason: 'already_paid', message: `period ${periodIndex}'s authorization was used on chain${use.transaction ? ` by ${use.transaction}` : ''}` };
+      if (use.used)
+        return {
+          ok: false,
+          reason: 'already_paid',
+          message: `period ${periodIndex}'s authorization was used on chain${use.transaction ? ` by ${use.transaction}` : ''}`,
+        };
     } catch (error) {
       if (error instanceof ChainUnavailableError) return { ok: false, reason: 'rail_error', message: error.message };
       throw error;
@@ -246,7 +254,11 @@ export class EvmSubscriptionRail implements ChargeRail, SubscriptionRail {
     const presented = this.presentation(subscription.challengeId, periodIndex, authorization.nonce, network);
     const prepared = await this.settlement.prepareClaim(authorization, presented);
     if (!prepared.ok)
-      return { ok: false, reason: 'rail_error', message: `${prepared.failure.errorReason ?? 'settlement refused'}: ${prepared.failure.errorMessage ?? ''}`.trim() };
+      return {
+        ok: false,
+        reason: 'rail_error',
+        message: `${prepared.failure.errorReason ?? 'settlement refused'}: ${prepared.failure.errorMessage ?? ''}`.trim(),
+      };
     return {
       ok: true,
       payment: this.newPayment(authorization, presented, prepared.call, subscription.merchantId, subscription.challengeId, {
@@ -345,8 +357,10 @@ export class EvmSubscriptionRail implements ChargeRail, SubscriptionRail {
       const recovered = await recoverTypedDataAddress({ ...typedData, signature: a.signature }).catch(() => undefined);
       if (recovered && getAddress(recovered) === credential.payer) continue;
       contractPayer ??= await this.hasCode(network, credential.payer);
-      const valid = contractPayer && (await network.client.verifyTypedData({ address: credential.payer, ...typedData, signature: a.signature }).catch(() => false));
-      if (!valid) return { code: 'verification-failed', detail: `authorizations[${a.index}]: the signature is not ${credential.payer}'s (invalid_exact_evm_signature)` };
+      const valid =
+        contractPayer && (await network.client.verifyTypedData({ address: credential.payer, ...typedData, signature: a.signature }).catch(() => false));
+      if (!valid)
+        return { code: 'verification-failed', detail: `authorizations[${a.index}]: the signature is not ${credential.payer}'s (invalid_exact_evm_signature)` };
     }
     return undefined;
   }
@@ -364,7 +378,9 @@ export class EvmSubscriptionRail implements ChargeRail, SubscriptionRail {
       throw new ChainUnavailableError(`authorizationState could not be read on ${network.config.network}: ${(error as Error).message}`);
     }
     const used = states.findIndex(Boolean);
-    return used < 0 ? undefined : { code: 'verification-failed', detail: `authorizations[${used}] is already used or canceled on chain (invalid_exact_evm_nonce_already_used)` };
+    return used < 0
+      ? undefined
+      : { code: 'verification-failed', detail: `authorizations[${used}] is already used or canceled on chain (invalid_exact_evm_nonce_already_used)` };
   }
 
   private async hasCode(network: Network, address: Address): Promise<boolean> {

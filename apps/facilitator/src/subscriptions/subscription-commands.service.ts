@@ -93,7 +93,10 @@ export class SubscriptionCommandsService {
     if (subscription.state === 'canceled') return { reason: 'canceled', message: 'the subscription is canceled' };
     const { start, end } = periodAt(subscription.anchor, { unit: subscription.periodUnit, count: subscription.periodCount }, periodIndex);
     if (subscription.expiresAt && start.getTime() >= subscription.expiresAt.getTime())
-      return { reason: 'expired', message: `period ${periodIndex} starts ${start.toISOString()}, at or after subscriptionExpires ${subscription.expiresAt.toISOString()}` };
+      return {
+        reason: 'expired',
+        message: `period ${periodIndex} starts ${start.toISOString()}, at or after subscriptionExpires ${subscription.expiresAt.toISOString()}`,
+      };
     if (subscription.cancelAt && start.getTime() >= subscription.cancelAt.getTime())
       return { reason: 'canceled', message: `period ${periodIndex} starts at or after the cancel effective ${subscription.cancelAt.toISOString()}` };
     const now = this.clock.nowSeconds();

@@ -215,7 +215,14 @@ export class Subscriptions {
         if (!paymentId) {
           // the period's authorization has a payment already (an earlier attempt): one row per authorization
           const earlier = await tx.payment.findUnique({
-            where: { network_asset_payer_authorizationNonce: { network: payment.network, asset: payment.asset, payer: payment.payer, authorizationNonce: payment.nonce } },
+            where: {
+              network_asset_payer_authorizationNonce: {
+                network: payment.network,
+                asset: payment.asset,
+                payer: payment.payer,
+                authorizationNonce: payment.nonce,
+              },
+            },
             select: { id: true, state: true, errorReason: true },
           });
           const paid = earlier === null || ['verified', 'submitted', 'confirmed'].includes(earlier.state);

@@ -181,9 +181,19 @@ describe('evm subscription: credential checks', () => {
     ['a wrong value (less)', (p: EvmSubscriptionPayload) => (p.authorizations[3]!.value = '999999'), 'payment-insufficient', 'authorizations[3]'],
     ['a wrong value (more)', (p: EvmSubscriptionPayload) => (p.authorizations[0]!.value = '1000001'), 'verification-failed', 'exactly'],
     ['a wrong recipient', (p: EvmSubscriptionPayload) => (p.authorizations[2]!.to = payer), 'verification-failed', 'pays'],
-    ['a widened window', (p: EvmSubscriptionPayload) => (p.authorizations[5]!.validBefore = String(BigInt(p.authorizations[5]!.validBefore) + 1n)), 'verification-failed', 'period 5 needs'],
+    [
+      'a widened window',
+      (p: EvmSubscriptionPayload) => (p.authorizations[5]!.validBefore = String(BigInt(p.authorizations[5]!.validBefore) + 1n)),
+      'verification-failed',
+      'period 5 needs',
+    ],
     ['a nonce of another period', (p: EvmSubscriptionPayload) => (p.authorizations[1]!.nonce = p.authorizations[2]!.nonce), 'verification-failed', 'nonce'],
-    ['a period missing', (p: EvmSubscriptionPayload) => p.authorizations.pop(), 'verification-failed', '12 periods start before subscriptionExpires, the credential authorizes 11'],
+    [
+      'a period missing',
+      (p: EvmSubscriptionPayload) => p.authorizations.pop(),
+      'verification-failed',
+      '12 periods start before subscriptionExpires, the credential authorizes 11',
+    ],
     ['an extra field', (p: EvmSubscriptionPayload) => Object.assign(p.authorizations[0]!, { from: payer }), 'invalid-payload', 'from'],
   ])('refuses %s', async (_name, change, code, detail) => {
     const checked = checkEvmSubscription(challenge, await signed(change), undefined, options(now));

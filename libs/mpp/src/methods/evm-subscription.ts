@@ -229,7 +229,8 @@ export function checkEvmSubscription(
       'verification-failed',
       `the anchor (authorizations[0].validAfter + 1 = ${anchorSeconds}) must lie within the challenge's lifetime and not after now: [${earliest}, ${latest}]`,
     );
-  if (anchorSeconds * 1000n >= BigInt(expiresAt.getTime())) return fail('verification-failed', `subscriptionExpires ${r.subscriptionExpires} is not after the anchor`);
+  if (anchorSeconds * 1000n >= BigInt(expiresAt.getTime()))
+    return fail('verification-failed', `subscriptionExpires ${r.subscriptionExpires} is not after the anchor`);
 
   const windows = subscriptionWindows(anchorSeconds, period, expiresAt);
   if (!windows) return fail('verification-failed', `more than ${MAX_SUBSCRIPTION_AUTHORIZATIONS} periods start before subscriptionExpires`);
@@ -277,7 +278,12 @@ export const DEFAULT_ANCHOR_LEAD_SECONDS = 5n;
  */
 export async function signEvmSubscription(
   challenge: Pick<Challenge, 'id' | 'realm' | 'request'>,
-  { from, signTypedData, anchorSeconds, domain }: { from: Address; signTypedData: SignTypedData; anchorSeconds?: bigint; domain?: { name: string; version: string } },
+  {
+    from,
+    signTypedData,
+    anchorSeconds,
+    domain,
+  }: { from: Address; signTypedData: SignTypedData; anchorSeconds?: bigint; domain?: { name: string; version: string } },
 ): Promise<EvmSubscriptionPayload> {
   const request = evmSubscriptionRequestSchema.parse(challenge.request);
   const tokenDomain = domain ?? request.methodDetails.domain;
@@ -311,7 +317,13 @@ export async function signEvmSubscription(
 }
 
 /** The MPP receipt of an evm subscription charge (§1.4): the settlement's tx hash, the same subscriptionId every time. */
-export function evmSubscriptionReceipt(fields: { reference: Hex | string; subscriptionId: string; timestamp: Date; challengeId?: string; externalId?: string }) {
+export function evmSubscriptionReceipt(fields: {
+  reference: Hex | string;
+  subscriptionId: string;
+  timestamp: Date;
+  challengeId?: string;
+  externalId?: string;
+}) {
   return {
     status: 'success' as const,
     method: 'evm',
