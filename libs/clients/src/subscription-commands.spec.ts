@@ -33,8 +33,7 @@ describe('the subscription-commands contract', () => {
     };
     expect(refund.commandId).toBe(`refund-${base.subscriptionId}-2`);
     expect(subscriptionCommandSchema.parse(refund)).toEqual(refund);
-    for (const amount of ['0', '-1', '1.5', '007', ''])
-      expect(subscriptionCommandSchema.safeParse({ ...refund, amount }).success, amount).toBe(false);
+    for (const amount of ['0', '-1', '1.5', '007', '']) expect(subscriptionCommandSchema.safeParse({ ...refund, amount }).success, amount).toBe(false);
     expect(subscriptionCommandSchema.safeParse({ ...refund, reason: '' }).success).toBe(false);
     expect(subscriptionCommandSchema.safeParse({ ...refund, attempt: 0 }).success).toBe(false);
   });
