@@ -28,7 +28,7 @@ type RefundCommand = Extract<SubscriptionCommand, { type: 'refund' }>;
 /**
  * The facilitator's side of the `subscription-commands` contract: a `charge` is carried out at most once per
  * (subscription, period, attempt) and never for a period that is paid, outside its window, past expiry or a cancel, or
- * once the grant is revoked; a `cancel` destroys what renewing would need. The ledger decides which period is due;
+ * once the grant is revoked; a `cancel` destroys what renewing would need; a `refund` gives back part of a paid period. The ledger decides which period is due;
  * this decides only whether the instrument may pay it now. Outcomes go through the outbox; a charge's settlement is
  * started and not waited for, so renewals due at once flow into the settlement engine's batches.
  */
