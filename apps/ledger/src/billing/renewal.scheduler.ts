@@ -129,7 +129,9 @@ export class RenewalScheduler {
     );
     // the refunded period is the last paid one: no later period is charged once the refund's cancel is recorded
     const refunds = await this.subscriptions.requestedRefunds(before, SWEEP_LIMIT);
-    await this.outbox.sendCommands(refunds.map((s) => refundCommand(s, s.lastPaidIndex!, s.refundAmount!, s.cancelRequestedAt!)));
+    await this.outbox.sendCommands(
+      refunds.filter((s) => s.lastPaidIndex !== null).map((s) => refundCommand(s, s.lastPaidIndex!, s.refundAmount!, s.cancelRequestedAt!)),
+    );
     const notices = await this.subscriptions.unnotified(SWEEP_LIMIT);
     await this.outbox.sendNotices(notices, now);
     if (charges.length)
