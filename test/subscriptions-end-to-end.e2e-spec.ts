@@ -1,9 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { Challenge as MppxChallenge, Credential as MppxCredential } from 'mppx';
 import { getAddress, type Address } from 'viem';
-import { ManualClock } from '@mp/billing';
+import { ManualClock, periodAt, unusedPeriodRefund } from '@mp/billing';
+import { SUBSCRIPTION_COMMANDS_QUEUE, subscriptionCommandJobId, type SubscriptionCommand } from '@mp/clients';
 import { PrismaService } from '@mp/db';
 import { signEvmSubscription } from '@mp/mpp';
 import { configureHttpApp } from '@mp/platform';
@@ -16,7 +19,7 @@ import { balanceOf, payerAccount } from './support/chain';
 import { startFacilitator, type RunningFacilitator } from './support/facilitator';
 import { call } from './support/http';
 import { TEST_DATABASE_URL } from './support/ledger-app';
-import { merchantsCli } from './support/merchants';
+import { createMerchant } from './support/merchants';
 import { startOwnChain, type OwnChain } from './support/own-chain';
 
 const DAY = 86_400;
@@ -26,7 +29,8 @@ const AMOUNT = 50_000n;
  * Subscriptions across the split (docs/architecture.md "Subscriptions: who owns what"), nothing stood in for: a buyer
  * subscribes over MPP at the facilitator on a chain of the spec's own; the ledger learns of it from the facilitator's
  * outbox, decides when period 1 is due by its clock, asks the facilitator on `subscription-commands`, and books what
- * the chain settled; a cancel at period end goes the same way and nothing more is charged.
+ * the chain settled; a cancel at period end goes the same way and nothing more is charged; an immediate cancel's unused
+ * part goes back to the payer from the merchant's refund wallet (REFUND_WALLET_KEYS).
  */
 describe('subscriptions end to end: facilitator, ledger, queues and chain', () => {
   let chain: OwnChain;
@@ -36,6 +40,8 @@ describe('subscriptions end to end: facilitator, ledger, queues and chain', () =
   let clock: ManualClock;
   let merchant: { merchantId: string; apiKey: string };
   let recipient: Address;
+  let prefix: string;
+  let redisUrl: string;
   const planId = randomUUID();
 
   /** Both services read the chain's time: the facilitator through its Clock, the ledger through its ManualClock. */
@@ -59,81 +65,13 @@ describe('subscriptions end to end: facilitator, ledger, queues and chain', () =
   const fromLedger = (path: string, body?: unknown) => call(`${ledgerUrl}${path}`, { key: merchant.apiKey, ...(body !== undefined && { body }) });
   const subscriptionOf = (id: string) => fromLedger(`/subscriptions/${id}`).then((r) => r.body);
 
-  beforeAll(async () => {
-    chain = await startOwnChain(31_339);
-    recipient = getAddress(chain.manifest.accounts.merchant.address) as Address;
-    const prefix = `mp:test-subs-e2e-${randomUUID().slice(0, 8)}`;
-    facilitator = await startFacilitator({
-      CHAIN_MANIFEST: chain.manifestPath,
-      QUEUE_PREFIX: prefix,
-      FACILITATOR_OPEN_MODE: 'false',
-      SUBSCRIPTION_SEALING_KEYS: `k1:${randomBytes(32).toString('base64')}`,
-      OUTBOX_POLL_MS: '20',
-      REVOCATION_POLL_MS: '600000',
-      API_KEY_CACHE_MS: '0',
-    });
-    const config = loadLedgerConfig({
-      ...process.env,
-      CHAIN_MANIFEST: chain.manifestPath,
-      DATABASE_URL: TEST_DATABASE_URL,
-      LOG_LEVEL: 'error',
-      DATABASE_POOL_SIZE: '4',
-      LEDGER_INGEST: 'true',
-      RECON_SCHEDULE: 'off',
-      RENEWAL_SCAN_EVERY_MS: '0',
-      FACILITATOR_URL: facilitator.url,
-      QUEUE_PREFIX: prefix,
-    });
-    clock = new ManualClock(new Date());
-    const moduleRef = await Test.createTestingModule({ imports: [LedgerModule.forConfig(config)] })
-      .overrideProvider(BILLING_CLOCK)
-      .useValue(clock)
-      .compile();
-    ledger = moduleRef.createNestApplication({ bodyParser: false, logger: ['error'] });
-    configureHttpApp(ledger, { bodyLimitBytes: config.bodyLimitBytes, trustProxy: config.trustProxy });
-    await ledger.listen(0, '127.0.0.1');
-    ledgerUrl = `http://127.0.0.1:${(ledger.getHttpServer().address() as { port: number }).port}`;
-
-    const created = await merchantsCli(
-      facilitator.url,
-      'create',
-      '--name',
-      'Subscriptions end to end',
-      '--receiving-address',
-      `${chain.manifest.network}:${recipient}`,
-      '--json',
-    );
-    expect(created.code, created.stderr).toBe(0);
-    merchant = JSON.parse(created.stdout);
-    await syncClocks();
-  });
-
-  afterAll(async () => {
-    await ledger?.close();
-    await facilitator?.close();
-    await chain?.stop();
-  });
-
-  it('subscribes over MPP, renews when the ledger says so, cancels at period end, and charges each period once', async () => {
+  /** The buyer subscribes over MPP to `plan`: three days of daily periods, one authorization each, the plan bound into the challenge. */
+  const subscribeOverMpp = async (plan: string, payer: ReturnType<typeof payerAccount>): Promise<string> => {
     const usdc = chain.manifest.tokens.usdc;
-    const payer = payerAccount(chain.manifest, 3);
-    const plan = await fromLedger('/plans', {
-      id: planId,
-      name: 'Daily news',
-      product: 'news',
-      amount: String(AMOUNT),
-      asset: `${chain.manifest.network}/${usdc.address.toLowerCase()}`,
-      periodUnit: 'day',
-      periodCount: 1,
-    });
-    expect(plan.status, JSON.stringify(plan.body)).toBe(201);
-    const before = await balanceOf(chain.client, usdc, recipient);
-
-    // 1. The buyer subscribes: three days of daily periods, one authorization each, the plan bound into the challenge.
     const expires = new Date(((await chain.now()) + 2.5 * DAY) * 1000).toISOString().replace('.000Z', 'Z');
     const terms = {
       realm: 'news.example',
-      opaque: { plan: planId },
+      opaque: { plan },
       offers: [
         {
           method: 'evm',
@@ -165,7 +103,75 @@ describe('subscriptions end to end: facilitator, ledger, queues and chain', () =
     );
     const settled = await asMerchant('/mpp/settle', { credential, terms });
     expect(settled.status, JSON.stringify(settled.body)).toBe(200);
-    const subscriptionId: string = settled.body.receipt.subscriptionId;
+    return settled.body.receipt.subscriptionId as string;
+  };
+
+  beforeAll(async () => {
+    chain = await startOwnChain(31_339);
+    recipient = getAddress(chain.manifest.accounts.merchant.address) as Address;
+    prefix = `mp:test-subs-e2e-${randomUUID().slice(0, 8)}`;
+    // made before the facilitator starts, which reads the merchant's refund wallet (its payTo account here) at boot
+    merchant = createMerchant('Subscriptions end to end', undefined, { receivingAddresses: [`${chain.manifest.network}:${recipient}`] });
+    facilitator = await startFacilitator({
+      REFUND_WALLET_KEYS: JSON.stringify({ [merchant.merchantId]: chain.manifest.accounts.merchant.privateKey }),
+      REFUND_WAIT_MS: '5000',
+      CHAIN_MANIFEST: chain.manifestPath,
+      QUEUE_PREFIX: prefix,
+      FACILITATOR_OPEN_MODE: 'false',
+      SUBSCRIPTION_SEALING_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+      OUTBOX_POLL_MS: '20',
+      REVOCATION_POLL_MS: '600000',
+      API_KEY_CACHE_MS: '0',
+    });
+    const config = loadLedgerConfig({
+      ...process.env,
+      CHAIN_MANIFEST: chain.manifestPath,
+      DATABASE_URL: TEST_DATABASE_URL,
+      LOG_LEVEL: 'error',
+      DATABASE_POOL_SIZE: '4',
+      LEDGER_INGEST: 'true',
+      RECON_SCHEDULE: 'off',
+      RENEWAL_SCAN_EVERY_MS: '0',
+      FACILITATOR_URL: facilitator.url,
+      QUEUE_PREFIX: prefix,
+    });
+    redisUrl = config.redisUrl;
+    clock = new ManualClock(new Date());
+    const moduleRef = await Test.createTestingModule({ imports: [LedgerModule.forConfig(config)] })
+      .overrideProvider(BILLING_CLOCK)
+      .useValue(clock)
+      .compile();
+    ledger = moduleRef.createNestApplication({ bodyParser: false, logger: ['error'] });
+    configureHttpApp(ledger, { bodyLimitBytes: config.bodyLimitBytes, trustProxy: config.trustProxy });
+    await ledger.listen(0, '127.0.0.1');
+    ledgerUrl = `http://127.0.0.1:${(ledger.getHttpServer().address() as { port: number }).port}`;
+
+    await syncClocks();
+  });
+
+  afterAll(async () => {
+    await ledger?.close();
+    await facilitator?.close();
+    await chain?.stop();
+  });
+
+  it('subscribes over MPP, renews when the ledger says so, cancels at period end, and charges each period once', async () => {
+    const usdc = chain.manifest.tokens.usdc;
+    const payer = payerAccount(chain.manifest, 3);
+    const plan = await fromLedger('/plans', {
+      id: planId,
+      name: 'Daily news',
+      product: 'news',
+      amount: String(AMOUNT),
+      asset: `${chain.manifest.network}/${usdc.address.toLowerCase()}`,
+      periodUnit: 'day',
+      periodCount: 1,
+    });
+    expect(plan.status, JSON.stringify(plan.body)).toBe(201);
+    const before = await balanceOf(chain.client, usdc, recipient);
+
+    // 1. The buyer subscribes: three days of daily periods, one authorization each, the plan bound into the challenge.
+    const subscriptionId = await subscribeOverMpp(planId, payer);
 
     // 2. The ledger has it from the outbox: active, period 0 paid, bound to the plan, and the payer entitled.
     const active = await until('the ledger to record period 0 paid', async () => {
@@ -216,5 +222,75 @@ describe('subscriptions end to end: facilitator, ledger, queues and chain', () =
     // The books: both periods booked as revenue for the merchant.
     const balances = await fromLedger(`/accounts?asset=${encodeURIComponent(`${chain.manifest.network}/${usdc.address.toLowerCase()}`)}&code=200`);
     expect(balances.body.data.map((a: any) => a.balances.posted)).toEqual([String(2n * AMOUNT)]);
+  });
+
+  it("refunds an immediate cancel's unused part to the payer from the merchant's refund wallet, once however often it is asked", async () => {
+    const usdc = chain.manifest.tokens.usdc;
+    const refundablePlan = randomUUID();
+    const plan = await fromLedger('/plans', {
+      id: refundablePlan,
+      name: 'Daily news, refundable',
+      product: 'news-refundable',
+      amount: String(AMOUNT),
+      asset: `${chain.manifest.network}/${usdc.address.toLowerCase()}`,
+      periodUnit: 'day',
+      periodCount: 1,
+      cancelRefund: 'unused_part',
+    });
+    expect(plan.status, JSON.stringify(plan.body)).toBe(201);
+    const payer = payerAccount(chain.manifest, 4);
+    const subscriptionId = await subscribeOverMpp(refundablePlan, payer);
+    const active = await until('the ledger to record period 0 paid', async () => {
+      const s = await subscriptionOf(subscriptionId);
+      return s?.lastPaidIndex === 0 ? s : undefined;
+    });
+    const paid = await balanceOf(chain.client, usdc, payer.address);
+    const refundsBooked = async () => {
+      const transfers = await ledger.get(PrismaService).ledgerTransfer.findMany({ where: { merchantId: merchant.merchantId, code: 2 } });
+      return transfers.map((t) => t.amount.toString());
+    };
+    expect(await refundsBooked()).toEqual([]);
+
+    // A quarter of the period later by the chain, the merchant cancels at once: the unused part is asked of the facilitator.
+    await chain.increaseTime(DAY / 4);
+    await syncClocks();
+    const canceled = await fromLedger(`/subscriptions/${subscriptionId}/cancel`, { at: 'immediately' });
+    expect(canceled.status, JSON.stringify(canceled.body)).toBe(200);
+    const unused = unusedPeriodRefund(AMOUNT, periodAt(new Date(active.anchor), { unit: 'day', count: 1 }, 0), new Date(canceled.body.cancel.requestedAt));
+    expect(unused > 0n && unused < AMOUNT).toBe(true);
+    expect(canceled.body).toMatchObject({ state: 'canceled', cancel: { refund: { amount: String(unused), state: 'refund_requested' } } });
+
+    // The facilitator refunds it on chain; the ledger books it and marks it refunded.
+    const refunded = await until('the ledger to record the refund', async () => {
+      const s = await subscriptionOf(subscriptionId);
+      return s?.cancel?.refund?.state === 'refunded' ? s : undefined;
+    });
+    expect(refunded.transitions.at(-1)).toMatchObject({ event: 'refunded', cause: { amount: String(unused), periodIndex: 0 } });
+    expect(await balanceOf(chain.client, usdc, payer.address)).toBe(paid + unused);
+    expect(await refundsBooked()).toEqual([String(unused)]);
+
+    // The same command published again (its job lost, say) answers the same refund: nothing more moves or is booked.
+    const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+    const commands = new Queue<SubscriptionCommand>(SUBSCRIPTION_COMMANDS_QUEUE, { connection: redis, prefix });
+    try {
+      const jobId = subscriptionCommandJobId({ commandId: `refund-${subscriptionId}-0` });
+      const first = (await commands.getJob(jobId))!;
+      expect(first.data).toMatchObject({ type: 'refund', periodIndex: 0, amount: String(unused) });
+      expect(first.returnvalue).toBe('refund:executed');
+      await first.remove();
+      await commands.add('refund', first.data, { jobId });
+      const again = await until('the facilitator to take the command again', async () => {
+        const job = await commands.getJob(jobId);
+        return job && (await job.isCompleted()) ? job : undefined;
+      });
+      expect(again.returnvalue).toBe('refund:executed');
+    } finally {
+      await commands.close();
+      redis.disconnect();
+    }
+    const db = facilitator.app.get(PrismaService);
+    expect(await db.refund.count({ where: { merchantId: merchant.merchantId, idempotencyKey: `refund-${subscriptionId}-0` } })).toBe(1);
+    expect(await balanceOf(chain.client, usdc, payer.address)).toBe(paid + unused);
+    expect(await refundsBooked()).toEqual([String(unused)]);
   });
 });

@@ -539,6 +539,23 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
     expect(await service.run({ ...charge(subscriptionId, 3, 0), merchantId: '00000000-0000-4000-8000-000000000000' })).toBe('not_found');
   });
 
+  it('takes a refund command: a period without a confirmed charge is dropped; without a refund wallet it is denied once, with no event', async () => {
+    const service = facilitator.app.get(SubscriptionCommandsService, { strict: false });
+    const refund = (periodIndex: number) =>
+      command({ type: 'refund', subscriptionId, commandId: `refund-${subscriptionId}-${periodIndex}`, periodIndex, amount: '1000', reason: 'unused_part' });
+    expect(await service.run(refund(7))).toBe('refund:no_paid_charge');
+    // this merchant has no REFUND_WALLET_KEYS entry: the refund is recorded denied, and asking again answers that refund
+    expect(await service.run(refund(0))).toBe('refund:denied');
+    expect(await service.run(refund(0))).toBe('refund:denied');
+    const rows = await db.refund.findMany({ where: { merchantId: merchant.merchantId, idempotencyKey: `refund-${subscriptionId}-0` } });
+    expect(rows.map((r) => [r.status, r.denialReason, r.amount.toString()])).toEqual([['denied', 'refund_wallet_not_configured', '1000']]);
+    const period0 = await db.payment.findFirstOrThrow({ where: { subscriptionId, subscriptionPeriod: 0 } });
+    expect(rows[0]!.paymentId).toBe(period0.id);
+    await new Promise((r) => setTimeout(r, 200)); // the relay polls every 20 ms
+    expect(received.filter((m) => m.paymentId === period0.id && m.type.startsWith('payment.refund'))).toEqual([]);
+    expect(await service.run({ ...refund(0), merchantId: '00000000-0000-4000-8000-000000000000' })).toBe('not_found');
+  });
+
   it('rotates the sealing key: new key first re-seals every live row, after which the old key can be dropped', async () => {
     const routeTerms = terms('10000');
     const { credential, payload } = await subscribe(routeTerms, payerAccount(manifest, 6));

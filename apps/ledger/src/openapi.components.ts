@@ -177,6 +177,8 @@ const SUBSCRIPTION_NOTICE_SUMMARIES: Record<string, string> = {
   'subscription.unpaid': 'Dunning ran out and the plan keeps the subscription as unpaid',
   'subscription.revoked': 'The payer withdrew the grant on the rail: canceled at the end of the paid period',
   'subscription.incomplete_expired': "A subscription's first payment never came",
+  'subscription.refunded': "The refund of an immediate cancel's unused part was executed (cause: refundId, amount, reference)",
+  'subscription.refund_failed': "The refund of an immediate cancel's unused part failed on its rail: nothing moved, settle it by hand",
 };
 
 /** The request the ledger sends to a merchant's webhook URL. */

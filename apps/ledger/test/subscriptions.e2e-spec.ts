@@ -345,27 +345,74 @@ describe('subscriptions in the ledger', () => {
     expect((await view(terms)).cancel.confirmedAt).toBe(end.toISOString());
   });
 
-  it('cancels immediately: entitlement ends now, the unused part of the paid period is recorded as refund due', async () => {
+  it('cancels immediately: entitlement ends now, the unused part of the paid period is refunded through the facilitator, once', async () => {
     world.clock.set(START);
     const { id: planId, product } = await plan({ cancelRefund: 'unused_part' });
-    const { terms } = await subscribe({ planId });
+    const { terms, payment } = await subscribe({ planId });
     // first at period end, then upgraded to immediately, 7 of 28 days into the period
     world.clock.set(new Date(START.getTime() + 3 * DAY));
     await merchantApi().post(`/subscriptions/${terms.subscriptionId}/cancel`, {});
     const cancelAt = new Date(START.getTime() + 7 * DAY);
     world.clock.set(cancelAt);
+    const unused = (10_000_000n * 21n) / 28n;
     const answer = await merchantApi().post(`/subscriptions/${terms.subscriptionId}/cancel`, { at: 'immediately' });
     expect(answer.body).toMatchObject({
       state: 'canceled',
       endedAt: cancelAt.toISOString(),
-      cancel: { at: 'immediately', refund: { amount: String((10_000_000n * 21n) / 28n), state: 'refund_due' } },
+      cancel: { at: 'immediately', refund: { amount: String(unused), state: 'refund_requested' } },
     });
     expect(await entitled(terms, product, new Date(cancelAt.getTime() - 1))).toMatchObject({ entitled: true });
     expect(await entitled(terms, product, cancelAt)).toMatchObject({ entitled: false, reason: 'canceled' });
-    expect((await commandsOf(world, terms.subscriptionId)).map((c) => c.commandId)).toEqual([
-      `cancel-${terms.subscriptionId}-period_end`,
-      `cancel-${terms.subscriptionId}-immediately`,
+    const refundCommandId = `refund-${terms.subscriptionId}-0`;
+    expect(await commandsOf(world, terms.subscriptionId)).toEqual([
+      expect.objectContaining({ commandId: `cancel-${terms.subscriptionId}-period_end` }),
+      expect.objectContaining({ commandId: `cancel-${terms.subscriptionId}-immediately` }),
+      {
+        type: 'refund',
+        commandId: refundCommandId,
+        subscriptionId: terms.subscriptionId,
+        merchantId: merchant.merchantId,
+        requestedAt: cancelAt.toISOString(),
+        periodIndex: 0,
+        amount: String(unused),
+        reason: 'unused_part',
+      },
     ]);
+    // asking again answers the first cancel and asks for nothing more
+    await merchantApi().post(`/subscriptions/${terms.subscriptionId}/cancel`, { at: 'immediately' });
+    expect((await commandsOf(world, terms.subscriptionId)).filter((c) => c.type === 'refund')).toHaveLength(1);
+
+    // a command lost on its way is published again by the sweep while no outcome has come, under the same id
+    const later = new Date(cancelAt.getTime() + world.config.billing.commandRepublishAfterMs + 1);
+    await world.queues.commands.remove(`subscription-command-${refundCommandId}`);
+    await world.scheduler.sweep(later);
+    expect((await commandsOf(world, terms.subscriptionId)).filter((c) => c.type === 'refund')).toEqual([
+      expect.objectContaining({ commandId: refundCommandId, periodIndex: 0, amount: String(unused) }),
+    ]);
+
+    // a refund of the charge the merchant made on its own (another key) is booked but is not this refund
+    world.clock.set(new Date(cancelAt.getTime() + 60_000));
+    await deliver(world, events.refunded(payment, 1n, 'merchant-own-key', world.clock.now()));
+    expect((await view(terms)).cancel.refund).toEqual({ amount: String(unused), state: 'refund_requested' });
+
+    // the facilitator's outcome: refunded, told to the merchant; a redelivery or another outcome changes nothing
+    const refunded = events.refunded(payment, unused, refundCommandId, world.clock.now());
+    await deliver(world, refunded);
+    await deliver(world, { ...refunded, eventId: String(BigInt(refunded.eventId) + 1_000_000n) });
+    await deliver(world, events.refundFailed(payment, unused, refundCommandId, world.clock.now()));
+    const detail = await view(terms);
+    expect(detail).toMatchObject({ state: 'canceled', cancel: { refund: { amount: String(unused), state: 'refunded' } } });
+    expect(detail.transitions.at(-1)).toMatchObject({ event: 'refunded', from: 'canceled', to: 'canceled', cause: { periodIndex: 0, amount: String(unused) } });
+    expect((await noticesOf(world, terms.subscriptionId)).map((n) => n.type).filter((t) => t.includes('refund'))).toEqual(['subscription.refunded']);
+    // booked as any refund: one transfer of its amount, however often its event came
+    const reference = (refunded.data as { reference: string }).reference;
+    const booked = await world.db.ledgerTransfer.findMany({ where: { merchantId: merchant.merchantId, code: 2, reference } });
+    expect(booked.map((t) => t.amount.toString())).toEqual([String(unused)]);
+
+    // once refunded, the sweep asks for nothing
+    await world.queues.commands.remove(`subscription-command-${refundCommandId}`);
+    await world.scheduler.sweep(new Date(later.getTime() + 60_000));
+    expect((await commandsOf(world, terms.subscriptionId)).filter((c) => c.type === 'refund')).toEqual([]);
   });
 
   it('has one outcome for a cancel racing a renewal, in both orders', async () => {
@@ -379,6 +426,9 @@ describe('subscriptions in the ledger', () => {
     await merchantApi().post(`/subscriptions/${cancelFirst.terms.subscriptionId}/cancel`, { at: 'immediately' });
     await scanAt(period1);
     expect(await charges(cancelFirst.terms)).toEqual([]);
+    // a millisecond left of the period rounds to a zero refund: nothing is asked of the facilitator
+    expect((await view(cancelFirst.terms)).cancel.refund).toBeNull();
+    expect((await commandsOf(world, cancelFirst.terms.subscriptionId)).map((c) => c.type)).toEqual(['cancel']);
     // renewal first: it is in flight when the cancel arrives; it completes and counts, and the refund covers its unused part
     const [renewal] = await charges(renewalFirst.terms);
     expect(renewal).toMatchObject({ periodIndex: 1 });
@@ -391,8 +441,18 @@ describe('subscriptions in the ledger', () => {
     expect(detail).toMatchObject({
       state: 'canceled',
       lastPaidIndex: 1,
-      cancel: { refund: { amount: String((10_000_000n * 24n) / 31n), state: 'refund_due' } },
+      cancel: { refund: { amount: String((10_000_000n * 24n) / 31n), state: 'refund_requested' } },
     });
+    // the refund is of the period the renewal paid; a refund that failed on its rail is recorded and told
+    const refunds = (await commandsOf(world, renewalFirst.terms.subscriptionId)).filter((c) => c.type === 'refund');
+    expect(refunds).toEqual([expect.objectContaining({ commandId: `refund-${renewalFirst.terms.subscriptionId}-1`, periodIndex: 1 })]);
+    const renewalPayment = {
+      ...chargePayment(renewalFirst.terms, 1, 0),
+      id: detail.charges.find((c: { periodIndex: number }) => c.periodIndex === 1).paymentId,
+    };
+    await deliver(world, events.refundFailed(renewalPayment, (10_000_000n * 24n) / 31n, refunds[0]!.commandId, world.clock.now()));
+    expect((await view(renewalFirst.terms)).cancel.refund.state).toBe('refund_failed');
+    expect((await noticesOf(world, renewalFirst.terms.subscriptionId)).at(-1)).toMatchObject({ type: 'subscription.refund_failed' });
     expect(await entitled(renewalFirst.terms, product, cancelAt)).toMatchObject({ entitled: false, reason: 'canceled' });
     await scanAt(periodBoundary(START, { unit: 'month', count: 1 }, 3));
     expect((await charges(renewalFirst.terms)).length).toBe(1);

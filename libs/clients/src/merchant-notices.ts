@@ -12,7 +12,8 @@ export const MERCHANT_NOTICE_TYPES = [
    * The ledger's subscription lifecycle (issue 13), one notice per recorded transition (noticeId
    * `subscription-<subscriptionId>-<version>`): the first period paid or a trial started; a period paid; a renewal
    * failed (the subscription is past_due), a retry failed; a cancel at period end recorded; the subscription ended
-   * canceled, or kept unpaid after dunning; the payer withdrew the grant on the rail; the first payment never came.
+   * canceled, or kept unpaid after dunning; the payer withdrew the grant on the rail; the first payment never came;
+   * the refund of an immediate cancel's unused part was executed, or failed on its rail.
    */
   'subscription.activated',
   'subscription.renewed',
@@ -23,6 +24,8 @@ export const MERCHANT_NOTICE_TYPES = [
   'subscription.unpaid',
   'subscription.revoked',
   'subscription.incomplete_expired',
+  'subscription.refunded',
+  'subscription.refund_failed',
 ] as const;
 export type MerchantNoticeType = (typeof MERCHANT_NOTICE_TYPES)[number];
 

@@ -1,4 +1,4 @@
-import { chargeCommandId, subscriptionCommandJobId, subscriptionCommandSchema } from './subscription-commands';
+import { chargeCommandId, refundCommandId, subscriptionCommandJobId, subscriptionCommandSchema } from './subscription-commands';
 
 describe('the subscription-commands contract', () => {
   const base = {
@@ -20,6 +20,22 @@ describe('the subscription-commands contract', () => {
     expect(subscriptionCommandSchema.parse(charge)).toEqual(charge);
     const cancel = { type: 'cancel', commandId: 'cancel-1', ...base, at: 'immediately', effectiveAt: base.requestedAt };
     expect(subscriptionCommandSchema.parse(cancel)).toEqual(cancel);
+  });
+
+  it('takes a refund of a period, keyed by (subscription, period); a zero, negative or fractional amount is refused', () => {
+    const refund = {
+      type: 'refund',
+      commandId: refundCommandId(base.subscriptionId, 2),
+      ...base,
+      periodIndex: 2,
+      amount: '7500000',
+      reason: 'unused_part',
+    };
+    expect(refund.commandId).toBe(`refund-${base.subscriptionId}-2`);
+    expect(subscriptionCommandSchema.parse(refund)).toEqual(refund);
+    for (const amount of ['0', '-1', '1.5', '007', '']) expect(subscriptionCommandSchema.safeParse({ ...refund, amount }).success, amount).toBe(false);
+    expect(subscriptionCommandSchema.safeParse({ ...refund, reason: '' }).success).toBe(false);
+    expect(subscriptionCommandSchema.safeParse({ ...refund, attempt: 0 }).success).toBe(false);
   });
 
   it('keys a charge by (subscription, period, attempt) and a job by its command', () => {

@@ -6,7 +6,8 @@ import { z } from 'zod';
  * QUEUE_PREFIX, with job id `subscriptionCommandJobId(command)`. Delivery is at least once: the facilitator carries out
  * each (subscription, period, attempt) charge and each cancel once, however often it is published, and reports every
  * outcome through its outbox (PAYMENT_EVENTS_QUEUE): a charge's payment events carry `payment.subscription`, a charge
- * it did not attempt is `subscription.charge_refused`, a cancel done is `subscription.canceled`.
+ * it did not attempt is `subscription.charge_refused`, a cancel done is `subscription.canceled`, a refund done or failed is `payment.refunded` / `payment.refund_failed` on the
+ * refunded charge's payment.
  */
 export const SUBSCRIPTION_COMMANDS_QUEUE = 'subscription-commands';
 
@@ -43,6 +44,20 @@ export const subscriptionCommandSchema = z.discriminatedUnion('type', [
     at: z.enum(['period_end', 'immediately']),
     effectiveAt: isoTime,
   }),
+  /**
+   * Refund `amount` of period `periodIndex`'s charge (the unused part after an immediate cancel) to the payer, from
+   * the merchant's refund wallet or through Stripe. The facilitator refunds once per command id (its refund's
+   * idempotency key) and answers with `payment.refunded` / `payment.refund_failed` on the refunded payment; a refund
+   * it denies (no refund wallet, nothing left to refund) is logged and has no event.
+   */
+  z.strictObject({
+    type: z.literal('refund'),
+    ...base,
+    periodIndex: z.number().int().nonnegative(),
+    /** atomic units of the charge's asset */
+    amount: z.string().regex(/^[1-9][0-9]{0,77}$/, 'expected a positive decimal string of atomic units'),
+    reason: z.string().min(1).max(200),
+  }),
 ]);
 export type SubscriptionCommand = z.infer<typeof subscriptionCommandSchema>;
 
@@ -54,4 +69,9 @@ export function subscriptionCommandJobId(command: Pick<SubscriptionCommand, 'com
 /** The command id of a charge: the same (subscription, period, attempt) is the same command. */
 export function chargeCommandId(subscriptionId: string, periodIndex: number, attempt: number): string {
   return `charge-${subscriptionId}-${periodIndex}-${attempt}`;
+}
+
+/** The command id of a refund: one refund per (subscription, period), however often it is published. */
+export function refundCommandId(subscriptionId: string, periodIndex: number): string {
+  return `refund-${subscriptionId}-${periodIndex}`;
 }

@@ -16,6 +16,6 @@ import { StripeRefunds } from './stripe-refunds';
   imports: [NetworksModule, StripeModule],
   controllers: [RefundsController],
   providers: [RefundRepository, EvmRefunds, StripeRefunds, RefundsService],
-  exports: [RefundRepository, EvmRefunds, StripeRefunds],
+  exports: [RefundRepository, EvmRefunds, StripeRefunds, RefundsService],
 })
 export class RefundsModule {}

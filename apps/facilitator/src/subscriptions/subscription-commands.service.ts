@@ -2,6 +2,8 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { periodAt } from '@mp/billing';
 import type { SubscriptionCommand } from '@mp/clients';
 import type { Tx } from '@mp/db';
+import { REFUND_REASONS, type CreateRefundDto, type RefundReason } from '../refunds/refunds.dto';
+import { RefundsService } from '../refunds/refunds.service';
 import { Clock } from '../x402/clock';
 import { SUBSCRIPTION_RAILS, type SubscriptionRail } from './subscription-rail';
 import { Subscriptions, type ChargeCommandKey, type ChargeRefusal, type SubscriptionRecord } from './subscriptions.repository';
@@ -10,15 +12,23 @@ import { Subscriptions, type ChargeCommandKey, type ChargeRefusal, type Subscrip
 const WINDOW_CLOSING_SECONDS = 6n;
 
 /** What a command came to, for logs and tests. */
-export type CommandOutcome = 'charged' | `refused:${ChargeRefusal}` | 'done' | 'canceled' | 'not_found';
+export type CommandOutcome =
+  | 'charged'
+  | `refused:${ChargeRefusal}`
+  | 'done'
+  | 'canceled'
+  | 'not_found'
+  | `refund:${'executed' | 'pending' | 'failed' | 'denied'}`
+  | 'refund:no_paid_charge';
 
 type ChargeCommand = Extract<SubscriptionCommand, { type: 'charge' }>;
 type CancelCommand = Extract<SubscriptionCommand, { type: 'cancel' }>;
+type RefundCommand = Extract<SubscriptionCommand, { type: 'refund' }>;
 
 /**
  * The facilitator's side of the `subscription-commands` contract: a `charge` is carried out at most once per
  * (subscription, period, attempt) and never for a period that is paid, outside its window, past expiry or a cancel, or
- * once the grant is revoked; a `cancel` destroys what renewing would need. The ledger decides which period is due;
+ * once the grant is revoked; a `cancel` destroys what renewing would need; a `refund` gives back part of a paid period. The ledger decides which period is due;
  * this decides only whether the instrument may pay it now. Outcomes go through the outbox; a charge's settlement is
  * started and not waited for, so renewals due at once flow into the settlement engine's batches.
  */
@@ -31,12 +41,20 @@ export class SubscriptionCommandsService {
     private readonly subscriptions: Subscriptions,
     @Inject(SUBSCRIPTION_RAILS) rails: SubscriptionRail[],
     private readonly clock: Clock,
+    private readonly refunds: RefundsService,
   ) {
     this.rails = new Map(rails.map((r) => [r.method, r]));
   }
 
   run(command: SubscriptionCommand): Promise<CommandOutcome> {
-    return command.type === 'charge' ? this.charge(command) : this.cancel(command);
+    switch (command.type) {
+      case 'charge':
+        return this.charge(command);
+      case 'cancel':
+        return this.cancel(command);
+      case 'refund':
+        return this.refund(command);
+    }
   }
 
   private async charge(command: ChargeCommand): Promise<CommandOutcome> {
@@ -74,6 +92,35 @@ export class SubscriptionCommandsService {
       new Date(this.clock.nowMs()),
     );
     return done ? 'canceled' : 'done';
+  }
+
+  /**
+   * Refunds period N's charge as the merchant would with POST /refunds, under the command id as idempotency key: a
+   * command published again answers the same refund and moves nothing more. Its outcome reaches the ledger as the
+   * refund's payment.refunded / payment.refund_failed (on the charge's payment, which carries `subscription`). A denial
+   * (no refund wallet, nothing left to refund) has no event: it is logged, and the ledger keeps the refund requested.
+   */
+  private async refund(command: RefundCommand): Promise<CommandOutcome> {
+    const subscription = await this.owned(command);
+    if (!subscription) return 'not_found';
+    const charge = await this.subscriptions.paidCharge(subscription.id, command.periodIndex);
+    if (!charge) {
+      this.logger.warn(`refund command ${command.commandId}: period ${command.periodIndex} has no confirmed charge to refund; dropped`);
+      return 'refund:no_paid_charge';
+    }
+    const known = (REFUND_REASONS as readonly string[]).includes(command.reason);
+    const request: CreateRefundDto = {
+      x402Version: 2,
+      paymentReference: { network: charge.network, paymentId: charge.id, ...(charge.txHash && { txHash: charge.txHash }) },
+      amount: command.amount,
+      reason: known ? (command.reason as RefundReason) : 'customer_request',
+      reasonDetail: `subscription ${subscription.id} period ${command.periodIndex}: ${command.reason}`,
+      idempotencyKey: command.commandId,
+    };
+    const refund = await this.refunds.create(command.merchantId, request);
+    if (refund.status === 'denied')
+      this.logger.warn(`refund command ${command.commandId}: denied (${refund.denialReason}); the ledger keeps it requested until it is settled by hand`);
+    return `refund:${refund.status}`;
   }
 
   /**

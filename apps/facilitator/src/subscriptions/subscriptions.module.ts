@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { Eip3009Module } from '../eip3009/eip3009.module';
 import { NetworksModule } from '../networks/networks.module';
+import { RefundsModule } from '../refunds/refunds.module';
 import { SettlementModule } from '../settlement/settlement.module';
 import { AuthorizationVault } from './authorization-vault';
 import { EvmSubscriptionRail } from './evm-subscription.rail';
@@ -10,12 +11,12 @@ import { Subscriptions } from './subscriptions.repository';
 
 /**
  * MPP subscriptions on the facilitator (issue 13): the instruments (a grant's sealed authorizations) and the rails that
- * charge them. Every role has these; the commands worker and the revocation watcher that drive them run in
+ * charge them (and RefundsService, which executes the refund the ledger asks for after an immediate cancel). Every role has these; the commands worker and the revocation watcher that drive them run in
  * FacilitatorWorkersModule (worker role, and only with SUBSCRIPTION_SEALING_KEYS). MppModule offers the activation
  * (intent `subscription`) through EvmSubscriptionRail.
  */
 @Module({
-  imports: [NetworksModule, Eip3009Module, SettlementModule],
+  imports: [NetworksModule, Eip3009Module, SettlementModule, RefundsModule],
   providers: [
     Subscriptions,
     AuthorizationVault,

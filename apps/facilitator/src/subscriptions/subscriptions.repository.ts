@@ -178,6 +178,15 @@ export class Subscriptions {
     return row !== null;
   }
 
+  /** The confirmed payment that paid period N, what a refund of that period refunds. */
+  async paidCharge(subscriptionId: string, periodIndex: number): Promise<{ id: string; network: string; txHash: string | null } | undefined> {
+    const row = await this.db.payment.findFirst({
+      where: { subscriptionId, subscriptionPeriod: periodIndex, state: 'confirmed' },
+      select: { id: true, network: true, txHash: true },
+    });
+    return row ?? undefined;
+  }
+
   /**
    * A charge the ledger asked for that is not attempted: its row and its subscription.charge_refused event, once
    * (a second refusal of the same command writes nothing).

@@ -6,7 +6,7 @@ import { PrismaService, withTransaction } from '@mp/db';
 import { whenQueueReady } from '@mp/platform';
 import { LEDGER_CONFIG, type LedgerConfig } from '../ledger.config';
 import { BILLING_CLOCK } from './billing.clock';
-import { advance, cancelCommandId, Change, cancelEffectiveAt } from './subscription-engine';
+import { advance, cancelCommandId, Change, cancelEffectiveAt, refundCommand } from './subscription-engine';
 import { SubscriptionOutbox } from './subscription-outbox';
 import { SubscriptionsRepository } from './subscriptions.repository';
 
@@ -127,11 +127,16 @@ export class RenewalScheduler {
         effectiveAt: cancelEffectiveAt(s, s.cancelRequestedAt!).toISOString(),
       })),
     );
+    // the refunded period is the last paid one: no later period is charged once the refund's cancel is recorded
+    const refunds = await this.subscriptions.requestedRefunds(before, SWEEP_LIMIT);
+    await this.outbox.sendCommands(
+      refunds.filter((s) => s.lastPaidIndex !== null).map((s) => refundCommand(s, s.lastPaidIndex!, s.refundAmount!, s.cancelRequestedAt!)),
+    );
     const notices = await this.subscriptions.unnotified(SWEEP_LIMIT);
     await this.outbox.sendNotices(notices, now);
     if (charges.length)
       this.logger.warn(`${charges.length} charge command(s) had no outcome after ${this.config.billing.commandRepublishAfterMs} ms: published again`);
-    return charges.length + cancels.length + notices.length;
+    return charges.length + cancels.length + refunds.length + notices.length;
   }
 }
 

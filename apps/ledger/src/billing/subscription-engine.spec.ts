@@ -1,6 +1,6 @@
 import { isEntitled } from '@mp/billing';
 import { factsOf, type ChargeRecord, type SubscriptionRecord } from './subscription';
-import { advance, Change, recordFailed, recordPaid, requestCancel } from './subscription-engine';
+import { advance, Change, recordFailed, recordPaid, recordRefundOutcome, requestCancel } from './subscription-engine';
 
 const MERCHANT = '11111111-1111-4111-8111-111111111111';
 
@@ -128,10 +128,35 @@ describe('subscription engine', () => {
     const start = at('2027-02-28T12:00:00Z');
     world.step((c) => advance(c, start));
     const cancelAt = at('2027-03-14T12:00:00Z'); // 14 of 31 days used
-    world.step((c) => expect(requestCancel(c, { at: 'immediately', by: 'merchant', reason: null, now: cancelAt })).toEqual({ kind: 'recorded' }));
+    const cancel = world.step((c) =>
+      expect(requestCancel(c, { at: 'immediately', by: 'merchant', reason: null, now: cancelAt })).toEqual({ kind: 'recorded' }),
+    );
     expect(world.s.state).toBe('canceled');
-    world.step((c) => recordPaid(c, 1, 0, '00000000-0000-4000-8000-000000000003', cancelAt));
-    expect(world.s).toMatchObject({ lastPaidIndex: 1, state: 'canceled', refundState: 'refund_due', refundAmount: (10_000_000n * 17n) / 31n });
+    // period 0 is over: nothing of it is unused, so nothing is refunded yet
+    expect(cancel.commands.map((c) => c.type)).toEqual(['cancel']);
+    const paid = world.step((c) => recordPaid(c, 1, 0, '00000000-0000-4000-8000-000000000003', cancelAt));
+    const unused = (10_000_000n * 17n) / 31n;
+    expect(world.s).toMatchObject({ lastPaidIndex: 1, state: 'canceled', refundState: 'refund_requested', refundAmount: unused });
+    expect(paid.commands).toEqual([
+      {
+        type: 'refund',
+        commandId: `refund-${world.s.id}-1`,
+        subscriptionId: world.s.id,
+        merchantId: world.s.merchantId,
+        requestedAt: cancelAt.toISOString(),
+        periodIndex: 1,
+        amount: String(unused),
+        reason: 'unused_part',
+      },
+    ]);
+    // its outcome is recorded once, as a transition without a state change, told to the merchant
+    const outcome = world.step((c) => expect(recordRefundOutcome(c, 'refunded', cancelAt, { reason: 'refunded' })).toBe(true));
+    expect(world.s.refundState).toBe('refunded');
+    expect(outcome.transitions).toEqual([
+      expect.objectContaining({ event: 'refunded', fromState: 'canceled', toState: 'canceled', noticeType: 'subscription.refunded' }),
+    ]);
+    world.step((c) => expect(recordRefundOutcome(c, 'refund_failed', cancelAt, { reason: 'reverted' })).toBe(false));
+    expect(world.s.refundState).toBe('refunded');
     expect(isEntitled(factsOf(world.s), cancelAt)).toBe(false);
   });
 

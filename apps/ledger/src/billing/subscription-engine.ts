@@ -13,7 +13,7 @@ import {
   type SubscriptionEvent,
   type SubscriptionState,
 } from '@mp/billing';
-import { chargeCommandId, type MerchantNoticeType, type SubscriptionCommand } from '@mp/clients';
+import { chargeCommandId, refundCommandId, type MerchantNoticeType, type SubscriptionCommand } from '@mp/clients';
 import {
   dunningPolicyOf,
   factsOf,
@@ -21,6 +21,7 @@ import {
   type CancelAt,
   type CancelBy,
   type ChargeRecord,
+  type RefundEvent,
   type SubscriptionRecord,
   type TransitionDraft,
 } from './subscription';
@@ -251,7 +252,7 @@ export function recordPaid(change: Change, periodIndex: number, attempt: number,
     s.state === 'incomplete' ? 'activated' : s.state === 'trialing' ? 'trial_charge_paid' : LIVE.includes(s.state) ? 'renewal_paid' : undefined;
   if (event) applyEvent(change, event, now, cause);
   // a renewal that was in flight when the subscriber canceled at once completes and counts; the refund covers its unused part
-  if (s.cancelAt === 'immediately' && s.cancelRequestedAt && (wasPaid ?? -1) < periodIndex) addUnusedRefund(change, periodIndex, s.cancelRequestedAt);
+  if (s.cancelAt === 'immediately' && s.cancelRequestedAt && (wasPaid ?? -1) < periodIndex) addUnusedRefund(change, periodIndex, s.cancelRequestedAt, now);
   return 'paid';
 }
 
@@ -331,12 +332,54 @@ function adoptedCharge(change: Change, periodIndex: number, attempt: number, now
   };
 }
 
-function addUnusedRefund(change: Change, periodIndex: number, canceledAt: Date): void {
+/**
+ * Records the unused part of a paid period as refunded after an immediate cancel, and asks the facilitator to refund
+ * it (`refund-<subscription>-<period>`, sent after the commit, published again by the sweep until an outcome comes).
+ * Only the last paid period can have an unused part: a later one is charged only once the earlier one has ended.
+ */
+function addUnusedRefund(change: Change, periodIndex: number, canceledAt: Date, now: Date): void {
   const s = change.record;
   if (s.cancelRefund !== 'unused_part') return;
   const amount = unusedPeriodRefund(s.amount, periodOf(s, periodIndex), canceledAt);
   if (amount <= 0n) return;
-  change.record = { ...s, refundAmount: (s.refundAmount ?? 0n) + amount, refundState: 'refund_due' };
+  const refundAmount = (s.refundAmount ?? 0n) + amount;
+  change.record = { ...s, refundAmount, refundState: 'refund_requested' };
+  change.commands.push(refundCommand(change.record, periodIndex, refundAmount, now));
+}
+
+export function refundCommand(s: SubscriptionRecord, periodIndex: number, amount: bigint, requestedAt: Date): SubscriptionCommand {
+  return {
+    type: 'refund',
+    commandId: refundCommandId(s.id, periodIndex),
+    subscriptionId: s.id,
+    merchantId: s.merchantId,
+    requestedAt: requestedAt.toISOString(),
+    periodIndex,
+    amount: amount.toString(),
+    reason: 'unused_part',
+  };
+}
+
+/**
+ * The facilitator's outcome of the refund it was asked for: the money went back (`refunded`) or the rail did not move
+ * it (`refund_failed`, for the merchant to settle by hand). Recorded as a transition without a state change, so it is
+ * in the history and told to the merchant; only a refund still asked for takes an outcome.
+ */
+export function recordRefundOutcome(change: Change, event: RefundEvent, at: Date, cause: Record<string, unknown>): boolean {
+  const s = change.record;
+  if (s.refundState !== 'refund_requested') return false;
+  const version = s.version + 1;
+  change.record = { ...s, refundState: event, version };
+  change.transitions.push({
+    version,
+    event,
+    fromState: s.state,
+    toState: s.state,
+    at,
+    cause,
+    noticeType: event === 'refunded' ? 'subscription.refunded' : 'subscription.refund_failed',
+  });
+  return true;
 }
 
 export type CancelOutcome = { kind: 'recorded' | 'unchanged' } | { kind: 'ended'; state: SubscriptionState };
@@ -366,7 +409,7 @@ export function requestCancel(change: Change, request: CancelRequest): CancelOut
   } else {
     change.record = { ...s, cancelAt: 'immediately', cancelRequestedAt: request.now, cancelBy: request.by, cancelReason: request.reason };
     applyEvent(change, request.by === 'rail' ? 'payer_revoked' : 'canceled_now', request.now, { ...cause, at: 'immediately' });
-    if (s.lastPaidIndex !== null) addUnusedRefund(change, s.lastPaidIndex, request.now);
+    if (s.lastPaidIndex !== null) addUnusedRefund(change, s.lastPaidIndex, request.now, request.now);
   }
   if (request.by !== 'rail') {
     const at = change.record.cancelAt!;

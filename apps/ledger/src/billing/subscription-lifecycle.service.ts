@@ -1,12 +1,22 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { billingAnchor, type Clock, periodAt, termsProblem } from '@mp/billing';
-import type { PaymentEventMessage } from '@mp/clients';
+import { refundCommandId, type PaymentEventMessage } from '@mp/clients';
 import { PrismaService, withTransaction, type Tx } from '@mp/db';
 import { BookingRefusedError } from '../ingestion/payment-ingestion.service';
 import { BILLING_CLOCK } from './billing.clock';
 import { PlanRepository } from './plan.repository';
 import { type CancelAt, type CancelBy, type SubscriptionRecord, termsOf } from './subscription';
-import { advance, applyEvent, Change, recordFailed, recordPaid, recordReorged, requestCancel, type CancelOutcome } from './subscription-engine';
+import {
+  advance,
+  applyEvent,
+  Change,
+  recordFailed,
+  recordPaid,
+  recordRefundOutcome,
+  recordReorged,
+  requestCancel,
+  type CancelOutcome,
+} from './subscription-engine';
 import { SubscriptionOutbox } from './subscription-outbox';
 import { SubscriptionsRepository } from './subscriptions.repository';
 
@@ -15,6 +25,8 @@ export class SubscriptionNotYetKnownError extends Error {}
 
 /** The payment events that change a subscription charge's outcome. */
 const SUBSCRIPTION_PAYMENT_EVENTS = new Set<PaymentEventMessage['type']>(['payment.confirmed', 'payment.failed', 'payment.expired', 'payment.reorged']);
+/** The outcomes of a refund, which concern a subscription when it is the refund of an immediate cancel the ledger asked for. */
+const REFUND_OUTCOME_EVENTS = new Set<PaymentEventMessage['type']>(['payment.refunded', 'payment.refund_failed']);
 
 export type LifecycleOutcome = 'applied' | 'duplicate' | 'skipped';
 
@@ -64,6 +76,8 @@ export class SubscriptionLifecycle {
    */
   private async mayConcernSubscription(event: PaymentEventMessage): Promise<boolean> {
     if (event.type.startsWith('subscription.')) return true;
+    // a merchant's own refund of a subscription charge (POST /refunds) is booked, and is none of the lifecycle's business
+    if (REFUND_OUTCOME_EVENTS.has(event.type)) return isSubscriptionRefundKey(event as EventOf<'payment.refunded' | 'payment.refund_failed'>);
     if (!SUBSCRIPTION_PAYMENT_EVENTS.has(event.type)) return false;
     return event.payment.subscription !== undefined || (await this.subscriptions.isChargePayment(event.paymentId));
   }
@@ -108,6 +122,24 @@ export class SubscriptionLifecycle {
       case 'subscription.canceled':
         change.record = { ...change.record, cancelConfirmedAt: change.record.cancelConfirmedAt ?? now };
         break;
+      case 'payment.refunded':
+      case 'payment.refund_failed': {
+        const { refundId, amount, reference } = event.data;
+        const outcome = event.type === 'payment.refunded' ? 'refunded' : 'refund_failed';
+        const cause = {
+          reason: event.type === 'payment.refunded' ? 'refunded' : event.data.failureReason,
+          periodIndex: target.periodIndex,
+          paymentId: event.paymentId,
+          refundId,
+          amount,
+          reference,
+        };
+        if (!recordRefundOutcome(change, outcome, now, cause))
+          this.logger.warn(
+            `subscription ${subscription.id}: ${event.type} ${event.eventId} for a refund not asked for (refund ${change.record.refundState}); ignored`,
+          );
+        break;
+      }
       default:
         return change;
     }
@@ -127,7 +159,9 @@ export class SubscriptionLifecycle {
       case 'payment.confirmed':
       case 'payment.failed':
       case 'payment.expired':
-      case 'payment.reorged': {
+      case 'payment.reorged':
+      case 'payment.refunded':
+      case 'payment.refund_failed': {
         const of = event.payment.subscription;
         if (of) return { subscriptionId: of.id, periodIndex: of.periodIndex, attempt: of.attempt };
         // the activation's own payment, when the facilitator did not mark it
@@ -276,6 +310,16 @@ export class SubscriptionLifecycle {
     if (outcome.kind === 'recorded') await this.outbox.publish([change], now);
     return { outcome, record: change.record };
   }
+}
+
+/**
+ * Whether a refund's outcome is the one the ledger asked for: the facilitator keys the refund of a `refund` command by
+ * its command id, which names the subscription and the period. The refunded payment carries `payment.subscription`
+ * (the facilitator marks every charge, the activation's included).
+ */
+function isSubscriptionRefundKey(event: EventOf<'payment.refunded' | 'payment.refund_failed'>): boolean {
+  const of = event.payment.subscription;
+  return of !== undefined && event.data.idempotencyKey === refundCommandId(of.id, of.periodIndex);
 }
 
 function periodEndOf(s: SubscriptionRecord, index: number): Date {

@@ -20,6 +20,10 @@ export type CancelAt = (typeof CANCEL_AT)[number];
 export type CancelBy = 'merchant' | 'payer' | 'rail';
 export type ChargeState = 'requested' | 'paid' | 'failed' | 'refused' | 'voided';
 export type PlanNote = 'plan_mismatch' | 'plan_not_found';
+/** An immediate cancel's refund: recorded, asked of the facilitator, then executed or failed on its rail. */
+export type RefundState = 'refund_due' | 'refund_requested' | 'refunded' | 'refund_failed';
+/** What a refund's outcome records; not a state change, so not in @mp/billing's table. */
+export type RefundEvent = 'refunded' | 'refund_failed';
 
 /** A row of `ledger.subscriptions`, amounts as bigint. */
 export interface SubscriptionRecord {
@@ -61,7 +65,7 @@ export interface SubscriptionRecord {
   cancelReason: string | null;
   cancelConfirmedAt: Date | null;
   refundAmount: bigint | null;
-  refundState: 'refund_due' | 'refunded' | null;
+  refundState: RefundState | null;
   endedAt: Date | null;
   endedReason: string | null;
   nextActionAt: Date | null;
@@ -93,7 +97,7 @@ export interface ChargeRecord {
 /** A transition to append (version is the subscription's version after it). */
 export interface TransitionDraft {
   version: number;
-  event: SubscriptionEvent;
+  event: SubscriptionEvent | RefundEvent;
   fromState: SubscriptionState;
   toState: SubscriptionState;
   at: Date;

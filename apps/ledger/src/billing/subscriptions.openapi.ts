@@ -41,7 +41,7 @@ const SUBSCRIPTION_EXAMPLE = {
 };
 
 const SUBSCRIPTION_RESPONSE =
-  'The subscription: its signed terms (`amount` atomic units of `asset` every `periodCount` `periodUnit`s from `anchor`), the bound plan (`planNote` `plan_mismatch` or `plan_not_found` when none is bound; then `product` is null), `state` (incomplete, trialing, active, past_due, canceled, unpaid, incomplete_expired), `lastPaidIndex`, `paidThrough`, the charge in flight, the dunning position, the cancel (with the refund of the unused part, `refund_due` until executed) and `nextActionAt`.';
+  'The subscription: its signed terms (`amount` atomic units of `asset` every `periodCount` `periodUnit`s from `anchor`), the bound plan (`planNote` `plan_mismatch` or `plan_not_found` when none is bound; then `product` is null), `state` (incomplete, trialing, active, past_due, canceled, unpaid, incomplete_expired), `lastPaidIndex`, `paidThrough`, the charge in flight, the dunning position, the cancel (with the refund of the unused part: `refund_requested` while the facilitator executes it, then `refunded` or `refund_failed`) and `nextActionAt`.';
 
 const PAYER_PROOF_401 = problemResponse(
   "No API key and no valid payer proof: the signature is not the payer's over the exact message, or the deadline has passed or lies more than 600 s ahead (`payer_proof_invalid`); nothing changes.",
@@ -90,7 +90,7 @@ export const SUBSCRIPTIONS_DOCS = {
     operationId: 'cancelSubscription',
     summary: 'Cancel a subscription (merchant or payer)',
     description:
-      "By the merchant (API key) or by the subscriber without one: `signature`, the payer's EIP-191 (personal_sign) signature over exactly `mp-subscription:cancel:<at>:<id>:<deadline>`, and `deadline`, unix seconds in the future and at most 600 s ahead (EOA payers only). `at` is `period_end` by default: the paid period (or the trial) is served to its end, nothing more is charged. `immediately` ends access now and, when the plan's `cancelRefund` is `unused_part`, records the refund of the unused part of the paid period (`cancel.refund`, state `refund_due`: executing it through the facilitator comes later). The facilitator is told on `subscription-commands`. Cancelling again answers the first cancel; `immediately` after `period_end` upgrades it. A renewal already in flight completes and counts (with an immediate cancel its unused part is added to the refund).",
+      "By the merchant (API key) or by the subscriber without one: `signature`, the payer's EIP-191 (personal_sign) signature over exactly `mp-subscription:cancel:<at>:<id>:<deadline>`, and `deadline`, unix seconds in the future and at most 600 s ahead (EOA payers only). `at` is `period_end` by default: the paid period (or the trial) is served to its end, nothing more is charged. `immediately` ends access now and, when the plan's `cancelRefund` is `unused_part`, refunds the unused part of the paid period to the payer through the facilitator (`cancel.refund`: `refund_requested`, then `refunded` when the facilitator reports it executed, or `refund_failed` when its rail did not move the money; a refund the facilitator denies, e.g. without a refund wallet for the merchant, stays `refund_requested`). The facilitator is told on `subscription-commands`. Cancelling again answers the first cancel; `immediately` after `period_end` upgrades it. A renewal already in flight completes and counts (with an immediate cancel its unused part is added to the refund).",
     responses: {
       '200': jsonResponse(
         SUBSCRIPTION_RESPONSE,

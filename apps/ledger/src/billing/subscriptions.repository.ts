@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { PeriodUnit, SubscriptionState } from '@mp/billing';
 import { fromDbDecimal, Prisma, PrismaService, toDbDecimal, type Tx } from '@mp/db';
 import type { Change } from './subscription-engine';
-import type { CancelAt, CancelBy, ChargeRecord, ChargeState, PlanNote, SubscriptionRecord } from './subscription';
+import type { CancelAt, CancelBy, ChargeRecord, ChargeState, PlanNote, RefundState, SubscriptionRecord } from './subscription';
 import type { CancelRefund, DunningOutcome } from './plan';
 
 type SubscriptionRow = Prisma.LedgerSubscriptionGetPayload<object>;
@@ -262,6 +262,16 @@ export class SubscriptionsRepository {
     return rows.map(toRecord);
   }
 
+  /** Refunds asked of the facilitator without an outcome yet, for cancels recorded before `before`. */
+  async requestedRefunds(before: Date, limit: number): Promise<SubscriptionRecord[]> {
+    const rows = await this.db.ledgerSubscription.findMany({
+      where: { refundState: 'refund_requested', cancelRequestedAt: { lt: before } },
+      orderBy: { cancelRequestedAt: 'asc' },
+      take: limit,
+    });
+    return rows.map(toRecord);
+  }
+
   async find(merchantId: string, id: string): Promise<SubscriptionRecord | undefined> {
     const row = await this.db.ledgerSubscription.findUnique({ where: { merchantId_id: { merchantId, id } } });
     return row ? toRecord(row) : undefined;
@@ -318,7 +328,7 @@ export function toRecord(row: SubscriptionRow): SubscriptionRecord {
     cancelAt: row.cancelAt as CancelAt | null,
     cancelBy: row.cancelBy as CancelBy | null,
     refundAmount: row.refundAmount === null ? null : fromDbDecimal(row.refundAmount),
-    refundState: row.refundState as 'refund_due' | 'refunded' | null,
+    refundState: row.refundState as RefundState | null,
   };
 }
 

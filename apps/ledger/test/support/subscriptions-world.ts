@@ -243,6 +243,32 @@ export const events = {
       at,
     );
   },
+  /** a refund of the (confirmed) payment executed, under `idempotencyKey` (the ledger's refund command id, or the merchant's own) */
+  refunded(payment: PaymentSnapshot, amount: bigint, idempotencyKey: string, at: Date, refundId = randomUUID()): PaymentEventMessage {
+    return message(
+      'payment.refunded',
+      { ...payment, state: 'confirmed' },
+      { refundId, amount: amount.toString(), reason: 'customer_request', idempotencyKey, refundTo: null, reference: hash() },
+      at,
+    );
+  },
+  refundFailed(payment: PaymentSnapshot, amount: bigint, idempotencyKey: string, at: Date): PaymentEventMessage {
+    return message(
+      'payment.refund_failed',
+      { ...payment, state: 'confirmed' },
+      {
+        refundId: randomUUID(),
+        amount: amount.toString(),
+        reason: 'customer_request',
+        idempotencyKey,
+        refundTo: null,
+        reference: hash(),
+        failureReason: 'reverted',
+        message: 'the transfer reverted',
+      },
+      at,
+    );
+  },
   canceled(terms: SubscriptionTerms, payment: PaymentSnapshot, at: 'period_end' | 'immediately', when: Date): PaymentEventMessage {
     return message(
       'subscription.canceled',
