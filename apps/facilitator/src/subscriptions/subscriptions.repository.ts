@@ -7,8 +7,8 @@ import { eventTraceContext } from '../settlement/payment-transitions';
 export type SubscriptionState = 'active' | 'canceled' | 'revoked';
 export type ChargeRefusal = PaymentEventData<'subscription.charge_refused'>['reason'];
 
-/** A subscription as the commands and the watcher need it. */
-export interface SubscriptionRecord {
+/** What a subscription is from its activation on, and never changes: whose, which grant, what it pays how often. */
+interface SubscriptionTerms {
   id: string;
   scope: string;
   merchantId: string | null;
@@ -19,12 +19,16 @@ export interface SubscriptionRecord {
   payer: string;
   payTo: string;
   amount: bigint;
-  periodUnit: 'day' | 'week' | 'month';
   periodCount: number;
   anchor: Date;
   expiresAt: Date | null;
-  firstPaymentId: string;
   externalId: string | null;
+}
+
+/** A subscription as the commands and the watcher need it. */
+export interface SubscriptionRecord extends SubscriptionTerms {
+  periodUnit: 'day' | 'week' | 'month';
+  firstPaymentId: string;
   state: SubscriptionState;
   cancelAt: Date | null;
   cancelCommandId: string | null;
@@ -40,24 +44,10 @@ export interface StoredAuthorization {
   keyId: string | null;
 }
 
-export interface NewSubscription {
-  id: string;
-  scope: string;
-  merchantId: string | null;
-  challengeId: string;
-  method: string;
-  network: string;
-  asset: string;
-  payer: string;
-  payTo: string;
-  amount: bigint;
+export interface NewSubscription extends SubscriptionTerms {
   periodUnit: string;
-  periodCount: number;
-  anchor: Date;
-  expiresAt: Date | null;
   authorizedPeriods: number | null;
   planId: string | null;
-  externalId: string | null;
 }
 
 export interface ChargeCommandKey {
