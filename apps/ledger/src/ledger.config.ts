@@ -28,6 +28,7 @@ const envSchema = z.object({
   LEDGER_INGEST: env.bool(true),
   LEDGER_INGEST_CONCURRENCY: env.int(4, 1),
   RENEWAL_SCAN_EVERY_MS: env.int(60_000, 0),
+  CLOCK_RPC_URL: z.string().url().optional(),
   RENEWAL_SCAN_BATCH: z.coerce.number().int().min(1).max(5_000).default(500),
   SUBSCRIPTION_COMMAND_REPUBLISH_AFTER_MS: env.int(10 * 60_000, 1_000),
 });
@@ -64,6 +65,8 @@ export interface LedgerConfig {
   billing: {
     /** how often the renewal scan runs (a BullMQ job scheduler); 0: never in this deployment */
     renewalScanEveryMs: number;
+    /** development only: read the time from this chain's latest block (anvil), not the wall clock */
+    clockRpcUrl?: string;
     /** subscriptions one scan transaction takes */
     renewalScanBatch: number;
     /** a charge or cancel command without an outcome after this long is published again (same command id) */
@@ -93,6 +96,7 @@ export function loadLedgerConfig(environment: NodeJS.ProcessEnv = process.env): 
     reconciliation: loadReconciliationConfig(environment),
     billing: {
       renewalScanEveryMs: e.RENEWAL_SCAN_EVERY_MS,
+      clockRpcUrl: e.CLOCK_RPC_URL,
       renewalScanBatch: e.RENEWAL_SCAN_BATCH,
       commandRepublishAfterMs: e.SUBSCRIPTION_COMMAND_REPUBLISH_AFTER_MS,
     },

@@ -102,6 +102,7 @@ const envSchema = z.object({
   // refunds (issue 13): a refund wallet per merchant, JSON {"<merchant id>": "0x<private key>"}; unset: EVM refunds are denied
   REFUND_WALLET_KEYS: z.string().optional(),
   REFUND_WAIT_MS: env.int(10_000, 0),
+  CLOCK_RPC_URL: z.string().url().optional(),
   // operator API (/admin) and bull-board (/admin/queues); unset or empty: both answer 404
   OPERATOR_TOKEN: z
     .string()
@@ -151,6 +152,8 @@ const networksFileSchema = z.object({
 export interface FacilitatorConfig {
   /** api answers HTTP; worker sends and confirms settlements; all does both (the default, and what tests run). */
   role: 'all' | 'api' | 'worker';
+  /** development only: read the time from this chain's latest block (anvil), not the wall clock */
+  clockRpcUrl?: string;
   /** Names this process in signer leases; a restart under the same id takes its leases back at once. */
   instanceId: string;
   redisUrl: string;
@@ -269,6 +272,7 @@ export function loadFacilitatorConfig(environment: NodeJS.ProcessEnv = process.e
   const networks = configured.map((n) => (feeCap === undefined ? n : { ...n, maxFeePerGas: feeCap }));
   return {
     role: e.FACILITATOR_ROLE,
+    clockRpcUrl: e.CLOCK_RPC_URL,
     instanceId: e.FACILITATOR_INSTANCE_ID ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
     redisUrl: e.REDIS_URL,
     queuePrefix: queuePrefixOf(e.QUEUE_PREFIX, e.DATABASE_URL),

@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { ChainClock } from '@mp/chain';
 
 /** Time, injectable so tests can move it. */
 @Injectable()
@@ -10,4 +11,23 @@ export class Clock {
   nowSeconds(): bigint {
     return BigInt(Math.floor(this.nowMs() / 1000));
   }
+}
+
+/** CLOCK_RPC_URL (development only): the chain's time, so a demo or a benchmark moves the facilitator and the chain together. */
+class ChainFollowingClock extends Clock implements OnModuleDestroy {
+  constructor(private readonly chain: ChainClock) {
+    super();
+  }
+
+  override nowMs(): number {
+    return this.chain.nowMs();
+  }
+
+  onModuleDestroy(): void {
+    this.chain.stop();
+  }
+}
+
+export async function clockFor(rpcUrl: string | undefined): Promise<Clock> {
+  return rpcUrl ? new ChainFollowingClock(await new ChainClock(rpcUrl).start()) : new Clock();
 }
