@@ -62,9 +62,10 @@ export class ReconciliationRunner {
           })),
           ...(await this.chain.scanRefunds({
             period: chainPeriod,
+            // a refund booked by one of its logs (`<txHash>:<logIndex>`) names its transaction too
             booked: entries
               .filter((e) => e.source === 'chain' && e.kind === 'refund' && e.corrects === undefined)
-              .map((e) => ({ asset: e.asset, txHash: e.reference })),
+              .map((e) => ({ asset: e.asset, txHash: e.reference.split(':')[0].toLowerCase() })),
             addresses,
             assets: assets.map((a) => a.asset),
           })),
