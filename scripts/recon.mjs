@@ -24,6 +24,7 @@ const BREAK_LABELS = {
   missing_externally: 'missing externally',
   amount_mismatch: 'amount mismatch',
   duplicate: 'duplicate',
+  over_refund: 'refunded more than captured',
 };
 
 class UsageError extends Error {}

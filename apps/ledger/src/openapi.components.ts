@@ -108,7 +108,7 @@ export const COMPONENTS = {
         pending: { type: 'integer' },
         breaks: {
           type: 'object',
-          required: ['missing_in_ledger', 'missing_externally', 'amount_mismatch', 'duplicate'],
+          required: ['missing_in_ledger', 'missing_externally', 'amount_mismatch', 'duplicate', 'over_refund'],
           additionalProperties: { type: 'integer' },
         },
         difference: { type: 'string', pattern: '^-?(0|[1-9][0-9]*)$', description: 'external.net − ledger.net' },

@@ -70,9 +70,9 @@ describe('reconciliation against anvil and the fake Stripe', () => {
     firstRun = await reconcile();
     expect(firstRun).toMatchObject({ status: 'completed', error: null, progress: { percent: 100 }, sources: ['chain', 'stripe'] });
     expect(firstRun.summary).toMatchObject({
-      counts: { matched: 4, pending: 0, missing_in_ledger: 2, missing_externally: 1, amount_mismatch: 1, duplicate: 1 },
+      counts: { matched: 4, pending: 0, missing_in_ledger: 2, missing_externally: 1, amount_mismatch: 1, duplicate: 1, over_refund: 0 },
       breaks: 5,
-      scope: { reconciled: ['chain/payment', 'stripe/payment', 'stripe/refund', 'stripe/fee'], leftOut: 0 },
+      scope: { reconciled: ['chain/payment', 'chain/refund', 'stripe/payment', 'stripe/refund', 'stripe/fee'], leftOut: 0 },
     });
 
     const breaks = await merchant.breaksOf(firstRun.id);
@@ -101,7 +101,7 @@ describe('reconciliation against anvil and the fake Stripe', () => {
         external: { count: 4, net: '7200000' },
         matched: { count: 2, net: '3500000' },
         pending: 0,
-        breaks: { missing_in_ledger: 1, missing_externally: 1, amount_mismatch: 1, duplicate: 1 },
+        breaks: { missing_in_ledger: 1, missing_externally: 1, amount_mismatch: 1, duplicate: 1, over_refund: 0 },
         difference: '-6100000',
       },
       {
@@ -111,7 +111,7 @@ describe('reconciliation against anvil and the fake Stripe', () => {
         external: { count: 3, net: String(1234n - fee - 500n) },
         matched: { count: 2, net: String(1234n - fee) },
         pending: 0,
-        breaks: { missing_in_ledger: 1, missing_externally: 0, amount_mismatch: 0, duplicate: 0 },
+        breaks: { missing_in_ledger: 1, missing_externally: 0, amount_mismatch: 0, duplicate: 0, over_refund: 0 },
         difference: '-500',
       },
     ]);

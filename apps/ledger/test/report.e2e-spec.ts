@@ -86,19 +86,22 @@ describe('reconciliation reports', () => {
     run = await (await fetch(`${recon.url}/reconciliations/${/reconciliations\/([0-9a-f-]{36})/.exec(reportUrl)![1]}`, { headers: authorized() })).json();
     expect(run.summary.breaks).toBe(3);
     // Stripe's fees are not reconciled here (RECON_STRIPE_FEES=false): the ledger's fee entry is left out, and said so
-    expect(run.summary.scope).toEqual({ reconciled: ['chain/payment', 'stripe/payment', 'stripe/refund'], leftOut: 1 });
+    expect(run.summary.scope).toEqual({ reconciled: ['chain/payment', 'chain/refund', 'stripe/payment', 'stripe/refund'], leftOut: 1 });
 
     const csv = readFileSync(csvFile, 'utf8').split('\r\n');
     expect(csv[0]).toMatch(/^row_kind,source,asset,entry_kind,reference,/);
-    expect(csv[0]).toMatch(/,ledger_amount,.*,external_amount,difference,.*,asset_symbol,ledger_amount_decimal,external_amount_decimal,difference_decimal$/);
+    expect(csv[0]).toMatch(
+      /,ledger_amount,.*,external_amount,difference,.*,asset_symbol,ledger_amount_decimal,external_amount_decimal,difference_decimal,subscription_id,subscription_period,subscription_attempt,captured,refunded$/,
+    );
     expect(csv).toHaveLength(run.summary.rows + 2);
     // atomic units, and beside them the token's decimals as its contract gives them, and cents as dollars
     const mismatch = csv.filter((line) => line.startsWith('amount_mismatch,chain,'));
     expect(mismatch).toHaveLength(1);
     expect(mismatch[0]).toContain(',1250000,');
-    expect(mismatch[0].endsWith(',USDC,1.25,1,-0.25')).toBe(true);
+    // then the (empty) subscription and over_refund columns
+    expect(mismatch[0].endsWith(',USDC,1.25,1,-0.25,,,,,')).toBe(true);
     const refund = csv.find((line) => line.startsWith('missing_in_ledger,stripe,stripe/usd,refund,'))!;
-    expect(refund.endsWith(',USD,,10,')).toBe(true);
+    expect(refund.endsWith(',USD,,10,,,,,,')).toBe(true);
   });
 
   it('the CLI takes its key from --api-key too, and says so when it has none', async () => {

@@ -82,7 +82,7 @@ export const RECONCILIATION_SCHEMAS = {
     required: ['key', 'kind', 'source', 'asset', 'entryKind', 'reference', 'occurredAt'],
     properties: {
       key: { type: 'string', description: 'Stable across runs: the same break found again has the same key.' },
-      kind: { type: 'string', enum: ['matched', 'pending', 'missing_in_ledger', 'missing_externally', 'amount_mismatch', 'duplicate'] },
+      kind: { type: 'string', enum: ['matched', 'pending', 'missing_in_ledger', 'missing_externally', 'amount_mismatch', 'duplicate', 'over_refund'] },
       source: { type: 'string', enum: ['chain', 'stripe'] },
       asset: { type: 'string' },
       entryKind: { type: 'string', enum: ['payment', 'refund', 'fee', 'gas'] },
@@ -105,6 +105,12 @@ export const RECONCILIATION_SCHEMAS = {
           },
           state: { type: 'string', enum: ['pending', 'posted'] },
           occurredAt: { type: 'string', format: 'date-time' },
+          subscription: {
+            type: 'object',
+            description: "A subscription's charge: the subscription, the period it pays and which try it is, as the ledger recorded it.",
+            required: ['id', 'periodIndex', 'attempt'],
+            properties: { id: { type: 'string' }, periodIndex: { type: 'integer', minimum: 0 }, attempt: { type: 'integer', minimum: 0 } },
+          },
         },
       },
       corrections: { type: 'array', items: { type: 'string' }, description: 'Ids of the correcting entries folded into `ledger`.' },
@@ -128,6 +134,13 @@ export const RECONCILIATION_SCHEMAS = {
       },
       difference: { type: 'string', pattern: '^-?(0|[1-9][0-9]*)$', description: 'amount_mismatch: external − ledger' },
       duplicateOf: { type: 'string', description: 'duplicate: the ledger entry id or external reference this one repeats.' },
+      refunds: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'over_refund: the ledger refunds of the payment (`reference`) that together exceed what it captured.',
+      },
+      captured: { type: 'string', pattern: '^(0|[1-9][0-9]*)$', description: 'over_refund: what the payment captured, atomic units.' },
+      refunded: { type: 'string', pattern: '^(0|[1-9][0-9]*)$', description: 'over_refund: what the ledger refunded of it, atomic units.' },
     },
   },
   ReconciliationSummary: {
@@ -139,10 +152,10 @@ export const RECONCILIATION_SCHEMAS = {
       rows: { type: 'integer' },
       counts: {
         type: 'object',
-        required: ['matched', 'pending', 'missing_in_ledger', 'missing_externally', 'amount_mismatch', 'duplicate'],
+        required: ['matched', 'pending', 'missing_in_ledger', 'missing_externally', 'amount_mismatch', 'duplicate', 'over_refund'],
         additionalProperties: { type: 'integer' },
       },
-      breaks: { type: 'integer', description: 'Rows of the four break kinds.' },
+      breaks: { type: 'integer', description: 'Rows of the five break kinds.' },
       ledgerEntries: { type: 'integer' },
       externalEntries: { type: 'integer' },
       corrections: { type: 'integer', description: 'Correcting ledger entries folded into the entries they correct.' },
@@ -152,6 +165,25 @@ export const RECONCILIATION_SCHEMAS = {
         properties: {
           reconciled: { type: 'array', items: { type: 'string' }, description: '`source/kind` pairs compared.' },
           leftOut: { type: 'integer', description: 'Ledger entries of kinds no scan covers (e.g. chain gas), not reconciled.' },
+        },
+      },
+      subscriptionEvents: {
+        type: 'array',
+        description:
+          "The period's subscription events that moved no money (failed, refused and voided charge attempts, cancellations): shown in the report, never breaks. Absent when there are none.",
+        items: {
+          type: 'object',
+          required: ['subscriptionId', 'kind', 'at', 'asset'],
+          properties: {
+            subscriptionId: { type: 'string' },
+            kind: { type: 'string', enum: ['charge_failed', 'charge_refused', 'charge_voided', 'cancel_requested', 'canceled'] },
+            at: { type: 'string', format: 'date-time' },
+            asset: { type: 'string' },
+            periodIndex: { type: 'integer' },
+            attempt: { type: 'integer' },
+            amount: { type: 'string', pattern: '^(0|[1-9][0-9]*)$' },
+            detail: { type: 'string', description: 'The failure or refusal reason, or when and by whom a cancel was asked.' },
+          },
         },
       },
     },

@@ -23,6 +23,8 @@ export function adviceFor(row: ReconRow, amount: (value: bigint) => string = Str
       return row.ledger
         ? `reverse ${row.ledger.id} with a correcting transfer: it repeats ${row.duplicateOf}`
         : `${row.source} shows this ${row.entryKind} twice (also ${row.duplicateOf}): refund it, or book it if it was meant`;
+    case 'over_refund':
+      return `the ledger refunds ${amount(row.refunded!)} of ${row.reference}, which captured ${amount(row.captured!)}: find which of ${row.refunds!.join(', ')} gives back too much and correct it by -${amount(row.refunded! - row.captured!)}`;
   }
 }
 

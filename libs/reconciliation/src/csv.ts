@@ -30,6 +30,12 @@ const COLUMNS: readonly Column[] = [
   ['ledger_amount_decimal', (r, i) => decimal(r.ledger?.amount, i), 'number'],
   ['external_amount_decimal', (r, i) => decimal(r.external?.amount, i), 'number'],
   ['difference_decimal', (r, i) => decimal(r.difference, i), 'number'],
+  // subscriptions (issue 13): the charge's subscription, period and try; an over_refund's payment captured and refunded
+  ['subscription_id', (r) => r.ledger?.subscription?.id ?? '', 'text'],
+  ['subscription_period', (r) => r.ledger?.subscription?.periodIndex.toString() ?? '', 'number'],
+  ['subscription_attempt', (r) => r.ledger?.subscription?.attempt.toString() ?? '', 'number'],
+  ['captured', (r) => r.captured?.toString() ?? '', 'number'],
+  ['refunded', (r) => r.refunded?.toString() ?? '', 'number'],
 ];
 
 /**

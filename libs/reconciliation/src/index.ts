@@ -7,6 +7,7 @@ export * from './html/reference-links';
 export * from './html/report-html';
 export * from './json';
 export * from './model';
+export * from './over-refunds';
 export * from './reconcile';
 export * from './references';
 export * from './totals';

@@ -1,4 +1,16 @@
-import type { AssetTotals, BreakKind, EntryKind, EntrySource, ReconReport, ReconRow, ReconSummary, RowKind } from './model';
+import type {
+  AssetTotals,
+  BreakKind,
+  EntryKind,
+  EntrySource,
+  ReconReport,
+  ReconRow,
+  ReconSummary,
+  RowKind,
+  SubscriptionCharge,
+  SubscriptionEvent,
+  SubscriptionEventKind,
+} from './model';
 
 /**
  * The report on the wire and in the database: amounts as decimal strings (negative for net amounts that flow out),
@@ -15,6 +27,7 @@ export interface LedgerEntryJson {
   state: 'pending' | 'posted';
   occurredAt: string;
   corrects?: string;
+  subscription?: SubscriptionCharge;
 }
 
 export interface ExternalEntryJson {
@@ -42,6 +55,20 @@ export interface ReconRowJson {
   external?: ExternalEntryJson;
   difference?: string;
   duplicateOf?: string;
+  refunds?: string[];
+  captured?: string;
+  refunded?: string;
+}
+
+export interface SubscriptionEventJson {
+  subscriptionId: string;
+  kind: SubscriptionEventKind;
+  at: string;
+  asset: string;
+  periodIndex?: number;
+  attempt?: number;
+  amount?: string;
+  detail?: string;
 }
 
 export interface TallyJson {
@@ -73,6 +100,7 @@ export interface ReconSummaryJson {
 
 export interface ReconReportJson {
   rows: ReconRowJson[];
+  subscriptionEvents?: SubscriptionEventJson[];
   totals: AssetTotalsJson[];
   summary: ReconSummaryJson;
 }
@@ -91,14 +119,19 @@ export function rowToJson(row: ReconRow): ReconRowJson {
     ...(row.external && { external: { ...row.external, amount: row.external.amount.toString(), occurredAt: row.external.occurredAt.toISOString() } }),
     ...(row.difference !== undefined && { difference: row.difference.toString() }),
     ...(row.duplicateOf !== undefined && { duplicateOf: row.duplicateOf }),
+    ...(row.refunds && { refunds: [...row.refunds] }),
+    ...(row.captured !== undefined && { captured: row.captured.toString() }),
+    ...(row.refunded !== undefined && { refunded: row.refunded.toString() }),
   };
 }
 
 export function rowFromJson(json: ReconRowJson): ReconRow {
-  const { ledger, external, difference, ...rest } = json;
+  const { ledger, external, difference, captured, refunded, ...rest } = json;
   return {
     ...rest,
     occurredAt: new Date(json.occurredAt),
+    ...(captured !== undefined && { captured: BigInt(captured) }),
+    ...(refunded !== undefined && { refunded: BigInt(refunded) }),
     ...(ledger && { ledger: { ...ledger, amount: BigInt(ledger.amount), occurredAt: new Date(ledger.occurredAt) } }),
     ...(external && { external: { ...external, amount: BigInt(external.amount), occurredAt: new Date(external.occurredAt) } }),
     ...(difference !== undefined && { difference: BigInt(difference) }),
@@ -147,10 +180,30 @@ export function summaryFromJson(json: ReconSummaryJson): ReconSummary {
   };
 }
 
+export function subscriptionEventToJson(event: SubscriptionEvent): SubscriptionEventJson {
+  const { amount, ...rest } = event;
+  return { ...rest, at: event.at.toISOString(), ...(amount !== undefined && { amount: amount.toString() }) };
+}
+
+export function subscriptionEventFromJson(json: SubscriptionEventJson): SubscriptionEvent {
+  const { amount, ...rest } = json;
+  return { ...rest, at: new Date(json.at), ...(amount !== undefined && { amount: BigInt(amount) }) };
+}
+
 export function reportToJson(report: ReconReport): ReconReportJson {
-  return { rows: report.rows.map(rowToJson), totals: report.totals.map(totalsToJson), summary: summaryToJson(report.summary) };
+  return {
+    rows: report.rows.map(rowToJson),
+    ...(report.subscriptionEvents && { subscriptionEvents: report.subscriptionEvents.map(subscriptionEventToJson) }),
+    totals: report.totals.map(totalsToJson),
+    summary: summaryToJson(report.summary),
+  };
 }
 
 export function reportFromJson(json: ReconReportJson): ReconReport {
-  return { rows: json.rows.map(rowFromJson), totals: json.totals.map(totalsFromJson), summary: summaryFromJson(json.summary) };
+  return {
+    rows: json.rows.map(rowFromJson),
+    ...(json.subscriptionEvents && { subscriptionEvents: json.subscriptionEvents.map(subscriptionEventFromJson) }),
+    totals: json.totals.map(totalsFromJson),
+    summary: summaryFromJson(json.summary),
+  };
 }

@@ -12,8 +12,9 @@ export const ENTRY_SOURCES: readonly EntrySource[] = ['chain', 'stripe'];
 export type EntryKind = 'payment' | 'refund' | 'fee' | 'gas';
 export const ENTRY_KINDS: readonly EntryKind[] = ['payment', 'refund', 'fee', 'gas'];
 
-export type BreakKind = 'missing_in_ledger' | 'missing_externally' | 'amount_mismatch' | 'duplicate';
-export const BREAK_KINDS: readonly BreakKind[] = ['missing_in_ledger', 'missing_externally', 'amount_mismatch', 'duplicate'];
+/** over_refund: the refunds booked against one payment add up to more than it captured (see `refundedTotals`) */
+export type BreakKind = 'missing_in_ledger' | 'missing_externally' | 'amount_mismatch' | 'duplicate' | 'over_refund';
+export const BREAK_KINDS: readonly BreakKind[] = ['missing_in_ledger', 'missing_externally', 'amount_mismatch', 'duplicate', 'over_refund'];
 
 export type RowKind = 'matched' | 'pending' | BreakKind;
 export const ROW_KINDS: readonly RowKind[] = ['matched', 'pending', ...BREAK_KINDS];
@@ -57,7 +58,24 @@ export interface LedgerEntry {
    * much later it was booked; without that entry among the input it is left to that entry's period.
    */
   corrects?: string;
+  /** a subscription's charge (issue 13): which subscription, which period and which try, as the ledger recorded it */
+  subscription?: SubscriptionCharge;
 }
+
+/** The charge of one period of a subscription, as the payment snapshot names it. */
+export interface SubscriptionCharge {
+  id: string;
+  periodIndex: number;
+  attempt: number;
+}
+
+/**
+ * What the external side knows about the payment a refund gives back, so that the refunds booked against one payment
+ * can be added up: the payment's own reference (a PaymentIntent) and what it captured, atomic units as a decimal string.
+ * Kept in an external refund's `details` under these keys.
+ */
+export const REFUND_OF_DETAIL = 'refundOf';
+export const CAPTURED_DETAIL = 'captured';
 
 /** One movement as the chain or Stripe shows it. */
 export interface ExternalEntry {
@@ -96,6 +114,11 @@ export interface ReconRow {
   difference?: bigint;
   /** duplicate: the key of the entry this one repeats (a ledger entry id, or an external reference) */
   duplicateOf?: string;
+  /** over_refund: the ledger refunds (ids) that together give back more than the payment (`reference`) captured */
+  refunds?: string[];
+  /** over_refund: what the payment captured, and what the ledger refunded of it */
+  captured?: bigint;
+  refunded?: bigint;
 }
 
 /** Count and signed net amount (payments in, everything else out). */
@@ -130,6 +153,8 @@ export interface ReconSummary {
 
 export interface ReconReport {
   rows: ReconRow[];
+  /** subscriptions' failed attempts and cancellations of the period: shown, never breaks (no money moved) */
+  subscriptionEvents?: SubscriptionEvent[];
   totals: AssetTotals[];
   summary: ReconSummary;
 }
@@ -145,3 +170,23 @@ export interface AssetInfo {
 export function signed(kind: EntryKind, amount: bigint): bigint {
   return kind === 'payment' ? amount : -amount;
 }
+
+/**
+ * A subscription event of the period that moved no money, for the report's subscriptions section: a charge attempt
+ * that failed, was refused or voided, or a cancellation (requested or done).
+ */
+export interface SubscriptionEvent {
+  subscriptionId: string;
+  /** charge_failed, charge_refused, charge_voided, cancel_requested, canceled */
+  kind: SubscriptionEventKind;
+  at: Date;
+  asset: string;
+  periodIndex?: number;
+  attempt?: number;
+  /** the charge's amount, atomic units */
+  amount?: bigint;
+  /** the failure or refusal reason, or who canceled and when it takes effect */
+  detail?: string;
+}
+
+export type SubscriptionEventKind = 'charge_failed' | 'charge_refused' | 'charge_voided' | 'cancel_requested' | 'canceled';

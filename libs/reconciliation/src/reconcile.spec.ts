@@ -157,7 +157,7 @@ describe('reconcile', () => {
         external: { count: 1, net: 7n },
         matched: { count: 0, net: 0n },
         pending: 0,
-        breaks: { missing_in_ledger: 0, missing_externally: 0, amount_mismatch: 1, duplicate: 0 },
+        breaks: { missing_in_ledger: 0, missing_externally: 0, amount_mismatch: 1, duplicate: 0, over_refund: 0 },
         difference: -1n,
       },
       {
@@ -167,10 +167,18 @@ describe('reconcile', () => {
         external: { count: 2, net: 400n },
         matched: { count: 1, net: 500n },
         pending: 0,
-        breaks: { missing_in_ledger: 1, missing_externally: 0, amount_mismatch: 0, duplicate: 0 },
+        breaks: { missing_in_ledger: 1, missing_externally: 0, amount_mismatch: 0, duplicate: 0, over_refund: 0 },
         difference: -100n,
       },
     ]);
-    expect(report.summary.counts).toEqual({ matched: 1, pending: 0, missing_in_ledger: 1, missing_externally: 0, amount_mismatch: 1, duplicate: 0 });
+    expect(report.summary.counts).toEqual({
+      matched: 1,
+      pending: 0,
+      missing_in_ledger: 1,
+      missing_externally: 0,
+      amount_mismatch: 1,
+      duplicate: 0,
+      over_refund: 0,
+    });
   });
 });

@@ -1,5 +1,6 @@
 import type { ExternalEntry, LedgerEntry, Period, ReconReport, ReconRow, RowKind } from './model';
 import { applyCorrections } from './corrections';
+import { overRefunds } from './over-refunds';
 import { summarize, totalsOf } from './totals';
 
 export interface ReconcileInput {
@@ -41,6 +42,7 @@ interface Candidate {
  * Pairs are only made within one source, asset and kind. Exact references pair before aliases, aliases before
  * containers, and under each, equal amounts before unequal ones. A row belongs to the period of its ledger entry's time (of the
  * external entry's when it has none); rows of other periods are left out. The result is sorted and deterministic.
+ * On top of those, one `over_refund` row per payment whose booked refunds exceed what it captured (over-refunds.ts).
  */
 export function reconcile(input: ReconcileInput): ReconReport {
   const groups = new Map<string, { ledger: LedgerEntry[]; external: ExternalEntry[] }>();
@@ -55,8 +57,8 @@ export function reconcile(input: ReconcileInput): ReconReport {
   for (const entry of input.external) groupOf(entry).external.push(entry);
 
   const inPeriod = (at: Date) => at >= input.period.from && at < input.period.to;
-  const rows = [...groups.values()]
-    .flatMap((group) => reconcileGroup(group.ledger, group.external, input))
+  const paired = [...groups.values()].flatMap((group) => reconcileGroup(group.ledger, group.external, input));
+  const rows = [...paired, ...overRefunds(paired)]
     .filter((row) => inPeriod(row.occurredAt))
     .map((row) => (row.ledger && corrected.correctionsOf.has(row.ledger.id) ? { ...row, corrections: corrected.correctionsOf.get(row.ledger.id)! } : row))
     .sort(compareRows);

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { AccountCode, TransferCode, TransferFlag } from '@mp/ledger';
-import type { AssetInfo, EntryKind, LedgerEntry, Period } from '@mp/reconciliation';
+import { PrismaService } from '@mp/db';
+import { AccountCode, paymentTransferId, TransferCode, TransferFlag } from '@mp/ledger';
+import type { AssetInfo, EntryKind, LedgerEntry, Period, SubscriptionCharge, SubscriptionEvent, SubscriptionEventKind } from '@mp/reconciliation';
 import { LedgerService, type AccountCodeTransfer, type CorrectionTransfer } from '../core/ledger.service';
 import { AssetDirectory } from './asset-directory';
 import type { LedgerSource, MerchantAddress } from './reconciliation.ports';
@@ -19,6 +20,7 @@ export class LedgerBookSource implements LedgerSource {
   constructor(
     private readonly ledger: LedgerService,
     private readonly assetDirectory: AssetDirectory,
+    private readonly db: PrismaService,
   ) {}
 
   async entries(merchantId: string, period: Period): Promise<LedgerEntry[]> {
@@ -28,7 +30,77 @@ export class LedgerBookSource implements LedgerSource {
       AccountCode.revenue,
       roots.map((r) => r.id),
     );
-    return toEntries(merchantId, roots, corrections, new Date());
+    const charges = await this.subscriptionCharges(merchantId, period);
+    return toEntries(merchantId, roots, corrections, new Date()).map((entry) => {
+      const subscription = charges.get(entry.id);
+      return subscription ? { ...entry, subscription } : entry;
+    });
+  }
+
+  /**
+   * The subscription charges whose payment the ledger booked around the period, by the id of that payment's booking:
+   * its hold (posted later) or its late booking after a void (ingestion derives both ids from the payment id).
+   */
+  private async subscriptionCharges(merchantId: string, period: Period): Promise<Map<string, SubscriptionCharge>> {
+    const within = { gte: period.from, lt: period.to };
+    const charges = await this.db.ledgerSubscriptionCharge.findMany({
+      where: { merchantId, paymentId: { not: null }, OR: [{ requestedAt: within }, { settledAt: within }, { latePaidAt: within }] },
+      select: { subscriptionId: true, periodIndex: true, attempt: true, paymentId: true },
+    });
+    const byTransfer = new Map<string, SubscriptionCharge>();
+    for (const charge of charges) {
+      const subscription = { id: charge.subscriptionId, periodIndex: charge.periodIndex, attempt: charge.attempt };
+      for (const step of ['pending', 'late']) byTransfer.set(paymentTransferId(charge.paymentId!, step), subscription);
+    }
+    return byTransfer;
+  }
+
+  async subscriptionEvents(merchantId: string, period: Period): Promise<SubscriptionEvent[]> {
+    const within = { gte: period.from, lt: period.to };
+    const [charges, cancels] = await Promise.all([
+      this.db.ledgerSubscriptionCharge.findMany({
+        where: { merchantId, state: { in: ['failed', 'refused', 'voided'] }, OR: [{ settledAt: within }, { settledAt: null, periodEnd: within }] },
+        include: { subscription: { select: { asset: true } } },
+      }),
+      this.db.ledgerSubscription.findMany({
+        where: { merchantId, OR: [{ cancelRequestedAt: within }, { state: 'canceled', endedAt: within }] },
+        select: {
+          id: true,
+          asset: true,
+          state: true,
+          cancelAt: true,
+          cancelBy: true,
+          cancelReason: true,
+          cancelRequestedAt: true,
+          endedAt: true,
+          endedReason: true,
+        },
+      }),
+    ]);
+    const events: SubscriptionEvent[] = charges.map((c) => ({
+      subscriptionId: c.subscriptionId,
+      kind: CHARGE_EVENT[c.state],
+      at: c.settledAt ?? c.periodEnd,
+      asset: c.subscription.asset,
+      periodIndex: c.periodIndex,
+      attempt: c.attempt,
+      amount: BigInt(c.amount.toFixed()),
+      ...(c.outcomeReason && { detail: c.outcomeReason }),
+    }));
+    const inPeriod = (at: Date | null): at is Date => at !== null && at >= period.from && at < period.to;
+    for (const s of cancels) {
+      if (inPeriod(s.cancelRequestedAt))
+        events.push({
+          subscriptionId: s.id,
+          kind: 'cancel_requested',
+          at: s.cancelRequestedAt,
+          asset: s.asset,
+          detail: [s.cancelAt && `at ${s.cancelAt}`, s.cancelBy && `by ${s.cancelBy}`, s.cancelReason].filter(Boolean).join(', '),
+        });
+      if (s.state === 'canceled' && inPeriod(s.endedAt))
+        events.push({ subscriptionId: s.id, kind: 'canceled', at: s.endedAt, asset: s.asset, ...(s.endedReason && { detail: s.endedReason }) });
+    }
+    return events.sort((a, b) => a.at.getTime() - b.at.getTime() || (a.subscriptionId < b.subscriptionId ? -1 : a.subscriptionId > b.subscriptionId ? 1 : 0));
   }
 
   async addresses(merchantId: string): Promise<MerchantAddress[]> {
@@ -51,6 +123,8 @@ export class LedgerBookSource implements LedgerSource {
     return this.ledger.merchantsWithAccountCode(AccountCode.revenue);
   }
 }
+
+const CHARGE_EVENT: Record<string, SubscriptionEventKind> = { failed: 'charge_failed', refused: 'charge_refused', voided: 'charge_voided' };
 
 /** Rows to entries: voided and expired holds left out, corrections signed against the direction of what they correct. */
 function toEntries(merchantId: string, roots: AccountCodeTransfer[], corrections: CorrectionTransfer[], now: Date): LedgerEntry[] {

@@ -7,7 +7,7 @@ export const RECONCILIATION_DOCS = {
     operationId: 'startReconciliation',
     summary: "Reconcile the calling merchant's ledger against the chain and Stripe for a period",
     description:
-      "Creates a run and queues it (BullMQ queue `reconciliation`); a worker compares the ledger's entries with the ERC-20 Transfer logs of the accepted assets to the merchant's addresses and with Stripe's PaymentIntents, refunds and fees of the period, and stores the report. Follow it with `GET /reconciliations/{id}`. Scheduled runs (`RECON_SCHEDULE`) are made the same way. One run at a time per merchant, held by PostgreSQL: asking again for the run in flight (same period and sources) answers that run (202, its id; its job is queued again if it was lost), asking for another while one is queued or running is a 409 `reconciliation_in_progress` naming it. A completed period may be reconciled again.",
+      "Creates a run and queues it (BullMQ queue `reconciliation`); a worker compares the ledger's entries with the ERC-20 Transfer logs of the accepted assets to the merchant's addresses, the transactions of its booked refunds and the other transfers out of their refund wallets, and with Stripe's PaymentIntents, refunds, fees and paid subscription invoices of the period, and stores the report. Follow it with `GET /reconciliations/{id}`. Scheduled runs (`RECON_SCHEDULE`) are made the same way. One run at a time per merchant, held by PostgreSQL: asking again for the run in flight (same period and sources) answers that run (202, its id; its job is queued again if it was lost), asking for another while one is queued or running is a 409 `reconciliation_in_progress` naming it. A completed period may be reconciled again.",
     security: MERCHANT_API_KEY_SECURITY,
     requestBody: {
       required: true,
@@ -163,12 +163,12 @@ export const RECONCILIATION_DOCS = {
                   period: { from: '2026-11-30T00:00:00.000Z', to: '2026-12-01T00:00:00.000Z' },
                   generatedAt: '2026-12-01T00:15:09.412Z',
                   rows: 9,
-                  counts: { matched: 4, pending: 0, missing_in_ledger: 2, missing_externally: 1, amount_mismatch: 1, duplicate: 1 },
+                  counts: { matched: 4, pending: 0, missing_in_ledger: 2, missing_externally: 1, amount_mismatch: 1, duplicate: 1, over_refund: 0 },
                   breaks: 5,
                   ledgerEntries: 7,
                   externalEntries: 7,
                   corrections: 0,
-                  scope: { reconciled: ['chain/payment', 'stripe/payment', 'stripe/refund', 'stripe/fee'], leftOut: 0 },
+                  scope: { reconciled: ['chain/payment', 'chain/refund', 'stripe/payment', 'stripe/refund', 'stripe/fee'], leftOut: 0 },
                 },
                 totals: [
                   {
@@ -178,7 +178,7 @@ export const RECONCILIATION_DOCS = {
                     external: { count: 4, net: '7200000' },
                     matched: { count: 2, net: '3500000' },
                     pending: 0,
-                    breaks: { missing_in_ledger: 1, missing_externally: 1, amount_mismatch: 1, duplicate: 1 },
+                    breaks: { missing_in_ledger: 1, missing_externally: 1, amount_mismatch: 1, duplicate: 1, over_refund: 0 },
                     difference: '-6100000',
                   },
                   {
@@ -188,7 +188,7 @@ export const RECONCILIATION_DOCS = {
                     external: { count: 3, net: '668' },
                     matched: { count: 2, net: '1168' },
                     pending: 0,
-                    breaks: { missing_in_ledger: 1, missing_externally: 0, amount_mismatch: 0, duplicate: 0 },
+                    breaks: { missing_in_ledger: 1, missing_externally: 0, amount_mismatch: 0, duplicate: 0, over_refund: 0 },
                     difference: '-500',
                   },
                 ],
@@ -222,7 +222,7 @@ export const RECONCILIATION_DOCS = {
         in: 'query',
         schema: {
           type: 'string',
-          enum: ['all', 'breaks', 'matched', 'pending', 'missing_in_ledger', 'missing_externally', 'amount_mismatch', 'duplicate'],
+          enum: ['all', 'breaks', 'matched', 'pending', 'missing_in_ledger', 'missing_externally', 'amount_mismatch', 'duplicate', 'over_refund'],
           default: 'all',
         },
       },

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import type { AssetInfo, LedgerEntry, Period, ReconRowJson, ReconSummaryJson } from '@mp/reconciliation';
+import type { AssetInfo, LedgerEntry, Period, ReconRowJson, ReconSummaryJson, SubscriptionEvent } from '@mp/reconciliation';
 
 /**
  * What reconciliation needs from the rest of the ledger, bound by the app module: the ledger's own entries, the
@@ -23,6 +23,11 @@ export interface LedgerSource {
    * entries whatever its own time, with `corrects` naming the entry and a signed amount (negative takes away).
    */
   entries(merchantId: string, period: Period): Promise<LedgerEntry[]>;
+  /**
+   * The merchant's subscription events in [period.from, period.to) that moved no money: charge attempts that failed,
+   * were refused or voided, and cancellations. Shown in the report; never breaks.
+   */
+  subscriptionEvents(merchantId: string, period: Period): Promise<SubscriptionEvent[]>;
   /** Where the merchant is paid on chain: Transfer logs to these addresses are the chain side. */
   addresses(merchantId: string): Promise<MerchantAddress[]>;
   /** The on-chain assets the merchant accepts (`eip155:8453/0x…`), with symbol and decimals for reports. */

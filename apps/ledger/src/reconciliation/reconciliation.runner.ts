@@ -6,7 +6,7 @@ import { RECON_CONFIG, type ReconciliationConfig } from './reconciliation.config
 import { LEDGER_SOURCE, RECON_BREAK_NOTIFIER, type BreakNotifier, type LedgerSource } from './reconciliation.ports';
 import { percentOf, type Phase } from './progress';
 import { ReportLinks } from './report-links';
-import { RunRepository, type RunProgress, type RunRecord } from './run.repository';
+import { RunRepository, type RunProgress, type RunRecord, type RunSummary } from './run.repository';
 import { StripeScanner } from '../stripe/stripe-scanner';
 
 export type ProgressListener = (progress: RunProgress & { percent: number }) => void;
@@ -51,13 +51,25 @@ export class ReconciliationRunner {
       this.ledger.addresses(run.merchantId),
       this.ledger.assets(run.merchantId),
     ]);
+    const chainPeriod = { from: wide.from, to: new Date(Math.min(wide.to.getTime(), Date.now())) };
     const chainEntries = run.sources.includes('chain')
-      ? await this.chain.scan({
-          period: { from: wide.from, to: new Date(Math.min(wide.to.getTime(), Date.now())) },
-          addresses,
-          assets: assets.map((a) => a.asset),
-          onProgress: (done, total) => progress('chain', done, total),
-        })
+      ? [
+          ...(await this.chain.scan({
+            period: chainPeriod,
+            addresses,
+            assets: assets.map((a) => a.asset),
+            onProgress: (done, total) => progress('chain', done, total),
+          })),
+          ...(await this.chain.scanRefunds({
+            period: chainPeriod,
+            // a refund booked by one of its logs (`<txHash>:<logIndex>`) names its transaction too
+            booked: entries
+              .filter((e) => e.source === 'chain' && e.kind === 'refund' && e.corrects === undefined)
+              .map((e) => ({ asset: e.asset, txHash: e.reference.split(':')[0].toLowerCase() })),
+            addresses,
+            assets: assets.map((a) => a.asset),
+          })),
+        ]
       : [];
     progress('stripe', 0, 1);
     const stripeEntries = run.sources.includes('stripe')
@@ -73,6 +85,7 @@ export class ReconciliationRunner {
       pendingWindowMs: this.config.pendingWindowMs,
       now: new Date(),
     });
+    report.subscriptionEvents = await this.ledger.subscriptionEvents(run.merchantId, run.period);
     const leftOut = kindsLeftOut(entries, covered);
     if (leftOut.size) this.logger.log(`run ${run.id}: ledger entries of kinds no scan covers left out (${[...leftOut].join(', ')})`);
     await this.runs.complete(run, report, { reconciled: [...covered], leftOut: entries.length - reconciled.length });
@@ -81,10 +94,10 @@ export class ReconciliationRunner {
     await this.notifyOnce(await this.runs.findForWork(run.id));
   }
 
-  /** What the run's scans cover: chain payments; Stripe's payments, refunds and (optionally) fees. */
+  /** What the run's scans cover: chain payments and refunds; Stripe's payments (invoices too), refunds and (optionally) fees. */
   private coverage(run: RunRecord): Set<string> {
     return new Set([
-      ...(run.sources.includes('chain') ? ['chain/payment'] : []),
+      ...(run.sources.includes('chain') ? ['chain/payment', 'chain/refund'] : []),
       ...(run.sources.includes('stripe') ? ['stripe/payment', 'stripe/refund', ...(this.config.stripeFees ? ['stripe/fee'] : [])] : []),
     ]);
   }
@@ -103,13 +116,18 @@ export class ReconciliationRunner {
         type: 'reconciliation.breaks_found',
         runId: run.id,
         merchantId: run.merchantId,
-        summary: run.summary,
+        // the report's subscription events stay with the report: a notice is about breaks
+        summary: withoutSubscriptionEvents(run.summary),
         newBreaks,
         reportPath: this.links.reportPath(run.id, this.links.issue(run)),
       });
     }
     await this.runs.markNotified(run.id);
   }
+}
+
+function withoutSubscriptionEvents({ subscriptionEvents: _, ...summary }: RunSummary): RunSummary {
+  return summary;
 }
 
 function kindsLeftOut(entries: LedgerEntry[], covered: Set<string>): Set<string> {

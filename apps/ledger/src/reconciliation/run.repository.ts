@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Prisma, PrismaService, withTransaction } from '@mp/db';
 import {
   rowToJson,
+  subscriptionEventToJson,
   summaryToJson,
   totalsToJson,
   type AssetTotalsJson,
@@ -10,6 +11,7 @@ import {
   type ReconRowJson,
   type ReconSummaryJson,
   type RowKind,
+  type SubscriptionEventJson,
 } from '@mp/reconciliation';
 
 export type RunStatus = 'queued' | 'running' | 'completed' | 'failed';
@@ -31,7 +33,8 @@ export interface RunScope {
   leftOut: number;
 }
 
-export type RunSummary = ReconSummaryJson & { scope: RunScope };
+/** The summary as stored, with the period's subscription events that moved no money (the report shows them). */
+export type RunSummary = ReconSummaryJson & { scope: RunScope; subscriptionEvents?: SubscriptionEventJson[] };
 
 export interface RunRecord {
   id: string;
@@ -207,7 +210,11 @@ export class RunRepository {
             status: 'completed',
             finishedAt: new Date(),
             progress: Prisma.DbNull,
-            summary: { ...summaryToJson(report.summary), scope } satisfies RunSummary as unknown as Prisma.InputJsonObject,
+            summary: {
+              ...summaryToJson(report.summary),
+              scope,
+              ...(report.subscriptionEvents?.length && { subscriptionEvents: report.subscriptionEvents.map(subscriptionEventToJson) }),
+            } satisfies RunSummary as unknown as Prisma.InputJsonObject,
             totals: report.totals.map(totalsToJson) as unknown as Prisma.InputJsonArray,
           },
         });

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import {
   renderReportHtml,
   rowFromJson,
+  subscriptionEventFromJson,
   summaryFromJson,
   toCsv,
   totalsFromJson,
@@ -61,6 +62,11 @@ export class ReportBuilder {
       if (page.length < PAGE) break;
       after = page.at(-1)!.seq;
     }
-    return { rows, totals: (run.totals ?? []).map(totalsFromJson), summary: summaryFromJson(run.summary!) };
+    return {
+      rows,
+      subscriptionEvents: (run.summary!.subscriptionEvents ?? []).map(subscriptionEventFromJson),
+      totals: (run.totals ?? []).map(totalsFromJson),
+      summary: summaryFromJson(run.summary!),
+    };
   }
 }

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import Stripe from 'stripe';
-import { stripeAsset, type ExternalEntry, type Period } from '@mp/reconciliation';
+import { CAPTURED_DETAIL, REFUND_OF_DETAIL, stripeAsset, type ExternalEntry, type Period } from '@mp/reconciliation';
 import { RECON_CONFIG, type ReconciliationConfig } from '../reconciliation/reconciliation.config';
 import { createStripeReader } from './stripe-reader';
 
@@ -15,8 +15,11 @@ type Expanded<T, K extends keyof T, V> = Omit<T, K> & { [P in K]: V };
 
 /**
  * The Stripe side, read-only: the merchant's succeeded PaymentIntents (named by `metadata.merchant_id`, which the
- * facilitator sets, and also known by their `metadata.challenge_id`), their refunds, and Stripe's fee on each charge
- * (from its balance transaction), all created in the period. PaymentIntents without the merchant's id are not theirs.
+ * facilitator sets, and also known by their `metadata.challenge_id`), their refunds (also a refund that carries the
+ * merchant's id itself, as a subscription invoice's PaymentIntent does not), Stripe's fee on each charge (from its
+ * balance transaction), and the paid invoices of the merchant's Stripe subscriptions (named by the subscription's
+ * `metadata.merchant_id`: each is one period's charge, booked with the invoice id as reference), all created in the
+ * period. Objects without the merchant's id are not theirs.
  */
 @Injectable()
 export class StripeScanner {
@@ -45,8 +48,12 @@ export class StripeScanner {
     await this.stripe.refunds.list({ created, limit: 100, expand: ['data.payment_intent'] }).autoPagingEach((refund) => {
       progress();
       const intent = refund.payment_intent as Stripe.PaymentIntent | null;
-      if (refund.status === 'succeeded' && intent && ours(intent.metadata))
+      if (refund.status === 'succeeded' && intent && (ours(intent.metadata) || ours(refund.metadata)))
         entries.push(refundEntry(refund as Expanded<Stripe.Refund, 'payment_intent', Stripe.PaymentIntent>));
+    });
+    await this.stripe.invoices.list({ created, limit: 100, status: 'paid' }).autoPagingEach((invoice) => {
+      progress();
+      if (invoice.parent?.subscription_details && ours(invoice.parent.subscription_details.metadata)) entries.push(invoiceEntry(invoice));
     });
     if (this.config.stripeFees) {
       await this.stripe.balanceTransactions.list({ created, limit: 100, type: 'charge', expand: ['data.source'] }).autoPagingEach((txn) => {
@@ -87,7 +94,35 @@ function refundEntry(refund: Expanded<Stripe.Refund, 'payment_intent', Stripe.Pa
     kind: 'refund',
     amount: BigInt(refund.amount),
     occurredAt: new Date(refund.created * 1000),
-    details: { refund: refund.id, paymentIntent: refund.payment_intent.id, ...(refund.reason && { reason: refund.reason }) },
+    details: {
+      refund: refund.id,
+      paymentIntent: refund.payment_intent.id,
+      // what over_refund adds the ledger's refunds of this PaymentIntent up against
+      [REFUND_OF_DETAIL]: refund.payment_intent.id,
+      [CAPTURED_DETAIL]: String(refund.payment_intent.amount_received),
+      ...(refund.reason && { reason: refund.reason }),
+    },
+  };
+}
+
+/** A paid subscription invoice: one period's charge, at the time it was paid. */
+function invoiceEntry(invoice: Stripe.Invoice): ExternalEntry {
+  const subscription = invoice.parent!.subscription_details!.subscription;
+  const line = invoice.lines.data[0];
+  return {
+    source: 'stripe',
+    asset: stripeAsset(invoice.currency),
+    reference: invoice.id!,
+    kind: 'payment',
+    amount: BigInt(invoice.amount_paid),
+    occurredAt: new Date((invoice.status_transitions.paid_at ?? invoice.created) * 1000),
+    details: {
+      invoice: invoice.id!,
+      status: invoice.status ?? '',
+      subscription: typeof subscription === 'string' ? subscription : subscription.id,
+      ...(invoice.billing_reason && { billingReason: invoice.billing_reason }),
+      ...(line?.period && { periodStart: new Date(line.period.start * 1000).toISOString(), periodEnd: new Date(line.period.end * 1000).toISOString() }),
+    },
   };
 }
 

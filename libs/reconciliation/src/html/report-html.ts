@@ -1,6 +1,6 @@
 import { adviceFor } from '../advice';
 import type { HistoryPoint } from '../history';
-import { BREAK_KINDS, isBreak, type AssetInfo, type ReconReport, type ReconRow, type RowKind } from '../model';
+import { BREAK_KINDS, isBreak, type AssetInfo, type ReconReport, type ReconRow, type RowKind, type SubscriptionEventKind } from '../model';
 import { historyChart } from './chart';
 import { assetInfo, assetLabel, escapeHtml as e, formatAmount, formatTime } from './format';
 import { referenceUrl, type ReferenceLinkOptions } from './reference-links';
@@ -24,6 +24,15 @@ const KIND_LABELS: Record<RowKind, string> = {
   missing_externally: 'Missing externally',
   amount_mismatch: 'Amount mismatch',
   duplicate: 'Duplicate',
+  over_refund: 'Refunded more than captured',
+};
+
+const EVENT_LABELS: Record<SubscriptionEventKind, string> = {
+  charge_failed: 'Charge failed',
+  charge_refused: 'Charge refused',
+  charge_voided: 'Charge voided',
+  cancel_requested: 'Cancel requested',
+  canceled: 'Canceled',
 };
 
 /**
@@ -70,6 +79,7 @@ ${charts(history, info)}
 <section aria-labelledby="breaks-title"><h2 id="breaks-title">Breaks (${breaks.length})</h2>
 ${breaks.length === 0 ? '<p class="note" data-testid="breaks">No breaks: every entry of the period is matched or pending.</p>' : breaksTable(breaks, info, options.references ?? {})}
 </section>
+${subscriptionsSection(report, info, options.references ?? {})}
 </main>
 <footer>${links(options.links)}Breaks are resolved by correcting transfers in the ledger, never by editing one; the next run shows them matched.</footer>
 </body>
@@ -129,6 +139,52 @@ function breaksTable(rows: ReconRow[], info: (asset: string) => AssetInfo | unde
   });
   return `<table data-testid="breaks"><thead><tr><th scope="col">Kind</th><th scope="col">When</th><th scope="col">What</th><th scope="col">Asset</th><th scope="col">Reference</th><th scope="col" class="num">Ledger</th><th scope="col" class="num">External</th><th scope="col" class="num">Difference</th><th scope="col">To resolve</th></tr></thead>
 <tbody>${body.join('')}</tbody></table>`;
+}
+
+/**
+ * Subscriptions and refunds (issue 13): each period's charge as reconciled (its subscription, period and try from the
+ * ledger, or a Stripe invoice's subscription when only Stripe has it), every refund with what it refunds, and the
+ * attempts that failed and the cancellations of the period, which moved no money and so are no breaks. Left out when
+ * the period has none of them.
+ */
+function subscriptionsSection(report: ReconReport, info: (asset: string) => AssetInfo | undefined, references: ReferenceLinkOptions): string {
+  const charges = report.rows.filter((r) => r.ledger?.subscription || r.external?.details.invoice);
+  const refunds = report.rows.filter((r) => r.entryKind === 'refund');
+  const events = report.subscriptionEvents ?? [];
+  if (charges.length + refunds.length + events.length === 0) return '';
+  const amounts = (r: ReconRow, i: AssetInfo | undefined) =>
+    `<td class="num">${r.ledger ? e(formatAmount(r.ledger.amount, i)) : '—'}</td><td class="num">${r.external ? e(formatAmount(r.external.amount, i)) : '—'}</td>`;
+  const status = (r: ReconRow) => `<span class="kind ${e(r.kind)}">${e(KIND_LABELS[r.kind])}</span>`;
+  const chargeRows = charges.map((r) => {
+    const i = info(r.asset);
+    const sub = r.ledger?.subscription;
+    const subscription = sub?.id ?? r.external?.details.subscription ?? '';
+    const period = sub ? String(sub.periodIndex) : (r.external?.details.periodStart ?? '');
+    return `<tr data-charge="${e(r.kind)}"><td><code>${e(subscription)}</code></td><td class="num">${e(period)}</td><td class="num">${sub ? sub.attempt : ''}</td>
+<td>${status(r)}</td><td>${e(formatTime(r.occurredAt))}</td><td title="${e(r.asset)}">${e(assetLabel(r.asset, i))}</td><td>${reference(r, references)}</td>${amounts(r, i)}</tr>`;
+  });
+  const refundRows = refunds.map((r) => {
+    const i = info(r.asset);
+    const of = r.kind === 'over_refund' ? `${formatAmount(r.refunded!, i)} of ${formatAmount(r.captured!, i)} captured` : (r.external?.details.refundOf ?? '');
+    return `<tr data-refund="${e(r.kind)}"><td>${status(r)}</td><td>${e(formatTime(r.occurredAt))}</td><td>${e(r.source)}</td><td title="${e(r.asset)}">${e(assetLabel(r.asset, i))}</td>
+<td>${reference(r, references)}</td>${amounts(r, i)}<td>${e(of)}</td></tr>`;
+  });
+  const eventRows = events.map((ev) => {
+    const i = info(ev.asset);
+    return `<tr data-event="${e(ev.kind)}"><td>${e(formatTime(ev.at))}</td><td><code>${e(ev.subscriptionId)}</code></td><td>${e(EVENT_LABELS[ev.kind])}</td>
+<td class="num">${ev.periodIndex ?? ''}</td><td class="num">${ev.attempt ?? ''}</td><td class="num">${ev.amount === undefined ? '' : e(formatAmount(ev.amount, i))}</td><td>${e(ev.detail ?? '')}</td></tr>`;
+  });
+  const head = (...names: string[]) =>
+    `<thead><tr>${names.map((n) => `<th scope="col"${n.startsWith('#') ? ' class="num"' : ''}>${e(n.replace(/^#/, ''))}</th>`).join('')}</tr></thead>`;
+  return `<section aria-labelledby="subscriptions-title"><h2 id="subscriptions-title">Subscriptions and refunds</h2>
+<h3>Charges per period (${charges.length})</h3>
+${charges.length === 0 ? '<p class="note">No subscription charges in this period.</p>' : `<table data-testid="subscription-charges">${head('Subscription', '#Period', '#Try', 'Status', 'When', 'Asset', 'Reference', '#Ledger', '#External')}<tbody>${chargeRows.join('')}</tbody></table>`}
+<h3>Refunds (${refunds.length})</h3>
+${refunds.length === 0 ? '<p class="note">No refunds in this period.</p>' : `<table data-testid="refunds">${head('Status', 'When', 'Source', 'Asset', 'Reference', '#Ledger', '#External', 'Refund of')}<tbody>${refundRows.join('')}</tbody></table>`}
+<h3>Failed attempts and cancellations (${events.length})</h3>
+${events.length === 0 ? '<p class="note">None in this period.</p>' : `<table data-testid="subscription-events">${head('When', 'Subscription', 'Event', '#Period', '#Try', '#Amount', 'Detail')}<tbody>${eventRows.join('')}</tbody></table>`}
+<p class="note">Failed attempts and cancellations moved no money: they are shown, never counted as breaks. A charge or refund that did not match is also listed under Breaks.</p>
+</section>`;
 }
 
 /** The reference, linked to its explorer or Stripe dashboard page when one is known; no referrer goes with it. */

@@ -7,6 +7,7 @@ header,main,footer{max-width:1120px;margin:0 auto;padding:16px 24px}
 header{padding-top:28px}
 h1{font-size:24px;margin:0 0 4px}
 h2{font-size:17px;margin:28px 0 10px}
+h3{font-size:15px;margin:18px 0 8px}
 .meta,.note,footer{color:var(--muted)}
 .status{display:inline-block;margin:8px 0 0;padding:4px 12px;border-radius:999px;font-weight:600}
 .status.clean{background:#e3f4ea;color:var(--good)}
@@ -26,7 +27,7 @@ td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:now
 td.bad{color:var(--bad);font-weight:600}
 code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-all;overflow-wrap:anywhere}
 .kind{font-weight:600;white-space:nowrap}
-.kind.missing_in_ledger,.kind.missing_externally,.kind.amount_mismatch,.kind.duplicate{color:var(--bad)}
+.kind.missing_in_ledger,.kind.missing_externally,.kind.amount_mismatch,.kind.duplicate,.kind.over_refund{color:var(--bad)}
 figure{margin:0 0 16px;background:#fff;border:1px solid var(--line);border-radius:8px;padding:8px}
 figcaption{color:var(--muted);text-align:center}
 svg{width:100%;height:auto;display:block}

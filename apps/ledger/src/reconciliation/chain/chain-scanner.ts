@@ -1,10 +1,21 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { createPublicClient, erc20Abi, fallback, getAddress, http, type Address, type PublicClient } from 'viem';
+import {
+  createPublicClient,
+  decodeEventLog,
+  erc20Abi,
+  fallback,
+  getAddress,
+  http,
+  TransactionReceiptNotFoundError,
+  type Address,
+  type Hex,
+  type PublicClient,
+} from 'viem';
 import { chainAsset, chainLogReference, type AssetInfo, type ExternalEntry, type Period } from '@mp/reconciliation';
 import { RECON_CONFIG, type ChainNetwork, type ReconciliationConfig } from '../reconciliation.config';
 import type { MerchantAddress } from '../reconciliation.ports';
 import { BlockClock } from './block-clock';
-import { transferLogPages, type TransferLog } from './transfer-logs';
+import { TRANSFER_EVENT, transferLogPages, type TransferLog } from './transfer-logs';
 
 export interface ChainScanRequest {
   period: Period;
@@ -22,6 +33,16 @@ interface NetworkScan {
   to: Address[];
   fromBlock: bigint;
   toBlock: bigint;
+}
+
+export interface RefundScanRequest {
+  period: Period;
+  /** the ledger's chain refunds: their asset and the transaction hash they are booked under */
+  booked: { asset: string; txHash: string }[];
+  /** where the merchant is paid: a transfer from a refund wallet to one of these is a top-up, not a refund */
+  addresses: MerchantAddress[];
+  /** `eip155:8453/0x…` */
+  assets: string[];
 }
 
 export class UnknownNetworkError extends Error {}
@@ -61,6 +82,76 @@ export class ChainScanner {
     }
     request.onProgress?.(total, total);
     return entries;
+  }
+
+  /**
+   * The chain side of refunds: each booked refund's transaction as the chain has it (its Transfer logs of the asset,
+   * none when the transaction is not on chain), and every other Transfer in the period out of the refund wallets those
+   * transactions came from (a refund made outside the facilitator). A refund wallet is known from the refunds the
+   * ledger booked around the period: one that refunded nothing booked is not scanned.
+   */
+  async scanRefunds(request: RefundScanRequest): Promise<ExternalEntry[]> {
+    const entries = new Map<string, ExternalEntry>();
+    const byNetwork = new Map<string, { tokens: Set<Address>; hashes: Set<Hex> }>();
+    for (const { asset, txHash } of request.booked) {
+      const [network, token] = asset.split('/');
+      if (!/^0x[0-9a-fA-F]{40}$/.test(token ?? '') || !/^0x[0-9a-f]{64}$/.test(txHash)) continue;
+      const planned = byNetwork.get(network) ?? byNetwork.set(network, { tokens: new Set(), hashes: new Set() }).get(network)!;
+      planned.tokens.add(getAddress(token));
+      planned.hashes.add(txHash as Hex);
+    }
+    for (const [name, { tokens, hashes }] of [...byNetwork].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      const network = this.config.networks.find((n) => n.network === name);
+      if (!network) throw new UnknownNetworkError(`no RPC URL for ${name}: add it to RECON_CHAIN_RPC_URLS`);
+      const { client, clock } = this.clientFor(network);
+      for (const asset of request.assets) if (asset.startsWith(`${name}/`)) tokens.add(getAddress(asset.slice(name.length + 1)));
+      const merchant = new Set(request.addresses.filter((a) => a.network === name).map((a) => a.address.toLowerCase()));
+      const scan = { network, clock };
+      const wallets = new Set<Address>();
+      for (const hash of hashes) {
+        for (const log of await this.transferLogsOf(client, hash, tokens)) {
+          wallets.add(getAddress(log.args.from));
+          const entry = await this.entryOf(scan, log, 'refund');
+          entries.set(entry.reference, entry);
+        }
+      }
+      if (wallets.size === 0) continue;
+      const latest = await client.getBlockNumber({ cacheTime: 0 });
+      const fromBlock = await clock.firstBlockAtOrAfter(request.period.from, latest);
+      const toBlock = (await clock.firstBlockAtOrAfter(request.period.to, latest)) - 1n;
+      if (toBlock < fromBlock) continue;
+      const pages = transferLogPages(client, { tokens: [...tokens], from: [...wallets], fromBlock, toBlock, maxRange: this.config.blockRange });
+      for await (const page of pages) {
+        for (const log of page) {
+          if (merchant.has(log.args.to.toLowerCase())) continue;
+          const entry = await this.entryOf(scan, log, 'refund');
+          if (!entries.has(entry.reference)) entries.set(entry.reference, entry);
+        }
+      }
+    }
+    return [...entries.values()];
+  }
+
+  /** The Transfer logs of `tokens` in a mined transaction; none when the chain has no such transaction. */
+  private async transferLogsOf(client: PublicClient, hash: Hex, tokens: Set<Address>): Promise<TransferLog[]> {
+    let receipt;
+    try {
+      receipt = await client.getTransactionReceipt({ hash });
+    } catch (error) {
+      if (error instanceof TransactionReceiptNotFoundError) return [];
+      throw error;
+    }
+    const logs: TransferLog[] = [];
+    for (const log of receipt.logs) {
+      if (!tokens.has(getAddress(log.address)) || log.topics[0] === undefined) continue;
+      try {
+        const decoded = decodeEventLog({ abi: [TRANSFER_EVENT], data: log.data, topics: log.topics, strict: true });
+        logs.push({ ...log, eventName: decoded.eventName, args: decoded.args } as unknown as TransferLog);
+      } catch {
+        // not a Transfer (another event of the token)
+      }
+    }
+    return logs;
   }
 
   /**
@@ -118,7 +209,7 @@ export class ChainScanner {
     return scans;
   }
 
-  private async entryOf(scan: NetworkScan, log: TransferLog): Promise<ExternalEntry> {
+  private async entryOf(scan: Pick<NetworkScan, 'network' | 'clock'>, log: TransferLog, kind: 'payment' | 'refund' = 'payment'): Promise<ExternalEntry> {
     if (log.blockTimestamp !== undefined && log.blockTimestamp !== null) scan.clock.remember(log.blockNumber, Number(log.blockTimestamp));
     const seconds = await scan.clock.timestampOf(log.blockNumber);
     return {
@@ -126,7 +217,7 @@ export class ChainScanner {
       asset: chainAsset(scan.network.network, log.address),
       reference: chainLogReference(log.transactionHash, log.logIndex),
       container: log.transactionHash.toLowerCase(),
-      kind: 'payment',
+      kind,
       amount: log.args.value,
       occurredAt: new Date(seconds * 1000),
       details: {

@@ -8,8 +8,10 @@ const TOO_MUCH = /range|too many|too large|limit|exceed|more than \d+|response s
 
 export interface TransferLogQuery {
   tokens: Address[];
-  /** the recipients: any of these */
-  to: Address[];
+  /** the recipients: any of these (or anyone, when only `from` is given) */
+  to?: Address[];
+  /** the senders: any of these (refund wallets) */
+  from?: Address[];
   fromBlock: bigint;
   toBlock: bigint;
   /** most blocks per request; halved while the node refuses, grown back after successes */
@@ -19,7 +21,7 @@ export interface TransferLogQuery {
 }
 
 /**
- * Transfer logs of `tokens` to `to` in [fromBlock, toBlock], one page per block range as the node answers it: the
+ * Transfer logs of `tokens` to `to` (or from `from`) in [fromBlock, toBlock], one page per block range as the node answers it: the
  * caller takes each page before the next is asked for, so no more than one range's logs are held here at a time.
  */
 export async function* transferLogPages(client: Pick<PublicClient, 'getLogs'>, query: TransferLogQuery): AsyncGenerator<TransferLog[]> {
@@ -29,7 +31,14 @@ export async function* transferLogPages(client: Pick<PublicClient, 'getLogs'>, q
     const end = start + range - 1n < query.toBlock ? start + range - 1n : query.toBlock;
     let page: TransferLog[];
     try {
-      page = await client.getLogs({ address: query.tokens, event: TRANSFER_EVENT, args: { to: query.to }, fromBlock: start, toBlock: end, strict: true });
+      page = await client.getLogs({
+        address: query.tokens,
+        event: TRANSFER_EVENT,
+        args: { ...(query.from && { from: query.from }), ...(query.to && { to: query.to }) },
+        fromBlock: start,
+        toBlock: end,
+        strict: true,
+      });
     } catch (error) {
       if (range === 1n || !isTooMuch(error)) throw error;
       range /= 2n;
