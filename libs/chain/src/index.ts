@@ -5,3 +5,4 @@ export * from './gas';
 export * from './manifest';
 export * from './registry';
 export * from './signer';
+export * from './payer-proof';

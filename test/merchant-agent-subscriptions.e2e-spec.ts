@@ -1,0 +1,222 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { getAddress, type Address } from 'viem';
+import { ManualClock } from '@mp/billing';
+import { decodeReceipt } from '@mp/mpp';
+import { configureHttpApp } from '@mp/platform';
+import { AppModule as LedgerModule } from '../apps/ledger/src/app.module';
+import { BILLING_CLOCK } from '../apps/ledger/src/billing/billing.clock';
+import { RenewalScheduler } from '../apps/ledger/src/billing/renewal.scheduler';
+import { loadLedgerConfig } from '../apps/ledger/src/ledger.config';
+import { Clock } from '../apps/facilitator/src/x402/clock';
+import { mountA2a } from '../apps/merchant-agent/src/a2a/mount-a2a';
+import { AppModule as MerchantModule } from '../apps/merchant-agent/src/app.module';
+import { evmSubscriptionChallenge, subscribeCredential } from '../apps/merchant-agent/src/buyer/subscription-buyer';
+import { loadMerchantConfig, type MerchantConfig } from '../apps/merchant-agent/src/merchant.config';
+import { signPayerProof } from '../apps/merchant-agent/src/subscriptions/entitlements';
+import { MPP_BRIEFING_RESOURCE, createSubscriptionPaywall } from '../apps/merchant-agent/src/subscriptions/subscription-paywall';
+import { balanceOf, payerAccount } from './support/chain';
+import { startFacilitator, type RunningFacilitator } from './support/facilitator';
+import { call } from './support/http';
+import { TEST_DATABASE_URL } from './support/ledger-app';
+import { createMerchant } from './support/merchants';
+import { freePort } from './support/net';
+import { startOwnChain, type OwnChain } from './support/own-chain';
+
+const DAY = 86_400;
+const AMOUNT = 30_000n;
+const PRODUCT = 'briefing';
+
+/**
+ * The merchant agent selling a subscription (issue 13): over MPP on GET /mpp/briefing and through the A2A `subscribe`
+ * skill. Everything real: a chain of the spec's own (its clock moves), the facilitator activating and renewing, the
+ * ledger learning of it from the facilitator's outbox and answering GET /entitlements, the queues between them.
+ */
+describe('merchant agent subscriptions: MPP route and A2A skill, entitlements from the ledger', () => {
+  let chain: OwnChain;
+  let facilitator: RunningFacilitator;
+  let ledger: INestApplication;
+  let ledgerUrl: string;
+  let clock: ManualClock;
+  let merchantKey: string;
+  let agent: INestApplication;
+  let agentUrl: string;
+  let config: MerchantConfig;
+  const planId = randomUUID();
+
+  const syncClocks = async () => {
+    const chainMs = (await chain.now()) * 1000;
+    const offset = chainMs - Date.now();
+    facilitator.app.get(Clock, { strict: false }).nowMs = () => Date.now() + offset;
+    clock.set(new Date(chainMs));
+  };
+
+  const until = async <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = await probe();
+      if (value !== undefined) return value;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+
+  const fromLedger = (path: string, body?: unknown) => call(`${ledgerUrl}${path}`, { key: merchantKey, ...(body !== undefined && { body }) });
+
+  /** A proof signed now, good for a minute. */
+  const proofOf = (payer: ReturnType<typeof payerAccount>, resource: string) =>
+    signPayerProof(payer, PRODUCT, resource, String(Math.floor(Date.now() / 1000) + 60));
+
+  const briefing = (headers: Record<string, string> = {}) => fetch(`${agentUrl}/mpp/briefing`, { headers });
+
+  beforeAll(async () => {
+    chain = await startOwnChain(31_612);
+    const recipient = getAddress(chain.manifest.accounts.merchant.address) as Address;
+    const prefix = `mp:test-agentsub-${randomUUID().slice(0, 8)}`;
+    const merchant = createMerchant('Merchant agent subscriptions', undefined, { receivingAddresses: [`${chain.manifest.network}:${recipient}`] });
+    merchantKey = merchant.apiKey;
+    facilitator = await startFacilitator({
+      CHAIN_MANIFEST: chain.manifestPath,
+      QUEUE_PREFIX: prefix,
+      FACILITATOR_OPEN_MODE: 'false',
+      SUBSCRIPTION_SEALING_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+      OUTBOX_POLL_MS: '20',
+      REVOCATION_POLL_MS: '600000',
+      API_KEY_CACHE_MS: '0',
+    });
+    const ledgerConfig = loadLedgerConfig({
+      ...process.env,
+      CHAIN_MANIFEST: chain.manifestPath,
+      DATABASE_URL: TEST_DATABASE_URL,
+      LOG_LEVEL: 'error',
+      DATABASE_POOL_SIZE: '4',
+      LEDGER_INGEST: 'true',
+      RECON_SCHEDULE: 'off',
+      RENEWAL_SCAN_EVERY_MS: '0',
+      FACILITATOR_URL: facilitator.url,
+      QUEUE_PREFIX: prefix,
+    });
+    clock = new ManualClock(new Date());
+    const moduleRef = await Test.createTestingModule({ imports: [LedgerModule.forConfig(ledgerConfig)] })
+      .overrideProvider(BILLING_CLOCK)
+      .useValue(clock)
+      .compile();
+    ledger = moduleRef.createNestApplication({ bodyParser: false, logger: ['error'] });
+    configureHttpApp(ledger, { bodyLimitBytes: ledgerConfig.bodyLimitBytes, trustProxy: ledgerConfig.trustProxy });
+    await ledger.listen(0, '127.0.0.1');
+    ledgerUrl = `http://127.0.0.1:${(ledger.getHttpServer().address() as { port: number }).port}`;
+    await syncClocks();
+
+    const usdc = chain.manifest.tokens.usdc;
+    const plan = await fromLedger('/plans', {
+      id: planId,
+      name: 'Daily briefing',
+      product: PRODUCT,
+      amount: String(AMOUNT),
+      asset: `${chain.manifest.network}/${usdc.address.toLowerCase()}`,
+      periodUnit: 'day',
+      periodCount: 1,
+    });
+    expect(plan.status, JSON.stringify(plan.body)).toBe(201);
+
+    const port = await freePort();
+    config = loadMerchantConfig({
+      ...process.env,
+      MERCHANT_PORT: String(port),
+      CHAIN_MANIFEST: chain.manifestPath,
+      FACILITATOR_URL: facilitator.url,
+      FACILITATOR_API_KEY: merchantKey,
+      LEDGER_URL: ledgerUrl,
+      MERCHANT_SUBSCRIPTION_PLAN_ID: planId,
+      MERCHANT_SUBSCRIPTION_PRODUCT: PRODUCT,
+      MERCHANT_SUBSCRIPTION_AMOUNT: String(AMOUNT),
+      MERCHANT_SUBSCRIPTION_PERIOD_UNIT: 'day',
+      MERCHANT_SUBSCRIPTION_PERIOD_COUNT: '1',
+      MERCHANT_SUBSCRIPTION_TERM_PERIODS: '3',
+      MERCHANT_SUBSCRIPTION_SKILLS: 'forecast',
+    });
+    const agentRef = await Test.createTestingModule({ imports: [MerchantModule.forConfig(config)] }).compile();
+    agent = agentRef.createNestApplication({ bodyParser: false, logger: ['error'] });
+    mountA2a(agent);
+    configureHttpApp(agent);
+    agent.use(createSubscriptionPaywall(config));
+    await agent.listen(port, '127.0.0.1');
+    agentUrl = `http://127.0.0.1:${port}`;
+  });
+
+  afterAll(async () => {
+    await agent?.close();
+    await ledger?.close();
+    await facilitator?.close();
+    await chain?.stop();
+  });
+
+  it('subscribes over MPP, serves the proven payer free while entitled, 409 while a renewal is unpaid, 402 after the cancel', async () => {
+    const usdc = chain.manifest.tokens.usdc;
+    const payer = payerAccount(chain.manifest, 1);
+    const recipient = getAddress(chain.manifest.accounts.merchant.address) as Address;
+    const before = await balanceOf(chain.client, usdc, recipient);
+
+    // No credential: 402 with one subscription challenge carrying the plan's terms.
+    const unpaid = await briefing();
+    expect(unpaid.status).toBe(402);
+    expect(unpaid.headers.get('cache-control')).toBe('no-store');
+    const challenge = evmSubscriptionChallenge([unpaid.headers.get('www-authenticate')!]);
+    expect(challenge).toMatchObject({ intent: 'subscription', method: 'evm' });
+    expect(challenge.request).toMatchObject({ amount: String(AMOUNT), currency: usdc.address, periodUnit: 'day', periodCount: '1', recipient });
+
+    // The credential activates it: period 0 settled on chain, the receipt names the subscription.
+    const subscribed = await briefing({ authorization: await subscribeCredential(challenge, payer) });
+    expect(subscribed.status, await subscribed.clone().text()).toBe(200);
+    const receipt = decodeReceipt(subscribed.headers.get('payment-receipt')!);
+    expect(receipt.ok && receipt.value).toMatchObject({ status: 'success', method: 'evm', subscriptionId: expect.any(String) });
+    const subscriptionId = (receipt.ok && (receipt.value as { subscriptionId: string }).subscriptionId) as string;
+    expect(await subscribed.json()).toMatchObject({ subscriptionId, items: expect.any(Array) });
+    expect(await balanceOf(chain.client, usdc, recipient)).toBe(before + AMOUNT);
+
+    // Later requests: the payer proves itself and is served without paying, once the ledger has the period paid.
+    const served = await until('the ledger to entitle the payer', async () => {
+      const response = await briefing({ 'payer-proof': await proofOf(payer, MPP_BRIEFING_RESOURCE) });
+      return response.status === 200 ? response : undefined;
+    });
+    expect(served.headers.get('payment-receipt')).toBeNull();
+    expect(await served.json()).toMatchObject({ subscriptionId, payer: payer.address.toLowerCase() });
+    expect(await balanceOf(chain.client, usdc, recipient)).toBe(before + AMOUNT);
+
+    // A proof is no claim: another signer's signature, another resource, or a payer with no subscription get a challenge.
+    const stranger = payerAccount(chain.manifest, 2);
+    const forged = (await proofOf(stranger, MPP_BRIEFING_RESOURCE)).replace(/payer="0x[0-9a-fA-F]+"/, `payer="${payer.address}"`);
+    const refused = await briefing({ 'payer-proof': forged });
+    expect(refused.status).toBe(402);
+    expect(refused.headers.get('www-authenticate')).toContain('intent="subscription"');
+    expect(((await refused.json()) as { detail: string }).detail).toMatch(/not the subscription's payer's/);
+    expect((await briefing({ 'payer-proof': await proofOf(payer, 'GET /mpp/elsewhere') })).status).toBe(402);
+    const notSubscribed = await briefing({ 'payer-proof': await proofOf(stranger, MPP_BRIEFING_RESOURCE) });
+    expect(notSubscribed.status).toBe(402);
+    expect(((await notSubscribed.json()) as { detail: string }).detail).toMatch(/not entitled to briefing \(no_subscription\)/);
+    expect((await briefing({ 'payer-proof': 'payer="nope"' })).status).toBe(402);
+
+    // A day later by the chain, period 1 is due and not yet paid: 409 Retry-After: 1; once renewed, served again.
+    await chain.increaseTime(DAY);
+    await syncClocks();
+    const inFlight = await briefing({ 'payer-proof': await proofOf(payer, MPP_BRIEFING_RESOURCE) });
+    expect(inFlight.status).toBe(409);
+    expect(inFlight.headers.get('retry-after')).toBe('1');
+    await ledger.get(RenewalScheduler).runDue(clock.now());
+    await until('the renewal to be booked', async () => {
+      const response = await briefing({ 'payer-proof': await proofOf(payer, MPP_BRIEFING_RESOURCE) });
+      return response.status === 200 ? true : undefined;
+    });
+    expect(await balanceOf(chain.client, usdc, recipient)).toBe(before + 2n * AMOUNT);
+
+    // The merchant cancels at once: the next request is 402 with a fresh challenge.
+    const canceled = await fromLedger(`/subscriptions/${subscriptionId}/cancel`, { at: 'immediately' });
+    expect(canceled.status, JSON.stringify(canceled.body)).toBe(200);
+    const after = await briefing({ 'payer-proof': await proofOf(payer, MPP_BRIEFING_RESOURCE) });
+    expect(after.status).toBe(402);
+    expect(after.headers.get('cache-control')).toBe('no-store');
+    expect(after.headers.get('www-authenticate')).toContain('intent="subscription"');
+    expect(((await after.json()) as { detail: string }).detail).toMatch(/canceled/);
+  });
+});
