@@ -1,4 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
+import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { getAddress, type Address } from 'viem';
@@ -12,9 +14,8 @@ import { loadLedgerConfig } from '../apps/ledger/src/ledger.config';
 import { Clock } from '../apps/facilitator/src/x402/clock';
 import { mountA2a } from '../apps/merchant-agent/src/a2a/mount-a2a';
 import { AppModule as MerchantModule } from '../apps/merchant-agent/src/app.module';
-import { evmSubscriptionChallenge, subscribeCredential } from '../apps/merchant-agent/src/buyer/subscription-buyer';
+import { evmSubscriptionChallenge, payerProofHeaderValue, subscribeCredential, subscriberProof } from '../apps/merchant-agent/src/buyer/subscription-buyer';
 import { loadMerchantConfig, type MerchantConfig } from '../apps/merchant-agent/src/merchant.config';
-import { signPayerProof } from '../apps/merchant-agent/src/subscriptions/entitlements';
 import { MPP_BRIEFING_RESOURCE, createSubscriptionPaywall } from '../apps/merchant-agent/src/subscriptions/subscription-paywall';
 import { balanceOf, payerAccount } from './support/chain';
 import { startFacilitator, type RunningFacilitator } from './support/facilitator';
@@ -65,8 +66,9 @@ describe('merchant agent subscriptions: MPP route and A2A skill, entitlements fr
   const fromLedger = (path: string, body?: unknown) => call(`${ledgerUrl}${path}`, { key: merchantKey, ...(body !== undefined && { body }) });
 
   /** A proof signed now, good for a minute. */
-  const proofOf = (payer: ReturnType<typeof payerAccount>, resource: string) =>
-    signPayerProof(payer, PRODUCT, resource, String(Math.floor(Date.now() / 1000) + 60));
+  const proofOf = (payer: ReturnType<typeof payerAccount>, resource: string) => payerProofHeaderValue(payer, PRODUCT, resource);
+  /** The buyer anchors its grant at the facilitator's clock (the chain's, which this spec moves). */
+  const anchor = () => facilitator.app.get(Clock, { strict: false }).nowSeconds() - 2n;
 
   const briefing = (headers: Record<string, string> = {}) => fetch(`${agentUrl}/mpp/briefing`, { headers });
 
@@ -152,6 +154,86 @@ describe('merchant agent subscriptions: MPP route and A2A skill, entitlements fr
     await chain?.stop();
   });
 
+  it('A2A: subscribes through input-required with the official client, then the covered skill completes without per-call payment', async () => {
+    const usdc = chain.manifest.tokens.usdc;
+    const recipient = getAddress(chain.manifest.accounts.merchant.address) as Address;
+    const payer = payerAccount(chain.manifest, 3);
+    const client: Client = await new ClientFactory().createFromUrl(agentUrl);
+    const message = (text: string, fields: Partial<Message> = {}): Message => ({
+      messageId: randomUUID(),
+      taskId: '',
+      contextId: '',
+      role: Role.ROLE_USER,
+      parts: [{ content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: undefined }],
+      metadata: undefined,
+      extensions: [],
+      referenceTaskIds: [],
+      ...fields,
+    });
+    // no x402 extension activated: a subscriber needs none
+    const send = (m: Message) => client.sendMessage({ tenant: '', message: m, configuration: undefined, metadata: undefined }) as Promise<Task>;
+    const forecastAsSubscriber = async () =>
+      send(message('forecast Porto', { metadata: { 'mpp.subscription.proof': await subscriberProof(payer, PRODUCT, 'a2a:forecast') } }));
+    const statusText = (task: Task) => (task.status?.message?.parts[0]?.content as { value: string } | undefined)?.value ?? '';
+
+    // The card lists the subscribe skill; not yet a subscriber, the covered skill is refused (no x402 to pay per call).
+    const card = await client.getAgentCard();
+    expect(card.skills.map((skill) => skill.id)).toContain('subscribe');
+    const early = await forecastAsSubscriber();
+    expect(early.status?.state).toBe(TaskState.TASK_STATE_FAILED);
+    expect(statusText(early)).toMatch(/not entitled to briefing \(no_subscription\)/);
+
+    // subscribe: input-required with the subscription challenge, bound to the task.
+    const offered = await send(message('subscribe'));
+    expect(offered.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const required = offered.status?.message?.metadata?.['mpp.payment.required'] as { challenges: any[] };
+    expect(required.challenges).toHaveLength(1);
+    const [challenge] = required.challenges;
+    expect(challenge).toMatchObject({ method: 'evm', intent: 'subscription', request: { amount: String(AMOUNT), periodUnit: 'day' } });
+    const credential = await subscribeCredential(challenge, payer, { anchorSeconds: anchor() });
+
+    // The buyer answers on the task; it completes with the receipt carrying the subscriptionId.
+    const before = await balanceOf(chain.client, usdc, recipient);
+    const answer = (task: Task, value: string) =>
+      send(message('Here is the credential.', { taskId: task.id, contextId: task.contextId, metadata: { 'mpp.payment.credential': value } }));
+    const done = await answer(offered, credential);
+    expect(done.status?.state, statusText(done)).toBe(TaskState.TASK_STATE_COMPLETED);
+    const receipt = done.status?.message?.metadata?.['mpp.payment.receipt'] as { subscriptionId: string; method: string };
+    expect(receipt).toMatchObject({ method: 'evm', subscriptionId: expect.any(String) });
+    expect(done.artifacts[0]?.parts[0]?.content).toMatchObject({ $case: 'data', value: { subscriptionId: receipt.subscriptionId, product: PRODUCT } });
+    expect(await balanceOf(chain.client, usdc, recipient)).toBe(before + AMOUNT);
+    await syncClocks(); // the ledger's clock to the block of period 0
+
+    // The same credential on another subscribe task is refused (the challenge is bound to its task): no second subscription.
+    const other = await send(message('subscribe'));
+    const refused = await answer(other, credential);
+    expect(refused.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    expect(refused.status?.message?.metadata?.['mpp.payment.error']).toBe('https://paymentauth.org/problems/invalid-challenge');
+
+    // Once the ledger has period 0 paid, forecast completes for the proven subscriber without payment.
+    const served = await until('the ledger to entitle the subscriber', async () => {
+      const task = await forecastAsSubscriber();
+      return task.status?.state === TaskState.TASK_STATE_COMPLETED ? task : undefined;
+    });
+    expect(served.status?.message?.metadata?.['mpp.subscription']).toMatchObject({
+      subscriptionId: receipt.subscriptionId,
+      payer: payer.address.toLowerCase(),
+    });
+    expect(served.artifacts[0]?.parts[0]?.content).toMatchObject({ $case: 'data', value: { location: 'Porto' } });
+    expect(await balanceOf(chain.client, usdc, recipient)).toBe(before + AMOUNT);
+
+    // Another signer claiming this payer is not served; after the merchant cancels, neither is the payer.
+    const stranger = payerAccount(chain.manifest, 4);
+    const forged = { ...(await subscriberProof(stranger, PRODUCT, 'a2a:forecast')), payer: payer.address };
+    const forgedTask = await send(message('forecast Porto', { metadata: { 'mpp.subscription.proof': forged } }));
+    expect(forgedTask.status?.state).toBe(TaskState.TASK_STATE_FAILED);
+    const canceled = await fromLedger(`/subscriptions/${receipt.subscriptionId}/cancel`, { at: 'immediately' });
+    expect(canceled.status, JSON.stringify(canceled.body)).toBe(200);
+    const after = await forecastAsSubscriber();
+    expect(after.status?.state).toBe(TaskState.TASK_STATE_FAILED);
+    expect(statusText(after)).toMatch(/\(canceled\)/);
+  });
+
   it('subscribes over MPP, serves the proven payer free while entitled, 409 while a renewal is unpaid, 402 after the cancel', async () => {
     const usdc = chain.manifest.tokens.usdc;
     const payer = payerAccount(chain.manifest, 1);
@@ -167,13 +249,14 @@ describe('merchant agent subscriptions: MPP route and A2A skill, entitlements fr
     expect(challenge.request).toMatchObject({ amount: String(AMOUNT), currency: usdc.address, periodUnit: 'day', periodCount: '1', recipient });
 
     // The credential activates it: period 0 settled on chain, the receipt names the subscription.
-    const subscribed = await briefing({ authorization: await subscribeCredential(challenge, payer) });
+    const subscribed = await briefing({ authorization: await subscribeCredential(challenge, payer, { anchorSeconds: anchor() }) });
     expect(subscribed.status, await subscribed.clone().text()).toBe(200);
     const receipt = decodeReceipt(subscribed.headers.get('payment-receipt')!);
     expect(receipt.ok && receipt.value).toMatchObject({ status: 'success', method: 'evm', subscriptionId: expect.any(String) });
     const subscriptionId = (receipt.ok && (receipt.value as { subscriptionId: string }).subscriptionId) as string;
     expect(await subscribed.json()).toMatchObject({ subscriptionId, items: expect.any(Array) });
     expect(await balanceOf(chain.client, usdc, recipient)).toBe(before + AMOUNT);
+    await syncClocks(); // the ledger's clock to the block of period 0
 
     // Later requests: the payer proves itself and is served without paying, once the ledger has the period paid.
     const served = await until('the ledger to entitle the payer', async () => {

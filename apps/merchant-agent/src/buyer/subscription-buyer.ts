@@ -1,5 +1,34 @@
+import { accessMessage } from '@mp/chain';
 import { parseWwwAuthenticateLines, serializeCredential, signEvmSubscription, SUBSCRIPTION_INTENT, type Challenge } from '@mp/mpp';
 import type { Hex, LocalAccount } from 'viem';
+
+/** How long a buyer's proof stays good by default: well inside the 600 s the merchant accepts. */
+const PROOF_LIFETIME_S = 120;
+
+/**
+ * A subscriber's proof that it is the payer (EIP-191 over @mp/chain accessMessage), for `resource`: the route
+ * (`GET /mpp/briefing`) or the A2A skill (`a2a:forecast`). As the A2A `mpp.subscription.proof` metadata object.
+ */
+export async function subscriberProof(
+  account: Pick<LocalAccount, 'address' | 'signMessage'>,
+  product: string,
+  resource: string,
+  deadline = String(Math.floor(Date.now() / 1000) + PROOF_LIFETIME_S),
+): Promise<{ payer: string; deadline: string; signature: string }> {
+  const signature = await account.signMessage({ message: accessMessage(product, resource, deadline) });
+  return { payer: account.address, deadline, signature };
+}
+
+/** The same proof as the `Payer-Proof` header of an HTTP request. */
+export async function payerProofHeaderValue(
+  account: Pick<LocalAccount, 'address' | 'signMessage'>,
+  product: string,
+  resource: string,
+  deadline?: string,
+): Promise<string> {
+  const proof = await subscriberProof(account, product, resource, deadline);
+  return `payer="${proof.payer}", deadline="${proof.deadline}", signature="${proof.signature}"`;
+}
 
 /** The subscription challenge among a 402's WWW-Authenticate fields (one per value), for the evm method. */
 export function evmSubscriptionChallenge(wwwAuthenticate: string[]): Challenge {

@@ -81,14 +81,3 @@ export function payerProofHeader(value: string | undefined): PayerProof | { prob
   if (!signature || !/^0x[0-9a-fA-F]+$/.test(signature)) return { problem: 'Payer-Proof: signature must be 0x hex' };
   return { payer, deadline, signature };
 }
-
-/** The header a buyer sends: its signature over accessMessage(product, resource, deadline). */
-export async function signPayerProof(
-  account: { address: string; signMessage(args: { message: string }): Promise<string> },
-  product: string,
-  resource: string,
-  deadline: string,
-): Promise<string> {
-  const signature = await account.signMessage({ message: accessMessage(product, resource, deadline) });
-  return `payer="${account.address}", deadline="${deadline}", signature="${signature}"`;
-}

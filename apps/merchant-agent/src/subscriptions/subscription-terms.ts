@@ -10,9 +10,16 @@ const rfc3339 = (at: Date) => at.toISOString().replace(/\.\d{3}Z$/, 'Z');
  * The MPP terms of the subscription, for one resource (a route, or the A2A skill): one `subscription` offer per
  * method this agent takes (evm: the merchant's token, its wallet, a grant of `termPeriods` periods ending at
  * `subscriptionExpires`). `opaque.plan` binds the challenge to the ledger plan (the facilitator reports it with the
- * activation, and the ledger takes the product from it); `opaque.resource` to where it was issued.
+ * activation, and the ledger takes the product from it); `opaque.resource` to where it was issued; `binding` to
+ * anything narrower (an A2A task).
  */
-export function subscriptionTerms(config: MerchantConfig, subscription: SubscriptionConfig, resource: string, subscriptionExpires: string): MppTerms {
+export function subscriptionTerms(
+  config: MerchantConfig,
+  subscription: SubscriptionConfig,
+  resource: string,
+  subscriptionExpires: string,
+  binding: Record<string, string> = {},
+): MppTerms {
   const chainId = Number(config.price.network.split(':')[1]);
   const { period } = subscription;
   return {
@@ -32,7 +39,7 @@ export function subscriptionTerms(config: MerchantConfig, subscription: Subscrip
         },
       },
     ],
-    opaque: { plan: subscription.planId, resource },
+    opaque: { ...binding, plan: subscription.planId, resource },
   };
 }
 
@@ -47,8 +54,15 @@ export function grantExpiresAt(subscription: SubscriptionConfig, now: Date): str
  * whole request and only while it has not expired, so an echoed value is one we issued, recently. Every other field
  * must still equal ours. A credential we cannot read gets the terms of now (the facilitator then words the refusal).
  */
-export function termsForCredential(config: MerchantConfig, subscription: SubscriptionConfig, resource: string, credential: string, now: Date): MppTerms {
+export function termsForCredential(
+  config: MerchantConfig,
+  subscription: SubscriptionConfig,
+  resource: string,
+  credential: string,
+  now: Date,
+  binding: Record<string, string> = {},
+): MppTerms {
   const parsed = parseCredential(credential);
   const echoed = parsed.ok ? parsed.value.challenge.request.subscriptionExpires : undefined;
-  return subscriptionTerms(config, subscription, resource, typeof echoed === 'string' ? echoed : grantExpiresAt(subscription, now));
+  return subscriptionTerms(config, subscription, resource, typeof echoed === 'string' ? echoed : grantExpiresAt(subscription, now), binding);
 }
