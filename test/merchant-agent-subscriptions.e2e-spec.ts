@@ -2,6 +2,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import type { INestApplication } from '@nestjs/common';
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Test } from '@nestjs/testing';
 import { getAddress, type Address } from 'viem';
 import { ManualClock } from '@mp/billing';
@@ -14,7 +16,14 @@ import { loadLedgerConfig } from '../apps/ledger/src/ledger.config';
 import { Clock } from '../apps/facilitator/src/x402/clock';
 import { mountA2a } from '../apps/merchant-agent/src/a2a/mount-a2a';
 import { AppModule as MerchantModule } from '../apps/merchant-agent/src/app.module';
-import { evmSubscriptionChallenge, payerProofHeaderValue, subscribeCredential, subscriberProof } from '../apps/merchant-agent/src/buyer/subscription-buyer';
+import {
+  evmSubscriptionChallenge,
+  payerProofHeaderValue,
+  subscribeCredential,
+  subscriberProof,
+  subscriptionStatusArgs,
+} from '../apps/merchant-agent/src/buyer/subscription-buyer';
+import { createMcpHandler } from '../apps/merchant-agent/src/mcp/mcp-handler';
 import { loadMerchantConfig, type MerchantConfig } from '../apps/merchant-agent/src/merchant.config';
 import { MPP_BRIEFING_RESOURCE, createSubscriptionPaywall } from '../apps/merchant-agent/src/subscriptions/subscription-paywall';
 import { balanceOf, payerAccount } from './support/chain';
@@ -142,12 +151,29 @@ describe('merchant agent subscriptions: MPP route and A2A skill, entitlements fr
     agent = agentRef.createNestApplication({ bodyParser: false, logger: ['error'] });
     mountA2a(agent);
     configureHttpApp(agent);
+    agent.use('/mcp', createMcpHandler(config));
     agent.use(createSubscriptionPaywall(config));
     await agent.listen(port, '127.0.0.1');
     agentUrl = `http://127.0.0.1:${port}`;
   });
 
+  /** A proof deadline by the ledger's clock (the chain's, a day ahead of the wall clock once the spec moves it). */
+  const ledgerDeadline = () => String(Math.floor(clock.now().getTime() / 1000) + 60);
+  const mcpClients: McpClient[] = [];
+  /** An MCP client of the merchant agent (the buyer's: no key) or of the ledger (the merchant's API key). */
+  const mcp = async (url: string, key?: string) => {
+    const client = new McpClient({ name: 'agentsub-e2e', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', url), key ? { requestInit: { headers: { authorization: `Bearer ${key}` } } } : {}));
+    mcpClients.push(client);
+    return client;
+  };
+  const toolJson = async (client: McpClient, name: string, args: Record<string, unknown>) => {
+    const result = await client.callTool({ name, arguments: args });
+    return JSON.parse((result.content as { text: string }[])[0]!.text);
+  };
+
   afterAll(async () => {
+    await Promise.all(mcpClients.map((c) => c.close()));
     await agent?.close();
     await ledger?.close();
     await facilitator?.close();
@@ -293,6 +319,34 @@ describe('merchant agent subscriptions: MPP route and A2A skill, entitlements fr
     });
     expect(await balanceOf(chain.client, usdc, recipient)).toBe(before + 2n * AMOUNT);
 
+    // MCP subscription_status: the buyer's (on the merchant agent, with its payer signature) and the merchant's (ledger).
+    const buyerMcp = await mcp(agentUrl);
+    expect((await buyerMcp.listTools()).tools.map((t) => t.name)).toContain('subscription_status');
+    expect(await toolJson(buyerMcp, 'subscription_status', await subscriptionStatusArgs(payer, subscriptionId, ledgerDeadline()))).toMatchObject({
+      id: subscriptionId,
+      state: 'active',
+      lastPaidIndex: 1,
+      entitled: true,
+    });
+    await expect(
+      buyerMcp.callTool({ name: 'subscription_status', arguments: await subscriptionStatusArgs(stranger, subscriptionId, ledgerDeadline()) }),
+    ).rejects.toThrow(/payer's/);
+    const merchantMcp = await mcp(ledgerUrl, merchantKey);
+    expect(await toolJson(merchantMcp, 'subscription_status', { subscriptionId })).toMatchObject({
+      found: true,
+      entitled: true,
+      subscription: { id: subscriptionId, product: PRODUCT, state: 'active' },
+    });
+    expect(await toolJson(merchantMcp, 'subscription_status', { payer: payer.address, product: PRODUCT })).toMatchObject({
+      entitled: true,
+      subscriptionId,
+      reason: 'paid_period',
+      subscriptions: [{ id: subscriptionId }],
+    });
+    await expect(merchantMcp.callTool({ name: 'subscription_status', arguments: { payer: payer.address } })).rejects.toThrow(
+      /subscriptionId, or payer and product/,
+    );
+
     // The merchant cancels at once: the next request is 402 with a fresh challenge.
     const canceled = await fromLedger(`/subscriptions/${subscriptionId}/cancel`, { at: 'immediately' });
     expect(canceled.status, JSON.stringify(canceled.body)).toBe(200);
@@ -301,5 +355,14 @@ describe('merchant agent subscriptions: MPP route and A2A skill, entitlements fr
     expect(after.headers.get('cache-control')).toBe('no-store');
     expect(after.headers.get('www-authenticate')).toContain('intent="subscription"');
     expect(((await after.json()) as { detail: string }).detail).toMatch(/canceled/);
+    expect(await toolJson(buyerMcp, 'subscription_status', await subscriptionStatusArgs(payer, subscriptionId, ledgerDeadline()))).toMatchObject({
+      state: 'canceled',
+      entitled: false,
+    });
+    expect(await toolJson(merchantMcp, 'subscription_status', { subscriptionId })).toMatchObject({
+      found: true,
+      entitled: false,
+      subscription: { state: 'canceled' },
+    });
   });
 });

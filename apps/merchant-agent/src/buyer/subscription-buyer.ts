@@ -1,4 +1,4 @@
-import { accessMessage } from '@mp/chain';
+import { accessMessage, statusMessage } from '@mp/chain';
 import { parseWwwAuthenticateLines, serializeCredential, signEvmSubscription, SUBSCRIPTION_INTENT, type Challenge } from '@mp/mpp';
 import type { Hex, LocalAccount } from 'viem';
 
@@ -51,4 +51,13 @@ export async function subscribeCredential(challenge: Challenge, account: LocalAc
   });
   const chainId = (challenge.request.methodDetails as { chainId: number }).chainId;
   return serializeCredential({ challenge, payload, source: `did:pkh:eip155:${chainId}:${account.address}` });
+}
+
+/** The arguments of the `subscription_status` MCP tool: the payer's signature over @mp/chain statusMessage. */
+export async function subscriptionStatusArgs(
+  account: Pick<LocalAccount, 'signMessage'>,
+  subscriptionId: string,
+  deadline = String(Math.floor(Date.now() / 1000) + PROOF_LIFETIME_S),
+): Promise<{ subscriptionId: string; deadline: string; signature: string }> {
+  return { subscriptionId, deadline, signature: await account.signMessage({ message: statusMessage(subscriptionId, deadline) }) };
 }
