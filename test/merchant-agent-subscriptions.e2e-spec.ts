@@ -6,6 +6,7 @@ import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Test } from '@nestjs/testing';
 import { getAddress, type Address } from 'viem';
+import { validate } from 'mppx/discovery';
 import { ManualClock } from '@mp/billing';
 import { decodeReceipt } from '@mp/mpp';
 import { configureHttpApp } from '@mp/platform';
@@ -178,6 +179,18 @@ describe('merchant agent subscriptions: MPP route and A2A skill, entitlements fr
     await ledger?.close();
     await facilitator?.close();
     await chain?.stop();
+  });
+
+  it('publishes the subscription offer in the discovery document, and a subscription without a ledger is a config error', async () => {
+    const document = (await (await fetch(`${agentUrl}/openapi.json`)).json()) as any;
+    expect(validate(document).filter((e) => e.severity === 'error')).toEqual([]);
+    expect(document.paths['/mpp/briefing'].get['x-payment-info'].offers).toEqual([
+      expect.objectContaining({ intent: 'subscription', method: 'evm', amount: String(AMOUNT), currency: chain.manifest.tokens.usdc.address }),
+    ]);
+    expect(() => loadMerchantConfig({ CHAIN_MANIFEST: chain.manifestPath, MERCHANT_SUBSCRIPTION_PLAN_ID: planId })).toThrow(
+      /LEDGER_URL: required[\s\S]*FACILITATOR_API_KEY: required/,
+    );
+    expect(() => loadMerchantConfig({ CHAIN_MANIFEST: chain.manifestPath, MERCHANT_SUBSCRIPTION_PLAN_ID: 'plan-1' })).toThrow(/MERCHANT_SUBSCRIPTION_PLAN_ID/);
   });
 
   it('A2A: subscribes through input-required with the official client, then the covered skill completes without per-call payment', async () => {
