@@ -10,10 +10,7 @@ import { validate } from 'mppx/discovery';
 import { ManualClock } from '@mp/billing';
 import { decodeReceipt } from '@mp/mpp';
 import { configureHttpApp } from '@mp/platform';
-import { AppModule as LedgerModule } from '../apps/ledger/src/app.module';
-import { BILLING_CLOCK } from '../apps/ledger/src/billing/billing.clock';
 import { RenewalScheduler } from '../apps/ledger/src/billing/renewal.scheduler';
-import { loadLedgerConfig } from '../apps/ledger/src/ledger.config';
 import { Clock } from '../apps/facilitator/src/x402/clock';
 import { mountA2a } from '../apps/merchant-agent/src/a2a/mount-a2a';
 import { AppModule as MerchantModule } from '../apps/merchant-agent/src/app.module';
@@ -30,7 +27,8 @@ import { MPP_BRIEFING_RESOURCE, createSubscriptionPaywall } from '../apps/mercha
 import { balanceOf, payerAccount } from './support/chain';
 import { startFacilitator, type RunningFacilitator } from './support/facilitator';
 import { call } from './support/http';
-import { TEST_DATABASE_URL } from './support/ledger-app';
+import { until } from './support/webhook-receiver';
+import { startLedger } from './support/ledger-app';
 import { createMerchant } from './support/merchants';
 import { freePort } from './support/net';
 import { startOwnChain, type OwnChain } from './support/own-chain';
@@ -63,16 +61,6 @@ describe('merchant agent subscriptions: MPP route and A2A skill, entitlements fr
     clock.set(new Date(chainMs));
   };
 
-  const until = async <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await probe();
-      if (value !== undefined) return value;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
-
   const fromLedger = (path: string, body?: unknown) => call(`${ledgerUrl}${path}`, { key: merchantKey, ...(body !== undefined && { body }) });
 
   /** A proof signed now, good for a minute. */
@@ -97,27 +85,13 @@ describe('merchant agent subscriptions: MPP route and A2A skill, entitlements fr
       REVOCATION_POLL_MS: '600000',
       API_KEY_CACHE_MS: '0',
     });
-    const ledgerConfig = loadLedgerConfig({
-      ...process.env,
-      CHAIN_MANIFEST: chain.manifestPath,
-      DATABASE_URL: TEST_DATABASE_URL,
-      LOG_LEVEL: 'error',
-      DATABASE_POOL_SIZE: '4',
-      LEDGER_INGEST: 'true',
-      RECON_SCHEDULE: 'off',
-      RENEWAL_SCAN_EVERY_MS: '0',
-      FACILITATOR_URL: facilitator.url,
-      QUEUE_PREFIX: prefix,
-    });
     clock = new ManualClock(new Date());
-    const moduleRef = await Test.createTestingModule({ imports: [LedgerModule.forConfig(ledgerConfig)] })
-      .overrideProvider(BILLING_CLOCK)
-      .useValue(clock)
-      .compile();
-    ledger = moduleRef.createNestApplication({ bodyParser: false, logger: ['error'] });
-    configureHttpApp(ledger, { bodyLimitBytes: ledgerConfig.bodyLimitBytes, trustProxy: ledgerConfig.trustProxy });
-    await ledger.listen(0, '127.0.0.1');
-    ledgerUrl = `http://127.0.0.1:${(ledger.getHttpServer().address() as { port: number }).port}`;
+    const running = await startLedger(
+      { CHAIN_MANIFEST: chain.manifestPath, LEDGER_INGEST: 'true', FACILITATOR_URL: facilitator.url, QUEUE_PREFIX: prefix },
+      { clock },
+    );
+    ledger = running.app;
+    ledgerUrl = running.url;
     await syncClocks();
 
     const usdc = chain.manifest.tokens.usdc;
