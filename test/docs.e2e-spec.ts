@@ -31,6 +31,7 @@ import { mountA2a } from '../apps/merchant-agent/src/a2a/mount-a2a';
 import { AppModule as MerchantModule } from '../apps/merchant-agent/src/app.module';
 import { loadMerchantConfig } from '../apps/merchant-agent/src/merchant.config';
 import { createMppPaywall } from '../apps/merchant-agent/src/mpp/mpp-paywall';
+import { createSubscriptionPaywall } from '../apps/merchant-agent/src/subscriptions/subscription-paywall';
 import { merchantAgentOpenApiJson } from '../apps/merchant-agent/src/openapi.document';
 import { createPaywall } from '../apps/merchant-agent/src/paid-http/paywall';
 import { PROBLEM_BASE, PROBLEMS } from '@mp/mpp';
@@ -46,6 +47,12 @@ const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
 const configurationMd = read('docs/configuration.md');
 
 type Service = 'facilitator' | 'ledger' | 'merchant-agent';
+/** GET /mpp/briefing is mounted when the agent sells a subscription: the document is made with one (openapi.document.ts). */
+const SUBSCRIPTION_ENV = {
+  MERCHANT_SUBSCRIPTION_PLAN_ID: '4b0d6f3e-8c1a-4e55-9a7b-2f4c6d8e0a13',
+  LEDGER_URL: 'http://127.0.0.1:4030',
+  FACILITATOR_API_KEY: 'mpk_docs',
+};
 const SERVICES: Service[] = ['facilitator', 'ledger', 'merchant-agent'];
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 /** The committed documents under docs/api/, one per service. */
@@ -165,7 +172,7 @@ describe('docs', () => {
       const apps: Record<Service, DynamicModule> = {
         facilitator: FacilitatorModule.forConfig(facilitatorConfig),
         ledger: LedgerModule.forConfig(loadLedgerConfig({ CHAIN_MANIFEST: process.env.CHAIN_MANIFEST })),
-        'merchant-agent': MerchantModule.forConfig(loadMerchantConfig({ CHAIN_MANIFEST: process.env.CHAIN_MANIFEST })),
+        'merchant-agent': MerchantModule.forConfig(loadMerchantConfig({ CHAIN_MANIFEST: process.env.CHAIN_MANIFEST, ...SUBSCRIPTION_ENV })),
       };
       for (const service of SERVICES) {
         const inCode = nestRoutes(apps[service]);
@@ -230,7 +237,9 @@ describe('docs', () => {
         urls.ledger = await listen(ledger);
 
         const merchantConfig = loadMerchantConfig({ ...process.env, FACILITATOR_URL: facilitator.url });
-        merchant = (await Test.createTestingModule({ imports: [MerchantModule.forConfig(merchantConfig)] }).compile()).createNestApplication({
+        // The subscription's key is no merchant's: its route answers a documented 503 (the facilitator refuses the key).
+        const subscribed = loadMerchantConfig({ ...process.env, FACILITATOR_URL: facilitator.url, ...SUBSCRIPTION_ENV, LEDGER_URL: urls.ledger });
+        merchant = (await Test.createTestingModule({ imports: [MerchantModule.forConfig(subscribed)] }).compile()).createNestApplication({
           bodyParser: false,
           logger: ['error'],
         });
@@ -238,6 +247,7 @@ describe('docs', () => {
         configureHttpApp(merchant);
         merchant.use(createPaywall(merchantConfig));
         merchant.use(createMppPaywall(merchantConfig));
+        merchant.use(createSubscriptionPaywall(subscribed));
         urls['merchant-agent'] = await listen(merchant);
       });
       afterAll(async () => {

@@ -3,7 +3,9 @@ import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { PrismaService } from '@mp/db';
 import { configureHttpApp } from '@mp/platform';
+import type { Clock } from '@mp/billing';
 import { AppModule } from '../../apps/ledger/src/app.module';
+import { BILLING_CLOCK } from '../../apps/ledger/src/billing/billing.clock';
 import { LedgerService } from '../../apps/ledger/src/core/ledger.service';
 import { loadLedgerConfig, type LedgerConfig } from '../../apps/ledger/src/ledger.config';
 
@@ -21,9 +23,9 @@ export interface RunningLedger {
 /**
  * Boots the real ledger app on a free port against the test database. Ingestion, the reconciliation schedule and the
  * renewal scan are off unless a test turns them on (LEDGER_INGEST, RECON_SCHEDULE, RENEWAL_SCAN_EVERY_MS): other
- * tests' payment events and subscriptions stay out of its way.
+ * tests' payment events and subscriptions stay out of its way. `clock`: the billing clock (a ManualClock a test moves).
  */
-export async function startLedger(env: Record<string, string> = {}): Promise<RunningLedger> {
+export async function startLedger(env: Record<string, string> = {}, options: { clock?: Clock } = {}): Promise<RunningLedger> {
   const config = loadLedgerConfig({
     ...process.env,
     DATABASE_URL: TEST_DATABASE_URL,
@@ -34,7 +36,8 @@ export async function startLedger(env: Record<string, string> = {}): Promise<Run
     RENEWAL_SCAN_EVERY_MS: '0',
     ...env,
   });
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forConfig(config)] }).compile();
+  const builder = Test.createTestingModule({ imports: [AppModule.forConfig(config)] });
+  const moduleRef = await (options.clock ? builder.overrideProvider(BILLING_CLOCK).useValue(options.clock) : builder).compile();
   const app = moduleRef.createNestApplication({ bodyParser: false, logger: ['error'] });
   configureHttpApp(app, { bodyLimitBytes: config.bodyLimitBytes, trustProxy: config.trustProxy });
   await app.listen(0, '127.0.0.1');

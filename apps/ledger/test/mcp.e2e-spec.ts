@@ -74,7 +74,7 @@ describe('ledger MCP tools', () => {
   it('lists its read-only tools', async () => {
     const client = await connect(a.apiKey);
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name).sort()).toEqual(['balances', 'transaction']);
+    expect(tools.map((tool) => tool.name).sort()).toEqual(['balances', 'subscription_status', 'transaction']);
     expect(tools.every((tool) => tool.annotations?.readOnlyHint === true)).toBe(true);
   });
 

@@ -8,6 +8,7 @@ import { ForecastController } from './paid-http/forecast.controller';
 import { DiscoveryController } from './mpp/discovery.controller';
 import { MppForecastController } from './mpp/mpp-forecast.controller';
 import { MERCHANT_AGENT_OPENAPI } from './openapi';
+import { BriefingController } from './subscriptions/briefing.controller';
 
 @Module({})
 export class AppModule implements OnModuleInit {
@@ -19,7 +20,7 @@ export class AppModule implements OnModuleInit {
         ObservabilityModule.forRoot({ service: 'merchant-agent', openapi: MERCHANT_AGENT_OPENAPI, openapiAtRoot: false }),
         A2aModule.forConfig(config),
       ],
-      controllers: [HealthController, ForecastController, MppForecastController, DiscoveryController],
+      controllers: [HealthController, ForecastController, MppForecastController, DiscoveryController, ...(config.subscription ? [BriefingController] : [])],
       providers: [{ provide: MERCHANT_CONFIG, useValue: config }],
     };
   }

@@ -9,6 +9,7 @@ import { loadMerchantConfig } from './merchant.config';
 import { createMcpHandler } from './mcp/mcp-handler';
 import { createMppPaywall } from './mpp/mpp-paywall';
 import { createPaywall } from './paid-http/paywall';
+import { createSubscriptionPaywall } from './subscriptions/subscription-paywall';
 
 async function main(): Promise<void> {
   const logger = createLogger('merchant-agent');
@@ -19,6 +20,7 @@ async function main(): Promise<void> {
   app.use(createPaywall(config));
   app.use('/mcp', createMcpHandler(config));
   app.use(createMppPaywall(config));
+  app.use(createSubscriptionPaywall(config));
   await listen(app, config.port, config.host, 'merchant-agent');
 }
 

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError, env, loadConfig } from '@mp/platform';
 import { loadChainManifest } from '@mp/chain';
+import { parsePeriod, type Period } from '@mp/billing';
 
 export const MERCHANT_CONFIG = Symbol('MERCHANT_CONFIG');
 
@@ -49,6 +50,30 @@ const envSchema = z.object({
     .string()
     .regex(/^[a-z]{3}$/, 'must be a lowercase ISO 4217 code')
     .default('usd'),
+  LEDGER_URL: z
+    .string()
+    .url()
+    .regex(/^https?:\/\//, 'must be an http(s) URL')
+    .optional(),
+  MERCHANT_SUBSCRIPTION_PLAN_ID: z.uuid('must be the UUID of a plan of the merchant in the ledger').optional(),
+  MERCHANT_SUBSCRIPTION_PRODUCT: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, "must be the plan's product: lowercase letters, digits, '.', '_' or '-'")
+    .default('briefing'),
+  MERCHANT_SUBSCRIPTION_AMOUNT: z
+    .string()
+    .regex(/^[1-9][0-9]*$/, 'must be a positive integer of atomic units')
+    .default('100000'),
+  MERCHANT_SUBSCRIPTION_PERIOD_UNIT: z.enum(['day', 'week', 'month']).default('month'),
+  MERCHANT_SUBSCRIPTION_PERIOD_COUNT: z
+    .string()
+    .regex(/^[1-9][0-9]*$/, 'must be a positive integer')
+    .default('1'),
+  MERCHANT_SUBSCRIPTION_TERM_PERIODS: env.int(12, 1),
+  MERCHANT_SUBSCRIPTION_SKILLS: z
+    .string()
+    .regex(/^([a-z0-9-]+(,[a-z0-9-]+)*)?$/, 'must be skill ids separated by commas')
+    .default('forecast'),
 });
 
 export interface MerchantConfig {
@@ -85,6 +110,25 @@ export interface MerchantConfig {
     /** the stripe offer, made only when MERCHANT_STRIPE_NETWORK_ID names the seller's Stripe profile */
     stripe?: { networkId: string; amount: string; currency: string };
   };
+  /** The subscription the agent sells (MPP `subscription` intent); unset unless MERCHANT_SUBSCRIPTION_PLAN_ID names a plan. */
+  subscription?: SubscriptionConfig;
+}
+
+export interface SubscriptionConfig {
+  /** the ledger plan the subscription is bound to (the challenge's `opaque.plan`): the ledger learns the product from it */
+  planId: string;
+  /** the plan's product: what GET /entitlements is asked about */
+  product: string;
+  /** atomic units of the price asset, per period */
+  amount: string;
+  period: Period;
+  /** how many periods one evm grant covers: its subscriptionExpires lies that far ahead of the challenge */
+  termPeriods: number;
+  /** the A2A skills an entitled payer is served without paying per call */
+  skills: string[];
+  /** where the ledger answers GET /entitlements, with the merchant's API key (FACILITATOR_API_KEY: one key for both) */
+  ledgerUrl: string;
+  apiKey: string;
 }
 
 /** The merchant's asset and wallet come from the environment; what is unset comes from the local chain manifest. */
@@ -92,6 +136,7 @@ export function loadMerchantConfig(environment: NodeJS.ProcessEnv = process.env)
   const e = loadConfig(envSchema, environment);
   const complete = e.MERCHANT_NETWORK && e.MERCHANT_ASSET && e.MERCHANT_ASSET_NAME && e.MERCHANT_ASSET_VERSION && e.MERCHANT_PAY_TO;
   const local = complete ? undefined : localDefaults(e.CHAIN_MANIFEST);
+  const subscription = e.MERCHANT_SUBSCRIPTION_PLAN_ID === undefined ? undefined : subscriptionConfig(e, e.MERCHANT_SUBSCRIPTION_PLAN_ID);
   return {
     port: e.MERCHANT_PORT,
     host: e.MERCHANT_HOST,
@@ -115,6 +160,31 @@ export function loadMerchantConfig(environment: NodeJS.ProcessEnv = process.env)
         stripe: { networkId: e.MERCHANT_STRIPE_NETWORK_ID, amount: e.MERCHANT_STRIPE_PRICE, currency: e.MERCHANT_STRIPE_CURRENCY },
       }),
     },
+    ...(subscription && { subscription }),
+  };
+}
+
+/** The subscription needs the ledger (entitlements) and the merchant's API key (the ledger serves no anonymous caller). */
+function subscriptionConfig(e: z.infer<typeof envSchema>, planId: string): SubscriptionConfig {
+  const problems: string[] = [];
+  if (!e.LEDGER_URL) problems.push('LEDGER_URL: required with MERCHANT_SUBSCRIPTION_PLAN_ID (entitlements are asked of the ledger)');
+  if (!e.FACILITATOR_API_KEY) problems.push("FACILITATOR_API_KEY: required with MERCHANT_SUBSCRIPTION_PLAN_ID (the ledger takes the merchant's API key)");
+  let period: Period | undefined;
+  try {
+    period = parsePeriod(e.MERCHANT_SUBSCRIPTION_PERIOD_UNIT, e.MERCHANT_SUBSCRIPTION_PERIOD_COUNT);
+  } catch (error) {
+    problems.push(`MERCHANT_SUBSCRIPTION_PERIOD_COUNT: ${(error as Error).message}`);
+  }
+  if (problems.length) throw new ConfigError(problems);
+  return {
+    planId,
+    product: e.MERCHANT_SUBSCRIPTION_PRODUCT,
+    amount: e.MERCHANT_SUBSCRIPTION_AMOUNT,
+    period: period!,
+    termPeriods: e.MERCHANT_SUBSCRIPTION_TERM_PERIODS,
+    skills: e.MERCHANT_SUBSCRIPTION_SKILLS.split(',').filter(Boolean),
+    ledgerUrl: e.LEDGER_URL!.replace(/\/+$/, ''),
+    apiKey: e.FACILITATOR_API_KEY!,
   };
 }
 

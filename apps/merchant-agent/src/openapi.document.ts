@@ -5,7 +5,8 @@ import { MERCHANT_AGENT_OPENAPI } from './openapi';
 
 /**
  * docs/api/merchant-agent.openapi.json as `npm run docs:openapi` writes it. The routes do not depend on the
- * configuration; an example asset and wallet only let the module load without a chain.
+ * configuration, except GET /mpp/briefing (mounted when a subscription is sold: example plan, ledger and key here);
+ * an example asset and wallet only let the module load without a chain.
  */
 export function merchantAgentOpenApiJson(): Promise<string> {
   const config = loadMerchantConfig({
@@ -14,6 +15,9 @@ export function merchantAgentOpenApiJson(): Promise<string> {
     MERCHANT_ASSET_NAME: 'USDC',
     MERCHANT_ASSET_VERSION: '2',
     MERCHANT_PAY_TO: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
+    MERCHANT_SUBSCRIPTION_PLAN_ID: '4b0d6f3e-8c1a-4e55-9a7b-2f4c6d8e0a13',
+    LEDGER_URL: 'http://127.0.0.1:4030',
+    FACILITATOR_API_KEY: 'mpk_example',
   });
   return generateOpenApiJson(AppModule.forConfig(config), MERCHANT_AGENT_OPENAPI);
 }

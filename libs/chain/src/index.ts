@@ -3,6 +3,7 @@ export * from './ecdsa';
 export * from './errors';
 export * from './gas';
 export * from './manifest';
+export * from './payer-proof';
 export * from './registry';
 export * from './signer';
 export * from './chain-clock';

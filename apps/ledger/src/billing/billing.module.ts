@@ -38,6 +38,6 @@ import { SubscriptionsRepository } from './subscriptions.repository';
     RenewalSchedule,
     RenewalProcessor,
   ],
-  exports: [SubscriptionLifecycle, RenewalScheduler],
+  exports: [SubscriptionLifecycle, RenewalScheduler, SubscriptionsRepository, billingClockProvider],
 })
 export class BillingModule {}

@@ -1,4 +1,5 @@
-import { Controller, Delete, Get, HttpCode, Logger, Post, Req, Res, UseGuards } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Inject, Logger, Post, Req, Res, UseGuards } from '@nestjs/common';
+import type { Clock } from '@mp/billing';
 import { ApiDoc } from '@mp/platform';
 import type { Request, Response } from 'express';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -7,6 +8,8 @@ import { CallToolRequestSchema, ListToolsRequestSchema, McpError } from '@modelc
 import { CurrentMerchant } from '../auth/current-merchant';
 import { MerchantAuthGuard } from '../auth/merchant-auth.guard';
 import type { Merchant } from '../auth/merchant-directory';
+import { BILLING_CLOCK } from '../billing/billing.clock';
+import { SubscriptionsRepository } from '../billing/subscriptions.repository';
 import { LedgerService } from '../core/ledger.service';
 import { LEDGER_MCP_DOCS } from './ledger-mcp.openapi';
 import { LEDGER_TOOLS } from './ledger-tools';
@@ -14,7 +17,7 @@ import { LEDGER_TOOLS } from './ledger-tools';
 const INVALID_PARAMS = -32602;
 
 /**
- * `POST /mcp`: the merchant's books as MCP tools (balances, how a payment was booked), for the merchant's own agents.
+ * `POST /mcp`: the merchant's books as MCP tools (balances, how a payment was booked, a subscription's status), for the merchant's own agents.
  * The same API key as the REST API, so a tool reads only that merchant's ledger. Stateless Streamable HTTP answering
  * JSON (a server and transport per request, the SDK's stateless pattern).
  */
@@ -23,7 +26,11 @@ const INVALID_PARAMS = -32602;
 export class LedgerMcpController {
   private readonly logger = new Logger(LedgerMcpController.name);
 
-  constructor(private readonly ledger: LedgerService) {}
+  constructor(
+    private readonly ledger: LedgerService,
+    private readonly subscriptions: SubscriptionsRepository,
+    @Inject(BILLING_CLOCK) private readonly clock: Clock,
+  ) {}
 
   @ApiDoc(LEDGER_MCP_DOCS.post)
   @Post()
@@ -73,7 +80,7 @@ export class LedgerMcpController {
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
       const tool = LEDGER_TOOLS.get(request.params.name);
       if (!tool) throw new McpError(INVALID_PARAMS, `unknown tool: ${request.params.name}`);
-      return tool.run({ merchantId, ledger: this.ledger }, request.params.arguments);
+      return tool.run({ merchantId, ledger: this.ledger, subscriptions: this.subscriptions, clock: this.clock }, request.params.arguments);
     });
     return server;
   }

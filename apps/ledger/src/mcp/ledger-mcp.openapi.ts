@@ -15,7 +15,7 @@ export const LEDGER_MCP_DOCS = {
     operationId: 'mcp',
     summary: "The merchant's books as MCP tools",
     description:
-      "Model Context Protocol over Streamable HTTP, stateless, answered as JSON: `initialize`, `tools/list`, `tools/call` of the read-only tools `balances` and `transaction` (docs/api/mcp.md). Every tool reads only the calling merchant's books. Accept `application/json, text/event-stream`.",
+      "Model Context Protocol over Streamable HTTP, stateless, answered as JSON: `initialize`, `tools/list`, `tools/call` of the read-only tools `balances`, `transaction` and `subscription_status` (docs/api/mcp.md). Every tool reads only the calling merchant's books and subscriptions. Accept `application/json, text/event-stream`.",
     security: MERCHANT_API_KEY_SECURITY,
     requestBody: { required: true, content: { 'application/json': { schema: JSON_RPC } } },
     responses: {

@@ -1,6 +1,11 @@
 import { McpError, type CallToolResult, type Tool as ToolListing } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { isEntitled, type Clock } from '@mp/billing';
 import { AccountCode, paymentTransferId, type AccountRole } from '@mp/ledger';
+import { entitlementAt } from '../billing/entitlements';
+import { factsOf, subscriptionView } from '../billing/subscription';
+import { normalizePayer } from '../billing/subscription-lifecycle.service';
+import type { SubscriptionsRepository } from '../billing/subscriptions.repository';
 import type { LedgerService } from '../core/ledger.service';
 import { accountView, transferView } from '../http/views';
 
@@ -11,6 +16,9 @@ const INVALID_PARAMS = -32602;
 export interface ToolScope {
   merchantId: string;
   ledger: LedgerService;
+  subscriptions: SubscriptionsRepository;
+  /** the billing clock: what "now" is for an entitlement */
+  clock: Clock;
 }
 
 export interface LedgerTool {
@@ -84,4 +92,34 @@ const transaction = defineTool({
   },
 });
 
-export const LEDGER_TOOLS: ReadonlyMap<string, LedgerTool> = new Map([balances, transaction].map((tool) => [tool.listing.name, tool]));
+const SUBSCRIPTIONS_LISTED = 10;
+
+const subscriptionStatus = defineTool({
+  name: 'subscription_status',
+  description:
+    "A subscription of the merchant's (by `subscriptionId`): its state, plan, periods paid and cancel, and whether its payer is entitled now. Or a payer's standing for one product (by `payer` and `product`): the entitlement as GET /entitlements answers it, with the payer's newest subscriptions to it (at most 10).",
+  args: z
+    .strictObject({
+      subscriptionId: z.string().min(1).max(200).optional().describe('the subscription id (as the MPP receipt carries it)'),
+      payer: z.string().min(1).max(200).optional().describe('the payer: a 0x address, or a Stripe customer id'),
+      product: z.string().min(1).max(200).optional().describe("the plan's product"),
+    })
+    .refine(
+      (args) =>
+        (args.subscriptionId !== undefined) !== (args.payer !== undefined && args.product !== undefined) &&
+        (args.payer === undefined) === (args.product === undefined),
+      'give either subscriptionId, or payer and product',
+    ),
+  async run({ merchantId, subscriptions, clock }, args) {
+    const now = clock.now();
+    if (args.subscriptionId !== undefined) {
+      const subscription = await subscriptions.find(merchantId, args.subscriptionId);
+      if (!subscription) return { found: false, subscription: null, entitled: false };
+      return { found: true, subscription: subscriptionView(subscription), entitled: isEntitled(factsOf(subscription), now) };
+    }
+    const found = await subscriptions.ofPayerAndProduct(merchantId, normalizePayer(args.payer!), args.product!);
+    return { ...entitlementAt(found, now), subscriptions: found.slice(0, SUBSCRIPTIONS_LISTED).map(subscriptionView) };
+  },
+});
+
+export const LEDGER_TOOLS: ReadonlyMap<string, LedgerTool> = new Map([balances, transaction, subscriptionStatus].map((tool) => [tool.listing.name, tool]));

@@ -6,6 +6,9 @@ import { MerchantExecutor } from './merchant-executor';
 import { PaidSkillsRequestHandler } from './paid-skills-request-handler';
 import { PgTaskStore } from './pg-task-store';
 import { SKILLS, skillCatalog, type Skill } from './skills';
+import { mppFacilitator } from '../mpp/mpp-paywall';
+import { SubscriptionEntitlements } from '../subscriptions/entitlements';
+import { MPP_FACILITATOR, SUBSCRIPTION_ENTITLEMENTS, SubscriptionFlow } from './subscription-flow';
 import { TaskBusManager } from './task-bus-manager';
 import { facilitatorClient, X402_FACILITATOR } from './x402/facilitator';
 import { PaymentFlow } from './x402/payment-flow';
@@ -25,6 +28,12 @@ export class A2aModule {
         { provide: MERCHANT_CONFIG, useValue: config },
         { provide: SKILLS, useValue: skillCatalog(config) },
         { provide: X402_FACILITATOR, useValue: facilitatorClient(config) },
+        { provide: MPP_FACILITATOR, useValue: mppFacilitator(config) },
+        {
+          provide: SUBSCRIPTION_ENTITLEMENTS,
+          useValue: config.subscription ? new SubscriptionEntitlements(config.subscription, config.facilitatorTimeoutMs) : null,
+        },
+        SubscriptionFlow,
         PgTaskStore,
         TaskPayments,
         PaymentFlow,

@@ -1,10 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { TaskState } from '@a2a-js/sdk';
+import { TaskState, type Message } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 import { MERCHANT_CONFIG, type MerchantConfig } from '../merchant.config';
 import { A2A_REST_PATH } from './a2a-paths';
 import { PgTaskStore } from './pg-task-store';
 import { routeMessage, skillMenu, SKILLS, type Skill, type SkillRoute } from './skills';
+import { MPP_METADATA, SUBSCRIBE_SKILL, SubscriptionFlow } from './subscription-flow';
 import { agentMessage, taskStatus } from './task-events';
 import { TaskTurn } from './task-turn';
 import { activatedX402Uris, X402_METADATA } from './x402/extension';
@@ -28,6 +29,7 @@ export class MerchantExecutor implements AgentExecutor {
     private readonly payments: TaskPayments,
     private readonly flow: PaymentFlow,
     private readonly tasks: PgTaskStore,
+    private readonly subscriptions: SubscriptionFlow,
   ) {}
 
   async execute(ctx: RequestContext, bus: ExecutionEventBus): Promise<void> {
@@ -38,8 +40,14 @@ export class MerchantExecutor implements AgentExecutor {
     const turn = new TaskTurn(ctx.task, bus, extensions);
     const payment = await this.payments.find(ctx.task.id);
     if (!payment) {
+      const waiting = ctx.task.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED;
+      // A subscribe task waits for its credential (no x402 payment row: MPP, settled by the facilitator once).
+      if (ctx.task.metadata?.skill === SUBSCRIBE_SKILL) {
+        if (waiting) return this.subscriptions.answer(turn, ctx.userMessage);
+        return turn.reply('This subscribe task is closed: this message changed nothing.');
+      }
       // A task without payment that waits for input is one waiting for its skill to be named.
-      if (ctx.task.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED) return this.chosen(turn, route);
+      if (waiting) return this.chosen(turn, route, ctx.userMessage);
       return turn.reply('This task takes no payment and no further messages.');
     }
     switch (ctx.userMessage.metadata?.[X402_METADATA.status]) {
@@ -65,26 +73,43 @@ export class MerchantExecutor implements AgentExecutor {
   }
 
   private async start(ctx: RequestContext, route: SkillRoute, bus: ExecutionEventBus, extensions: string[]): Promise<void> {
-    if (route.kind === 'skill' && !route.skill.paid) {
+    if (route.kind === 'skill' && !route.skill.paid && !route.skill.subscription) {
       bus.publish(AgentEvent.message(agentMessage({ taskId: '', contextId: ctx.contextId }, [route.skill.run(route.input).part], undefined, extensions)));
       return;
     }
     const task = { id: ctx.taskId, contextId: ctx.contextId, history: [ctx.userMessage], metadata: route.kind === 'skill' ? { skill: route.skill.id } : {} };
-    return this.chosen(new TaskTurn(task, bus, extensions), route);
+    return this.chosen(new TaskTurn(task, bus, extensions), route, ctx.userMessage);
   }
 
   /** A task's skill, as its message named it: the payment asked for, the free work done, or the skills listed again. */
-  private async chosen(turn: TaskTurn, route: SkillRoute): Promise<void> {
+  private async chosen(turn: TaskTurn, route: SkillRoute, message: Message): Promise<void> {
     if (route.kind === 'choose') {
       const menu = skillMenu(route, this.config.price);
       return turn.start(TaskState.TASK_STATE_INPUT_REQUIRED, menu.text, { skills: menu.skills });
     }
     const { skill, input } = route;
-    if (!skill.paid) {
+    if (skill.subscription) return this.subscriptions.ask(turn.withMetadata({ ...turn.task.metadata, skill: skill.id }), true);
+    // A subscriber to a covered skill is served without paying per call; any other caller pays as usual.
+    const subscriber = skill.paid ? await this.subscriptions.subscriber(skill, message) : undefined;
+    if (!skill.paid || subscriber?.served) {
       const { name, part } = skill.run(input);
       turn.start(TaskState.TASK_STATE_WORKING, `Running ${skill.id}.`);
       turn.artifact(name, part);
-      return turn.status(TaskState.TASK_STATE_COMPLETED, `Your ${skill.id} is in the artifacts.`);
+      if (!subscriber?.served) return turn.status(TaskState.TASK_STATE_COMPLETED, `Your ${skill.id} is in the artifacts.`);
+      const served = { subscriptionId: subscriber.subscriptionId, payer: subscriber.payer };
+      return turn.status(TaskState.TASK_STATE_COMPLETED, `Your ${skill.id} is in the artifacts, served to subscription ${served.subscriptionId}.`, {
+        [MPP_METADATA.subscription]: served,
+      });
+    }
+    if (subscriber && !turn.extensions.length) {
+      // Not a subscriber now, and no x402 to pay per call with: nothing to wait for.
+      return turn.start(
+        TaskState.TASK_STATE_FAILED,
+        `Not served as a subscriber: ${subscriber.why}. Subscribe with the ${SUBSCRIBE_SKILL} skill, or pay per call with x402.`,
+        {
+          [MPP_METADATA.error]: 'not_entitled',
+        },
+      );
     }
     const { task } = turn;
     const offer = paymentOffer(this.config.price, skill.paid.amount, {

@@ -19,6 +19,7 @@ import type {
 import { ExtensionSupportRequiredError, RequestMalformedError, TaskNotCancelableError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { inputProblem, routeMessage, type Skill } from './skills';
+import { carriesSubscriberProof } from './subscription-flow';
 import { activatedX402Uris, X402_EXTENSION_URIS } from './x402/extension';
 import { TaskPayments } from './x402/payment.repository';
 
@@ -122,7 +123,8 @@ export class PaidSkillsRequestHandler implements A2ARequestHandler {
     if (route.kind !== 'skill') return;
     const problem = inputProblem(route);
     if (problem) throw new RequestMalformedError(problem);
-    if (route.skill.paid && !x402) throw extensionRequired(`skill ${route.skill.id} is paid`);
+    // A subscriber's proof may pay for it instead (checked by the executor against the ledger).
+    if (route.skill.paid && !x402 && !carriesSubscriberProof(message)) throw extensionRequired(`skill ${route.skill.id} is paid`);
   }
 }
 

@@ -14,6 +14,8 @@ export interface Skill {
   card: Pick<AgentSkill, 'name' | 'description' | 'tags' | 'examples' | 'outputModes'>;
   /** atomic units of the merchant's price asset, and when they are settled; unset: the skill is free */
   paid?: { amount: string; settleTiming: SettleTiming };
+  /** the skill sells the subscription (MPP `subscription` intent through input-required, SubscriptionFlow) */
+  subscription?: { amount: string; periodUnit: string; periodCount: number };
   /** what the skill takes when the buyer names none */
   defaultInput: string;
   run(input: string): { name: string; part: Part };
@@ -66,6 +68,27 @@ export function skillCatalog(config: MerchantConfig): ReadonlyMap<string, Skill>
       run: () => ({ name: 'pong', part: textPart('pong') }),
     },
   ];
+  const subscription = config.subscription;
+  if (subscription) {
+    const { unit, count } = subscription.period;
+    const covered = subscription.skills.length ? ` Subscribers are served ${subscription.skills.join(', ')} without paying per call.` : '';
+    skills.push({
+      id: 'subscribe',
+      card: {
+        name: 'Subscribe',
+        description:
+          `A subscription to ${subscription.product}: ${subscription.amount} atomic units of ${asset} on ${network} every ${count} ${unit}(s), paid with the MPP subscription intent. ` +
+          `The task waits in input-required with mpp.payment.required (the challenges); answer on the task with mpp.payment.credential; it completes with mpp.payment.receipt (subscriptionId).${covered} ` +
+          'A subscriber names itself on those skills with mpp.subscription.proof: {payer, deadline, signature}, its EIP-191 signature over `mp-subscription:access:<product>:a2a:<skill>:<deadline>`.',
+        tags: ['subscription', 'mpp'],
+        examples: ['subscribe'],
+        outputModes: ['application/json'],
+      },
+      subscription: { amount: subscription.amount, periodUnit: unit, periodCount: count },
+      defaultInput: '',
+      run: () => ({ name: 'subscription', part: dataPart({ product: subscription.product }) }),
+    });
+  }
   return new Map(skills.map((skill) => [skill.id, skill]));
 }
 
@@ -147,9 +170,16 @@ export function skillMenu(route: Extract<SkillRoute, { kind: 'choose' }>, price:
     id: skill.id,
     name: skill.card.name ?? skill.id,
     price: skill.paid ? { amount: skill.paid.amount, asset: price.asset, network: price.network } : null,
+    ...(skill.subscription && { subscription: { ...skill.subscription, asset: price.asset, network: price.network } }),
     examples: skill.card.examples ?? [],
   }));
-  const lines = listed.map((s) => `${s.id} (${s.name}): ${s.price ? `${s.price.amount} atomic units of ${s.price.asset} on ${s.price.network}` : 'free'}`);
+  const cost = (s: SkillListing) =>
+    s.subscription
+      ? `${s.subscription.amount} atomic units of ${s.subscription.asset} on ${s.subscription.network} every ${s.subscription.periodCount} ${s.subscription.periodUnit}(s)`
+      : s.price
+        ? `${s.price.amount} atomic units of ${s.price.asset} on ${s.price.network}`
+        : 'free';
+  const lines = listed.map((s) => `${s.id} (${s.name}): ${cost(s)}`);
   const [example] = listed;
   const text =
     `Which skill? ${route.why}. This agent offers ${lines.join('; ')}. ` +
@@ -160,8 +190,10 @@ export function skillMenu(route: Extract<SkillRoute, { kind: 'choose' }>, price:
 export interface SkillListing {
   id: string;
   name: string;
-  /** null: free */
+  /** null: free (or sold by subscription) */
   price: { amount: string; asset: string; network: string } | null;
+  /** what the subscribe skill charges per period */
+  subscription?: { amount: string; periodUnit: string; periodCount: number; asset: string; network: string };
   examples: string[];
 }
 

@@ -10,7 +10,7 @@ export class TaskTurn {
   constructor(
     readonly task: Pick<Task, 'id' | 'contextId' | 'history' | 'metadata'>,
     private readonly bus: ExecutionEventBus,
-    private readonly extensions: string[],
+    readonly extensions: string[],
   ) {}
 
   /** The same turn, its task snapshot carrying `metadata` (a skill named on a follow-up). */

@@ -4,6 +4,7 @@ import { MPP_FORECAST_ROUTE } from './mpp-paywall';
 import { mppTerms } from './mpp-terms';
 import { ApiDoc } from '@mp/platform';
 import { DISCOVERY_DOCS } from './discovery.openapi';
+import { MPP_BRIEFING_ROUTE } from '../subscriptions/subscription-paywall';
 
 /**
  * GET /openapi.json: the payment discovery document (draft-payment-discovery): `x-service-info` at the root and
@@ -27,6 +28,33 @@ export class DiscoveryController {
           ? `${offer.request.amount} atomic units of the token on ${this.config.price.network}`
           : `${offer.request.amount} minor units of ${String(offer.request.currency).toUpperCase()} through Stripe`,
     }));
+    const subscription = this.config.subscription;
+    const briefing = subscription && {
+      [MPP_BRIEFING_ROUTE]: {
+        get: {
+          summary: `${subscription.product}, sold by subscription (MPP subscription intent); a subscriber proves itself with Payer-Proof`,
+          'x-payment-info': {
+            offers: [
+              {
+                intent: 'subscription',
+                method: 'evm',
+                amount: subscription.amount,
+                currency: this.config.price.asset,
+                description: `${subscription.amount} atomic units of the token on ${this.config.price.network} every ${subscription.period.count} ${subscription.period.unit}(s)`,
+              },
+            ],
+          },
+          responses: {
+            '200': { description: 'Subscribed (Payment-Receipt with subscriptionId) or entitled: the briefing' },
+            '402': {
+              description: 'Payment required: a WWW-Authenticate: Payment challenge of intent subscription',
+              headers: { 'WWW-Authenticate': { schema: { type: 'string' } } },
+              content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+            },
+          },
+        },
+      },
+    };
     return {
       openapi: '3.1.0',
       info: { title: 'Merchant agent', version: '0.1.0', description: 'A sample merchant selling forecasts to machines over x402, MPP and A2A.' },
@@ -54,6 +82,7 @@ export class DiscoveryController {
             },
           },
         },
+        ...briefing,
       },
       components: {
         schemas: {

@@ -16,12 +16,7 @@ export const MPP_FORECAST_RESOURCE = `POST ${MPP_FORECAST_ROUTE}`;
  * words them (status, problem+json, fresh challenges).
  */
 export function createMppPaywall(config: MerchantConfig): RequestHandler {
-  registerLogSecrets([config.facilitatorApiKey]);
-  const facilitator = new MppFacilitatorClient({
-    url: config.facilitatorUrl,
-    fetch: fetchWithTimeout(config.facilitatorTimeoutMs),
-    ...(config.facilitatorApiKey && { apiKey: config.facilitatorApiKey }),
-  });
+  const facilitator = mppFacilitator(config);
 
   return async (req: Request, res: Response, next: NextFunction) => {
     if (req.method !== 'POST' || req.path !== MPP_FORECAST_ROUTE) return next();
@@ -50,8 +45,18 @@ export function createMppPaywall(config: MerchantConfig): RequestHandler {
   };
 }
 
+/** The facilitator's MPP API as this merchant (its API key, when set, kept out of the logs). */
+export function mppFacilitator(config: MerchantConfig): MppFacilitatorClient {
+  registerLogSecrets([config.facilitatorApiKey]);
+  return new MppFacilitatorClient({
+    url: config.facilitatorUrl,
+    fetch: fetchWithTimeout(config.facilitatorTimeoutMs),
+    ...(config.facilitatorApiKey && { apiKey: config.facilitatorApiKey }),
+  });
+}
+
 /** Every Payment credential in the request: Authorization and Payment-Authorization, repeated fields included. */
-function paymentCredentials(req: Request): { header: 'Authorization' | 'Payment-Authorization'; value: string }[] {
+export function paymentCredentials(req: Request): { header: 'Authorization' | 'Payment-Authorization'; value: string }[] {
   const found: { header: 'Authorization' | 'Payment-Authorization'; value: string }[] = [];
   // rawHeaders: Node keeps only the first of several Authorization fields in req.headers.
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
@@ -63,7 +68,7 @@ function paymentCredentials(req: Request): { header: 'Authorization' | 'Payment-
   return found;
 }
 
-function relay(res: Response, status: number, problem: object, wwwAuthenticate: string[]): void {
+export function relay(res: Response, status: number, problem: object, wwwAuthenticate: string[]): void {
   res.status(status).setHeader('Cache-Control', 'no-store');
   if (wwwAuthenticate.length) res.setHeader('WWW-Authenticate', wwwAuthenticate);
   res.setHeader('Content-Type', 'application/problem+json');
@@ -71,6 +76,6 @@ function relay(res: Response, status: number, problem: object, wwwAuthenticate: 
 }
 
 /** The challenges travel in WWW-Authenticate; the body keeps the problem itself. */
-function withoutChallenges({ challenges: _challenges, ...problem }: MppProblem): object {
+export function withoutChallenges({ challenges: _challenges, ...problem }: MppProblem): object {
   return problem;
 }
