@@ -6,7 +6,8 @@
 // and the chain.
 //
 //   node bench/renewals.mjs [--subscriptions 10000] [--amount 10000] [--batch 100] [--scan-batch 1000]
-//                           [--scan-every-ms 500] [--worker-concurrency 64] [--setup-concurrency 48]
+//                           [--scan-every-ms 500] [--worker-concurrency 32] [--ingest-concurrency 8]
+//                           [--setup-concurrency 24] [--timeout-s 3000]
 //                           [--anvil-port 8614] [--facilitator-port 4614] [--ledger-port 4615] [--database-url …]
 //                           [--queue-prefix …] [--cpu-prof] [--no-build]
 //
@@ -46,10 +47,10 @@ const { values: opt } = parseArgs({
     'batch-window-ms': { type: 'string', default: '20' },
     'scan-batch': { type: 'string', default: '1000' },
     'scan-every-ms': { type: 'string', default: '500' },
-    'worker-concurrency': { type: 'string', default: '64' },
-    'ingest-concurrency': { type: 'string', default: '16' },
-    'setup-concurrency': { type: 'string', default: '48' },
-    'timeout-s': { type: 'string', default: '900' },
+    'worker-concurrency': { type: 'string', default: '32' },
+    'ingest-concurrency': { type: 'string', default: '8' },
+    'setup-concurrency': { type: 'string', default: '24' },
+    'timeout-s': { type: 'string', default: '3000' },
     'anvil-port': { type: 'string', default: '8614' },
     'facilitator-port': { type: 'string', default: '4614' },
     'ledger-port': { type: 'string', default: '4615' },
