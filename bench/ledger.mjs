@@ -11,7 +11,7 @@
 // ledger (4530), on a fresh database machine_payments_bench_ledger; all are stopped on exit, Ctrl-C or error.
 // Exit code 0 whether or not the goals are met (printed as PASS/FAIL); non-zero when the harness fails or an
 // invariant does not hold.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -26,6 +26,8 @@ import { startAnvil } from '../scripts/lib/anvil.mjs';
 import { appEntry, buildIfStale } from '../scripts/lib/build.mjs';
 import { dropDatabase, migrateDeploy } from '../scripts/lib/database.mjs';
 import { deployLocalChain, writeManifest } from '../scripts/lib/deploy.mjs';
+
+import { busyFraction, childProcesses, cpuSeconds, machineCpu } from './lib/processes.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
@@ -97,61 +99,14 @@ const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 fs.mkdirSync(RESULTS_DIR, { recursive: true });
 const logFile = (name) => path.join(RESULTS_DIR, `ledger-${stamp}.${name}.log`);
 const say = (msg) => console.log(`[bench] ${msg}`);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // ---------------------------------------------------------------------------------------------------------
 // processes: everything started here is stopped on exit, Ctrl-C and errors
 
-const children = new Set();
-let anvil;
-async function cleanup() {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
-  await Promise.all([...children].map((child) => (child.exitCode === null ? new Promise((r) => child.once('exit', r)) : undefined)));
-  await anvil?.stop().catch(() => {});
-}
-process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
-for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => cleanup().finally(() => process.exit(130)));
-
-async function startServer(label, entry, env, port, readyPath) {
-  const log = logFile(label);
-  const out = fs.openSync(log, 'a');
-  const child = spawn(process.execPath, [entry], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', out, out] });
-  fs.closeSync(out);
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(100)) {
-    if (child.exitCode !== null) throw new Error(`${label} exited before it was ready; see ${log}`);
-    if (
-      await fetch(`http://127.0.0.1:${port}${readyPath}`).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      return child;
-  }
-  throw new Error(`${label} did not answer ${readyPath} within 60 s; see ${log}`);
-}
-
-/** The fraction of the machine's CPU time that was busy between two readings of /proc/stat (Linux). */
-function machineCpu() {
-  try {
-    const v = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-    return { idle: v[3] + v[4], total: v.reduce((a, b) => a + b, 0) };
-  } catch {
-    return null;
-  }
-}
-const busyFraction = (a, b) => (a && b ? +(1 - (b.idle - a.idle) / (b.total - a.total)).toFixed(2) : null);
-
-/** CPU seconds a process has used, from /proc (Linux; null elsewhere). */
-function cpuSeconds(pid) {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return null;
-  }
-}
+const processes = childProcesses({ cwd: ROOT });
+const cleanup = () => processes.cleanup();
+const startServer = (label, entry, env, port, readyPath) =>
+  processes.start({ label, args: [entry], env, log: logFile(label), readyUrl: `http://127.0.0.1:${port}${readyPath}` });
 
 // ---------------------------------------------------------------------------------------------------------
 // load: `concurrency` loops over prepared bodies, keep-alive, latency from request to last byte
@@ -258,7 +213,7 @@ async function main() {
   await dropDatabase(cfg.databaseUrl);
   await migrateDeploy({ databaseUrl: cfg.databaseUrl, quiet: true });
 
-  anvil = await startAnvil({ port: cfg.anvilPort });
+  const anvil = (processes.anvil = await startAnvil({ port: cfg.anvilPort }));
   const manifest = await deployLocalChain({ rpcUrl: anvil.rpcUrl });
   writeManifest(MANIFEST_PATH, manifest);
   const common = { DATABASE_URL: cfg.databaseUrl, LOG_LEVEL: 'warn', QUEUE_PREFIX: `bench-ledger-${process.pid}` };

@@ -19,25 +19,54 @@ export function judgeSettlementReceipt(payment: SettledTransfer, receipt: Transa
   if (receipt.status !== 'success') {
     return { success: false, fault: 'transaction_failed', message: `transaction ${receipt.transactionHash} reverted` };
   }
-  const tokenLogs = receipt.logs.filter((l) => isAddressEqual(l.address, payment.asset.address));
   const { from, to, value, nonce } = payment.authorization;
+  const events = tokenEventsOf(receipt, payment.asset.address);
   // Which authorization was used, not only which amount moved: in a batch, two payments of one payer may be alike.
-  const used = parseEventLogs({ abi: eip3009Abi, eventName: 'AuthorizationUsed', logs: tokenLogs }).some((log) => {
-    const args = log.args as { authorizer: Address; nonce: Hex };
-    return isAddressEqual(args.authorizer, from) && args.nonce.toLowerCase() === nonce.toLowerCase();
-  });
-  if (!used) {
+  if (!events.used.has(usedKey(from, nonce))) {
     return { success: false, fault: 'transfer_mismatch', message: `transaction ${receipt.transactionHash} did not use authorization ${nonce} of ${from}` };
   }
-  const transfers = parseEventLogs({ abi: eip3009Abi, eventName: 'Transfer', logs: tokenLogs });
-  const matched = transfers.some((log) => {
-    const args = log.args as { from: Address; to: Address; value: bigint };
-    return isAddressEqual(args.from, from) && isAddressEqual(args.to, to) && args.value === value;
-  });
-  if (!matched) {
+  if (!events.transfers.has(transferKey(from, to, value))) {
     return { success: false, fault: 'transfer_mismatch', message: `transaction ${receipt.transactionHash} has no Transfer of ${value} from ${from} to ${to}` };
   }
   return { success: true };
+}
+
+interface TokenEvents {
+  used: Set<string>;
+  transfers: Set<string>;
+}
+
+const usedKey = (authorizer: Address, nonce: Hex) => `${authorizer.toLowerCase()}:${nonce.toLowerCase()}`;
+const transferKey = (from: Address, to: Address, value: bigint) => `${from.toLowerCase()}:${to.toLowerCase()}:${value}`;
+
+/**
+ * A receipt's AuthorizationUsed and Transfer events of one token, decoded once per receipt object: every payment of a
+ * batch is judged against the same receipt, and decoding all its logs for each of them made a batch cost n².
+ */
+const decoded = new WeakMap<TransactionReceipt, Map<string, TokenEvents>>();
+
+function tokenEventsOf(receipt: TransactionReceipt, token: Address): TokenEvents {
+  let byToken = decoded.get(receipt);
+  if (!byToken) decoded.set(receipt, (byToken = new Map()));
+  const cached = byToken.get(token.toLowerCase());
+  if (cached) return cached;
+  const tokenLogs = receipt.logs.filter((l) => isAddressEqual(l.address, token));
+  const events: TokenEvents = {
+    used: new Set(
+      parseEventLogs({ abi: eip3009Abi, eventName: 'AuthorizationUsed', logs: tokenLogs }).map((log) => {
+        const args = log.args as { authorizer: Address; nonce: Hex };
+        return usedKey(args.authorizer, args.nonce);
+      }),
+    ),
+    transfers: new Set(
+      parseEventLogs({ abi: eip3009Abi, eventName: 'Transfer', logs: tokenLogs }).map((log) => {
+        const args = log.args as { from: Address; to: Address; value: bigint };
+        return transferKey(args.from, args.to, args.value);
+      }),
+    ),
+  };
+  byToken.set(token.toLowerCase(), events);
+  return events;
 }
 
 /** Maps an error from estimating or sending a settlement to the fault it shows, as the reference reads them. */

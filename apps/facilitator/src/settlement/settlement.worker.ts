@@ -65,6 +65,8 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
   private watchingReorgs = false;
   /** Payments waiting, per network, to share one Multicall3 transaction. */
   private readonly batches = new Map<string, { entries: BatchEntry[]; timer: NodeJS.Timeout }>();
+  /** Receipt reads not answered yet, by network and hash (sharedReceipt). */
+  private readonly receiptsInFlight = new Map<string, Promise<TransactionReceipt | undefined>>();
 
   constructor(
     @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
@@ -446,13 +448,30 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
 
   /** The transaction's receipt once its block has the network's confirmations on top (itself included), else undefined. */
   private async receipt(network: Network, hash: Hex): Promise<TransactionReceipt | undefined> {
-    const receipt = await network.client.getTransactionReceipt({ hash }).catch((error: unknown) => {
-      if (error instanceof Error && error.name === 'TransactionReceiptNotFoundError') return undefined;
-      throw error;
-    });
+    const receipt = await this.sharedReceipt(network, hash);
     if (!receipt || network.config.confirmations <= 1) return receipt;
     const head = await network.client.getBlockNumber({ cacheTime: 0 });
     return head - receipt.blockNumber + 1n >= BigInt(network.config.confirmations) ? receipt : undefined;
+  }
+
+  /**
+   * The transaction's receipt, one read shared by everyone who asks while it is in flight: every payment of a batch
+   * asks for the same receipt at once, and reading (and decoding) all its logs once per payment made a batch cost n².
+   * Nothing is kept once the read is answered: a later ask (after a reorg, say) reads the chain again.
+   */
+  private sharedReceipt(network: Network, hash: Hex): Promise<TransactionReceipt | undefined> {
+    const key = `${network.config.network}:${hash}`;
+    const inFlight = this.receiptsInFlight.get(key);
+    if (inFlight) return inFlight;
+    const receipt = network.client
+      .getTransactionReceipt({ hash })
+      .catch((error: unknown) => {
+        if (error instanceof Error && error.name === 'TransactionReceiptNotFoundError') return undefined;
+        throw error;
+      })
+      .finally(() => this.receiptsInFlight.delete(key));
+    this.receiptsInFlight.set(key, receipt);
+    return receipt;
   }
 
   /**

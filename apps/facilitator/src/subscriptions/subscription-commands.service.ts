@@ -151,7 +151,9 @@ export class SubscriptionCommandsService {
     const endSeconds = BigInt(end.getTime() / 1000);
     if (now < startSeconds) return { reason: 'window_not_open', message: `period ${periodIndex} opens at ${start.toISOString()}` };
     if (now + WINDOW_CLOSING_SECONDS >= endSeconds) return { reason: 'window_closed', message: `period ${periodIndex} closed at ${end.toISOString()}` };
-    const stored = await this.subscriptions.authorization(subscription.id, periodIndex);
+    // inside the charge's transaction, on its connection: another one from the pool while holding this one starves the
+    // pool when every connection is a charge waiting for a second
+    const stored = await this.subscriptions.authorization(subscription.id, periodIndex, tx);
     if (!stored?.sealed) return { reason: 'no_authorization', message: `no authorization is stored for period ${periodIndex}` };
     if (await this.subscriptions.periodPaidOrInFlight(subscription.id, periodIndex, tx))
       return { reason: 'already_paid', message: `period ${periodIndex} is paid or being paid` };

@@ -102,8 +102,12 @@ export class Subscriptions {
     return row ? toRecord(row) : undefined;
   }
 
-  async authorization(subscriptionId: string, periodIndex: number): Promise<StoredAuthorization | undefined> {
-    const row = await this.db.subscriptionAuthorization.findUnique({ where: { subscriptionId_periodIndex: { subscriptionId, periodIndex } } });
+  async authorization(
+    subscriptionId: string,
+    periodIndex: number,
+    db: Pick<PrismaService, 'subscriptionAuthorization'> = this.db,
+  ): Promise<StoredAuthorization | undefined> {
+    const row = await db.subscriptionAuthorization.findUnique({ where: { subscriptionId_periodIndex: { subscriptionId, periodIndex } } });
     return row
       ? {
           periodIndex: row.periodIndex,

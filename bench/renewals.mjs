@@ -1,0 +1,529 @@
+#!/usr/bin/env node
+// Renewals due at once (issue 13, "Speed"): N EVM subscriptions whose period 1 opens in the same minute are each
+// charged exactly once, through the ledger's renewal scan, the facilitator's subscription commands and its batch
+// settlement. Measured: from the moment the chain (and, through CLOCK_RPC_URL, both services) steps past every
+// period 1 start until the ledger records all N period-1 charges paid. Then the books' invariants, from PostgreSQL
+// and the chain.
+//
+//   node bench/renewals.mjs [--subscriptions 10000] [--amount 10000] [--batch 100] [--scan-batch 1000]
+//                           [--scan-every-ms 500] [--worker-concurrency 32] [--ingest-concurrency 8]
+//                           [--setup-concurrency 24] [--timeout-s 3000]
+//                           [--anvil-port 8614] [--facilitator-port 4614] [--ledger-port 4615] [--database-url …]
+//                           [--queue-prefix …] [--cpu-prof] [--no-build]
+//
+// It runs its own anvil, fresh database, facilitator and ledger (built apps, as processes); all are stopped on exit,
+// Ctrl-C or error. Exit code 0 whether or not the 60 s goal is met (printed as PASS/FAIL); non-zero when the harness
+// fails or an invariant does not hold. --cpu-prof writes both services' CPU profiles to bench/results/.
+import { spawnSync } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+import { Challenge, Credential } from 'mppx';
+import pg from 'pg';
+import { createPublicClient, getAddress, http, parseAbiItem } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+
+import { startAnvil } from '../scripts/lib/anvil.mjs';
+import { appEntry, buildIfStale } from '../scripts/lib/build.mjs';
+import { dropDatabase, migrateDeploy } from '../scripts/lib/database.mjs';
+import { deployLocalChain, writeManifest } from '../scripts/lib/deploy.mjs';
+
+import { busyFraction, childProcesses, cpuSeconds, machineCpu } from './lib/processes.mjs';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
+const MANIFEST_PATH = path.join(ROOT, '.local', 'chain-bench-renewals.json');
+const DAY = 86_400;
+const GOAL_SECONDS = 60;
+
+const { values: opt } = parseArgs({
+  options: {
+    subscriptions: { type: 'string', default: '10000' },
+    amount: { type: 'string', default: '10000' },
+    batch: { type: 'string', default: '100' },
+    'batch-window-ms': { type: 'string', default: '20' },
+    'scan-batch': { type: 'string', default: '1000' },
+    'scan-every-ms': { type: 'string', default: '500' },
+    'worker-concurrency': { type: 'string', default: '32' },
+    'ingest-concurrency': { type: 'string', default: '8' },
+    'setup-concurrency': { type: 'string', default: '24' },
+    'timeout-s': { type: 'string', default: '3000' },
+    'anvil-port': { type: 'string', default: '8614' },
+    'facilitator-port': { type: 'string', default: '4614' },
+    'ledger-port': { type: 'string', default: '4615' },
+    'database-url': { type: 'string', default: 'postgresql://postgres@127.0.0.1:5432/machine_payments_bench_renewals' },
+    'queue-prefix': { type: 'string', default: `bench-renewals-${process.pid}` },
+    'cpu-prof': { type: 'boolean', default: false },
+    'no-build': { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+if (opt.help) {
+  console.log(
+    fs
+      .readFileSync(fileURLToPath(import.meta.url), 'utf8')
+      .split('\n')
+      .slice(1, 16)
+      .map((l) => l.replace(/^\/\/ ?/, ''))
+      .join('\n'),
+  );
+  process.exit(0);
+}
+const int = (name, min = 1) => {
+  const v = Number(opt[name]);
+  if (!Number.isInteger(v) || v < min) {
+    console.error(`--${name} must be an integer ≥ ${min} (got ${opt[name]})`);
+    process.exit(2);
+  }
+  return v;
+};
+const cfg = {
+  subscriptions: int('subscriptions'),
+  amount: BigInt(int('amount')),
+  batch: int('batch'),
+  batchWindowMs: int('batch-window-ms'),
+  scanBatch: int('scan-batch'),
+  scanEveryMs: int('scan-every-ms'),
+  workerConcurrency: int('worker-concurrency'),
+  ingestConcurrency: int('ingest-concurrency'),
+  setupConcurrency: int('setup-concurrency'),
+  timeoutSeconds: int('timeout-s'),
+  anvilPort: int('anvil-port'),
+  facilitatorPort: int('facilitator-port'),
+  ledgerPort: int('ledger-port'),
+  databaseUrl: opt['database-url'],
+  queuePrefix: opt['queue-prefix'],
+  cpuProf: opt['cpu-prof'],
+  build: !opt['no-build'],
+};
+if (cfg.batch > 100 || cfg.scanBatch > 5000) {
+  console.error('--batch is at most 100 (SETTLE_BATCH_MAX) and --scan-batch at most 5000 (RENEWAL_SCAN_BATCH)');
+  process.exit(2);
+}
+if (!['127.0.0.1', 'localhost'].includes(new URL(cfg.databaseUrl).hostname) || !/bench/.test(new URL(cfg.databaseUrl).pathname)) {
+  console.error('--database-url must be a database on 127.0.0.1 whose name contains "bench" (it is dropped and made again)');
+  process.exit(2);
+}
+
+const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+fs.mkdirSync(RESULTS_DIR, { recursive: true });
+const logFile = (name) => path.join(RESULTS_DIR, `renewals-${stamp}.${name}.log`);
+const say = (msg) => console.log(`[bench] ${msg}`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------------------------------------------------
+// processes: everything started here is stopped on exit, Ctrl-C and errors
+
+const processes = childProcesses({ cwd: ROOT });
+const cleanup = () => processes.cleanup();
+function startServer(label, entry, env, port, readyPath) {
+  const profile = cfg.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', RESULTS_DIR, '--cpu-prof-name', `renewals-${stamp}.${label}.cpuprofile`] : [];
+  return processes.start({ label, args: [...profile, entry], env, log: logFile(label), readyUrl: `http://127.0.0.1:${port}${readyPath}` });
+}
+
+async function call(origin, method, urlPath, apiKey, body) {
+  const response = await fetch(`${origin}${urlPath}`, {
+    method,
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await response.json().catch(() => undefined);
+  if (!response.ok) throw new Error(`${method} ${urlPath}: ${response.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+/** Runs `work(i)` for i in [0, n) with `concurrency` loops; reports progress every 10 %. */
+async function pool(n, concurrency, work, label) {
+  let next = 0;
+  let done = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, n) }, async () => {
+      for (let i = next++; i < n; i = next++) {
+        await work(i);
+        if (++done % Math.max(1, Math.round(n / 10)) === 0) say(`${label}: ${done}/${n}`);
+      }
+    }),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// the run
+
+const report = {
+  config: { ...cfg, amount: String(cfg.amount) },
+  machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadavgBefore: os.loadavg() },
+  setup: {},
+  renewals: {},
+  checks: {},
+};
+
+async function main() {
+  if (cfg.build) buildIfStale({ log: say });
+  for (const app of ['facilitator', 'ledger']) if (!fs.existsSync(appEntry(app))) throw new Error(`${appEntry(app)} is missing: run npm run build`);
+  // the client side of the MPP subscription intent, as the apps compiled it (the bench signs what a buyer would)
+  const { signEvmSubscription } = createRequire(import.meta.url)(appEntry('facilitator', '../../../libs/mpp/src/index.js'));
+
+  say(`fresh database ${new URL(cfg.databaseUrl).pathname.slice(1)}`);
+  await dropDatabase(cfg.databaseUrl);
+  await migrateDeploy({ databaseUrl: cfg.databaseUrl, quiet: true });
+
+  const anvil = (processes.anvil = await startAnvil({ port: cfg.anvilPort }));
+  const manifest = await deployLocalChain({ rpcUrl: anvil.rpcUrl });
+  writeManifest(MANIFEST_PATH, manifest);
+  const chain = createPublicClient({ transport: http(anvil.rpcUrl) });
+  const rpc = (method, params = []) => chain.request({ method, params });
+  const usdc = manifest.tokens.usdc;
+  const recipient = getAddress(manifest.accounts.merchant.address);
+  const asset = `${manifest.network}/${usdc.address.toLowerCase()}`;
+
+  const common = { DATABASE_URL: cfg.databaseUrl, LOG_LEVEL: 'warn', QUEUE_PREFIX: cfg.queuePrefix, CLOCK_RPC_URL: anvil.rpcUrl };
+  const operatorToken = randomBytes(32).toString('hex');
+  const facilitatorOrigin = `http://127.0.0.1:${cfg.facilitatorPort}`;
+  const ledgerOrigin = `http://127.0.0.1:${cfg.ledgerPort}`;
+  const facilitator = await startServer(
+    'facilitator',
+    appEntry('facilitator'),
+    {
+      ...common,
+      FACILITATOR_PORT: String(cfg.facilitatorPort),
+      CHAIN_MANIFEST: MANIFEST_PATH,
+      FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners.map((s) => s.privateKey).join(','),
+      FACILITATOR_OPEN_MODE: 'false',
+      OPERATOR_TOKEN: operatorToken,
+      RATE_LIMIT_PER_MINUTE: '0', // one merchant sets up every subscription: not what is measured
+      SUBSCRIPTION_SEALING_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+      SUBSCRIPTION_WORKER_CONCURRENCY: String(cfg.workerConcurrency),
+      SETTLE_BATCH_MAX: String(cfg.batch),
+      SETTLE_BATCH_WINDOW_MS: String(cfg.batchWindowMs),
+      OUTBOX_POLL_MS: '50',
+    },
+    cfg.facilitatorPort,
+    '/ready',
+  );
+  const created = spawnSync(
+    process.execPath,
+    ['scripts/merchants.mjs', 'create', '--name', 'renewals bench', '--receiving-address', `${manifest.network}:${recipient}`, '--json'],
+    { cwd: ROOT, env: { ...process.env, FACILITATOR_URL: facilitatorOrigin, OPERATOR_TOKEN: operatorToken }, encoding: 'utf8' },
+  );
+  if (created.status !== 0) throw new Error(`merchants.mjs create failed: ${created.stderr}`);
+  const { apiKey, merchantId } = JSON.parse(created.stdout);
+  const ledger = await startServer(
+    'ledger',
+    appEntry('ledger'),
+    {
+      ...common,
+      LEDGER_PORT: String(cfg.ledgerPort),
+      FACILITATOR_URL: facilitatorOrigin,
+      RECON_SCHEDULE: 'off',
+      RENEWAL_SCAN_EVERY_MS: String(cfg.scanEveryMs),
+      RENEWAL_SCAN_BATCH: String(cfg.scanBatch),
+      LEDGER_INGEST_CONCURRENCY: String(cfg.ingestConcurrency),
+    },
+    cfg.ledgerPort,
+    '/ready',
+  );
+  const db = new pg.Client({ connectionString: cfg.databaseUrl });
+  await db.connect();
+  const count = async (sql, ...params) => Number((await db.query(sql, params)).rows[0].n);
+
+  // ---- setup: a plan, and N subscriptions activated over MPP (period 0 settled at activation)
+  const planId = randomUUID();
+  await call(ledgerOrigin, 'POST', '/plans', apiKey, {
+    id: planId,
+    name: 'Daily renewals bench',
+    product: 'bench',
+    amount: String(cfg.amount),
+    asset,
+    periodUnit: 'day',
+    periodCount: 1,
+  });
+  const payers = manifest.accounts.payers.map((p) => privateKeyToAccount(p.privateKey));
+  /** The chain's time as the services see it: the wall clock plus the offset the latest block shows. */
+  const chainNowSeconds = async () => {
+    const block = await chain.getBlock({ blockTag: 'latest' });
+    return Math.floor(Math.max(Date.now(), Number(block.timestamp) * 1000) / 1000);
+  };
+  const activationFailures = [];
+  const subscribe = async (i) => {
+    const payer = payers[i % payers.length];
+    const now = await chainNowSeconds();
+    // two daily periods: 0 (paid at activation) and 1 (the renewal measured here)
+    const expires = new Date((now + 1.5 * DAY) * 1000).toISOString().replace('.000Z', 'Z');
+    const terms = {
+      realm: 'renewals.bench',
+      opaque: { plan: planId },
+      offers: [
+        {
+          method: 'evm',
+          intent: 'subscription',
+          request: {
+            amount: String(cfg.amount),
+            currency: usdc.address,
+            periodUnit: 'day',
+            periodCount: '1',
+            recipient,
+            subscriptionExpires: expires,
+            methodDetails: { chainId: manifest.chainId },
+          },
+        },
+      ],
+    };
+    const issued = await call(facilitatorOrigin, 'POST', '/mpp/challenges', apiKey, terms);
+    const challenge = Challenge.deserialize(issued.wwwAuthenticate[0]);
+    const payload = await signEvmSubscription(challenge, {
+      from: payer.address,
+      signTypedData: (typed) => payer.signTypedData(typed),
+      anchorSeconds: BigInt(now - 2),
+    });
+    if (payload.authorizations.length !== 2) throw new Error(`expected 2 authorized periods, signed ${payload.authorizations.length}`);
+    const credential = Credential.serialize(Credential.from({ challenge, payload, source: `did:pkh:eip155:${manifest.chainId}:${payer.address}` }));
+    // as a buyer does: the same credential again while the outcome is unknown (a 5xx, or a settlement still pending)
+    for (let attempt = 1; ; attempt++) {
+      const response = await fetch(`${facilitatorOrigin}/mpp/settle`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ credential, terms }),
+      });
+      const body = await response.json().catch(() => undefined);
+      if (response.ok && body?.receipt?.subscriptionId) return true;
+      const unknown = response.status >= 500 || String(body?.type).endsWith('/internal-payment-error');
+      if (!unknown || attempt === 30) {
+        activationFailures.push({ status: response.status, type: body?.type, detail: body?.detail, challengeId: challenge.id });
+        return false;
+      }
+      await sleep(1000);
+    }
+  };
+  /** A subscription that could not be activated is replaced by a new one (its failure is reported). */
+  const activate = async (i) => {
+    while (!(await subscribe(i))) if (activationFailures.length > Math.max(10, cfg.subscriptions / 100)) throw new Error('too many activations failed');
+  };
+  say(`activating ${cfg.subscriptions} subscriptions (concurrency ${cfg.setupConcurrency}, ${payers.length} payers)`);
+  const setupStarted = performance.now();
+  await pool(cfg.subscriptions, cfg.setupConcurrency, activate, 'activated');
+  const activatedSeconds = (performance.now() - setupStarted) / 1000;
+  say(`activated in ${activatedSeconds.toFixed(1)} s; waiting for the ledger to record every period 0 paid`);
+  const periodZeroPaid = `SELECT count(*) AS n FROM ledger.subscriptions WHERE merchant_id = $1 AND last_paid_index = 0 AND state = 'active'`;
+  for (const deadline = Date.now() + cfg.timeoutSeconds * 1000; ; await sleep(500)) {
+    if ((await count(periodZeroPaid, merchantId)) === cfg.subscriptions) break;
+    if (Date.now() > deadline) throw new Error('the ledger did not record every period 0 paid in time');
+  }
+  report.setup = {
+    activatedSeconds: +activatedSeconds.toFixed(1),
+    totalSeconds: +((performance.now() - setupStarted) / 1000).toFixed(1),
+    activationFailures,
+  };
+  if (activationFailures.length) say(`${activationFailures.length} activation(s) failed and were replaced: ${JSON.stringify(activationFailures)}`);
+  say(`setup done in ${report.setup.totalSeconds} s`);
+
+  // ---- the measured part: one step of the chain past every period 1 start
+  const anchors = (await db.query(`SELECT min(anchor) AS first, max(anchor) AS last FROM ledger.subscriptions WHERE merchant_id = $1`, [merchantId])).rows[0];
+  const spreadSeconds = (anchors.last.getTime() - anchors.first.getTime()) / 1000;
+  const recipientBefore = await chain.readContract({
+    address: usdc.address,
+    abi: [parseAbiItem('function balanceOf(address) view returns (uint256)')],
+    functionName: 'balanceOf',
+    args: [recipient],
+  });
+  const fromBlock = (await chain.getBlockNumber()) + 1n;
+  const step = Math.ceil((anchors.last.getTime() + DAY * 1000 - (await chainNowSeconds()) * 1000) / 1000) + 2;
+  const periodOnePaid = `SELECT count(*) AS n FROM ledger.subscription_charges WHERE merchant_id = $1 AND period_index = 1 AND state = 'paid'`;
+  const cpuBefore = { facilitator: cpuSeconds(facilitator.pid), ledger: cpuSeconds(ledger.pid) };
+  const machineBefore = machineCpu();
+  const loadBefore = os.loadavg();
+  await rpc('evm_increaseTime', [step]);
+  await rpc('evm_mine');
+  const t0 = performance.now();
+  say(`chain stepped ${step} s (anchors spread over ${spreadSeconds.toFixed(0)} s): every period 1 is open; measuring`);
+  const progress = [];
+  let paid;
+  for (const deadline = t0 + cfg.timeoutSeconds * 1000; ; await sleep(100)) {
+    paid = await count(periodOnePaid, merchantId);
+    const at = (performance.now() - t0) / 1000;
+    if (progress.length === 0 || at - progress.at(-1).seconds >= 5 || paid === cfg.subscriptions) {
+      progress.push({ seconds: +at.toFixed(1), paid });
+      if (paid !== cfg.subscriptions) say(`  ${at.toFixed(1)} s: ${paid} paid`);
+    }
+    if (paid >= cfg.subscriptions) break;
+    if (performance.now() > deadline) break;
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const machineAfter = machineCpu();
+  report.renewals = {
+    paid,
+    seconds: +seconds.toFixed(2),
+    renewalsPerSecond: +(paid / seconds).toFixed(1),
+    goalSeconds: GOAL_SECONDS,
+    ratioToGoal: +(seconds / GOAL_SECONDS).toFixed(2),
+    cpuSeconds: {
+      facilitator: +(cpuSeconds(facilitator.pid) - cpuBefore.facilitator).toFixed(1),
+      ledger: +(cpuSeconds(ledger.pid) - cpuBefore.ledger).toFixed(1),
+    },
+    machineBusy: busyFraction(machineBefore, machineAfter),
+    loadavgBefore: loadBefore,
+    loadavgAfter: os.loadavg(),
+    progress,
+  };
+  say(`${paid} period-1 charges paid in ${seconds.toFixed(1)} s`);
+
+  // ---- the books, after the run: let in-flight work settle, then read the ledger, the facilitator and the chain
+  await sleep(2000);
+  const c = report.checks;
+  const n = cfg.subscriptions;
+  const ledgerCharges = (
+    await db.query(
+      `SELECT state, count(*)::int AS n, count(DISTINCT subscription_id)::int AS subscriptions FROM ledger.subscription_charges
+        WHERE merchant_id = $1 AND period_index = 1 GROUP BY state`,
+      [merchantId],
+    )
+  ).rows;
+  report.ledgerPeriodOneCharges = ledgerCharges;
+  const paidRow = ledgerCharges.find((r) => r.state === 'paid');
+  c.everyPeriodOnePaidOnce = paidRow?.n === n && paidRow.subscriptions === n;
+  c.noOtherPeriodOneCharge = ledgerCharges.every((r) => r.state === 'paid');
+  c.noPeriodPaidTwice =
+    (await count(
+      `SELECT count(*) AS n FROM (SELECT 1 FROM ledger.subscription_charges WHERE merchant_id = $1 AND state = 'paid'
+        GROUP BY subscription_id, period_index HAVING count(*) > 1) d`,
+      merchantId,
+    )) === 0;
+  c.everySubscriptionAtPeriodOne =
+    (await count(`SELECT count(*) AS n FROM ledger.subscriptions WHERE merchant_id = $1 AND last_paid_index = 1 AND in_flight_index IS NULL`, merchantId)) ===
+    n;
+  const republished = await count(
+    `SELECT count(*) AS n FROM ledger.subscription_charges WHERE merchant_id = $1 AND period_index = 1 AND publish_count > 1`,
+    merchantId,
+  );
+  report.republishedCommands = republished;
+
+  // the facilitator: one command, one payment, confirmed, per subscription
+  const commands = (await db.query(`SELECT outcome, count(*)::int AS n FROM facilitator.subscription_charges WHERE period_index = 1 GROUP BY outcome`)).rows;
+  report.facilitatorCommands = commands;
+  c.everyCommandCharged = commands.length === 1 && commands[0].outcome === 'charged' && commands[0].n === n;
+  const payments = (
+    await db.query(
+      `SELECT state::text, count(*)::int AS n, count(DISTINCT subscription_id)::int AS subscriptions, count(DISTINCT tx_hash)::int AS txs
+         FROM facilitator.payments WHERE subscription_period = 1 GROUP BY state`,
+    )
+  ).rows;
+  report.facilitatorPayments = payments;
+  c.everyPaymentConfirmedOnce = payments.length === 1 && payments[0].state === 'confirmed' && payments[0].n === n && payments[0].subscriptions === n;
+
+  // the chain: N distinct authorizations used and N transfers to the merchant since the step, in how many transactions
+  const toBlock = await chain.getBlockNumber();
+  const logsOf = async (event, args) => {
+    const logs = [];
+    for (let from = fromBlock; from <= toBlock; from += 500n) {
+      const to = from + 499n < toBlock ? from + 499n : toBlock;
+      logs.push(...(await chain.getLogs({ address: usdc.address, event: parseAbiItem(event), args, fromBlock: from, toBlock: to })));
+    }
+    return logs;
+  };
+  const used = await logsOf('event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)');
+  const transfers = await logsOf('event Transfer(address indexed from, address indexed to, uint256 value)', { to: recipient });
+  const distinctAuthorizations = new Set(used.map((l) => `${l.args.authorizer}:${l.args.nonce}`)).size;
+  const transactions = new Set(transfers.map((l) => l.transactionHash)).size;
+  const recipientAfter = await chain.readContract({
+    address: usdc.address,
+    abi: [parseAbiItem('function balanceOf(address) view returns (uint256)')],
+    functionName: 'balanceOf',
+    args: [recipient],
+  });
+  report.chain = {
+    authorizationsUsed: used.length,
+    distinctAuthorizations,
+    transfersToMerchant: transfers.length,
+    transactions,
+    batchingFactor: transactions ? +(transfers.length / transactions).toFixed(1) : null,
+    merchantReceived: String(recipientAfter - recipientBefore),
+  };
+  c.chainDistinctAuthorizations = used.length === n && distinctAuthorizations === n;
+  c.chainTransfers = transfers.length === n && transfers.every((l) => l.args.value === cfg.amount);
+  c.chainMerchantReceivedExactly = recipientAfter - recipientBefore === cfg.amount * BigInt(n);
+
+  // the ledger's books: debits = credits per asset; the merchant's revenue is exactly 2 periods × N × amount
+  const sums = (
+    await db.query(
+      `SELECT asset, sum(debits_posted)::text AS dp, sum(credits_posted)::text AS cp, sum(debits_pending)::text AS dpe, sum(credits_pending)::text AS cpe
+         FROM ledger.accounts WHERE merchant_id = $1 GROUP BY asset`,
+      [merchantId],
+    )
+  ).rows;
+  c.ledgerDebitsEqualCredits = sums.length > 0 && sums.every((s) => s.dp === s.cp && s.dpe === s.cpe);
+  const revenue = (await call(ledgerOrigin, 'GET', `/accounts?asset=${encodeURIComponent(asset)}&code=200`, apiKey)).data.map((a) => a.balances);
+  report.ledgerRevenue = revenue;
+  // `pending` is posted plus what is pending either way: equal to posted when nothing is left pending
+  const expectedRevenue = String(2n * BigInt(n) * cfg.amount);
+  c.ledgerRevenueExact = revenue.length === 1 && revenue[0].posted === expectedRevenue && revenue[0].pending === expectedRevenue;
+  await db.end();
+
+  const failed = await failedJobs();
+  report.failedJobs = failed;
+  c.noFailedJobs = Object.values(failed).every((v) => v === 0);
+
+  print();
+  const file = path.join(RESULTS_DIR, `renewals-${stamp}.json`);
+  fs.writeFileSync(
+    file,
+    JSON.stringify(report, (_k, v) => (typeof v === 'bigint' ? String(v) : v), 2),
+  );
+  say(`results in ${path.relative(process.cwd(), file)}`);
+  return Object.values(c).every(Boolean);
+}
+
+/** Failed jobs of this run's queues, read from Redis (BullMQ keeps them in `<prefix>:<queue>:failed`). */
+async function failedJobs() {
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { lazyConnect: true });
+  await redis.connect();
+  try {
+    const keys = await redis.keys(`${cfg.queuePrefix}:*:failed`);
+    const out = {};
+    for (const key of keys) out[key.slice(cfg.queuePrefix.length + 1, -':failed'.length)] = await redis.zcard(key);
+    return out;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+function print() {
+  const r = report.renewals;
+  const ch = report.chain;
+  const rows = [
+    ['subscriptions renewing at once', cfg.subscriptions],
+    ['period-1 charges paid (ledger)', r.paid],
+    ['seconds from the step to the last one paid', r.seconds],
+    ['renewals/s', r.renewalsPerSecond],
+    [`goal ${GOAL_SECONDS} s: measured / goal`, `${r.ratioToGoal}×`],
+    ['on-chain transactions (period 1)', ch.transactions],
+    ['transfers per transaction (batching factor)', ch.batchingFactor],
+    ['CPU s facilitator / ledger during the run', `${r.cpuSeconds.facilitator} / ${r.cpuSeconds.ledger}`],
+    ['machine busy during the run', r.machineBusy],
+    ['load average before / after', `${r.loadavgBefore.map((l) => l.toFixed(2)).join(' ')} / ${r.loadavgAfter.map((l) => l.toFixed(2)).join(' ')}`],
+    ['setup (activations; until period 0 booked) s', `${report.setup.activatedSeconds}; ${report.setup.totalSeconds}`],
+    ['activations that failed (replaced)', report.setup.activationFailures.length],
+    ['charge commands published again', report.republishedCommands],
+  ];
+  console.log('');
+  for (const [name, value] of rows) console.log(`${name.padEnd(48)} ${value}`);
+  console.log('\nprogress (s: paid): ' + r.progress.map((p) => `${p.seconds}: ${p.paid}`).join(', '));
+  console.log('\nbooks after the run:');
+  for (const [name, ok] of Object.entries(report.checks)) console.log(`  ${ok ? 'ok  ' : 'FAIL'}  ${name}`);
+  console.log('goal:');
+  const pass = r.paid === cfg.subscriptions && r.seconds <= GOAL_SECONDS;
+  console.log(`  ${pass ? 'PASS' : 'FAIL'}  ${cfg.subscriptions} renewals charged once each in ≤ ${GOAL_SECONDS} s: ${r.paid} in ${r.seconds} s`);
+}
+
+let ok = false;
+try {
+  ok = await main();
+} catch (error) {
+  console.error(`[bench] ${error instanceof Error ? error.stack : String(error)}`);
+}
+await cleanup();
+process.exit(ok ? 0 : 1);
