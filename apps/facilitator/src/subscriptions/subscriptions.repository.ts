@@ -6,6 +6,7 @@ import { eventTraceContext } from '../settlement/payment-transitions';
 
 export type SubscriptionState = 'active' | 'canceled' | 'revoked';
 export type ChargeRefusal = PaymentEventData<'subscription.charge_refused'>['reason'];
+export type Revocation = PaymentEventData<'subscription.revoked'>['reason'];
 
 /** What a subscription is from its activation on, and never changes: whose, which grant, what it pays how often. */
 interface SubscriptionTerms {
@@ -283,11 +284,7 @@ export class Subscriptions {
    * The payer withdrew the grant on chain: revoked once (every authorization destroyed, subscription.revoked), later
    * calls change nothing. False when it was revoked already.
    */
-  revoke(
-    subscriptionId: string,
-    revocation: { reason: 'authorization_canceled'; message: string; at: Date; nonce?: string; txHash?: string },
-    now: Date,
-  ): Promise<boolean> {
+  revoke(subscriptionId: string, revocation: { reason: Revocation; message: string; at: Date; nonce?: string; txHash?: string }, now: Date): Promise<boolean> {
     return withTransaction(this.db, (tx) => this.revokeWithin(tx, subscriptionId, revocation, now));
   }
 
@@ -348,7 +345,7 @@ export class Subscriptions {
   async revokeWithin(
     tx: Tx,
     subscriptionId: string,
-    revocation: { reason: 'authorization_canceled'; message: string; at: Date; nonce?: string; txHash?: string },
+    revocation: { reason: Revocation; message: string; at: Date; nonce?: string; txHash?: string },
     now: Date,
   ): Promise<boolean> {
     const locked = await this.lock(tx, subscriptionId);
