@@ -329,7 +329,7 @@ describe('MPP subscriptions on Stripe: facilitator, ledger, queues and Stripe Bi
     expect(await paidPeriods(subscriptionId)).toEqual([0, 1, 3]);
   });
 
-  it('a Stripe subscription deleted outside our cancel command revokes the subscription', async () => {
+  it('a Stripe subscription deleted outside our cancel command revokes the subscription: nothing is charged after its paid period', async () => {
     const buyer = await newBuyer();
     const { subscriptionId } = await subscribe(buyer.customer);
     await until('period 0 at the ledger', async () => ((await subscriptionOf(subscriptionId))?.lastPaidIndex === 0 ? true : undefined));
@@ -338,11 +338,16 @@ describe('MPP subscriptions on Stripe: facilitator, ledger, queues and Stripe Bi
     await until('revoked at the facilitator', async () =>
       (await db.subscription.findUniqueOrThrow({ where: { id: subscriptionId } })).state === 'revoked' ? true : undefined,
     );
-    const revoked = await until('revoked at the ledger', async () => {
+    // The ledger ends it where the paid period ends (its rule for a grant withdrawn on the rail), and charges nothing more.
+    const revoked = await until('the revocation at the ledger', async () => {
       const s = await subscriptionOf(subscriptionId);
-      return s.state === 'revoked' ? s : undefined;
+      return s.cancel ? s : undefined;
     });
-    expect(revoked.state).toBe('revoked');
+    expect(revoked.cancel).toMatchObject({ by: 'rail', reason: 'stripe_subscription_deleted' });
+    await buyer.advanceTo(buyer.start + DAY + HOUR);
+    await runDue();
+    expect(await subscriptionOf(subscriptionId)).toMatchObject({ state: 'canceled', lastPaidIndex: 0 });
+    expect((await paymentsOf(subscriptionId)).map((p) => p.period)).toEqual([0]);
   });
 
   it("an immediate cancel ends the Stripe subscription now and refunds the unused part of the period's invoice", async () => {
