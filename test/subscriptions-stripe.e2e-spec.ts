@@ -329,6 +329,38 @@ describe('MPP subscriptions on Stripe: facilitator, ledger, queues and Stripe Bi
     expect(await paidPeriods(subscriptionId)).toEqual([0, 1, 3]);
   });
 
+  it('a renewal that keeps failing: past_due at Stripe, the ledger’s retries each fail, and when dunning runs out it is canceled and Stripe stops', async () => {
+    const buyer = await newBuyer();
+    const { subscriptionId } = await subscribe(buyer.customer);
+    const stripeSubscription = await stripeIdOf(subscriptionId);
+    await until('period 0 at the ledger', async () => ((await subscriptionOf(subscriptionId))?.lastPaidIndex === 0 ? true : undefined));
+    const settled = () => until('no charge in flight', async () => ((await subscriptionOf(subscriptionId)).inFlight === null ? true : undefined));
+
+    stripe.fake.declineCharges(buyer.customer);
+    await buyer.advanceTo(buyer.start + DAY + HOUR + 60);
+    expect(await api.subscriptions.retrieve(stripeSubscription)).toMatchObject({ status: 'past_due' });
+    // the first attempt, then every retry the ledger's dunning schedules inside the period, each declined by Stripe
+    for (const at of [DAY + HOUR + 120, DAY + 3 * HOUR, DAY + 5 * HOUR, DAY + 8 * HOUR, DAY + 14 * HOUR, 2 * DAY - 1800]) {
+      if (buyer.start + at > buyer.now()) await buyer.advanceTo(buyer.start + at);
+      await runDue();
+      await settled();
+    }
+    const attempts = (await paymentsOf(subscriptionId)).filter((p) => p.period === 1);
+    expect(attempts.length).toBeGreaterThan(1);
+    expect(attempts.every((p) => p.state === 'failed')).toBe(true);
+    expect(await subscriptionOf(subscriptionId)).toMatchObject({ state: 'past_due', lastPaidIndex: 0 });
+
+    // The period ends unpaid: dunning is exhausted, the ledger cancels (the plan's default), and Stripe is told to stop.
+    await buyer.advanceTo(buyer.start + 2 * DAY + 60);
+    await runDue();
+    await until('canceled at the ledger', async () => ((await subscriptionOf(subscriptionId)).state === 'canceled' ? true : undefined));
+    await until('the Stripe subscription ended', async () => ((await api.subscriptions.retrieve(stripeSubscription)).status === 'canceled' ? true : undefined));
+    // its open invoices can no longer be collected
+    const open = await api.invoices.list({ subscription: stripeSubscription, status: 'open' });
+    expect(open.data.filter((i) => i.next_payment_attempt !== null)).toEqual([]);
+    expect(await paidPeriods(subscriptionId)).toEqual([0]);
+  });
+
   it('a Stripe subscription deleted outside our cancel command revokes the subscription: nothing is charged after its paid period', async () => {
     const buyer = await newBuyer();
     const { subscriptionId } = await subscribe(buyer.customer);
