@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { isUniqueViolation, PrismaService, toDbDecimal, withTransaction, type Tx } from '@mp/db';
-import { ChainPayments, type NewPayment } from '../settlement/chain-payments.repository';
+import { fromDbDecimal, isUniqueViolation, PrismaService, toDbDecimal, withTransaction, type Tx } from '@mp/db';
+import type { NewPayment } from '../settlement/chain-payments.repository';
 import { applyTransition } from '../settlement/payment-transitions';
-import type { NewSubscription } from './subscriptions.repository';
+import { Subscriptions, type NewSubscription } from './subscriptions.repository';
 
 /** The Stripe objects a stripe subscription was activated with. */
 export interface StripeSubscriptionLink {
@@ -43,7 +43,7 @@ export type InvoiceRecording =
 export class StripeSubscriptions {
   constructor(
     private readonly db: PrismaService,
-    private readonly payments: ChainPayments,
+    private readonly subscriptions: Subscriptions,
   ) {}
 
   /**
@@ -51,26 +51,17 @@ export class StripeSubscriptions {
    * payment.confirmed by the first invoice), the subscription, its Stripe ids and the period 0 invoice. Undefined when
    * the challenge was activated already (the caller answers with that subscription).
    */
-  async activate(
+  activate(
     subscription: NewSubscription,
     link: Omit<StripeSubscriptionLink, 'subscriptionId' | 'cancelRequestedAt'>,
     invoice: PaidInvoice,
     payment: NewPayment,
   ): Promise<{ paymentId: string } | undefined> {
-    try {
-      return await withTransaction(this.db, async (tx) => {
-        const paymentId = await this.payments.claimWithin(tx, payment);
-        if (!paymentId) return undefined;
-        await tx.subscription.create({ data: { ...subscription, amount: toDbDecimal(subscription.amount), firstPaymentId: paymentId } });
-        await tx.stripeSubscription.create({ data: { subscriptionId: subscription.id, ...link } });
-        await this.insertInvoice(tx, subscription.id, invoice, 'counted');
-        await this.confirm(tx, paymentId, invoice, 'settle');
-        return { paymentId };
-      });
-    } catch (error) {
-      if (isUniqueViolation(error)) return undefined;
-      throw error;
-    }
+    return this.subscriptions.activateWith(subscription, payment, async (tx, paymentId) => {
+      await tx.stripeSubscription.create({ data: { subscriptionId: subscription.id, ...link } });
+      await this.insertInvoice(tx, subscription.id, invoice, 'counted');
+      await this.confirm(tx, paymentId, invoice, 'settle');
+    });
   }
 
   async link(subscriptionId: string): Promise<StripeSubscriptionLink | undefined> {
@@ -94,7 +85,7 @@ export class StripeSubscriptions {
       invoiceId: row.invoiceId,
       periodIndex: row.periodIndex,
       paymentIntentId: row.paymentIntentId,
-      amount: BigInt(row.amount.toFixed()),
+      amount: fromDbDecimal(row.amount),
       currency: row.currency,
       paidAt: row.paidAt,
     };

@@ -122,27 +122,41 @@ export class Subscriptions {
    * the subscription and its sealed authorizations. Undefined when the credential was activated already (its
    * challenge, or its period 0 authorization, is known): the caller follows the existing one.
    */
-  async activate(
+  activate(
     subscription: NewSubscription,
     authorizations: (Omit<StoredAuthorization, 'sealed' | 'keyId'> & { sealed: Buffer; keyId: string })[],
     payment: NewPayment,
+  ): Promise<{ paymentId: string } | undefined> {
+    return this.activateWith(subscription, payment, async (tx) => {
+      await tx.subscriptionAuthorization.createMany({
+        data: authorizations.map((a) => ({
+          subscriptionId: subscription.id,
+          periodIndex: a.periodIndex,
+          nonce: a.nonce,
+          validAfter: toDbDecimal(a.validAfter),
+          validBefore: toDbDecimal(a.validBefore),
+          sealed: new Uint8Array(a.sealed),
+          keyId: a.keyId,
+        })),
+      });
+    });
+  }
+
+  /**
+   * The activation every rail shares, in one transaction: the period 0 payment, the subscription, then the rail's own
+   * rows (`more`). Undefined when the credential was activated already (a unique key of any of them).
+   */
+  async activateWith(
+    subscription: NewSubscription,
+    payment: NewPayment,
+    more: (tx: Tx, paymentId: string) => Promise<void>,
   ): Promise<{ paymentId: string } | undefined> {
     try {
       return await withTransaction(this.db, async (tx) => {
         const paymentId = await this.payments.claimWithin(tx, payment);
         if (!paymentId) return undefined;
         await tx.subscription.create({ data: { ...subscription, amount: toDbDecimal(subscription.amount), firstPaymentId: paymentId } });
-        await tx.subscriptionAuthorization.createMany({
-          data: authorizations.map((a) => ({
-            subscriptionId: subscription.id,
-            periodIndex: a.periodIndex,
-            nonce: a.nonce,
-            validAfter: toDbDecimal(a.validAfter),
-            validBefore: toDbDecimal(a.validBefore),
-            sealed: new Uint8Array(a.sealed),
-            keyId: a.keyId,
-          })),
-        });
+        await more(tx, paymentId);
         return { paymentId };
       });
     } catch (error) {
