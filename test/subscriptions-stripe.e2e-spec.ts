@@ -330,6 +330,27 @@ describe('MPP subscriptions on Stripe: facilitator, ledger, queues and Stripe Bi
     expect(await paidPeriods(subscriptionId)).toEqual([0, 1, 3]);
   });
 
+  it('once a new period is charged, the open invoice of an earlier period is voided: it can never be collected late', async () => {
+    const buyer = await newBuyer();
+    const { subscriptionId } = await subscribe(buyer.customer);
+    const stripeSubscription = await stripeIdOf(subscriptionId);
+    await until('period 0 at the ledger', async () => ((await subscriptionOf(subscriptionId))?.lastPaidIndex === 0 ? true : undefined));
+
+    // Period 1's collection fails and the ledger is not asked during it; period 2's succeeds.
+    stripe.fake.declineCharges(buyer.customer, { times: 1 });
+    await buyer.advanceTo(buyer.start + DAY + HOUR + 60);
+    const [stale] = (await api.invoices.list({ subscription: stripeSubscription, status: 'open' })).data;
+    expect(stale).toBeDefined();
+    await buyer.advanceTo(buyer.start + 2 * DAY + HOUR + 60);
+
+    // The ledger charges the current period only; the facilitator voids the older open invoice on the way.
+    await runDue();
+    await until('period 2 paid', async () => ((await paidPeriods(subscriptionId)).includes(2) ? true : undefined));
+    expect(await api.invoices.retrieve(stale!.id)).toMatchObject({ status: 'void' });
+    await expect(api.invoices.pay(stale!.id)).rejects.toMatchObject({ code: 'invoice_unexpected_status' });
+    expect(await paidPeriods(subscriptionId)).toEqual([0, 2]);
+  });
+
   it('a renewal that keeps failing: past_due at Stripe, the ledger’s retries each fail, and when dunning runs out it is canceled and Stripe stops', async () => {
     const buyer = await newBuyer();
     const { subscriptionId } = await subscribe(buyer.customer);

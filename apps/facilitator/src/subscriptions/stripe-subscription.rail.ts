@@ -232,13 +232,13 @@ export class StripeSubscriptionRail implements ChargeRail, SubscriptionRail {
     const subscription = await this.subscriptions.find(charge.subscriptionId);
     const link = subscription && (await this.records.link(subscription.id));
     if (!subscription || !link) return;
+    const invoices = await this.invoicesOf(link);
+    await this.voidOlderThan(subscription, invoices, charge.periodIndex);
     const counted = await this.records.countedInvoice(subscription.id, charge.periodIndex);
     if (counted) {
       await this.records.confirmWith(paymentId, counted);
       return;
     }
-    const invoices = await this.invoicesOf(link);
-    await this.voidOlderThan(subscription, invoices, charge.periodIndex);
     const listed = invoices.find((i) => this.periodOf(subscription, i) === charge.periodIndex);
     if (!listed) return;
     let invoice = await this.retrieve(listed.id);
