@@ -428,7 +428,8 @@ export class StripeSubscriptionRail implements ChargeRail, SubscriptionRail {
   > {
     const { request, payload } = credential;
     const stripe = this.client();
-    const metadata = { ...request.methodDetails.metadata, challenge_id: challengeId, ...(merchantId && { merchant_id: merchantId }) };
+    // not `challenge_id`: that key makes a PaymentIntent an MPP charge's to the charge webhook and the Stripe sweep
+    const metadata = { ...request.methodDetails.metadata, mpp_subscription_challenge: challengeId, ...(merchantId && { merchant_id: merchantId }) };
     const customer =
       payload.customer ??
       (await stripe.customers.create({ metadata }, { idempotencyKey: `mpp_sub_customer_${sha256Hex(canonicalJson([challengeId, payload.paymentMethod]))}` }))
