@@ -358,9 +358,17 @@ describe('MPP subscriptions on Stripe: facilitator, ledger, queues and Stripe Bi
     await until('period 0 at the ledger', async () => ((await subscriptionOf(subscriptionId))?.lastPaidIndex === 0 ? true : undefined));
     const settled = () => until('no charge in flight', async () => ((await subscriptionOf(subscriptionId)).inFlight === null ? true : undefined));
 
+    // The ledger asks while period 1's invoice is a draft; Stripe's declined collection (invoice.payment_failed) fails it.
     stripe.fake.declineCharges(buyer.customer);
+    await buyer.advanceTo(buyer.start + DAY + 60);
+    await runDue();
+    await until('attempt 0 in flight', async () =>
+      (await paymentsOf(subscriptionId)).some((p) => p.period === 1 && p.state === 'verified') ? true : undefined,
+    );
     await buyer.advanceTo(buyer.start + DAY + HOUR + 60);
     expect(await api.subscriptions.retrieve(stripeSubscription)).toMatchObject({ status: 'past_due' });
+    await settled();
+    expect((await paymentsOf(subscriptionId)).filter((p) => p.period === 1).map((p) => [p.attempt, p.state])).toEqual([[0, 'failed']]);
     // the first attempt, then every retry the ledger's dunning schedules inside the period, each declined by Stripe
     for (const at of [DAY + HOUR + 120, DAY + 3 * HOUR, DAY + 5 * HOUR, DAY + 8 * HOUR, DAY + 14 * HOUR, 2 * DAY - 1800]) {
       if (buyer.start + at > buyer.now()) await buyer.advanceTo(buyer.start + at);
