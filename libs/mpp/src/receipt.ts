@@ -14,6 +14,8 @@ export const receiptSchema = z.looseObject({
   challengeId: z.string().optional(),
   externalId: z.string().optional(),
   subscriptionId: z.string().optional(),
+  /** method stripe, intent subscription: the Stripe subscription (sub_...) */
+  stripeSubscription: z.string().optional(),
 });
 
 export type Receipt = z.infer<typeof receiptSchema>;

@@ -10,6 +10,7 @@ import { StripeOutcomes } from '../stripe/stripe-outcomes';
 import { StripePayments } from '../stripe/stripe-payments.repository';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { EvmSubscriptionRail } from '../subscriptions/evm-subscription.rail';
+import { StripeSubscriptionRail } from '../subscriptions/stripe-subscription.rail';
 import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { CHARGE_RAILS } from './charges/charge-rail';
 import { EvmChargeRail } from './charges/evm-charge.rail';
@@ -38,13 +39,16 @@ import { MppService } from './mpp.service';
     StripeChargeRail,
     {
       provide: CHARGE_RAILS,
-      inject: [FACILITATOR_CONFIG, EvmChargeRail, StripeChargeRail, EvmSubscriptionRail],
-      // the subscription intent only with SUBSCRIPTION_SEALING_KEYS: its authorizations are never stored unsealed
-      useFactory: (config: FacilitatorConfig, evm: EvmChargeRail, stripe: StripeChargeRail, evmSubscription: EvmSubscriptionRail) => [
-        evm,
-        stripe,
-        ...(config.subscriptions ? [evmSubscription] : []),
-      ],
+      inject: [FACILITATOR_CONFIG, EvmChargeRail, StripeChargeRail, EvmSubscriptionRail, StripeSubscriptionRail],
+      // the subscription intent only with SUBSCRIPTION_SEALING_KEYS (the subscriptions switch: evm authorizations are
+      // never stored unsealed, and the commands worker runs only then); on stripe also only with Stripe configured
+      useFactory: (
+        config: FacilitatorConfig,
+        evm: EvmChargeRail,
+        stripe: StripeChargeRail,
+        evmSubscription: EvmSubscriptionRail,
+        stripeSubscription: StripeSubscriptionRail,
+      ) => [evm, stripe, ...(config.subscriptions ? [evmSubscription, ...(config.stripe ? [stripeSubscription] : [])] : [])],
     },
   ],
   exports: [MppClaims, StripeOutcomes, StripePayments],

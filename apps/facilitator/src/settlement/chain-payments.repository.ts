@@ -44,6 +44,8 @@ export interface NewPayment {
   settleGas: bigint;
   merchantId?: string | null;
   origin: PaymentOrigin;
+  /** evm unless said; a stripe subscription's renewal is recorded here too, with no call to send (settle* stored NULL) */
+  rail?: 'evm' | 'stripe';
   /** a subscription's charge: which subscription, period and try it pays (its events carry `payment.subscription`) */
   subscription?: { id: string; periodIndex: number; attempt: number };
   /** outbox events written on this payment before its payment.verified, in the same statement (subscription.activated) */
@@ -178,17 +180,19 @@ export class ChainPayments {
       amount: p.amount.toString(),
       nonce: p.nonce,
       protocol: p.origin.protocol,
-      rail: 'evm',
+      rail: p.rail ?? 'evm',
       ...(p.origin.protocol === 'mpp' && { method: p.scheme, challengeId: p.origin.challengeId }),
     };
+    const onChain = (p.rail ?? 'evm') === 'evm';
     const inserted = Prisma.sql`
         INSERT INTO facilitator.payments (network, asset, payer, authorization_nonce, pay_to, amount, valid_after, valid_before,
                                           scheme, x402_version, payload_hash, settle_to, settle_data, merchant_id, settle_gas,
-                                          protocol, challenge_id, subscription_id, subscription_period, subscription_attempt, state, updated_at)
+                                          protocol, rail, challenge_id, subscription_id, subscription_period, subscription_attempt, state, updated_at)
         VALUES (${p.network}, ${p.asset}, ${p.payer}, ${p.nonce}, ${p.payTo}, ${p.amount.toString()}::numeric, ${p.validAfter.toString()}::numeric,
                 ${p.validBefore.toString()}::numeric, ${p.scheme}, ${p.origin.protocol === 'x402' ? p.origin.x402Version : null}::int, ${p.payloadHash},
-                ${p.settleTo.toLowerCase()}, ${p.settleData}, ${p.merchantId ?? null}::uuid, ${p.settleGas.toString()}::numeric,
-                ${p.origin.protocol}, ${p.origin.protocol === 'mpp' ? p.origin.challengeId : null}::text,
+                ${onChain ? p.settleTo.toLowerCase() : null}, ${onChain ? p.settleData : null}, ${p.merchantId ?? null}::uuid,
+                ${onChain ? p.settleGas.toString() : null}::numeric, ${p.origin.protocol}, ${p.rail ?? 'evm'},
+                ${p.origin.protocol === 'mpp' ? p.origin.challengeId : null}::text,
                 ${p.subscription?.id ?? null}::text, ${p.subscription?.periodIndex ?? null}::int, ${p.subscription?.attempt ?? null}::int, 'verified', now())
         ON CONFLICT (network, asset, payer, authorization_nonce) DO NOTHING
         RETURNING id`;

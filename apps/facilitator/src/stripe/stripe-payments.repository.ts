@@ -119,7 +119,8 @@ export class StripePayments {
   }
 
   /**
-   * Stripe payments whose outcome is still unknown (`verified` for longer than `idleMs`), then failed ones whose
+   * Stripe payments whose outcome is still unknown (`verified` for longer than `idleMs`; a subscription's renewal is
+   * not one: its invoice decides, through StripeSubscriptionRail), then failed ones whose
    * PaymentIntent may still succeed, each group oldest first, at most `limit` in all. SQL: ages and idleMs are read on
    * the database's clock, which the transitions write updated_at with.
    */
@@ -128,7 +129,7 @@ export class StripePayments {
       `SELECT id, state::text AS state, challenge_id AS "challengeId", reference, created_at AS "createdAt",
               valid_before::text AS "validBefore", (extract(epoch FROM now() - updated_at) * 1000)::float8 AS "idleMs"
          FROM facilitator.payments
-        WHERE rail = 'stripe' AND challenge_id IS NOT NULL
+        WHERE rail = 'stripe' AND challenge_id IS NOT NULL AND subscription_id IS NULL
           AND ((state = 'verified' AND updated_at < now() - ($1::int * interval '1 millisecond'))
             OR (state = 'failed' AND reference IS NOT NULL AND error_reason = ANY($3::text[])
                 AND updated_at > now() - ($4::int * interval '1 hour')))

@@ -4,6 +4,7 @@ import type Stripe from 'stripe';
 import { ApiDoc, ProblemError } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { StripeRefunds } from '../refunds/stripe-refunds';
+import { StripeSubscriptionRail } from '../subscriptions/stripe-subscription.rail';
 import { STRIPE_CLIENT } from './stripe.client';
 import { StripeEvents } from './stripe-events.repository';
 import { StripeOutcomes } from './stripe-outcomes';
@@ -13,7 +14,8 @@ import { STRIPE_WEBHOOKS_DOCS } from './stripe-webhooks.openapi';
 /**
  * Stripe's webhooks: verified on the raw body (Stripe-Signature, STRIPE_WEBHOOK_SECRET), handled once per event id.
  * They settle what a PaymentIntent call could not tell us (Stripe was unreachable, or the customer acted later), and
- * finish refunds Stripe answered `pending` (refund.updated, refund.failed, charge.refunded).
+ * finish refunds Stripe answered `pending` (refund.updated, refund.failed, charge.refunded), and carry a stripe
+ * subscription's renewals (invoice.paid, invoice.payment_failed) and its deletion (customer.subscription.deleted).
  */
 @Controller('stripe')
 export class StripeWebhooksController {
@@ -26,6 +28,7 @@ export class StripeWebhooksController {
     private readonly payments: StripePayments,
     private readonly outcomes: StripeOutcomes,
     private readonly refunds: StripeRefunds,
+    private readonly subscriptions: StripeSubscriptionRail,
   ) {}
 
   @ApiDoc(STRIPE_WEBHOOKS_DOCS.receive)
@@ -55,6 +58,8 @@ export class StripeWebhooksController {
     // A refund's snapshot decides it, as the refund sweep's lookup would (pending → executed or failed, once).
     if (event.type === 'refund.created' || event.type === 'refund.updated' || event.type === 'refund.failed') return this.refunds.applyEvent(event.data.object);
     if (event.type === 'charge.refunded') return this.refunds.applyCharge(event.data.object);
+    // a subscription's invoices and its deletion (MPP subscription intent, Stripe profile); invoice.created is ignored
+    if (await this.subscriptions.applyEvent(event)) return;
     if (event.type !== 'payment_intent.succeeded' && event.type !== 'payment_intent.payment_failed') return;
     const intent = event.data.object;
     const challengeId = intent.metadata?.challenge_id;

@@ -7,7 +7,7 @@ export const STRIPE_WEBHOOKS_DOCS = {
     operationId: 'receiveStripeWebhook',
     summary: "Stripe's webhooks (configure this URL in Stripe)",
     description:
-      'Verified on the raw body with `Stripe-Signature` and STRIPE_WEBHOOK_SECRET (5-minute tolerance), handled once per event id (a redelivery answers `duplicate`). `payment_intent.succeeded` / `payment_intent.payment_failed` with `metadata.challenge_id` settle or fail the MPP payment whose PaymentIntent answer was lost. No API key: the signature authenticates Stripe.',
+      'Verified on the raw body with `Stripe-Signature` and STRIPE_WEBHOOK_SECRET (5-minute tolerance), handled once per event id (a redelivery answers `duplicate`). `payment_intent.succeeded` / `payment_intent.payment_failed` with `metadata.challenge_id` settle or fail the MPP payment whose PaymentIntent answer was lost; `refund.*` and `charge.refunded` finish pending refunds; for MPP subscriptions on Stripe, `invoice.paid` (the invoice re-read and validated, recorded once per invoice and per period) pays a period, `invoice.payment_failed` fails the charge in flight, and `customer.subscription.deleted` not asked for by a cancel revokes the subscription. No API key: the signature authenticates Stripe.',
     requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', description: 'A Stripe Event.' } } } },
     responses: {
       '200': jsonResponse(

@@ -394,7 +394,7 @@ export class EvmSubscriptionRail implements ChargeRail, SubscriptionRail {
 }
 
 /** The ledger plan the merchant bound into the challenge (`opaque.plan`), when it is a UUID. */
-function planOf(opaque: string | undefined): string | null {
+export function planOf(opaque: string | undefined): string | null {
   if (opaque === undefined) return null;
   const decoded = decodeOpaque(opaque);
   const plan = decoded.ok ? decoded.value.plan : undefined;

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { periodAt } from '@mp/billing';
+import { EVM_METHOD } from '@mp/mpp';
 import type { SubscriptionCommand } from '@mp/clients';
 import type { Tx } from '@mp/db';
 import { REFUND_REASONS, type CreateRefundDto, type RefundReason } from '../refunds/refunds.dto';
@@ -86,11 +87,10 @@ export class SubscriptionCommandsService {
   private async cancel(command: CancelCommand): Promise<CommandOutcome> {
     const subscription = await this.owned(command);
     if (!subscription) return 'not_found';
-    const done = await this.subscriptions.cancel(
-      subscription.id,
-      { commandId: command.commandId, at: command.at, effectiveAt: new Date(command.effectiveAt) },
-      new Date(this.clock.nowMs()),
-    );
+    const effectiveAt = new Date(command.effectiveAt);
+    // the rail first (Stripe stops renewing): a failure throws, and the command is tried again
+    await this.rails.get(subscription.method)?.cancel?.(subscription, { commandId: command.commandId, at: command.at, effectiveAt });
+    const done = await this.subscriptions.cancel(subscription.id, { commandId: command.commandId, at: command.at, effectiveAt }, new Date(this.clock.nowMs()));
     return done ? 'canceled' : 'done';
   }
 
@@ -151,10 +151,13 @@ export class SubscriptionCommandsService {
     const endSeconds = BigInt(end.getTime() / 1000);
     if (now < startSeconds) return { reason: 'window_not_open', message: `period ${periodIndex} opens at ${start.toISOString()}` };
     if (now + WINDOW_CLOSING_SECONDS >= endSeconds) return { reason: 'window_closed', message: `period ${periodIndex} closed at ${end.toISOString()}` };
-    // inside the charge's transaction, on its connection: another one from the pool while holding this one starves the
-    // pool when every connection is a charge waiting for a second
-    const stored = await this.subscriptions.authorization(subscription.id, periodIndex, tx);
-    if (!stored?.sealed) return { reason: 'no_authorization', message: `no authorization is stored for period ${periodIndex}` };
+    // evm pays each period with its stored authorization; Stripe Billing needs none of ours. Read inside the charge's
+    // transaction, on its connection: another one from the pool while holding this one starves the pool when every
+    // connection is a charge waiting for a second.
+    if (subscription.method === EVM_METHOD) {
+      const stored = await this.subscriptions.authorization(subscription.id, periodIndex, tx);
+      if (!stored?.sealed) return { reason: 'no_authorization', message: `no authorization is stored for period ${periodIndex}` };
+    }
     if (await this.subscriptions.periodPaidOrInFlight(subscription.id, periodIndex, tx))
       return { reason: 'already_paid', message: `period ${periodIndex} is paid or being paid` };
     return undefined;

@@ -24,6 +24,11 @@ export interface SubscriptionRail {
   prepareCharge(subscription: SubscriptionRecord, periodIndex: number, attempt: number): Promise<ChargePreparation>;
   /** The charge is recorded: start it (evm: the settlement queue), without waiting for its outcome. */
   startCharge(paymentId: string): Promise<void>;
+  /**
+   * A cancel the ledger asked for, told to the rail before it is recorded (stripe: the Stripe subscription ends at
+   * period end, or now). Idempotent; throws when the rail's answer is unknown, so the command is tried again.
+   */
+  cancel?(subscription: SubscriptionRecord, command: { commandId: string; at: 'period_end' | 'immediately'; effectiveAt: Date }): Promise<void>;
 }
 
 export const SUBSCRIPTION_RAILS = Symbol('SUBSCRIPTION_RAILS');

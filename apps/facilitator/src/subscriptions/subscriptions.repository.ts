@@ -6,6 +6,7 @@ import { eventTraceContext } from '../settlement/payment-transitions';
 
 export type SubscriptionState = 'active' | 'canceled' | 'revoked';
 export type ChargeRefusal = PaymentEventData<'subscription.charge_refused'>['reason'];
+export type Revocation = PaymentEventData<'subscription.revoked'>['reason'];
 
 /** What a subscription is from its activation on, and never changes: whose, which grant, what it pays how often. */
 interface SubscriptionTerms {
@@ -125,27 +126,41 @@ export class Subscriptions {
    * the subscription and its sealed authorizations. Undefined when the credential was activated already (its
    * challenge, or its period 0 authorization, is known): the caller follows the existing one.
    */
-  async activate(
+  activate(
     subscription: NewSubscription,
     authorizations: (Omit<StoredAuthorization, 'sealed' | 'keyId'> & { sealed: Buffer; keyId: string })[],
     payment: NewPayment,
+  ): Promise<{ paymentId: string } | undefined> {
+    return this.activateWith(subscription, payment, async (tx) => {
+      await tx.subscriptionAuthorization.createMany({
+        data: authorizations.map((a) => ({
+          subscriptionId: subscription.id,
+          periodIndex: a.periodIndex,
+          nonce: a.nonce,
+          validAfter: toDbDecimal(a.validAfter),
+          validBefore: toDbDecimal(a.validBefore),
+          sealed: new Uint8Array(a.sealed),
+          keyId: a.keyId,
+        })),
+      });
+    });
+  }
+
+  /**
+   * The activation every rail shares, in one transaction: the period 0 payment, the subscription, then the rail's own
+   * rows (`more`). Undefined when the credential was activated already (a unique key of any of them).
+   */
+  async activateWith(
+    subscription: NewSubscription,
+    payment: NewPayment,
+    more: (tx: Tx, paymentId: string) => Promise<void>,
   ): Promise<{ paymentId: string } | undefined> {
     try {
       return await withTransaction(this.db, async (tx) => {
         const paymentId = await this.payments.claimWithin(tx, payment);
         if (!paymentId) return undefined;
         await tx.subscription.create({ data: { ...subscription, amount: toDbDecimal(subscription.amount), firstPaymentId: paymentId } });
-        await tx.subscriptionAuthorization.createMany({
-          data: authorizations.map((a) => ({
-            subscriptionId: subscription.id,
-            periodIndex: a.periodIndex,
-            nonce: a.nonce,
-            validAfter: toDbDecimal(a.validAfter),
-            validBefore: toDbDecimal(a.validBefore),
-            sealed: new Uint8Array(a.sealed),
-            keyId: a.keyId,
-          })),
-        });
+        await more(tx, paymentId);
         return { paymentId };
       });
     } catch (error) {
@@ -287,11 +302,7 @@ export class Subscriptions {
    * The payer withdrew the grant on chain: revoked once (every authorization destroyed, subscription.revoked), later
    * calls change nothing. False when it was revoked already.
    */
-  revoke(
-    subscriptionId: string,
-    revocation: { reason: 'authorization_canceled'; message: string; at: Date; nonce?: string; txHash?: string },
-    now: Date,
-  ): Promise<boolean> {
+  revoke(subscriptionId: string, revocation: { reason: Revocation; message: string; at: Date; nonce?: string; txHash?: string }, now: Date): Promise<boolean> {
     return withTransaction(this.db, (tx) => this.revokeWithin(tx, subscriptionId, revocation, now));
   }
 
@@ -352,7 +363,7 @@ export class Subscriptions {
   async revokeWithin(
     tx: Tx,
     subscriptionId: string,
-    revocation: { reason: 'authorization_canceled'; message: string; at: Date; nonce?: string; txHash?: string },
+    revocation: { reason: Revocation; message: string; at: Date; nonce?: string; txHash?: string },
     now: Date,
   ): Promise<boolean> {
     const locked = await this.lock(tx, subscriptionId);

@@ -117,6 +117,8 @@ describe('subscription engine', () => {
     expect(world.charges.find((c) => c.attempt === 1)?.state).toBe('voided');
     expect(world.s).toMatchObject({ state: 'canceled', inFlightIndex: null, nextActionAt: null });
     expect(change.transitions.map((t) => [t.event, t.noticeType])).toEqual([['dunning_exhausted', 'subscription.canceled']]);
+    // the rail is told to stop, so nothing (Stripe Billing's own invoicing) collects a later period
+    expect(change.commands).toMatchObject([{ type: 'cancel', at: 'immediately', effectiveAt: now.toISOString() }]);
     // a late confirmation of the voided attempt is flagged, not counted
     const late = world.step((c) => expect(recordPaid(c, 1, 1, '00000000-0000-4000-8000-000000000002', now)).toBe('late'));
     expect(late.transitions).toEqual([]);

@@ -151,6 +151,7 @@ export function advance(change: Change, now: Date): void {
     if (event === 'dunning_exhausted') Object.assign(cause, { periodIndex: s.failedIndex, attempts: s.nextAttempt });
     if (event === 'period_ended_after_cancel') Object.assign(cause, { by: s.cancelBy, cancelReason: s.cancelReason });
     if (!applyEvent(change, event, now, cause)) break;
+    if (event === 'dunning_exhausted' && change.record.state === 'canceled') tellRailToStop(change, now);
   }
   let waitUntil: Date | undefined;
   const decision = decideCharge(factsOf(change.record), now);
@@ -424,6 +425,23 @@ export function requestCancel(change: Change, request: CancelRequest): CancelOut
     });
   }
   return { kind: 'recorded' };
+}
+
+/**
+ * Dunning ran out and the plan cancels: the rail is told to stop (`cancel` immediately), so nothing can collect a later
+ * period by itself (Stripe Billing would go on invoicing) and no stored authorization outlives the subscription.
+ */
+function tellRailToStop(change: Change, now: Date): void {
+  const s = change.record;
+  change.commands.push({
+    type: 'cancel',
+    commandId: cancelCommandId(s.id, 'immediately'),
+    subscriptionId: s.id,
+    merchantId: s.merchantId,
+    requestedAt: now.toISOString(),
+    at: 'immediately',
+    effectiveAt: now.toISOString(),
+  });
 }
 
 export function cancelCommandId(subscriptionId: string, at: CancelAt): string {

@@ -13,9 +13,16 @@ export type RequestCheck = { ok: true; request: Record<string, unknown> } | { ok
 
 export type RailVerdict = { ok: true; payer?: string } | { ok: false; error: MppError };
 
+/** Members a method adds to its receipt: a subscription's `subscriptionId` (and on Stripe its `stripeSubscription`), `externalId`. */
+export interface ReceiptFields {
+  subscriptionId?: string;
+  stripeSubscription?: string;
+  externalId?: string;
+}
+
 export type RailSettlement =
   /** `receipt`: members the method adds to the receipt (a subscription's `subscriptionId`, `externalId`) */
-  | { ok: true; reference: string; payer?: string; receipt?: { subscriptionId?: string; externalId?: string } }
+  | { ok: true; reference: string; payer?: string; receipt?: ReceiptFields }
   /** `final: false`: the outcome is not known yet (pending on chain, or the processor unreachable): the claim stays. */
   | { ok: false; error: MppError; final: boolean };
 
@@ -40,7 +47,7 @@ export interface ChargeRail {
    * The members the method adds to a receipt rebuilt from the payment's record (a subscription's `subscriptionId`),
    * when the claim lost the receipt its settlement answered with.
    */
-  receiptFields?(attempt: ChargeAttempt): Promise<{ subscriptionId?: string; externalId?: string } | undefined>;
+  receiptFields?(attempt: ChargeAttempt): Promise<ReceiptFields | undefined>;
 }
 
 export const CHARGE_RAILS = Symbol('CHARGE_RAILS');

@@ -209,7 +209,8 @@ function fail(detail: string): RailVerdict {
   return { ok: false, error: { code: 'verification-failed', detail } };
 }
 
-function withDefaultNetworkId(request: unknown, networkId: string | undefined): unknown {
+/** The facilitator's STRIPE_NETWORK_ID stands in for a request's missing methodDetails.networkId. */
+export function withDefaultNetworkId(request: unknown, networkId: string | undefined): unknown {
   if (!networkId || typeof request !== 'object' || request === null) return request;
   const r = request as { methodDetails?: unknown };
   if (typeof r.methodDetails !== 'object' || r.methodDetails === null || 'networkId' in r.methodDetails) return request;
