@@ -14,12 +14,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { createRequire } from 'node:module';
+import { Challenge as MppChallenge, Credential as MppCredential } from 'mppx';
+import Stripe from 'stripe';
 import { createPublicClient, erc20Abi, http } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import { startAnvil } from './lib/anvil.mjs';
 import { appEntry, buildIfStale } from './lib/build.mjs';
 import { REPO_ROOT } from './lib/contracts.mjs';
 import { deployLocalChain, writeManifest } from './lib/deploy.mjs';
 import { resetLocalState } from './lib/local-state.mjs';
+import { advanceChain, DAY, demoPlans, describeSubscription, merchantApi, until } from './lib/demo-subscriptions.mjs';
 
 const { values } = parseArgs({ options: { exit: { type: 'boolean', default: false } } });
 const env = {
@@ -73,11 +78,22 @@ async function main() {
   // the books and the chain are compared from here on
   const periodFrom = new Date();
 
-  const common = { ...env, CHAIN_MANIFEST: manifestPath };
+  // CLOCK_RPC_URL: the facilitator and the ledger keep the chain's time, so the subscriptions below renew when the demo
+  // moves the chain a day on
+  const common = { ...env, CHAIN_MANIFEST: manifestPath, CLOCK_RPC_URL: anvil.rpcUrl };
   const facilitatorUrl = `http://127.0.0.1:${ports.facilitator}`;
   const ledgerUrl = `http://127.0.0.1:${ports.ledger}`;
   const merchantUrl = `http://127.0.0.1:${ports.merchant}`;
   const stripeUrl = `http://127.0.0.1:${ports.stripe}`;
+  const facilitatorEnv = {
+    ...common,
+    STRIPE_SECRET_KEY: 'sk_test_demo_facilitator',
+    STRIPE_API_BASE: stripeUrl,
+    STRIPE_WEBHOOK_SECRET,
+    FACILITATOR_PORT: String(ports.facilitator),
+    // subscriptions on: the key that seals the buyers' pre-signed authorizations at rest (fresh on every run)
+    SUBSCRIPTION_SEALING_KEYS: `demo:${randomBytes(32).toString('base64')}`,
+  };
   await step('start the fake Stripe and the facilitator', async () => {
     await startApp(
       'fake-stripe',
@@ -90,8 +106,7 @@ async function main() {
       `${stripeUrl}/v1/events`,
       { authorization: 'Bearer sk_test_demo' },
     );
-    const stripeEnv = { STRIPE_SECRET_KEY: 'sk_test_demo_facilitator', STRIPE_API_BASE: stripeUrl, STRIPE_WEBHOOK_SECRET };
-    await startApp('facilitator', { ...common, ...stripeEnv, FACILITATOR_PORT: String(ports.facilitator) }, `${facilitatorUrl}/ready`);
+    await startApp('facilitator', facilitatorEnv, `${facilitatorUrl}/ready`);
   });
 
   const merchantAccount = await step('create the merchant account', async () => {
@@ -102,8 +117,14 @@ async function main() {
       FACILITATOR_URL: facilitatorUrl,
     });
     say(`merchant ${created.merchantId} with API key ${created.apiKey.slice(0, 12)}…, paid at ${receiving}`);
+    // Refunds on chain are sent from a wallet the merchant configures; the facilitator reads it at boot, so the operator
+    // restarts it. The demo merchant refunds from its receiving account.
+    facilitatorEnv.REFUND_WALLET_KEYS = JSON.stringify({ [created.merchantId]: manifest.accounts.merchant.privateKey });
+    await restartApp('facilitator', facilitatorEnv, `${facilitatorUrl}/ready`);
+    say("facilitator restarted with the merchant's refund wallet (REFUND_WALLET_KEYS)");
     return created;
   });
+  const plans = demoPlans(manifest);
 
   await step('start the ledger and the merchant agent', async () => {
     await startApp(
@@ -115,9 +136,16 @@ async function main() {
         STRIPE_SECRET_KEY: 'sk_test_demo_ledger',
         STRIPE_API_BASE: stripeUrl,
         RECON_SCHEDULE: 'off',
+        // the renewal scan every second, so a renewal follows the demo's move of the clock at once
+        RENEWAL_SCAN_EVERY_MS: '1000',
       },
       `${ledgerUrl}/ready`,
     );
+    const ledgerApi = merchantApi(ledgerUrl, merchantAccount.apiKey);
+    for (const plan of Object.values(plans)) {
+      await ledgerApi('/plans', plan);
+      say(`ledger: plan "${plan.name}" (${plan.product}): ${plan.amount} of ${plan.asset} a day; an immediate cancel refunds the unused part`);
+    }
     await startApp(
       'merchant-agent',
       {
@@ -126,6 +154,13 @@ async function main() {
         FACILITATOR_URL: facilitatorUrl,
         FACILITATOR_API_KEY: merchantAccount.apiKey,
         MERCHANT_STRIPE_NETWORK_ID: 'profile_demo_merchant',
+        LEDGER_URL: ledgerUrl,
+        MERCHANT_SUBSCRIPTION_PLAN_ID: plans.evm.id,
+        MERCHANT_SUBSCRIPTION_PRODUCT: plans.evm.product,
+        MERCHANT_SUBSCRIPTION_AMOUNT: plans.evm.amount,
+        MERCHANT_SUBSCRIPTION_PERIOD_UNIT: 'day',
+        MERCHANT_SUBSCRIPTION_PERIOD_COUNT: '1',
+        MERCHANT_SUBSCRIPTION_TERM_PERIODS: '3',
       },
       `${merchantUrl}/ready`,
     );
@@ -190,33 +225,30 @@ async function main() {
     for (const [asset, amount] of booked) say(`ledger: revenue ${amount} atomic units of ${asset}`);
   });
 
-  await step('reconciliation: the books against the chain and Stripe', async () => {
-    const recon = spawnSync(
-      process.execPath,
-      [
-        'scripts/recon.mjs',
-        '--merchant',
-        merchantAccount.merchantId,
-        '--from',
-        periodFrom.toISOString(),
-        '--to',
-        new Date(Date.now() + 60_000).toISOString(),
-        '--ledger-url',
-        ledgerUrl,
-      ],
-      // the key through the environment, never on a command line
-      { cwd: REPO_ROOT, env: { ...common, LEDGER_API_KEY: merchantAccount.apiKey }, encoding: 'utf8' },
-    );
-    process.stdout.write(
-      recon.stdout
-        .split('\n')
-        .map((l) => (l ? `recon: ${l}` : l))
-        .join('\n'),
-    );
-    if (recon.status === 1) throw new Error('reconciliation found breaks (see the report above)');
-    if (recon.status !== 0) throw new Error(`reconciliation did not run: ${recon.stderr.trim().split('\n').at(-1)}`);
-    const report = /Report\s+(\S+)/.exec(recon.stdout)?.[1];
-    say(`open the HTML report in a browser: ${report}`);
+  await step('reconciliation: the books against the chain and Stripe', () =>
+    reconcile({
+      merchantId: merchantAccount.merchantId,
+      apiKey: merchantAccount.apiKey,
+      ledgerUrl,
+      from: periodFrom,
+      to: new Date(Date.now() + 60_000),
+      env: common,
+    }),
+  );
+
+  await subscriptionsDemo({ manifest, client, usdc, merchantUrl, facilitatorUrl, ledgerUrl, stripeUrl, plans, apiKey: merchantAccount.apiKey });
+
+  await step('reconciliation: everything again, subscription charges and refunds included', async () => {
+    // up to the chain's time, which the subscriptions moved two days on
+    const chainTime = Number((await client.getBlock({ blockTag: 'latest' })).timestamp) * 1000;
+    await reconcile({
+      merchantId: merchantAccount.merchantId,
+      apiKey: merchantAccount.apiKey,
+      ledgerUrl,
+      from: periodFrom,
+      to: new Date(chainTime + 60_000),
+      env: common,
+    });
   });
 
   say('all steps passed');
@@ -225,6 +257,163 @@ async function main() {
     `running: facilitator ${facilitatorUrl}, ledger ${ledgerUrl}, merchant ${merchantUrl}, chain ${anvil.rpcUrl}, fake Stripe ${stripeUrl}; logs in ${path.relative(process.cwd(), logDir)}; Ctrl-C stops`,
   );
   say(`merchant API key (for the ledger and GET /payments): ${merchantAccount.apiKey}`);
+}
+
+/** A reconciliation run (scripts/recon.mjs) over [from, to]: its summary printed, and its HTML report's link. */
+async function reconcile({ merchantId, apiKey, ledgerUrl, from, to, env: reconEnv }) {
+  const recon = spawnSync(
+    process.execPath,
+    ['scripts/recon.mjs', '--merchant', merchantId, '--from', from.toISOString(), '--to', to.toISOString(), '--ledger-url', ledgerUrl],
+    // the key through the environment, never on a command line
+    { cwd: REPO_ROOT, env: { ...reconEnv, LEDGER_API_KEY: apiKey }, encoding: 'utf8' },
+  );
+  process.stdout.write(
+    recon.stdout
+      .split('\n')
+      .map((l) => (l ? `recon: ${l}` : l))
+      .join('\n'),
+  );
+  if (recon.status === 1) throw new Error('reconciliation found breaks (see the report above)');
+  if (recon.status !== 0) throw new Error(`reconciliation did not run: ${recon.stderr.trim().split('\n').at(-1)}`);
+  const report = /Report\s+(\S+)/.exec(recon.stdout)?.[1];
+  say(`open the HTML report in a browser: ${report}`);
+}
+
+/**
+ * Subscriptions (issue 13): two buyers subscribe over MPP with evm at the merchant agent's GET /mpp/briefing, one over
+ * MPP with stripe at the facilitator (Stripe Billing, on a test clock); a day later (the chain and the test clock moved
+ * on) every subscription renews; one is canceled at period end, two immediately with a refund of the unused part (on
+ * chain from the merchant's refund wallet, and through Stripe); another day on, the first has ended uncharged. Then the
+ * books.
+ */
+async function subscriptionsDemo({ manifest, client, usdc, merchantUrl, facilitatorUrl, ledgerUrl, stripeUrl, plans, apiKey }) {
+  const buyerHelpers = createRequire(import.meta.url)(appEntry('merchant-agent', 'buyer/subscription-buyer.js'));
+  const ledgerApi = merchantApi(ledgerUrl, apiKey);
+  const facilitatorApi = merchantApi(facilitatorUrl, apiKey);
+  const subscription = (id) => ledgerApi(`/subscriptions/${id}`);
+  /** The ledger's view once it has the subscription (it learns of it from the facilitator's outbox, a moment later). */
+  const recorded = (id) => subscription(id).catch((error) => (/: 404 /.test(error.message) ? { charges: [] } : Promise.reject(error)));
+  const chainNow = async () => Number((await client.getBlock({ blockTag: 'latest' })).timestamp);
+  const briefing = (headers = {}) => fetch(`${merchantUrl}/mpp/briefing`, { headers });
+  const payers = [3, 4].map((i) => privateKeyToAccount(manifest.accounts.payers[i].privateKey));
+  const subscriptions = {};
+
+  for (const [name, payer] of [
+    ['evm-1', payers[0]],
+    ['evm-2', payers[1]],
+  ]) {
+    await step(`subscription: buyer ${name} subscribes to the daily briefing over MPP (evm)`, async () => {
+      const offered = await briefing();
+      if (offered.status !== 402) throw new Error(`GET /mpp/briefing without a credential answered ${offered.status}, not 402`);
+      const challenge = buyerHelpers.evmSubscriptionChallenge([offered.headers.get('www-authenticate')]);
+      const { amount, periodUnit, subscriptionExpires } = challenge.request;
+      say(`${name}: 402 with a subscription challenge: ${amount} a ${periodUnit} until ${subscriptionExpires}; signing one EIP-3009 authorization per period`);
+      const credential = await buyerHelpers.subscribeCredential(challenge, payer, { anchorSeconds: BigInt((await chainNow()) - 2) });
+      const subscribed = await briefing({ authorization: credential });
+      if (subscribed.status !== 200) throw new Error(`the subscription was refused: ${subscribed.status} ${await subscribed.text()}`);
+      const receipt = MppReceiptOf(subscribed);
+      subscriptions[name] = receipt.subscriptionId;
+      say(`${name}: 200, Payment-Receipt subscriptionId ${receipt.subscriptionId}, period 0 paid in ${receipt.reference}`);
+      await until('the ledger to record period 0 paid', async () => ((await recorded(receipt.subscriptionId)).lastPaidIndex === 0 ? true : undefined));
+      const proof = await buyerHelpers.payerProofHeaderValue(payer, plans.evm.product, 'GET /mpp/briefing');
+      const served = await briefing({ 'payer-proof': proof });
+      if (served.status !== 200) throw new Error(`the subscriber was not served on its proof: ${served.status} ${await served.text()}`);
+      say(`${name}: a later call with only the payer's signed proof: ${served.status}, served without paying (the ledger's entitlement)`);
+    });
+  }
+
+  const stripeApi = new Stripe('sk_test_demo_facilitator', { host: '127.0.0.1', port: new URL(stripeUrl).port, protocol: 'http', maxNetworkRetries: 0 });
+  let testClock;
+  await step('subscription: a buyer subscribes over MPP with stripe (Stripe Billing)', async () => {
+    // the customer lives on a Stripe test clock at the chain's time, so the demo moves both together
+    testClock = await stripeApi.testHelpers.testClocks.create({ frozen_time: await chainNow() });
+    const customer = await stripeApi.customers.create({ test_clock: testClock.id });
+    const terms = {
+      realm: 'demo.merchant',
+      opaque: { plan: plans.stripe.id },
+      offers: [
+        {
+          method: 'stripe',
+          intent: 'subscription',
+          request: {
+            amount: plans.stripe.amount,
+            currency: 'usd',
+            periodUnit: 'day',
+            periodCount: '1',
+            methodDetails: { networkId: 'profile_demo_merchant', paymentMethodTypes: ['card'] },
+          },
+        },
+      ],
+    };
+    const issued = await facilitatorApi('/mpp/challenges', terms);
+    const challenge = MppChallenge.deserialize(issued.wwwAuthenticate[0]);
+    const credential = MppCredential.serialize(MppCredential.from({ challenge, payload: { paymentMethod: 'pm_card_visa', customer: customer.id } }));
+    const settled = await facilitatorApi('/mpp/settle', { credential, terms });
+    subscriptions.stripe = settled.receipt.subscriptionId;
+    say(
+      `stripe: subscriptionId ${settled.receipt.subscriptionId}, Stripe subscription ${settled.receipt.stripeSubscription}, first invoice ${settled.receipt.reference} paid`,
+    );
+    await until('the ledger to record period 0 paid', async () => ((await recorded(subscriptions.stripe)).lastPaidIndex === 0 ? true : undefined));
+  });
+
+  /** The chain, and so the facilitator and the ledger, and Stripe's test clock, `seconds` later. */
+  const later = async (seconds) => {
+    await advanceChain(manifest.rpcUrl, seconds);
+    await stripeApi.testHelpers.testClocks.advance(testClock.id, { frozen_time: await chainNow() });
+  };
+
+  await step('renewal: a day later every subscription is charged once for period 1', async () => {
+    const merchant = manifest.accounts.merchant.address;
+    const before = await client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [merchant] });
+    // past the period boundary, and past the hour Stripe Billing waits before it finalizes and collects a renewal invoice
+    await later(DAY + 3_700);
+    for (const id of Object.values(subscriptions)) {
+      const renewed = await until(`subscription ${id} to renew`, async () => {
+        const s = await subscription(id);
+        return s.lastPaidIndex === 1 ? s : undefined;
+      });
+      say(`renewed: ${describeSubscription(renewed)}`);
+    }
+    const after = await client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [merchant] });
+    say(`merchant USDC ${formatUsdc(before)} → ${formatUsdc(after)} (two renewals on chain)`);
+  });
+
+  await step('cancel: evm-1 at period end, evm-2 and stripe immediately with a refund of the unused part', async () => {
+    const atEnd = await ledgerApi(`/subscriptions/${subscriptions['evm-1']}/cancel`, { at: 'period_end', reason: 'demo: stops at period end' });
+    say(`evm-1: cancel at period end: served until ${atEnd.paidThrough}, charged nothing after`);
+    for (const name of ['evm-2', 'stripe']) {
+      const canceled = await ledgerApi(`/subscriptions/${subscriptions[name]}/cancel`, { at: 'immediately', reason: 'demo: stops now' });
+      say(`${name}: canceled at once; refund of the unused part ${canceled.cancel.refund?.amount} requested`);
+      const refunded = await until(`the refund of ${name}`, async () => {
+        const s = await subscription(subscriptions[name]);
+        return ['refunded', 'refund_failed'].includes(s.cancel?.refund?.state) ? s : undefined;
+      });
+      if (refunded.cancel.refund.state !== 'refunded') throw new Error(`the refund of ${name} failed: ${JSON.stringify(refunded.transitions.at(-1))}`);
+      say(`${name}: ${describeSubscription(refunded)}`);
+    }
+  });
+
+  await step('another day: evm-1 ends at its period end, charged nothing more', async () => {
+    await later(DAY);
+    const ended = await until('evm-1 to end', async () => {
+      const s = await subscription(subscriptions['evm-1']);
+      return s.state === 'canceled' ? s : undefined;
+    });
+    say(`evm-1: ${describeSubscription(ended)}`);
+  });
+
+  await step('the books: subscriptions, revenue and refunds', async () => {
+    for (const id of Object.values(subscriptions)) say(`books: ${describeSubscription(await subscription(id))}`);
+    const accounts = (await ledgerApi('/accounts?limit=1000')).data;
+    for (const a of accounts.filter((x) => x.code === 200))
+      say(`books: revenue ${a.asset}: ${a.balances.posted} (charges in ${a.creditsPosted}, refunds and fees out ${a.debitsPosted})`);
+  });
+}
+
+function MppReceiptOf(response) {
+  const header = response.headers.get('payment-receipt');
+  if (!header) throw new Error('no Payment-Receipt header');
+  return JSON.parse(Buffer.from(header, 'base64url').toString('utf8'));
 }
 
 /**
@@ -267,9 +456,21 @@ function run(title, args) {
   if (result.status !== 0) throw new Error(`${title} failed`);
 }
 
-async function startApp(name, appEnv, readyUrl, headers = {}) {
-  const log = fs.openSync(path.join(logDir, `${name}.log`), 'w');
+/** Stops an app started by startApp (SIGTERM, waiting for its exit) and starts it again with appEnv. */
+async function restartApp(name, appEnv, readyUrl) {
+  const child = children.find((c) => c.appName === name && c.exitCode === null);
+  if (child) {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  }
+  await startApp(name, appEnv, readyUrl, {}, 'a');
+}
+
+async function startApp(name, appEnv, readyUrl, headers = {}, logMode = 'w') {
+  const log = fs.openSync(path.join(logDir, `${name}.log`), logMode);
   const child = spawn(process.execPath, [appEntry(name)], { cwd: REPO_ROOT, env: appEnv, stdio: ['ignore', log, log] });
+  child.appName = name;
   children.push(child);
   let exited;
   child.on('exit', (code) => (exited = code));

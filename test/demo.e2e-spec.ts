@@ -4,9 +4,16 @@ import { freePort } from './support/net';
 
 /**
  * The README's quick start, for real: the whole system comes up, buyers pay the merchant over x402, MPP (evm and
- * stripe) and A2A, the ledger books every payment and a reconciliation run over them is clean.
+ * stripe) and A2A, subscribe over MPP (evm and stripe), renew, cancel and are refunded; the ledger books every payment and
+ * reconciliation runs over them are clean.
  */
 describe('npm start (the demo)', () => {
+  let demo: ReturnType<typeof spawn> | undefined;
+  // a timed-out test leaves the demo running: SIGTERM makes it stop its apps and its chain
+  afterAll(() => {
+    if (demo?.exitCode === null) demo.kill('SIGTERM');
+  });
+
   it('builds, starts everything, buys over x402, MPP and A2A, books it all and reconciles it clean', async () => {
     const root = path.resolve(__dirname, '..');
     const env = {
@@ -19,7 +26,7 @@ describe('npm start (the demo)', () => {
       // Its own database (the demo clears its tables at start), named after the suite's so parallel suites stay apart.
       DATABASE_URL: `${process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/machine_payments_test'}_demo`,
     };
-    const child = spawn(process.execPath, ['scripts/demo.mjs', '--exit'], { cwd: root, env });
+    const child = (demo = spawn(process.execPath, ['scripts/demo.mjs', '--exit'], { cwd: root, env }));
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
@@ -36,7 +43,16 @@ describe('npm start (the demo)', () => {
     expect(output).toMatch(/demo: ledger: revenue 30000 atomic units of eip155:31337\/0x[0-9a-f]{40}/);
     expect(output).toMatch(/recon: Rows\s+5: 5 matched, 0 pending, 0 breaks/);
     expect(output).toMatch(/demo: open the HTML report in a browser: http:\/\/127\.0\.0\.1:\d+\/reconciliations\/[0-9a-f-]{36}\/report\?token=\S+/);
+    // subscriptions: evm at the merchant agent, stripe through Stripe Billing; a renewal; both kinds of cancel; the books
+    expect(output).toMatch(/demo: evm-1: 200, Payment-Receipt subscriptionId \S+, period 0 paid in 0x[0-9a-f]{64}/);
+    expect(output).toContain("demo: evm-1: a later call with only the payer's signed proof: 200, served without paying");
+    expect(output).toMatch(/demo: stripe: subscriptionId \S+, Stripe subscription sub_\w+, first invoice in_\w+ paid/);
+    expect(output.match(/demo: renewed: \S+ \((evm|stripe), [\w-]+\): active, periods paid \[0, 1\]/g)).toHaveLength(3);
+    expect(output).toMatch(/demo: evm-2: \S+ \(evm, briefing\): canceled, periods paid \[0, 1\], cancel immediately confirmed, refund \d+ refunded/);
+    expect(output).toMatch(/demo: stripe: \S+ \(stripe, briefing-card\): canceled, periods paid \[0, 1\], cancel immediately confirmed, refund \d+ refunded/);
+    expect(output).toMatch(/demo: evm-1: \S+ \(evm, briefing\): canceled, periods paid \[0, 1\], cancel period_end confirmed/);
+    expect(output).toMatch(/recon: Rows\s+15: 15 matched, 0 pending, 0 breaks/);
     expect(output).toContain('demo: all steps passed');
     expect(code).toBe(0);
-  }, 240_000);
+  }, 420_000);
 });

@@ -1,6 +1,6 @@
 // A fresh local chain makes every recorded payment meaningless (and dangerous: a worker would rebroadcast old
 // signed transactions on the new chain). The demo and the tests start from empty tables (merchants, payments, the
-// ledger's books, the agent's tasks) and empty queues.
+// ledger's books, plans and subscriptions, the agent's tasks) and empty queues.
 import pg from 'pg';
 import { Redis } from 'ioredis';
 
@@ -17,6 +17,7 @@ export async function resetLocalState({ databaseUrl, redisUrl = process.env.REDI
       `TRUNCATE facilitator.webhook_delivery_attempts, facilitator.webhook_deliveries, facilitator.outbox_cursors, facilitator.mpp_claims, facilitator.stripe_events,
                 facilitator.payment_transactions, facilitator.payment_events, facilitator.payment_idempotency_keys, facilitator.payments,
                 facilitator.mpp_secrets, facilitator.api_keys, facilitator.merchants, facilitator.chain_cursors,
+                ledger.subscription_event_receipts, ledger.subscription_transitions, ledger.subscription_charges, ledger.subscriptions, ledger.plans,
                 ledger.reconciliation_rows, ledger.reconciliation_runs, ledger.receiving_addresses, ledger.pending_timeouts, ledger.failed_transfers, ledger.transfers, ledger.accounts,
                 merchant.a2a_payment_submissions, merchant.a2a_payments, merchant.a2a_tasks
        CASCADE`, // and every table that refers to these (new ones need no edit here)

@@ -23,7 +23,7 @@ import { startOwnChain, type OwnChain } from '../../../test/support/own-chain';
 import { Clock } from '../src/x402/clock';
 import { AuthorizationVault } from '../src/subscriptions/authorization-vault';
 import { RevocationWatcher } from '../src/subscriptions/revocation-watcher';
-import { SubscriptionCommandsService } from '../src/subscriptions/subscription-commands.service';
+import { SubscriptionCommandsService, WindowOpensSoonError } from '../src/subscriptions/subscription-commands.service';
 
 // The official mppx client has no evm subscription (mppx 0.11: charge and session only, and tempo's subscription):
 // here it parses our challenge header and builds the credential envelope around our payload; the payload (one signed
@@ -363,6 +363,26 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
     expect(await service.run(charge(subscriptionId, 1, 0))).toBe('done');
     const refused = await eventsOf(subscriptionId, 'subscription.charge_refused');
     expect(refused[0]!.data).toMatchObject({ subscriptionId, periodIndex: 1, attempt: 0, reason: 'window_not_open' });
+  });
+
+  it("tries again, and neither refuses nor charges, a charge asked moments before its window opens (the ledger's clock a little ahead)", async () => {
+    const service = facilitator.app.get(SubscriptionCommandsService, { strict: false });
+    const [{ anchor }] = await db.$queryRawUnsafe<{ anchor: Date }[]>(`SELECT anchor FROM facilitator.subscriptions WHERE id = $1`, subscriptionId);
+    const clock = facilitator.app.get(Clock, { strict: false });
+    const followsChain = clock.nowMs;
+    clock.nowMs = () => anchor.getTime() + DAY * 1000 - 30_000; // period 1 opens in 30 s here
+    try {
+      await expect(service.run(charge(subscriptionId, 1, 7))).rejects.toThrow(WindowOpensSoonError);
+    } finally {
+      clock.nowMs = followsChain;
+    }
+    const refused = await eventsOf(subscriptionId, 'subscription.charge_refused');
+    expect(refused.filter((e) => (e.data as { attempt: number }).attempt === 7)).toEqual([]);
+    const [{ n }] = await db.$queryRawUnsafe<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM facilitator.payments WHERE subscription_id = $1 AND subscription_period = 1`,
+      subscriptionId,
+    );
+    expect(n).toBe(0);
   });
 
   it('charges period 1 once its window is open, exactly once although the command is published twice and two workers race', async () => {

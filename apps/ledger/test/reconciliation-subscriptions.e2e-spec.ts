@@ -162,6 +162,7 @@ describe('reconciliation of subscription charges and refunds', () => {
     // PaymentIntent carrying the merchant's id, booked too
     const paid = await stripeSubscription('pm_card_visa', 1500);
     refs.invoice = paid.invoice.id!;
+    refs.invoiceIntent = paid.paymentIntent!;
     const stripeTerms: SubscriptionTerms = {
       ...terms,
       subscriptionId: newSubscriptionId(),
@@ -178,7 +179,9 @@ describe('reconciliation of subscription charges and refunds', () => {
     await deliver(
       events.activated(stripeTerms, s0, now()),
       events.verified(s0, now()),
-      event('payment.confirmed', { ...s0, state: 'confirmed', reference: refs.invoice }, { reference: refs.invoice, via: 'settle' }),
+      // booked under the PaymentIntent that paid the invoice, as the facilitator's stripe profile does (the ledger looks
+      // its fee up by it)
+      event('payment.confirmed', { ...s0, state: 'confirmed', reference: paid.paymentIntent! }, { reference: paid.paymentIntent!, via: 'settle' }),
     );
     const invoiceRefund = await world.stripe.buyer.refunds.create({
       payment_intent: paid.paymentIntent!,
@@ -188,7 +191,9 @@ describe('reconciliation of subscription charges and refunds', () => {
     refs.invoiceRefund = invoiceRefund.id;
     await deliver(refunded(s0, 500n, invoiceRefund.id));
     // a paid invoice the ledger never booked
-    refs.unbookedInvoice = (await stripeSubscription('pm_card_visa', 900)).invoice.id!;
+    const unbooked = await stripeSubscription('pm_card_visa', 900);
+    refs.unbookedInvoice = unbooked.invoice.id!;
+    refs.unbookedInvoiceIntent = unbooked.paymentIntent!;
     // a charge booked for an invoice Stripe could not collect (it stays open)
     const unpaid = await stripeSubscription('pm_card_chargeCustomerFail', 700);
     expect(unpaid.invoice.status).toBe('open');
@@ -216,16 +221,17 @@ describe('reconciliation of subscription charges and refunds', () => {
         ['amount_mismatch', 'chain', 'refund', `${refs.misbookedRefund}:0`],
         ['missing_externally', 'chain', 'refund', refs.phantomRefund],
         ['missing_in_ledger', 'chain', 'refund', expect.stringMatching(new RegExp(`^${refs.unbookedRefund}:\\d+$`))],
-        ['missing_in_ledger', 'stripe', 'payment', refs.unbookedInvoice],
+        ['missing_in_ledger', 'stripe', 'payment', refs.unbookedInvoiceIntent],
+        ['missing_in_ledger', 'stripe', 'fee', expect.stringMatching(/^txn_/)],
         ['missing_externally', 'stripe', 'payment', refs.unpaidInvoice],
         ['missing_externally', 'stripe', 'refund', paymentIntent],
         ['over_refund', 'stripe', 'refund', paymentIntent],
       ]),
     );
-    expect(found(rows)).toHaveLength(7);
+    expect(found(rows)).toHaveLength(8);
     expect(run.summary).toMatchObject({
-      breaks: 7,
-      counts: { missing_in_ledger: 2, missing_externally: 3, amount_mismatch: 1, duplicate: 0, over_refund: 1 },
+      breaks: 8,
+      counts: { missing_in_ledger: 3, missing_externally: 3, amount_mismatch: 1, duplicate: 0, over_refund: 1 },
     });
 
     // the charges per period, matched against the chain and the paid invoice, carry their subscription and period
@@ -235,9 +241,9 @@ describe('reconciliation of subscription charges and refunds', () => {
       ledger: { subscription: { id: terms.subscriptionId, periodIndex: 0, attempt: 0 } },
     });
     expect(charge(refs.p1.toLowerCase())).toMatchObject({ ledger: { subscription: { id: terms.subscriptionId, periodIndex: 1, attempt: 1 } } });
-    expect(charge(refs.invoice)).toMatchObject({
+    expect(charge(refs.invoiceIntent)).toMatchObject({
       source: 'stripe',
-      reference: refs.invoice,
+      reference: refs.invoiceIntent,
       ledger: { amount: '1500', subscription: { id: stripeTerms.subscriptionId, periodIndex: 0, attempt: 0 } },
       external: { amount: '1500', details: { invoice: refs.invoice, status: 'paid', subscription: paid.subscription.id } },
     });
@@ -292,7 +298,9 @@ describe('reconciliation of subscription charges and refunds', () => {
     const csv = await merchant.api('GET', `/reconciliations/${run.id}.csv`);
     const lines = String(csv.body).split('\r\n');
     expect(lines[0]).toContain(',subscription_id,subscription_period,subscription_attempt,captured,refunded');
-    expect(lines.find((l) => l.includes(refs.invoice) && l.startsWith('matched'))).toContain(`,${refs.stripeSubscription},0,0,,`);
+    expect(lines.find((l) => l.includes(refs.invoiceIntent) && l.startsWith('matched') && l.includes(',payment,'))).toContain(
+      `,${refs.stripeSubscription},0,0,,`,
+    );
   });
 
   it('is clean once the breaks are resolved by bookings and correcting transfers', async () => {
@@ -304,6 +312,8 @@ describe('reconciliation of subscription charges and refunds', () => {
     const unbooked = rows.find((r) => r.kind === 'missing_in_ledger' && r.source === 'chain')!;
     await merchant.book({ asset: USDC, code: 'refund', reference: unbooked.reference, amount: 3_000n });
     await merchant.book({ asset: USD, code: 'payment', reference: refs.unbookedInvoice, amount: 900n });
+    const unbookedFee = rows.find((r) => r.kind === 'missing_in_ledger' && r.entryKind === 'fee')!;
+    await merchant.book({ asset: USD, code: 'fee', reference: unbookedFee.reference, amount: BigInt(unbookedFee.external!.amount) });
     await merchant.book({ asset: USD, code: 'correction', reference: ledgerId('missing_externally', refs.unpaidInvoice), amount: 700n, direction: 'out' });
     await merchant.book({ asset: USD, code: 'correction', reference: refs.overRefundBooking, amount: 500n, direction: 'in' });
 

@@ -11,6 +11,17 @@ import { Subscriptions, type ChargeCommandKey, type ChargeRefusal, type Subscrip
 
 /** A window closing this soon is closed: the settlement engine wants validBefore at least this far ahead (as /verify). */
 const WINDOW_CLOSING_SECONDS = 6n;
+/**
+ * A charge asked this little before its period opens here is the ledger's clock running ahead of ours (skew between
+ * hosts, or a development clock that follows the chain a moment later): it is retried by the queue, not refused, which
+ * would start dunning for a period nobody has failed to pay.
+ */
+const CLOCK_SKEW_TOLERANCE_MS = 5 * 60_000;
+
+/** Thrown for a charge whose window opens within CLOCK_SKEW_TOLERANCE_MS: BullMQ tries the command again later. */
+export class WindowOpensSoonError extends Error {
+  override readonly name = 'WindowOpensSoonError';
+}
 
 /** What a command came to, for logs and tests. */
 export type CommandOutcome =
@@ -65,6 +76,8 @@ export class SubscriptionCommandsService {
     if (await this.subscriptions.chargeDone(key)) return 'done';
 
     const refusal = await this.refusal(subscription, command.periodIndex);
+    if (refusal?.opensAt && refusal.opensAt.getTime() - this.clock.nowMs() <= CLOCK_SKEW_TOLERANCE_MS)
+      throw new WindowOpensSoonError(`charge ${command.commandId}: ${refusal.message}, within the clock skew tolerated; tried again`);
     if (refusal) return this.refuse(subscription, key, refusal.reason, refusal.message);
     const rail = this.rails.get(subscription.method);
     if (!rail) return this.refuse(subscription, key, 'rail_error', `method ${subscription.method} has no subscription rail here`);
@@ -135,7 +148,11 @@ export class SubscriptionCommandsService {
   }
 
   /** Why period N may not be charged now, checked in the order the reasons outrank each other; undefined: it may. */
-  private async refusal(subscription: SubscriptionRecord, periodIndex: number, tx?: Tx): Promise<{ reason: ChargeRefusal; message: string } | undefined> {
+  private async refusal(
+    subscription: SubscriptionRecord,
+    periodIndex: number,
+    tx?: Tx,
+  ): Promise<{ reason: ChargeRefusal; message: string; opensAt?: Date } | undefined> {
     if (subscription.state === 'revoked') return { reason: 'revoked', message: 'the payer withdrew the grant' };
     if (subscription.state === 'canceled') return { reason: 'canceled', message: 'the subscription is canceled' };
     const { start, end } = periodAt(subscription.anchor, { unit: subscription.periodUnit, count: subscription.periodCount }, periodIndex);
@@ -149,7 +166,7 @@ export class SubscriptionCommandsService {
     const now = this.clock.nowSeconds();
     const startSeconds = BigInt(start.getTime() / 1000);
     const endSeconds = BigInt(end.getTime() / 1000);
-    if (now < startSeconds) return { reason: 'window_not_open', message: `period ${periodIndex} opens at ${start.toISOString()}` };
+    if (now < startSeconds) return { reason: 'window_not_open', message: `period ${periodIndex} opens at ${start.toISOString()}`, opensAt: start };
     if (now + WINDOW_CLOSING_SECONDS >= endSeconds) return { reason: 'window_closed', message: `period ${periodIndex} closed at ${end.toISOString()}` };
     // evm pays each period with its stored authorization; Stripe Billing needs none of ours. Read inside the charge's
     // transaction, on its connection: another one from the pool while holding this one starves the pool when every

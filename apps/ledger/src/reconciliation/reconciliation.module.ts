@@ -7,7 +7,16 @@ import { ChainScanner } from './chain/chain-scanner';
 import { LoggingBreakNotifier } from './logging-break-notifier';
 import { RECON_CONFIG, type ReconciliationConfig } from './reconciliation.config';
 import { ReconciliationController } from './reconciliation.controller';
-import { LEDGER_SOURCE, RECON_BREAK_NOTIFIER, RECON_MERCHANT, type BreakNotifier, type LedgerSource, type MerchantResolver } from './reconciliation.ports';
+import {
+  LEDGER_SOURCE,
+  RECON_BREAK_NOTIFIER,
+  RECON_CLOCK,
+  RECON_MERCHANT,
+  type BreakNotifier,
+  type LedgerSource,
+  type MerchantResolver,
+  type ReconClock,
+} from './reconciliation.ports';
 import { RECONCILIATION_JOB_OPTIONS, RECONCILIATION_QUEUE, ReconciliationQueue } from './reconciliation.queue';
 import { ReconciliationRunner } from './reconciliation.runner';
 import { ReconciliationProcessor, ReconciliationWorker } from './reconciliation.worker';
@@ -28,6 +37,8 @@ export interface ReconciliationModuleOptions {
   merchantResolver: Binding<MerchantResolver>;
   /** default: a warning in the log */
   breakNotifier?: Binding<BreakNotifier>;
+  /** default: the wall clock */
+  clock?: Binding<ReconClock>;
 }
 
 /**
@@ -54,6 +65,7 @@ export class ReconciliationModule {
         bind(LEDGER_SOURCE, options.ledgerSource),
         bind(RECON_MERCHANT, options.merchantResolver),
         bind(RECON_BREAK_NOTIFIER, options.breakNotifier ?? { useClass: LoggingBreakNotifier }),
+        bind(RECON_CLOCK, options.clock ?? { useValue: { now: () => new Date() } }),
         ChainScanner,
         AssetDirectory,
         StripeScanner,

@@ -8,6 +8,12 @@ import type { AssetInfo, LedgerEntry, Period, ReconRowJson, ReconSummaryJson, Su
 export const LEDGER_SOURCE = Symbol('LEDGER_SOURCE');
 export const RECON_MERCHANT = Symbol('RECON_MERCHANT');
 export const RECON_BREAK_NOTIFIER = Symbol('RECON_BREAK_NOTIFIER');
+/** Where a run reads "now" (what is still young, how far the chain is scanned): the ledger's clock. */
+export const RECON_CLOCK = Symbol('RECON_CLOCK');
+
+export interface ReconClock {
+  now(): Date;
+}
 
 /** A merchant's receiving address on one network. */
 export interface MerchantAddress {

@@ -3,7 +3,7 @@ import { reconcile, type LedgerEntry } from '@mp/reconciliation';
 import { LedgerMetrics } from '../ledger.metrics';
 import { ChainScanner } from './chain/chain-scanner';
 import { RECON_CONFIG, type ReconciliationConfig } from './reconciliation.config';
-import { LEDGER_SOURCE, RECON_BREAK_NOTIFIER, type BreakNotifier, type LedgerSource } from './reconciliation.ports';
+import { LEDGER_SOURCE, RECON_BREAK_NOTIFIER, RECON_CLOCK, type BreakNotifier, type LedgerSource, type ReconClock } from './reconciliation.ports';
 import { percentOf, type Phase } from './progress';
 import { ReportLinks } from './report-links';
 import { RunRepository, type RunProgress, type RunRecord, type RunSummary } from './run.repository';
@@ -24,6 +24,7 @@ export class ReconciliationRunner {
     @Inject(RECON_CONFIG) private readonly config: ReconciliationConfig,
     @Inject(LEDGER_SOURCE) private readonly ledger: LedgerSource,
     @Inject(RECON_BREAK_NOTIFIER) private readonly notifier: BreakNotifier,
+    @Inject(RECON_CLOCK) private readonly clock: ReconClock,
     private readonly runs: RunRepository,
     private readonly chain: ChainScanner,
     private readonly stripe: StripeScanner,
@@ -51,7 +52,8 @@ export class ReconciliationRunner {
       this.ledger.addresses(run.merchantId),
       this.ledger.assets(run.merchantId),
     ]);
-    const chainPeriod = { from: wide.from, to: new Date(Math.min(wide.to.getTime(), Date.now())) };
+    const now = this.clock.now();
+    const chainPeriod = { from: wide.from, to: new Date(Math.min(wide.to.getTime(), now.getTime())) };
     const chainEntries = run.sources.includes('chain')
       ? [
           ...(await this.chain.scan({
@@ -83,7 +85,7 @@ export class ReconciliationRunner {
       external: [...chainEntries, ...stripeEntries],
       period: run.period,
       pendingWindowMs: this.config.pendingWindowMs,
-      now: new Date(),
+      now,
     });
     report.subscriptionEvents = await this.ledger.subscriptionEvents(run.merchantId, run.period);
     const leftOut = kindsLeftOut(entries, covered);

@@ -18,8 +18,8 @@ type Expanded<T, K extends keyof T, V> = Omit<T, K> & { [P in K]: V };
  * facilitator sets, and also known by their `metadata.challenge_id`), their refunds (also a refund that carries the
  * merchant's id itself, as a subscription invoice's PaymentIntent does not), Stripe's fee on each charge (from its
  * balance transaction), and the paid invoices of the merchant's Stripe subscriptions (named by the subscription's
- * `metadata.merchant_id`: each is one period's charge, booked with the invoice id as reference), all created in the
- * period. Objects without the merchant's id are not theirs.
+ * `metadata.merchant_id`: each is one period's charge, booked under the PaymentIntent that paid it, and the fee on it),
+ * all created in the period. Objects without the merchant's id are not theirs.
  */
 @Injectable()
 export class StripeScanner {
@@ -51,15 +51,21 @@ export class StripeScanner {
       if (refund.status === 'succeeded' && intent && (ours(intent.metadata) || ours(refund.metadata)))
         entries.push(refundEntry(refund as Expanded<Stripe.Refund, 'payment_intent', Stripe.PaymentIntent>));
     });
-    await this.stripe.invoices.list({ created, limit: 100, status: 'paid' }).autoPagingEach((invoice) => {
+    // Stripe Billing makes a subscription's PaymentIntents without our metadata: they are the merchant's through their invoice
+    const subscriptionIntents = new Set<string>();
+    await this.stripe.invoices.list({ created, limit: 100, status: 'paid', expand: ['data.payments'] }).autoPagingEach((invoice) => {
       progress();
-      if (invoice.parent?.subscription_details && ours(invoice.parent.subscription_details.metadata)) entries.push(invoiceEntry(invoice));
+      if (!invoice.parent?.subscription_details || !ours(invoice.parent.subscription_details.metadata)) return;
+      const intent = paymentIntentOf(invoice);
+      if (intent) subscriptionIntents.add(intent);
+      entries.push(invoiceEntry(invoice, intent));
     });
     if (this.config.stripeFees) {
       await this.stripe.balanceTransactions.list({ created, limit: 100, type: 'charge', expand: ['data.source'] }).autoPagingEach((txn) => {
         progress();
         const charge = txn.source as Stripe.Charge | null;
-        if (txn.fee > 0 && charge && typeof charge === 'object' && ours(charge.metadata)) entries.push(feeEntry(txn, charge));
+        if (txn.fee > 0 && charge && typeof charge === 'object' && (ours(charge.metadata) || subscriptionIntents.has(intentIdOf(charge))))
+          entries.push(feeEntry(txn, charge));
       });
     }
     return entries;
@@ -105,19 +111,35 @@ function refundEntry(refund: Expanded<Stripe.Refund, 'payment_intent', Stripe.Pa
   };
 }
 
-/** A paid subscription invoice: one period's charge, at the time it was paid. */
-function invoiceEntry(invoice: Stripe.Invoice): ExternalEntry {
+/** The PaymentIntent that paid an invoice (read with `expand[]=payments`), if any. */
+function paymentIntentOf(invoice: Stripe.Invoice): string | undefined {
+  const paid = invoice.payments?.data.find((p) => p.status === 'paid' && p.payment.type === 'payment_intent');
+  const intent = paid?.payment.payment_intent;
+  return typeof intent === 'string' ? intent : intent?.id;
+}
+
+function intentIdOf(charge: Stripe.Charge): string {
+  return (typeof charge.payment_intent === 'string' ? charge.payment_intent : charge.payment_intent?.id) ?? '';
+}
+
+/**
+ * A paid subscription invoice: one period's charge, at the time it was paid. The facilitator books the charge under
+ * the PaymentIntent that paid it (what a refund names); the invoice id pairs too.
+ */
+function invoiceEntry(invoice: Stripe.Invoice, intent: string | undefined): ExternalEntry {
   const subscription = invoice.parent!.subscription_details!.subscription;
   const line = invoice.lines.data[0];
   return {
     source: 'stripe',
     asset: stripeAsset(invoice.currency),
-    reference: invoice.id!,
+    reference: intent ?? invoice.id!,
+    ...(intent && { aliases: [invoice.id!] }),
     kind: 'payment',
     amount: BigInt(invoice.amount_paid),
     occurredAt: new Date((invoice.status_transitions.paid_at ?? invoice.created) * 1000),
     details: {
       invoice: invoice.id!,
+      ...(intent && { paymentIntent: intent }),
       status: invoice.status ?? '',
       subscription: typeof subscription === 'string' ? subscription : subscription.id,
       ...(invoice.billing_reason && { billingReason: invoice.billing_reason }),

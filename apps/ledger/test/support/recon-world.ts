@@ -174,13 +174,13 @@ export class ReconMerchant {
    */
   async book(fields: {
     asset: string;
-    code: 'payment' | 'refund' | 'correction';
+    code: 'payment' | 'refund' | 'fee' | 'correction';
     amount: bigint;
     reference: string;
     direction?: 'in' | 'out';
   }): Promise<string> {
     const id = randomUUID();
-    const out = fields.direction === 'out' || (fields.direction === undefined && fields.code === 'refund');
+    const out = fields.direction === 'out' || (fields.direction === undefined && (fields.code === 'refund' || fields.code === 'fee'));
     const [revenue, clearing] = [chartAccountId('revenue', fields.asset), chartAccountId('payerClearing', fields.asset)];
     const booked = await this.api('POST', '/transfers', [
       {
