@@ -3,10 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { encodeFunctionData, parseSignature, type Address, type Hex } from 'viem';
-import { eip3009Abi } from '@mp/chain';
+import { eip3009Abi, TransactionSigner } from '@mp/chain';
 import { ChainPayments } from '../src/settlement/chain-payments.repository';
-import { SettlementQueue } from '../src/settlement/settlement.queue';
-import { balanceOf, mineBlock, payerAccount, signAuthorization, testChain, type ExactPayload } from '../../../test/support/chain';
+import { balanceOf, payerAccount, signAuthorization, testChain, type ExactPayload } from '../../../test/support/chain';
 import { startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from '../../../test/support/facilitator';
 import { startRpcProxy, type RpcProxy } from '../../../test/support/rpc-proxy';
 
@@ -39,7 +38,8 @@ describe('a refusal decided on a stale record', () => {
     await db.end();
   });
 
-  const boot = (name: string, rpcUrl: string, confirmations: number, signerIndex: number) => {
+  /** A facilitator whose one hot wallet is facilitatorSigners[signerIndex]; role api: without workers, to set records up. */
+  const boot = (name: string, rpcUrl: string, confirmations: number, signerIndex: number, role: 'all' | 'api' = 'all') => {
     const file = join(mkdtempSync(join(tmpdir(), 'stale-refusal-')), 'networks.json');
     writeFileSync(
       file,
@@ -59,19 +59,24 @@ describe('a refusal decided on a stale record', () => {
     );
     return startFacilitator({
       FACILITATOR_NETWORKS_FILE: file,
+      FACILITATOR_ROLE: role,
       STALE_REFUSAL_SIGNER: manifest.accounts.facilitatorSigners[signerIndex].privateKey,
       RPC_TIMEOUT_MS: '60000',
-      // no sweep during the test: the two workers run only the jobs it gives them
+      // the recovery sweep runs once, after a worker's take-over at boot, and not again during the test
       RECOVERY_INTERVAL_MS: '600000',
       QUEUE_PREFIX: `mp:test-stale-refusal-${name}`,
     }).then((f) => (running.push(f), f));
   };
 
-  /** The verified payment as /settle claims it, its claim old enough that a send simulates it again. */
-  async function claim(facilitator: RunningFacilitator, payload: ExactPayload): Promise<string> {
+  /**
+   * The verified payment as /settle claims it, its claim old enough that a send simulates it again. Claimed by an api
+   * process: the workers booted next find it in their take-over, and nothing else sends it.
+   */
+  async function claim(payload: ExactPayload): Promise<{ id: string; payments: ChainPayments }> {
+    const payments = (await boot('api', manifest.rpcUrl, 1, 1, 'api')).app.get(ChainPayments);
     const a = payload.authorization;
     const { r, s, v } = parseSignature(payload.signature);
-    const id = await facilitator.app.get(ChainPayments).claim({
+    const id = await payments.claim({
       network: manifest.network,
       asset: usdc.address.toLowerCase(),
       payer: a.from.toLowerCase(),
@@ -93,7 +98,7 @@ describe('a refusal decided on a stale record', () => {
     });
     if (!id) throw new Error('the payment was not claimed');
     await db.query(`UPDATE facilitator.payments SET updated_at = now() - interval '1 minute' WHERE id = $1`, [id]);
-    return id;
+    return { id, payments };
   }
 
   const payment = async (id: string) =>
@@ -111,24 +116,24 @@ describe('a refusal decided on a stale record', () => {
   }
 
   it('ends confirmed by the transaction another worker sent meanwhile, never failed as nonce used', async () => {
-    // The slow worker simulates through the proxy; the other sends straight to the node and waits for 2 confirmations,
-    // so its payment stays submitted (mined, not yet confirmed) while the slow one decides.
-    const slow = await boot('slow', proxy.url, 1, 1);
-    const other = await boot('other', manifest.rpcUrl, 2, 3);
     const payer = payerAccount(manifest, 7);
     const payload = await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount });
     const before = await balanceOf(client, usdc, payer.address);
-    const id = await claim(slow, payload);
+    const { id } = await claim(payload);
 
+    // The slow worker's take-over reads the payment (verified, never sent) and simulates it through the proxy, which
+    // holds the simulation. Nothing else of that worker touches the payment until it decides: its sweep comes after.
     proxy.set({ hold: 'eth_estimateGas' });
-    await slow.app.get(SettlementQueue).submit(id);
+    await boot('slow', proxy.url, 1, 1);
     await until(
       'the slow worker to simulate',
       async () => proxy.stats.held,
       (held) => held === 1,
     );
 
-    await other.app.get(SettlementQueue).submit(id);
+    // The other worker sends straight to the node and waits for 2 confirmations: its payment stays submitted (mined,
+    // not confirmed) while the slow one decides.
+    await boot('other', manifest.rpcUrl, 2, 3);
     const submitted = await until(
       'the other worker to send',
       () => payment(id),
@@ -139,22 +144,44 @@ describe('a refusal decided on a stale record', () => {
 
     // The simulation reaches the node now, and reverts: the authorization is used, by our own transaction.
     proxy.release();
-    const queue = slow.app.get(SettlementQueue).queue;
-    await until(
-      'the slow worker to finish',
-      () => queue.getJob(`submit-${id}`),
-      (job) => job === undefined,
-    );
-    expect(await payment(id)).toEqual({ state: 'submitted', txHash: submitted.txHash });
-
-    await mineBlock(client);
     expect(
       await until(
-        'the confirmation',
+        'an outcome',
         () => payment(id),
         (p) => p.state !== 'submitted',
       ),
     ).toEqual({ state: 'confirmed', txHash: submitted.txHash });
+    expect(await events(id)).toEqual(['payment.verified', 'payment.submitted', 'payment.confirmed']);
+  });
+
+  it('confirms a payment whose authorization a transaction from our wallet used, though that transaction is not on its record', async () => {
+    // The record holds a transaction that never left (its worker died before the broadcast); the same wallet's
+    // transaction with that nonce, whose record was lost, carried the transfer.
+    const payer = payerAccount(manifest, 8);
+    const payload = await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount });
+    const { id, payments } = await claim(payload);
+    const call = (await payments.findForSettlement(id))!;
+    const wallet = new TransactionSigner(manifest.accounts.facilitatorSigners[2].privateKey as Hex, client, manifest.chainId);
+    const dead = new Error('died before the broadcast');
+    await expect(
+      wallet.send({ to: call.settleTo, data: call.settleData, gas: 200_000n }, async (tx) => {
+        expect(await payments.recordSubmitted(id, tx, manifest.network)).toBe(true);
+        throw dead;
+      }),
+    ).rejects.toBe(dead);
+    const unrecorded = await wallet.send({ to: call.settleTo, data: call.settleData, gas: 200_001n }, async () => undefined);
+    expect((await client.waitForTransactionReceipt({ hash: unrecorded.hash })).status).toBe('success');
+
+    // A worker's take-over follows the submitted payment: the node does not know the recorded transaction, and its
+    // rebroadcast is refused, its nonce taken.
+    await boot('wallet', manifest.rpcUrl, 1, 2);
+    expect(
+      await until(
+        'an outcome',
+        () => payment(id),
+        (p) => p.state !== 'submitted',
+      ),
+    ).toEqual({ state: 'confirmed', txHash: unrecorded.hash });
     expect(await events(id)).toEqual(['payment.verified', 'payment.submitted', 'payment.confirmed']);
   });
 });
