@@ -1,7 +1,7 @@
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { DelayedError, type Job } from 'bullmq';
-import { encodeFunctionData, getAddress, isAddressEqual, type Address, type Hex, type TransactionReceipt } from 'viem';
+import { encodeFunctionData, getAddress, isAddressEqual, type Hex, type TransactionReceipt } from 'viem';
 import {
   batchGasLimit,
   FeeCapError,
@@ -308,10 +308,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
       if (await this.payments.releaseUnsent(paymentId, 'submitted without a recorded transaction')) await this.queue.submit(paymentId);
       return;
     }
-    const known = await network.client.getTransaction({ hash: latest.hash }).catch((error: unknown) => {
-      if (error instanceof Error && error.name === 'TransactionNotFoundError') return undefined;
-      throw error;
-    });
+    const known = await this.findTransaction(network, latest.hash);
     if (!known) {
       // The node does not have it: never broadcast (we crashed after recording it) or dropped. Send the same bytes.
       try {
@@ -425,7 +422,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     }
     const use = await this.rail.authorizationUse(network.config.network, transfer);
     if (use.used && !use.canceled && use.transaction && !isOurs(ours, use.transaction)) {
-      const sender = await this.senderOf(network, use.transaction);
+      const sender = (await this.findTransaction(network, use.transaction))?.from;
       if (!sender)
         return { kind: 'unknown', message: `authorization ${transfer.authorization.nonce} was used by ${use.transaction}, which this node does not show yet` };
       // Sent by one of our wallets though not on the payment's record (another worker signed it after the record was
@@ -436,13 +433,12 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     return chainVerdict({ transfer, ours, use, useReceipt: ourUse && (await this.receipt(network, ourUse)) });
   }
 
-  /** Who sent a transaction (undefined: this node does not show it yet). */
-  private async senderOf(network: Network, hash: Hex): Promise<Address | undefined> {
-    const tx = await network.client.getTransaction({ hash }).catch((error: unknown) => {
+  /** The transaction as the node shows it, or undefined when it does not (never sent, dropped, or not seen yet). */
+  private findTransaction(network: Network, hash: Hex) {
+    return network.client.getTransaction({ hash }).catch((error: unknown) => {
       if (error instanceof Error && error.name === 'TransactionNotFoundError') return undefined;
       throw error;
     });
-    return tx?.from;
   }
 
   /**
