@@ -6,13 +6,17 @@ import type { Socket } from 'node:net';
  * - `loseSendAnswers`: an `eth_sendRawTransaction` (alone or inside a batch) reaches the node, but its answer never
  *   comes back (the caller times out, the transaction is in the node's hands);
  * - `receiptLagMs`: a lagging node: a mined transaction's receipt and the transaction itself are reported missing
- *   until this long after the proxy first saw them mined.
+ *   until this long after the proxy first saw them mined;
+ * - `hold`: requests calling this method wait, unsent, until `release()`: the node answers them as the chain is
+ *   then (a slow request, made deterministic).
  * Counts what it did, so a test can prove the fault really happened.
  */
 export interface RpcProxy {
   url: string;
-  set(options: { loseSendAnswers?: boolean; receiptLagMs?: number }): void;
-  stats: { sendsLost: number; receiptsHidden: number };
+  set(options: { loseSendAnswers?: boolean; receiptLagMs?: number; hold?: string | undefined }): void;
+  /** Sends the held requests on, and holds no more. */
+  release(): void;
+  stats: { sendsLost: number; receiptsHidden: number; held: number };
   close(): Promise<void>;
 }
 
@@ -25,7 +29,14 @@ interface RpcCall {
 export async function startRpcProxy(upstreamUrl: string): Promise<RpcProxy> {
   let loseSendAnswers = false;
   let receiptLagMs = 0;
-  const stats = { sendsLost: 0, receiptsHidden: 0 };
+  let hold: string | undefined;
+  const gate = () => {
+    let open = () => {};
+    const promise = new Promise<void>((resolve) => (open = resolve));
+    return { promise, open };
+  };
+  let released = gate();
+  const stats = { sendsLost: 0, receiptsHidden: 0, held: 0 };
   const firstSeenMined = new Map<string, number>();
   const sockets = new Set<Socket>();
 
@@ -52,6 +63,12 @@ export async function startRpcProxy(upstreamUrl: string): Promise<RpcProxy> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
       const body = Buffer.concat(chunks).toString('utf8');
+      const request = JSON.parse(body) as RpcCall | RpcCall[];
+      const calls = Array.isArray(request) ? request : [request];
+      if (hold && calls.some((c) => c.method === hold)) {
+        stats.held += 1;
+        await released.promise;
+      }
       let upstream: Response;
       try {
         upstream = await fetch(upstreamUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
@@ -60,8 +77,6 @@ export async function startRpcProxy(upstreamUrl: string): Promise<RpcProxy> {
         return;
       }
       const text = await upstream.text();
-      const request = JSON.parse(body) as RpcCall | RpcCall[];
-      const calls = Array.isArray(request) ? request : [request];
       if (loseSendAnswers && calls.some((c) => c.method === 'eth_sendRawTransaction')) {
         stats.sendsLost += 1;
         return; // the node acted; the caller never hears (its socket stays open until it gives up)
@@ -87,9 +102,16 @@ export async function startRpcProxy(upstreamUrl: string): Promise<RpcProxy> {
     set(options) {
       if (options.loseSendAnswers !== undefined) loseSendAnswers = options.loseSendAnswers;
       if (options.receiptLagMs !== undefined) receiptLagMs = options.receiptLagMs;
+      if ('hold' in options) hold = options.hold;
+    },
+    release() {
+      hold = undefined;
+      released.open();
+      released = gate();
     },
     close: () =>
       new Promise((resolve) => {
+        released.open();
         for (const socket of sockets) socket.destroy();
         server.close(() => resolve());
       }),

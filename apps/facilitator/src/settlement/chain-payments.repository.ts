@@ -307,9 +307,13 @@ export class ChainPayments {
     return this.transition('failOnChain', id, { hash, reason, message, gasFee });
   }
 
-  /** A failure before anything reached the chain: a later request may retry the payment. */
-  markFailedUnsent(id: string, reason: string, message: string): Promise<boolean> {
-    return this.transition('failUnsent', id, { reason, message });
+  /**
+   * A failure before anything reached the chain: a later request may retry the payment. `decidedOn`: the state and
+   * attempts the failure was decided on; it is recorded only if the payment still has them (no worker signed a
+   * transaction for it meanwhile, which may carry it).
+   */
+  markFailedUnsent(id: string, reason: string, message: string, decidedOn?: Pick<SettlementRecord, 'state' | 'attempts'>): Promise<boolean> {
+    return this.transition('failUnsent', id, { reason, message, attempts: decidedOn?.attempts }, this.db, decidedOn && [decidedOn.state]);
   }
 
   /** The authorization's validBefore passed with nothing mined: it can never settle now. */

@@ -117,6 +117,14 @@ describe('transitionStatement', () => {
     expect(params).toEqual([id, 'payment.failed', JSON.stringify({ reason: 'r', message: 'm', broadcast: false }), 'r', 'm']);
   });
 
+  it('failUnsent decided on a record: only from its state, and only if no transaction was signed since', () => {
+    const { sql, params } = transitionStatement('failUnsent', id, { reason: 'r', message: 'm', attempts: 0 }, ['verified']);
+    expect(sql).toBe(
+      `WITH updated AS (${update(`state = 'failed', updated_at = now(), error_reason = $4, error_message = $5, tx_hash = NULL, signer = NULL, tx_nonce = NULL`, `'verified'`, ' AND attempts = $6')}) ${eventFrom('updated')}`,
+    );
+    expect(params).toEqual([id, 'payment.failed', JSON.stringify({ reason: 'r', message: 'm', broadcast: false }), 'r', 'm', 0]);
+  });
+
   it('retry: only the failed row this request read, and only if nothing was sent', () => {
     const updatedAt = new Date('2026-12-01T00:00:00Z');
     const { sql, params } = transitionStatement('retry', id, { updatedAt, payloadHash: 'ab', call: { to: '0xABCD', data: '0x12' } });

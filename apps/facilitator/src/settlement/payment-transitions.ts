@@ -162,12 +162,16 @@ export const PAYMENT_TRANSITIONS = {
     set: ({ hash, reason, message }) => ({ tx_hash: hash, error_reason: reason, error_message: message }),
     data: ({ hash, reason, message, gasFee }) => ({ txHash: hash, reason, message, gasFee: gasFee.toString() }),
   }),
-  /** Refused before anything reached the chain: a later request may retry it. */
-  failUnsent: transition<{ reason: string; message: string }>({
+  /**
+   * Refused before anything reached the chain: a later request may retry it. `attempts`: only if no transaction was
+   * signed for it since the record the refusal was decided on (another worker's may carry it).
+   */
+  failUnsent: transition<{ reason: string; message: string; attempts?: number }>({
     from: ['verified', 'submitted'],
     to: 'failed',
     event: 'payment.failed',
     set: ({ reason, message }) => ({ error_reason: reason, error_message: message, ...unsent }),
+    where: ({ attempts }) => (attempts === undefined ? {} : { attempts }),
     data: ({ reason, message }) => ({ reason, message, broadcast: false }),
   }),
   /** A failed payment taken over by a new request (nothing reached the chain). */

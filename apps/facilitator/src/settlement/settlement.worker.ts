@@ -137,7 +137,10 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
       const record = await this.payments.findForSettlement(paymentId);
       if (!record || record.state !== 'verified') return;
       const network = this.networkOf(record);
-      if (!network) return this.fail(record, recordedReason('network_not_served'), `network ${record.network} is no longer configured`);
+      if (!network) {
+        if (await this.fail(record, recordedReason('network_not_served'), `network ${record.network} is no longer configured`)) return;
+        continue;
+      }
       if (record.validBefore <= this.clock.nowSeconds() + EXPIRY_MARGIN_SECONDS) {
         // Sent before: an earlier transaction may have carried it before the authorization ran out.
         const outcome = record.attempts > 0 ? await this.settleFromChain(record, network) : 'open';
@@ -169,11 +172,11 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
           if (outcome === 'unknown') return retryLater(network.config.pollingIntervalMs * 4);
           if (outcome === 'recorded') return;
         }
-        return this.fail(
-          record,
-          recordedReason(fault === 'transaction_failed' ? 'simulation_failed' : fault),
-          revertReason(error) ?? 'the transfer would revert',
-        );
+        // The refusal stands only for the record it was decided on: another worker (a redelivered job, a replica's
+        // take-over) may have signed a transaction since, whose use of the authorization is why this simulation reverts.
+        const reason = recordedReason(fault === 'transaction_failed' ? 'simulation_failed' : fault);
+        if (await this.fail(record, reason, revertReason(error) ?? 'the transfer would revert')) return;
+        continue;
       }
 
       if (this.config.batchMax > 1 && !isAddressEqual(record.settleTo, MULTICALL3_ADDRESS)) {
@@ -202,7 +205,8 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
           if (outcome === 'recorded') return;
           if (outcome === 'unknown') return this.queue.confirm(paymentId, network.config.pollingIntervalMs);
           if (NONCE_TAKEN.test(message) && attempt < 3 && (await this.payments.releaseUnsent(paymentId, message))) continue;
-          return this.fail(submitted, recordedReason(this.rail.sendFault(error)), message);
+          if (await this.fail(submitted, recordedReason(this.rail.sendFault(error)), message)) return;
+          continue;
         }
         // The broadcast died on the way; the node may have it. `confirm` finds out and rebroadcasts if not.
       }
@@ -304,10 +308,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
       if (await this.payments.releaseUnsent(paymentId, 'submitted without a recorded transaction')) await this.queue.submit(paymentId);
       return;
     }
-    const known = await network.client.getTransaction({ hash: latest.hash }).catch((error: unknown) => {
-      if (error instanceof Error && error.name === 'TransactionNotFoundError') return undefined;
-      throw error;
-    });
+    const known = await this.findTransaction(network, latest.hash);
     if (!known) {
       // The node does not have it: never broadcast (we crashed after recording it) or dropped. Send the same bytes.
       try {
@@ -420,8 +421,24 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
       if (receipt && this.carries(record, receipt)) return chainVerdict({ transfer, ours });
     }
     const use = await this.rail.authorizationUse(network.config.network, transfer);
+    if (use.used && !use.canceled && use.transaction && !isOurs(ours, use.transaction)) {
+      const sender = (await this.findTransaction(network, use.transaction))?.from;
+      if (!sender)
+        return { kind: 'unknown', message: `authorization ${transfer.authorization.nonce} was used by ${use.transaction}, which this node does not show yet` };
+      // Sent by one of our wallets though not on the payment's record (another worker signed it after the record was
+      // read, or its record was lost): the chain decides, so it is judged as ours.
+      if (network.signers.addresses.some((address) => isAddressEqual(address, sender))) ours.push({ hash: use.transaction, receipt: undefined });
+    }
     const ourUse = use.used && !use.canceled && use.transaction && isOurs(ours, use.transaction) ? use.transaction : undefined;
     return chainVerdict({ transfer, ours, use, useReceipt: ourUse && (await this.receipt(network, ourUse)) });
+  }
+
+  /** The transaction as the node shows it, or undefined when it does not (never sent, dropped, or not seen yet). */
+  private findTransaction(network: Network, hash: Hex) {
+    return network.client.getTransaction({ hash }).catch((error: unknown) => {
+      if (error instanceof Error && error.name === 'TransactionNotFoundError') return undefined;
+      throw error;
+    });
   }
 
   /**
@@ -442,8 +459,14 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     return verdict.kind;
   }
 
-  private async fail(record: SettlementRecord, reason: string, message: string): Promise<void> {
-    if (await this.payments.markFailedUnsent(record.id, reason, message)) this.events.changed(record.id);
+  /**
+   * Fails the payment unsent, but only as the record the failure was decided on still stands: false when a transaction
+   * was signed for it (or its state changed) meanwhile, and the caller must read the record again.
+   */
+  private async fail(record: SettlementRecord, reason: string, message: string): Promise<boolean> {
+    const failed = await this.payments.markFailedUnsent(record.id, reason, message, record);
+    if (failed) this.events.changed(record.id);
+    return failed;
   }
 
   /** The transaction's receipt once its block has the network's confirmations on top (itself included), else undefined. */
