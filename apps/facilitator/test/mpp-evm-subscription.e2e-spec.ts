@@ -559,7 +559,7 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
     expect(await service.run({ ...charge(subscriptionId, 3, 0), merchantId: '00000000-0000-4000-8000-000000000000' })).toBe('not_found');
   });
 
-  it('takes a refund command: a period without a confirmed charge is dropped; without a refund wallet it is denied once, with no event', async () => {
+  it('takes a refund command: a period without a confirmed charge is dropped; without a refund wallet it is denied once, told as refund_failed once', async () => {
     const service = facilitator.app.get(SubscriptionCommandsService, { strict: false });
     const refund = (periodIndex: number) =>
       command({ type: 'refund', subscriptionId, commandId: `refund-${subscriptionId}-${periodIndex}`, periodIndex, amount: '1000', reason: 'unused_part' });
@@ -571,8 +571,15 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
     expect(rows.map((r) => [r.status, r.denialReason, r.amount.toString()])).toEqual([['denied', 'refund_wallet_not_configured', '1000']]);
     const period0 = await db.payment.findFirstOrThrow({ where: { subscriptionId, subscriptionPeriod: 0 } });
     expect(rows[0]!.paymentId).toBe(period0.id);
+    // the ledger waits for the outcome of the refund it asked for: the denial is a payment.refund_failed, once
+    await until('the denial on the outbox', async () =>
+      received.some((m) => m.paymentId === period0.id && m.type === 'payment.refund_failed') ? true : undefined,
+    );
     await new Promise((r) => setTimeout(r, 200)); // the relay polls every 20 ms
-    expect(received.filter((m) => m.paymentId === period0.id && m.type.startsWith('payment.refund'))).toEqual([]);
+    const told = received.filter((m) => m.paymentId === period0.id && m.type.startsWith('payment.refund'));
+    expect(told.map((m) => [m.type, (m.data as { failureReason: string }).failureReason, (m.data as { idempotencyKey: string }).idempotencyKey])).toEqual([
+      ['payment.refund_failed', 'denied:refund_wallet_not_configured', `refund-${subscriptionId}-0`],
+    ]);
     expect(await service.run({ ...refund(0), merchantId: '00000000-0000-4000-8000-000000000000' })).toBe('not_found');
   });
 

@@ -75,6 +75,14 @@ export interface NewRefund {
   payerSignature?: string;
 }
 
+export interface AcceptOptions {
+  /**
+   * A denial is also told through the outbox (payment.refund_failed, failureReason `denied:<reason>`), for a requester
+   * that waits for the outcome there (the ledger's refund command); a REST caller has it in the answer.
+   */
+  announceDenial?: boolean;
+}
+
 /** What accepting a request came to: a refund row (pending or denied), or the row another request made with the key. */
 export type AcceptOutcome = { kind: 'created'; refund: RefundRecord } | { kind: 'key_taken' };
 
@@ -157,9 +165,9 @@ export class RefundRepository {
    * Accepts or denies a refund of `paymentId` in one transaction, the payment row locked: denied with `denial` when
    * the caller already knows why, else when the payment is not confirmed or the amount is above what is left of it
    * (captured minus every refund pending or executed). An accepted refund is `pending` with its payment.refund_pending
-   * event. `key_taken`: a concurrent request inserted this idempotency key first (nothing written here).
+   * event; a denied one has no event unless `options.announceDenial`. `key_taken`: a concurrent request inserted this idempotency key first (nothing written here).
    */
-  accept(paymentId: string, refund: NewRefund, rail: RefundRail, denial?: DenialReason): Promise<AcceptOutcome> {
+  accept(paymentId: string, refund: NewRefund, rail: RefundRail, denial?: DenialReason, options: AcceptOptions = {}): Promise<AcceptOutcome> {
     return withTransaction(this.db, async (tx) => {
       // SQL: Prisma Client cannot lock a row
       const [payment] = await tx.$queryRaw<{ state: string; amount: string; network: string; asset: string }[]>`
@@ -191,6 +199,13 @@ export class RefundRepository {
       });
       const record = toRecord(row);
       if (!reason) await this.event(tx, record, 'payment.refund_pending', refundFields(record));
+      else if (options.announceDenial)
+        await this.event(tx, record, 'payment.refund_failed', {
+          ...refundFields(record),
+          reference: null,
+          failureReason: `denied:${reason}`,
+          message: `the refund was denied (${reason}): nothing moved`,
+        });
       return { kind: 'created', refund: record };
     });
   }

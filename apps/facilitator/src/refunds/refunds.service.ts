@@ -4,7 +4,7 @@ import { ProblemError } from '@mp/platform';
 import { canonicalJson, sha256Hex } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { EvmRefunds } from './evm-refunds';
-import { RefundRepository, type DenialReason, type RefundablePayment, type RefundRecord } from './refund.repository';
+import { RefundRepository, type AcceptOptions, type DenialReason, type RefundablePayment, type RefundRecord } from './refund.repository';
 import { toRefundView, type RefundView } from './refund-view';
 import type { CreateRefundDto } from './refunds.dto';
 import { StripeRefunds } from './stripe-refunds';
@@ -27,7 +27,7 @@ export class RefundsService {
     private readonly stripe: StripeRefunds,
   ) {}
 
-  async create(merchantId: string, request: CreateRefundDto): Promise<RefundView> {
+  async create(merchantId: string, request: CreateRefundDto, options: AcceptOptions = {}): Promise<RefundView> {
     const requestHash = sha256Hex(canonicalJson({ ...request, paymentReference: { ...request.paymentReference } }));
     const replay = await this.replay(merchantId, request.idempotencyKey, requestHash);
     if (replay) return replay;
@@ -48,7 +48,7 @@ export class RefundsService {
     };
     let outcome;
     try {
-      outcome = await this.refunds.accept(payment.id, newRefund, payment.rail, denial);
+      outcome = await this.refunds.accept(payment.id, newRefund, payment.rail, denial, options);
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
       outcome = { kind: 'key_taken' as const };

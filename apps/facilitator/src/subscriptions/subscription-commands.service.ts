@@ -111,7 +111,7 @@ export class SubscriptionCommandsService {
    * Refunds period N's charge as the merchant would with POST /refunds, under the command id as idempotency key: a
    * command published again answers the same refund and moves nothing more. Its outcome reaches the ledger as the
    * refund's payment.refunded / payment.refund_failed (on the charge's payment, which carries `subscription`). A denial
-   * (no refund wallet, nothing left to refund) has no event: it is logged, and the ledger keeps the refund requested.
+   * (no refund wallet, nothing left to refund) is a payment.refund_failed with failureReason `denied:<reason>`.
    */
   private async refund(command: RefundCommand): Promise<CommandOutcome> {
     const subscription = await this.owned(command);
@@ -130,9 +130,9 @@ export class SubscriptionCommandsService {
       reasonDetail: `subscription ${subscription.id} period ${command.periodIndex}: ${command.reason}`,
       idempotencyKey: command.commandId,
     };
-    const refund = await this.refunds.create(command.merchantId, request);
-    if (refund.status === 'denied')
-      this.logger.warn(`refund command ${command.commandId}: denied (${refund.denialReason}); the ledger keeps it requested until it is settled by hand`);
+    // a denial reaches the ledger as payment.refund_failed, once (written with the denied refund), so it stops waiting
+    const refund = await this.refunds.create(command.merchantId, request, { announceDenial: true });
+    if (refund.status === 'denied') this.logger.warn(`refund command ${command.commandId}: denied (${refund.denialReason}); the ledger is told it failed`);
     return `refund:${refund.status}`;
   }
 
