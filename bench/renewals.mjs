@@ -395,6 +395,21 @@ async function main() {
   say(`setup done in ${report.setup.totalSeconds} s`);
 
   // ---- the measured part: one step of the chain past every period 1 start
+  if (fakeStripe) {
+    // The fake delivers events one at a time per endpoint: the activations' backlog (about 9 events each) drains
+    // before the step, so the measured part carries only the renewals' own webhooks.
+    const drainStarted = performance.now();
+    const received = () => count(`SELECT count(*) AS n FROM facilitator.stripe_events`);
+    for (let last = -1, quietSince = performance.now(); ; await sleep(500)) {
+      const now = await received();
+      if (now !== last) [last, quietSince] = [now, performance.now()];
+      else if (performance.now() - quietSince >= 3000) break;
+      if (performance.now() - drainStarted > cfg.timeoutSeconds * 1000) throw new Error("the activations' webhooks did not drain in time");
+    }
+    report.setup.webhooksReceived = await received();
+    report.setup.webhookDrainSeconds = +((performance.now() - drainStarted) / 1000).toFixed(1);
+    say(`the activations' ${report.setup.webhooksReceived} webhooks delivered (drained in ${report.setup.webhookDrainSeconds} s)`);
+  }
   const anchors = (await db.query(`SELECT min(anchor) AS first, max(anchor) AS last FROM ledger.subscriptions WHERE merchant_id = $1`, [merchantId])).rows[0];
   const spreadSeconds = (anchors.last.getTime() - anchors.first.getTime()) / 1000;
   const recipientBefore = await chain.readContract({
@@ -459,6 +474,16 @@ async function main() {
     progress,
   };
   say(`${paid} period-1 charges paid in ${seconds.toFixed(1)} s`);
+  if (fakeStripe) {
+    // the renewals' invoice.paid webhooks may arrive after a charge command's lookup booked the period: timed too
+    const invoicesPaid = `SELECT count(*) AS n FROM facilitator.stripe_events WHERE received_at >= $1 AND type = 'invoice.paid'`;
+    for (const deadline = t0 + cfg.timeoutSeconds * 1000; ; await sleep(100)) {
+      if ((await count(invoicesPaid, stepAt)) >= cfg.subscriptions || performance.now() > deadline) break;
+    }
+    report.renewals.invoicePaidWebhooks = await count(invoicesPaid, stepAt);
+    report.renewals.webhooksSeconds = +((performance.now() - t0) / 1000).toFixed(2);
+    say(`${report.renewals.invoicePaidWebhooks} invoice.paid webhooks received ${report.renewals.webhooksSeconds} s after the step`);
+  }
 
   // ---- the books, after the run: let in-flight work settle, then read the ledger, the facilitator and the chain
   await sleep(2000);
@@ -552,6 +577,9 @@ async function main() {
       )
     ).rows;
     report.stripeInvoices = invoices;
+    const periodOne = invoices.find((r) => r.period === 1 && r.outcome === 'counted');
+    // event_id names the webhook that recorded the invoice; null: a charge command's lookup at Stripe did
+    report.stripePeriodOne = periodOne && { byWebhook: periodOne.byWebhook, byCommand: periodOne.n - periodOne.byWebhook };
     const counted = (period) => invoices.find((r) => r.period === period && r.outcome === 'counted');
     c.everyStripeInvoiceCountedOnce =
       invoices.length === 2 &&
@@ -650,6 +678,8 @@ function print() {
       : [
           ['test clock advance (renews them all) s', r.clockAdvanceSeconds],
           ['webhooks received until the last one paid', r.webhooksReceived],
+          ['s until every invoice.paid webhook received', `${r.webhooksSeconds} (${r.invoicePaidWebhooks} received)`],
+          ['period-1 invoices booked by webhook / by command', `${report.stripePeriodOne?.byWebhook} / ${report.stripePeriodOne?.byCommand}`],
           ['webhooks received after the step, by type', report.webhooks.receivedAfterTheStep.map((t) => `${t.type} ${t.n}`).join(', ')],
           ['Stripe fees booked (ledger, cents)', report.ledgerFees],
           ['CPU s facilitator / ledger / fake Stripe', `${r.cpuSeconds.facilitator} / ${r.cpuSeconds.ledger} / ${r.cpuSeconds.fakeStripe}`],
@@ -657,6 +687,9 @@ function print() {
     ['machine busy during the run', r.machineBusy],
     ['load average before / after', `${r.loadavgBefore.map((l) => l.toFixed(2)).join(' ')} / ${r.loadavgAfter.map((l) => l.toFixed(2)).join(' ')}`],
     ['setup (activations; until period 0 booked) s', `${report.setup.activatedSeconds}; ${report.setup.totalSeconds}`],
+    ...(cfg.rail === 'stripe'
+      ? [["activations' webhooks (drained before the step in s)", `${report.setup.webhooksReceived} (${report.setup.webhookDrainSeconds})`]]
+      : []),
     ['activations that failed (replaced)', report.setup.activationFailures.length],
     ['charge commands published again', report.republishedCommands],
   ];
