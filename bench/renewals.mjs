@@ -418,7 +418,7 @@ async function main() {
     functionName: 'balanceOf',
     args: [recipient],
   });
-  const fromBlock = (await chain.getBlockNumber()) + 1n;
+  const fromBlock = (await chain.getBlockNumber({ cacheTime: 0 })) + 1n;
   // with stripe, also past the hour Stripe Billing waits before it finalizes and collects a renewal invoice
   const pastPeriodStart = DAY + (cfg.rail === 'stripe' ? STRIPE_FINALIZE_SECONDS : 0);
   const step = Math.ceil((anchors.last.getTime() + pastPeriodStart * 1000 - (await chainNowSeconds()) * 1000) / 1000) + 2;
@@ -532,7 +532,7 @@ async function main() {
 
   /** The chain: N distinct authorizations used and N transfers to the merchant since the step, in how many transactions. */
   async function chainChecks() {
-    const toBlock = await chain.getBlockNumber();
+    const toBlock = await chain.getBlockNumber({ cacheTime: 0 });
     const logsOf = async (event, args) => {
       const logs = [];
       for (let from = fromBlock; from <= toBlock; from += 500n) {
