@@ -1,19 +1,21 @@
 #!/usr/bin/env node
-// Renewals due at once (issue 13, "Speed"): N EVM subscriptions whose period 1 opens in the same minute are each
-// charged exactly once, through the ledger's renewal scan, the facilitator's subscription commands and its batch
-// settlement. Measured: from the moment the chain (and, through CLOCK_RPC_URL, both services) steps past every
-// period 1 start until the ledger records all N period-1 charges paid. Then the books' invariants, from PostgreSQL
-// and the chain.
+// Renewals due at once (issue 13, "Speed"). --rail evm (default): N EVM subscriptions whose period 1 opens in the same
+// minute are each charged exactly once, through the ledger's renewal scan, the facilitator's subscription commands and
+// its batch settlement (goal 60 s for 10,000). --rail stripe: N Stripe Billing subscriptions on one test clock of the
+// fake Stripe renew when the clock moves, and reach the books through Stripe's webhooks or the ledger's charge commands,
+// whichever comes first (goal 30 s for 1,000; the default N with stripe).
+// Measured: from the moment the chain (and, through CLOCK_RPC_URL, both services; with stripe, the test clock too)
+// steps past every period 1 start until the ledger records all N period-1 charges paid. Then the books' invariants.
 //
-//   node bench/renewals.mjs [--subscriptions 10000] [--amount 10000] [--batch 100] [--scan-batch 1000]
-//                           [--scan-every-ms 500] [--worker-concurrency 32] [--ingest-concurrency 8]
-//                           [--setup-concurrency 24] [--timeout-s 3000]
-//                           [--anvil-port 8614] [--facilitator-port 4614] [--ledger-port 4615] [--database-url …]
-//                           [--queue-prefix …] [--cpu-prof] [--no-build]
+//   node bench/renewals.mjs [--rail evm|stripe] [--subscriptions 10000|1000] [--amount 10000] [--batch 100]
+//                           [--scan-batch 1000] [--scan-every-ms 500] [--worker-concurrency 32] [--ingest-concurrency 8]
+//                           [--setup-concurrency 24] [--timeout-s 3000] [--anvil-port 8614] [--facilitator-port 4614]
+//                           [--ledger-port 4615] [--stripe-port 12614] [--database-url …] [--queue-prefix …]
+//                           [--cpu-prof] [--no-build]
 //
-// It runs its own anvil, fresh database, facilitator and ledger (built apps, as processes); all are stopped on exit,
-// Ctrl-C or error. Exit code 0 whether or not the 60 s goal is met (printed as PASS/FAIL); non-zero when the harness
-// fails or an invariant does not hold. --cpu-prof writes both services' CPU profiles to bench/results/.
+// It runs its own anvil, fresh database, facilitator and ledger (and fake Stripe) as processes; all are stopped on
+// exit, Ctrl-C or error. Exit code 0 whether or not the goal is met (printed as PASS/FAIL); non-zero when the harness
+// fails or an invariant does not hold. --cpu-prof writes the services' CPU profiles to bench/results/.
 import { spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -25,6 +27,7 @@ import { parseArgs } from 'node:util';
 
 import { Challenge, Credential } from 'mppx';
 import pg from 'pg';
+import Stripe from 'stripe';
 import { createPublicClient, getAddress, http, parseAbiItem } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 
@@ -39,11 +42,14 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
 const MANIFEST_PATH = path.join(ROOT, '.local', 'chain-bench-renewals.json');
 const DAY = 86_400;
-const GOAL_SECONDS = 60;
+/** Stripe finalizes (and so collects) a renewal invoice an hour after it is made: the step goes past that too. */
+const STRIPE_FINALIZE_SECONDS = 3_700;
+const STRIPE_WEBHOOK_SECRET = `whsec_bench_${randomBytes(8).toString('hex')}`;
 
 const { values: opt } = parseArgs({
   options: {
-    subscriptions: { type: 'string', default: '10000' },
+    rail: { type: 'string', default: 'evm' },
+    subscriptions: { type: 'string' },
     amount: { type: 'string', default: '10000' },
     batch: { type: 'string', default: '100' },
     'batch-window-ms': { type: 'string', default: '20' },
@@ -56,6 +62,7 @@ const { values: opt } = parseArgs({
     'anvil-port': { type: 'string', default: '8614' },
     'facilitator-port': { type: 'string', default: '4614' },
     'ledger-port': { type: 'string', default: '4615' },
+    'stripe-port': { type: 'string', default: '12614' },
     'database-url': { type: 'string', default: 'postgresql://postgres@127.0.0.1:5432/machine_payments_bench_renewals' },
     'queue-prefix': { type: 'string', default: `bench-renewals-${process.pid}` },
     'cpu-prof': { type: 'boolean', default: false },
@@ -68,7 +75,7 @@ if (opt.help) {
     fs
       .readFileSync(fileURLToPath(import.meta.url), 'utf8')
       .split('\n')
-      .slice(1, 16)
+      .slice(1, 18)
       .map((l) => l.replace(/^\/\/ ?/, ''))
       .join('\n'),
   );
@@ -82,7 +89,14 @@ const int = (name, min = 1) => {
   }
   return v;
 };
+if (!['evm', 'stripe'].includes(opt.rail)) {
+  console.error(`--rail is evm or stripe (got ${opt.rail})`);
+  process.exit(2);
+}
+// each rail's goal is set for its own N
+opt.subscriptions ??= opt.rail === 'stripe' ? '1000' : '10000';
 const cfg = {
+  rail: opt.rail,
   subscriptions: int('subscriptions'),
   amount: BigInt(int('amount')),
   batch: int('batch'),
@@ -96,11 +110,14 @@ const cfg = {
   anvilPort: int('anvil-port'),
   facilitatorPort: int('facilitator-port'),
   ledgerPort: int('ledger-port'),
+  stripePort: int('stripe-port'),
   databaseUrl: opt['database-url'],
   queuePrefix: opt['queue-prefix'],
   cpuProf: opt['cpu-prof'],
   build: !opt['no-build'],
 };
+/** Issue 13's goals: 10,000 EVM renewals in 60 s, 1,000 Stripe renewals in 30 s. */
+const GOAL_SECONDS = cfg.rail === 'stripe' ? 30 : 60;
 if (cfg.batch > 100 || cfg.scanBatch > 5000) {
   console.error('--batch is at most 100 (SETTLE_BATCH_MAX) and --scan-batch at most 5000 (RENEWAL_SCAN_BATCH)');
   process.exit(2);
@@ -112,7 +129,8 @@ if (!['127.0.0.1', 'localhost'].includes(new URL(cfg.databaseUrl).hostname) || !
 
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 fs.mkdirSync(RESULTS_DIR, { recursive: true });
-const logFile = (name) => path.join(RESULTS_DIR, `renewals-${stamp}.${name}.log`);
+const runName = cfg.rail === 'stripe' ? `renewals-stripe-${stamp}` : `renewals-${stamp}`;
+const logFile = (name) => path.join(RESULTS_DIR, `${runName}.${name}.log`);
 const say = (msg) => console.log(`[bench] ${msg}`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -121,9 +139,9 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const processes = childProcesses({ cwd: ROOT });
 const cleanup = () => processes.cleanup();
-function startServer(label, entry, env, port, readyPath) {
-  const profile = cfg.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', RESULTS_DIR, '--cpu-prof-name', `renewals-${stamp}.${label}.cpuprofile`] : [];
-  return processes.start({ label, args: [...profile, entry], env, log: logFile(label), readyUrl: `http://127.0.0.1:${port}${readyPath}` });
+function startServer(label, entry, env, port, readyPath, readyHeaders) {
+  const profile = cfg.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', RESULTS_DIR, '--cpu-prof-name', `${runName}.${label}.cpuprofile`] : [];
+  return processes.start({ label, args: [...profile, entry], env, log: logFile(label), readyUrl: `http://127.0.0.1:${port}${readyPath}`, readyHeaders });
 }
 
 async function call(origin, method, urlPath, apiKey, body) {
@@ -164,7 +182,8 @@ const report = {
 
 async function main() {
   if (cfg.build) buildIfStale({ log: say });
-  for (const app of ['facilitator', 'ledger']) if (!fs.existsSync(appEntry(app))) throw new Error(`${appEntry(app)} is missing: run npm run build`);
+  for (const app of ['facilitator', 'ledger', ...(cfg.rail === 'stripe' ? ['fake-stripe'] : [])])
+    if (!fs.existsSync(appEntry(app))) throw new Error(`${appEntry(app)} is missing: run npm run build`);
   // the client side of the MPP subscription intent, as the apps compiled it (the bench signs what a buyer would)
   const { signEvmSubscription } = createRequire(import.meta.url)(appEntry('facilitator', '../../../libs/mpp/src/index.js'));
 
@@ -179,17 +198,37 @@ async function main() {
   const rpc = (method, params = []) => chain.request({ method, params });
   const usdc = manifest.tokens.usdc;
   const recipient = getAddress(manifest.accounts.merchant.address);
-  const asset = `${manifest.network}/${usdc.address.toLowerCase()}`;
+  const asset = cfg.rail === 'stripe' ? 'stripe/usd' : `${manifest.network}/${usdc.address.toLowerCase()}`;
 
   const common = { DATABASE_URL: cfg.databaseUrl, LOG_LEVEL: 'warn', QUEUE_PREFIX: cfg.queuePrefix, CLOCK_RPC_URL: anvil.rpcUrl };
   const operatorToken = randomBytes(32).toString('hex');
   const facilitatorOrigin = `http://127.0.0.1:${cfg.facilitatorPort}`;
   const ledgerOrigin = `http://127.0.0.1:${cfg.ledgerPort}`;
+  const stripeOrigin = `http://127.0.0.1:${cfg.stripePort}`;
+  // the Stripe side as scripts/demo.mjs runs it: the fake Stripe delivers its events to the facilitator's webhook
+  const stripeEnv = (key) => (cfg.rail === 'stripe' ? { STRIPE_SECRET_KEY: key, STRIPE_API_BASE: stripeOrigin } : {});
+  const fakeStripe =
+    cfg.rail === 'stripe'
+      ? await startServer(
+          'fake-stripe',
+          appEntry('fake-stripe'),
+          {
+            FAKE_STRIPE_PORT: String(cfg.stripePort),
+            FAKE_STRIPE_WEBHOOK_URL: `${facilitatorOrigin}/stripe/webhooks`,
+            FAKE_STRIPE_WEBHOOK_SECRET: STRIPE_WEBHOOK_SECRET,
+          },
+          cfg.stripePort,
+          '/v1/events?limit=1',
+          { authorization: 'Bearer sk_test_bench' },
+        )
+      : undefined;
   const facilitator = await startServer(
     'facilitator',
     appEntry('facilitator'),
     {
       ...common,
+      ...stripeEnv('sk_test_bench_facilitator'),
+      ...(cfg.rail === 'stripe' && { STRIPE_WEBHOOK_SECRET }),
       FACILITATOR_PORT: String(cfg.facilitatorPort),
       CHAIN_MANIFEST: MANIFEST_PATH,
       FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners.map((s) => s.privateKey).join(','),
@@ -217,6 +256,7 @@ async function main() {
     appEntry('ledger'),
     {
       ...common,
+      ...stripeEnv('sk_test_bench_ledger'),
       LEDGER_PORT: String(cfg.ledgerPort),
       FACILITATOR_URL: facilitatorOrigin,
       RECON_SCHEDULE: 'off',
@@ -282,7 +322,40 @@ async function main() {
     });
     if (payload.authorizations.length !== 2) throw new Error(`expected 2 authorized periods, signed ${payload.authorizations.length}`);
     const credential = Credential.serialize(Credential.from({ challenge, payload, source: `did:pkh:eip155:${manifest.chainId}:${payer.address}` }));
-    // as a buyer does: the same credential again while the outcome is unknown (a 5xx, or a settlement still pending)
+    return settle(credential, terms, challenge.id);
+  };
+  // the Stripe profile, as scripts/demo.mjs's buyer: a Customer on the bench's test clock pays with a card
+  const stripeApi =
+    cfg.rail === 'stripe' ? new Stripe('sk_test_bench_buyer', { host: '127.0.0.1', port: cfg.stripePort, protocol: 'http', maxNetworkRetries: 0 }) : undefined;
+  // One clock for every customer: the fake sets no limit per clock, and then every subscription shares one anchor and
+  // one advance renews them all. It stands at the services' time (the chain's).
+  const testClock = stripeApi && (await stripeApi.testHelpers.testClocks.create({ frozen_time: await chainNowSeconds(), name: 'renewals bench' }));
+  const subscribeStripe = async () => {
+    const customer = await stripeApi.customers.create({ test_clock: testClock.id });
+    const terms = {
+      realm: 'renewals.bench',
+      opaque: { plan: planId },
+      offers: [
+        {
+          method: 'stripe',
+          intent: 'subscription',
+          request: {
+            amount: String(cfg.amount),
+            currency: 'usd',
+            periodUnit: 'day',
+            periodCount: '1',
+            methodDetails: { networkId: 'profile_bench_merchant', paymentMethodTypes: ['card'] },
+          },
+        },
+      ],
+    };
+    const issued = await call(facilitatorOrigin, 'POST', '/mpp/challenges', apiKey, terms);
+    const challenge = Challenge.deserialize(issued.wwwAuthenticate[0]);
+    const credential = Credential.serialize(Credential.from({ challenge, payload: { paymentMethod: 'pm_card_visa', customer: customer.id } }));
+    return settle(credential, terms, challenge.id);
+  };
+  /** POST /mpp/settle as a buyer does: the same credential again while the outcome is unknown (a 5xx, or a settlement still pending). */
+  const settle = async (credential, terms, challengeId) => {
     for (let attempt = 1; ; attempt++) {
       const response = await fetch(`${facilitatorOrigin}/mpp/settle`, {
         method: 'POST',
@@ -293,7 +366,7 @@ async function main() {
       if (response.ok && body?.receipt?.subscriptionId) return true;
       const unknown = response.status >= 500 || String(body?.type).endsWith('/internal-payment-error');
       if (!unknown || attempt === 30) {
-        activationFailures.push({ status: response.status, type: body?.type, detail: body?.detail, challengeId: challenge.id });
+        activationFailures.push({ status: response.status, type: body?.type, detail: body?.detail, challengeId });
         return false;
       }
       await sleep(1000);
@@ -301,9 +374,12 @@ async function main() {
   };
   /** A subscription that could not be activated is replaced by a new one (its failure is reported). */
   const activate = async (i) => {
-    while (!(await subscribe(i))) if (activationFailures.length > Math.max(10, cfg.subscriptions / 100)) throw new Error('too many activations failed');
+    while (!(await (cfg.rail === 'stripe' ? subscribeStripe() : subscribe(i))))
+      if (activationFailures.length > Math.max(10, cfg.subscriptions / 100)) throw new Error('too many activations failed');
   };
-  say(`activating ${cfg.subscriptions} subscriptions (concurrency ${cfg.setupConcurrency}, ${payers.length} payers)`);
+  say(
+    `activating ${cfg.subscriptions} ${cfg.rail} subscriptions (concurrency ${cfg.setupConcurrency}, ${cfg.rail === 'stripe' ? `test clock ${testClock.id}` : `${payers.length} payers`})`,
+  );
   const setupStarted = performance.now();
   await pool(cfg.subscriptions, cfg.setupConcurrency, activate, 'activated');
   const activatedSeconds = (performance.now() - setupStarted) / 1000;
@@ -322,6 +398,21 @@ async function main() {
   say(`setup done in ${report.setup.totalSeconds} s`);
 
   // ---- the measured part: one step of the chain past every period 1 start
+  if (fakeStripe) {
+    // The fake delivers events one at a time per endpoint: the activations' backlog (about 9 events each) drains
+    // before the step, so the measured part carries only the renewals' own webhooks.
+    const drainStarted = performance.now();
+    const received = () => count(`SELECT count(*) AS n FROM facilitator.stripe_events`);
+    for (let last = -1, quietSince = performance.now(); ; await sleep(500)) {
+      const now = await received();
+      if (now !== last) [last, quietSince] = [now, performance.now()];
+      else if (performance.now() - quietSince >= 3000) break;
+      if (performance.now() - drainStarted > cfg.timeoutSeconds * 1000) throw new Error("the activations' webhooks did not drain in time");
+    }
+    report.setup.webhooksReceived = await received();
+    report.setup.webhookDrainSeconds = +((performance.now() - drainStarted) / 1000).toFixed(1);
+    say(`the activations' ${report.setup.webhooksReceived} webhooks delivered (drained in ${report.setup.webhookDrainSeconds} s)`);
+  }
   const anchors = (await db.query(`SELECT min(anchor) AS first, max(anchor) AS last FROM ledger.subscriptions WHERE merchant_id = $1`, [merchantId])).rows[0];
   const spreadSeconds = (anchors.last.getTime() - anchors.first.getTime()) / 1000;
   const recipientBefore = await chain.readContract({
@@ -330,16 +421,28 @@ async function main() {
     functionName: 'balanceOf',
     args: [recipient],
   });
-  const fromBlock = (await chain.getBlockNumber()) + 1n;
-  const step = Math.ceil((anchors.last.getTime() + DAY * 1000 - (await chainNowSeconds()) * 1000) / 1000) + 2;
+  const fromBlock = (await chain.getBlockNumber({ cacheTime: 0 })) + 1n;
+  // with stripe, also past the hour Stripe Billing waits before it finalizes and collects a renewal invoice
+  const pastPeriodStart = DAY + (cfg.rail === 'stripe' ? STRIPE_FINALIZE_SECONDS : 0);
+  const step = Math.ceil((anchors.last.getTime() + pastPeriodStart * 1000 - (await chainNowSeconds()) * 1000) / 1000) + 2;
+  const stepAt = new Date();
   const periodOnePaid = `SELECT count(*) AS n FROM ledger.subscription_charges WHERE merchant_id = $1 AND period_index = 1 AND state = 'paid'`;
-  const cpuBefore = { facilitator: cpuSeconds(facilitator.pid), ledger: cpuSeconds(ledger.pid) };
+  const cpuBefore = { facilitator: cpuSeconds(facilitator.pid), ledger: cpuSeconds(ledger.pid), stripe: fakeStripe && cpuSeconds(fakeStripe.pid) };
   const machineBefore = machineCpu();
   const loadBefore = os.loadavg();
   await rpc('evm_increaseTime', [step]);
   await rpc('evm_mine');
   const t0 = performance.now();
   say(`chain stepped ${step} s (anchors spread over ${spreadSeconds.toFixed(0)} s): every period 1 is open; measuring`);
+  if (testClock) {
+    // measured too: the fake renews every subscription on the clock within this request, then delivers the webhooks
+    const frozenTime = Number((await chain.getBlock({ blockTag: 'latest' })).timestamp);
+    await stripeApi.testHelpers.testClocks.advance(testClock.id, { frozen_time: frozenTime }, { timeout: cfg.timeoutSeconds * 1000 });
+    report.renewals.clockAdvanceSeconds = +((performance.now() - t0) / 1000).toFixed(2);
+    say(`test clock advanced to the chain's time in ${report.renewals.clockAdvanceSeconds} s`);
+  }
+  /** The Stripe events the facilitator received (verified and stored) since the step. */
+  const webhooksReceived = () => count(`SELECT count(*) AS n FROM facilitator.stripe_events WHERE received_at >= $1`, stepAt);
   const progress = [];
   let paid;
   for (const deadline = t0 + cfg.timeoutSeconds * 1000; ; await sleep(100)) {
@@ -354,7 +457,9 @@ async function main() {
   }
   const seconds = (performance.now() - t0) / 1000;
   const machineAfter = machineCpu();
+  const stripeCpu = fakeStripe && cpuSeconds(fakeStripe.pid);
   report.renewals = {
+    ...report.renewals,
     paid,
     seconds: +seconds.toFixed(2),
     renewalsPerSecond: +(paid / seconds).toFixed(1),
@@ -363,13 +468,25 @@ async function main() {
     cpuSeconds: {
       facilitator: +(cpuSeconds(facilitator.pid) - cpuBefore.facilitator).toFixed(1),
       ledger: +(cpuSeconds(ledger.pid) - cpuBefore.ledger).toFixed(1),
+      ...(fakeStripe && { fakeStripe: +(stripeCpu - cpuBefore.stripe).toFixed(1) }),
     },
+    ...(fakeStripe && { webhooksReceived: await webhooksReceived() }),
     machineBusy: busyFraction(machineBefore, machineAfter),
     loadavgBefore: loadBefore,
     loadavgAfter: os.loadavg(),
     progress,
   };
   say(`${paid} period-1 charges paid in ${seconds.toFixed(1)} s`);
+  if (fakeStripe) {
+    // the renewals' invoice.paid webhooks may arrive after a charge command's lookup booked the period: timed too
+    const invoicesPaid = `SELECT count(*) AS n FROM facilitator.stripe_events WHERE received_at >= $1 AND type = 'invoice.paid'`;
+    for (const deadline = t0 + cfg.timeoutSeconds * 1000; ; await sleep(100)) {
+      if ((await count(invoicesPaid, stepAt)) >= cfg.subscriptions || performance.now() > deadline) break;
+    }
+    report.renewals.invoicePaidWebhooks = await count(invoicesPaid, stepAt);
+    report.renewals.webhooksSeconds = +((performance.now() - t0) / 1000).toFixed(2);
+    say(`${report.renewals.invoicePaidWebhooks} invoice.paid webhooks received ${report.renewals.webhooksSeconds} s after the step`);
+  }
 
   // ---- the books, after the run: let in-flight work settle, then read the ledger, the facilitator and the chain
   await sleep(2000);
@@ -404,7 +521,9 @@ async function main() {
   // the facilitator: one command, one payment, confirmed, per subscription
   const commands = (await db.query(`SELECT outcome, count(*)::int AS n FROM facilitator.subscription_charges WHERE period_index = 1 GROUP BY outcome`)).rows;
   report.facilitatorCommands = commands;
-  c.everyCommandCharged = commands.length === 1 && commands[0].outcome === 'charged' && commands[0].n === n;
+  // a stripe renewal needs no command (Stripe Billing charges, its webhook books it), but one the scan sent must not be refused
+  if (cfg.rail === 'evm') c.everyCommandCharged = commands.length === 1 && commands[0].outcome === 'charged' && commands[0].n === n;
+  else c.noCommandRefused = commands.every((r) => r.outcome === 'charged');
   const payments = (
     await db.query(
       `SELECT state::text, count(*)::int AS n, count(DISTINCT subscription_id)::int AS subscriptions, count(DISTINCT tx_hash)::int AS txs
@@ -414,37 +533,71 @@ async function main() {
   report.facilitatorPayments = payments;
   c.everyPaymentConfirmedOnce = payments.length === 1 && payments[0].state === 'confirmed' && payments[0].n === n && payments[0].subscriptions === n;
 
-  // the chain: N distinct authorizations used and N transfers to the merchant since the step, in how many transactions
-  const toBlock = await chain.getBlockNumber();
-  const logsOf = async (event, args) => {
-    const logs = [];
-    for (let from = fromBlock; from <= toBlock; from += 500n) {
-      const to = from + 499n < toBlock ? from + 499n : toBlock;
-      logs.push(...(await chain.getLogs({ address: usdc.address, event: parseAbiItem(event), args, fromBlock: from, toBlock: to })));
-    }
-    return logs;
-  };
-  const used = await logsOf('event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)');
-  const transfers = await logsOf('event Transfer(address indexed from, address indexed to, uint256 value)', { to: recipient });
-  const distinctAuthorizations = new Set(used.map((l) => `${l.args.authorizer}:${l.args.nonce}`)).size;
-  const transactions = new Set(transfers.map((l) => l.transactionHash)).size;
-  const recipientAfter = await chain.readContract({
-    address: usdc.address,
-    abi: [parseAbiItem('function balanceOf(address) view returns (uint256)')],
-    functionName: 'balanceOf',
-    args: [recipient],
-  });
-  report.chain = {
-    authorizationsUsed: used.length,
-    distinctAuthorizations,
-    transfersToMerchant: transfers.length,
-    transactions,
-    batchingFactor: transactions ? +(transfers.length / transactions).toFixed(1) : null,
-    merchantReceived: String(recipientAfter - recipientBefore),
-  };
-  c.chainDistinctAuthorizations = used.length === n && distinctAuthorizations === n;
-  c.chainTransfers = transfers.length === n && transfers.every((l) => l.args.value === cfg.amount);
-  c.chainMerchantReceivedExactly = recipientAfter - recipientBefore === cfg.amount * BigInt(n);
+  /** The chain: N distinct authorizations used and N transfers to the merchant since the step, in how many transactions. */
+  async function chainChecks() {
+    const toBlock = await chain.getBlockNumber({ cacheTime: 0 });
+    const logsOf = async (event, args) => {
+      const logs = [];
+      for (let from = fromBlock; from <= toBlock; from += 500n) {
+        const to = from + 499n < toBlock ? from + 499n : toBlock;
+        logs.push(...(await chain.getLogs({ address: usdc.address, event: parseAbiItem(event), args, fromBlock: from, toBlock: to })));
+      }
+      return logs;
+    };
+    const used = await logsOf('event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)');
+    const transfers = await logsOf('event Transfer(address indexed from, address indexed to, uint256 value)', { to: recipient });
+    const distinctAuthorizations = new Set(used.map((l) => `${l.args.authorizer}:${l.args.nonce}`)).size;
+    const transactions = new Set(transfers.map((l) => l.transactionHash)).size;
+    const recipientAfter = await chain.readContract({
+      address: usdc.address,
+      abi: [parseAbiItem('function balanceOf(address) view returns (uint256)')],
+      functionName: 'balanceOf',
+      args: [recipient],
+    });
+    report.chain = {
+      authorizationsUsed: used.length,
+      distinctAuthorizations,
+      transfersToMerchant: transfers.length,
+      transactions,
+      batchingFactor: transactions ? +(transfers.length / transactions).toFixed(1) : null,
+      merchantReceived: String(recipientAfter - recipientBefore),
+    };
+    c.chainDistinctAuthorizations = used.length === n && distinctAuthorizations === n;
+    c.chainTransfers = transfers.length === n && transfers.every((l) => l.args.value === cfg.amount);
+    c.chainMerchantReceivedExactly = recipientAfter - recipientBefore === cfg.amount * BigInt(n);
+  }
+
+  /**
+   * Stripe: every paid invoice recorded once (counted, one per subscription and period, its own PaymentIntent), the
+   * facilitator's period-1 payments each confirmed once, and the webhooks that carried them.
+   */
+  async function stripeChecks() {
+    const invoices = (
+      await db.query(
+        `SELECT period_index AS period, outcome, count(*)::int AS n, count(DISTINCT subscription_id)::int AS subscriptions,
+                count(DISTINCT payment_intent_id)::int AS "paymentIntents", count(event_id)::int AS "byWebhook", sum(amount)::text AS amount
+           FROM facilitator.stripe_subscription_invoices GROUP BY period_index, outcome ORDER BY period_index, outcome`,
+      )
+    ).rows;
+    report.stripeInvoices = invoices;
+    const periodOne = invoices.find((r) => r.period === 1 && r.outcome === 'counted');
+    // event_id names the webhook that recorded the invoice; null: a charge command's lookup at Stripe did
+    report.stripePeriodOne = periodOne && { byWebhook: periodOne.byWebhook, byCommand: periodOne.n - periodOne.byWebhook };
+    const counted = (period) => invoices.find((r) => r.period === period && r.outcome === 'counted');
+    c.everyStripeInvoiceCountedOnce =
+      invoices.length === 2 &&
+      [0, 1].every((period) => {
+        const row = counted(period);
+        return row?.n === n && row.subscriptions === n && row.paymentIntents === n && row.amount === String(BigInt(n) * cfg.amount);
+      });
+    const types = (
+      await db.query(`SELECT type, count(*)::int AS n FROM facilitator.stripe_events WHERE received_at >= $1 GROUP BY type ORDER BY type`, [stepAt])
+    ).rows;
+    report.webhooks = { receivedUntilLastPaid: report.renewals.webhooksReceived, receivedAfterTheStep: types };
+  }
+
+  if (cfg.rail === 'evm') await chainChecks();
+  else await stripeChecks();
 
   // the ledger's books: debits = credits per asset; the merchant's revenue is exactly 2 periods × N × amount
   const sums = (
@@ -457,9 +610,28 @@ async function main() {
   c.ledgerDebitsEqualCredits = sums.length > 0 && sums.every((s) => s.dp === s.cp && s.dpe === s.cpe);
   const revenue = (await call(ledgerOrigin, 'GET', `/accounts?asset=${encodeURIComponent(asset)}&code=200`, apiKey)).data.map((a) => a.balances);
   report.ledgerRevenue = revenue;
+  // Stripe's fee on each card payment is booked out of revenue (debit revenue, credit processor fees, code 320)
+  const posted = async (code) =>
+    (
+      await db.query(
+        `SELECT debits_posted::text AS debits, credits_posted::text AS credits FROM ledger.accounts WHERE merchant_id = $1 AND asset = $2 AND code = $3`,
+        [merchantId, asset, code],
+      )
+    ).rows;
+  const [revenueRow] = await posted(200);
+  const feeRows = await posted(320);
+  const fees = feeRows.reduce((sum, r) => sum + BigInt(r.credits) - BigInt(r.debits), 0n);
+  report.ledgerFees = String(fees);
   // `pending` is posted plus what is pending either way: equal to posted when nothing is left pending
-  const expectedRevenue = String(2n * BigInt(n) * cfg.amount);
-  c.ledgerRevenueExact = revenue.length === 1 && revenue[0].posted === expectedRevenue && revenue[0].pending === expectedRevenue;
+  const grossRevenue = 2n * BigInt(n) * cfg.amount;
+  const expectedRevenue = String(grossRevenue - fees);
+  c.ledgerRevenueExact =
+    revenue.length === 1 &&
+    revenue[0].posted === expectedRevenue &&
+    revenue[0].pending === expectedRevenue &&
+    revenueRow?.credits === String(grossRevenue) &&
+    revenueRow.debits === String(fees);
+  if (cfg.rail === 'stripe') c.stripeFeesBooked = fees > 0n && feeRows.length === 1;
   await db.end();
 
   const failed = await failedJobs();
@@ -467,7 +639,7 @@ async function main() {
   c.noFailedJobs = Object.values(failed).every((v) => v === 0);
 
   print();
-  const file = path.join(RESULTS_DIR, `renewals-${stamp}.json`);
+  const file = path.join(RESULTS_DIR, `${runName}.json`);
   fs.writeFileSync(
     file,
     JSON.stringify(report, (_k, v) => (typeof v === 'bigint' ? String(v) : v), 2),
@@ -495,17 +667,32 @@ function print() {
   const r = report.renewals;
   const ch = report.chain;
   const rows = [
-    ['subscriptions renewing at once', cfg.subscriptions],
+    [`${cfg.rail} subscriptions renewing at once`, cfg.subscriptions],
     ['period-1 charges paid (ledger)', r.paid],
     ['seconds from the step to the last one paid', r.seconds],
     ['renewals/s', r.renewalsPerSecond],
     [`goal ${GOAL_SECONDS} s: measured / goal`, `${r.ratioToGoal}×`],
-    ['on-chain transactions (period 1)', ch.transactions],
-    ['transfers per transaction (batching factor)', ch.batchingFactor],
-    ['CPU s facilitator / ledger during the run', `${r.cpuSeconds.facilitator} / ${r.cpuSeconds.ledger}`],
+    ...(cfg.rail === 'evm'
+      ? [
+          ['on-chain transactions (period 1)', ch.transactions],
+          ['transfers per transaction (batching factor)', ch.batchingFactor],
+          ['CPU s facilitator / ledger during the run', `${r.cpuSeconds.facilitator} / ${r.cpuSeconds.ledger}`],
+        ]
+      : [
+          ['test clock advance (renews them all) s', r.clockAdvanceSeconds],
+          ['webhooks received until the last one paid', r.webhooksReceived],
+          ['s until every invoice.paid webhook received', `${r.webhooksSeconds} (${r.invoicePaidWebhooks} received)`],
+          ['period-1 invoices booked by webhook / by command', `${report.stripePeriodOne?.byWebhook} / ${report.stripePeriodOne?.byCommand}`],
+          ['webhooks received after the step, by type', report.webhooks.receivedAfterTheStep.map((t) => `${t.type} ${t.n}`).join(', ')],
+          ['Stripe fees booked (ledger, cents)', report.ledgerFees],
+          ['CPU s facilitator / ledger / fake Stripe', `${r.cpuSeconds.facilitator} / ${r.cpuSeconds.ledger} / ${r.cpuSeconds.fakeStripe}`],
+        ]),
     ['machine busy during the run', r.machineBusy],
     ['load average before / after', `${r.loadavgBefore.map((l) => l.toFixed(2)).join(' ')} / ${r.loadavgAfter.map((l) => l.toFixed(2)).join(' ')}`],
     ['setup (activations; until period 0 booked) s', `${report.setup.activatedSeconds}; ${report.setup.totalSeconds}`],
+    ...(cfg.rail === 'stripe'
+      ? [["activations' webhooks (drained before the step in s)", `${report.setup.webhooksReceived} (${report.setup.webhookDrainSeconds})`]]
+      : []),
     ['activations that failed (replaced)', report.setup.activationFailures.length],
     ['charge commands published again', report.republishedCommands],
   ];

@@ -7,7 +7,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * The children a bench starts (and its anvil, once set): `cleanup()` stops them all; exiting the process, Ctrl-C and
- * SIGTERM do too. `start` spawns one with its output in `log` and waits until `readyUrl` answers 2xx.
+ * SIGTERM do too. `start` spawns one with its output in `log` and waits until `readyUrl` answers 2xx (sent with
+ * `readyHeaders`: the fake Stripe answers only an authenticated request).
  */
 export function childProcesses({ cwd }) {
   const children = new Set();
@@ -18,7 +19,7 @@ export function childProcesses({ cwd }) {
       await Promise.all([...children].map((child) => (child.exitCode === null ? new Promise((r) => child.once('exit', r)) : undefined)));
       await processes.anvil?.stop().catch(() => {});
     },
-    async start({ label, args, env, log, readyUrl }) {
+    async start({ label, args, env, log, readyUrl, readyHeaders = {} }) {
       const out = fs.openSync(log, 'a');
       const child = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', out, out] });
       fs.closeSync(out);
@@ -27,7 +28,7 @@ export function childProcesses({ cwd }) {
       for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(100)) {
         if (child.exitCode !== null) throw new Error(`${label} exited before it was ready; see ${log}`);
         if (
-          await fetch(readyUrl).then(
+          await fetch(readyUrl, { headers: readyHeaders }).then(
             (r) => r.ok,
             () => false,
           )
