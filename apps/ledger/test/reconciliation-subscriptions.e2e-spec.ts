@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import type Stripe from 'stripe';
 import { createWalletClient, defineChain, erc20Abi, http, type Address, type Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { PAYMENT_EVENTS_QUEUE, type PaymentEventMessage, type PaymentSnapshot } from '@mp/clients';
 import type { ReconRowJson } from '@mp/reconciliation';
 import { payerAccount, testChain } from '../../../test/support/chain';
@@ -25,8 +26,9 @@ describe('reconciliation of subscription charges and refunds', () => {
     rpcUrls: { default: { http: [manifest.rpcUrl] } },
   });
   const subscriber = payerAccount(manifest, 9);
-  // the merchant's refund wallet: refunds go from it back to the payer
-  const refundWallet = payerAccount(manifest, 5);
+  // the merchant's refund wallet: refunds go from it back to the payer. A fresh account (funded below): every transfer
+  // out of it is this spec's, where a shared test account's would be other specs' transfers on the shared chain
+  const refundWallet = privateKeyToAccount(generatePrivateKey());
 
   let world: ReconWorld;
   let merchant: ReconMerchant;
@@ -34,6 +36,9 @@ describe('reconciliation of subscription charges and refunds', () => {
 
   beforeAll(async () => {
     world = await startReconWorld({ RECON_BLOCK_RANGE: '5' });
+    const funder = createWalletClient({ account: payerAccount(manifest, 5), chain, transport: http(manifest.rpcUrl) });
+    await client.waitForTransactionReceipt({ hash: await funder.sendTransaction({ to: refundWallet.address, value: 10n ** 18n }) });
+    await transfer(payerAccount(manifest, 5), refundWallet.address, 1_000_000n);
     merchant = await ReconMerchant.create(world, 'reconciliation of subscriptions');
     queue = new Queue(PAYMENT_EVENTS_QUEUE, { connection: { url: world.facilitator.config.redisUrl }, prefix: world.facilitator.config.queuePrefix });
   });

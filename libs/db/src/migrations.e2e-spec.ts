@@ -67,6 +67,8 @@ describe('scripts/lib/database.mjs migrateDeploy', () => {
       'payments',
       'refunds',
       'stripe_events',
+      'stripe_subscription_invoices',
+      'stripe_subscriptions',
       'subscription_authorizations',
       'subscription_charges',
       'subscriptions',
