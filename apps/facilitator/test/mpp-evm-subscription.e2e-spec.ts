@@ -653,6 +653,75 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
     expect(await balanceOf(chain.client, usdc, recipient)).toBe(before + 4n * 7_000n);
   });
 
+  it('a batch of charges answers each command on its own, and records the good ones in one go', async () => {
+    const routeTerms = terms('7100');
+    const [a, b] = await Promise.all(
+      [0, 1].map(async (index) => {
+        const { credential } = await subscribe(routeTerms, payerAccount(manifest, index));
+        const settled = await as('/mpp/settle', { credential, terms: routeTerms });
+        expect(settled.status, JSON.stringify(settled.body)).toBe(200);
+        return settled.body.receipt.subscriptionId as string;
+      }),
+    );
+    // the payer of the third withdraws period 1 on chain: the batch's simulation fails it, and its own check says why
+    const account = payerAccount(manifest, 7);
+    const { credential, challenge } = await subscribe(routeTerms, account);
+    const settled = await as('/mpp/settle', { credential, terms: routeTerms });
+    expect(settled.status, JSON.stringify(settled.body)).toBe(200);
+    const c = settled.body.receipt.subscriptionId as string;
+    const nonce = evmSubscriptionNonce(challenge, 1);
+    const signature = await account.signTypedData({
+      domain: { name: usdc.name, version: usdc.version, chainId: manifest.chainId, verifyingContract: usdc.address as Address },
+      types: {
+        CancelAuthorization: [
+          { name: 'authorizer', type: 'address' },
+          { name: 'nonce', type: 'bytes32' },
+        ],
+      },
+      primaryType: 'CancelAuthorization',
+      message: { authorizer: account.address, nonce },
+    });
+    const { createWalletClient, http } = await import('viem');
+    const wallet = createWalletClient({ account, chain: chain.client.chain, transport: http(manifest.rpcUrl) });
+    await chain.client.waitForTransactionReceipt({
+      hash: await wallet.writeContract({
+        address: usdc.address as Address,
+        abi: eip3009Abi,
+        functionName: 'cancelAuthorization',
+        args: [account.address, nonce, signature],
+      } as never),
+    });
+    await chain.increaseTime(DAY);
+    await syncClock();
+    const before = await balanceOf(chain.client, usdc, recipient);
+    const service = facilitator.app.get(SubscriptionCommandsService, { strict: false });
+    const unknown = 'u'.repeat(22);
+    expect(await service.chargeMany([charge(a, 1), charge(b, 1), charge(a, 1), charge(c, 1), charge(unknown, 1), charge(a, 3)] as never)).toEqual([
+      'charged',
+      'charged',
+      'done',
+      'refused:revoked',
+      'not_found',
+      'refused:window_not_open',
+    ]);
+    // carried out already: the same batch again changes nothing
+    expect(await service.chargeMany([charge(a, 1), charge(b, 1)] as never)).toEqual(['done', 'done']);
+    await until('both renewals confirmed', async () => {
+      const found = await db.$queryRawUnsafe<{ n: number }[]>(
+        `SELECT count(*)::int AS n FROM facilitator.payments WHERE subscription_id = ANY($1::text[]) AND subscription_period = 1 AND state = 'confirmed'`,
+        [a, b],
+      );
+      return found[0]!.n === 2 ? true : undefined;
+    });
+    expect(await balanceOf(chain.client, usdc, recipient)).toBe(before + 2n * 7_100n);
+    const [charges] = await db.$queryRawUnsafe<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM facilitator.payments WHERE subscription_id = ANY($1::text[]) AND subscription_period = 1`,
+      [a, b, c],
+    );
+    expect(charges!.n).toBe(2);
+    expect((await eventsOf(c, 'subscription.revoked'))[0]!.data).toMatchObject({ reason: 'authorization_canceled', nonce });
+  });
+
   it('dunning: a renewal the payer cannot fund is refused before anything is recorded (rail_error), and a later attempt of the period is charged', async () => {
     const account = payerAccount(manifest, 9);
     const routeTerms = terms('9000');

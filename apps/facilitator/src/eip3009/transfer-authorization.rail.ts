@@ -62,6 +62,13 @@ export interface TransferAuthorizationRail {
   verify(authorization: TransferAuthorization, options: { simulate: boolean }): Promise<TransferVerdict>;
   /** The settlement transaction with its raw gas estimate (which simulates it); the gas margin is added once, at signing. */
   settlementCall(authorization: TransferAuthorization): Promise<SettlementCallResult>;
+  /**
+   * settlementCall for many plain authorizations (ordinary signatures, not ERC-6492) of one network at once: one
+   * eth_call of them all in a Multicall3 aggregate3 (each allowed to fail) and one gas estimate of the ones that pass.
+   * Each answer is the call with its share of the gas (as if estimated alone), or undefined: that one failed, or needs
+   * settlementCall's own checks and diagnosis.
+   */
+  settlementCalls(authorizations: readonly TransferAuthorization[]): Promise<(ContractCall | undefined)[]>;
   /** Why settling at `estimate` gas would cost more than the token's gas cap allows, or undefined when it would not. */
   gasCapExceeded(authorization: TransferAuthorization, estimate: bigint): Promise<string | undefined>;
   /** Whether the chain has used (or the payer canceled) an authorization, and by which transaction. */

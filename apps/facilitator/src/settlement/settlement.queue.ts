@@ -39,6 +39,16 @@ export class SettlementQueue implements OnModuleInit {
     return this.add('submit', paymentId, 0);
   }
 
+  /** submit for many payments, in one round trip to Redis. */
+  async submitMany(paymentIds: readonly string[]): Promise<void> {
+    if (paymentIds.length === 0) return;
+    try {
+      await this.queue.addBulk(paymentIds.map((paymentId) => ({ name: 'submit' as const, data: { paymentId }, opts: { jobId: `submit-${paymentId}` } })));
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
+
   /** Asks a worker to follow the payment's transaction until it is mined. */
   confirm(paymentId: string, delayMs = 0): Promise<void> {
     return this.add('confirm', paymentId, delayMs);
@@ -58,10 +68,14 @@ export class SettlementQueue implements OnModuleInit {
     try {
       await this.queue.add(name, { paymentId }, { jobId: `${name}-${paymentId}`, delay });
     } catch (error) {
-      throw new ProblemError(
-        'upstream_unavailable',
-        `the settlement queue is unavailable (${(error as Error).message}); the payment is recorded and will be settled when it recovers; settle again to get the outcome`,
-      );
+      throw unavailable(error);
     }
   }
+}
+
+function unavailable(error: unknown): ProblemError {
+  return new ProblemError(
+    'upstream_unavailable',
+    `the settlement queue is unavailable (${(error as Error).message}); the payment is recorded and will be settled when it recovers; settle again to get the outcome`,
+  );
 }

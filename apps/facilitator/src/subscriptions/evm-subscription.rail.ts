@@ -18,7 +18,7 @@ import {
   type MppError,
 } from '@mp/mpp';
 import type { HexString, TransferAuthorization } from '@mp/money';
-import { canonicalJson, sha256Hex } from '@mp/x402';
+import { canonicalJson, sha256Hex, X402Reason } from '@mp/x402';
 import { ChainUnavailableError, TRANSFER_AUTHORIZATION_RAIL, type TransferAuthorizationRail } from '../eip3009/transfer-authorization.rail';
 import type { ChargeAttempt, ChargeRail, RailSettlement, RailVerdict, RequestCheck } from '../mpp/charges/charge-rail';
 import { problemOf, problemOfOutcome } from '../mpp/charges/evm-problems';
@@ -30,9 +30,11 @@ import { SettlementService, type Presentation } from '../settlement/settlement.s
 import { Clock } from '../x402/clock';
 import { AuthorizationVault } from './authorization-vault';
 import { UnsealError } from './sealing';
-import type { ChargePreparation, SubscriptionRail } from './subscription-rail';
-import { Subscriptions, type SubscriptionRecord } from './subscriptions.repository';
+import type { ChargePreparation, ChargeRequest, SubscriptionRail } from './subscription-rail';
+import { Subscriptions, type StoredAuthorization, type SubscriptionRecord } from './subscriptions.repository';
 
+/** A transfer is not sent this close to its validBefore (as the settlement engine's EXPIRY_MARGIN_SECONDS). */
+const SEND_MARGIN_SECONDS = 6n;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 interface CheckedCredential {
@@ -199,46 +201,19 @@ export class EvmSubscriptionRail implements ChargeRail, SubscriptionRail {
   }
 
   async prepareCharge(subscription: SubscriptionRecord, periodIndex: number, attempt: number): Promise<ChargePreparation> {
-    const stored = await this.subscriptions.authorization(subscription.id, periodIndex);
-    if (!stored?.sealed || !stored.keyId)
-      return { ok: false, reason: 'no_authorization', message: `no authorization is stored for period ${periodIndex} (never signed, or destroyed)` };
-    const network = this.networks.resolve(subscription.network, 2);
-    const asset = network && this.networks.asset(network, subscription.asset);
-    if (!network || !asset) return { ok: false, reason: 'rail_error', message: `${subscription.asset} on ${subscription.network} is no longer served here` };
-    let signature: Hex;
-    try {
-      signature = this.vault.open(subscription.id, periodIndex, stored.nonce, stored.sealed, stored.keyId);
-    } catch (error) {
-      // a key dropped too early, or a tampered row: an operator's problem, reported instead of retried forever
-      if (error instanceof UnsealError) {
-        this.logger.error(`subscription ${subscription.id} period ${periodIndex}: ${error.message}`);
-        return { ok: false, reason: 'rail_error', message: `the stored authorization cannot be opened: ${error.message}` };
-      }
-      throw error;
-    }
-    const authorization: TransferAuthorization = {
-      network: network.config.network,
-      asset: asset.address,
-      from: getAddress(subscription.payer),
-      to: getAddress(subscription.payTo),
-      value: subscription.amount,
-      validAfter: stored.validAfter,
-      validBefore: stored.validBefore,
-      nonce: stored.nonce as HexString,
-      signature: signature as HexString,
-      domain: { name: asset.eip712.name, version: asset.eip712.version },
-      requirement: { payTo: subscription.payTo, amount: subscription.amount },
-    };
+    const opened = this.openAuthorization(subscription, periodIndex, await this.subscriptions.authorization(subscription.id, periodIndex));
+    if (!opened.ok) return opened;
+    const { authorization, network } = opened;
     try {
       // true without a payment of ours (the caller checked) means the payer canceled it, or spent it elsewhere
-      const use = await this.rail.authorizationUse(network.config.network, { asset: { address: asset.address }, authorization });
+      const use = await this.rail.authorizationUse(network.config.network, { asset: { address: authorization.asset }, authorization });
       if (use.used && use.canceled) {
         const message = `the payer canceled period ${periodIndex}'s authorization on chain (cancelAuthorization)`;
         return {
           ok: false,
           reason: 'revoked',
           message,
-          revoked: { message, at: new Date(this.clock.nowMs()), nonce: stored.nonce, ...(use.transaction && { txHash: use.transaction }) },
+          revoked: { message, at: new Date(this.clock.nowMs()), nonce: authorization.nonce, ...(use.transaction && { txHash: use.transaction }) },
         };
       }
       if (use.used)
@@ -259,18 +234,101 @@ export class EvmSubscriptionRail implements ChargeRail, SubscriptionRail {
         reason: 'rail_error',
         message: `${prepared.failure.errorReason ?? 'settlement refused'}: ${prepared.failure.errorMessage ?? ''}`.trim(),
       };
-    return {
-      ok: true,
-      payment: this.newPayment(authorization, presented, prepared.call, subscription.merchantId, subscription.challengeId, {
-        id: subscription.id,
-        periodIndex,
-        attempt,
+    return { ok: true, payment: this.chargePayment(subscription, periodIndex, attempt, authorization, network, prepared.call) };
+  }
+
+  /**
+   * Renewals due together: each period's authorization opened, then ONE simulation of all their transfers and one gas
+   * estimate on each network (EvmTransferRail.settlementCalls). The ones that pass are ready; any other (a transfer
+   * that would fail, a window closing, a contract payer) goes through prepareCharge, which says why.
+   */
+  async prepareCharges(requests: readonly ChargeRequest[]): Promise<ChargePreparation[]> {
+    const nowSeconds = this.clock.nowSeconds();
+    const opened = requests.map((r) => this.openAuthorization(r.subscription, r.periodIndex, r.authorization));
+    const sendable = opened.flatMap((o, i) =>
+      o.ok && o.authorization.validAfter < nowSeconds && o.authorization.validBefore > nowSeconds + SEND_MARGIN_SECONDS ? [{ i, ...o }] : [],
+    );
+    const calls = new Map<number, { to: string; data: string; gas: bigint }>();
+    for (const network of new Set(sendable.map((s) => s.network))) {
+      const batch = sendable.filter((s) => s.network === network);
+      try {
+        const answers = await this.rail.settlementCalls(batch.map((b) => b.authorization));
+        answers.forEach((call, k) => call && calls.set(batch[k]!.i, call));
+      } catch (error) {
+        if (!(error instanceof ChainUnavailableError)) throw error;
+      }
+    }
+    return Promise.all(
+      requests.map(async (request, i) => {
+        const call = calls.get(i);
+        const o = opened[i]!;
+        if (!call || !o.ok) return o.ok ? this.prepareCharge(request.subscription, request.periodIndex, request.attempt) : o;
+        const uneconomic = await this.rail.gasCapExceeded(o.authorization, call.gas);
+        if (uneconomic) return { ok: false as const, reason: 'rail_error' as const, message: `${X402Reason.settlementGasExceedsCap}: ${uneconomic}` };
+        return { ok: true as const, payment: this.chargePayment(request.subscription, request.periodIndex, request.attempt, o.authorization, o.network, call) };
       }),
-    };
+    );
   }
 
   startCharge(paymentId: string): Promise<void> {
     return this.queue.submit(paymentId);
+  }
+
+  startCharges(paymentIds: readonly string[]): Promise<void> {
+    return this.queue.submitMany(paymentIds);
+  }
+
+  /** Period N's stored authorization, unsealed, as the transfer it authorizes; or why it cannot be charged. */
+  private openAuthorization(
+    subscription: SubscriptionRecord,
+    periodIndex: number,
+    stored: StoredAuthorization | undefined,
+  ): { ok: true; authorization: TransferAuthorization; network: Network } | (ChargePreparation & { ok: false }) {
+    if (!stored?.sealed || !stored.keyId)
+      return { ok: false, reason: 'no_authorization', message: `no authorization is stored for period ${periodIndex} (never signed, or destroyed)` };
+    const network = this.networks.resolve(subscription.network, 2);
+    const asset = network && this.networks.asset(network, subscription.asset);
+    if (!network || !asset) return { ok: false, reason: 'rail_error', message: `${subscription.asset} on ${subscription.network} is no longer served here` };
+    let signature: Hex;
+    try {
+      signature = this.vault.open(subscription.id, periodIndex, stored.nonce, stored.sealed, stored.keyId);
+    } catch (error) {
+      // a key dropped too early, or a tampered row: an operator's problem, reported instead of retried forever
+      if (error instanceof UnsealError) {
+        this.logger.error(`subscription ${subscription.id} period ${periodIndex}: ${error.message}`);
+        return { ok: false, reason: 'rail_error', message: `the stored authorization cannot be opened: ${error.message}` };
+      }
+      throw error;
+    }
+    return {
+      ok: true,
+      network,
+      authorization: {
+        network: network.config.network,
+        asset: asset.address,
+        from: getAddress(subscription.payer),
+        to: getAddress(subscription.payTo),
+        value: subscription.amount,
+        validAfter: stored.validAfter,
+        validBefore: stored.validBefore,
+        nonce: stored.nonce as HexString,
+        signature: signature as HexString,
+        domain: { name: asset.eip712.name, version: asset.eip712.version },
+        requirement: { payTo: subscription.payTo, amount: subscription.amount },
+      },
+    };
+  }
+
+  private chargePayment(
+    subscription: SubscriptionRecord,
+    periodIndex: number,
+    attempt: number,
+    authorization: TransferAuthorization,
+    network: Network,
+    call: { to: string; data: string; gas: bigint },
+  ): NewPayment {
+    const presented = this.presentation(subscription.challengeId, periodIndex, authorization.nonce, network);
+    return this.newPayment(authorization, presented, call, subscription.merchantId, subscription.challengeId, { id: subscription.id, periodIndex, attempt });
   }
 
   private newPayment(

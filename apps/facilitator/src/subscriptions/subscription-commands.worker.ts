@@ -4,7 +4,13 @@ import { type Job, UnrecoverableError } from 'bullmq';
 import { SUBSCRIPTION_COMMANDS_QUEUE, subscriptionCommandSchema, type SubscriptionCommand } from '@mp/clients';
 import { closeWorker, type WorkerOptionsFromConfig } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
+import { CommandBatcher } from './command-batcher';
 import { SubscriptionCommandsService, type CommandOutcome } from './subscription-commands.service';
+
+/** How long the first charge of a batch waits for others to join it. */
+const CHARGE_BATCH_WINDOW_MS = 10;
+
+type ChargeCommand = Extract<SubscriptionCommand, { type: 'charge' }>;
 
 /** The `subscription-commands` queue (on the app's QueueModule; the ledger, its publisher, sets the job options). */
 export const SubscriptionCommandsQueueModule = BullModule.registerQueue({ name: SUBSCRIPTION_COMMANDS_QUEUE });
@@ -17,12 +23,15 @@ export const SubscriptionCommandsQueueModule = BullModule.registerQueue({ name: 
 @Processor(SUBSCRIPTION_COMMANDS_QUEUE, { autorun: false })
 export class SubscriptionCommandsWorker extends WorkerHost implements WorkerOptionsFromConfig, OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('SubscriptionCommands');
+  /** The charges running at once, carried out together (renewals come due in batches). */
+  private readonly charges: CommandBatcher<ChargeCommand, CommandOutcome>;
 
   constructor(
     @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
     private readonly commands: SubscriptionCommandsService,
   ) {
     super();
+    this.charges = new CommandBatcher((batch) => this.commands.chargeMany(batch), { max: this.workerOptions().concurrency, windowMs: CHARGE_BATCH_WINDOW_MS });
   }
 
   /** Read by QueueModule when it creates the worker (SUBSCRIPTION_WORKER_CONCURRENCY). */
@@ -50,7 +59,8 @@ export class SubscriptionCommandsWorker extends WorkerHost implements WorkerOpti
   }
 
   async process(job: Job<unknown, CommandOutcome>): Promise<CommandOutcome> {
-    const outcome = await this.commands.run(parseCommand(job.data));
+    const command = parseCommand(job.data);
+    const outcome = command.type === 'charge' ? await this.charges.add(command) : await this.commands.run(command);
     this.logger.debug(`subscription command ${job.id}: ${outcome}`);
     return outcome;
   }

@@ -58,6 +58,28 @@ export interface ChargeCommandKey {
   commandId: string;
 }
 
+/** A (subscription, period) as the bulk reads key it. */
+export function periodKey(subscriptionId: string, periodIndex: number): string {
+  return `${subscriptionId}:${periodIndex}`;
+}
+
+/** What the charge rules read about many (subscription, period) pairs, keyed by periodKey. */
+export interface ChargeFacts {
+  authorizations: Map<string, StoredAuthorization>;
+  /** the periods a payment of ours pays or is paying (verified, submitted or confirmed) */
+  paidOrInFlight: Set<string>;
+}
+
+/** One charge of a batch: its command, the payment the rail built for it. */
+export interface ChargeItem {
+  key: ChargeCommandKey;
+  payment: NewPayment;
+}
+
+export type ChargeOutcome = { kind: 'charged'; paymentId: string } | { kind: 'refused'; reason: ChargeRefusal } | { kind: 'done' };
+
+type Refusal = { reason: ChargeRefusal; message: string };
+
 const SUBSCRIPTION_SELECT = {
   id: true,
   scope: true,
@@ -103,22 +125,62 @@ export class Subscriptions {
     return row ? toRecord(row) : undefined;
   }
 
+  async findMany(ids: readonly string[]): Promise<Map<string, SubscriptionRecord>> {
+    const rows = await this.db.subscription.findMany({ where: { id: { in: [...new Set(ids)] } }, select: SUBSCRIPTION_SELECT });
+    return new Map(rows.map((row) => [row.id, toRecord(row)]));
+  }
+
+  /** The command ids of those charges already carried out or refused (by command id, or by subscription, period and attempt). */
+  async doneCharges(keys: readonly ChargeCommandKey[], db: Pick<PrismaService, 'subscriptionCharge'> = this.db): Promise<Set<string>> {
+    if (keys.length === 0) return new Set();
+    const rows = await db.subscriptionCharge.findMany({
+      where: {
+        OR: [
+          { commandId: { in: keys.map((k) => k.commandId) } },
+          { subscriptionId: { in: [...new Set(keys.map((k) => k.subscriptionId))] }, periodIndex: { in: [...new Set(keys.map((k) => k.periodIndex))] } },
+        ],
+      },
+      select: { commandId: true, subscriptionId: true, periodIndex: true, attempt: true },
+    });
+    const commands = new Set(rows.map((r) => r.commandId));
+    const attempts = new Set(rows.map((r) => `${periodKey(r.subscriptionId, r.periodIndex)}:${r.attempt}`));
+    return new Set(
+      keys.filter((k) => commands.has(k.commandId) || attempts.has(`${periodKey(k.subscriptionId, k.periodIndex)}:${k.attempt}`)).map((k) => k.commandId),
+    );
+  }
+
+  /** Each period's stored authorization and whether a payment of ours pays it: two reads for the whole batch. */
+  async chargeFacts(
+    periods: readonly { subscriptionId: string; periodIndex: number }[],
+    db: Pick<PrismaService, 'subscriptionAuthorization' | 'payment'> = this.db,
+  ): Promise<ChargeFacts> {
+    const wanted = new Set(periods.map((p) => periodKey(p.subscriptionId, p.periodIndex)));
+    const where = { in: [...new Set(periods.map((p) => p.subscriptionId))] };
+    const indexes = { in: [...new Set(periods.map((p) => p.periodIndex))] };
+    const [authorizations, payments] = await Promise.all([
+      db.subscriptionAuthorization.findMany({ where: { subscriptionId: where, periodIndex: indexes } }),
+      db.payment.findMany({
+        where: { subscriptionId: where, subscriptionPeriod: indexes, state: { in: ['verified', 'submitted', 'confirmed'] } },
+        select: { subscriptionId: true, subscriptionPeriod: true },
+      }),
+    ]);
+    return {
+      authorizations: new Map(
+        authorizations
+          .filter((a) => wanted.has(periodKey(a.subscriptionId, a.periodIndex)))
+          .map((a) => [periodKey(a.subscriptionId, a.periodIndex), toStored(a)]),
+      ),
+      paidOrInFlight: new Set(payments.map((p) => periodKey(p.subscriptionId!, p.subscriptionPeriod!)).filter((k) => wanted.has(k))),
+    };
+  }
+
   async authorization(
     subscriptionId: string,
     periodIndex: number,
     db: Pick<PrismaService, 'subscriptionAuthorization'> = this.db,
   ): Promise<StoredAuthorization | undefined> {
     const row = await db.subscriptionAuthorization.findUnique({ where: { subscriptionId_periodIndex: { subscriptionId, periodIndex } } });
-    return row
-      ? {
-          periodIndex: row.periodIndex,
-          nonce: row.nonce,
-          validAfter: fromDbDecimal(row.validAfter),
-          validBefore: fromDbDecimal(row.validBefore),
-          sealed: row.sealed ? Buffer.from(row.sealed) : null,
-          keyId: row.keyId,
-        }
-      : undefined;
+    return row ? toStored(row) : undefined;
   }
 
   /**
@@ -169,24 +231,6 @@ export class Subscriptions {
     }
   }
 
-  /** Whether this (subscription, period, attempt) was already carried out or refused (its command is done). */
-  async chargeDone(key: ChargeCommandKey): Promise<boolean> {
-    const row = await this.db.subscriptionCharge.findFirst({
-      where: { OR: [{ commandId: key.commandId }, { subscriptionId: key.subscriptionId, periodIndex: key.periodIndex, attempt: key.attempt }] },
-      select: { commandId: true },
-    });
-    return row !== null;
-  }
-
-  /** A payment of ours that pays (or is paying) this period: verified, submitted or confirmed. */
-  async periodPaidOrInFlight(subscriptionId: string, periodIndex: number, db: Pick<PrismaService, 'payment'> = this.db): Promise<boolean> {
-    const row = await db.payment.findFirst({
-      where: { subscriptionId, subscriptionPeriod: periodIndex, state: { in: ['verified', 'submitted', 'confirmed'] } },
-      select: { id: true },
-    });
-    return row !== null;
-  }
-
   /** The confirmed payment that paid period N, what a refund of that period refunds. */
   async paidCharge(subscriptionId: string, periodIndex: number): Promise<{ id: string; network: string; txHash: string | null } | undefined> {
     const row = await this.db.payment.findFirst({
@@ -205,62 +249,87 @@ export class Subscriptions {
   }
 
   /**
-   * A charge, in one transaction: the subscription locked, the command not done yet, the refusal rules checked again
-   * under the lock (`recheck`: a cancel or revocation may have landed meanwhile), then the payment and the charge row.
-   * Answers the payment id, the refusal written, or `done` when the command was carried out by someone else.
+   * Charges, in one transaction: their subscriptions locked (in id order, so batches never deadlock), the commands not
+   * done yet, the refusal rules checked again under the locks (`recheck`: a cancel or revocation may have landed
+   * meanwhile), then each payment and charge row. Answers each item's payment id, the refusal written, or `done` when
+   * its command was carried out by someone else. A batch that races another worker on one of its commands (a unique
+   * key) is rolled back and carried out again one by one, so only that one answers `done`.
    */
-  async charge(
-    subscriptionId: string,
-    key: ChargeCommandKey,
-    recheck: (locked: SubscriptionRecord, tx: Tx) => Promise<{ reason: ChargeRefusal; message: string } | undefined>,
-    payment: NewPayment,
-  ): Promise<{ kind: 'charged'; paymentId: string } | { kind: 'refused'; reason: ChargeRefusal } | { kind: 'done' }> {
+  async chargeMany(
+    items: readonly ChargeItem[],
+    recheck: (locked: Map<string, SubscriptionRecord>, tx: Tx) => Promise<(Refusal | undefined)[]>,
+  ): Promise<ChargeOutcome[]> {
     try {
-      return await withTransaction(this.db, async (tx) => {
-        const locked = await this.lock(tx, subscriptionId);
-        if (!locked) return { kind: 'done' as const };
-        const done = await tx.subscriptionCharge.findFirst({
-          where: { OR: [{ commandId: key.commandId }, { subscriptionId, periodIndex: key.periodIndex, attempt: key.attempt }] },
-          select: { commandId: true },
-        });
-        if (done) return { kind: 'done' as const };
-        const refusal = await recheck(locked, tx);
-        if (refusal) {
-          await this.refuseWithin(tx, locked, key, refusal.reason, refusal.message);
-          return { kind: 'refused' as const, reason: refusal.reason };
-        }
-        const paymentId = await this.payments.claimWithin(tx, payment);
-        if (!paymentId) {
-          // the period's authorization has a payment already (an earlier attempt): one row per authorization
-          const earlier = await tx.payment.findUnique({
-            where: {
-              network_asset_payer_authorizationNonce: {
-                network: payment.network,
-                asset: payment.asset,
-                payer: payment.payer,
-                authorizationNonce: payment.nonce,
-              },
-            },
-            select: { id: true, state: true, errorReason: true },
-          });
-          const paid = earlier === null || ['verified', 'submitted', 'confirmed'].includes(earlier.state);
-          const refusal: ChargeRefusal = paid ? 'already_paid' : 'rail_error';
-          const message = paid
-            ? `period ${key.periodIndex}'s authorization already has a payment`
-            : `period ${key.periodIndex}'s authorization has a ${earlier.state} payment (${earlier.id}, ${earlier.errorReason ?? 'no reason'}), which this profile does not send again`;
-          await this.refuseWithin(tx, locked, key, refusal, message);
-          return { kind: 'refused' as const, reason: refusal };
-        }
-        await tx.subscriptionCharge.create({
-          data: { subscriptionId, periodIndex: key.periodIndex, attempt: key.attempt, commandId: key.commandId, outcome: 'charged', paymentId },
-        });
-        return { kind: 'charged' as const, paymentId };
-      });
+      return await withTransaction(this.db, (tx) => this.chargeWithin(tx, items, recheck), { timeout: 30_000 });
     } catch (error) {
-      // two workers raced on the same command: the loser's transaction is rolled back, the winner's outcome stands
-      if (isUniqueViolation(error)) return { kind: 'done' };
-      throw error;
+      if (!isUniqueViolation(error)) throw error;
+      if (items.length === 1) return [{ kind: 'done' }];
+      const outcomes: ChargeOutcome[] = [];
+      for (const item of items) outcomes.push(...(await this.chargeMany([item], recheck)));
+      return outcomes;
     }
+  }
+
+  private async chargeWithin(
+    tx: Tx,
+    items: readonly ChargeItem[],
+    recheck: (locked: Map<string, SubscriptionRecord>, tx: Tx) => Promise<(Refusal | undefined)[]>,
+  ): Promise<ChargeOutcome[]> {
+    const locked = await this.lockMany(
+      tx,
+      items.map((i) => i.key.subscriptionId),
+    );
+    const done = await this.doneCharges(
+      items.map((i) => i.key),
+      tx,
+    );
+    const refusals = await recheck(locked, tx);
+    const outcomes: ChargeOutcome[] = [];
+    const charged: { key: ChargeCommandKey; paymentId: string }[] = [];
+    for (const [n, { key, payment }] of items.entries()) {
+      const subscription = locked.get(key.subscriptionId);
+      if (!subscription || done.has(key.commandId)) {
+        outcomes.push({ kind: 'done' });
+        continue;
+      }
+      const claimed = refusals[n] ?? (await this.claimPeriod(tx, key, payment));
+      if ('reason' in claimed) {
+        await this.refuseWithin(tx, subscription, key, claimed.reason, claimed.message);
+        outcomes.push({ kind: 'refused', reason: claimed.reason });
+        continue;
+      }
+      charged.push({ key, paymentId: claimed.paymentId });
+      outcomes.push({ kind: 'charged', paymentId: claimed.paymentId });
+    }
+    await tx.subscriptionCharge.createMany({
+      data: charged.map(({ key, paymentId }) => ({
+        subscriptionId: key.subscriptionId,
+        periodIndex: key.periodIndex,
+        attempt: key.attempt,
+        commandId: key.commandId,
+        outcome: 'charged',
+        paymentId,
+      })),
+    });
+    return outcomes;
+  }
+
+  /** The period's payment, or why not: its authorization has a payment already (an earlier attempt; one row per authorization). */
+  private async claimPeriod(tx: Tx, key: ChargeCommandKey, payment: NewPayment): Promise<{ paymentId: string } | Refusal> {
+    const paymentId = await this.payments.claimWithin(tx, payment);
+    if (paymentId) return { paymentId };
+    const earlier = await tx.payment.findUnique({
+      where: {
+        network_asset_payer_authorizationNonce: { network: payment.network, asset: payment.asset, payer: payment.payer, authorizationNonce: payment.nonce },
+      },
+      select: { id: true, state: true, errorReason: true },
+    });
+    if (earlier === null || ['verified', 'submitted', 'confirmed'].includes(earlier.state))
+      return { reason: 'already_paid', message: `period ${key.periodIndex}'s authorization already has a payment` };
+    return {
+      reason: 'rail_error',
+      message: `period ${key.periodIndex}'s authorization has a ${earlier.state} payment (${earlier.id}, ${earlier.errorReason ?? 'no reason'}), which this profile does not send again`,
+    };
   }
 
   /**
@@ -384,6 +453,14 @@ export class Subscriptions {
     return true;
   }
 
+  /** The subscriptions' rows, locked for the rest of the transaction in id order (the order every batch takes them in). */
+  private async lockMany(tx: Tx, ids: readonly string[]): Promise<Map<string, SubscriptionRecord>> {
+    const sorted = [...new Set(ids)].sort();
+    await tx.$queryRaw`SELECT id FROM facilitator.subscriptions WHERE id = ANY(${sorted}::text[]) ORDER BY id FOR UPDATE`;
+    const rows = await tx.subscription.findMany({ where: { id: { in: sorted } }, select: SUBSCRIPTION_SELECT });
+    return new Map(rows.map((row) => [row.id, toRecord(row)]));
+  }
+
   /**
    * The subscription's row, locked for the rest of the transaction. Raw SQL: Prisma Client cannot express
    * SELECT … FOR UPDATE.
@@ -401,6 +478,24 @@ export class Subscriptions {
       INSERT INTO facilitator.payment_events (payment_id, type, data, trace_context)
       VALUES (${paymentId}::uuid, ${type}, ${JSON.stringify(data)}::jsonb, ${eventTraceContext()}::jsonb)`;
   }
+}
+
+function toStored(row: {
+  periodIndex: number;
+  nonce: string;
+  validAfter: Parameters<typeof fromDbDecimal>[0];
+  validBefore: Parameters<typeof fromDbDecimal>[0];
+  sealed: Uint8Array | null;
+  keyId: string | null;
+}): StoredAuthorization {
+  return {
+    periodIndex: row.periodIndex,
+    nonce: row.nonce,
+    validAfter: fromDbDecimal(row.validAfter),
+    validBefore: fromDbDecimal(row.validBefore),
+    sealed: row.sealed ? Buffer.from(row.sealed) : null,
+    keyId: row.keyId,
+  };
 }
 
 function toRecord(row: {
