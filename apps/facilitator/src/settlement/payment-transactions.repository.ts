@@ -4,6 +4,9 @@ import type { SignedTransaction } from '@mp/chain';
 import type { Hex } from 'viem';
 import { gasShare } from './gas-share';
 
+/** How long a transaction's payments are kept after they are read (gasShare). */
+const CARRIED_KEEP_MS = 10_000;
+
 export interface StoredTransaction extends SignedTransaction {
   createdAt: Date;
 }
@@ -15,6 +18,8 @@ export interface StoredTransaction extends SignedTransaction {
  */
 @Injectable()
 export class PaymentTransactions {
+  private readonly carriedByHash = new Map<string, Promise<string[]>>();
+
   constructor(private readonly db: PrismaService) {}
 
   /** Every transaction signed for a payment, oldest first. */
@@ -40,8 +45,23 @@ export class PaymentTransactions {
 
   /** The payment's exact share of a transaction's fee (see gasShare): a batch's fee is split between its payments. */
   async gasShare(hash: string, paymentId: string, fee: bigint): Promise<bigint> {
-    const rows = await this.db.paymentTransaction.findMany({ where: { hash }, distinct: ['paymentId'], select: { paymentId: true } });
-    // ordered by id as text, the order every payment of the batch computes its share in
-    return gasShare(fee, rows.map((r) => r.paymentId).sort(), paymentId);
+    return gasShare(fee, await this.carried(hash), paymentId);
+  }
+
+  /**
+   * The payments a transaction was recorded for, ordered by id as text (the order every payment of the batch computes
+   * its share in). A transaction's payments are written with it, before it is broadcast, and never change, so the
+   * answer is kept for the few seconds a batch's payments ask for it: one read per batch instead of one per payment.
+   */
+  private carried(hash: string): Promise<string[]> {
+    const known = this.carriedByHash.get(hash);
+    if (known) return known;
+    const read = this.db.paymentTransaction
+      .findMany({ where: { hash }, distinct: ['paymentId'], select: { paymentId: true } })
+      .then((rows) => rows.map((r) => r.paymentId).sort());
+    read.catch(() => this.carriedByHash.delete(hash));
+    this.carriedByHash.set(hash, read);
+    setTimeout(() => this.carriedByHash.delete(hash), CARRIED_KEEP_MS).unref();
+    return read;
   }
 }

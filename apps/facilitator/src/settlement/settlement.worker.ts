@@ -37,6 +37,8 @@ const TAKE_OVER_CONCURRENCY = 16;
 /** Confirmed payments are watched for reorgs this many blocks deep at least. */
 const REORG_WATCH_MIN_BLOCKS = 64;
 const BALANCE_CHECK_MS = 60_000;
+/** How long a batch's receipt is kept for its other payments once read (sharedReceipt). */
+const RECEIPT_KEEP_MS = 3_000;
 
 class ClaimLostError extends Error {}
 
@@ -65,7 +67,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
   private watchingReorgs = false;
   /** Payments waiting, per network, to share one Multicall3 transaction. */
   private readonly batches = new Map<string, { entries: BatchEntry[]; timer: NodeJS.Timeout }>();
-  /** Receipt reads not answered yet, by network and hash (sharedReceipt). */
+  /** Receipt reads in flight or just answered, by network and hash (sharedReceipt). */
   private readonly receiptsInFlight = new Map<string, Promise<TransactionReceipt | undefined>>();
 
   constructor(
@@ -478,21 +480,27 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
   }
 
   /**
-   * The transaction's receipt, one read shared by everyone who asks while it is in flight: every payment of a batch
-   * asks for the same receipt at once, and reading (and decoding) all its logs once per payment made a batch cost n².
-   * Nothing is kept once the read is answered: a later ask (after a reorg, say) reads the chain again.
+   * The transaction's receipt, one read shared by everyone who asks while it is in flight or within RECEIPT_KEEP_MS of
+   * its answer: every payment of a batch asks for the same receipt, within moments of each other, and reading (and
+   * decoding) all its logs once per payment made a batch cost n². Only a found receipt is kept, and briefly: a later ask
+   * reads the chain again, and a reorg meanwhile is the reorg watcher's (it compares confirmed payments' blocks).
    */
   private sharedReceipt(network: Network, hash: Hex): Promise<TransactionReceipt | undefined> {
     const key = `${network.config.network}:${hash}`;
-    const inFlight = this.receiptsInFlight.get(key);
-    if (inFlight) return inFlight;
-    const receipt = network.client
-      .getTransactionReceipt({ hash })
-      .catch((error: unknown) => {
+    const shared = this.receiptsInFlight.get(key);
+    if (shared) return shared;
+    const forget = () => this.receiptsInFlight.delete(key);
+    const receipt = network.client.getTransactionReceipt({ hash }).then(
+      (found) => {
+        setTimeout(forget, RECEIPT_KEEP_MS).unref();
+        return found;
+      },
+      (error: unknown) => {
+        forget();
         if (error instanceof Error && error.name === 'TransactionReceiptNotFoundError') return undefined;
         throw error;
-      })
-      .finally(() => this.receiptsInFlight.delete(key));
+      },
+    );
     this.receiptsInFlight.set(key, receipt);
     return receipt;
   }
@@ -527,6 +535,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
           canonical.set(payment.blockNumber, block?.hash ?? undefined);
         }
         if (canonical.get(payment.blockNumber)?.toLowerCase() === payment.blockHash.toLowerCase()) continue;
+        this.receiptsInFlight.clear(); // a receipt kept from the lost block must not confirm it again
         if (await this.payments.markReorged(payment.id, payment.blockHash, payment.blockNumber)) {
           this.logger.warn(`payment ${payment.id}: block ${payment.blockNumber} (${payment.blockHash}) left the chain; judging it again`);
           this.events.changed(payment.id);
