@@ -15,7 +15,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { createRequire } from 'node:module';
-import { Challenge as MppChallenge, Credential as MppCredential } from 'mppx';
+import { Challenge as MppChallenge, Credential as MppCredential, Receipt as MppReceipt } from 'mppx';
 import Stripe from 'stripe';
 import { createPublicClient, erc20Abi, http } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -311,7 +311,7 @@ async function subscriptionsDemo({ manifest, client, usdc, merchantUrl, facilita
       const credential = await buyerHelpers.subscribeCredential(challenge, payer, { anchorSeconds: BigInt((await chainNow()) - 2) });
       const subscribed = await briefing({ authorization: credential });
       if (subscribed.status !== 200) throw new Error(`the subscription was refused: ${subscribed.status} ${await subscribed.text()}`);
-      const receipt = MppReceiptOf(subscribed);
+      const receipt = MppReceipt.fromResponse(subscribed);
       subscriptions[name] = receipt.subscriptionId;
       say(`${name}: 200, Payment-Receipt subscriptionId ${receipt.subscriptionId}, period 0 paid in ${receipt.reference}`);
       await until('the ledger to record period 0 paid', async () => ((await recorded(receipt.subscriptionId)).lastPaidIndex === 0 ? true : undefined));
@@ -408,12 +408,6 @@ async function subscriptionsDemo({ manifest, client, usdc, merchantUrl, facilita
     for (const a of accounts.filter((x) => x.code === 200))
       say(`books: revenue ${a.asset}: ${a.balances.posted} (charges in ${a.creditsPosted}, refunds and fees out ${a.debitsPosted})`);
   });
-}
-
-function MppReceiptOf(response) {
-  const header = response.headers.get('payment-receipt');
-  if (!header) throw new Error('no Payment-Receipt header');
-  return JSON.parse(Buffer.from(header, 'base64url').toString('utf8'));
 }
 
 /**

@@ -9,7 +9,7 @@ import { HealthController } from './health/health.controller';
 import { LedgerHttpModule } from './http/ledger-http.module';
 import { IngestionModule } from './ingestion/ingestion.module';
 import { LedgerMcpModule } from './mcp/ledger-mcp.module';
-import { billingClockProvider } from './billing/billing.clock';
+import { BILLING_CLOCK } from './billing/billing.clock';
 import { LEDGER_CONFIG, type LedgerConfig } from './ledger.config';
 import { LedgerMetrics } from './ledger.metrics';
 import { LedgerBookSource } from './reconciliation/ledger-book.source';
@@ -38,12 +38,12 @@ export class AppModule implements OnModuleInit {
         IngestionModule.forRoot({ consume: config.ingest }),
         ReconciliationModule.forRoot({
           config: config.reconciliation,
-          imports: [MerchantAuthModule, LedgerModule, MerchantNoticesQueueModule],
+          imports: [MerchantAuthModule, LedgerModule, MerchantNoticesQueueModule, BillingModule],
           ledgerSource: { useClass: LedgerBookSource },
           merchantResolver: { useExisting: MerchantAuthGuard },
           breakNotifier: { useClass: WebhookBreakNotifier },
           // the ledger's clock (CLOCK_RPC_URL in development), so a run's "now" is the subscriptions' too
-          clock: { useFactory: billingClockProvider.useFactory, inject: billingClockProvider.inject },
+          clock: { useExisting: BILLING_CLOCK },
         }),
       ],
       controllers: [HealthController],

@@ -3,7 +3,7 @@ import { Module } from '@nestjs/common';
 import { SUBSCRIPTION_COMMANDS_QUEUE } from '@mp/clients';
 import { MerchantAuthModule } from '../auth/merchant-auth.module';
 import { MerchantNoticesQueueModule } from '../reconciliation/webhook-break-notifier';
-import { billingClockProvider } from './billing.clock';
+import { BILLING_CLOCK, billingClockProvider } from './billing.clock';
 import { EntitlementsController } from './entitlements.controller';
 import { PlanRepository } from './plan.repository';
 import { PlansController } from './plans.controller';
@@ -38,6 +38,6 @@ import { SubscriptionsRepository } from './subscriptions.repository';
     RenewalSchedule,
     RenewalProcessor,
   ],
-  exports: [SubscriptionLifecycle, RenewalScheduler, SubscriptionsRepository, billingClockProvider],
+  exports: [SubscriptionLifecycle, RenewalScheduler, SubscriptionsRepository, BILLING_CLOCK],
 })
 export class BillingModule {}
