@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { MockInstance } from 'vitest';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { PaymentEventMessage } from '@mp/clients';
 import { BookingRefusedError } from '../src/ingestion/payment-ingestion.service';
@@ -17,7 +18,7 @@ const TOKEN = '0x5fbdb2315678afecb367f032d93f642f64180aa3';
 describe('charge outcomes applied in batches', () => {
   let ledger: RunningLedger;
   let lifecycle: SubscriptionLifecycle;
-  let lockMany: ReturnType<typeof vi.spyOn>;
+  let lockMany: MockInstance<SubscriptionsRepository['lockMany']>;
   const merchantId = randomUUID();
 
   beforeAll(async () => {
@@ -57,8 +58,7 @@ describe('charge outcomes applied in batches', () => {
 
   const periodZero = async (subscriptionId: string) =>
     ledger.db.ledgerSubscriptionCharge.findMany({ where: { subscriptionId, periodIndex: 0 }, select: { attempt: true, state: true } });
-  const batchesWith = (ids: string[]) =>
-    lockMany.mock.calls.filter(([, locked]) => (locked as string[]).length > 1 && ids.some((id) => (locked as string[]).includes(id)));
+  const batchesWith = (ids: string[]) => lockMany.mock.calls.filter(([, locked]) => locked.length > 1 && ids.some((id) => locked.includes(id)));
 
   it('applies concurrent confirmations together, each once, and their redeliveries as duplicates', async () => {
     const subs = await activated(6);
