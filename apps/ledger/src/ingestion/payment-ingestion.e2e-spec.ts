@@ -91,17 +91,19 @@ describe('PaymentIngestion: fewer round trips, the same books', () => {
         paymentTransferId(paymentId, 'post'),
         paymentTransferId(paymentId, 'gas'),
       ])
-    ).map(({ id, debitAccountId, creditAccountId, amount, pendingId, asset, code, flags, reference }) => ({
-      id,
-      debitAccountId,
-      creditAccountId,
-      amount,
-      pendingId,
-      asset,
-      code,
-      flags,
-      reference,
-    })),
+    )
+      .map(({ id, debitAccountId, creditAccountId, amount, pendingId, asset, code, flags, reference }) => ({
+        id,
+        debitAccountId,
+        creditAccountId,
+        amount,
+        pendingId,
+        asset,
+        code,
+        flags,
+        reference,
+      }))
+      .sort(byId),
     accounts: (
       await ledger.ledger.lookupAccounts(merchantId, [
         chartAccountId('payerClearing', ASSET),
@@ -109,8 +111,12 @@ describe('PaymentIngestion: fewer round trips, the same books', () => {
         chartAccountId('gasExpense', GAS),
         chartAccountId('gasFunding', GAS),
       ])
-    ).map(({ id, debitsPending, debitsPosted, creditsPending, creditsPosted }) => ({ id, debitsPending, debitsPosted, creditsPending, creditsPosted })),
+    )
+      .map(({ id, debitsPending, debitsPosted, creditsPending, creditsPosted }) => ({ id, debitsPending, debitsPosted, creditsPending, creditsPosted }))
+      .sort(byId),
   });
+  // lookups answer in the database's order
+  const byId = (a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id);
 
   it('books the post and the gas in one call after the hold, exactly as booking them one by one did', async () => {
     const merchantId = randomUUID();
@@ -153,7 +159,7 @@ describe('PaymentIngestion: fewer round trips, the same books', () => {
       [paymentTransferId(paymentId, 'post'), paymentTransferId(paymentId, 'gas')],
     ]);
     const booked = await snapshot(merchantId, paymentId);
-    expect(booked.transfers.map((t) => t.code)).toEqual([TransferCode.payment, TransferCode.payment, TransferCode.gas]);
+    expect(booked.transfers.map((t) => t.code).sort()).toEqual([TransferCode.payment, TransferCode.payment, TransferCode.gas].sort());
     await ingestion.book(event(merchantId, paymentId, 1, 'payment.verified'));
     expect(await snapshot(merchantId, paymentId)).toEqual(booked);
   });
