@@ -4,6 +4,7 @@ import { refundCommandId, type PaymentEventMessage } from '@mp/clients';
 import { PrismaService, withTransaction, type Tx } from '@mp/db';
 import { BookingRefusedError } from '../ingestion/payment-ingestion.service';
 import { BILLING_CLOCK } from './billing.clock';
+import { MicroBatcher } from './micro-batcher';
 import { PlanRepository } from './plan.repository';
 import { type CancelAt, type CancelBy, type SubscriptionRecord, termsOf } from './subscription';
 import {
@@ -28,9 +29,27 @@ const SUBSCRIPTION_PAYMENT_EVENTS = new Set<PaymentEventMessage['type']>(['payme
 /** The outcomes of a refund, which concern a subscription when it is the refund of an immediate cancel the ledger asked for. */
 const REFUND_OUTCOME_EVENTS = new Set<PaymentEventMessage['type']>(['payment.refunded', 'payment.refund_failed']);
 
+/** The outcomes of a charge the facilitator marked (nearly every renewal's): applied in batches. */
+const CHARGE_OUTCOME_EVENTS = new Set<PaymentEventMessage['type']>(['payment.confirmed', 'payment.failed', 'payment.expired']);
+/** Two batches at once: one fills while the other commits. */
+const CHARGE_OUTCOME_BATCHES = { maxRunning: 2, maxBatch: 100 };
+
 export type LifecycleOutcome = 'applied' | 'duplicate' | 'skipped';
 
 type EventOf<T extends PaymentEventMessage['type']> = Extract<PaymentEventMessage, { type: T }>;
+type ChargeOutcomeEvent = EventOf<'payment.confirmed' | 'payment.failed' | 'payment.expired'>;
+
+interface ChargeTarget {
+  subscriptionId: string;
+  periodIndex: number;
+  attempt: number;
+}
+
+interface ChargeOutcome {
+  merchantId: string;
+  event: ChargeOutcomeEvent;
+  target: ChargeTarget;
+}
 
 /** The ledger asset of a subscription, the way ingestion names a payment's (payment-booking.ts paymentAsset). */
 export function subscriptionAsset(method: 'evm' | 'stripe', network: string, asset: string): string {
@@ -51,6 +70,12 @@ export function normalizePayer(payer: string): string {
 @Injectable()
 export class SubscriptionLifecycle {
   private readonly logger = new Logger('Subscriptions');
+  /** the charge outcomes of concurrent ingestion jobs, one subscription once per batch (see applyOutcomes) */
+  private readonly chargeOutcomes = new MicroBatcher<ChargeOutcome, LifecycleOutcome>(
+    (o) => o.target.subscriptionId,
+    (batch) => this.applyOutcomes(batch),
+    CHARGE_OUTCOME_BATCHES,
+  );
 
   constructor(
     private readonly db: PrismaService,
@@ -63,11 +88,95 @@ export class SubscriptionLifecycle {
   async ingest(event: PaymentEventMessage): Promise<LifecycleOutcome> {
     const merchantId = event.merchantId ?? event.payment.merchantId;
     if (!merchantId || !(await this.mayConcernSubscription(event))) return 'skipped';
+    const of = event.payment.subscription;
+    if (of && CHARGE_OUTCOME_EVENTS.has(event.type))
+      return this.chargeOutcomes.submit({
+        merchantId,
+        event: event as ChargeOutcomeEvent,
+        target: { subscriptionId: of.id, periodIndex: of.periodIndex, attempt: of.attempt },
+      });
+    return this.applyAlone(merchantId, event);
+  }
+
+  private async applyAlone(merchantId: string, event: PaymentEventMessage): Promise<LifecycleOutcome> {
     const now = this.clock.now();
     const result = await withTransaction(this.db, (tx) => this.apply(tx, merchantId, event, now));
     if (result === 'skipped' || result === 'duplicate') return result;
     await this.outbox.publish([result], now);
     return 'applied';
+  }
+
+  /**
+   * Charge outcomes that concurrent jobs brought, in one transaction: their subscriptions locked together, their
+   * receipts written together, one save and one publish. A batch that fails is applied event by event, as every
+   * other event is, so that one event's problem (its subscription not recorded yet, another merchant's) and its
+   * retry stay its own job's.
+   */
+  private async applyOutcomes(batch: ChargeOutcome[]): Promise<PromiseSettledResult<LifecycleOutcome>[]> {
+    if (batch.length > 1) {
+      try {
+        return (await this.applyTogether(batch)).map((value) => ({ status: 'fulfilled', value }));
+      } catch (error) {
+        this.logger.debug(`${batch.length} charge outcomes applied one by one: ${(error as Error).message}`);
+      }
+    }
+    return Promise.allSettled(batch.map((o) => this.applyAlone(o.merchantId, o.event)));
+  }
+
+  private async applyTogether(batch: ChargeOutcome[]): Promise<LifecycleOutcome[]> {
+    const now = this.clock.now();
+    const results = await withTransaction(this.db, async (tx) => {
+      const locked = await this.subscriptions.lockMany(
+        tx,
+        batch.map((o) => o.target.subscriptionId),
+      );
+      for (const { merchantId, event, target } of batch) {
+        if (locked.get(target.subscriptionId)?.merchantId !== merchantId)
+          throw new Error(`${event.type} ${event.eventId}: subscription ${target.subscriptionId} is not one of its merchant's recorded yet`);
+      }
+      const applied = await this.subscriptions.markEventsApplied(
+        tx,
+        batch.map(({ event, target }) => ({ paymentId: event.paymentId, eventId: event.eventId, type: event.type, subscriptionId: target.subscriptionId })),
+      );
+      const isNew = ({ event }: ChargeOutcome) => applied.has(receiptKey(event.paymentId, event.eventId));
+      const charges = await this.subscriptions.chargesOfPeriods(
+        tx,
+        batch.filter(isNew).map(({ target }) => ({ subscription: locked.get(target.subscriptionId)!, periodIndex: target.periodIndex })),
+      );
+      const changes = batch.map((o) => {
+        if (!isNew(o)) return 'duplicate' as const;
+        const subscription = locked.get(o.target.subscriptionId)!;
+        const change = new Change(
+          subscription,
+          charges.filter((c) => c.merchantId === subscription.merchantId && c.subscriptionId === subscription.id && c.periodIndex === o.target.periodIndex),
+        );
+        this.recordOutcome(change, o.event, o.target, now);
+        advance(change, now);
+        return change;
+      });
+      await this.subscriptions.save(
+        tx,
+        changes.filter((c) => c !== 'duplicate'),
+      );
+      return changes;
+    });
+    const changed = results.filter((c) => c !== 'duplicate');
+    if (changed.length) await this.outbox.publish(changed, now);
+    return results.map((c) => (c === 'duplicate' ? 'duplicate' : 'applied'));
+  }
+
+  /** A charge's confirmation, failure or expiry, recorded on the change. */
+  private recordOutcome(change: Change, event: ChargeOutcomeEvent, target: ChargeTarget, now: Date): void {
+    if (event.type === 'payment.confirmed') {
+      const outcome = recordPaid(change, target.periodIndex, target.attempt, event.paymentId, now);
+      if (outcome === 'late')
+        this.logger.warn(
+          `subscription ${change.record.id}: period ${target.periodIndex} attempt ${target.attempt} paid after it was voided; booked, not counted`,
+        );
+      return;
+    }
+    const reason = event.type === 'payment.expired' ? 'expired' : event.data.reason;
+    recordFailed(change, target.periodIndex, target.attempt, now, { state: 'failed', reason, paymentId: event.paymentId });
   }
 
   /**
@@ -92,24 +201,15 @@ export class SubscriptionLifecycle {
     if (subscription.merchantId !== merchantId)
       throw new BookingRefusedError(`${event.type} ${event.eventId}: subscription ${subscription.id} is another merchant's`);
     const receipt = { paymentId: event.paymentId, eventId: event.eventId, type: event.type, subscriptionId: subscription.id };
-    if (!(await this.subscriptions.markEventApplied(tx, receipt))) return 'duplicate';
-    const known = target.periodIndex === undefined ? [] : await this.subscriptions.chargesOfPeriod(tx, subscription, target.periodIndex);
-    const change = new Change(subscription, known);
+    const { applied, charges } = await this.subscriptions.markEventAppliedReadingCharges(tx, receipt, subscription, target.periodIndex);
+    if (!applied) return 'duplicate';
+    const change = new Change(subscription, charges);
     switch (event.type) {
-      case 'payment.confirmed': {
-        const outcome = recordPaid(change, target.periodIndex!, target.attempt!, event.paymentId, now);
-        if (outcome === 'late')
-          this.logger.warn(
-            `subscription ${subscription.id}: period ${target.periodIndex} attempt ${target.attempt} paid after it was voided; booked, not counted`,
-          );
-        break;
-      }
+      case 'payment.confirmed':
       case 'payment.failed':
-      case 'payment.expired': {
-        const reason = event.type === 'payment.expired' ? 'expired' : event.data.reason;
-        recordFailed(change, target.periodIndex!, target.attempt!, now, { state: 'failed', reason, paymentId: event.paymentId });
+      case 'payment.expired':
+        this.recordOutcome(change, event, target as ChargeTarget, now);
         break;
-      }
       case 'payment.reorged':
         recordReorged(change, target.periodIndex!, target.attempt!, await this.subscriptions.lastPaidBefore(tx, subscription, target.periodIndex!), now);
         break;
@@ -320,6 +420,11 @@ export class SubscriptionLifecycle {
 function isSubscriptionRefundKey(event: EventOf<'payment.refunded' | 'payment.refund_failed'>): boolean {
   const of = event.payment.subscription;
   return of !== undefined && event.data.idempotencyKey === refundCommandId(of.id, of.periodIndex);
+}
+
+/** A receipt's key, as SubscriptionsRepository.markEventsApplied answers it. */
+function receiptKey(paymentId: string, eventId: string): string {
+  return `${paymentId.toLowerCase()}/${eventId}`;
 }
 
 function periodEndOf(s: SubscriptionRecord, index: number): Date {

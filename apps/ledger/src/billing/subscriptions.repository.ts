@@ -59,10 +59,18 @@ export class SubscriptionsRepository {
 
   /** The subscription, locked for the rest of the transaction. */
   async lock(tx: Tx, id: string): Promise<SubscriptionRecord | undefined> {
-    const rows = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM ledger.subscriptions WHERE id = ${id} FOR UPDATE`;
-    if (!rows.length) return undefined;
-    const row = await tx.ledgerSubscription.findUnique({ where: { id } });
-    return row ? toRecord(row) : undefined;
+    // raw: Prisma has no FOR UPDATE; the row comes back with its lock, one round trip on every event applied
+    const [row] = await tx.$queryRaw<Record<string, unknown>[]>`SELECT * FROM ledger.subscriptions WHERE id = ${id} FOR UPDATE`;
+    return row && toRecord(fieldsOf<SubscriptionRow>(row));
+  }
+
+  /** The subscriptions, locked in id order (so that two such locks never deadlock), by id. */
+  async lockMany(tx: Tx, ids: string[]): Promise<Map<string, SubscriptionRecord>> {
+    // raw: Prisma has no FOR UPDATE
+    const rows = await tx.$queryRawUnsafe<Record<string, unknown>[]>('SELECT * FROM ledger.subscriptions WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE', [
+      ...new Set(ids),
+    ]);
+    return new Map(rows.map((row) => toRecord(fieldsOf<SubscriptionRow>(row))).map((s) => [s.id, s]));
   }
 
   /**
@@ -89,11 +97,6 @@ export class SubscriptionsRepository {
     const rows = await tx.ledgerSubscriptionCharge.findMany({
       where: { OR: open.map((s) => ({ merchantId: s.merchantId, subscriptionId: s.id, periodIndex: s.inFlightIndex!, attempt: s.inFlightAttempt! })) },
     });
-    return rows.map(toCharge);
-  }
-
-  async chargesOfPeriod(tx: Tx, s: SubscriptionRecord, periodIndex: number): Promise<ChargeRecord[]> {
-    const rows = await tx.ledgerSubscriptionCharge.findMany({ where: { merchantId: s.merchantId, subscriptionId: s.id, periodIndex } });
     return rows.map(toCharge);
   }
 
@@ -221,6 +224,57 @@ export class SubscriptionsRepository {
     return count === 1;
   }
 
+  /**
+   * markEventApplied, and the charges of `periodIndex` (none without one), in one statement. Called with the
+   * subscription locked: the statement's snapshot is taken after the lock, so it reads every charge committed before.
+   */
+  async markEventAppliedReadingCharges(
+    tx: Tx,
+    receipt: { paymentId: string; eventId: string; type: string; subscriptionId: string },
+    s: SubscriptionRecord,
+    periodIndex: number | undefined,
+  ): Promise<{ applied: boolean; charges: ChargeRecord[] }> {
+    // raw: the receipt's insert and the read in one round trip
+    const rows = await tx.$queryRaw<({ applied: number } & Record<string, unknown>)[]>`
+      WITH receipt AS (
+        INSERT INTO ledger.subscription_event_receipts (payment_id, event_id, type, subscription_id)
+        VALUES (${receipt.paymentId}::uuid, ${receipt.eventId}, ${receipt.type}, ${receipt.subscriptionId})
+        ON CONFLICT DO NOTHING
+        RETURNING 1
+      )
+      SELECT (SELECT count(*) FROM receipt)::int AS applied, c.*
+        FROM (SELECT 1) AS one
+        LEFT JOIN ledger.subscription_charges c
+          ON c.merchant_id = ${s.merchantId}::uuid AND c.subscription_id = ${s.id} AND c.period_index = ${periodIndex ?? null}::int`;
+    const charges = rows.filter((r) => r.merchant_id !== null).map(({ applied: _, ...row }) => toCharge(fieldsOf<ChargeRow>(row)));
+    return { applied: rows[0].applied === 1, charges };
+  }
+
+  /** Records that the events were applied; answers `paymentId/eventId` (lowercase id) of those that were not already. */
+  async markEventsApplied(tx: Tx, receipts: { paymentId: string; eventId: string; type: string; subscriptionId: string }[]): Promise<Set<string>> {
+    // raw: one insert for all of them that tells which rows are new (createMany only counts them)
+    const rows = await tx.$queryRawUnsafe<{ key: string }[]>(
+      `INSERT INTO ledger.subscription_event_receipts (payment_id, event_id, type, subscription_id)
+       SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[])
+       ON CONFLICT DO NOTHING
+       RETURNING payment_id::text || '/' || event_id AS key`,
+      receipts.map((r) => r.paymentId),
+      receipts.map((r) => r.eventId),
+      receipts.map((r) => r.type),
+      receipts.map((r) => r.subscriptionId),
+    );
+    return new Set(rows.map((r) => r.key));
+  }
+
+  /** The charges of each subscription's period. */
+  async chargesOfPeriods(tx: Tx, periods: { subscription: SubscriptionRecord; periodIndex: number }[]): Promise<ChargeRecord[]> {
+    if (!periods.length) return [];
+    const rows = await tx.ledgerSubscriptionCharge.findMany({
+      where: { OR: periods.map(({ subscription: s, periodIndex }) => ({ merchantId: s.merchantId, subscriptionId: s.id, periodIndex })) },
+    });
+    return rows.map(toCharge);
+  }
+
   async markNotified(keys: { merchantId: string; subscriptionId: string; version: number }[], at: Date): Promise<void> {
     if (!keys.length) return;
     await this.db.ledgerSubscriptionTransition.updateMany({ where: { OR: keys, notifiedAt: null }, data: { notifiedAt: at } });
@@ -330,6 +384,11 @@ export function toRecord(row: SubscriptionRow): SubscriptionRecord {
     refundAmount: row.refundAmount === null ? null : fromDbDecimal(row.refundAmount),
     refundState: row.refundState as RefundState | null,
   };
+}
+
+/** A raw row under its model's field names: every column here is its field's name in snake_case. */
+function fieldsOf<T>(row: Record<string, unknown>): T {
+  return Object.fromEntries(Object.entries(row).map(([column, value]) => [column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()), value])) as T;
 }
 
 function toCharge(row: ChargeRow): ChargeRecord {
