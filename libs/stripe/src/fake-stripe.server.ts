@@ -27,6 +27,11 @@ export interface FakeStripeOptions {
   webhookRetryDelaysMs?: readonly number[];
   /** per webhook attempt; default 10 s */
   webhookTimeoutMs?: number;
+  /**
+   * webhook deliveries in flight at once per endpoint, as Stripe sends them (concurrently, in no guaranteed order);
+   * default 1: one at a time in creation order
+   */
+  webhookConcurrency?: number;
   /** the clock, in ms since the epoch; tests move it to expire tokens. Default Date.now */
   now?: () => number;
   /** where unexpected errors and abandoned webhooks are reported; default nowhere */
@@ -101,6 +106,7 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
   const webhooks = new WebhookDispatcher({
     retryDelaysMs: options.webhookRetryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS,
     timeoutMs: options.webhookTimeoutMs ?? 10_000,
+    concurrency: options.webhookConcurrency ?? 1,
     now: nowMs,
     log,
   });
