@@ -44,7 +44,8 @@ export interface FakeStripe {
   /** http://host:port */
   url: string;
   stop(): Promise<void>;
-  addWebhookEndpoint(url: string, secret: string): void;
+  /** `enabledEvents`: Stripe's `enabled_events` (default every event) */
+  addWebhookEndpoint(url: string, secret: string, enabledEvents?: readonly string[]): void;
   /** every event so far, oldest first */
   events(): StripeEvent[];
   /** every API request that reached a route so far, oldest first: what a client really sent */
@@ -208,8 +209,8 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
         server.closeAllConnections();
       });
     },
-    addWebhookEndpoint(url, secret) {
-      if (options.deliverWebhooks !== false) webhooks.addEndpoint({ url, secret });
+    addWebhookEndpoint(url, secret, enabledEvents) {
+      if (options.deliverWebhooks !== false) webhooks.addEndpoint({ url, secret, ...(enabledEvents && { enabledEvents }) });
     },
     events: () => structuredClone(store.events.all()),
     drainWebhooks: () => webhooks.drain(),

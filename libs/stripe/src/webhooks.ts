@@ -19,6 +19,8 @@ import https from 'node:https';
 export interface WebhookEndpoint {
   url: string;
   secret: string;
+  /** Stripe's `enabled_events`: the event types this endpoint receives; `*` (the default) is every one */
+  enabledEvents?: readonly string[];
 }
 
 export interface WebhookDeliveryOptions {
@@ -65,6 +67,11 @@ export class WebhookDispatcher {
     return this.queues.length;
   }
 
+  /** How many endpoints receive events of this type (an event's `pending_webhooks` when it is made). */
+  endpointsFor(type: string): number {
+    return this.queues.filter((queue) => receives(queue, type)).length;
+  }
+
   /** Like Stripe, a new endpoint only receives events created after it was added. */
   addEndpoint(endpoint: WebhookEndpoint): void {
     new URL(endpoint.url); // throws on a malformed URL now rather than at every delivery
@@ -72,10 +79,11 @@ export class WebhookDispatcher {
     this.queues.push({ ...endpoint, payloads: [], inFlight: 0 });
   }
 
-  enqueue(event: { id: string }): void {
+  enqueue(event: { id: string; type: string }): void {
     if (this.stopped.signal.aborted) return;
     const body = JSON.stringify(event, null, 2);
     for (const queue of this.queues) {
+      if (!receives(queue, event.type)) continue;
       queue.payloads.push({ eventId: event.id, body });
       this.pending += 1;
       this.pump(queue);
@@ -158,6 +166,10 @@ export class WebhookDispatcher {
     this.idleWaiters = [];
     for (const resolve of waiters) resolve();
   }
+}
+
+function receives(endpoint: WebhookEndpoint, type: string): boolean {
+  return !endpoint.enabledEvents || endpoint.enabledEvents.includes('*') || endpoint.enabledEvents.includes(type);
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
