@@ -239,9 +239,9 @@ export class StripeSubscriptionRail implements ChargeRail, SubscriptionRail {
       await this.records.confirmWith(paymentId, counted);
       return;
     }
-    const listed = invoices.find((i) => this.periodOf(subscription, i) === charge.periodIndex);
-    if (!listed) return;
-    let invoice = await this.retrieve(listed.id);
+    // listed with its payments expanded: what Stripe shows now, read once for this charge
+    let invoice = invoices.find((i) => this.periodOf(subscription, i) === charge.periodIndex);
+    if (!invoice) return;
     if (invoice.status === 'paid') {
       await this.recordPaid(subscription, link, invoice);
       return;
@@ -401,8 +401,9 @@ export class StripeSubscriptionRail implements ChargeRail, SubscriptionRail {
     return index >= 0 && periodBoundary(subscription.anchor, period, index).getTime() === start.getTime() ? index : undefined;
   }
 
+  /** The subscription's invoices, newest first, each with its payments (what `judgeSubscriptionInvoice` reads). */
   private async invoicesOf(link: StripeSubscriptionLink): Promise<StripeInvoice[]> {
-    const page = await this.client().invoices.list({ subscription: link.stripeSubscriptionId, limit: 100 });
+    const page = await this.client().invoices.list({ subscription: link.stripeSubscriptionId, limit: 100, expand: ['data.payments'] });
     return page.data as unknown as StripeInvoice[];
   }
 
