@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
 
@@ -57,6 +58,8 @@ export class WebhookDispatcher {
   private readonly agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
 
   constructor(private readonly options: WebhookDeliveryOptions) {
+    // every attempt in flight listens for the stop: as many listeners as deliveries, not a leak
+    setMaxListeners(0, this.stopped.signal);
     this.concurrency = options.concurrency ?? 1;
     if (!Number.isInteger(this.concurrency) || this.concurrency < 1) throw new Error(`webhook concurrency must be a positive integer, got ${this.concurrency}`);
     this.agents.http.maxSockets = this.concurrency;
