@@ -58,7 +58,8 @@ export interface ChargeCommandKey {
   commandId: string;
 }
 
-const SUBSCRIPTION_SELECT = {
+/** The columns of a SubscriptionRecord (`toRecord`); other repositories join it into their own reads. */
+export const SUBSCRIPTION_SELECT = {
   id: true,
   scope: true,
   merchantId: true,
@@ -403,7 +404,7 @@ export class Subscriptions {
   }
 }
 
-function toRecord(row: {
+export function toRecord(row: {
   id: string;
   scope: string;
   merchantId: string | null;
