@@ -32,7 +32,7 @@ export class EventLog {
       // a snapshot: later changes to the object must not rewrite history
       data: { object: structuredClone(object), ...(previousAttributes && { previous_attributes: structuredClone(previousAttributes) }) },
       livemode: false,
-      pending_webhooks: this.webhooks.endpointCount,
+      pending_webhooks: this.webhooks.endpointsFor(type),
       request: { id: request.requestId, idempotency_key: request.idempotencyKey },
       type,
     };

@@ -30,10 +30,7 @@ export function expandBody(body: object, paths: string[], store: Store): object 
 const INCLUDABLE: Record<string, (target: Record<string, unknown>, store: Store) => unknown> = {
   'invoice.payments': (invoice, store) => ({
     object: 'list',
-    data: store.invoicePayments
-      .all()
-      .filter((payment) => payment.invoice === invoice.id)
-      .reverse(),
+    data: store.invoicePayments.withKey(String(invoice.id)).reverse(),
     has_more: false,
     url: `/v1/invoice_payments?invoice=${String(invoice.id)}`,
   }),

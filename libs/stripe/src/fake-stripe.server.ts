@@ -27,6 +27,11 @@ export interface FakeStripeOptions {
   webhookRetryDelaysMs?: readonly number[];
   /** per webhook attempt; default 10 s */
   webhookTimeoutMs?: number;
+  /**
+   * webhook deliveries in flight at once per endpoint, as Stripe sends them (concurrently, in no guaranteed order);
+   * default 1: one at a time in creation order
+   */
+  webhookConcurrency?: number;
   /** the clock, in ms since the epoch; tests move it to expire tokens. Default Date.now */
   now?: () => number;
   /** where unexpected errors and abandoned webhooks are reported; default nowhere */
@@ -39,7 +44,8 @@ export interface FakeStripe {
   /** http://host:port */
   url: string;
   stop(): Promise<void>;
-  addWebhookEndpoint(url: string, secret: string): void;
+  /** `enabledEvents`: Stripe's `enabled_events` (default every event) */
+  addWebhookEndpoint(url: string, secret: string, enabledEvents?: readonly string[]): void;
   /** every event so far, oldest first */
   events(): StripeEvent[];
   /** every API request that reached a route so far, oldest first: what a client really sent */
@@ -101,6 +107,7 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
   const webhooks = new WebhookDispatcher({
     retryDelaysMs: options.webhookRetryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS,
     timeoutMs: options.webhookTimeoutMs ?? 10_000,
+    concurrency: options.webhookConcurrency ?? 1,
     now: nowMs,
     log,
   });
@@ -202,8 +209,8 @@ export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<
         server.closeAllConnections();
       });
     },
-    addWebhookEndpoint(url, secret) {
-      if (options.deliverWebhooks !== false) webhooks.addEndpoint({ url, secret });
+    addWebhookEndpoint(url, secret, enabledEvents) {
+      if (options.deliverWebhooks !== false) webhooks.addEndpoint({ url, secret, ...(enabledEvents && { enabledEvents }) });
     },
     events: () => structuredClone(store.events.all()),
     drainWebhooks: () => webhooks.drain(),

@@ -248,7 +248,7 @@ function addInvoicePayment(context: ApiContext, invoice: Invoice, paymentIntent:
 }
 
 function paymentsOf(context: ApiContext, invoice: Invoice): InvoicePayment[] {
-  return context.store.invoicePayments.all().filter((payment) => payment.invoice === invoice.id);
+  return context.store.invoicePayments.withKey(invoice.id);
 }
 
 /** Open or uncollectible to void: its open PaymentIntent is canceled, so nothing can collect it any more. */

@@ -181,6 +181,29 @@ export class Collection<T extends { id: string; created: number }> {
   }
 }
 
+/** A Collection that also finds its objects by one key (an invoice's payments by the invoice), in creation order. */
+export class IndexedCollection<T extends { id: string; created: number }> extends Collection<T> {
+  private readonly byKey = new Map<string, T[]>();
+
+  constructor(private readonly keyOf: (item: T) => string) {
+    super();
+  }
+
+  override add(item: T): T {
+    super.add(item);
+    const key = this.keyOf(item);
+    const list = this.byKey.get(key);
+    if (list) list.push(item);
+    else this.byKey.set(key, [item]);
+    return item;
+  }
+
+  /** Oldest first; the key of a stored object never changes. */
+  withKey(key: string): T[] {
+    return [...(this.byKey.get(key) ?? [])];
+  }
+}
+
 export class Store {
   readonly tokens = new Collection<SharedPaymentToken>();
   readonly paymentIntents = new Collection<PaymentIntent>();
@@ -196,7 +219,7 @@ export class Store {
   readonly prices = new Collection<Price>();
   readonly subscriptions = new Collection<Subscription>();
   readonly invoices = new Collection<Invoice>();
-  readonly invoicePayments = new Collection<InvoicePayment>();
+  readonly invoicePayments = new IndexedCollection<InvoicePayment>((payment) => payment.invoice);
   /** the `pm_card_*` test id a stored PaymentMethod was made from: it decides how charges to it end (test-tokens.ts) */
   readonly testCardOf = new Map<string, string>();
 

@@ -4,12 +4,15 @@ import type Stripe from 'stripe';
 import { ApiDoc, ProblemError } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { StripeRefunds } from '../refunds/stripe-refunds';
-import { StripeSubscriptionRail } from '../subscriptions/stripe-subscription.rail';
+import { STRIPE_SUBSCRIPTION_EVENTS, StripeSubscriptionRail } from '../subscriptions/stripe-subscription.rail';
 import { STRIPE_CLIENT } from './stripe.client';
 import { StripeEvents } from './stripe-events.repository';
 import { StripeOutcomes } from './stripe-outcomes';
 import { StripePayments } from './stripe-payments.repository';
 import { STRIPE_WEBHOOKS_DOCS } from './stripe-webhooks.openapi';
+
+/** Event types `handle` acts on whatever their object (payment_intent.* only when it names an MPP challenge). */
+const HANDLED_EVENTS: ReadonlySet<string> = new Set(['refund.created', 'refund.updated', 'refund.failed', 'charge.refunded', ...STRIPE_SUBSCRIPTION_EVENTS]);
 
 /**
  * Stripe's webhooks: verified on the raw body (Stripe-Signature, STRIPE_WEBHOOK_SECRET), handled once per event id.
@@ -46,12 +49,21 @@ export class StripeWebhooksController {
     } catch (error) {
       throw new ProblemError('webhook_signature_invalid', `the Stripe-Signature does not verify: ${(error as Error).message}`);
     }
+    const object = event.data.object as { id?: string };
+    const received = { id: event.id, type: event.type, objectId: object.id ?? null, created: event.created, data: event.data.object };
+    // Most events are not ours to act on (a renewal brings about nine): recorded once, in one statement.
+    if (!this.actsOn(event)) return (await this.events.record(received)) ? { received: true } : { received: true, duplicate: true };
     if (await this.events.seen(event.id)) return { received: true, duplicate: true };
     // Handle, then record: a crash in between means a redelivery handles it again, which the transitions tolerate.
     await this.handle(event);
-    const object = event.data.object as { id?: string };
-    const fresh = await this.events.record({ id: event.id, type: event.type, objectId: object.id ?? null, created: event.created, data: event.data.object });
-    return fresh ? { received: true } : { received: true, duplicate: true };
+    return (await this.events.record(received)) ? { received: true } : { received: true, duplicate: true };
+  }
+
+  /** The events `handle` can change something for; every other one is only recorded. */
+  private actsOn(event: Stripe.Event): boolean {
+    if (HANDLED_EVENTS.has(event.type)) return true;
+    if (event.type !== 'payment_intent.succeeded' && event.type !== 'payment_intent.payment_failed') return false;
+    return Boolean(event.data.object.metadata?.challenge_id);
   }
 
   private async handle(event: Stripe.Event): Promise<void> {

@@ -227,11 +227,9 @@ export class StripeSubscriptionRail implements ChargeRail, SubscriptionRail {
    * open invoices are voided first: a new period has started, so they can never count.
    */
   async startCharge(paymentId: string): Promise<void> {
-    const charge = await this.records.chargeOf(paymentId);
+    const charge = await this.records.chargeWithSubscription(paymentId);
     if (!charge || charge.state !== 'verified') return;
-    const subscription = await this.subscriptions.find(charge.subscriptionId);
-    const link = subscription && (await this.records.link(subscription.id));
-    if (!subscription || !link) return;
+    const { subscription, link } = charge;
     const invoices = await this.invoicesOf(link);
     await this.voidOlderThan(subscription, invoices, charge.periodIndex);
     const counted = await this.records.countedInvoice(subscription.id, charge.periodIndex);
@@ -239,9 +237,9 @@ export class StripeSubscriptionRail implements ChargeRail, SubscriptionRail {
       await this.records.confirmWith(paymentId, counted);
       return;
     }
-    const listed = invoices.find((i) => this.periodOf(subscription, i) === charge.periodIndex);
-    if (!listed) return;
-    let invoice = await this.retrieve(listed.id);
+    // listed with its payments expanded: what Stripe shows now, read once for this charge
+    let invoice = invoices.find((i) => this.periodOf(subscription, i) === charge.periodIndex);
+    if (!invoice) return;
     if (invoice.status === 'paid') {
       await this.recordPaid(subscription, link, invoice);
       return;
@@ -307,11 +305,10 @@ export class StripeSubscriptionRail implements ChargeRail, SubscriptionRail {
     if (event.type === 'customer.subscription.deleted') return this.deleted(event.data.object);
     const snapshot = event.data.object as unknown as StripeInvoice;
     const stripeSubscription = idOf(snapshot.parent?.subscription_details?.subscription);
-    const link = stripeSubscription && (await this.records.linkOfStripe(stripeSubscription));
+    const ours = stripeSubscription && (await this.records.ofStripe(stripeSubscription));
     // not a subscription invoice of ours, or the activation writing it has not committed (it records period 0 itself)
-    if (!link) return false;
-    const subscription = await this.subscriptions.find(link.subscriptionId);
-    if (!subscription) return false;
+    if (!ours) return false;
+    const { subscription, link } = ours;
     const invoice = await this.retrieve(snapshot.id);
     if (event.type === 'invoice.paid') {
       await this.recordPaid(subscription, link, invoice, event.id);
@@ -401,8 +398,9 @@ export class StripeSubscriptionRail implements ChargeRail, SubscriptionRail {
     return index >= 0 && periodBoundary(subscription.anchor, period, index).getTime() === start.getTime() ? index : undefined;
   }
 
+  /** The subscription's invoices, newest first, each with its payments (what `judgeSubscriptionInvoice` reads). */
   private async invoicesOf(link: StripeSubscriptionLink): Promise<StripeInvoice[]> {
-    const page = await this.client().invoices.list({ subscription: link.stripeSubscriptionId, limit: 100 });
+    const page = await this.client().invoices.list({ subscription: link.stripeSubscriptionId, limit: 100, expand: ['data.payments'] });
     return page.data as unknown as StripeInvoice[];
   }
 

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { fromDbDecimal, isUniqueViolation, PrismaService, toDbDecimal, withTransaction, type Tx } from '@mp/db';
 import type { NewPayment } from '../settlement/chain-payments.repository';
 import { applyTransition } from '../settlement/payment-transitions';
-import { Subscriptions, type NewSubscription } from './subscriptions.repository';
+import { SUBSCRIPTION_SELECT, Subscriptions, toRecord, type NewSubscription, type SubscriptionRecord } from './subscriptions.repository';
 
 /** The Stripe objects a stripe subscription was activated with. */
 export interface StripeSubscriptionLink {
@@ -72,6 +72,27 @@ export class StripeSubscriptions {
     return (await this.db.stripeSubscription.findUnique({ where: { stripeSubscriptionId } })) ?? undefined;
   }
 
+  /** The subscription and Stripe ids a webhook names, in one read (a webhook's hot path). */
+  async ofStripe(stripeSubscriptionId: string): Promise<{ subscription: SubscriptionRecord; link: StripeSubscriptionLink } | undefined> {
+    const row = await this.db.stripeSubscription.findUnique({ where: { stripeSubscriptionId }, include: { subscription: { select: SUBSCRIPTION_SELECT } } });
+    if (!row) return undefined;
+    const { subscription, ...link } = row;
+    return { subscription: toRecord(subscription), link };
+  }
+
+  /** A renewal payment with its subscription and that subscription's Stripe ids, in one read (a charge's hot path). */
+  async chargeWithSubscription(
+    paymentId: string,
+  ): Promise<{ periodIndex: number; attempt: number; state: string; subscription: SubscriptionRecord; link: StripeSubscriptionLink } | undefined> {
+    const row = await this.db.payment.findUnique({
+      where: { id: paymentId },
+      select: { subscriptionPeriod: true, subscriptionAttempt: true, state: true, subscription: { select: { ...SUBSCRIPTION_SELECT, stripe: true } } },
+    });
+    if (!row?.subscription?.stripe || row.subscriptionPeriod === null) return undefined;
+    const { stripe: link, ...subscription } = row.subscription;
+    return { periodIndex: row.subscriptionPeriod, attempt: row.subscriptionAttempt ?? 0, state: row.state, subscription: toRecord(subscription), link };
+  }
+
   /** We are ending it at Stripe (a cancel command): the customer.subscription.deleted that follows is ours, no revocation. */
   async markCancelRequested(subscriptionId: string, at: Date): Promise<void> {
     await this.db.stripeSubscription.updateMany({ where: { subscriptionId, cancelRequestedAt: null }, data: { cancelRequestedAt: at } });
@@ -99,16 +120,6 @@ export class StripeSubscriptions {
       select: { id: true, subscriptionAttempt: true },
     });
     return row ? { id: row.id, attempt: row.subscriptionAttempt ?? 0 } : undefined;
-  }
-
-  /** The subscription and period a renewal payment pays. */
-  async chargeOf(paymentId: string): Promise<{ subscriptionId: string; periodIndex: number; attempt: number; state: string } | undefined> {
-    const row = await this.db.payment.findUnique({
-      where: { id: paymentId },
-      select: { subscriptionId: true, subscriptionPeriod: true, subscriptionAttempt: true, state: true },
-    });
-    if (!row?.subscriptionId || row.subscriptionPeriod === null) return undefined;
-    return { subscriptionId: row.subscriptionId, periodIndex: row.subscriptionPeriod, attempt: row.subscriptionAttempt ?? 0, state: row.state };
   }
 
   /**

@@ -80,7 +80,8 @@ export type ChargeOutcome = { kind: 'charged'; paymentId: string } | { kind: 're
 
 type Refusal = { reason: ChargeRefusal; message: string };
 
-const SUBSCRIPTION_SELECT = {
+/** The columns of a SubscriptionRecord (`toRecord`); other repositories join it into their own reads. */
+export const SUBSCRIPTION_SELECT = {
   id: true,
   scope: true,
   merchantId: true,
@@ -498,7 +499,7 @@ function toStored(row: {
   };
 }
 
-function toRecord(row: {
+export function toRecord(row: {
   id: string;
   scope: string;
   merchantId: string | null;
