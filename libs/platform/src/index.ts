@@ -15,3 +15,4 @@ export * from './zod-body.pipe';
 export * from './openapi';
 export * from './openapi-responses';
 export * from './openapi-components';
+export * from './micro-batcher';

@@ -2,13 +2,12 @@ import { BullModule, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq
 import { Inject, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { type Job, UnrecoverableError } from 'bullmq';
 import { SUBSCRIPTION_COMMANDS_QUEUE, subscriptionCommandSchema, type SubscriptionCommand } from '@mp/clients';
-import { closeWorker, type WorkerOptionsFromConfig } from '@mp/platform';
+import { closeWorker, MicroBatcher, type WorkerOptionsFromConfig } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
-import { CommandBatcher } from './command-batcher';
 import { SubscriptionCommandsService, type CommandOutcome } from './subscription-commands.service';
 
-/** How long the first charge of a batch waits for others to join it. */
-const CHARGE_BATCH_WINDOW_MS = 10;
+/** Charge batches carried out at once: one records while the next prepares (reads and the chain's simulation). */
+const CHARGE_BATCHES_RUNNING = 2;
 
 type ChargeCommand = Extract<SubscriptionCommand, { type: 'charge' }>;
 
@@ -23,15 +22,22 @@ export const SubscriptionCommandsQueueModule = BullModule.registerQueue({ name: 
 @Processor(SUBSCRIPTION_COMMANDS_QUEUE, { autorun: false })
 export class SubscriptionCommandsWorker extends WorkerHost implements WorkerOptionsFromConfig, OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('SubscriptionCommands');
-  /** The charges running at once, carried out together (renewals come due in batches). */
-  private readonly charges: CommandBatcher<ChargeCommand, CommandOutcome>;
+  /** The charges running at once, carried out together (renewals come due in batches); never two of one subscription. */
+  private readonly charges: MicroBatcher<ChargeCommand, CommandOutcome>;
 
   constructor(
     @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
     private readonly commands: SubscriptionCommandsService,
   ) {
     super();
-    this.charges = new CommandBatcher((batch) => this.commands.chargeMany(batch), { max: this.workerOptions().concurrency, windowMs: CHARGE_BATCH_WINDOW_MS });
+    this.charges = new MicroBatcher(
+      (charge) => charge.subscriptionId,
+      async (batch) =>
+        (await this.commands.chargeMany(batch)).map((outcome) =>
+          outcome instanceof Error ? { status: 'rejected', reason: outcome } : { status: 'fulfilled', value: outcome },
+        ),
+      { maxRunning: CHARGE_BATCHES_RUNNING, maxBatch: this.workerOptions().concurrency },
+    );
   }
 
   /** Read by QueueModule when it creates the worker (SUBSCRIPTION_WORKER_CONCURRENCY). */
@@ -60,7 +66,7 @@ export class SubscriptionCommandsWorker extends WorkerHost implements WorkerOpti
 
   async process(job: Job<unknown, CommandOutcome>): Promise<CommandOutcome> {
     const command = parseCommand(job.data);
-    const outcome = command.type === 'charge' ? await this.charges.add(command) : await this.commands.run(command);
+    const outcome = command.type === 'charge' ? await this.charges.submit(command) : await this.commands.run(command);
     this.logger.debug(`subscription command ${job.id}: ${outcome}`);
     return outcome;
   }

@@ -2,9 +2,9 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { billingAnchor, type Clock, periodAt, termsProblem } from '@mp/billing';
 import { refundCommandId, type PaymentEventMessage } from '@mp/clients';
 import { PrismaService, withTransaction, type Tx } from '@mp/db';
+import { MicroBatcher } from '@mp/platform';
 import { BookingRefusedError } from '../ingestion/payment-ingestion.service';
 import { BILLING_CLOCK } from './billing.clock';
-import { MicroBatcher } from './micro-batcher';
 import { PlanRepository } from './plan.repository';
 import { type CancelAt, type CancelBy, type SubscriptionRecord, termsOf } from './subscription';
 import {
