@@ -38,7 +38,7 @@ import { appEntry, buildIfStale } from '../scripts/lib/build.mjs';
 import { dropDatabase, migrateDeploy } from '../scripts/lib/database.mjs';
 import { deployLocalChain, writeManifest } from '../scripts/lib/deploy.mjs';
 
-import { busyFraction, childProcesses, cpuSeconds, machineCpu } from './lib/processes.mjs';
+import { busyFraction, childProcesses, cpuSeconds, cpuSecondsOf, machineCpu } from './lib/processes.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
@@ -136,6 +136,8 @@ const cfg = {
 };
 /** Issue 13's goals: 10,000 EVM renewals in 60 s, 1,000 Stripe renewals in 30 s. */
 const GOAL_SECONDS = cfg.rail === 'stripe' ? 30 : 60;
+/** The issue's goal is for this many renewals at once; a run with another N is judged by the goal's rate. */
+const GOAL_RENEWALS = cfg.rail === 'stripe' ? 1_000 : 10_000;
 if (!['handled', 'all'].includes(cfg.webhookEvents)) {
   console.error(`--webhook-events is handled or all (got ${cfg.webhookEvents})`);
   process.exit(2);
@@ -451,7 +453,12 @@ async function main() {
   const step = Math.ceil((anchors.last.getTime() + pastPeriodStart * 1000 - (await chainNowSeconds()) * 1000) / 1000) + 2;
   const stepAt = new Date();
   const periodOnePaid = `SELECT count(*) AS n FROM ledger.subscription_charges WHERE merchant_id = $1 AND period_index = 1 AND state = 'paid'`;
-  const cpuBefore = { facilitator: cpuSeconds(facilitator.pid), ledger: cpuSeconds(ledger.pid), stripe: fakeStripe && cpuSeconds(fakeStripe.pid) };
+  const cpuBefore = {
+    facilitator: cpuSeconds(facilitator.pid),
+    ledger: cpuSeconds(ledger.pid),
+    stripe: fakeStripe && cpuSeconds(fakeStripe.pid),
+    ...sharedCpu(),
+  };
   const machineBefore = machineCpu();
   const loadBefore = os.loadavg();
   await rpc('evm_increaseTime', [step]);
@@ -488,11 +495,13 @@ async function main() {
     seconds: +seconds.toFixed(2),
     renewalsPerSecond: +(paid / seconds).toFixed(1),
     goalSeconds: GOAL_SECONDS,
-    ratioToGoal: +(seconds / GOAL_SECONDS).toFixed(2),
+    ratioToGoal: +(seconds / ((GOAL_SECONDS * cfg.subscriptions) / GOAL_RENEWALS)).toFixed(2),
     cpuSeconds: {
       facilitator: +(cpuSeconds(facilitator.pid) - cpuBefore.facilitator).toFixed(1),
       ledger: +(cpuSeconds(ledger.pid) - cpuBefore.ledger).toFixed(1),
       ...(fakeStripe && { fakeStripe: +(stripeCpu - cpuBefore.stripe).toFixed(1) }),
+      // every process of these names on the machine: alone on it, they are this run's
+      ...Object.fromEntries(Object.entries(sharedCpu()).map(([name, s]) => [name, s === null ? null : +(s - cpuBefore[name]).toFixed(1)])),
     },
     ...(fakeStripe && { webhooksReceived: await webhooksReceived() }),
     machineBusy: busyFraction(machineBefore, machineAfter),
@@ -672,6 +681,19 @@ async function main() {
   return Object.values(c).every(Boolean);
 }
 
+/** CPU seconds so far of the shared services the run leans on (machine-wide: other users of them count too). */
+function sharedCpu() {
+  return { postgres: cpuSecondsOf(['postgres']), redis: cpuSecondsOf(['redis-server']), anvil: cpuSecondsOf(['anvil']) };
+}
+
+/** Every process's CPU over the renewals paid: what 2 cores can sustain is 2,000 ÷ this per second. */
+function cpuPerRenewal(r) {
+  const total = Object.values(r.cpuSeconds).reduce((sum, s) => sum + (s ?? 0), 0);
+  return r.paid
+    ? `${((total * 1000) / r.paid).toFixed(1)} (so at most ${Math.floor((os.cpus().length * r.paid) / total)}/s on ${os.cpus().length} cores)`
+    : 'n/a';
+}
+
 /** Failed jobs of this run's queues, read from Redis (BullMQ keeps them in `<prefix>:<queue>:failed`). */
 async function failedJobs() {
   const { Redis } = await import('ioredis');
@@ -695,12 +717,14 @@ function print() {
     ['period-1 charges paid (ledger)', r.paid],
     ['seconds from the step to the last one paid', r.seconds],
     ['renewals/s', r.renewalsPerSecond],
-    [`goal ${GOAL_SECONDS} s: measured / goal`, `${r.ratioToGoal}×`],
+    [`goal ${GOAL_RENEWALS} in ${GOAL_SECONDS} s: measured time / goal's at this N`, `${r.ratioToGoal}×`],
     ...(cfg.rail === 'evm'
       ? [
           ['on-chain transactions (period 1)', ch.transactions],
           ['transfers per transaction (batching factor)', ch.batchingFactor],
           ['CPU s facilitator / ledger during the run', `${r.cpuSeconds.facilitator} / ${r.cpuSeconds.ledger}`],
+          ['CPU s PostgreSQL / Redis / anvil (machine-wide)', `${r.cpuSeconds.postgres} / ${r.cpuSeconds.redis} / ${r.cpuSeconds.anvil}`],
+          ['CPU ms per renewal, all of them', cpuPerRenewal(r)],
         ]
       : [
           ['webhook events; deliveries in flight at once', `${cfg.webhookEvents}; ${cfg.webhookConcurrency}`],
@@ -711,6 +735,8 @@ function print() {
           ['webhooks received after the step, by type', report.webhooks.receivedAfterTheStep.map((t) => `${t.type} ${t.n}`).join(', ')],
           ['Stripe fees booked (ledger, cents)', report.ledgerFees],
           ['CPU s facilitator / ledger / fake Stripe', `${r.cpuSeconds.facilitator} / ${r.cpuSeconds.ledger} / ${r.cpuSeconds.fakeStripe}`],
+          ['CPU s PostgreSQL / Redis / anvil (machine-wide)', `${r.cpuSeconds.postgres} / ${r.cpuSeconds.redis} / ${r.cpuSeconds.anvil}`],
+          ['CPU ms per renewal, all of them', cpuPerRenewal(r)],
         ]),
     ['machine busy during the run', r.machineBusy],
     ['load average before / after', `${r.loadavgBefore.map((l) => l.toFixed(2)).join(' ')} / ${r.loadavgAfter.map((l) => l.toFixed(2)).join(' ')}`],
@@ -727,8 +753,10 @@ function print() {
   console.log('\nbooks after the run:');
   for (const [name, ok] of Object.entries(report.checks)) console.log(`  ${ok ? 'ok  ' : 'FAIL'}  ${name}`);
   console.log('goal:');
-  const pass = r.paid === cfg.subscriptions && r.seconds <= GOAL_SECONDS;
-  console.log(`  ${pass ? 'PASS' : 'FAIL'}  ${cfg.subscriptions} renewals charged once each in ≤ ${GOAL_SECONDS} s: ${r.paid} in ${r.seconds} s`);
+  const allowed = +((GOAL_SECONDS * cfg.subscriptions) / GOAL_RENEWALS).toFixed(2);
+  const pass = r.paid === cfg.subscriptions && r.seconds <= allowed;
+  const scaled = cfg.subscriptions === GOAL_RENEWALS ? '' : ` (the goal's ${GOAL_RENEWALS} in ${GOAL_SECONDS} s, at its rate)`;
+  console.log(`  ${pass ? 'PASS' : 'FAIL'}  ${cfg.subscriptions} renewals charged once each in ≤ ${allowed} s${scaled}: ${r.paid} in ${r.seconds} s`);
 }
 
 let ok = false;

@@ -65,3 +65,27 @@ export function cpuSeconds(pid) {
     return null;
   }
 }
+
+/**
+ * CPU seconds used so far by every live process whose command name is one of `names` (PostgreSQL's backends, Redis,
+ * anvil), from /proc (Linux; null elsewhere). A process that exited meanwhile is not counted: the figure is a floor.
+ */
+export function cpuSecondsOf(names) {
+  try {
+    let total = 0;
+    for (const pid of fs.readdirSync('/proc').filter((d) => /^[0-9]+$/.test(d))) {
+      try {
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        if (!names.some((n) => comm.startsWith(n))) continue;
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        total += (Number(fields[11]) + Number(fields[12])) / 100;
+      } catch {
+        // gone meanwhile
+      }
+    }
+    return total;
+  } catch {
+    return null;
+  }
+}

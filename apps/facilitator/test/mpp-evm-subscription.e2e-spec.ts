@@ -149,6 +149,31 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
       periodEnd: new Date().toISOString(),
     });
 
+  /** The payer withdraws one authorization on chain (EIP-3009 cancelAuthorization), as a wallet would. */
+  const cancelOnChain = async (account: PrivateKeyAccount, nonce: Hex) => {
+    const signature = await account.signTypedData({
+      domain: { name: usdc.name, version: usdc.version, chainId: manifest.chainId, verifyingContract: usdc.address as Address },
+      types: {
+        CancelAuthorization: [
+          { name: 'authorizer', type: 'address' },
+          { name: 'nonce', type: 'bytes32' },
+        ],
+      },
+      primaryType: 'CancelAuthorization',
+      message: { authorizer: account.address, nonce },
+    });
+    const { createWalletClient, http } = await import('viem');
+    const wallet = createWalletClient({ account, chain: chain.client.chain, transport: http(manifest.rpcUrl) });
+    await chain.client.waitForTransactionReceipt({
+      hash: await wallet.writeContract({
+        address: usdc.address as Address,
+        abi: eip3009Abi,
+        functionName: 'cancelAuthorization',
+        args: [account.address, nonce, signature],
+      } as never),
+    });
+  };
+
   beforeAll(async () => {
     chain = await startOwnChain(31_338);
     manifest = chain.manifest;
@@ -492,27 +517,7 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
     expect(settled.status, JSON.stringify(settled.body)).toBe(200);
     const id = settled.body.receipt.subscriptionId as string;
     const nonce = evmSubscriptionNonce(challenge, 1);
-    const signature = await account.signTypedData({
-      domain: { name: usdc.name, version: usdc.version, chainId: manifest.chainId, verifyingContract: usdc.address as Address },
-      types: {
-        CancelAuthorization: [
-          { name: 'authorizer', type: 'address' },
-          { name: 'nonce', type: 'bytes32' },
-        ],
-      },
-      primaryType: 'CancelAuthorization',
-      message: { authorizer: account.address, nonce },
-    });
-    const { createWalletClient, http } = await import('viem');
-    const wallet = createWalletClient({ account, chain: chain.client.chain, transport: http(manifest.rpcUrl) });
-    await chain.client.waitForTransactionReceipt({
-      hash: await wallet.writeContract({
-        address: usdc.address as Address,
-        abi: eip3009Abi,
-        functionName: 'cancelAuthorization',
-        args: [account.address, nonce, signature],
-      } as never),
-    });
+    await cancelOnChain(account, nonce);
     await chain.increaseTime(DAY);
     await syncClock();
     const service = facilitator.app.get(SubscriptionCommandsService, { strict: false });
@@ -670,27 +675,7 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
     expect(settled.status, JSON.stringify(settled.body)).toBe(200);
     const c = settled.body.receipt.subscriptionId as string;
     const nonce = evmSubscriptionNonce(challenge, 1);
-    const signature = await account.signTypedData({
-      domain: { name: usdc.name, version: usdc.version, chainId: manifest.chainId, verifyingContract: usdc.address as Address },
-      types: {
-        CancelAuthorization: [
-          { name: 'authorizer', type: 'address' },
-          { name: 'nonce', type: 'bytes32' },
-        ],
-      },
-      primaryType: 'CancelAuthorization',
-      message: { authorizer: account.address, nonce },
-    });
-    const { createWalletClient, http } = await import('viem');
-    const wallet = createWalletClient({ account, chain: chain.client.chain, transport: http(manifest.rpcUrl) });
-    await chain.client.waitForTransactionReceipt({
-      hash: await wallet.writeContract({
-        address: usdc.address as Address,
-        abi: eip3009Abi,
-        functionName: 'cancelAuthorization',
-        args: [account.address, nonce, signature],
-      } as never),
-    });
+    await cancelOnChain(account, nonce);
     await chain.increaseTime(DAY);
     await syncClock();
     const before = await balanceOf(chain.client, usdc, recipient);
