@@ -171,19 +171,20 @@ export class SubscriptionCommandsService {
       for (const { n } of ready) results[n] = asError(error);
       return;
     }
-    const charged: string[] = [];
+    const charged: { n: number; paymentId: string }[] = [];
     for (const [k, { n }] of ready.entries()) {
       const outcome = outcomes[k]!;
       results[n] = outcome.kind === 'charged' ? 'charged' : outcome.kind === 'refused' ? `refused:${outcome.reason}` : 'done';
-      if (outcome.kind === 'charged') charged.push(outcome.paymentId);
+      if (outcome.kind === 'charged') charged.push({ n, paymentId: outcome.paymentId });
     }
-    // Recorded: the settlement engine's recovery sweep sends them even if this enqueue is lost.
-    try {
-      if (rail.startCharges) await rail.startCharges(charged);
-      else for (const paymentId of charged) await rail.startCharge(paymentId);
-    } catch (error) {
-      for (const [k, { n }] of ready.entries()) if (outcomes[k]!.kind === 'charged') results[n] = asError(error);
+    // Recorded: the settlement engine's recovery sweep sends them even if this enqueue is lost. A start that fails fails
+    // its job, which is retried (and finds its charge done).
+    if (rail.startCharges) {
+      await rail.startCharges(charged.map((c) => c.paymentId)).catch((error: unknown) => charged.forEach(({ n }) => (results[n] = asError(error))));
+      return;
     }
+    const started = await Promise.allSettled(charged.map((c) => rail.startCharge(c.paymentId)));
+    started.forEach((s, i) => s.status === 'rejected' && (results[charged[i]!.n] = asError(s.reason)));
   }
 
   private async cancel(command: CancelCommand): Promise<CommandOutcome> {
