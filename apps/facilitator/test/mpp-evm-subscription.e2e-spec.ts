@@ -149,7 +149,7 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
       periodEnd: new Date().toISOString(),
     });
 
-  /** The payer withdraws one authorization on chain (EIP-3009 cancelAuthorization), as a wallet would. */
+  /** The payer withdraws one authorization on chain (EIP-3009 cancelAuthorization), as a wallet would; the mined transaction's hash. */
   const cancelOnChain = async (account: PrivateKeyAccount, nonce: Hex) => {
     const signature = await account.signTypedData({
       domain: { name: usdc.name, version: usdc.version, chainId: manifest.chainId, verifyingContract: usdc.address as Address },
@@ -164,14 +164,14 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
     });
     const { createWalletClient, http } = await import('viem');
     const wallet = createWalletClient({ account, chain: chain.client.chain, transport: http(manifest.rpcUrl) });
-    await chain.client.waitForTransactionReceipt({
-      hash: await wallet.writeContract({
-        address: usdc.address as Address,
-        abi: eip3009Abi,
-        functionName: 'cancelAuthorization',
-        args: [account.address, nonce, signature],
-      } as never),
-    });
+    const hash = await wallet.writeContract({
+      address: usdc.address as Address,
+      abi: eip3009Abi,
+      functionName: 'cancelAuthorization',
+      args: [account.address, nonce, signature],
+    } as never);
+    await chain.client.waitForTransactionReceipt({ hash });
+    return hash;
   };
 
   beforeAll(async () => {
@@ -467,26 +467,7 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
       { id: (await db.subscription.findUniqueOrThrow({ where: { id: subscriptionId } })).challengeId, realm: 'news.example' },
       2,
     );
-    const signature = await account.signTypedData({
-      domain: { name: usdc.name, version: usdc.version, chainId: manifest.chainId, verifyingContract: usdc.address as Address },
-      types: {
-        CancelAuthorization: [
-          { name: 'authorizer', type: 'address' },
-          { name: 'nonce', type: 'bytes32' },
-        ],
-      },
-      primaryType: 'CancelAuthorization',
-      message: { authorizer: account.address, nonce },
-    });
-    const { createWalletClient, http } = await import('viem');
-    const wallet = createWalletClient({ account, chain: chain.client.chain, transport: http(manifest.rpcUrl) });
-    const hash = await wallet.writeContract({
-      address: usdc.address as Address,
-      abi: eip3009Abi,
-      functionName: 'cancelAuthorization',
-      args: [account.address, nonce, signature],
-    } as never);
-    await chain.client.waitForTransactionReceipt({ hash });
+    const hash = await cancelOnChain(account, nonce);
 
     const watcher = facilitator.app.get(RevocationWatcher, { strict: false });
     expect(await watcher.pollOnce()).toBe(1);
