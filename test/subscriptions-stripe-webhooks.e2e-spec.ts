@@ -2,12 +2,12 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Challenge as MppxChallenge, Credential as MppxCredential } from 'mppx';
 import Stripe from 'stripe';
 import { PrismaService } from '@mp/db';
-import { startFakeStripe, stripeClientOptions, stripeSignatureHeader, type FakeStripe, type StripeEvent } from '@mp/stripe';
+import { startFakeStripe, stripeClientOptions, type FakeStripe, type StripeEvent } from '@mp/stripe';
 import { Clock } from '../apps/facilitator/src/x402/clock';
 import { startFacilitator, type RunningFacilitator } from './support/facilitator';
 import { call } from './support/http';
 import { createMerchant } from './support/merchants';
-import { TEST_STRIPE_WEBHOOK_SECRET } from './support/stripe';
+import { postStripeWebhook, TEST_STRIPE_WEBHOOK_SECRET } from './support/stripe';
 
 const HOUR = 3600;
 const DAY = 86_400;
@@ -80,15 +80,7 @@ describe('Stripe webhooks delivered concurrently, duplicated and out of order', 
 
   const post = async (event: StripeEvent, id = event.id) => {
     const body = JSON.stringify({ ...event, id });
-    const response = await fetch(`${facilitator.url}/stripe/webhooks`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'stripe-signature': stripeSignatureHeader(TEST_STRIPE_WEBHOOK_SECRET, body, Math.floor(Date.now() / 1000)),
-      },
-      body,
-    });
-    return response.status;
+    return (await postStripeWebhook(facilitator.url, body)).status;
   };
 
   it('records each period once, whatever the order and however often its events arrive', async () => {

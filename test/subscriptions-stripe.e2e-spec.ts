@@ -7,7 +7,7 @@ import { ManualClock } from '@mp/billing';
 import { PrismaService } from '@mp/db';
 import { decodeReceipt } from '@mp/mpp';
 import { configureHttpApp } from '@mp/platform';
-import { stripeClientOptions, stripeSignatureHeader } from '@mp/stripe';
+import { stripeClientOptions } from '@mp/stripe';
 import { AppModule as LedgerModule } from '../apps/ledger/src/app.module';
 import { BILLING_CLOCK } from '../apps/ledger/src/billing/billing.clock';
 import { RenewalScheduler } from '../apps/ledger/src/billing/renewal.scheduler';
@@ -17,7 +17,7 @@ import { startFacilitator, type RunningFacilitator } from './support/facilitator
 import { call } from './support/http';
 import { TEST_DATABASE_URL } from './support/ledger-app';
 import { createMerchant } from './support/merchants';
-import { startTestStripe, TEST_STRIPE_WEBHOOK_SECRET, type TestStripe } from './support/stripe';
+import { postStripeWebhook, startTestStripe, TEST_STRIPE_WEBHOOK_SECRET, type TestStripe } from './support/stripe';
 
 const HOUR = 3600;
 const DAY = 86_400;
@@ -138,14 +138,7 @@ describe('MPP subscriptions on Stripe: facilitator, ledger, queues and Stripe Bi
   /** Delivers a Stripe event again under a new id, signed as Stripe signs: what a redelivery or a replayed copy looks like. */
   const redeliver = async (event: { type: string; data: unknown }) => {
     const body = JSON.stringify({ ...event, id: `evt_copy_${randomBytes(8).toString('hex')}` });
-    const response = await fetch(`${facilitator.url}/stripe/webhooks`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'stripe-signature': stripeSignatureHeader(TEST_STRIPE_WEBHOOK_SECRET, body, Math.floor(Date.now() / 1000)),
-      },
-      body,
-    });
+    const response = await postStripeWebhook(facilitator.url, body);
     expect(response.status).toBe(200);
   };
 

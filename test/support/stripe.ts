@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
 import { stripe as stripeMethod } from 'mppx/client';
-import { startFakeStripe, stripeClientOptions, type FakeStripe } from '@mp/stripe';
+import { startFakeStripe, stripeClientOptions, stripeSignatureHeader, type FakeStripe } from '@mp/stripe';
 
 export const TEST_STRIPE_WEBHOOK_SECRET = 'whsec_test_machine_payments';
 
@@ -36,4 +36,19 @@ export async function startTestStripe(): Promise<TestStripe> {
         },
       }),
   };
+}
+
+/**
+ * POSTs a webhook to the facilitator as Stripe does: `body`, with a Stripe-Signature over `signed` (the body itself
+ * unless a test alters it after signing) under TEST_STRIPE_WEBHOOK_SECRET, timestamped now.
+ */
+export function postStripeWebhook(facilitatorUrl: string, body: string, signed = body): Promise<Response> {
+  return fetch(`${facilitatorUrl}/stripe/webhooks`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'stripe-signature': stripeSignatureHeader(TEST_STRIPE_WEBHOOK_SECRET, signed, Math.floor(Date.now() / 1000)),
+    },
+    body,
+  });
 }

@@ -2,11 +2,10 @@ import { getAddress } from 'viem';
 import { Mppx, evm } from 'mppx/client';
 import { PrismaService } from '@mp/db';
 import { serializeCredential } from '@mp/mpp';
-import { stripeSignatureHeader } from '@mp/stripe';
 import { payerAccount, testChain } from '../../../test/support/chain';
 import { paymentRequiredResponse } from '../../../test/support/mpp';
 import { postJson, startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
-import { startTestStripe, TEST_STRIPE_WEBHOOK_SECRET, type TestStripe } from '../../../test/support/stripe';
+import { postStripeWebhook, startTestStripe, TEST_STRIPE_WEBHOOK_SECRET, type TestStripe } from '../../../test/support/stripe';
 import { startTcpProxy, type TcpProxy } from '../../../test/support/tcp-proxy';
 import { Clock } from '../src/x402/clock';
 
@@ -192,26 +191,12 @@ describe('MPP method stripe (charge)', () => {
     // The same event again: recognised, nothing changes.
     const [event] = stripe.fake.events().filter((e) => e.type === 'payment_intent.succeeded' && (e.data.object as { id: string }).id === charged!.id);
     const body = JSON.stringify(event);
-    const again = await fetch(`${facilitator.url}/stripe/webhooks`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'stripe-signature': stripeSignatureHeader(TEST_STRIPE_WEBHOOK_SECRET, body, Math.floor(Date.now() / 1000)),
-      },
-      body,
-    });
+    const again = await postStripeWebhook(facilitator.url, body);
     expect(await again.json()).toEqual({ received: true, duplicate: true });
     expect(await eventsOf(challengeId)).toEqual(['payment.verified', 'payment.confirmed']);
 
     // A forged or altered body: 400, nothing recorded.
-    const forged = await fetch(`${facilitator.url}/stripe/webhooks`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'stripe-signature': stripeSignatureHeader(TEST_STRIPE_WEBHOOK_SECRET, body, Math.floor(Date.now() / 1000)),
-      },
-      body: body.replace('"succeeded"', '"canceled"'),
-    });
+    const forged = await postStripeWebhook(facilitator.url, body.replace('"succeeded"', '"canceled"'), body);
     expect(forged.status).toBe(400);
     expect(await forged.json()).toMatchObject({ code: 'webhook_signature_invalid' });
   });

@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Mppx } from 'mppx/client';
 import { PrismaService } from '@mp/db';
-import { stripeSignatureHeader } from '@mp/stripe';
 import { RefundSweep } from '../src/refunds/refund-sweep';
 import { startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
 import { call } from '../../../test/support/http';
 import { createMerchant, type TestMerchant } from '../../../test/support/merchants';
 import { paymentRequiredResponse } from '../../../test/support/mpp';
-import { startTestStripe, TEST_STRIPE_WEBHOOK_SECRET, type TestStripe } from '../../../test/support/stripe';
+import { postStripeWebhook, startTestStripe, TEST_STRIPE_WEBHOOK_SECRET, type TestStripe } from '../../../test/support/stripe';
 import { until } from '../../../test/support/webhook-receiver';
 
 /**
@@ -96,14 +95,7 @@ describe('Stripe refunds', () => {
     // Stripe delivers the refund.updated again: recognised by its event id, nothing new happens
     const updated = stripe.fake.events().find((e) => e.type === 'refund.updated' && (e.data.object as { id: string }).id === answer.body.reference)!;
     const payload = JSON.stringify(updated);
-    const redelivered = await fetch(`${f.url}/stripe/webhooks`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'stripe-signature': stripeSignatureHeader(TEST_STRIPE_WEBHOOK_SECRET, payload, Math.floor(Date.now() / 1000)),
-      },
-      body: payload,
-    });
+    const redelivered = await postStripeWebhook(f.url, payload);
     expect(await redelivered.json()).toEqual({ received: true, duplicate: true });
     expect(await refundEvents(payment.paymentId)).toEqual(['payment.refund_pending', 'payment.refunded']);
   });
