@@ -43,7 +43,7 @@ export class SettlementQueue implements OnModuleInit {
   async submitMany(paymentIds: readonly string[]): Promise<void> {
     if (paymentIds.length === 0) return;
     try {
-      await this.queue.addBulk(paymentIds.map((paymentId) => ({ name: 'submit' as const, data: { paymentId }, opts: { jobId: `submit-${paymentId}` } })));
+      await this.queue.addBulk(paymentIds.map((paymentId) => ({ name: 'submit' as const, data: { paymentId }, opts: { jobId: jobId('submit', paymentId) } })));
     } catch (error) {
       throw unavailable(error);
     }
@@ -59,18 +59,23 @@ export class SettlementQueue implements OnModuleInit {
    * its id, and a job id that exists is never added twice).
    */
   async requeue(name: SettlementJobName, paymentId: string): Promise<void> {
-    const existing = await this.queue.getJob(`${name}-${paymentId}`);
+    const existing = await this.queue.getJob(jobId(name, paymentId));
     if (existing && (await existing.isFailed())) await existing.remove();
     await this.add(name, paymentId, 0);
   }
 
   private async add(name: SettlementJobName, paymentId: string, delay: number): Promise<void> {
     try {
-      await this.queue.add(name, { paymentId }, { jobId: `${name}-${paymentId}`, delay });
+      await this.queue.add(name, { paymentId }, { jobId: jobId(name, paymentId), delay });
     } catch (error) {
       throw unavailable(error);
     }
   }
+}
+
+/** One job per payment and step at a time: its id names both. */
+function jobId(name: SettlementJobName, paymentId: string): string {
+  return `${name}-${paymentId}`;
 }
 
 function unavailable(error: unknown): ProblemError {
