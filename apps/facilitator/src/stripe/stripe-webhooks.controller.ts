@@ -52,10 +52,15 @@ export class StripeWebhooksController {
     const object = event.data.object as { id?: string };
     const received = { id: event.id, type: event.type, objectId: object.id ?? null, created: event.created, data: event.data.object };
     // Most events are not ours to act on (a renewal brings about nine): recorded once, in one statement.
-    if (!this.actsOn(event)) return (await this.events.record(received)) ? { received: true } : { received: true, duplicate: true };
+    if (!this.actsOn(event)) return this.record(received);
     if (await this.events.seen(event.id)) return { received: true, duplicate: true };
     // Handle, then record: a crash in between means a redelivery handles it again, which the transitions tolerate.
     await this.handle(event);
+    return this.record(received);
+  }
+
+  /** Records the event once; a second delivery of it is answered as the duplicate it is. */
+  private async record(received: Parameters<StripeEvents['record']>[0]): Promise<{ received: true; duplicate?: true }> {
     return (await this.events.record(received)) ? { received: true } : { received: true, duplicate: true };
   }
 
