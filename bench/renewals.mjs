@@ -464,6 +464,8 @@ async function main() {
   await rpc('evm_increaseTime', [step]);
   await rpc('evm_mine');
   const t0 = performance.now();
+  // on the monotonic clock the services' CPU profiles are stamped with: --cpu-prof readers cut the measured part out
+  const monotonicStart = process.hrtime.bigint();
   say(`chain stepped ${step} s (anchors spread over ${spreadSeconds.toFixed(0)} s): every period 1 is open; measuring`);
   if (testClock) {
     // measured too: the fake renews every subscription on the clock within this request, then delivers the webhooks
@@ -493,6 +495,7 @@ async function main() {
     ...report.renewals,
     paid,
     seconds: +seconds.toFixed(2),
+    monotonicMicroseconds: { start: String(monotonicStart / 1000n), end: String(process.hrtime.bigint() / 1000n) },
     renewalsPerSecond: +(paid / seconds).toFixed(1),
     goalSeconds: GOAL_SECONDS,
     ratioToGoal: +(seconds / ((GOAL_SECONDS * cfg.subscriptions) / GOAL_RENEWALS)).toFixed(2),
