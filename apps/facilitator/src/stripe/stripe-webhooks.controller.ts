@@ -53,7 +53,9 @@ export class StripeWebhooksController {
     const received = { id: event.id, type: event.type, objectId: object.id ?? null, created: event.created, data: event.data.object };
     // Most events are not ours to act on (a renewal brings about nine): recorded once, in one statement.
     if (!this.actsOn(event)) return this.record(received);
-    if (await this.events.seen(event.id)) return { received: true, duplicate: true };
+    // invoice.paid counts its invoice once (a unique key), however often it comes: no lookup of the event first, which a
+    // renewal paid through Stripe would otherwise pay for on every delivery
+    if (event.type !== 'invoice.paid' && (await this.events.seen(event.id))) return { received: true, duplicate: true };
     // Handle, then record: a crash in between means a redelivery handles it again, which the transitions tolerate.
     await this.handle(event);
     return this.record(received);
