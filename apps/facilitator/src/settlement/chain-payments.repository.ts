@@ -154,6 +154,47 @@ export class ChainPayments {
     return this.insertPayment(tx, p);
   }
 
+  /**
+   * claimWithin for many payments in ONE statement (renewals charged together): each payment and its payment.verified
+   * event, unless its authorization is known. Ids in the payments' order; undefined where the authorization was known.
+   * Payments with leading events go one by one (claimWithin): only an activation has them.
+   */
+  async claimManyWithin(tx: Pick<PrismaService, '$queryRaw'>, payments: readonly NewPayment[]): Promise<(string | undefined)[]> {
+    const ids: (string | undefined)[] = [];
+    const plain = payments.flatMap((p, ord) => (p.leadingEvents?.length ? [] : [{ ord, p }]));
+    if (plain.length > 0) {
+      const input = plain.map(({ ord, p }) => ({ ord, ...paymentColumns(p), event: verifiedEvent(p) }));
+      const rows = await tx.$queryRaw<{ ord: number; id: string }[]>`
+        WITH input AS (
+          SELECT * FROM jsonb_to_recordset(${JSON.stringify(input)}::jsonb) AS r(
+            ord int, network text, asset text, payer text, nonce text, pay_to text, amount numeric, valid_after numeric,
+            valid_before numeric, scheme text, x402_version int, payload_hash text, settle_to text, settle_data text,
+            merchant_id uuid, settle_gas numeric, protocol text, rail text, challenge_id text, subscription_id text,
+            subscription_period int, subscription_attempt int, event jsonb)
+        ), inserted AS (
+          INSERT INTO facilitator.payments (network, asset, payer, authorization_nonce, pay_to, amount, valid_after, valid_before,
+                                            scheme, x402_version, payload_hash, settle_to, settle_data, merchant_id, settle_gas,
+                                            protocol, rail, challenge_id, subscription_id, subscription_period, subscription_attempt, state, updated_at)
+          SELECT network, asset, payer, nonce, pay_to, amount, valid_after, valid_before, scheme, x402_version, payload_hash, settle_to,
+                 settle_data, merchant_id, settle_gas, protocol, rail, challenge_id, subscription_id, subscription_period, subscription_attempt,
+                 'verified', now()
+            FROM input ORDER BY ord
+          ON CONFLICT (network, asset, payer, authorization_nonce) DO NOTHING
+          RETURNING id, network, asset, payer, authorization_nonce
+        ), claimed AS (
+          SELECT input.ord, input.event, inserted.id FROM inserted
+            JOIN input ON (input.network, input.asset, input.payer, input.nonce) = (inserted.network, inserted.asset, inserted.payer, inserted.authorization_nonce)
+        ), events AS (
+          INSERT INTO facilitator.payment_events (payment_id, type, data, trace_context)
+          SELECT id, 'payment.verified', event, ${eventTraceContext()}::jsonb FROM claimed ORDER BY ord
+        )
+        SELECT ord, id::text AS id FROM claimed`;
+      for (const row of rows) ids[row.ord] = row.id;
+    }
+    for (const [ord, p] of payments.entries()) if (p.leadingEvents?.length) ids[ord] = await this.claimWithin(tx, p);
+    return payments.map((_, ord) => ids[ord]);
+  }
+
   async claim(p: NewPayment): Promise<string | undefined> {
     // Without an identifier the claim is one statement; with one, the binding joins it in a transaction.
     if (!p.paymentIdentifier) return this.insertPayment(this.db, p);
@@ -172,40 +213,27 @@ export class ChainPayments {
 
   /** The payment and its payment.verified event in one statement, unless the authorization is known (hot path: see the class). */
   private async insertPayment(db: Pick<PrismaService, '$queryRaw'>, p: NewPayment): Promise<string | undefined> {
-    const event = {
-      network: p.network,
-      asset: p.asset,
-      payer: p.payer,
-      payTo: p.payTo,
-      amount: p.amount.toString(),
-      nonce: p.nonce,
-      protocol: p.origin.protocol,
-      rail: p.rail ?? 'evm',
-      ...(p.origin.protocol === 'mpp' && { method: p.scheme, challengeId: p.origin.challengeId }),
-    };
-    const onChain = (p.rail ?? 'evm') === 'evm';
+    const c = paymentColumns(p);
     const inserted = Prisma.sql`
         INSERT INTO facilitator.payments (network, asset, payer, authorization_nonce, pay_to, amount, valid_after, valid_before,
                                           scheme, x402_version, payload_hash, settle_to, settle_data, merchant_id, settle_gas,
                                           protocol, rail, challenge_id, subscription_id, subscription_period, subscription_attempt, state, updated_at)
-        VALUES (${p.network}, ${p.asset}, ${p.payer}, ${p.nonce}, ${p.payTo}, ${p.amount.toString()}::numeric, ${p.validAfter.toString()}::numeric,
-                ${p.validBefore.toString()}::numeric, ${p.scheme}, ${p.origin.protocol === 'x402' ? p.origin.x402Version : null}::int, ${p.payloadHash},
-                ${onChain ? p.settleTo.toLowerCase() : null}, ${onChain ? p.settleData : null}, ${p.merchantId ?? null}::uuid,
-                ${onChain ? p.settleGas.toString() : null}::numeric, ${p.origin.protocol}, ${p.rail ?? 'evm'},
-                ${p.origin.protocol === 'mpp' ? p.origin.challengeId : null}::text,
-                ${p.subscription?.id ?? null}::text, ${p.subscription?.periodIndex ?? null}::int, ${p.subscription?.attempt ?? null}::int, 'verified', now())
+        VALUES (${c.network}, ${c.asset}, ${c.payer}, ${c.nonce}, ${c.pay_to}, ${c.amount}::numeric, ${c.valid_after}::numeric,
+                ${c.valid_before}::numeric, ${c.scheme}, ${c.x402_version}::int, ${c.payload_hash}, ${c.settle_to}, ${c.settle_data},
+                ${c.merchant_id}::uuid, ${c.settle_gas}::numeric, ${c.protocol}, ${c.rail}, ${c.challenge_id}::text,
+                ${c.subscription_id}::text, ${c.subscription_period}::int, ${c.subscription_attempt}::int, 'verified', now())
         ON CONFLICT (network, asset, payer, authorization_nonce) DO NOTHING
         RETURNING id`;
     if (!p.leadingEvents?.length) {
       const rows = await db.$queryRaw<{ id: string }[]>`
         WITH inserted AS (${inserted})
         INSERT INTO facilitator.payment_events (payment_id, type, data, trace_context)
-        SELECT id, 'payment.verified', ${JSON.stringify(event)}::jsonb, ${eventTraceContext()}::jsonb FROM inserted
+        SELECT id, 'payment.verified', ${JSON.stringify(verifiedEvent(p))}::jsonb, ${eventTraceContext()}::jsonb FROM inserted
         RETURNING payment_id AS id`;
       return rows[0]?.id;
     }
     // Event ids are taken in the ORDER BY's order: the leading events come before the payment's own payment.verified.
-    const events = [...p.leadingEvents, { type: 'payment.verified', data: event }].map((e, ord) => ({ ord, type: e.type, data: e.data }));
+    const events = [...p.leadingEvents, { type: 'payment.verified', data: verifiedEvent(p) }].map((e, ord) => ({ ord, type: e.type, data: e.data }));
     const rows = await db.$queryRaw<{ id: string }[]>`
       WITH inserted AS (${inserted})
       INSERT INTO facilitator.payment_events (payment_id, type, data, trace_context)
@@ -330,4 +358,47 @@ export class ChainPayments {
   ): Promise<boolean> {
     return (await applyTransition(db, name, id, args, from)).moved;
   }
+}
+
+/** A new payment's columns as stored (SQL names), for the single and the many-row claim alike. */
+function paymentColumns(p: NewPayment) {
+  const onChain = (p.rail ?? 'evm') === 'evm';
+  return {
+    network: p.network,
+    asset: p.asset,
+    payer: p.payer,
+    nonce: p.nonce,
+    pay_to: p.payTo,
+    amount: p.amount.toString(),
+    valid_after: p.validAfter.toString(),
+    valid_before: p.validBefore.toString(),
+    scheme: p.scheme,
+    x402_version: p.origin.protocol === 'x402' ? p.origin.x402Version : null,
+    payload_hash: p.payloadHash,
+    settle_to: onChain ? p.settleTo.toLowerCase() : null,
+    settle_data: onChain ? p.settleData : null,
+    merchant_id: p.merchantId ?? null,
+    settle_gas: onChain ? p.settleGas.toString() : null,
+    protocol: p.origin.protocol,
+    rail: p.rail ?? 'evm',
+    challenge_id: p.origin.protocol === 'mpp' ? p.origin.challengeId : null,
+    subscription_id: p.subscription?.id ?? null,
+    subscription_period: p.subscription?.periodIndex ?? null,
+    subscription_attempt: p.subscription?.attempt ?? null,
+  };
+}
+
+/** The payment.verified event's data. */
+function verifiedEvent(p: NewPayment): Record<string, unknown> {
+  return {
+    network: p.network,
+    asset: p.asset,
+    payer: p.payer,
+    payTo: p.payTo,
+    amount: p.amount.toString(),
+    nonce: p.nonce,
+    protocol: p.origin.protocol,
+    rail: p.rail ?? 'evm',
+    ...(p.origin.protocol === 'mpp' && { method: p.scheme, challengeId: p.origin.challengeId }),
+  };
 }

@@ -285,6 +285,13 @@ export class Subscriptions {
       tx,
     );
     const refusals = await recheck(locked, tx);
+    // every payment the rules allow, claimed in one statement
+    const claimable = items.flatMap((item, n) => (locked.has(item.key.subscriptionId) && !done.has(item.key.commandId) && !refusals[n] ? [n] : []));
+    const claimedIds = await this.payments.claimManyWithin(
+      tx,
+      claimable.map((n) => items[n]!.payment),
+    );
+    const paymentIds = new Map(claimable.map((n, k) => [n, claimedIds[k]]));
     const outcomes: ChargeOutcome[] = [];
     const charged: { key: ChargeCommandKey; paymentId: string }[] = [];
     for (const [n, { key, payment }] of items.entries()) {
@@ -293,7 +300,7 @@ export class Subscriptions {
         outcomes.push({ kind: 'done' });
         continue;
       }
-      const claimed = refusals[n] ?? (await this.claimPeriod(tx, key, payment));
+      const claimed = refusals[n] ?? (await this.claimPeriod(tx, key, payment, paymentIds.get(n)));
       if ('reason' in claimed) {
         await this.refuseWithin(tx, subscription, key, claimed.reason, claimed.message);
         outcomes.push({ kind: 'refused', reason: claimed.reason });
@@ -315,9 +322,11 @@ export class Subscriptions {
     return outcomes;
   }
 
-  /** The period's payment, or why not: its authorization has a payment already (an earlier attempt; one row per authorization). */
-  private async claimPeriod(tx: Tx, key: ChargeCommandKey, payment: NewPayment): Promise<{ paymentId: string } | Refusal> {
-    const paymentId = await this.payments.claimWithin(tx, payment);
+  /**
+   * The period's payment (claimed by the caller: `paymentId`, undefined when its authorization was known), or why not:
+   * its authorization has a payment already (an earlier attempt; one row per authorization).
+   */
+  private async claimPeriod(tx: Tx, key: ChargeCommandKey, payment: NewPayment, paymentId: string | undefined): Promise<{ paymentId: string } | Refusal> {
     if (paymentId) return { paymentId };
     const earlier = await tx.payment.findUnique({
       where: {
