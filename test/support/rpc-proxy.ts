@@ -8,15 +8,16 @@ import type { Socket } from 'node:net';
  * - `receiptLagMs`: a lagging node: a mined transaction's receipt and the transaction itself are reported missing
  *   until this long after the proxy first saw them mined;
  * - `hold`: requests calling this method wait, unsent, until `release()`: the node answers them as the chain is
- *   then (a slow request, made deterministic).
+ *   then (a slow request, made deterministic);
+ * - `refuse`: a node without this method: a call of it (alone or inside a batch) is answered JSON-RPC -32601, never sent on.
  * Counts what it did, so a test can prove the fault really happened.
  */
 export interface RpcProxy {
   url: string;
-  set(options: { loseSendAnswers?: boolean; receiptLagMs?: number; hold?: string | undefined }): void;
+  set(options: { loseSendAnswers?: boolean; receiptLagMs?: number; hold?: string | undefined; refuse?: string | undefined }): void;
   /** Sends the held requests on, and holds no more. */
   release(): void;
-  stats: { sendsLost: number; receiptsHidden: number; held: number };
+  stats: { sendsLost: number; receiptsHidden: number; held: number; refused: number; methods: Record<string, number> };
   close(): Promise<void>;
 }
 
@@ -30,13 +31,14 @@ export async function startRpcProxy(upstreamUrl: string): Promise<RpcProxy> {
   let loseSendAnswers = false;
   let receiptLagMs = 0;
   let hold: string | undefined;
+  let refuse: string | undefined;
   const gate = () => {
     let open = () => {};
     const promise = new Promise<void>((resolve) => (open = resolve));
     return { promise, open };
   };
   let released = gate();
-  const stats = { sendsLost: 0, receiptsHidden: 0, held: 0 };
+  const stats = { sendsLost: 0, receiptsHidden: 0, held: 0, refused: 0, methods: {} as Record<string, number> };
   const firstSeenMined = new Map<string, number>();
   const sockets = new Set<Socket>();
 
@@ -65,6 +67,20 @@ export async function startRpcProxy(upstreamUrl: string): Promise<RpcProxy> {
       const body = Buffer.concat(chunks).toString('utf8');
       const request = JSON.parse(body) as RpcCall | RpcCall[];
       const calls = Array.isArray(request) ? request : [request];
+      for (const call of calls) stats.methods[call.method] = (stats.methods[call.method] ?? 0) + 1;
+      const refused = calls.filter((c) => c.method === refuse);
+      if (refused.length) {
+        stats.refused += refused.length;
+        const error = { code: -32601, message: `the method ${refuse} does not exist/is not available` };
+        const answers = refused.map((c) => ({ jsonrpc: '2.0', id: c.id, error }));
+        const rest = calls.filter((c) => c.method !== refuse);
+        if (rest.length) {
+          const upstream = await fetch(upstreamUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(rest) });
+          answers.push(...((await upstream.json()) as typeof answers));
+        }
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(Array.isArray(request) ? answers : answers[0]));
+        return;
+      }
       if (hold && calls.some((c) => c.method === hold)) {
         stats.held += 1;
         await released.promise;
@@ -103,6 +119,7 @@ export async function startRpcProxy(upstreamUrl: string): Promise<RpcProxy> {
       if (options.loseSendAnswers !== undefined) loseSendAnswers = options.loseSendAnswers;
       if (options.receiptLagMs !== undefined) receiptLagMs = options.receiptLagMs;
       if ('hold' in options) hold = options.hold;
+      if ('refuse' in options) refuse = options.refuse;
     },
     release() {
       hold = undefined;
