@@ -20,6 +20,7 @@ import { balanceOf, payerAccount } from '../../../test/support/chain';
 import { startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
 import { merchantsCli } from '../../../test/support/merchants';
 import { startOwnChain, type OwnChain } from '../../../test/support/own-chain';
+import { ChainPayments } from '../src/settlement/chain-payments.repository';
 import { batchJobId, SETTLEMENT_QUEUE, SettlementQueue } from '../src/settlement/settlement.queue';
 import { Clock } from '../src/x402/clock';
 import { AuthorizationVault } from '../src/subscriptions/authorization-vault';
@@ -724,6 +725,87 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
           return settled.body.receipt.subscriptionId as string;
         }),
       );
+
+    it('records a batch submitted for all its payments or for none, and confirms many payments in one statement, each once', async () => {
+      // rows of a network nobody serves, finished within the test (the recovery sweep looks at rows 5 s old)
+      const network = 'eip155:999999';
+      const payments = facilitator.app.get(ChainPayments, { strict: false });
+      const ids = await Promise.all(
+        [0, 1, 2].map(async () => {
+          const nonce = `0x${randomBytes(32).toString('hex')}`;
+          const id = await payments.claim({
+            network,
+            asset: usdc.address.toLowerCase(),
+            payer: recipient.toLowerCase(),
+            nonce,
+            payTo: recipient.toLowerCase(),
+            amount: 1n,
+            validAfter: 0n,
+            validBefore: 2n ** 40n,
+            scheme: 'exact',
+            origin: { protocol: 'x402', x402Version: 2 },
+            payloadHash: `batch-${nonce}`,
+            settleTo: usdc.address,
+            settleData: '0x',
+            settleGas: 1n,
+          });
+          return id!;
+        }),
+      );
+      const signed = (n: number) => ({
+        hash: `0x${String(n).repeat(64)}` as Hex,
+        nonce: n,
+        signer: recipient,
+        raw: '0x02' as Hex,
+        to: MULTICALL3_ADDRESS,
+        data: '0x' as Hex,
+        gas: 1n,
+        maxFeePerGas: 1n,
+        maxPriorityFeePerGas: 1n,
+      });
+      const states = async () =>
+        (
+          await db.$queryRawUnsafe<{ id: string; state: string; tx_hash: string | null }[]>(
+            `SELECT id, state::text, tx_hash FROM facilitator.payments WHERE id = ANY($1::uuid[])`,
+            ids,
+          )
+        )
+          .sort((a, b) => ids.indexOf(a.id) - ids.indexOf(b.id))
+          .map((r) => [r.state, r.tx_hash]);
+      const stored = async (hash: Hex) =>
+        (await db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM facilitator.payment_transactions WHERE hash = $1`, hash))[0]!.n;
+
+      // the third was sent meanwhile: the batch is recorded for none of them
+      expect(await payments.recordSubmitted(ids[2]!, signed(1), network)).toBe(true);
+      expect(await payments.recordSubmittedBatch(ids, signed(2), network)).toBe(false);
+      expect(await states()).toEqual([
+        ['verified', null],
+        ['verified', null],
+        ['submitted', signed(1).hash],
+      ]);
+      expect(await stored(signed(2).hash)).toBe(0);
+      expect(await payments.recordSubmittedBatch(ids.slice(0, 2), signed(2), network)).toBe(true);
+      expect(await stored(signed(2).hash)).toBe(2);
+
+      const receipt = { blockNumber: 7n, blockHash: `0x${'7'.repeat(64)}`, gasUsed: 3n, effectiveGasPrice: 1n };
+      const fees = new Map([
+        [ids[0]!, 2n],
+        [ids[1]!, 1n],
+      ]);
+      expect(await payments.markConfirmedMany(signed(2).hash, receipt, fees)).toEqual(new Set(ids.slice(0, 2)));
+      // a second time, it confirms (and counts gas for) none
+      expect(await payments.markConfirmedMany(signed(2).hash, receipt, fees)).toEqual(new Set());
+      const confirmedEvents = await db.$queryRawUnsafe<{ payment_id: string; gas_fee: string }[]>(
+        `SELECT payment_id, data->>'gasFee' AS gas_fee FROM facilitator.payment_events WHERE payment_id = ANY($1::uuid[]) AND type = 'payment.confirmed'`,
+        ids,
+      );
+      expect(new Map(confirmedEvents.map((e) => [e.payment_id, BigInt(e.gas_fee)]))).toEqual(fees);
+      expect((await states()).slice(0, 2)).toEqual([
+        ['confirmed', signed(2).hash],
+        ['confirmed', signed(2).hash],
+      ]);
+      await payments.markFailedUnsent(ids[2]!, 'test', 'finished by the test');
+    });
 
     let confirmedBatch: { subscriptionIds: string[]; paymentIds: string[]; hash: Hex };
 
