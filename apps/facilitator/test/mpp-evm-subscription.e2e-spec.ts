@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { Queue, Worker } from 'bullmq';
+import { Queue, QueueEvents, Worker } from 'bullmq';
 import Redis from 'ioredis';
 import { Challenge as MppxChallenge, Credential as MppxCredential, Receipt as MppxReceipt } from 'mppx';
-import { getAddress, parseSignature, type Address, type Hex } from 'viem';
-import type { PrivateKeyAccount } from 'viem/accounts';
+import { decodeFunctionData, getAddress, parseSignature, type Address, type Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import {
   PAYMENT_EVENTS_QUEUE,
   paymentEventDataSchemas,
@@ -13,13 +13,15 @@ import {
   type PaymentEventMessage,
   type SubscriptionCommand,
 } from '@mp/clients';
-import { eip3009Abi, type ChainManifest, type ManifestToken } from '@mp/chain';
+import { eip3009Abi, MULTICALL3_ADDRESS, multicall3Abi, type ChainManifest, type ManifestToken } from '@mp/chain';
 import { PrismaService } from '@mp/db';
 import { decodeReceipt, evmSubscriptionNonce, signEvmSubscription, type EvmSubscriptionPayload } from '@mp/mpp';
 import { balanceOf, payerAccount } from '../../../test/support/chain';
 import { startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
 import { merchantsCli } from '../../../test/support/merchants';
 import { startOwnChain, type OwnChain } from '../../../test/support/own-chain';
+import { ChainPayments } from '../src/settlement/chain-payments.repository';
+import { batchJobId, SETTLEMENT_QUEUE, SettlementQueue } from '../src/settlement/settlement.queue';
 import { Clock } from '../src/x402/clock';
 import { AuthorizationVault } from '../src/subscriptions/authorization-vault';
 import { RevocationWatcher } from '../src/subscriptions/revocation-watcher';
@@ -686,6 +688,257 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
     );
     expect(charges!.n).toBe(2);
     expect((await eventsOf(c, 'subscription.revoked'))[0]!.data).toMatchObject({ reason: 'authorization_canceled', nonce });
+  });
+
+  describe('a renewal batch goes out as one settlement job', () => {
+    /** The settlement jobs added while `run` runs, by name (QueueEvents sees every worker's and producer's adds). */
+    const settlementJobsAddedDuring = async <T>(run: () => Promise<T>): Promise<{ result: T; added: { name: string; jobId: string }[] }> => {
+      const queueEvents = new QueueEvents(SETTLEMENT_QUEUE, { connection: redis.duplicate(), prefix: facilitator.config.queuePrefix });
+      const added: { name: string; jobId: string }[] = [];
+      queueEvents.on('added', ({ jobId, name }) => void added.push({ name, jobId }));
+      await queueEvents.waitUntilReady();
+      try {
+        return { result: await run(), added };
+      } finally {
+        await queueEvents.close();
+      }
+    };
+
+    const period1 = (subscriptionIds: string[]) =>
+      db.$queryRawUnsafe<{ id: string; state: string; tx_hash: string | null; error_reason: string | null }[]>(
+        `SELECT id, state::text, tx_hash, error_reason FROM facilitator.payments WHERE subscription_id = ANY($1::text[]) AND subscription_period = 1 ORDER BY id`,
+        subscriptionIds,
+      );
+
+    const eventsOfPayments = (paymentIds: string[]) =>
+      db.$queryRawUnsafe<{ payment_id: string; type: string; data: any }[]>(
+        `SELECT payment_id, type, data FROM facilitator.payment_events WHERE payment_id = ANY($1::uuid[]) ORDER BY id`,
+        paymentIds,
+      );
+
+    const subscribeAll = (routeTerms: ReturnType<typeof terms>, payers: PrivateKeyAccount[]) =>
+      Promise.all(
+        payers.map(async (account) => {
+          const { credential } = await subscribe(routeTerms, account);
+          const settled = await as('/mpp/settle', { credential, terms: routeTerms });
+          expect(settled.status, JSON.stringify(settled.body)).toBe(200);
+          return settled.body.receipt.subscriptionId as string;
+        }),
+      );
+
+    it('records a batch submitted for all its payments or for none, and confirms many payments in one statement, each once', async () => {
+      // rows of a network nobody serves, finished within the test (the recovery sweep looks at rows 5 s old)
+      const network = 'eip155:999999';
+      const payments = facilitator.app.get(ChainPayments, { strict: false });
+      const ids = await Promise.all(
+        [0, 1, 2].map(async () => {
+          const nonce = `0x${randomBytes(32).toString('hex')}`;
+          const id = await payments.claim({
+            network,
+            asset: usdc.address.toLowerCase(),
+            payer: recipient.toLowerCase(),
+            nonce,
+            payTo: recipient.toLowerCase(),
+            amount: 1n,
+            validAfter: 0n,
+            validBefore: 2n ** 40n,
+            scheme: 'exact',
+            origin: { protocol: 'x402', x402Version: 2 },
+            payloadHash: `batch-${nonce}`,
+            settleTo: usdc.address,
+            settleData: '0x',
+            settleGas: 1n,
+          });
+          return id!;
+        }),
+      );
+      const signed = (n: number) => ({
+        hash: `0x${String(n).repeat(64)}` as Hex,
+        nonce: n,
+        signer: recipient,
+        raw: '0x02' as Hex,
+        to: MULTICALL3_ADDRESS,
+        data: '0x' as Hex,
+        gas: 1n,
+        maxFeePerGas: 1n,
+        maxPriorityFeePerGas: 1n,
+      });
+      const states = async () =>
+        (
+          await db.$queryRawUnsafe<{ id: string; state: string; tx_hash: string | null }[]>(
+            `SELECT id, state::text, tx_hash FROM facilitator.payments WHERE id = ANY($1::uuid[])`,
+            ids,
+          )
+        )
+          .sort((a, b) => ids.indexOf(a.id) - ids.indexOf(b.id))
+          .map((r) => [r.state, r.tx_hash]);
+      const stored = async (hash: Hex) =>
+        (await db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM facilitator.payment_transactions WHERE hash = $1`, hash))[0]!.n;
+
+      // the third was sent meanwhile: the batch is recorded for none of them
+      expect(await payments.recordSubmitted(ids[2]!, signed(1), network)).toBe(true);
+      expect(await payments.recordSubmittedBatch(ids, signed(2), network)).toBe(false);
+      expect(await states()).toEqual([
+        ['verified', null],
+        ['verified', null],
+        ['submitted', signed(1).hash],
+      ]);
+      expect(await stored(signed(2).hash)).toBe(0);
+      expect(await payments.recordSubmittedBatch(ids.slice(0, 2), signed(2), network)).toBe(true);
+      expect(await stored(signed(2).hash)).toBe(2);
+
+      const receipt = { blockNumber: 7n, blockHash: `0x${'7'.repeat(64)}`, gasUsed: 3n, effectiveGasPrice: 1n };
+      const fees = new Map([
+        [ids[0]!, 2n],
+        [ids[1]!, 1n],
+      ]);
+      expect(await payments.markConfirmedMany(signed(2).hash, receipt, fees)).toEqual(new Set(ids.slice(0, 2)));
+      // a second time, it confirms (and counts gas for) none
+      expect(await payments.markConfirmedMany(signed(2).hash, receipt, fees)).toEqual(new Set());
+      const confirmedEvents = await db.$queryRawUnsafe<{ payment_id: string; gas_fee: string }[]>(
+        `SELECT payment_id, data->>'gasFee' AS gas_fee FROM facilitator.payment_events WHERE payment_id = ANY($1::uuid[]) AND type = 'payment.confirmed'`,
+        ids,
+      );
+      expect(new Map(confirmedEvents.map((e) => [e.payment_id, BigInt(e.gas_fee)]))).toEqual(fees);
+      expect((await states()).slice(0, 2)).toEqual([
+        ['confirmed', signed(2).hash],
+        ['confirmed', signed(2).hash],
+      ]);
+      await payments.markFailedUnsent(ids[2]!, 'test', 'finished by the test');
+    });
+
+    let confirmedBatch: { subscriptionIds: string[]; paymentIds: string[]; hash: Hex };
+
+    it('several renewals charged together: ONE Multicall3 transaction, no per-payment job, each confirmed with its event and its own share of the fee', async () => {
+      const routeTerms = terms('7200');
+      const subscriptionIds = await subscribeAll(
+        routeTerms,
+        [0, 1, 7, 8].map((i) => payerAccount(manifest, i)),
+      );
+      await chain.increaseTime(DAY);
+      await syncClock();
+      const before = await balanceOf(chain.client, usdc, recipient);
+      const service = facilitator.app.get(SubscriptionCommandsService, { strict: false });
+      const { result, added } = await settlementJobsAddedDuring(async () => {
+        const answers = await service.chargeMany(subscriptionIds.map((id) => charge(id, 1)) as never);
+        await until('four renewals confirmed', async () => ((await period1(subscriptionIds)).every((p) => p.state === 'confirmed') ? true : undefined));
+        return answers;
+      });
+      expect(result).toEqual(['charged', 'charged', 'charged', 'charged']);
+      const rows = await period1(subscriptionIds);
+      const paymentIds = rows.map((r) => r.id);
+      // one submit-batch job, and not one submit or confirm job of any of its payments
+      expect(added.map((a) => a.name)).toEqual(['submit-batch']);
+
+      const hash = rows[0]!.tx_hash as Hex;
+      expect(new Set(rows.map((r) => r.tx_hash))).toEqual(new Set([hash]));
+      const tx = await chain.client.getTransaction({ hash });
+      expect(tx.to?.toLowerCase()).toBe(MULTICALL3_ADDRESS.toLowerCase());
+      expect(decodeFunctionData({ abi: multicall3Abi, data: tx.input }).args[0]).toHaveLength(4);
+      expect(await balanceOf(chain.client, usdc, recipient)).toBe(before + 4n * 7_200n);
+
+      const receipt = await chain.client.getTransactionReceipt({ hash });
+      const fee = receipt.gasUsed * receipt.effectiveGasPrice;
+      const recorded = await eventsOfPayments(paymentIds);
+      for (const id of paymentIds) {
+        expect(recorded.filter((e) => e.payment_id === id).map((e) => e.type)).toEqual(['payment.verified', 'payment.submitted', 'payment.confirmed']);
+      }
+      const confirmedEvents = recorded.filter((e) => e.type === 'payment.confirmed');
+      expect(confirmedEvents.map((e) => e.data)).toEqual(
+        paymentIds.map(() => expect.objectContaining({ txHash: hash, blockHash: receipt.blockHash, blockNumber: receipt.blockNumber.toString() })),
+      );
+      const shares = paymentIds.map((id) => BigInt(confirmedEvents.find((e) => e.payment_id === id)!.data.gasFee));
+      expect(shares.reduce((a, b) => a + b, 0n)).toBe(fee);
+      expect(shares.every((share) => share >= fee / 4n && share <= fee / 4n + 1n)).toBe(true);
+      // the ledger hears of each through the outbox
+      for (const id of subscriptionIds) await eventsOf(id, 'payment.confirmed');
+      confirmedBatch = { subscriptionIds, paymentIds, hash };
+    });
+
+    it('the same batch job delivered again changes nothing', async () => {
+      const { subscriptionIds, paymentIds, hash } = confirmedBatch;
+      const eventsBefore = await eventsOfPayments(paymentIds);
+      const blockBefore = await chain.client.getBlockNumber({ cacheTime: 0 });
+      const settlement = facilitator.app.get(SettlementQueue, { strict: false });
+      const queueEvents = new QueueEvents(SETTLEMENT_QUEUE, { connection: redis.duplicate(), prefix: facilitator.config.queuePrefix });
+      await queueEvents.waitUntilReady();
+      try {
+        // its job id is made from its payments: the completed job was removed, so this is the same job run again
+        const jobId = batchJobId(paymentIds);
+        const completed = new Promise<void>((resolve) => queueEvents.on('completed', (event) => event.jobId === jobId && resolve()));
+        await settlement.submitBatch(paymentIds);
+        await completed;
+      } finally {
+        await queueEvents.close();
+      }
+      expect(await eventsOfPayments(paymentIds)).toEqual(eventsBefore);
+      expect((await period1(subscriptionIds)).map((r) => [r.state, r.tx_hash])).toEqual(paymentIds.map(() => ['confirmed', hash]));
+      expect(await chain.client.getBlockNumber({ cacheTime: 0 })).toBe(blockBefore);
+    });
+
+    it('a transfer failing inside the batch: the others are confirmed from the batch, it ends through the per-payment jobs with its own reason', async () => {
+      const amount = 7_300n;
+      const routeTerms = terms(amount.toString());
+      // A payer with two subscriptions that can afford one of their renewals: each renewal alone passes its simulation,
+      // both go out in one batch, and only one can move the money.
+      const funder = payerAccount(manifest, 1);
+      const broke = privateKeyToAccount(generatePrivateKey());
+      const { createWalletClient, http, erc20Abi } = await import('viem');
+      const wallet = createWalletClient({ account: funder, chain: chain.client.chain, transport: http(manifest.rpcUrl) });
+      await chain.client.waitForTransactionReceipt({
+        hash: await wallet.writeContract({
+          address: usdc.address as Address,
+          abi: erc20Abi,
+          functionName: 'transfer',
+          args: [broke.address, 2n * amount + (3n * amount) / 2n], // period 0 of both, and one and a half renewals
+        } as never),
+      });
+      const brokeSubscriptions = await subscribeAll(routeTerms, [broke, broke]);
+      const others = await subscribeAll(
+        routeTerms,
+        [0, 8].map((i) => payerAccount(manifest, i)),
+      );
+      await chain.increaseTime(DAY);
+      await syncClock();
+      const before = await balanceOf(chain.client, usdc, recipient);
+      const service = facilitator.app.get(SubscriptionCommandsService, { strict: false });
+      const all = [...brokeSubscriptions, ...others];
+      const { result, added } = await settlementJobsAddedDuring(async () => {
+        const answers = await service.chargeMany(all.map((id) => charge(id, 1)) as never);
+        await until('every renewal settled or failed', async () =>
+          (await period1(all)).every((p) => p.state === 'confirmed' || p.state === 'failed') ? true : undefined,
+        );
+        return answers;
+      });
+      expect(result).toEqual(['charged', 'charged', 'charged', 'charged']);
+
+      const rows = await period1(all);
+      const failed = rows.filter((r) => r.state === 'failed');
+      expect(failed).toHaveLength(1);
+      expect(failed[0]!.error_reason).toBe('invalid_exact_evm_insufficient_balance');
+      const confirmed = rows.filter((r) => r.state === 'confirmed');
+      expect(new Set(confirmed.map((r) => r.tx_hash)).size).toBe(1);
+      expect(await balanceOf(chain.client, usdc, recipient)).toBe(before + 3n * amount);
+      expect(await balanceOf(chain.client, usdc, broke.address)).toBe(amount / 2n);
+
+      // it was in the batch (submitted with it), was detached from it, and its own confirm and submit jobs decided
+      const hash = confirmed[0]!.tx_hash as Hex;
+      const failedEvents = (await eventsOfPayments([failed[0]!.id])).map((e) => [e.type, e.data.txHash ?? e.data.reason]);
+      expect(failedEvents.slice(0, 3)).toEqual([
+        ['payment.verified', undefined],
+        ['payment.submitted', hash],
+        ['payment.resend', `its transfer failed inside batch ${hash}`],
+      ]);
+      expect(failedEvents.at(-1)![0]).toBe('payment.failed');
+      expect(added.map((a) => a.name).sort()).toEqual(['confirm', 'submit', 'submit-batch']);
+      expect(added.filter((a) => a.name !== 'submit-batch').map((a) => a.jobId)).toEqual([`confirm-${failed[0]!.id}`, `submit-${failed[0]!.id}`]);
+
+      // the carried ones share the whole fee
+      const receipt = await chain.client.getTransactionReceipt({ hash });
+      const shares = (await eventsOfPayments(confirmed.map((r) => r.id))).filter((e) => e.type === 'payment.confirmed').map((e) => BigInt(e.data.gasFee));
+      expect(shares).toHaveLength(3);
+      expect(shares.reduce((a, b) => a + b, 0n)).toBe(receipt.gasUsed * receipt.effectiveGasPrice);
+    });
   });
 
   it('dunning: a renewal the payer cannot fund is refused before anything is recorded (rail_error), and a later attempt of the period is charged', async () => {

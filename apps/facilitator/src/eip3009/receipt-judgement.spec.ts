@@ -82,6 +82,22 @@ describe('judgeSettlementReceipt', () => {
     const nonceC: Hex = `0x${'c3'.repeat(32)}`;
     expect(judgeSettlementReceipt(payment(nonceC), batch)).toMatchObject({ success: false, fault: 'transfer_mismatch' });
   });
+
+  it("decodes a batch receipt's logs once, however many of its payments are judged against it", () => {
+    const nonces = Array.from({ length: 40 }, (_, i) => `0x${i.toString(16).padStart(64, '0')}` as Hex);
+    const logs = nonces.flatMap((nonce) => settled(nonce));
+    let reads = 0;
+    const batch = receipt([]);
+    Object.defineProperty(batch, 'logs', {
+      get: () => {
+        reads += 1;
+        return logs;
+      },
+    });
+    for (const nonce of nonces) expect(judgeSettlementReceipt(payment(nonce), batch)).toEqual({ success: true });
+    expect(judgeSettlementReceipt(payment(nonceA), batch)).toMatchObject({ success: false });
+    expect(reads).toBe(1);
+  });
 });
 
 describe('sendFault', () => {

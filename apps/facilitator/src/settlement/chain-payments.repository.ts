@@ -3,7 +3,7 @@ import { fromDbDecimal, isUniqueViolation, Prisma, PrismaService, toDbDecimal, w
 import type { SignedTransaction } from '@mp/chain';
 import type { Hex } from 'viem';
 import { PAYMENT_RECORD, type PaymentRecord, type PaymentState } from './payment-record';
-import { applyTransition, eventTraceContext, type TransitionArgs, type TransitionName } from './payment-transitions';
+import { applyTransition, applyTransitionMany, eventTraceContext, type TransitionArgs, type TransitionName } from './payment-transitions';
 
 export type { PaymentRecord, PaymentState } from './payment-record';
 
@@ -55,7 +55,33 @@ export interface NewPayment {
 /** Which protocol's API accepted a payment: an x402 payload, or an MPP credential answering a challenge. */
 export type PaymentOrigin = { protocol: 'x402'; x402Version: 1 | 2 } | { protocol: 'mpp'; challengeId: string };
 
-class BatchClaimLostError extends Error {}
+/** The columns of a {@link SettlementRecord}. */
+const SETTLEMENT_RECORD = {
+  ...PAYMENT_RECORD,
+  network: true,
+  asset: true,
+  payer: true,
+  authorizationNonce: true,
+  payTo: true,
+  amount: true,
+  validBefore: true,
+  settleTo: true,
+  settleData: true,
+  settleGas: true,
+  attempts: true,
+} satisfies Prisma.PaymentSelect;
+
+function settlementRecordOf(row: Prisma.PaymentGetPayload<{ select: typeof SETTLEMENT_RECORD }>): SettlementRecord {
+  return {
+    ...row,
+    authorizationNonce: row.authorizationNonce as Hex,
+    settleTo: row.settleTo as Hex,
+    settleData: row.settleData as Hex,
+    amount: fromDbDecimal(row.amount),
+    validBefore: fromDbDecimal(row.validBefore),
+    settleGas: row.settleGas === null ? null : fromDbDecimal(row.settleGas),
+  };
+}
 
 export class IdempotencyConflictError extends Error {
   constructor(readonly key: string) {
@@ -90,35 +116,14 @@ export class ChainPayments {
   }
 
   async findForSettlement(id: string): Promise<SettlementRecord | undefined> {
-    const row = await this.db.payment.findUnique({
-      where: { id },
-      select: {
-        ...PAYMENT_RECORD,
-        network: true,
-        asset: true,
-        payer: true,
-        authorizationNonce: true,
-        payTo: true,
-        amount: true,
-        validBefore: true,
-        settleTo: true,
-        settleData: true,
-        settleGas: true,
-        attempts: true,
-      },
-    });
-    return (
-      (row && {
-        ...row,
-        authorizationNonce: row.authorizationNonce as Hex,
-        settleTo: row.settleTo as Hex,
-        settleData: row.settleData as Hex,
-        amount: fromDbDecimal(row.amount),
-        validBefore: fromDbDecimal(row.validBefore),
-        settleGas: row.settleGas === null ? null : fromDbDecimal(row.settleGas),
-      }) ??
-      undefined
-    );
+    const row = await this.db.payment.findUnique({ where: { id }, select: SETTLEMENT_RECORD });
+    return row ? settlementRecordOf(row) : undefined;
+  }
+
+  /** findForSettlement of many payments in one query (a batch job's); the ones not found are left out. */
+  async findManyForSettlement(ids: readonly string[]): Promise<SettlementRecord[]> {
+    const rows = await this.db.payment.findMany({ where: { id: { in: [...ids] } }, select: SETTLEMENT_RECORD });
+    return rows.map(settlementRecordOf);
   }
 
   /** Chain payments in a state for longer than `olderThanMs`: the work a crashed or busy worker left behind. */
@@ -256,24 +261,16 @@ export class ChainPayments {
 
   /**
    * Records a signed batch transaction for every payment in it before it is broadcast: all of them move to
-   * submitted, or (if any was taken meanwhile) none does.
+   * submitted, or (if any was taken meanwhile) none does. One statement, whatever the batch's size.
    */
-  async recordSubmittedBatch(ids: string[], tx: SignedTransaction, network: string): Promise<boolean> {
-    try {
-      return await withTransaction(
-        this.db,
-        async (db) => {
-          for (const id of ids) {
-            if (!(await this.transition('submit', id, { tx, network }, db))) throw new BatchClaimLostError();
-          }
-          return true;
-        },
-        { retries: 0 },
-      );
-    } catch (error) {
-      if (error instanceof BatchClaimLostError) return false;
-      throw error;
-    }
+  async recordSubmittedBatch(ids: readonly string[], tx: SignedTransaction, network: string): Promise<boolean> {
+    const moved = await applyTransitionMany(
+      this.db,
+      'submit',
+      ids.map((id) => ({ id, args: { tx, network } })),
+      { allOrNone: true },
+    );
+    return moved.size === ids.length;
   }
 
   /**
@@ -311,6 +308,22 @@ export class ChainPayments {
   ): Promise<boolean> {
     // From verified too: a payment released to be sent again (its nonce looked taken) that an earlier transaction carried.
     return this.transition('confirm', id, { hash, receipt, gasFee });
+  }
+
+  /**
+   * markConfirmed of the payments one transaction carried, in one statement, each with its own gas share and event:
+   * the ids of those this call confirmed (each a compare-and-set, as markConfirmed).
+   */
+  markConfirmedMany(
+    hash: string,
+    receipt: { blockNumber: bigint; blockHash: string; gasUsed: bigint; effectiveGasPrice?: bigint },
+    gasFees: ReadonlyMap<string, bigint>,
+  ): Promise<Set<string>> {
+    return applyTransitionMany(
+      this.db,
+      'confirm',
+      [...gasFees].map(([id, gasFee]) => ({ id, args: { hash, receipt, gasFee } })),
+    );
   }
 
   /** Chain payments confirmed in a block above `afterBlock` on the network: the ones a reorg could still take back. */

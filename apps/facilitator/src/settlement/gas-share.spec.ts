@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { gasShare } from './gas-share';
+import { gasShare, gasShares } from './gas-share';
 
 describe('gasShare', () => {
   it('gives a transaction of one payment its whole fee', () => {
@@ -30,6 +30,28 @@ describe('gasShare', () => {
         const min = shares.reduce((a, b) => (a < b ? a : b));
         const max = shares.reduce((a, b) => (a > b ? a : b));
         return shares.reduce((a, b) => a + b, 0n) === fee && max - min <= 1n;
+      }),
+    );
+  });
+});
+
+describe('gasShares', () => {
+  it('gives every payment of the transaction its gasShare, in whatever order they are named', () => {
+    expect(gasShares(100n, ['c', 'a', 'b'])).toEqual(
+      new Map([
+        ['a', 34n],
+        ['b', 33n],
+        ['c', 33n],
+      ]),
+    );
+  });
+
+  it('agrees with gasShare over the ordered ids, and adds up to the fee', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 10n ** 24n }), fc.uniqueArray(fc.uuid(), { minLength: 1, maxLength: 50 }), (fee, ids) => {
+        const shares = gasShares(fee, ids);
+        const ordered = [...ids].sort();
+        return ordered.every((id) => shares.get(id) === gasShare(fee, ordered, id)) && [...shares.values()].reduce((a, b) => a + b, 0n) === fee;
       }),
     );
   });

@@ -9,3 +9,9 @@ export function gasShare(fee: bigint, paymentIds: readonly string[], paymentId: 
   const count = BigInt(Math.max(1, paymentIds.length));
   return fee / count + (index >= 0 && BigInt(index) < fee % count ? 1n : 0n);
 }
+
+/** Every payment's share (gasShare) of a transaction's fee, the transaction carrying exactly `paymentIds` (in any order). */
+export function gasShares(fee: bigint, paymentIds: readonly string[]): Map<string, bigint> {
+  const ordered = [...paymentIds].sort();
+  return new Map(ordered.map((id) => [id, gasShare(fee, ordered, id)]));
+}

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { SignedTransaction } from '@mp/chain';
-import { PAYMENT_TRANSITIONS, transitionStatement, type TransitionName } from './payment-transitions';
+import { PAYMENT_TRANSITIONS, transitionManyStatement, transitionStatement, type TransitionName } from './payment-transitions';
 
 const id = '00000000-0000-4000-8000-000000000001';
 const tx: SignedTransaction = {
@@ -221,6 +221,80 @@ describe('transitionStatement', () => {
       'confirmExternally',
     ];
     expect(Object.keys(PAYMENT_TRANSITIONS).sort()).toEqual(tested.sort());
+  });
+});
+
+describe('transitionManyStatement', () => {
+  const id2 = '00000000-0000-4000-8000-000000000002';
+  const input = `input AS (SELECT payment_id, event_data FROM jsonb_to_recordset($1::jsonb) AS i(payment_id uuid, event_data jsonb))`;
+  const receipt = { blockNumber: 12n, blockHash, gasUsed: 90_000n, effectiveGasPrice: 2n };
+
+  it('confirm: one compare-and-set for every payment, each with its own event data (its gas share)', () => {
+    const { sql, params } = transitionManyStatement('confirm', [
+      { id, args: { hash: tx.hash, receipt, gasFee: 90_001n } },
+      { id: id2, args: { hash: tx.hash, receipt, gasFee: 89_999n } },
+    ]);
+    expect(sql).toBe(
+      `WITH ${input}, ` +
+        `updated AS (UPDATE facilitator.payments SET state = 'confirmed', updated_at = now(), settled_at = now(), tx_hash = $3, block_number = $4::numeric, block_hash = $5 ` +
+        `FROM input WHERE id = input.payment_id AND state IN ('submitted', 'verified') RETURNING id, input.event_data) ` +
+        `INSERT INTO facilitator.payment_events (payment_id, type, data) SELECT id, $2, event_data FROM updated RETURNING payment_id AS id`,
+    );
+    const data = (gasFee: string) => ({ txHash: tx.hash, blockNumber: '12', blockHash, gasUsed: '90000', effectiveGasPrice: '2', gasFee });
+    expect(params).toEqual([
+      JSON.stringify([
+        { payment_id: id, event_data: data('90001') },
+        { payment_id: id2, event_data: data('89999') },
+      ]),
+      'payment.confirmed',
+      tx.hash,
+      '12',
+      blockHash,
+    ]);
+  });
+
+  it('submit, all or none: locks the payments in id order, moves them only if every one can move, stores the transaction for each', () => {
+    const { sql, params } = transitionManyStatement(
+      'submit',
+      [id, id2].map((i) => ({ id: i, args: { tx, network } })),
+      { allOrNone: true },
+    );
+    expect(sql).toBe(
+      `WITH ${input}, ` +
+        `claimed AS MATERIALIZED (SELECT id FROM facilitator.payments WHERE id IN (SELECT payment_id FROM input) AND state IN ('verified') ORDER BY id FOR UPDATE), ` +
+        `updated AS (UPDATE facilitator.payments SET state = 'submitted', updated_at = now(), tx_hash = $3, signer = $4, tx_nonce = $5, submitted_at = now(), attempts = attempts + 1, settle_gas = NULL ` +
+        `FROM input WHERE id = input.payment_id AND state IN ('verified') AND (SELECT count(*) FROM claimed) = $6::int RETURNING id, input.event_data), ` +
+        `stored AS (INSERT INTO facilitator.payment_transactions (payment_id, hash, network, signer, nonce, raw_tx, max_fee_per_gas, max_priority_fee_per_gas, gas_limit) ` +
+        `SELECT id, $7, $8, $9, $10, $11, $12::numeric, $13::numeric, $14::numeric FROM updated RETURNING payment_id AS id) ` +
+        `INSERT INTO facilitator.payment_events (payment_id, type, data) SELECT id, $2, event_data FROM updated JOIN stored USING (id) RETURNING payment_id AS id`,
+    );
+    expect(params.slice(1)).toEqual(['payment.submitted', tx.hash, signer, 7, 2, ...storedParams]);
+  });
+
+  it('stores the trace context as the last parameter', () => {
+    const traceContext = JSON.stringify({ traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' });
+    const { sql, params } = transitionManyStatement('confirm', [{ id, args: { hash: tx.hash, receipt, gasFee: 1n } }], {}, traceContext);
+    expect(sql).toContain(`INSERT INTO facilitator.payment_events (payment_id, type, data, trace_context) SELECT id, $2, event_data, $6::jsonb FROM updated`);
+    expect(params.at(-1)).toBe(traceContext);
+  });
+
+  it('refuses payments whose columns differ, a payment named twice, none, and transitions that are one payment at a time', () => {
+    const other = { ...receipt, blockHash: stuckHash };
+    expect(() =>
+      transitionManyStatement('confirm', [
+        { id, args: { hash: tx.hash, receipt, gasFee: 1n } },
+        { id: id2, args: { hash: tx.hash, receipt: other, gasFee: 1n } },
+      ]),
+    ).toThrow('must write the same columns on each');
+    expect(() =>
+      transitionManyStatement(
+        'resend',
+        [id, id].map((i) => ({ id: i, args: { reason: 'r' } })),
+      ),
+    ).toThrow('names a payment twice');
+    expect(() => transitionManyStatement('resend', [])).toThrow('of no payment');
+    expect(() => transitionManyStatement('leaveBatch', [{ id, args: { batchHash: tx.hash } }])).toThrow('one payment at a time');
+    expect(() => transitionManyStatement('confirmExternally', [{ id, args: { reference: 'pi_1', details: {} } }])).toThrow('one payment at a time');
   });
 });
 

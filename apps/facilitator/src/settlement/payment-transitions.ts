@@ -235,6 +235,45 @@ export function eventTraceContext(): string | null {
   return traceContext ? JSON.stringify(traceContext) : null;
 }
 
+/** A statement's parameters as they are added, and the SQL of a transition's column writes and guards over them. */
+function statementParameters(params: unknown[]) {
+  const param = (value: unknown, cast?: string) => {
+    params.push(typeof value === 'bigint' ? value.toString() : value);
+    return `$${params.length}${cast ? `::${cast}` : ''}`;
+  };
+  const assignment = ([column, value]: [string, ColumnValue]) => {
+    if (value === NOW) return `${column} = now()`;
+    if (value === NULL) return `${column} = NULL`;
+    if (value === INCREMENT) return `${column} = ${column} + 1`;
+    if (value instanceof KeepIfNull) return `${column} = COALESCE(${param(value.value)}, ${column})`;
+    return `${column} = ${param(value, CASTS[column as PaymentColumn])}`;
+  };
+  const condition = ([column, value]: [string, ColumnValue]) =>
+    value === NULL ? ` AND ${column} IS NULL` : ` AND ${column} = ${param(value, CASTS[column as PaymentColumn])}`;
+  /** The SET list (state and updated_at first) and the extra WHERE conditions of the transition with these arguments. */
+  const changes = <Args>(spec: TransitionSpec<Args>, args: Args) => ({
+    set: [`state = '${spec.to}'`, 'updated_at = now()', ...Object.entries(spec.set(args)).map(assignment)].join(', '),
+    guards: Object.entries(spec.where?.(args) ?? {})
+      .map(condition)
+      .join(''),
+  });
+  /** The payment_transactions INSERT of a transition that stores one, reading the payment ids from `source`. */
+  const storedFrom = <Args>(spec: TransitionSpec<Args>, args: Args, source: string) => {
+    const columns = Object.entries(spec.storesTransaction!(args));
+    const values = columns.map(([column, value]) => param(value, CASTS[column as TransactionColumn]));
+    return `stored AS (INSERT INTO facilitator.payment_transactions (payment_id, ${columns.map(([c]) => c).join(', ')}) SELECT id, ${values.join(', ')} FROM ${source} RETURNING payment_id AS id)`;
+  };
+  return { param, changes, storedFrom };
+}
+
+/** The states a transition leaves: the declared ones, or `from` if it narrows them. */
+function leftStates(name: TransitionName, spec: { from: readonly PaymentState[] }, from?: readonly PaymentState[]): string {
+  const leaving = from ?? spec.from;
+  const undeclared = leaving.filter((s) => !spec.from.includes(s));
+  if (leaving.length === 0 || undeclared.length > 0) throw new Error(`transition ${name} cannot leave ${undeclared.join(', ') || 'no state'}`);
+  return quoted(leaving);
+}
+
 /**
  * The one statement of a transition: the compare-and-set `UPDATE … WHERE state IN (…) RETURNING` feeding the event's
  * INSERT (and the transaction's, if it stores one). $1 is the payment id, $2 the event type, $3 its data; the columns'
@@ -249,33 +288,13 @@ export function transitionStatement<N extends TransitionName>(
   traceContext: string | null = null,
 ): TransitionStatement {
   const spec = PAYMENT_TRANSITIONS[name] as TransitionSpec<TransitionArgs<N>>;
-  const leaving = from ?? spec.from;
-  const undeclared = leaving.filter((s) => !spec.from.includes(s));
-  if (leaving.length === 0 || undeclared.length > 0) throw new Error(`transition ${name} cannot leave ${undeclared.join(', ') || 'no state'}`);
-
+  const states = leftStates(name, spec, from);
   const params: unknown[] = [id, spec.event, JSON.stringify(spec.data(args))];
-  const param = (value: unknown, cast?: string) => {
-    params.push(typeof value === 'bigint' ? value.toString() : value);
-    return `$${params.length}${cast ? `::${cast}` : ''}`;
-  };
-  const assignment = ([column, value]: [string, ColumnValue]) => {
-    if (value === NOW) return `${column} = now()`;
-    if (value === NULL) return `${column} = NULL`;
-    if (value === INCREMENT) return `${column} = ${column} + 1`;
-    if (value instanceof KeepIfNull) return `${column} = COALESCE(${param(value.value)}, ${column})`;
-    return `${column} = ${param(value, CASTS[column as PaymentColumn])}`;
-  };
-  const condition = ([column, value]: [string, ColumnValue]) =>
-    value === NULL ? ` AND ${column} IS NULL` : ` AND ${column} = ${param(value, CASTS[column as PaymentColumn])}`;
+  const { param, changes, storedFrom } = statementParameters(params);
 
   const eventColumns = traceContext === null ? 'payment_id, type, data' : 'payment_id, type, data, trace_context';
   const eventValues = (data: string) => (traceContext === null ? `id, $2, ${data}` : `id, $2, ${data}, ${param(traceContext, 'jsonb')}`);
-
-  const set = [`state = '${spec.to}'`, 'updated_at = now()', ...Object.entries(spec.set(args)).map(assignment)].join(', ');
-  const guards = Object.entries(spec.where?.(args) ?? {})
-    .map(condition)
-    .join('');
-  const states = quoted(leaving);
+  const { set, guards } = changes(spec, args);
 
   if (spec.dataWhenLeaving) {
     // The state it left is only known to a statement that locks the row before changing it.
@@ -295,11 +314,7 @@ export function transitionStatement<N extends TransitionName>(
   const steps = [`updated AS (UPDATE facilitator.payments SET ${set} WHERE id = $1::uuid AND state IN (${states})${guards} RETURNING id)`];
   let eventSource = 'updated';
   if (spec.storesTransaction) {
-    const columns = Object.entries(spec.storesTransaction(args));
-    const values = columns.map(([column, value]) => param(value, CASTS[column as TransactionColumn]));
-    steps.push(
-      `stored AS (INSERT INTO facilitator.payment_transactions (payment_id, ${columns.map(([c]) => c).join(', ')}) SELECT id, ${values.join(', ')} FROM updated RETURNING payment_id AS id)`,
-    );
+    steps.push(storedFrom(spec, args, 'updated'));
     eventSource = 'stored';
   }
   if (spec.detachesTransaction) {
@@ -311,6 +326,71 @@ export function transitionStatement<N extends TransitionName>(
     sql: `WITH ${steps.join(', ')} INSERT INTO facilitator.payment_events (${eventColumns}) SELECT ${eventValues('$3::jsonb')} FROM ${eventSource} RETURNING payment_id AS id`,
     params,
   };
+}
+
+/** One payment of a {@link transitionManyStatement}. */
+export interface TransitionItem<N extends TransitionName> {
+  id: string;
+  args: TransitionArgs<N>;
+}
+
+/**
+ * The same transition of many payments in ONE statement (a batch transaction's payments recorded submitted, or
+ * confirmed by one receipt), each still a compare-and-set with its own event: $1 is a JSON array of every payment's id
+ * and event data, $2 the event type, the columns' values follow as in {@link transitionStatement}. The columns written
+ * (and guarded, and the transaction stored) must be the same for every payment: only the event data may differ.
+ * `allOrNone`: the payments are locked first (in id order, so two such statements never deadlock), and none moves unless
+ * every one of them can. Transitions that detach a transaction or read the state they leave are one payment at a time.
+ */
+export function transitionManyStatement<N extends TransitionName>(
+  name: N,
+  items: readonly TransitionItem<N>[],
+  options: { allOrNone?: boolean } = {},
+  traceContext: string | null = null,
+): TransitionStatement {
+  const spec = PAYMENT_TRANSITIONS[name] as TransitionSpec<TransitionArgs<N>>;
+  if (spec.dataWhenLeaving || spec.detachesTransaction) throw new Error(`transition ${name} is applied one payment at a time`);
+  const first = items[0];
+  if (!first) throw new Error(`transition ${name} of no payment`);
+  if (new Set(items.map((i) => i.id)).size !== items.length) throw new Error(`transition ${name} names a payment twice`);
+  const columnsOf = (args: TransitionArgs<N>) => JSON.stringify([spec.set(args), spec.where?.(args), spec.storesTransaction?.(args)], jsonColumnValue);
+  const columns = columnsOf(first.args);
+  if (items.some((i) => columnsOf(i.args) !== columns)) throw new Error(`transition ${name} of many payments must write the same columns on each`);
+
+  const states = leftStates(name, spec);
+  const params: unknown[] = [JSON.stringify(items.map((i) => ({ payment_id: i.id, event_data: spec.data(i.args) }))), spec.event];
+  const { param, changes, storedFrom } = statementParameters(params);
+  const { set, guards } = changes(spec, first.args);
+
+  const steps = ['input AS (SELECT payment_id, event_data FROM jsonb_to_recordset($1::jsonb) AS i(payment_id uuid, event_data jsonb))'];
+  let allMove = '';
+  if (options.allOrNone) {
+    steps.push(
+      `claimed AS MATERIALIZED (SELECT id FROM facilitator.payments WHERE id IN (SELECT payment_id FROM input) AND state IN (${states})${guards} ORDER BY id FOR UPDATE)`,
+    );
+    allMove = ` AND (SELECT count(*) FROM claimed) = ${param(items.length, 'int')}`;
+  }
+  steps.push(
+    `updated AS (UPDATE facilitator.payments SET ${set} FROM input WHERE id = input.payment_id AND state IN (${states})${guards}${allMove} RETURNING id, input.event_data)`,
+  );
+  let eventSource = 'updated';
+  if (spec.storesTransaction) {
+    steps.push(storedFrom(spec, first.args, 'updated'));
+    eventSource = 'updated JOIN stored USING (id)';
+  }
+  const eventColumns = traceContext === null ? 'payment_id, type, data' : 'payment_id, type, data, trace_context';
+  const eventValues = traceContext === null ? 'id, $2, event_data' : `id, $2, event_data, ${param(traceContext, 'jsonb')}`;
+  return {
+    sql: `WITH ${steps.join(', ')} INSERT INTO facilitator.payment_events (${eventColumns}) SELECT ${eventValues} FROM ${eventSource} RETURNING payment_id AS id`,
+    params,
+  };
+}
+
+/** A column value as the comparison of transitionManyStatement's items sees it. */
+function jsonColumnValue(_key: string, value: unknown): unknown {
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value === 'symbol') return value.toString();
+  return value;
 }
 
 /**
@@ -327,4 +407,17 @@ export async function applyTransition<N extends TransitionName>(
   const { sql, params } = transitionStatement(name, id, args, from, eventTraceContext());
   const rows = await db.$queryRawUnsafe<{ id: string; was?: PaymentState }[]>(sql, ...params);
   return { moved: rows.length === 1, was: rows[0]?.was };
+}
+
+/** Runs a {@link transitionManyStatement}: the ids of the payments this call moved. */
+export async function applyTransitionMany<N extends TransitionName>(
+  db: Pick<PrismaService, '$queryRawUnsafe'>,
+  name: N,
+  items: readonly TransitionItem<N>[],
+  options: { allOrNone?: boolean } = {},
+): Promise<Set<string>> {
+  if (items.length === 0) return new Set();
+  const { sql, params } = transitionManyStatement(name, items, options, eventTraceContext());
+  const rows = await db.$queryRawUnsafe<{ id: string }[]>(sql, ...params);
+  return new Set(rows.map((r) => r.id));
 }

@@ -1,5 +1,5 @@
 import { batchGasLimit, settlementGasLimit } from '@mp/chain';
-import { FRESH_CLAIM_MS, sendGasEstimate } from './send-gas';
+import { FRESH_CLAIM_MS, freshClaimGas, sendGasEstimate } from './send-gas';
 
 const now = Date.parse('2026-12-01T12:00:00Z');
 const estimate = 61_234n;
@@ -12,6 +12,12 @@ describe('sendGasEstimate', () => {
 
   it("reuses a fresh claim's estimate without estimating again", async () => {
     await expect(sendGasEstimate(fresh, now, notCalled)).resolves.toBe(estimate);
+  });
+
+  it("freshClaimGas: the claim's estimate while it is fresh, else nothing (a batch sends only fresh claims)", () => {
+    expect(freshClaimGas(fresh, now)).toBe(estimate);
+    expect(freshClaimGas(stale, now)).toBeUndefined();
+    expect(freshClaimGas(sentBefore, now)).toBeUndefined();
   });
 
   it('estimates again once the claim is no longer fresh, or was sent before', async () => {

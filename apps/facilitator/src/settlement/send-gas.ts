@@ -9,5 +9,11 @@ export const FRESH_CLAIM_MS = 10_000;
  * or sent before (its estimate is cleared), is estimated again, which simulates it again.
  */
 export function sendGasEstimate(record: Pick<SettlementRecord, 'settleGas' | 'updatedAt'>, now: number, estimate: () => Promise<bigint>): Promise<bigint> {
-  return record.settleGas !== null && now - record.updatedAt.getTime() < FRESH_CLAIM_MS ? Promise.resolve(record.settleGas) : estimate();
+  const fresh = freshClaimGas(record, now);
+  return fresh !== undefined ? Promise.resolve(fresh) : estimate();
+}
+
+/** The claim's own estimate while it stands in for a new simulation (see sendGasEstimate), else undefined. */
+export function freshClaimGas(record: Pick<SettlementRecord, 'settleGas' | 'updatedAt'>, now: number): bigint | undefined {
+  return record.settleGas !== null && now - record.updatedAt.getTime() < FRESH_CLAIM_MS ? record.settleGas : undefined;
 }

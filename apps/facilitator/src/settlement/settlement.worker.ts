@@ -21,12 +21,13 @@ import { TRANSFER_AUTHORIZATION_RAIL, type TransferAuthorizationRail } from '../
 import { NetworkRegistry, type Network } from '../networks/network-registry';
 import { Clock } from '../x402/clock';
 import { chainVerdict, isOurs, type ChainVerdict } from './chain-verdict';
+import { gasShares } from './gas-share';
 import { ChainPayments, type SettlementRecord } from './chain-payments.repository';
 import { PaymentTransactions } from './payment-transactions.repository';
 import { recordedReason } from './recorded-reason';
 import { SettlementEvents } from './settlement.events';
 import { SETTLEMENT_QUEUE, SettlementQueue, type SettlementJobData, type SettlementJobName } from './settlement.queue';
-import { sendGasEstimate } from './send-gas';
+import { freshClaimGas, sendGasEstimate } from './send-gas';
 
 /** The node refused the send for its nonce: taken by a mined transaction (perhaps ours), or held by another in the mempool. */
 const NONCE_TAKEN = /nonce too low|nonce has already been used|replacement transaction underpriced|nonce too high/i;
@@ -39,6 +40,8 @@ const REORG_WATCH_MIN_BLOCKS = 64;
 const BALANCE_CHECK_MS = 60_000;
 /** How long a batch's receipt is kept for its other payments once read (sharedReceipt). */
 const RECEIPT_KEEP_MS = 3_000;
+/** How long a batch job waits for its transaction's receipt before it hands its payments to `confirm` jobs. */
+const BATCH_RECEIPT_WAIT_MS = 5_000;
 
 class ClaimLostError extends Error {}
 
@@ -116,7 +119,8 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
 
   @OnWorkerEvent('failed')
   onFailed(job: Job<SettlementJobData, void, SettlementJobName> | undefined, error: Error): void {
-    this.logger.warn(`${job?.name} ${job?.data.paymentId} failed (attempt ${job?.attemptsMade}): ${error.message}`);
+    const payments = job && ('paymentIds' in job.data ? `of ${job.data.paymentIds.length} payments from ${job.data.paymentIds[0]}` : job.data.paymentId);
+    this.logger.warn(`${job?.name} ${payments} failed (attempt ${job?.attemptsMade}): ${error.message}`);
   }
 
   @OnWorkerEvent('error')
@@ -125,6 +129,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
   }
 
   async process(job: Job<SettlementJobData, void, SettlementJobName>, token?: string): Promise<void> {
+    if ('paymentIds' in job.data) return this.submitBatch(job.data.paymentIds);
     const { paymentId } = job.data;
     const retryLater = async (ms: number) => {
       await job.moveToDelayed(Date.now() + ms, token);
@@ -250,19 +255,29 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     });
   }
 
-  /**
-   * One Multicall3 `aggregate3` transaction for the batch, each transfer with allowFailure, so one bad authorization
-   * cannot fail the others. Recorded for every payment before broadcast; if the node refuses it, each payment goes
-   * back to be sent alone.
-   */
+  /** Sends the payments that joined a batch in this process (joinBatch) together; each alone if that is not possible. */
   private async sendBatch(key: string, network: Network): Promise<void> {
     const batch = this.batches.get(key);
     if (!batch) return;
     this.batches.delete(key);
     const { entries } = batch;
-    const alone = () => entries.forEach((e) => e.resolve(undefined));
     const signer = network.signers.pick();
-    if (entries.length === 1 || !signer) return alone();
+    const sent = entries.length > 1 && signer ? await this.sendMulticall(network, signer, entries) : undefined;
+    entries.forEach((e) => e.resolve(sent?.hash));
+  }
+
+  /**
+   * One Multicall3 `aggregate3` transaction carrying the payments' transfers, each with allowFailure, so one bad
+   * authorization cannot fail the others. Recorded for every payment before the broadcast (all of them, or none if
+   * another worker took one meanwhile). Its hash once broadcast, or perhaps broadcast (`delivered` false: the send died
+   * on the way, and `confirm` finds out); undefined when nothing went out (or the node refused it, and every payment
+   * was put back to verified): each payment is then to be sent alone.
+   */
+  private async sendMulticall(
+    network: Network,
+    signer: TransactionSigner,
+    entries: readonly { record: SettlementRecord; gas: bigint }[],
+  ): Promise<{ hash: Hex; delivered: boolean } | undefined> {
     const data = encodeFunctionData({
       abi: multicall3Abi,
       functionName: 'aggregate3',
@@ -284,14 +299,100 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
         crashPoint('batch.recorded');
       });
       crashPoint('batch.broadcast');
-      entries.forEach((e) => e.resolve(hash));
+      return { hash: hash!, delivered: true };
     } catch (error) {
-      if (hash && isDeliveryUncertain(error)) return entries.forEach((e) => e.resolve(hash)); // `confirm` finds out
+      if (hash && isDeliveryUncertain(error)) return { hash, delivered: false };
       if (hash) {
         const message = revertReason(error) ?? String(error);
         for (const e of entries) await this.payments.releaseUnsent(e.record.id, `batch ${hash} refused: ${message}`);
       }
-      alone();
+      return undefined;
+    }
+  }
+
+  /**
+   * Payments recorded together (subscription renewals, SettlementQueue.submitBatch) sent as one Multicall3 transaction
+   * per network and confirmed from its receipt in one statement: a handful of round trips for the whole batch, where a
+   * `submit` job per payment costs several each. Anything unusual goes to the per-payment jobs, which know every rare
+   * case: a payment sent before, close to its expiry or without a fresh gas estimate, a network without a signer here
+   * right now, a broadcast refused or perhaps lost, a transfer that failed inside the batch, a receipt slow to come.
+   * Idempotent: a redelivered job leaves payments that are no longer verified alone, except the submitted ones, which
+   * it hands to `confirm` (it may have crashed after their broadcast).
+   */
+  private async submitBatch(paymentIds: readonly string[]): Promise<void> {
+    const records = await this.payments.findManyForSettlement(paymentIds);
+    const alone: string[] = [];
+    const submitted: string[] = [];
+    const batches = new Map<string, { network: Network; signer: TransactionSigner; entries: { record: SettlementRecord; gas: bigint }[] }>();
+    const now = Date.now();
+    for (const record of records) {
+      if (record.state === 'submitted') submitted.push(record.id);
+      if (record.state !== 'verified') continue;
+      const network = this.networkOf(record);
+      const key = network?.config.network;
+      const signer = key === undefined ? undefined : (batches.get(key)?.signer ?? network!.signers.pick());
+      const gas = freshClaimGas(record, now);
+      if (
+        !network ||
+        !signer ||
+        gas === undefined ||
+        record.attempts > 0 ||
+        record.validBefore <= this.clock.nowSeconds() + EXPIRY_MARGIN_SECONDS ||
+        isAddressEqual(record.settleTo, MULTICALL3_ADDRESS)
+      ) {
+        alone.push(record.id);
+        continue;
+      }
+      const batch = batches.get(network.config.network) ?? { network, signer, entries: [] };
+      batch.entries.push({ record, gas });
+      batches.set(network.config.network, batch);
+    }
+    for (const [key, { entries }] of batches) {
+      if (entries.length > 1) continue;
+      alone.push(...entries.map((e) => e.record.id));
+      batches.delete(key);
+    }
+    await this.queue.submitMany(alone);
+    await this.queue.confirmMany(submitted);
+    await Promise.all([...batches.values()].map(({ network, signer, entries }) => this.sendAndConfirm(network, signer, entries)));
+  }
+
+  /** One batch of submitBatch on its network: sent, then confirmed from its receipt, or handed to the per-payment jobs. */
+  private async sendAndConfirm(network: Network, signer: TransactionSigner, entries: readonly { record: SettlementRecord; gas: bigint }[]): Promise<void> {
+    const ids = entries.map((e) => e.record.id);
+    const sent = await this.sendMulticall(network, signer, entries);
+    if (!sent) return this.queue.submitMany(ids);
+    ids.forEach((id) => this.events.changed(id));
+    const receipt = sent.delivered ? await this.awaitReceipt(network, sent.hash) : undefined;
+    if (!receipt || receipt.status !== 'success') return this.queue.confirmMany(ids, receipt ? 0 : network.config.pollingIntervalMs);
+    // Every transfer is judged against the one receipt object, whose logs are decoded once (judgeSettlementReceipt).
+    const carried = new Set(entries.filter((e) => this.carries(e.record, receipt)).map((e) => e.record.id));
+    const fees = gasShares(receipt.gasUsed * receipt.effectiveGasPrice, [...carried]);
+    crashPoint('receipt.read');
+    // A compare-and-set per payment: another worker may have recorded some of them (and counted their gas) already.
+    const confirmed = carried.size > 0 ? await this.payments.markConfirmedMany(sent.hash, receipt, fees) : new Set<string>();
+    for (const id of confirmed) {
+      this.metrics.addGasSpent(network.config.network, fees.get(id)!);
+      this.events.changed(id);
+    }
+    // A transfer that failed inside the batch: `confirm` detaches it and sends it alone, which names its reason.
+    await this.queue.confirmMany(ids.filter((id) => !carried.has(id)));
+  }
+
+  /**
+   * The batch transaction's receipt, polled for a few seconds (a chain that mines at once, or a fast L2, has it by
+   * then); undefined past that, or on a network that waits for more than one confirmation: `confirm` follows it.
+   */
+  private async awaitReceipt(network: Network, hash: Hex): Promise<TransactionReceipt | undefined> {
+    if (network.config.confirmations > 1) return undefined;
+    const deadline = Date.now() + BATCH_RECEIPT_WAIT_MS;
+    for (;;) {
+      const receipt = await this.receipt(network, hash).catch((error: unknown) => {
+        this.logger.debug(`receipt of ${hash} not read yet: ${(error as Error).message}`);
+        return undefined;
+      });
+      if (receipt || Date.now() + network.config.pollingIntervalMs > deadline) return receipt;
+      await new Promise((resolve) => setTimeout(resolve, network.config.pollingIntervalMs));
     }
   }
 

@@ -274,8 +274,9 @@ export class EvmSubscriptionRail implements ChargeRail, SubscriptionRail {
     return this.queue.submit(paymentId);
   }
 
+  /** Renewals recorded together are sent together: one Multicall3 transaction per SETTLE_BATCH_MAX of them (submitBatch). */
   startCharges(paymentIds: readonly string[]): Promise<void> {
-    return this.queue.submitMany(paymentIds);
+    return this.queue.submitBatch(paymentIds);
   }
 
   /** Period N's stored authorization, unsealed, as the transfer it authorizes; or why it cannot be charged. */

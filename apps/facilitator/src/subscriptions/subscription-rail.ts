@@ -26,7 +26,7 @@ export interface SubscriptionRail {
   prepareCharges?(requests: readonly ChargeRequest[]): Promise<ChargePreparation[]>;
   /** The charge is recorded: start it (evm: the settlement queue), without waiting for its outcome. */
   startCharge(paymentId: string): Promise<void>;
-  /** startCharge for many (evm: one round trip to the queue). */
+  /** startCharge for many (evm: one round trip to the queue, for batch jobs that send them together). */
   startCharges?(paymentIds: readonly string[]): Promise<void>;
   /**
    * A cancel the ledger asked for, told to the rail before it is recorded (stripe: the Stripe subscription ends at
