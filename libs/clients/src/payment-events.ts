@@ -21,6 +21,18 @@ export function paymentEventJobId(eventId: string, paymentId: string): string {
   return `event-${eventId}-${paymentId}`;
 }
 
+/**
+ * The options every job on PAYMENT_EVENTS_QUEUE is added with (BullMQ job options), whoever adds it: kept a day once
+ * consumed, so the same job id added again meanwhile is dropped; retried with backoff after a passing failure; kept
+ * once failed for good, for an operator (`npm run ledger:replay`).
+ */
+export const PAYMENT_EVENT_JOB_OPTIONS = {
+  removeOnComplete: { age: 24 * 3600 },
+  removeOnFail: false,
+  attempts: 20,
+  backoff: { type: 'exponential', delay: 500 },
+} as const;
+
 /** The name of a job on PAYMENT_EVENTS_QUEUE that carries a PaymentEventBatch (a single event's job is named by its type). */
 export const PAYMENT_EVENT_BATCH_JOB = 'batch';
 
