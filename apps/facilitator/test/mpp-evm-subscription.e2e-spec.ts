@@ -7,9 +7,11 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import {
   PAYMENT_EVENTS_QUEUE,
   paymentEventDataSchemas,
+  paymentEventsOfJob,
   SUBSCRIPTION_COMMANDS_QUEUE,
   subscriptionCommandJobId,
   chargeCommandId,
+  type PaymentEventJobData,
   type PaymentEventMessage,
   type SubscriptionCommand,
 } from '@mp/clients';
@@ -43,7 +45,7 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
   let facilitator: RunningFacilitator;
   let db: PrismaService;
   let redis: Redis;
-  let events: Worker<PaymentEventMessage>;
+  let events: Worker<PaymentEventJobData>;
   const received: PaymentEventMessage[] = [];
   let merchant: { merchantId: string; apiKey: string };
 
@@ -193,7 +195,7 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
     });
     db = facilitator.app.get(PrismaService);
     redis = new Redis(facilitator.config.redisUrl, { maxRetriesPerRequest: null });
-    events = new Worker<PaymentEventMessage>(PAYMENT_EVENTS_QUEUE, async (job) => void received.push(job.data), {
+    events = new Worker<PaymentEventJobData>(PAYMENT_EVENTS_QUEUE, async (job) => void received.push(...(paymentEventsOfJob(job) as PaymentEventMessage[])), {
       connection: redis,
       prefix: facilitator.config.queuePrefix,
     });

@@ -2,7 +2,17 @@ import { Logger } from '@nestjs/common';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Address } from 'viem';
-import { PAYMENT_EVENTS_ACKS_QUEUE, PAYMENT_EVENTS_QUEUE, paymentEventJobId, type PaymentEventMessage, type PaymentEventsAckMessage } from '@mp/clients';
+import {
+  PAYMENT_EVENT_BATCH_JOB,
+  PAYMENT_EVENTS_ACKS_QUEUE,
+  PAYMENT_EVENTS_QUEUE,
+  paymentEventBatchJobId,
+  paymentEventJobId,
+  paymentEventsOfJob,
+  type PaymentEventJobData,
+  type PaymentEventMessage,
+  type PaymentEventsAckMessage,
+} from '@mp/clients';
 import { PrismaService } from '@mp/db';
 import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
 import { postJson, startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
@@ -51,18 +61,25 @@ describe('payment events to the ledger queue', () => {
   let facilitator: RunningFacilitator;
   let db: PrismaService;
   let redis: Redis;
-  let worker: Worker<PaymentEventMessage>;
+  let worker: Worker<PaymentEventJobData>;
   const received: PaymentEventMessage[] = [];
+  /** every job consumed: its name, id and event ids */
+  const jobs: { name: string; id: string; eventIds: string[] }[] = [];
   const paymentIds: string[] = [];
 
   beforeAll(async () => {
     facilitator = await startFacilitator({ OUTBOX_POLL_MS: '20' });
     db = facilitator.app.get(PrismaService);
     redis = new Redis(facilitator.config.redisUrl, { maxRetriesPerRequest: null });
-    worker = new Worker<PaymentEventMessage>(PAYMENT_EVENTS_QUEUE, async (job) => void received.push(job.data), {
-      connection: redis,
-      prefix: facilitator.config.queuePrefix,
-    });
+    worker = new Worker<PaymentEventJobData>(
+      PAYMENT_EVENTS_QUEUE,
+      async (job) => {
+        const events = paymentEventsOfJob(job) as PaymentEventMessage[];
+        received.push(...events);
+        jobs.push({ name: job.name, id: job.id!, eventIds: events.map((e) => e.eventId) });
+      },
+      { connection: redis, prefix: facilitator.config.queuePrefix },
+    );
   });
   afterAll(async () => {
     await worker?.close();
@@ -105,21 +122,54 @@ describe('payment events to the ledger queue', () => {
     });
   });
 
-  it('a re-publish of the same events (a crash before the mark) adds no second job', async () => {
-    const queue = new Queue(PAYMENT_EVENTS_QUEUE, { connection: redis, prefix: facilitator.config.queuePrefix });
-    const before = await queue.getJobCountByTypes('completed', 'waiting', 'active', 'delayed');
-    const [last] = await db.$queryRawUnsafe<{ id: string }[]>(`SELECT max(id)::text AS id FROM facilitator.payment_events`);
-    await db.$executeRawUnsafe(`UPDATE facilitator.payment_events SET published_at = NULL WHERE id = $1::bigint`, last!.id);
-    // the relay has published it again once it marks it published again (it marks in the transaction that publishes)
-    await until('the event published again', async () => {
-      const [row] = await db.$queryRawUnsafe<{ published: boolean }[]>(
-        `SELECT published_at IS NOT NULL AS published FROM facilitator.payment_events WHERE id = $1::bigint`,
-        last!.id,
+  /** Outbox rows of the payment, written in one transaction (so one poll finds them all). */
+  const resends = (paymentId: string, count: number) =>
+    db.$queryRawUnsafe<{ id: string }[]>(
+      `INSERT INTO facilitator.payment_events (payment_id, type, data) SELECT $1::uuid, 'payment.resend', '{"reason":"a test"}'::jsonb FROM generate_series(1, $2::int) RETURNING id::text`,
+      paymentId,
+      count,
+    );
+  const republishedOnce = (ids: string[]) =>
+    until('the events published again', async () => {
+      const rows = await db.$queryRawUnsafe<{ published: boolean }[]>(
+        `SELECT published_at IS NOT NULL AS published FROM facilitator.payment_events WHERE id = ANY($1::bigint[])`,
+        ids,
       );
-      return row?.published || undefined;
+      return rows.every((r) => r.published) || undefined;
     });
+
+  it('publishes the events one poll finds as one batch job, in order, its id made of its events', async () => {
+    const [paymentId] = paymentIds;
+    const ids = (await resends(paymentId, 5)).map((r) => r.id);
+    const job = await until('the batch consumed', () => jobs.find((j) => j.eventIds.includes(ids[0])));
+    expect(job).toEqual({ name: PAYMENT_EVENT_BATCH_JOB, id: paymentEventBatchJobId(ids.map((eventId) => ({ eventId, paymentId }))), eventIds: ids });
+    expect(received.filter((m) => ids.includes(m.eventId)).map((m) => ({ type: m.type, paymentId: m.paymentId }))).toEqual(
+      ids.map(() => ({ type: 'payment.resend', paymentId })),
+    );
+    // gone again: the tests below count this payment's own three events
+    await db.$executeRawUnsafe(`DELETE FROM facilitator.payment_events WHERE id = ANY($1::bigint[])`, ids);
+  });
+
+  it('a re-publish of the same events (a crash before the mark) adds no second job, alone or in a batch', async () => {
+    const [paymentId] = paymentIds;
+    const queue = new Queue(PAYMENT_EVENTS_QUEUE, { connection: redis, prefix: facilitator.config.queuePrefix });
+    // a lone event is a job of its own, under its event's job id
+    const [lone] = await resends(paymentId, 1);
+    await until('the lone event consumed', () => received.find((m) => m.eventId === lone.id));
+    expect(jobs.find((j) => j.eventIds.includes(lone.id))).toEqual({ name: 'payment.resend', id: paymentEventJobId(lone.id, paymentId), eventIds: [lone.id] });
+    // and a batch
+    const batch = (await resends(paymentId, 3)).map((r) => r.id);
+    await until('the batch consumed', () => (batch.every((id) => received.some((m) => m.eventId === id)) ? true : undefined));
+
+    const before = await queue.getJobCountByTypes('completed', 'waiting', 'active', 'delayed');
+    for (const ids of [[lone.id], batch]) {
+      await db.$executeRawUnsafe(`UPDATE facilitator.payment_events SET published_at = NULL WHERE id = ANY($1::bigint[])`, ids);
+      // the relay has published them again once it marks them published again (it marks in the transaction that publishes)
+      await republishedOnce(ids);
+    }
     expect(await queue.getJobCountByTypes('completed', 'waiting', 'active', 'delayed')).toBe(before);
-    expect(received.filter((m) => m.eventId === last!.id)).toHaveLength(1);
+    for (const id of [lone.id, ...batch]) expect(received.filter((m) => m.eventId === id)).toHaveLength(1);
+    await db.$executeRawUnsafe(`DELETE FROM facilitator.payment_events WHERE id = ANY($1::bigint[])`, [lone.id, ...batch]);
     await queue.close();
   });
 
@@ -214,19 +264,26 @@ describe('payment events the ledger has not acknowledged', () => {
   let facilitator: RunningFacilitator;
   let db: PrismaService;
   let redis: Redis;
-  let queue: Queue<PaymentEventMessage>;
-  let worker: Worker<PaymentEventMessage>;
+  let queue: Queue<PaymentEventJobData>;
+  let worker: Worker<PaymentEventJobData>;
   const received: PaymentEventMessage[] = [];
+  const jobs: { name: string; id: string; eventIds: string[] }[] = [];
+  let settled: string;
 
   beforeAll(async () => {
     facilitator = await startFacilitator({ OUTBOX_POLL_MS: '20', OUTBOX_REPUBLISH_AFTER_MS: '500' });
     db = facilitator.app.get(PrismaService);
     redis = new Redis(facilitator.config.redisUrl, { maxRetriesPerRequest: null });
     queue = new Queue(PAYMENT_EVENTS_QUEUE, { connection: redis, prefix: facilitator.config.queuePrefix });
-    worker = new Worker<PaymentEventMessage>(PAYMENT_EVENTS_QUEUE, async (job) => void received.push(job.data), {
-      connection: redis,
-      prefix: facilitator.config.queuePrefix,
-    });
+    worker = new Worker<PaymentEventJobData>(
+      PAYMENT_EVENTS_QUEUE,
+      async (job) => {
+        const events = paymentEventsOfJob(job) as PaymentEventMessage[];
+        received.push(...events);
+        jobs.push({ name: job.name, id: job.id!, eventIds: events.map((e) => e.eventId) });
+      },
+      { connection: redis, prefix: facilitator.config.queuePrefix },
+    );
   });
   afterAll(async () => {
     await worker?.close();
@@ -235,8 +292,8 @@ describe('payment events the ledger has not acknowledged', () => {
     await facilitator?.close();
   });
 
-  it('publishes again an event whose job Redis lost (a new job, same id) and one whose acknowledgement never came, until acknowledged', async () => {
-    const paymentId = await settle(facilitator, db, 3, 9_000n);
+  it('publishes again an event whose job Redis lost (a new job, same id) and one whose acknowledgement never came, until acknowledged: each alone', async () => {
+    const paymentId = (settled = await settle(facilitator, db, 3, 9_000n));
     const deliveries = (eventId: string) => received.filter((m) => m.eventId === eventId).length;
     const events = await until('the three events consumed', async () => {
       const rows = await eventRows(db, paymentId);
@@ -258,5 +315,22 @@ describe('payment events the ledger has not acknowledged', () => {
 
     const text = await (await fetch(`${facilitator.url}/metrics`)).text();
     expect(Number(/^outbox_republished_events_total (\d+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(3);
+  });
+
+  it('publishes again alone, each under its own job id, the events of a batch the ledger did not acknowledge', async () => {
+    const ids = (
+      await db.$queryRawUnsafe<{ id: string }[]>(
+        `INSERT INTO facilitator.payment_events (payment_id, type, data) SELECT $1::uuid, 'payment.resend', '{"reason":"a test"}'::jsonb FROM generate_series(1, 3) RETURNING id::text`,
+        settled,
+      )
+    ).map((r) => r.id);
+    const alone = await until('each event delivered again, alone', () => {
+      const found = ids.map((id) => jobs.find((j) => j.eventIds.length === 1 && j.eventIds[0] === id));
+      return found.every(Boolean) ? found : undefined;
+    });
+    expect(jobs.find((j) => j.eventIds.includes(ids[0]))).toMatchObject({ name: PAYMENT_EVENT_BATCH_JOB, eventIds: ids });
+    expect(alone).toEqual(ids.map((id) => ({ name: 'payment.resend', id: paymentEventJobId(id, settled), eventIds: [id] })));
+    await acknowledge(redis, facilitator.config.queuePrefix, { eventIds: ids });
+    await until('the events acknowledged', async () => ((await eventRows(db, settled)).every((e) => e.acknowledged) ? true : undefined));
   });
 });

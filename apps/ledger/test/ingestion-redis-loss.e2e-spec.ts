@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Address } from 'viem';
-import { PAYMENT_EVENTS_QUEUE, paymentEventJobId, type PaymentEventMessage } from '@mp/clients';
+import { PAYMENT_EVENTS_QUEUE, paymentEventsOfJob, type PaymentEventMessage } from '@mp/clients';
 import { PrismaService } from '@mp/db';
 import { AccountCode, chartAccountId, paymentTransferId, TransferCode } from '@mp/ledger';
 import { chainAsset } from '@mp/reconciliation';
@@ -33,6 +33,7 @@ describe('payments booked by the ledger after Redis lost the queue', () => {
   let ledger: RunningLedger | undefined;
   let merchant: TestMerchant;
   let redis: Redis;
+  // its jobs carry single events or batches (paymentEventsOfJob)
   let queue: Queue<PaymentEventMessage>;
   const paymentIds: string[] = [];
 
@@ -78,11 +79,13 @@ describe('payments booked by the ledger after Redis lost the queue', () => {
   it('flushes the queue’s Redis keys between publish and consume: the ledger still books every payment exactly once', async () => {
     // 1. payments settle while no ledger consumes: their events wait in Redis
     for (const [i, amount] of amounts.entries()) paymentIds.push(await settle(amount, 7 + i));
-    const published = await until('every event published and waiting in the queue', async () => {
+    // (alone or in batches, as the relay's polls found them)
+    const waiting = await until('every event published and waiting in the queue', async () => {
       const rows = await events();
       if (rows.length !== 3 * amounts.length || !rows.every((e) => e.published)) return undefined;
-      const states = await Promise.all(rows.map((e) => queue.getJobState(paymentEventJobId(e.id, e.paymentId))));
-      return states.every((s) => s === 'waiting') ? rows : undefined;
+      const jobs = await queue.getJobs(['waiting']);
+      const carried = new Set(jobs.flatMap((job) => (paymentEventsOfJob(job) as PaymentEventMessage[]).map((e) => e.eventId)));
+      return rows.every((e) => carried.has(e.id)) ? jobs : undefined;
     });
 
     // 2. Redis loses every key under the deployment's prefix (a flush, a failover without persistence)
@@ -94,8 +97,7 @@ describe('payments booked by the ledger after Redis lost the queue', () => {
       deleted.push(...keys);
       cursor = next;
     } while (cursor !== '0');
-    for (const event of published)
-      expect(deleted).toContain(`${facilitator.config.queuePrefix}:${PAYMENT_EVENTS_QUEUE}:${paymentEventJobId(event.id, event.paymentId)}`);
+    for (const job of waiting) expect(deleted).toContain(`${facilitator.config.queuePrefix}:${PAYMENT_EVENTS_QUEUE}:${job.id}`);
 
     // 3. the ledger's consumer starts: what it gets is what the facilitator published again
     ledger = await startLedger({ LEDGER_INGEST: 'true', FACILITATOR_URL: facilitator.url, QUEUE_PREFIX: facilitator.config.queuePrefix });

@@ -96,4 +96,35 @@ describe('charge outcomes applied in batches', () => {
     // the refused events left no receipt: once the activation is in, the early one applies
     expect(await ledger.db.ledgerSubscriptionEventReceipt.count({ where: { eventId: { in: [early.eventId, foreign.eventId] } } })).toBe(0);
   });
+
+  it('takes a batch job’s events in order: an activation before its confirmation, outcomes of several subscriptions in one transaction', async () => {
+    const subs = await activated(3);
+    const now = new Date();
+    const fresh: SubscriptionTerms = { ...subs[0].terms, subscriptionId: newSubscriptionId(), payer: privateKeyToAccount(generatePrivateKey()).address };
+    const payment = chargePayment(fresh, 0, 0);
+    const batch = [events.activated(fresh, payment, now), events.verified(payment, now), ...subs.map((s) => s.confirmed), events.confirmed(payment, now)];
+    lockMany.mockClear();
+    expect(await lifecycle.ingestMany(batch)).toEqual(['applied', 'skipped', 'applied', 'applied', 'applied', 'applied']);
+    // the outcomes in a row shared one transaction, the fresh subscription's among them
+    expect(lockMany.mock.calls.map(([, ids]) => [...ids].sort())).toEqual([[...subs.map((s) => s.terms.subscriptionId), fresh.subscriptionId].sort()]);
+    for (const id of [...subs.map((s) => s.terms.subscriptionId), fresh.subscriptionId]) expect(await periodZero(id)).toEqual([{ attempt: 0, state: 'paid' }]);
+
+    // the same batch again: every event a duplicate, nothing changed
+    expect(await lifecycle.ingestMany(batch)).toEqual(['duplicate', 'skipped', 'duplicate', 'duplicate', 'duplicate', 'duplicate']);
+  });
+
+  it('answers a refused event of a batch with its refusal and applies the rest; an event of a subscription not recorded yet fails the batch', async () => {
+    const subs = await activated(2);
+    const [other] = await activated(1, randomUUID());
+    const foreign = { ...other.confirmed, merchantId, payment: { ...other.confirmed.payment, merchantId } } as PaymentEventMessage;
+    const outcomes = await lifecycle.ingestMany([subs[0].confirmed, foreign, subs[1].confirmed]);
+    expect(outcomes).toEqual(['applied', expect.any(BookingRefusedError), 'applied']);
+    expect(await periodZero(other.terms.subscriptionId)).toEqual([{ attempt: 0, state: 'requested' }]);
+
+    const unknown = { ...subs[0].terms, subscriptionId: newSubscriptionId() };
+    const [late] = await activated(1);
+    await expect(lifecycle.ingestMany([events.confirmed(chargePayment(unknown, 0, 0), new Date()), late.confirmed])).rejects.toThrow(
+      SubscriptionNotYetKnownError,
+    );
+  });
 });

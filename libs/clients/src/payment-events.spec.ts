@@ -1,4 +1,17 @@
-import { PAYMENT_EVENT_TYPES, parsePaymentEventMessage, paymentEventMessageSchema, type PaymentEventMessage, type PaymentSnapshot } from './payment-events';
+import {
+  MAX_EVENTS_PER_BATCH,
+  PAYMENT_EVENT_BATCH_JOB,
+  PAYMENT_EVENT_TYPES,
+  parsePaymentEventBatch,
+  parsePaymentEventMessage,
+  paymentEventBatchJobId,
+  paymentEventBatchSchema,
+  paymentEventJobId,
+  paymentEventMessageSchema,
+  paymentEventsOfJob,
+  type PaymentEventMessage,
+  type PaymentSnapshot,
+} from './payment-events';
 
 describe('the payment-events contract', () => {
   const paymentId = '3f1c2a9e-5b7d-4c1e-9a2b-6d8e0f4a7b31';
@@ -181,5 +194,64 @@ describe('the payment-events contract', () => {
   it('refuses what is not an object at all', () => {
     expect(parsePaymentEventMessage(null)).toMatchObject({ ok: false });
     expect(parsePaymentEventMessage('payment.confirmed')).toMatchObject({ ok: false });
+  });
+
+  describe('a batch job', () => {
+    const events = [
+      message('payment.verified', written[0][1], { eventId: '41' }),
+      message('payment.submitted', { txHash, signer: payment.payTo, txNonce: 7 }, { eventId: '42' }),
+      message('payment.expired', { message: 'validBefore passed' }, { eventId: '57', paymentId: refundId }),
+    ];
+
+    it('takes every event as a single job would carry it, in order', () => {
+      expect(parsePaymentEventBatch({ events })).toEqual({ ok: true, events: events.map((m) => ({ ok: true, message: m })) });
+      expect(paymentEventBatchSchema.parse({ events })).toEqual({ events });
+    });
+
+    it('parses each event on its own: one that breaks the contract is refused with its reason, the others kept', () => {
+      const bad = message('payment.reorged', { blockHash: '0x1234', blockNumber: '1' }, { eventId: '50' });
+      const parsed = parsePaymentEventBatch({ events: [events[0], bad, events[1]] });
+      expect(parsed).toEqual({
+        ok: true,
+        events: [
+          { ok: true, message: events[0] },
+          { ok: false, reason: expect.stringMatching(/^data\.blockHash: /), value: bad },
+          { ok: true, message: events[1] },
+        ],
+      });
+    });
+
+    it.each<[string, unknown, RegExp]>([
+      ['no events', { events: [] }, /events/],
+      ['more events than a consumer takes', { events: Array.from({ length: MAX_EVENTS_PER_BATCH + 1 }, () => events[0]) }, /events/],
+      ['events that are not a list', { events: events[0] }, /events/],
+      ['a key the contract does not know', { events, traceContext: {} }, /traceContext/],
+      ['a single event', events[0], /eventId|events/],
+      ['nothing', null, /the message/],
+    ])('refuses whole a batch with %s', (_what, value, where) => {
+      const parsed = parsePaymentEventBatch(value);
+      expect(parsed).toMatchObject({ ok: false, reason: expect.stringMatching(where) });
+    });
+
+    it('has an id made of its event ids that tells batches apart by every event and payment', () => {
+      const id = paymentEventBatchJobId(events);
+      expect(id).toMatch(/^payment-events-batch-41-57-3-[0-9a-f]{16}$/);
+      expect(paymentEventBatchJobId(events.map((e) => ({ ...e })))).toBe(id);
+      // a restored database: the same event ids, other payments
+      expect(paymentEventBatchJobId(events.map((e) => ({ ...e, paymentId: merchantId })))).not.toBe(id);
+      // the same first and last ids and count, another event between them
+      expect(paymentEventBatchJobId([events[0], { ...events[1], eventId: '43' }, events[2]])).not.toBe(id);
+      // the payment id's case names the same payment
+      expect(paymentEventBatchJobId(events.map((e) => ({ ...e, paymentId: e.paymentId.toUpperCase() })))).toBe(id);
+      // never a single event's id, and never a number (BullMQ refuses integer custom ids)
+      expect(id).not.toBe(paymentEventJobId('41', paymentId));
+      expect(() => paymentEventBatchJobId([])).toThrow(/at least one event/);
+    });
+
+    it('names the events a job carries, batch or single', () => {
+      expect(paymentEventsOfJob({ name: PAYMENT_EVENT_BATCH_JOB, data: { events } })).toEqual(events);
+      expect(paymentEventsOfJob({ name: 'payment.verified', data: events[0] })).toEqual([events[0]]);
+      expect(paymentEventsOfJob({ name: PAYMENT_EVENT_BATCH_JOB, data: null })).toEqual([]);
+    });
   });
 });

@@ -1,10 +1,13 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 
 /**
  * The facilitator's payment events as the ledger consumes them: every row of its transactional outbox
- * (`facilitator.payment_events`) is published as a BullMQ job on this queue, under the deployment's QUEUE_PREFIX,
- * with job id `paymentEventJobId(…)`, and again while the ledger has not acknowledged it (PAYMENT_EVENTS_ACKS_QUEUE).
- * Delivery is at least once: consumers key their effects by `eventId`.
+ * (`facilitator.payment_events`) is published as a BullMQ job on this queue, under the deployment's QUEUE_PREFIX.
+ * A job carries one event (job name: the event's type, data: a PaymentEventMessage, job id `paymentEventJobId(…)`) or
+ * a batch of them (job name PAYMENT_EVENT_BATCH_JOB, data: a PaymentEventBatch, job id `paymentEventBatchJobId(…)`);
+ * a consumer takes both. An event the ledger has not acknowledged (PAYMENT_EVENTS_ACKS_QUEUE) is published again, alone.
+ * Delivery is at least once, and the same event may come in a batch and alone: consumers key their effects by `eventId`.
  */
 export const PAYMENT_EVENTS_QUEUE = 'payment-events';
 
@@ -16,6 +19,37 @@ export const PAYMENT_EVENTS_QUEUE = 'payment-events';
  */
 export function paymentEventJobId(eventId: string, paymentId: string): string {
   return `event-${eventId}-${paymentId}`;
+}
+
+/**
+ * The options every job on PAYMENT_EVENTS_QUEUE is added with (BullMQ job options), whoever adds it: kept a day once
+ * consumed, so the same job id added again meanwhile is dropped; retried with backoff after a passing failure; kept
+ * once failed for good, for an operator (`npm run ledger:replay`).
+ */
+export const PAYMENT_EVENT_JOB_OPTIONS = {
+  removeOnComplete: { age: 24 * 3600 },
+  removeOnFail: false,
+  attempts: 20,
+  backoff: { type: 'exponential', delay: 500 },
+} as const;
+
+/** The name of a job on PAYMENT_EVENTS_QUEUE that carries a PaymentEventBatch (a single event's job is named by its type). */
+export const PAYMENT_EVENT_BATCH_JOB = 'batch';
+
+/** Most events in one batch job: what a consumer must be ready to take at once. */
+export const MAX_EVENTS_PER_BATCH = 500;
+
+/**
+ * The job id of a batch: `payment-events-batch-<first event id>-<last event id>-<count>-<digest>`, the digest (16 hex
+ * digits of SHA-256) over every event's id and payment id in order. The same events published again in the same batch (a
+ * relay that crashed before marking them published) are the same job, which BullMQ drops while it still holds it; the
+ * payment ids keep apart events of a restored database whose ids start again (see paymentEventJobId).
+ */
+export function paymentEventBatchJobId(events: readonly Pick<PaymentEventMessage, 'eventId' | 'paymentId'>[]): string {
+  if (events.length === 0) throw new Error('a payment event batch has at least one event');
+  const digest = createHash('sha256');
+  for (const { eventId, paymentId } of events) digest.update(`${eventId}/${paymentId.toLowerCase()};`);
+  return `payment-events-batch-${events[0].eventId}-${events.at(-1)!.eventId}-${events.length}-${digest.digest('hex').slice(0, 16)}`;
 }
 
 /** Atomic units, wei, block numbers: non-negative integers as decimal strings (they outgrow a JS number). */
@@ -235,6 +269,49 @@ export type PaymentEventMessage = z.infer<typeof paymentEventMessageSchema>;
 export function parsePaymentEventMessage(value: unknown): { ok: true; message: PaymentEventMessage } | { ok: false; reason: string } {
   const parsed = paymentEventMessageSchema.safeParse(value);
   return parsed.success ? { ok: true, message: parsed.data } : { ok: false, reason: describeIssues(parsed.error.issues).join('; ') };
+}
+
+/**
+ * A batch job's data: events in the order the facilitator wrote them (ascending event id), so a payment's events come
+ * in order (its verification before its confirmation). Every event as a single job would carry it.
+ */
+export const paymentEventBatchSchema = z.strictObject({
+  events: z.array(paymentEventMessageSchema).min(1).max(MAX_EVENTS_PER_BATCH),
+});
+export type PaymentEventBatch = z.infer<typeof paymentEventBatchSchema>;
+
+/** What a job on PAYMENT_EVENTS_QUEUE carries: one event, or a batch (job name PAYMENT_EVENT_BATCH_JOB). */
+export type PaymentEventJobData = PaymentEventMessage | PaymentEventBatch;
+
+/** One event of a batch, parsed on its own; `value` is what the batch held, for a consumer to pass on or report. */
+export type PaymentEventBatchMember = { ok: true; message: PaymentEventMessage } | { ok: false; reason: string; value: unknown };
+
+/**
+ * A batch job's events, each parsed on its own (with parsePaymentEventMessage): one event that breaks the contract
+ * does not keep the others from being booked. Not a batch at all (no `events` array of 1 to MAX_EVENTS_PER_BATCH
+ * members, another key): refused whole.
+ */
+export function parsePaymentEventBatch(value: unknown): { ok: true; events: PaymentEventBatchMember[] } | { ok: false; reason: string } {
+  const envelope = z.strictObject({ events: z.array(z.unknown()).min(1).max(MAX_EVENTS_PER_BATCH) }).safeParse(value);
+  if (!envelope.success) return { ok: false, reason: describeIssues(envelope.error.issues).join('; ') };
+  return {
+    ok: true,
+    events: envelope.data.events.map((member) => {
+      const parsed = parsePaymentEventMessage(member);
+      return parsed.ok ? parsed : { ...parsed, value: member };
+    }),
+  };
+}
+
+/**
+ * The events a job on PAYMENT_EVENTS_QUEUE carries, as they are (not parsed): the batch's, or the job's own data. For
+ * readers of the queue that only look (tests, scripts); a consumer parses with parsePaymentEventBatch or
+ * parsePaymentEventMessage.
+ */
+export function paymentEventsOfJob(job: { name: string; data: unknown }): unknown[] {
+  if (job.name !== PAYMENT_EVENT_BATCH_JOB) return [job.data];
+  const events = (job.data as { events?: unknown } | null)?.events;
+  return Array.isArray(events) ? events : [];
 }
 
 /**

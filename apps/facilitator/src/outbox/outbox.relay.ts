@@ -1,7 +1,17 @@
 import { BullModule, InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import type { DefaultJobOptions, Queue } from 'bullmq';
-import { PAYMENT_EVENTS_ACKS_QUEUE, PAYMENT_EVENTS_QUEUE, parsePaymentEventMessage, paymentEventJobId, type PaymentEventMessage } from '@mp/clients';
+import type { Queue } from 'bullmq';
+import {
+  PAYMENT_EVENT_BATCH_JOB,
+  PAYMENT_EVENT_JOB_OPTIONS,
+  PAYMENT_EVENTS_ACKS_QUEUE,
+  PAYMENT_EVENTS_QUEUE,
+  parsePaymentEventMessage,
+  paymentEventBatchJobId,
+  paymentEventJobId,
+  type PaymentEventJobData,
+  type PaymentEventMessage,
+} from '@mp/clients';
 import { PrismaService, withTransaction, type Tx } from '@mp/db';
 import { FacilitatorMetrics, jobTraceOptions, type TraceContext, withTraceContext } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
@@ -9,20 +19,18 @@ import { PAYMENT_COLUMNS, paymentSnapshot, type PaymentRow } from '../merchants/
 import { OutboxMetrics } from './outbox.metrics';
 
 const BATCH = 500;
+/**
+ * Most events in one `batch` job: the ledger books a job's events in a few shared transactions (its holds, its posts,
+ * its subscription outcomes), and this keeps each of them a size that commits quickly.
+ */
+export const EVENTS_PER_JOB = 200;
 /** Most unacknowledged events published again per poll and worker: a ledger away for hours comes back to a trickle, not a flood. */
 export const REPUBLISH_BATCH = 100;
-/** Published jobs stay in Redis this long after they are consumed, so a re-publish of the same event is a no-op. */
-const KEEP_DONE_SECONDS = 24 * 3600;
-
-/** The `payment-events` jobs the relay publishes: retried by the ledger's worker with backoff; failed ones kept for an operator. */
-export const PAYMENT_EVENT_JOB_OPTIONS = {
-  removeOnComplete: { age: KEEP_DONE_SECONDS },
-  removeOnFail: false,
-  attempts: 20,
-  backoff: { type: 'exponential', delay: 500 },
-} satisfies DefaultJobOptions;
-
-/** The queues to the ledger and back (on the app's QueueModule): for the relay and its acknowledgements, and bull-board. */
+/**
+ * The queues to the ledger and back (on the app's QueueModule): for the relay and its acknowledgements, and bull-board.
+ * Published jobs are retried by the ledger's worker with backoff, kept a day once consumed (a re-publish of the same
+ * job id is a no-op), and kept once failed for an operator (PAYMENT_EVENT_JOB_OPTIONS).
+ */
 export const PaymentEventsQueuesModule = BullModule.registerQueue(
   { name: PAYMENT_EVENTS_QUEUE, defaultJobOptions: PAYMENT_EVENT_JOB_OPTIONS },
   { name: PAYMENT_EVENTS_ACKS_QUEUE },
@@ -44,6 +52,12 @@ interface Job {
   opts: { jobId: string };
 }
 
+interface BatchJob {
+  name: string;
+  data: PaymentEventJobData;
+  opts: { jobId: string; telemetry?: { metadata: string } };
+}
+
 /** What a re-publish did with an unacknowledged event's job, by the job's state in Redis; `invalid`: not published (a bug). */
 type Republish = 'added' | 'retried' | 'in_flight' | 'failed' | 'invalid';
 
@@ -52,9 +66,9 @@ const EVENT_ROWS = `SELECT e.id::text AS "eventId", e.type, e.payment_id::text A
 
 /**
  * Publishes the transactional outbox (payment_events) to BullMQ for the ledger (worker role, OUTBOX_PUBLISH). Every
- * OUTBOX_POLL_MS it locks the oldest unpublished events (SKIP LOCKED, so replicas share the work), adds one job per
- * event (its id names the event, so a re-publish after a crash is deduplicated) and marks them published in the same
- * transaction. An event is done only once the ledger acknowledges it (OutboxAcks): one published but unacknowledged
+ * OUTBOX_POLL_MS it locks the oldest unpublished events (SKIP LOCKED, so replicas share the work), adds them as `batch`
+ * jobs of up to EVENTS_PER_JOB events (a lone event as a job of its own; either id names its events, so a re-publish
+ * after a crash is deduplicated) and marks them published in the same transaction. An event is done only once the ledger acknowledges it (OutboxAcks): one published but unacknowledged
  * for OUTBOX_REPUBLISH_AFTER_MS is published again, because Redis may have lost its job (a flush, a failover without
  * persistence) or the acknowledgement. The consumer books an event once, by its id, however often it arrives.
  */
@@ -71,7 +85,7 @@ export class OutboxRelay implements OnModuleInit, OnModuleDestroy {
     @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
     private readonly db: PrismaService,
     private readonly facilitatorMetrics: FacilitatorMetrics,
-    @InjectQueue(PAYMENT_EVENTS_QUEUE) private readonly queue: Queue<PaymentEventMessage>,
+    @InjectQueue(PAYMENT_EVENTS_QUEUE) private readonly queue: Queue<PaymentEventJobData>,
   ) {}
 
   onModuleInit(): void {
@@ -117,11 +131,21 @@ export class OutboxRelay implements OnModuleInit, OnModuleDestroy {
         if (rows.length === 0) return 0;
         // one that breaks the contract is marked too, so it does not hold up the rest; being unacknowledged, it is checked
         // (and reported) again every OUTBOX_REPUBLISH_AFTER_MS, and published once a fixed facilitator builds it
-        // each job in the trace its event was written in (while tracing is on), so the ledger's booking joins the payment's
-        const jobs = rows.flatMap((row) => {
+        const built = rows.flatMap((row) => {
           const job = this.job(row);
-          return job ? [{ ...job, opts: jobTraceOptions(job.opts, row.traceContext) }] : [];
+          return job ? [{ job, row }] : [];
         });
+        const jobs: BatchJob[] = [];
+        for (let start = 0; start < built.length; start += EVENTS_PER_JOB) {
+          const chunk = built.slice(start, start + EVENTS_PER_JOB);
+          // a lone event as before batches, in the trace it was written in (while tracing is on), so the ledger's
+          // booking joins the payment's; a batch belongs to many payments' traces, so to none
+          if (chunk.length === 1) jobs.push({ ...chunk[0].job, opts: jobTraceOptions(chunk[0].job.opts, chunk[0].row.traceContext) });
+          else {
+            const events = chunk.map(({ job }) => job.data);
+            jobs.push({ name: PAYMENT_EVENT_BATCH_JOB, data: { events }, opts: { jobId: paymentEventBatchJobId(events) } });
+          }
+        }
         if (jobs.length) await this.queue.addBulk(jobs);
         await tx.$executeRawUnsafe(
           `UPDATE facilitator.payment_events SET published_at = now() WHERE id = ANY($1::bigint[])`,
@@ -135,7 +159,8 @@ export class OutboxRelay implements OnModuleInit, OnModuleDestroy {
 
   /**
    * Publishes again (at most REPUBLISH_BATCH) events published more than OUTBOX_REPUBLISH_AFTER_MS ago and not
-   * acknowledged, each by what became of its job: gone from Redis → added anew under the same job id (BullMQ only
+   * acknowledged, each alone (its single-event job, whether it was first published alone or in a batch), by what
+   * became of that job: gone from Redis → added anew under the same job id (BullMQ only
    * dedups while the job exists); completed (the acknowledgement was lost) → moved back to waiting, so the ledger
    * acknowledges it again; waiting, active or delayed → left alone, still on its way; failed (the ledger refused it, or
    * it ran out of attempts) → left for an operator (`npm run ledger:replay`). Each is looked at again only after

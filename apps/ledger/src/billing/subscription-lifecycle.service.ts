@@ -98,6 +98,46 @@ export class SubscriptionLifecycle {
     return this.applyAlone(merchantId, event);
   }
 
+  /**
+   * A batch's events (a `batch` job), in order, each as ingest() would take it; the charge outcomes in a row are applied
+   * together (applyOutcomes, each subscription once per transaction), any other event alone, after the outcomes before
+   * it. Per event its outcome, or its BookingRefusedError (refused for good); any other failure (its subscription not
+   * recorded yet, the database away) is thrown once the events before it are applied, and the batch is retried.
+   */
+  async ingestMany(events: readonly PaymentEventMessage[]): Promise<(LifecycleOutcome | BookingRefusedError)[]> {
+    const outcomes: (LifecycleOutcome | BookingRefusedError)[] = events.map(() => 'skipped');
+    let group: { index: number; outcome: ChargeOutcome }[] = [];
+    const applyGroup = async () => {
+      if (!group.length) return;
+      const applying = group;
+      group = [];
+      const settled = await this.applyOutcomes(applying.map((g) => g.outcome));
+      settled.forEach((result, i) => (outcomes[applying[i].index] = result.status === 'fulfilled' ? result.value : refusalOrThrow(result.reason)));
+    };
+    for (const [index, event] of events.entries()) {
+      const merchantId = event.merchantId ?? event.payment.merchantId;
+      // asked at the event's turn: an activation before it in the batch may have made its payment a charge
+      if (!merchantId || !(await this.mayConcernSubscription(event))) continue;
+      const of = event.payment.subscription;
+      if (of && CHARGE_OUTCOME_EVENTS.has(event.type)) {
+        if (group.length >= CHARGE_OUTCOME_BATCHES.maxBatch || group.some((g) => g.outcome.target.subscriptionId === of.id)) await applyGroup();
+        group.push({
+          index,
+          outcome: { merchantId, event: event as ChargeOutcomeEvent, target: { subscriptionId: of.id, periodIndex: of.periodIndex, attempt: of.attempt } },
+        });
+        continue;
+      }
+      await applyGroup();
+      try {
+        outcomes[index] = await this.applyAlone(merchantId, event);
+      } catch (error) {
+        outcomes[index] = refusalOrThrow(error);
+      }
+    }
+    await applyGroup();
+    return outcomes;
+  }
+
   private async applyAlone(merchantId: string, event: PaymentEventMessage): Promise<LifecycleOutcome> {
     const now = this.clock.now();
     const result = await withTransaction(this.db, (tx) => this.apply(tx, merchantId, event, now));
@@ -420,6 +460,12 @@ export class SubscriptionLifecycle {
 function isSubscriptionRefundKey(event: EventOf<'payment.refunded' | 'payment.refund_failed'>): boolean {
   const of = event.payment.subscription;
   return of !== undefined && event.data.idempotencyKey === refundCommandId(of.id, of.periodIndex);
+}
+
+/** The ledger's refusal, to be answered; any other failure thrown on. */
+function refusalOrThrow(error: unknown): BookingRefusedError {
+  if (error instanceof BookingRefusedError) return error;
+  throw error;
 }
 
 /** A receipt's key, as SubscriptionsRepository.markEventsApplied answers it. */

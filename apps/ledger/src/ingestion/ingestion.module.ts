@@ -1,6 +1,6 @@
 import { BullModule } from '@nestjs/bullmq';
 import { type DynamicModule, Module } from '@nestjs/common';
-import { PAYMENT_EVENTS_ACKS_QUEUE, PAYMENT_EVENTS_QUEUE } from '@mp/clients';
+import { PAYMENT_EVENT_JOB_OPTIONS, PAYMENT_EVENTS_ACKS_QUEUE, PAYMENT_EVENTS_QUEUE } from '@mp/clients';
 import { BillingModule } from '../billing/billing.module';
 import { LedgerModule } from '../core/ledger.module';
 import { PAYMENT_EVENT_ACK_JOB_OPTIONS } from './payment-event-acks';
@@ -21,7 +21,11 @@ export class IngestionModule {
       module: IngestionModule,
       imports: [
         BillingModule,
-        BullModule.registerQueue({ name: PAYMENT_EVENTS_QUEUE }, { name: PAYMENT_EVENTS_ACKS_QUEUE, defaultJobOptions: PAYMENT_EVENT_ACK_JOB_OPTIONS }),
+        // the facilitator's job options on the events the ledger publishes alone again (refused in a batch)
+        BullModule.registerQueue(
+          { name: PAYMENT_EVENTS_QUEUE, defaultJobOptions: PAYMENT_EVENT_JOB_OPTIONS },
+          { name: PAYMENT_EVENTS_ACKS_QUEUE, defaultJobOptions: PAYMENT_EVENT_ACK_JOB_OPTIONS },
+        ),
       ],
       providers: [PaymentEventsConsumer],
     };
