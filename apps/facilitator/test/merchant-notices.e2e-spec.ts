@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
-import { MERCHANT_NOTICES_QUEUE, verifyWebhookSignature, type MerchantNoticeMessage } from '@mp/clients';
+import { MERCHANT_NOTICES_QUEUE, merchantNoticeBatchJobId, NOTICE_BATCH_JOB_NAME, verifyWebhookSignature, type MerchantNoticeMessage } from '@mp/clients';
 import { PrismaService } from '@mp/db';
 import { createMerchant } from '../../../test/support/merchants';
 import { startWebhookReceiver, until, type WebhookReceiver } from '../../../test/support/webhook-receiver';
@@ -163,5 +163,41 @@ describe('merchant notices (merchant-notices queue → signed webhooks)', () => 
     expect(await publish(good, `notice-${good.noticeId}`)).toBe('queued');
     await until('the good notice', () => receiver.received[0]);
     expect(receiver.received).toHaveLength(1);
+  });
+
+  it('takes a batch of notices in one job: each delivered once, a duplicate or an unknown merchant answered on its own; a batch again changes nothing', async () => {
+    const receiver = await startWebhookReceiver();
+    servers.push(receiver);
+    const merchant = createMerchant('Notices, batched', receiver.url);
+    receiver.verifyWith(merchant.webhookSecret);
+    const before = notice(merchant.merchantId);
+    expect(await publish(before, `notice-${before.noticeId}`)).toBe('queued');
+    const fresh = [notice(merchant.merchantId), notice(merchant.merchantId), notice(merchant.merchantId)];
+    // the notice published alone already, one twice in the batch, and one for a merchant nobody knows
+    const notices = [...fresh, before, fresh[0]!, notice(randomUUID())];
+    const batch = await queue.add(NOTICE_BATCH_JOB_NAME, { notices }, { jobId: merchantNoticeBatchJobId(notices) });
+    expect(await batch.waitUntilFinished(events, 20_000)).toEqual({ queued: 3, duplicate: 2, skipped: 1 });
+    const rows = await until('the four deliveries to be delivered', async () => {
+      const all = await deliveries(merchant.merchantId);
+      return all.length === 4 && all.every((d) => d.status === 'delivered') ? all : undefined;
+    });
+    expect(rows.map((d) => d.notice_id).sort()).toEqual([before, ...fresh].map((n) => n.noticeId).sort());
+    for (const message of fresh) {
+      const row = rows.find((d) => d.notice_id === message.noticeId)!;
+      expect(JSON.parse(row.body)).toEqual({ id: row.id, type: message.type, createdAt: message.createdAt, data: message.data });
+    }
+    expect(receiver.received.map((r) => r.headers['webhook-id']).sort()).toEqual(rows.map((d) => d.id).sort());
+
+    // the same batch again (under another job id: BullMQ drops it under its own while it keeps the job)
+    const again = await queue.add(NOTICE_BATCH_JOB_NAME, { notices }, { jobId: `${merchantNoticeBatchJobId(notices)}-again` });
+    expect(await again.waitUntilFinished(events, 20_000)).toEqual({ duplicate: 5, skipped: 1 });
+    expect(await deliveries(merchant.merchantId)).toHaveLength(4);
+
+    // one malformed notice fails the whole batch for good, recording none of it
+    const withBad = [notice(merchant.merchantId), { ...notice(merchant.merchantId), createdAt: 'yesterday' }];
+    const bad = await queue.add(NOTICE_BATCH_JOB_NAME, { notices: withBad }, { jobId: merchantNoticeBatchJobId(withBad), attempts: 5 });
+    await expect(bad.waitUntilFinished(events, 20_000)).rejects.toThrow(/malformed merchant notice: notices\.1\.createdAt/);
+    expect((await queue.getJob(bad.id!))?.attemptsMade).toBe(1);
+    expect(await deliveries(merchant.merchantId)).toHaveLength(4);
   });
 });

@@ -10,6 +10,8 @@ import {
   paymentEventsOfJob,
   SUBSCRIPTION_COMMANDS_QUEUE,
   subscriptionCommandJobId,
+  CHARGE_BATCH_JOB_NAME,
+  chargeBatchJobId,
   chargeCommandId,
   type PaymentEventJobData,
   type PaymentEventMessage,
@@ -979,5 +981,93 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
     });
     const refused = await eventsOf(id, 'subscription.charge_refused');
     expect(refused[0]!.data).toMatchObject({ periodIndex: 1, attempt: 0, reason: 'rail_error' });
+  });
+
+  it('a charge-batch job carries out each charge once; one to try again becomes its own job and is charged later; the batch again changes nothing', async () => {
+    const routeTerms = terms('7200');
+    const nowSeconds = () => facilitator.app.get(Clock, { strict: false }).nowSeconds();
+    // a and b anchored two minutes before c: when c's period 1 is about to open, theirs are open
+    const [a, b, c] = await Promise.all(
+      [
+        [0, 120n],
+        [1, 120n],
+        [7, 2n],
+      ].map(async ([index, lead]) => {
+        const { credential } = await subscribe(routeTerms, payerAccount(manifest, Number(index)), undefined, nowSeconds() - BigInt(lead!));
+        const settled = await as('/mpp/settle', { credential, terms: routeTerms });
+        expect(settled.status, JSON.stringify(settled.body)).toBe(200);
+        return settled.body.receipt.subscriptionId as string;
+      }),
+    );
+    await chain.increaseTime(DAY - 60);
+    await syncClock();
+    const before = await balanceOf(chain.client, usdc, recipient);
+    const queue = new Queue(SUBSCRIPTION_COMMANDS_QUEUE, { connection: redis, prefix: facilitator.config.queuePrefix });
+    try {
+      // as the ledger publishes (its SUBSCRIPTION_COMMAND_JOB_OPTIONS); a's charge twice, as a batch may hold
+      const options = { attempts: 10, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: { age: 3600 } };
+      const commands = [charge(a!, 1), charge(b!, 1), charge(c!, 1), charge(a!, 1)];
+      const batch = await queue.add(CHARGE_BATCH_JOB_NAME, { commands }, { ...options, jobId: chargeBatchJobId(commands) });
+      const answered = await until('the batch answered', async () => (await queue.getJob(batch.id!))?.returnvalue ?? undefined);
+      // c's period 1 opens in about a minute here: tried again, on its own
+      expect(answered).toEqual({ charged: 2, done: 1, retried: 1 });
+      const retried = (await queue.getJob(subscriptionCommandJobId(commands[2]!)))!;
+      expect(retried).toBeDefined();
+      expect(retried.name).toBe('charge');
+      expect(retried.data).toEqual(commands[2]);
+      expect(retried.opts).toMatchObject({ attempts: 10, backoff: { type: 'exponential', delay: 1_000 } });
+      const paid = async (ids: string[]) => {
+        const [row] = await db.$queryRawUnsafe<{ n: number }[]>(
+          `SELECT count(*)::int AS n FROM facilitator.payments WHERE subscription_id = ANY($1::text[]) AND subscription_period = 1`,
+          ids,
+        );
+        return row!.n;
+      };
+      expect(await paid([a!, b!])).toBe(2);
+      expect(await paid([c!])).toBe(0);
+      // nothing refused: the charge was neither carried out nor given up
+      expect(received.filter((m) => m.type === 'subscription.charge_refused' && [a, b, c].includes((m.data as any).subscriptionId))).toEqual([]);
+
+      // c's window opens: its own job, retried with backoff, charges it
+      await chain.increaseTime(120);
+      await syncClock();
+      const job = await until('the retried charge done', async () => {
+        const found = await queue.getJob(subscriptionCommandJobId(commands[2]!));
+        return found?.returnvalue ? found : undefined;
+      });
+      expect(job.returnvalue).toBe('charged');
+      expect(job.attemptsMade).toBeGreaterThanOrEqual(1);
+
+      // the same batch again: dropped under its job id; under another (as after the first was removed) it changes nothing
+      await queue.add(CHARGE_BATCH_JOB_NAME, { commands }, { ...options, jobId: chargeBatchJobId(commands) });
+      expect((await queue.getJob(batch.id!))?.returnvalue).toEqual(answered);
+      const again = await queue.add(CHARGE_BATCH_JOB_NAME, { commands }, { ...options, jobId: `${chargeBatchJobId(commands)}-again` });
+      expect(await until('the batch again answered', async () => (await queue.getJob(again.id!))?.returnvalue ?? undefined)).toEqual({ done: 4 });
+
+      // a batch that breaks the contract (a cancel cannot travel in one) fails for good, changing nothing
+      const cancel = command({ type: 'cancel', subscriptionId: a!, commandId: `cancel-${a}`, at: 'immediately', effectiveAt: new Date().toISOString() });
+      const malformed = await queue.add(CHARGE_BATCH_JOB_NAME, { commands: [charge(b!, 2), cancel] }, { ...options, jobId: `malformed-batch-${a}` });
+      const failed = await until('the malformed batch failed', async () => ((await malformed.isFailed()) ? (await queue.getJob(malformed.id!))! : undefined));
+      expect(failed.failedReason).toContain('malformed subscription command: commands.1');
+      expect(failed.attemptsMade).toBe(1);
+      expect(await db.subscription.findUniqueOrThrow({ where: { id: a! }, select: { state: true } })).toEqual({ state: 'active' });
+
+      await until('the three renewals confirmed', async () => {
+        const [row] = await db.$queryRawUnsafe<{ n: number }[]>(
+          `SELECT count(*)::int AS n FROM facilitator.payments WHERE subscription_id = ANY($1::text[]) AND subscription_period = 1 AND state = 'confirmed'`,
+          [a, b, c],
+        );
+        return row!.n === 3 ? true : undefined;
+      });
+      expect(await paid([a!, b!, c!])).toBe(3);
+      const [charges] = await db.$queryRawUnsafe<{ n: number }[]>(
+        `SELECT count(*)::int AS n FROM facilitator.subscription_charges WHERE subscription_id = ANY($1::text[]) AND period_index = 1 AND outcome = 'charged'`,
+        [a, b, c],
+      );
+      expect(charges!.n).toBe(3);
+      expect(await balanceOf(chain.client, usdc, recipient)).toBe(before + 3n * 7_200n);
+    } finally {
+      await queue.close();
+    }
   });
 });

@@ -4,7 +4,17 @@ import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { periodIndexAt, type PeriodUnit } from '@mp/billing';
-import type { SubscriptionCommand } from '@mp/clients';
+import {
+  CHARGE_BATCH_JOB_NAME,
+  chargeBatchJobId,
+  isChargeBatch,
+  isMerchantNoticeBatch,
+  merchantNoticeBatchJobId,
+  NOTICE_BATCH_JOB_NAME,
+  subscriptionCommandJobId,
+  type MerchantNoticeBatch,
+  type SubscriptionCommand,
+} from '@mp/clients';
 import { RENEWAL_SCHEDULER_ID } from '../src/billing/renewal.scheduler';
 import { createMerchant, type TestMerchant } from '../../../test/support/merchants';
 import { until } from '../../../test/support/webhook-receiver';
@@ -91,9 +101,12 @@ describe('the renewal scan on its job scheduler', () => {
     await world.scheduler.runDue(boundary);
     const commandId = `charge-${terms.subscriptionId}-1-0`;
     const job = `subscription-command-${commandId}`;
-    expect(await world.queues.commands.getJob(job)).toBeDefined();
+    // published alone or in a batch with the other subscription due at the same time
+    const published = await world.queues.commands.getJobs(['waiting'], 0, -1, true);
+    const carrying = published.find((j) => (isChargeBatch(j.data) ? j.data.commands : [j.data]).some((c) => c.commandId === commandId));
+    expect(carrying).toBeDefined();
     // Redis loses it
-    await world.queues.commands.remove(job);
+    await carrying!.remove();
     await world.queues.notices.remove(`notice-subscription-${terms.subscriptionId}-1`);
     await world.db.ledgerSubscriptionTransition.updateMany({ where: { subscriptionId: terms.subscriptionId }, data: { notifiedAt: null } });
     // before the timeout nothing is sent again
@@ -110,6 +123,93 @@ describe('the renewal scan on its job scheduler', () => {
     await world.queues.commands.remove(job);
     await world.scheduler.runDue(new Date(later.getTime() + 120_000));
     expect(await world.queues.commands.getJob(job)).toBeUndefined();
+  });
+});
+
+/**
+ * What one scan makes due travels in few jobs: its charges in `charge-batch` jobs and its notices in `notice-batch`
+ * jobs of at most 100 (here each scan transaction's RENEWAL_SCAN_BATCH of 5); the sweep publishes a lost charge again
+ * as a job of its own.
+ */
+describe('the scan publishes in batches', () => {
+  let world: SubscriptionsWorld;
+  let merchant: TestMerchant;
+
+  beforeAll(async () => {
+    world = await startSubscriptionsWorld(START, { RENEWAL_SCAN_BATCH: '5', SUBSCRIPTION_COMMAND_REPUBLISH_AFTER_MS: '60000' });
+    merchant = createMerchant('Batched renewals merchant');
+  });
+  afterAll(async () => {
+    await world?.close();
+  });
+
+  it("publishes a scan's charges in charge-batch jobs and its notices in notice-batch jobs; a lost batch's charges come back one job each", async () => {
+    const anchor = new Date(START.getTime() + 5_000);
+    world.clock.set(anchor);
+    const renewing: SubscriptionTerms[] = [];
+    for (let i = 0; i < 7; i++) {
+      const terms = termsFor(merchant, { anchor, periodUnit: 'day', periodCount: 1 });
+      await activate(world, terms);
+      renewing.push(terms);
+    }
+    const ending: SubscriptionTerms[] = [];
+    for (let i = 0; i < 3; i++) {
+      const terms = termsFor(merchant, { anchor, periodUnit: 'day', periodCount: 1 });
+      await activate(world, terms);
+      expect((await api(world, merchant.apiKey).post(`/subscriptions/${terms.subscriptionId}/cancel`, { at: 'period_end' })).status).toBe(200);
+      ending.push(terms);
+    }
+    const boundary = new Date(anchor.getTime() + DAY);
+    world.clock.set(boundary);
+    const result = await world.scheduler.runDue(boundary);
+    expect(result).toMatchObject({ scanned: 10, charged: 7 });
+
+    const jobs = await world.queues.commands.getJobs(['waiting'], 0, -1, true);
+    const batches = jobs.filter((j) => j.name === CHARGE_BATCH_JOB_NAME);
+    // two scan transactions of five: 7 charges in at most two batch jobs (a lone charge of a scan travels alone)
+    const batched = batches.flatMap((j) => (isChargeBatch(j.data) ? j.data.commands : []));
+    const alone = jobs.filter((j) => j.name === 'charge').map((j) => j.data as Charge);
+    expect([...batched, ...alone].map((c) => c.subscriptionId).sort()).toEqual(renewing.map((t) => t.subscriptionId).sort());
+    expect(batches.length).toBeGreaterThanOrEqual(1);
+    expect(batches.length + alone.length).toBeLessThanOrEqual(2);
+    for (const job of batches) {
+      const { commands } = job.data as { commands: Charge[] };
+      expect(commands.length).toBeLessThanOrEqual(5);
+      expect(job.id).toBe(chargeBatchJobId(commands));
+      expect(job.opts).toMatchObject({ attempts: 10, backoff: { type: 'exponential', delay: 1_000 } });
+      for (const c of commands) expect(c).toMatchObject({ type: 'charge', periodIndex: 1, attempt: 0, commandId: `charge-${c.subscriptionId}-1-0` });
+    }
+    for (const c of alone) expect((await world.queues.commands.getJob(subscriptionCommandJobId(c)))?.data).toEqual(c);
+
+    // the three that end at the period's end: subscription.canceled, told in one notice-batch job (they share a scan batch or two)
+    const noticeJobs = await world.queues.notices.getJobs(['waiting'], 0, -1, true);
+    const canceled = noticeJobs
+      .filter((j) => j.name === NOTICE_BATCH_JOB_NAME)
+      .flatMap((j) => {
+        const { notices } = j.data as MerchantNoticeBatch;
+        expect(isMerchantNoticeBatch(j.data)).toBe(true);
+        expect(j.id).toBe(merchantNoticeBatchJobId(notices));
+        return notices;
+      })
+      .filter((n) => n.type === 'subscription.canceled');
+    const canceledAlone = noticeJobs.filter((j) => j.name === 'subscription.canceled');
+    expect(canceled.length + canceledAlone.length).toBe(3);
+    expect(canceled.length).toBeGreaterThanOrEqual(2);
+    for (const terms of ending) {
+      const notices = (await noticesOf(world, terms.subscriptionId)).filter((n) => n.type === 'subscription.canceled');
+      expect(notices).toHaveLength(1);
+      expect(notices[0]).toMatchObject({ merchantId: merchant.merchantId, data: { subscriptionId: terms.subscriptionId, state: 'canceled' } });
+    }
+
+    // Redis loses the batch jobs: after the timeout the sweep publishes each charge again as a job of its own
+    for (const job of batches) await job.remove();
+    await world.scheduler.runDue(new Date(boundary.getTime() + 61_000));
+    for (const c of batched) {
+      const job = await world.queues.commands.getJob(subscriptionCommandJobId(c));
+      expect(job?.name).toBe('charge');
+      expect(job?.data).toMatchObject({ commandId: c.commandId, periodIndex: 1, attempt: 0 });
+    }
+    expect((await world.queues.commands.getJobs(['waiting'], 0, -1, true)).filter((j) => j.name === CHARGE_BATCH_JOB_NAME)).toEqual([]);
   });
 });
 

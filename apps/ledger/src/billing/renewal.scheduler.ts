@@ -101,7 +101,7 @@ export class RenewalScheduler {
   async sweep(now: Date): Promise<number> {
     const before = new Date(now.getTime() - this.config.billing.commandRepublishAfterMs);
     const charges = await this.subscriptions.chargesToRepublish(before, SWEEP_LIMIT);
-    await this.outbox.sendCommands(
+    await this.outbox.republishCommands(
       charges.map((c) => ({
         type: 'charge',
         commandId: c.commandId!,
@@ -116,7 +116,7 @@ export class RenewalScheduler {
     );
     await this.subscriptions.markRepublished(charges, now);
     const cancels = await this.subscriptions.unconfirmedCancels(before, SWEEP_LIMIT);
-    await this.outbox.sendCommands(
+    await this.outbox.republishCommands(
       cancels.map((s) => ({
         type: 'cancel',
         commandId: cancelCommandId(s.id, s.cancelAt!),
@@ -129,7 +129,7 @@ export class RenewalScheduler {
     );
     // the refunded period is the last paid one: no later period is charged once the refund's cancel is recorded
     const refunds = await this.subscriptions.requestedRefunds(before, SWEEP_LIMIT);
-    await this.outbox.sendCommands(
+    await this.outbox.republishCommands(
       refunds.filter((s) => s.lastPaidIndex !== null).map((s) => refundCommand(s, s.lastPaidIndex!, s.refundAmount!, s.cancelRequestedAt!)),
     );
     const notices = await this.subscriptions.unnotified(SWEEP_LIMIT);

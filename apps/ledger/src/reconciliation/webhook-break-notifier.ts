@@ -1,7 +1,7 @@
 import { BullModule, InjectQueue } from '@nestjs/bullmq';
 import { Injectable, Logger } from '@nestjs/common';
 import type { DefaultJobOptions, Queue } from 'bullmq';
-import { MERCHANT_NOTICES_QUEUE, type MerchantNoticeMessage } from '@mp/clients';
+import { MERCHANT_NOTICES_QUEUE, merchantNoticeJobId, type MerchantNoticeMessage } from '@mp/clients';
 import type { BreakNotice, BreakNotifier } from './reconciliation.ports';
 
 /** Breaks listed in one webhook; `newBreakCount` says how many there are. */
@@ -47,6 +47,6 @@ export class WebhookBreakNotifier implements BreakNotifier {
         reportPath: notice.reportPath,
       },
     };
-    await this.queue.add(notice.type, message, { jobId: `notice-${message.noticeId}` });
+    await this.queue.add(notice.type, message, { jobId: merchantNoticeJobId(message.noticeId) });
   }
 }

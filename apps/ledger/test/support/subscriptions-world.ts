@@ -4,14 +4,19 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { ManualClock } from '@mp/billing';
 import {
+  isChargeBatch,
+  isMerchantNoticeBatch,
   MERCHANT_NOTICES_QUEUE,
   PAYMENT_EVENTS_QUEUE,
   SUBSCRIPTION_COMMANDS_QUEUE,
+  type MerchantNoticeBatch,
+  type MerchantNoticeJobData,
   type MerchantNoticeMessage,
   type PaymentEventData,
   type PaymentEventMessage,
   type PaymentSnapshot,
   type SubscriptionCommand,
+  type SubscriptionCommandJobData,
 } from '@mp/clients';
 import { PrismaService } from '@mp/db';
 import { configureHttpApp } from '@mp/platform';
@@ -36,7 +41,7 @@ export interface SubscriptionsWorld {
   db: PrismaService;
   scheduler: RenewalScheduler;
   facilitator: RunningFacilitator;
-  queues: { events: Queue; commands: Queue<SubscriptionCommand>; notices: Queue<MerchantNoticeMessage> };
+  queues: { events: Queue; commands: Queue<SubscriptionCommandJobData>; notices: Queue<MerchantNoticeJobData> };
   close(): Promise<void>;
 }
 
@@ -67,8 +72,8 @@ export async function startSubscriptionsWorld(start: Date, env: Record<string, s
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
   const queues = {
     events: new Queue(PAYMENT_EVENTS_QUEUE, { connection: redis, prefix }),
-    commands: new Queue<SubscriptionCommand>(SUBSCRIPTION_COMMANDS_QUEUE, { connection: redis, prefix }),
-    notices: new Queue<MerchantNoticeMessage>(MERCHANT_NOTICES_QUEUE, { connection: redis, prefix }),
+    commands: new Queue<SubscriptionCommandJobData>(SUBSCRIPTION_COMMANDS_QUEUE, { connection: redis, prefix }),
+    notices: new Queue<MerchantNoticeJobData>(MERCHANT_NOTICES_QUEUE, { connection: redis, prefix }),
   };
   return {
     clock,
@@ -301,11 +306,11 @@ export async function deliver(world: SubscriptionsWorld, ...messages: PaymentEve
   }
 }
 
-/** Every command the ledger has published for a subscription, in the order it published them. */
+/** Every command the ledger has published for a subscription (alone or in a batch), in the order it published them. */
 export async function commandsOf(world: SubscriptionsWorld, subscriptionId: string): Promise<SubscriptionCommand[]> {
   const jobs = await world.queues.commands.getJobs(['waiting', 'delayed', 'prioritized', 'active', 'completed', 'failed'], 0, -1, true);
   return jobs
-    .map((j) => j.data)
+    .flatMap((j): SubscriptionCommand[] => (isChargeBatch(j.data) ? j.data.commands : [j.data]))
     .filter((d) => d.subscriptionId === subscriptionId)
     .sort((a, b) => a.requestedAt.localeCompare(b.requestedAt) || a.commandId.localeCompare(b.commandId));
 }
@@ -313,7 +318,7 @@ export async function commandsOf(world: SubscriptionsWorld, subscriptionId: stri
 export async function noticesOf(world: SubscriptionsWorld, subscriptionId: string): Promise<MerchantNoticeMessage[]> {
   const jobs = await world.queues.notices.getJobs(['waiting', 'delayed', 'prioritized', 'active', 'completed', 'failed'], 0, -1, true);
   return jobs
-    .map((j) => j.data)
+    .flatMap((j) => (isMerchantNoticeBatch(j.data) ? (j.data as MerchantNoticeBatch).notices : [j.data as MerchantNoticeMessage]))
     .filter((d) => d.data.subscriptionId === subscriptionId)
     .sort((a, b) => Number(a.data.version) - Number(b.data.version));
 }

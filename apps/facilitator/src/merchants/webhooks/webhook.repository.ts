@@ -211,27 +211,37 @@ export class WebhookRepository {
   }
 
   /**
-   * Creates the delivery of a merchant notice (validated by the caller), in one transaction: to the merchant's current
-   * webhook URL, once per (merchant, notice id) however often the notice is published; nothing when the merchant is
-   * unknown, disabled or has no webhook URL.
+   * Creates the deliveries of merchant notices (validated by the caller), in one statement: each to its merchant's
+   * current webhook URL, once per (merchant, notice id) however often the notice is published; nothing for a merchant
+   * that is unknown, disabled or has no webhook URL. One outcome per notice, in order.
    */
-  async enqueueNotice(notice: MerchantNoticeMessage): Promise<NoticeOutcome> {
-    const id = randomUUID();
-    const event: NoticeWebhookEvent = { id, type: notice.type, createdAt: notice.createdAt, data: notice.data };
+  async enqueueNotices(notices: readonly MerchantNoticeMessage[]): Promise<NoticeOutcome[]> {
+    if (!notices.length) return [];
+    const ids = notices.map(() => randomUUID());
+    const bodies = notices.map((notice, i) => {
+      const event: NoticeWebhookEvent = { id: ids[i]!, type: notice.type, createdAt: notice.createdAt, data: notice.data };
+      return JSON.stringify(event);
+    });
     // one statement (SQL: Prisma Client cannot insert from a select): every subscription renewal sends the merchant a
-    // notice, and a lookup then an insert in a transaction was four round trips each
-    const [row] = await this.db.$queryRaw<{ merchant: number; inserted: number }[]>`
-      WITH m AS (
-        SELECT webhook_url FROM facilitator.merchants
-         WHERE id = ${notice.merchantId}::uuid AND disabled_at IS NULL AND coalesce(webhook_url, '') <> ''),
+    // notice, and a lookup then an insert in a transaction was four round trips each; a renewal scan's notices come
+    // in batches, one statement for all of them
+    const rows = await this.db.$queryRaw<{ merchant: boolean; inserted: boolean }[]>`
+      WITH n AS (
+        SELECT * FROM unnest(${ids}::uuid[], ${notices.map((n) => n.merchantId)}::uuid[], ${notices.map((n) => n.noticeId)}::text[],
+                             ${notices.map((n) => n.type)}::text[], ${bodies}::text[])
+                 WITH ORDINALITY AS n(id, merchant_id, notice_id, event_type, body, ord)),
+      m AS (
+        SELECT n.*, merchant.webhook_url FROM n JOIN facilitator.merchants merchant
+            ON merchant.id = n.merchant_id AND merchant.disabled_at IS NULL AND coalesce(merchant.webhook_url, '') <> ''),
       ins AS (
         INSERT INTO facilitator.webhook_deliveries (id, merchant_id, notice_id, event_type, url, body)
-        SELECT ${id}::uuid, ${notice.merchantId}::uuid, ${notice.noticeId}, ${notice.type}, m.webhook_url, ${JSON.stringify(event)} FROM m
+        SELECT id, merchant_id, notice_id, event_type, webhook_url, body FROM m ORDER BY ord
         ON CONFLICT DO NOTHING
-        RETURNING 1)
-      SELECT (SELECT count(*) FROM m)::int AS merchant, (SELECT count(*) FROM ins)::int AS inserted`;
-    if (!row?.merchant) return 'skipped';
-    return row.inserted === 1 ? 'queued' : 'duplicate';
+        RETURNING id)
+      SELECT m.id IS NOT NULL AS merchant, ins.id IS NOT NULL AS inserted
+        FROM n LEFT JOIN m ON m.ord = n.ord LEFT JOIN ins ON ins.id = n.id
+       ORDER BY n.ord`;
+    return rows.map((row) => (!row.merchant ? 'skipped' : row.inserted ? 'queued' : 'duplicate'));
   }
 
   /**
