@@ -20,7 +20,7 @@ import {
 import { eip3009Abi, MULTICALL3_ADDRESS, multicall3Abi, type ChainManifest, type ManifestToken } from '@mp/chain';
 import { PrismaService } from '@mp/db';
 import { decodeReceipt, evmSubscriptionNonce, signEvmSubscription, type EvmSubscriptionPayload } from '@mp/mpp';
-import { balanceOf, payerAccount } from '../../../test/support/chain';
+import { balanceOf, mineBlock, payerAccount, withAutomineOff } from '../../../test/support/chain';
 import { startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
 import { merchantsCli } from '../../../test/support/merchants';
 import { startOwnChain, type OwnChain } from '../../../test/support/own-chain';
@@ -878,6 +878,54 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
       expect(await eventsOfPayments(paymentIds)).toEqual(eventsBefore);
       expect((await period1(subscriptionIds)).map((r) => [r.state, r.tx_hash])).toEqual(paymentIds.map(() => ['confirmed', hash]));
       expect(await chain.client.getBlockNumber({ cacheTime: 0 })).toBe(blockBefore);
+    });
+
+    it('delivered again after its broadcast (the receipt late), the job hands its payments to confirm and sends nothing more', async () => {
+      const subscriptionIds = await subscribeAll(
+        terms('7400'),
+        [0, 1, 7].map((i) => payerAccount(manifest, i)),
+      );
+      await chain.increaseTime(DAY);
+      await syncClock();
+      const service = facilitator.app.get(SubscriptionCommandsService, { strict: false });
+      const settlement = facilitator.app.get(SettlementQueue, { strict: false });
+      const queueEvents = new QueueEvents(SETTLEMENT_QUEUE, { connection: redis.duplicate(), prefix: facilitator.config.queuePrefix });
+      await queueEvents.waitUntilReady();
+      const completed = new Set<string>();
+      queueEvents.on('completed', ({ jobId }) => void completed.add(jobId));
+      try {
+        const { added } = await settlementJobsAddedDuring(() =>
+          withAutomineOff(chain.client, async () => {
+            expect(await service.chargeMany(subscriptionIds.map((id) => charge(id, 1)) as never)).toEqual(['charged', 'charged', 'charged']);
+            const rows = await until('the batch sent', async () => {
+              const found = await period1(subscriptionIds);
+              return found.every((p) => p.state === 'submitted') ? found : undefined;
+            });
+            const paymentIds = rows.map((r) => r.id);
+            // the job waits a few seconds for the receipt, then hands its payments to confirm jobs
+            await until('the batch job done', () => [...completed].some((id) => id.startsWith('submit-batch-')) || undefined, 20_000);
+            completed.clear();
+            // the same payments in a job again (in id order, so under another job id than the first)
+            await settlement.submitBatch(paymentIds);
+            await until('the batch job done again', () => completed.has(batchJobId(paymentIds)) || undefined, 20_000);
+            const pending = (await chain.client.request({ method: 'txpool_content' as never })) as { pending: Record<string, Record<string, unknown>> };
+            expect(Object.values(pending.pending).flatMap((byNonce) => Object.values(byNonce))).toHaveLength(1);
+          }),
+        );
+        expect(added.filter((a) => a.name === 'submit-batch')).toHaveLength(2);
+        expect(added.filter((a) => a.name === 'submit')).toEqual([]);
+      } finally {
+        await queueEvents.close();
+      }
+      await mineBlock(chain.client);
+      const rows = await until('all three confirmed', async () => {
+        const found = await period1(subscriptionIds);
+        return found.every((p) => p.state === 'confirmed') ? found : undefined;
+      });
+      expect(new Set(rows.map((r) => r.tx_hash)).size).toBe(1);
+      const recorded = await eventsOfPayments(rows.map((r) => r.id));
+      expect(recorded.filter((e) => e.type === 'payment.submitted')).toHaveLength(3);
+      expect(recorded.filter((e) => e.type === 'payment.confirmed')).toHaveLength(3);
     });
 
     it('a transfer failing inside the batch: the others are confirmed from the batch, it ends through the per-payment jobs with its own reason', async () => {
