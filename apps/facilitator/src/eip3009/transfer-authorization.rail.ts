@@ -1,4 +1,4 @@
-import type { Hex, TransactionReceipt } from 'viem';
+import type { Address, Hex, TransactionReceipt } from 'viem';
 import type { ContractCall } from '@mp/chain';
 import type { TransferAuthorization } from '@mp/money';
 import type { ReceiptJudgement, SettledTransfer } from './receipt-judgement';
@@ -69,6 +69,12 @@ export interface TransferAuthorizationRail {
    * settlementCall's own checks and diagnosis.
    */
   settlementCalls(authorizations: readonly TransferAuthorization[]): Promise<(ContractCall | undefined)[]>;
+  /**
+   * Settlement calls recorded earlier, simulated again one after another in one round trip (a batch whose claims'
+   * estimates have aged): the gas of each as a transaction of its own, or undefined where it would fail now, or where
+   * the node cannot simulate them together (each then takes its own estimate, which says why).
+   */
+  estimateEach(network: string, calls: readonly { to: Address; data: Hex }[]): Promise<(bigint | undefined)[]>;
   /** Why settling at `estimate` gas would cost more than the token's gas cap allows, or undefined when it would not. */
   gasCapExceeded(authorization: TransferAuthorization, estimate: bigint): Promise<string | undefined>;
   /** Whether the chain has used (or the payer canceled) an authorization, and by which transaction. */

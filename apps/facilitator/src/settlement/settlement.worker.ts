@@ -314,8 +314,9 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
    * Payments recorded together (subscription renewals, SettlementQueue.submitBatch) sent as one Multicall3 transaction
    * per network and confirmed from its receipt in one statement: a handful of round trips for the whole batch, where a
    * `submit` job per payment costs several each. Anything unusual goes to the per-payment jobs, which know every rare
-   * case: a payment sent before, close to its expiry or without a fresh gas estimate, a network without a signer here
-   * right now, a broadcast refused or perhaps lost, a transfer that failed inside the batch, a receipt slow to come.
+   * case: a payment sent before or close to its expiry, a network without a signer here right now, a transfer whose
+   * aged estimate no longer simulates, a broadcast refused or perhaps lost, a transfer that failed inside the batch, a
+   * receipt slow to come.
    * Idempotent: a redelivered job leaves payments that are no longer verified alone, except the submitted ones, which
    * it hands to `confirm` (it may have crashed after their broadcast).
    */
@@ -324,6 +325,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     const alone: string[] = [];
     const submitted: string[] = [];
     const batches = new Map<string, { network: Network; signer: TransactionSigner; entries: { record: SettlementRecord; gas: bigint }[] }>();
+    const aged = new Map<string, SettlementRecord[]>();
     const now = Date.now();
     for (const record of records) {
       if (record.state === 'submitted') submitted.push(record.id);
@@ -331,11 +333,9 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
       const network = this.networkOf(record);
       const key = network?.config.network;
       const signer = key === undefined ? undefined : (batches.get(key)?.signer ?? network!.signers.pick());
-      const gas = freshClaimGas(record, now);
       if (
         !network ||
         !signer ||
-        gas === undefined ||
         record.attempts > 0 ||
         record.validBefore <= this.clock.nowSeconds() + EXPIRY_MARGIN_SECONDS ||
         isAddressEqual(record.settleTo, MULTICALL3_ADDRESS)
@@ -344,8 +344,18 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
         continue;
       }
       const batch = batches.get(network.config.network) ?? { network, signer, entries: [] };
-      batch.entries.push({ record, gas });
       batches.set(network.config.network, batch);
+      const gas = freshClaimGas(record, now);
+      if (gas !== undefined) batch.entries.push({ record, gas });
+      else aged.set(network.config.network, [...(aged.get(network.config.network) ?? []), record]);
+    }
+    // Claims whose estimates have aged (a deep queue): simulated again together, in one round trip, not one by one.
+    for (const [key, stale] of aged) {
+      const gas = await this.rail.estimateEach(
+        key,
+        stale.map((r) => ({ to: r.settleTo, data: r.settleData })),
+      );
+      stale.forEach((record, k) => (gas[k] === undefined ? alone.push(record.id) : batches.get(key)!.entries.push({ record, gas: gas[k] })));
     }
     for (const [key, { entries }] of batches) {
       if (entries.length > 1) continue;
