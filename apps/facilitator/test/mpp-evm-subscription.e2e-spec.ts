@@ -26,6 +26,7 @@ import { merchantsCli } from '../../../test/support/merchants';
 import { startOwnChain, type OwnChain } from '../../../test/support/own-chain';
 import { ChainPayments } from '../src/settlement/chain-payments.repository';
 import { batchJobId, SETTLEMENT_QUEUE, SettlementQueue } from '../src/settlement/settlement.queue';
+import { SettlementWorker } from '../src/settlement/settlement.worker';
 import { Clock } from '../src/x402/clock';
 import { AuthorizationVault } from '../src/subscriptions/authorization-vault';
 import { RevocationWatcher } from '../src/subscriptions/revocation-watcher';
@@ -809,6 +810,37 @@ describe('MPP evm subscription (EXPERIMENTAL profile) on its own chain, whose cl
         ['confirmed', signed(2).hash],
       ]);
       await payments.markFailedUnsent(ids[2]!, 'test', 'finished by the test');
+    });
+
+    it('a batch whose claims aged in the queue is simulated again together and still goes out as ONE transaction', async () => {
+      const routeTerms = terms('7300');
+      const subscriptionIds = await subscribeAll(
+        routeTerms,
+        [2, 3, 4].map((i) => payerAccount(manifest, i)),
+      );
+      await chain.increaseTime(DAY);
+      await syncClock();
+      const worker = facilitator.app.get(SettlementWorker, { strict: false }).worker;
+      const service = facilitator.app.get(SubscriptionCommandsService, { strict: false });
+      const { added } = await settlementJobsAddedDuring(async () => {
+        // the batch job waits in a queue nobody takes from, while its claims' gas estimates grow older than they may be used
+        await worker.pause(true);
+        try {
+          expect(await service.chargeMany(subscriptionIds.map((id) => charge(id, 1)) as never)).toEqual(['charged', 'charged', 'charged']);
+          await db.$executeRawUnsafe(
+            `UPDATE facilitator.payments SET updated_at = now() - interval '1 minute' WHERE subscription_id = ANY($1::text[]) AND subscription_period = 1`,
+            subscriptionIds,
+          );
+        } finally {
+          worker.resume();
+        }
+        await until('three renewals confirmed', async () => ((await period1(subscriptionIds)).every((p) => p.state === 'confirmed') ? true : undefined));
+      });
+      expect(added.map((a) => a.name)).toEqual(['submit-batch']);
+      const rows = await period1(subscriptionIds);
+      expect(new Set(rows.map((r) => r.tx_hash)).size).toBe(1);
+      const tx = await chain.client.getTransaction({ hash: rows[0]!.tx_hash as Hex });
+      expect(decodeFunctionData({ abi: multicall3Abi, data: tx.input }).args[0]).toHaveLength(3);
     });
 
     let confirmedBatch: { subscriptionIds: string[]; paymentIds: string[]; hash: Hex };
