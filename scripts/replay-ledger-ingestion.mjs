@@ -5,7 +5,8 @@
 //
 //   npm run ledger:replay -- (--all | --payment <payment id> | --event <event id>)… [--dry-run]
 //
-// --payment and --event may be repeated; a job is replayed when it matches any of them. --dry-run lists the jobs
+// --payment and --event may be repeated; a job is replayed when it matches any of them (a batch job: when any of its
+// events does; its events the ledger booked already answer `exists`). --dry-run lists the jobs
 // without moving them. Reads REDIS_URL (default redis://127.0.0.1:6379) and QUEUE_PREFIX (default mp:<database name
 // of DATABASE_URL>), like the facilitator and the ledger. Prints one line per job and a summary.
 // Exit codes: 0 done (also when nothing matched), 2 usage error, 3 Redis could not be asked or a job could not be moved.
@@ -15,6 +16,8 @@ import { Redis } from 'ioredis';
 import { queuePrefixFor } from './lib/local-state.mjs';
 
 const QUEUE = 'payment-events';
+/** the job name of a batch of events (libs/clients payment-events.ts PAYMENT_EVENT_BATCH_JOB) */
+const BATCH_JOB = 'batch';
 const USAGE = `usage: npm run ledger:replay -- (--all | --payment <payment id> | --event <event id>)… [--dry-run]`;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const PAGE = 1_000;
@@ -47,10 +50,15 @@ function options(argv) {
   return { all: parsed.all, payments: new Set(parsed.payment.map((p) => p.toLowerCase())), events: new Set(parsed.event), dryRun: parsed['dry-run'] };
 }
 
+/** The events a job carries: a batch's, or the job's own. */
+function eventsOf(job) {
+  if (job.name !== BATCH_JOB) return [job.data ?? {}];
+  return Array.isArray(job.data?.events) ? job.data.events.map((e) => e ?? {}) : [];
+}
+
 function matches(opts, job) {
   if (opts.all) return true;
-  const data = job.data ?? {};
-  return opts.payments.has(String(data.paymentId ?? '').toLowerCase()) || opts.events.has(String(data.eventId ?? ''));
+  return eventsOf(job).some((data) => opts.payments.has(String(data.paymentId ?? '').toLowerCase()) || opts.events.has(String(data.eventId ?? '')));
 }
 
 /** Every failed job, read page by page before any is moved (moving shrinks the failed set under the reader). */
@@ -64,8 +72,12 @@ async function failedJobs(queue) {
 }
 
 function describe(job) {
-  const { eventId = '?', type = '?', paymentId = '?' } = job.data ?? {};
   const reason = String(job.failedReason ?? '').split('\n')[0];
+  if (job.name === BATCH_JOB) {
+    const events = eventsOf(job);
+    return `${job.id}  batch of ${events.length} event(s) ${events[0]?.eventId ?? '?'}…${events.at(-1)?.eventId ?? '?'}, ${job.attemptsMade} attempt(s), failed: ${reason}`;
+  }
+  const { eventId = '?', type = '?', paymentId = '?' } = job.data ?? {};
   return `${job.id}  event ${eventId} ${type} of payment ${paymentId}, ${job.attemptsMade} attempt(s), failed: ${reason}`;
 }
 

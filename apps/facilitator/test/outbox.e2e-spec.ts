@@ -14,6 +14,7 @@ import {
   type PaymentEventsAckMessage,
 } from '@mp/clients';
 import { PrismaService } from '@mp/db';
+import { MIN_EVENTS_PER_BATCH_JOB } from '../src/outbox/outbox.relay';
 import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
 import { postJson, startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
 import { until } from '../../../test/support/webhook-receiver';
@@ -138,16 +139,23 @@ describe('payment events to the ledger queue', () => {
       return rows.every((r) => r.published) || undefined;
     });
 
-  it('publishes the events one poll finds as one batch job, in order, its id made of its events', async () => {
+  it('publishes the events one poll finds as one batch job, in order, its id made of its events; a few, each alone', async () => {
     const [paymentId] = paymentIds;
-    const ids = (await resends(paymentId, 5)).map((r) => r.id);
+    const few = (await resends(paymentId, MIN_EVENTS_PER_BATCH_JOB - 1)).map((r) => r.id);
+    const alone = await until('the few consumed', () => {
+      const found = few.map((id) => jobs.find((j) => j.eventIds.includes(id)));
+      return found.every(Boolean) ? found : undefined;
+    });
+    expect(alone).toEqual(few.map((id) => ({ name: 'payment.resend', id: paymentEventJobId(id, paymentId), eventIds: [id] })));
+
+    const ids = (await resends(paymentId, MIN_EVENTS_PER_BATCH_JOB)).map((r) => r.id);
     const job = await until('the batch consumed', () => jobs.find((j) => j.eventIds.includes(ids[0])));
     expect(job).toEqual({ name: PAYMENT_EVENT_BATCH_JOB, id: paymentEventBatchJobId(ids.map((eventId) => ({ eventId, paymentId }))), eventIds: ids });
     expect(received.filter((m) => ids.includes(m.eventId)).map((m) => ({ type: m.type, paymentId: m.paymentId }))).toEqual(
       ids.map(() => ({ type: 'payment.resend', paymentId })),
     );
     // gone again: the tests below count this payment's own three events
-    await db.$executeRawUnsafe(`DELETE FROM facilitator.payment_events WHERE id = ANY($1::bigint[])`, ids);
+    await db.$executeRawUnsafe(`DELETE FROM facilitator.payment_events WHERE id = ANY($1::bigint[])`, [...few, ...ids]);
   });
 
   it('a re-publish of the same events (a crash before the mark) adds no second job, alone or in a batch', async () => {
@@ -158,7 +166,7 @@ describe('payment events to the ledger queue', () => {
     await until('the lone event consumed', () => received.find((m) => m.eventId === lone.id));
     expect(jobs.find((j) => j.eventIds.includes(lone.id))).toEqual({ name: 'payment.resend', id: paymentEventJobId(lone.id, paymentId), eventIds: [lone.id] });
     // and a batch
-    const batch = (await resends(paymentId, 3)).map((r) => r.id);
+    const batch = (await resends(paymentId, MIN_EVENTS_PER_BATCH_JOB)).map((r) => r.id);
     await until('the batch consumed', () => (batch.every((id) => received.some((m) => m.eventId === id)) ? true : undefined));
 
     const before = await queue.getJobCountByTypes('completed', 'waiting', 'active', 'delayed');
@@ -320,8 +328,9 @@ describe('payment events the ledger has not acknowledged', () => {
   it('publishes again alone, each under its own job id, the events of a batch the ledger did not acknowledge', async () => {
     const ids = (
       await db.$queryRawUnsafe<{ id: string }[]>(
-        `INSERT INTO facilitator.payment_events (payment_id, type, data) SELECT $1::uuid, 'payment.resend', '{"reason":"a test"}'::jsonb FROM generate_series(1, 3) RETURNING id::text`,
+        `INSERT INTO facilitator.payment_events (payment_id, type, data) SELECT $1::uuid, 'payment.resend', '{"reason":"a test"}'::jsonb FROM generate_series(1, $2::int) RETURNING id::text`,
         settled,
+        MIN_EVENTS_PER_BATCH_JOB,
       )
     ).map((r) => r.id);
     const alone = await until('each event delivered again, alone', () => {

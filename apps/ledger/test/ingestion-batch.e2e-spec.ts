@@ -15,6 +15,8 @@ import { chartAccountId, nativeAsset, paymentTransferId } from '@mp/ledger';
 import { startLedger, type RunningLedger } from '../../../test/support/ledger-app';
 import { until } from '../../../test/support/webhook-receiver';
 import { PaymentIngestion } from '../src/ingestion/payment-ingestion.service';
+import { SubscriptionLifecycle } from '../src/billing/subscription-lifecycle.service';
+import { chargePayment, events as subscriptionEvents, newSubscriptionId, type SubscriptionTerms } from './support/subscriptions-world';
 
 const NETWORK = 'eip155:84532';
 const TOKEN = '0x036cbd53842c5426634e7929541ec2318f3dcf7e';
@@ -286,5 +288,44 @@ describe('payment events in batches', () => {
     expect(own.failedReason).toMatch(/^malformed payment event: data/);
     expect((await book(merchantId))[chartAccountId('revenue', ASSET)]).toMatchObject({ creditsPosted: 10000n });
     await Promise.all([broken.remove(), own.remove()]);
+  });
+
+  it('publishes alone a confirmation whose subscription is not recorded yet (its activation in another batch), which applies once it is', async () => {
+    const merchantId = randomUUID();
+    const now = new Date();
+    const terms: SubscriptionTerms = {
+      subscriptionId: newSubscriptionId(),
+      merchantId,
+      payer: '0x277b6edc5e0664bda72eb0c84fe1e44af4befe6e',
+      payTo: '0x70997970c51812dc3a010c7d01b50e0d17dc79c8',
+      amount: '10000',
+      asset: TOKEN,
+      network: NETWORK,
+      periodUnit: 'month',
+      periodCount: 1,
+      anchor: now,
+    };
+    const payment = chargePayment(terms, 0, 0);
+    const early = subscriptionEvents.confirmed(payment, now);
+    const other = randomUUID();
+    const job = await runBatch([verified(merchantId, other), confirmed(merchantId, other), early]);
+    expect(job.returnvalue).toBe('3 events: 2 booked, 0 skipped, 0 refused, 1 published alone for their subscription');
+    const alone = await until('the early confirmation in its own job', () => queue.getJob(paymentEventJobId(early.eventId, early.paymentId)));
+    expect(alone.data).toEqual(early);
+
+    // the activation arrives: the job's next attempt applies the confirmation
+    expect(await ledger.app.get(SubscriptionLifecycle).ingest(subscriptionEvents.activated(terms, payment, now))).toBe('applied');
+    const done = await until(
+      'the early confirmation applied',
+      async () => {
+        const found = await queue.getJob(alone.id!);
+        return found?.returnvalue ? found : undefined;
+      },
+      20_000,
+    );
+    expect(done.returnvalue).toBe('booked');
+    expect(await ledger.db.ledgerSubscriptionCharge.findMany({ where: { subscriptionId: terms.subscriptionId }, select: { state: true } })).toEqual([
+      { state: 'paid' },
+    ]);
   });
 });

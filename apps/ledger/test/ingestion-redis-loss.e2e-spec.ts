@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Address } from 'viem';
-import { PAYMENT_EVENTS_QUEUE, paymentEventsOfJob, type PaymentEventMessage } from '@mp/clients';
+import { PAYMENT_EVENT_BATCH_JOB, PAYMENT_EVENTS_QUEUE, paymentEventsOfJob, type PaymentEventMessage } from '@mp/clients';
 import { PrismaService } from '@mp/db';
 import { AccountCode, chartAccountId, paymentTransferId, TransferCode } from '@mp/ledger';
 import { chainAsset } from '@mp/reconciliation';
@@ -179,6 +179,16 @@ describe('payments booked by the ledger after Redis lost the queue', () => {
     expect(usage.status).toBe(2);
     expect(usage.stderr).toContain('name what to replay');
 
-    for (const job of jobs) await queue.remove(job.id!);
+    // a failed batch job is found by any of its events, and named by them
+    const inBatch = jobs[1].data;
+    const batch = await queue.add(PAYMENT_EVENT_BATCH_JOB, { events: [inBatch], unexpected: true } as never, { jobId: `broken-batch-${inBatch.eventId}` });
+    await until('the broken batch failed', async () => ((await queue.getJob(batch.id!))?.failedReason ? true : undefined));
+    const listed = replay('--event', inBatch.eventId, '--dry-run');
+    expect(listed.status, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain(
+      `would replay ${batch.id}  batch of 1 event(s) ${inBatch.eventId}…${inBatch.eventId}, 1 attempt(s), failed: malformed payment event batch`,
+    );
+
+    for (const job of [...jobs, batch]) await queue.remove(job.id!);
   });
 });

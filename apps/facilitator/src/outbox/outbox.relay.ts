@@ -24,6 +24,11 @@ const BATCH = 500;
  * its subscription outcomes), and this keeps each of them a size that commits quickly.
  */
 export const EVENTS_PER_JOB = 200;
+/**
+ * A poll that finds fewer events publishes each as a job of its own, in the trace it was written in (while tracing is
+ * on): batches pay under load, and a quiet system keeps every payment's booking in the payment's trace.
+ */
+export const MIN_EVENTS_PER_BATCH_JOB = 10;
 /** Most unacknowledged events published again per poll and worker: a ledger away for hours comes back to a trickle, not a flood. */
 export const REPUBLISH_BATCH = 100;
 /**
@@ -67,8 +72,8 @@ const EVENT_ROWS = `SELECT e.id::text AS "eventId", e.type, e.payment_id::text A
 /**
  * Publishes the transactional outbox (payment_events) to BullMQ for the ledger (worker role, OUTBOX_PUBLISH). Every
  * OUTBOX_POLL_MS it locks the oldest unpublished events (SKIP LOCKED, so replicas share the work), adds them as `batch`
- * jobs of up to EVENTS_PER_JOB events (a lone event as a job of its own; either id names its events, so a re-publish
- * after a crash is deduplicated) and marks them published in the same transaction. An event is done only once the ledger acknowledges it (OutboxAcks): one published but unacknowledged
+ * jobs of up to EVENTS_PER_JOB events (fewer than MIN_EVENTS_PER_BATCH_JOB: a job of its own each; either id names its
+ * events, so a re-publish after a crash is deduplicated) and marks them published in the same transaction. An event is done only once the ledger acknowledges it (OutboxAcks): one published but unacknowledged
  * for OUTBOX_REPUBLISH_AFTER_MS is published again, because Redis may have lost its job (a flush, a failover without
  * persistence) or the acknowledgement. The consumer books an event once, by its id, however often it arrives.
  */
@@ -136,8 +141,9 @@ export class OutboxRelay implements OnModuleInit, OnModuleDestroy {
           return job ? [{ job, row }] : [];
         });
         const jobs: BatchJob[] = [];
-        for (let start = 0; start < built.length; start += EVENTS_PER_JOB) {
-          const chunk = built.slice(start, start + EVENTS_PER_JOB);
+        const perJob = built.length < MIN_EVENTS_PER_BATCH_JOB ? 1 : EVENTS_PER_JOB;
+        for (let start = 0; start < built.length; start += perJob) {
+          const chunk = built.slice(start, start + perJob);
           // a lone event as before batches, in the trace it was written in (while tracing is on), so the ledger's
           // booking joins the payment's; a batch belongs to many payments' traces, so to none
           if (chunk.length === 1) jobs.push({ ...chunk[0].job, opts: jobTraceOptions(chunk[0].job.opts, chunk[0].row.traceContext) });

@@ -101,18 +101,19 @@ export class SubscriptionLifecycle {
   /**
    * A batch's events (a `batch` job), in order, each as ingest() would take it; the charge outcomes in a row are applied
    * together (applyOutcomes, each subscription once per transaction), any other event alone, after the outcomes before
-   * it. Per event its outcome, or its BookingRefusedError (refused for good); any other failure (its subscription not
-   * recorded yet, the database away) is thrown once the events before it are applied, and the batch is retried.
+   * it. Per event its outcome, its BookingRefusedError (refused for good) or its SubscriptionNotYetKnownError (its
+   * activation is still on its way, perhaps in another batch: for the caller to retry it alone); any other failure (the
+   * database away) is thrown once the events before it are applied, and the batch is retried.
    */
-  async ingestMany(events: readonly PaymentEventMessage[]): Promise<(LifecycleOutcome | BookingRefusedError)[]> {
-    const outcomes: (LifecycleOutcome | BookingRefusedError)[] = events.map(() => 'skipped');
+  async ingestMany(events: readonly PaymentEventMessage[]): Promise<(LifecycleOutcome | BookingRefusedError | SubscriptionNotYetKnownError)[]> {
+    const outcomes: (LifecycleOutcome | BookingRefusedError | SubscriptionNotYetKnownError)[] = events.map(() => 'skipped');
     let group: { index: number; outcome: ChargeOutcome }[] = [];
     const applyGroup = async () => {
       if (!group.length) return;
       const applying = group;
       group = [];
       const settled = await this.applyOutcomes(applying.map((g) => g.outcome));
-      settled.forEach((result, i) => (outcomes[applying[i].index] = result.status === 'fulfilled' ? result.value : refusalOrThrow(result.reason)));
+      settled.forEach((result, i) => (outcomes[applying[i].index] = result.status === 'fulfilled' ? result.value : eventsOwnOrThrow(result.reason)));
     };
     for (const [index, event] of events.entries()) {
       const merchantId = event.merchantId ?? event.payment.merchantId;
@@ -131,7 +132,7 @@ export class SubscriptionLifecycle {
       try {
         outcomes[index] = await this.applyAlone(merchantId, event);
       } catch (error) {
-        outcomes[index] = refusalOrThrow(error);
+        outcomes[index] = eventsOwnOrThrow(error);
       }
     }
     await applyGroup();
@@ -462,9 +463,9 @@ function isSubscriptionRefundKey(event: EventOf<'payment.refunded' | 'payment.re
   return of !== undefined && event.data.idempotencyKey === refundCommandId(of.id, of.periodIndex);
 }
 
-/** The ledger's refusal, to be answered; any other failure thrown on. */
-function refusalOrThrow(error: unknown): BookingRefusedError {
-  if (error instanceof BookingRefusedError) return error;
+/** A failure that is the event's own (a refusal, its subscription not recorded yet), to be answered; any other thrown on. */
+function eventsOwnOrThrow(error: unknown): BookingRefusedError | SubscriptionNotYetKnownError {
+  if (error instanceof BookingRefusedError || error instanceof SubscriptionNotYetKnownError) return error;
   throw error;
 }
 

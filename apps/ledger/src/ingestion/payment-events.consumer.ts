@@ -13,7 +13,7 @@ import {
   type PaymentEventsAckMessage,
 } from '@mp/clients';
 import { closeWorker } from '@mp/platform';
-import { SubscriptionLifecycle } from '../billing/subscription-lifecycle.service';
+import { SubscriptionLifecycle, SubscriptionNotYetKnownError } from '../billing/subscription-lifecycle.service';
 import { LEDGER_CONFIG, type LedgerConfig } from '../ledger.config';
 import { INGESTION_QUEUE_STATES, LedgerMetrics } from '../ledger.metrics';
 import { PaymentEventAcks } from './payment-event-acks';
@@ -124,7 +124,7 @@ export class PaymentEventsConsumer extends WorkerHost implements OnApplicationBo
       const accepted = events.filter((_, i) => !(booked[i] instanceof BookingRefusedError));
       const lifecycle = await this.subscriptions.ingestMany(accepted);
       const outcomes = new Map(accepted.map((event, i) => [event, lifecycle[i]]));
-      const counts = { booked: 0, skipped: 0, refused: 0 };
+      const counts = { booked: 0, skipped: 0, refused: 0, waiting: 0 };
       for (const [i, event] of events.entries()) {
         const applied = outcomes.get(event);
         const refusal = booked[i] instanceof BookingRefusedError ? booked[i] : applied instanceof BookingRefusedError ? applied : undefined;
@@ -134,12 +134,20 @@ export class PaymentEventsConsumer extends WorkerHost implements OnApplicationBo
           counts.refused++;
           continue;
         }
+        // booked, its subscription's activation not applied yet (in a batch still running): alone, retried until it is
+        if (applied instanceof SubscriptionNotYetKnownError) {
+          this.logger.debug(`${applied.message}: published alone, retried until it is`);
+          await this.publishAlone(event);
+          counts.waiting++;
+          continue;
+        }
         const outcome = booked[i] === 'booked' || applied === 'applied' ? 'booked' : 'skipped';
         this.metrics.recordEvent(event.type, outcome, event.occurredAt);
         this.acks.acknowledge(event.eventId);
         counts[outcome]++;
       }
-      return `${parsed.events.length} events: ${counts.booked} booked, ${counts.skipped} skipped, ${counts.refused + parsed.events.length - events.length} refused`;
+      const waiting = counts.waiting ? `, ${counts.waiting} published alone for their subscription` : '';
+      return `${parsed.events.length} events: ${counts.booked} booked, ${counts.skipped} skipped, ${counts.refused + parsed.events.length - events.length} refused${waiting}`;
     } catch (error) {
       // a passing failure: the whole batch is retried, and what it booked answers `exists` then
       for (const event of events) this.metrics.recordEvent(event.type, 'error');
@@ -150,6 +158,11 @@ export class PaymentEventsConsumer extends WorkerHost implements OnApplicationBo
   /** A refused event of a batch, as a job of its own: it fails on its own (the same refusal), and stays there for an operator. */
   private async passOnRefused(event: PaymentEventMessage, refusal: BookingRefusedError): Promise<void> {
     this.logger.warn(`payment event ${event.eventId} (${event.type} of ${event.paymentId}) refused in a batch, published alone: ${refusal.message}`);
+    await this.publishAlone(event);
+  }
+
+  /** An event of a batch as a job of its own, under its single-event job id (as the facilitator's re-publish names it). */
+  private async publishAlone(event: PaymentEventMessage): Promise<void> {
     await this.queue.add(event.type, event, { jobId: paymentEventJobId(event.eventId, event.paymentId) });
   }
 
