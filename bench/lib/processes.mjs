@@ -68,7 +68,9 @@ export function cpuSeconds(pid) {
 
 /**
  * CPU seconds used so far by every live process whose command name is one of `names` (PostgreSQL's backends, Redis,
- * anvil), from /proc (Linux; null elsewhere). A process that exited meanwhile is not counted: the figure is a floor.
+ * anvil), from /proc (Linux; null elsewhere), with what their exited children used: PostgreSQL's postmaster reaps the
+ * backends that end during a run, and their CPU moves into its children's time, so a difference of two readings holds
+ * it either way.
  */
 export function cpuSecondsOf(names) {
   try {
@@ -79,7 +81,8 @@ export function cpuSecondsOf(names) {
         const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
         if (!names.some((n) => comm.startsWith(n))) continue;
         const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        total += (Number(fields[11]) + Number(fields[12])) / 100;
+        // utime, stime, then cutime, cstime: the children it has waited for
+        total += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / 100;
       } catch {
         // gone meanwhile
       }
