@@ -307,12 +307,21 @@ export async function deliver(world: SubscriptionsWorld, ...messages: PaymentEve
 }
 
 /** Every command the ledger has published for a subscription (alone or in a batch), in the order it published them. */
+/**
+ * The subscription's commands, each once: a charge published in a batch job and again on its own (the sweep republishes
+ * one job per command) is one command, and must be the same command both times.
+ */
 export async function commandsOf(world: SubscriptionsWorld, subscriptionId: string): Promise<SubscriptionCommand[]> {
   const jobs = await world.queues.commands.getJobs(['waiting', 'delayed', 'prioritized', 'active', 'completed', 'failed'], 0, -1, true);
-  return jobs
-    .flatMap((j): SubscriptionCommand[] => (isChargeBatch(j.data) ? j.data.commands : [j.data]))
-    .filter((d) => d.subscriptionId === subscriptionId)
-    .sort((a, b) => a.requestedAt.localeCompare(b.requestedAt) || a.commandId.localeCompare(b.commandId));
+  const commands = new Map<string, SubscriptionCommand>();
+  for (const command of jobs.flatMap((j): SubscriptionCommand[] => (isChargeBatch(j.data) ? j.data.commands : [j.data]))) {
+    if (command.subscriptionId !== subscriptionId) continue;
+    const seen = commands.get(command.commandId);
+    if (seen && JSON.stringify(seen) !== JSON.stringify(command))
+      throw new Error(`command ${command.commandId} published as two different commands: ${JSON.stringify(seen)} and ${JSON.stringify(command)}`);
+    commands.set(command.commandId, command);
+  }
+  return [...commands.values()].sort((a, b) => a.requestedAt.localeCompare(b.requestedAt) || a.commandId.localeCompare(b.commandId));
 }
 
 export async function noticesOf(world: SubscriptionsWorld, subscriptionId: string): Promise<MerchantNoticeMessage[]> {
