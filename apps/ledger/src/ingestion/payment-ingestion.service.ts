@@ -79,47 +79,24 @@ export class PaymentIngestion {
   }
 
   async book(event: PaymentEventMessage): Promise<BookingOutcome> {
-    const merchantId = event.merchantId ?? event.payment.merchantId;
-    const step = bookingStep(event);
+    const planned = planBooking(event, 0);
     // open mode: a payment no merchant's key claimed belongs to no merchant's book
-    if (!merchantId || step.kind === 'none') return 'skipped';
-    const asset = paymentAsset(event);
-    const gas = step.kind === 'post' || step.kind === 'void' ? step.gas : undefined;
-    await this.ensureAccounts(merchantId, gas ? [...paymentAccounts(asset), ...gasAccounts(gas.asset)] : paymentAccounts(asset));
+    if (!planned) return 'skipped';
+    const { merchantId, plan } = planned;
+    await this.ensureAccounts(merchantId, accountsOf(plan));
     if (event.payment.rail === 'evm') await this.rememberReceivingAddress(merchantId, event.payment.network, event.payment.payTo);
 
-    const hold = holdTransfer(event, asset);
-    const resolution =
-      step.kind === 'post'
-        ? postTransfer(event, step.reference)
-        : step.kind === 'void'
-          ? voidTransfer(event)
-          : step.kind === 'refund'
-            ? refundTransfer(event, asset, step.refund)
-            : undefined;
-    const gasBooking = gas && gasTransfer(event, gas);
-    const rest = [...(resolution ? [resolution] : []), ...(gasBooking ? [gasBooking] : [])];
+    const rest = [...(plan.resolution ? [plan.resolution] : []), ...(plan.gas ? [plan.gas] : [])];
     // The hold first, in a call of its own unless this process booked the very same hold already: nothing after it
     // is booked when it is refused. Then the rest in one call, in order.
-    const holdKey = transferKey(merchantId, hold);
+    const holdKey = transferKey(merchantId, plan.hold);
     if (!this.knownHolds.has(holdKey)) {
-      await this.transfer(merchantId, hold);
+      await this.transfer(merchantId, plan.hold);
       this.knownHolds.add(holdKey);
     }
     const results = rest.length ? await this.ledger.createTransfers(merchantId, rest) : [];
-    if (step.kind === 'post') {
-      const posted = this.accept(merchantId, resolution!, results[0], ['pending_transfer_already_voided']);
-      if (posted === 'pending_transfer_already_voided') await this.transfer(merchantId, latePaymentTransfer(event, asset, step.reference));
-    } else if (step.kind === 'void') {
-      const voided = this.accept(merchantId, resolution!, results[0], ['pending_transfer_already_posted']);
-      if (voided === 'pending_transfer_already_posted')
-        this.logger.warn(`payment ${event.paymentId}: ${event.type} after it was confirmed; the ledger keeps it posted`);
-    } else if (step.kind === 'refund') {
-      this.accept(merchantId, resolution!, results[0]);
-    }
-    if (gasBooking) this.accept(merchantId, gasBooking, results[rest.length - 1]);
-    if (step.kind === 'post' && event.payment.rail === 'stripe' && step.reference?.startsWith('pi_'))
-      await this.bookStripeFee(merchantId, event, asset, step.reference);
+    await this.accepted(merchantId, event, plan.asset, plan.step, plan.resolution, plan.resolution && results[0]);
+    if (plan.gas) this.accept(merchantId, plan.gas, results[rest.length - 1]!);
     return 'booked';
   }
 
@@ -139,27 +116,9 @@ export class PaymentIngestion {
     const alone = new Set<string>();
     const byPayment = new Map<string, PlannedBooking[]>();
     events.forEach((event, index) => {
-      const merchantId = event.merchantId ?? event.payment.merchantId;
-      const step = bookingStep(event);
-      if (!merchantId || step.kind === 'none') return;
-      const asset = paymentAsset(event);
-      const gas = step.kind === 'post' || step.kind === 'void' ? step.gas : undefined;
-      const plan: PlannedBooking = {
-        index,
-        event,
-        asset,
-        step,
-        hold: holdTransfer(event, asset),
-        resolution:
-          step.kind === 'post'
-            ? postTransfer(event, step.reference)
-            : step.kind === 'void'
-              ? voidTransfer(event)
-              : step.kind === 'refund'
-                ? refundTransfer(event, asset, step.refund)
-                : undefined,
-        gas: gas && gasTransfer(event, gas),
-      };
+      const planned = planBooking(event, index);
+      if (!planned) return;
+      const { merchantId, plan } = planned;
       const payment = JSON.stringify([merchantId, event.paymentId.toLowerCase()]);
       byPayment.set(payment, [...(byPayment.get(payment) ?? []), plan]);
     });
@@ -177,10 +136,7 @@ export class PaymentIngestion {
   /** One merchant's planned events of a batch (see bookMany); outcomes written by index. */
   private async bookForMerchant(merchantId: string, plans: PlannedBooking[], outcomes: BatchBookingOutcome[]): Promise<void> {
     const accounts = new Map<string, AccountInput>();
-    for (const { asset, step } of plans) {
-      const gas = step.kind === 'post' || step.kind === 'void' ? step.gas : undefined;
-      for (const a of gas ? [...paymentAccounts(asset), ...gasAccounts(gas.asset)] : paymentAccounts(asset)) accounts.set(accountKey(merchantId, a), a);
-    }
+    for (const plan of plans) for (const a of accountsOf(plan)) accounts.set(accountKey(merchantId, a), a);
     const refusedAccount = await refusalOr(() => this.ensureAccounts(merchantId, [...accounts.values()]));
     if (refusedAccount instanceof BookingRefusedError) {
       // which events need the refused account: each one's own book() says
@@ -342,4 +298,28 @@ function transferKey(merchantId: string, t: TransferInput): string {
 /** An account's whole definition: the same key means an identical account. */
 function accountKey(merchantId: string, a: AccountInput): string {
   return JSON.stringify([merchantId, a.id, a.asset, a.code, a.flags, a.normalBalance, a.reference]);
+}
+
+/** What booking the event takes (its merchant and transfers), or undefined when it books nothing (see bookingStep). */
+function planBooking(event: PaymentEventMessage, index: number): { merchantId: string; plan: PlannedBooking } | undefined {
+  const merchantId = event.merchantId ?? event.payment.merchantId;
+  const step = bookingStep(event);
+  if (!merchantId || step.kind === 'none') return undefined;
+  const asset = paymentAsset(event);
+  const gas = step.kind === 'post' || step.kind === 'void' ? step.gas : undefined;
+  const resolution =
+    step.kind === 'post'
+      ? postTransfer(event, step.reference)
+      : step.kind === 'void'
+        ? voidTransfer(event)
+        : step.kind === 'refund'
+          ? refundTransfer(event, asset, step.refund)
+          : undefined;
+  return { merchantId, plan: { index, event, asset, step, hold: holdTransfer(event, asset), resolution, gas: gas && gasTransfer(event, gas) } };
+}
+
+/** The accounts a planned booking writes to. */
+function accountsOf({ asset, step }: PlannedBooking): AccountInput[] {
+  const gas = step.kind === 'post' || step.kind === 'void' ? step.gas : undefined;
+  return gas ? [...paymentAccounts(asset), ...gasAccounts(gas.asset)] : paymentAccounts(asset);
 }
