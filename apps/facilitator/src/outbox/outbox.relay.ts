@@ -2,6 +2,7 @@ import { BullModule, InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import {
+  inBatches,
   PAYMENT_EVENT_BATCH_JOB,
   PAYMENT_EVENT_JOB_OPTIONS,
   PAYMENT_EVENTS_ACKS_QUEUE,
@@ -141,9 +142,7 @@ export class OutboxRelay implements OnModuleInit, OnModuleDestroy {
           return job ? [{ job, row }] : [];
         });
         const jobs: BatchJob[] = [];
-        const perJob = built.length < MIN_EVENTS_PER_BATCH_JOB ? 1 : EVENTS_PER_JOB;
-        for (let start = 0; start < built.length; start += perJob) {
-          const chunk = built.slice(start, start + perJob);
+        for (const chunk of inBatches(built, built.length < MIN_EVENTS_PER_BATCH_JOB ? 1 : EVENTS_PER_JOB)) {
           // a lone event as before batches, in the trace it was written in (while tracing is on), so the ledger's
           // booking joins the payment's; a batch belongs to many payments' traces, so to none
           if (chunk.length === 1) jobs.push({ ...chunk[0].job, opts: jobTraceOptions(chunk[0].job.opts, chunk[0].row.traceContext) });

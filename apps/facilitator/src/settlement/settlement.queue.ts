@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { BullModule, InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import type { DefaultJobOptions, Queue } from 'bullmq';
+import { inBatches } from '@mp/clients';
 import { ProblemError, whenQueueReady } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 
@@ -65,11 +66,9 @@ export class SettlementQueue implements OnModuleInit {
   async submitBatch(paymentIds: readonly string[]): Promise<void> {
     const max = this.config.batchMax;
     if (max <= 1 || paymentIds.length <= 1) return this.submitMany(paymentIds);
-    const chunks: string[][] = [];
-    for (let i = 0; i < paymentIds.length; i += max) chunks.push(paymentIds.slice(i, i + max));
     try {
       await this.queue.addBulk(
-        chunks.map((ids) =>
+        inBatches(paymentIds, max).map((ids) =>
           ids.length === 1
             ? { name: 'submit' as const, data: { paymentId: ids[0]! }, opts: { jobId: jobId('submit', ids[0]!) } }
             : { name: 'submit-batch' as const, data: { paymentIds: ids }, opts: { jobId: batchJobId(ids) } },
