@@ -177,9 +177,7 @@ export class ChainPayments {
             merchant_id uuid, settle_gas numeric, protocol text, rail text, challenge_id text, subscription_id text,
             subscription_period int, subscription_attempt int, event jsonb)
         ), inserted AS (
-          INSERT INTO facilitator.payments (network, asset, payer, authorization_nonce, pay_to, amount, valid_after, valid_before,
-                                            scheme, x402_version, payload_hash, settle_to, settle_data, merchant_id, settle_gas,
-                                            protocol, rail, challenge_id, subscription_id, subscription_period, subscription_attempt, state, updated_at)
+          INSERT INTO facilitator.payments (${PAYMENT_INSERT_COLUMNS})
           SELECT network, asset, payer, nonce, pay_to, amount, valid_after, valid_before, scheme, x402_version, payload_hash, settle_to,
                  settle_data, merchant_id, settle_gas, protocol, rail, challenge_id, subscription_id, subscription_period, subscription_attempt,
                  'verified', now()
@@ -220,9 +218,7 @@ export class ChainPayments {
   private async insertPayment(db: Pick<PrismaService, '$queryRaw'>, p: NewPayment): Promise<string | undefined> {
     const c = paymentColumns(p);
     const inserted = Prisma.sql`
-        INSERT INTO facilitator.payments (network, asset, payer, authorization_nonce, pay_to, amount, valid_after, valid_before,
-                                          scheme, x402_version, payload_hash, settle_to, settle_data, merchant_id, settle_gas,
-                                          protocol, rail, challenge_id, subscription_id, subscription_period, subscription_attempt, state, updated_at)
+        INSERT INTO facilitator.payments (${PAYMENT_INSERT_COLUMNS})
         VALUES (${c.network}, ${c.asset}, ${c.payer}, ${c.nonce}, ${c.pay_to}, ${c.amount}::numeric, ${c.valid_after}::numeric,
                 ${c.valid_before}::numeric, ${c.scheme}, ${c.x402_version}::int, ${c.payload_hash}, ${c.settle_to}, ${c.settle_data},
                 ${c.merchant_id}::uuid, ${c.settle_gas}::numeric, ${c.protocol}, ${c.rail}, ${c.challenge_id}::text,
@@ -372,6 +368,13 @@ export class ChainPayments {
     return (await applyTransition(db, name, id, args, from)).moved;
   }
 }
+
+/** The columns a claim inserts, in the order of paymentColumns followed by state and updated_at. */
+const PAYMENT_INSERT_COLUMNS = Prisma.raw(
+  'network, asset, payer, authorization_nonce, pay_to, amount, valid_after, valid_before, scheme, x402_version, payload_hash, ' +
+    'settle_to, settle_data, merchant_id, settle_gas, protocol, rail, challenge_id, subscription_id, subscription_period, ' +
+    'subscription_attempt, state, updated_at',
+);
 
 /** A new payment's columns as stored (SQL names), for the single and the many-row claim alike. */
 function paymentColumns(p: NewPayment) {
