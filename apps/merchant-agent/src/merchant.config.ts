@@ -74,6 +74,14 @@ const envSchema = z.object({
     .string()
     .regex(/^([a-z0-9-]+(,[a-z0-9-]+)*)?$/, 'must be skill ids separated by commas')
     .default('forecast'),
+  MERCHANT_PREPAID_TOP_UP_AMOUNT: z
+    .string()
+    .regex(/^[1-9][0-9]{0,30}$/, 'must be a positive integer of atomic units')
+    .optional(),
+  MERCHANT_METERED_UNIT_PRICE: z
+    .string()
+    .regex(/^[1-9][0-9]{0,30}$/, 'must be a positive integer of atomic units')
+    .default('100'),
 });
 
 export interface MerchantConfig {
@@ -112,6 +120,20 @@ export interface MerchantConfig {
   };
   /** The subscription the agent sells (MPP `subscription` intent); unset unless MERCHANT_SUBSCRIPTION_PLAN_ID names a plan. */
   subscription?: SubscriptionConfig;
+  /** Prepaid balances in the ledger and the metered skill they pay for; unset unless MERCHANT_PREPAID_TOP_UP_AMOUNT is set. */
+  prepaid?: PrepaidConfig;
+}
+
+export interface PrepaidConfig {
+  /** atomic units of the price asset one `top-up` adds to the payer's balance (paid with x402) */
+  topUpAmount: string;
+  /** atomic units the metered skill costs per unit (a word) */
+  unitPrice: string;
+  /** the ledger asset of the balances: `<network>/<asset, lowercase>`, as the ledger books the price asset's payments */
+  ledgerAsset: string;
+  /** where the ledger keeps the balances, with the merchant's API key (FACILITATOR_API_KEY: one key for both) */
+  ledgerUrl: string;
+  apiKey: string;
 }
 
 export interface SubscriptionConfig {
@@ -137,6 +159,10 @@ export function loadMerchantConfig(environment: NodeJS.ProcessEnv = process.env)
   const complete = e.MERCHANT_NETWORK && e.MERCHANT_ASSET && e.MERCHANT_ASSET_NAME && e.MERCHANT_ASSET_VERSION && e.MERCHANT_PAY_TO;
   const local = complete ? undefined : localDefaults(e.CHAIN_MANIFEST);
   const subscription = e.MERCHANT_SUBSCRIPTION_PLAN_ID === undefined ? undefined : subscriptionConfig(e, e.MERCHANT_SUBSCRIPTION_PLAN_ID);
+  const network = (e.MERCHANT_NETWORK ?? local!.network) as `${string}:${string}`;
+  const asset = e.MERCHANT_ASSET ?? local!.asset;
+  const prepaid =
+    e.MERCHANT_PREPAID_TOP_UP_AMOUNT === undefined ? undefined : prepaidConfig(e, e.MERCHANT_PREPAID_TOP_UP_AMOUNT, `${network}/${asset.toLowerCase()}`);
   return {
     port: e.MERCHANT_PORT,
     host: e.MERCHANT_HOST,
@@ -147,8 +173,8 @@ export function loadMerchantConfig(environment: NodeJS.ProcessEnv = process.env)
     facilitatorApiKey: e.FACILITATOR_API_KEY,
     facilitatorTimeoutMs: e.MERCHANT_FACILITATOR_TIMEOUT_MS,
     price: {
-      network: (e.MERCHANT_NETWORK ?? local!.network) as `${string}:${string}`,
-      asset: e.MERCHANT_ASSET ?? local!.asset,
+      network,
+      asset,
       amount: e.MERCHANT_PRICE,
       eip712: { name: e.MERCHANT_ASSET_NAME ?? local!.name, version: e.MERCHANT_ASSET_VERSION ?? local!.version },
       payTo: e.MERCHANT_PAY_TO ?? local!.payTo,
@@ -161,7 +187,17 @@ export function loadMerchantConfig(environment: NodeJS.ProcessEnv = process.env)
       }),
     },
     ...(subscription && { subscription }),
+    ...(prepaid && { prepaid }),
   };
+}
+
+/** Balances live in the ledger, which serves only the merchant's API key. */
+function prepaidConfig(e: z.infer<typeof envSchema>, topUpAmount: string, ledgerAsset: string): PrepaidConfig {
+  const problems: string[] = [];
+  if (!e.LEDGER_URL) problems.push('LEDGER_URL: required with MERCHANT_PREPAID_TOP_UP_AMOUNT (the balances are kept by the ledger)');
+  if (!e.FACILITATOR_API_KEY) problems.push("FACILITATOR_API_KEY: required with MERCHANT_PREPAID_TOP_UP_AMOUNT (the ledger takes the merchant's API key)");
+  if (problems.length) throw new ConfigError(problems);
+  return { topUpAmount, unitPrice: e.MERCHANT_METERED_UNIT_PRICE, ledgerAsset, ledgerUrl: e.LEDGER_URL!.replace(/\/+$/, ''), apiKey: e.FACILITATOR_API_KEY! };
 }
 
 /** The subscription needs the ledger (entitlements) and the merchant's API key (the ledger serves no anonymous caller). */

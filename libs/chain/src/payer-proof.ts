@@ -17,6 +17,12 @@ export const statusMessage = (subscriptionId: string, deadline: string) => `mp-s
 export const accessMessage = (product: string, resource: string, deadline: string) => `mp-subscription:access:${product}:${resource}:${deadline}`;
 
 /**
+ * To spend from the payer's prepaid balance on one call: `resource` (a skill, a tool) and the call's own id, so the
+ * signature pays for that call only (the merchant holds and captures under the id: the same call again costs nothing).
+ */
+export const spendMessage = (resource: string, callId: string, deadline: string) => `mp-prepaid:spend:${resource}:${callId}:${deadline}`;
+
+/**
  * Why `signature` is no proof by `payer` over `message` with this deadline at `now` (the deadline passed, too far
  * ahead, not an address, another signer); undefined when it is one. EOAs only: a smart-wallet payer acts through
  * the merchant.

@@ -5,6 +5,8 @@ import { agentCard } from './agent-card';
 import { MerchantExecutor } from './merchant-executor';
 import { PaidSkillsRequestHandler } from './paid-skills-request-handler';
 import { PgTaskStore } from './pg-task-store';
+import { PREPAID_LEDGER, PrepaidFlow } from './prepaid-flow';
+import { PrepaidLedger } from '../prepaid/prepaid-ledger';
 import { SKILLS, skillCatalog, type Skill } from './skills';
 import { mppFacilitator } from '../mpp/mpp-paywall';
 import { SubscriptionEntitlements } from '../subscriptions/entitlements';
@@ -33,7 +35,9 @@ export class A2aModule {
           provide: SUBSCRIPTION_ENTITLEMENTS,
           useValue: config.subscription ? new SubscriptionEntitlements(config.subscription, config.facilitatorTimeoutMs) : null,
         },
+        { provide: PREPAID_LEDGER, useValue: config.prepaid ? new PrepaidLedger(config.prepaid, config.facilitatorTimeoutMs) : null },
         SubscriptionFlow,
+        PrepaidFlow,
         PgTaskStore,
         TaskPayments,
         PaymentFlow,

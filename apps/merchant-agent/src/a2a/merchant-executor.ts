@@ -4,6 +4,7 @@ import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestCon
 import { MERCHANT_CONFIG, type MerchantConfig } from '../merchant.config';
 import { A2A_REST_PATH } from './a2a-paths';
 import { PgTaskStore } from './pg-task-store';
+import { PrepaidFlow } from './prepaid-flow';
 import { routeMessage, skillMenu, SKILLS, type Skill, type SkillRoute } from './skills';
 import { MPP_METADATA, SUBSCRIBE_SKILL, SubscriptionFlow } from './subscription-flow';
 import { agentMessage, taskStatus } from './task-events';
@@ -30,6 +31,7 @@ export class MerchantExecutor implements AgentExecutor {
     private readonly flow: PaymentFlow,
     private readonly tasks: PgTaskStore,
     private readonly subscriptions: SubscriptionFlow,
+    private readonly prepaid: PrepaidFlow,
   ) {}
 
   async execute(ctx: RequestContext, bus: ExecutionEventBus): Promise<void> {
@@ -73,7 +75,7 @@ export class MerchantExecutor implements AgentExecutor {
   }
 
   private async start(ctx: RequestContext, route: SkillRoute, bus: ExecutionEventBus, extensions: string[]): Promise<void> {
-    if (route.kind === 'skill' && !route.skill.paid && !route.skill.subscription) {
+    if (route.kind === 'skill' && !route.skill.paid && !route.skill.subscription && !route.skill.metered) {
       bus.publish(AgentEvent.message(agentMessage({ taskId: '', contextId: ctx.contextId }, [route.skill.run(route.input).part], undefined, extensions)));
       return;
     }
@@ -88,6 +90,8 @@ export class MerchantExecutor implements AgentExecutor {
       return turn.start(TaskState.TASK_STATE_INPUT_REQUIRED, menu.text, { skills: menu.skills });
     }
     const { skill, input } = route;
+    if (skill.metered)
+      return this.prepaid.serve(turn.withMetadata({ ...turn.task.metadata, skill: skill.id }), { ...skill, metered: skill.metered }, input, message);
     if (skill.subscription) return this.subscriptions.ask(turn.withMetadata({ ...turn.task.metadata, skill: skill.id }), true);
     // A subscriber to a covered skill is served without paying per call; any other caller pays as usual.
     const subscriber = skill.paid ? await this.subscriptions.subscriber(skill, message) : undefined;

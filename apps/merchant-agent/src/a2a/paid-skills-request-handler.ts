@@ -123,7 +123,8 @@ export class PaidSkillsRequestHandler implements A2ARequestHandler {
     if (route.kind !== 'skill') return;
     const problem = inputProblem(route);
     if (problem) throw new RequestMalformedError(problem);
-    // A subscriber's proof may pay for it instead (checked by the executor against the ledger).
+    // A subscriber's proof may pay for it instead (checked by the executor against the ledger); a metered skill is
+    // paid from the prepaid balance, without x402.
     if (route.skill.paid && !x402 && !carriesSubscriberProof(message)) throw extensionRequired(`skill ${route.skill.id} is paid`);
   }
 }

@@ -5,6 +5,9 @@ import { dataPart, textPart } from './task-events';
 
 export const SKILLS = Symbol('SKILLS');
 
+/** The message metadata that names the payer of a metered call: {payer, deadline, signature} (@mp/chain spendMessage). */
+export const PREPAID_PROOF_KEY = 'mp.prepaid.proof';
+
 /** When a paid skill's payment is settled: before the work, or after it (a failed work then costs nothing). */
 export type SettleTiming = 'before-work' | 'after-work';
 
@@ -16,10 +19,18 @@ export interface Skill {
   paid?: { amount: string; settleTiming: SettleTiming };
   /** the skill sells the subscription (MPP `subscription` intent through input-required, SubscriptionFlow) */
   subscription?: { amount: string; periodUnit: string; periodCount: number };
+  /** the skill sells prepaid credit: its x402 payment is credited to the payer's balance in the ledger (PaymentFlow) */
+  topUp?: boolean;
+  /** the skill is paid from the caller's prepaid balance, `unitPrice` per unit of work, at most `maxUnits` (PrepaidFlow) */
+  metered?: { unitPrice: string; maxUnits: number };
   /** what the skill takes when the buyer names none */
   defaultInput: string;
-  run(input: string): { name: string; part: Part };
+  /** the work; a metered skill says how many units it did */
+  run(input: string): { name: string; part: Part; units?: number };
 }
+
+/** The most words the metered skill counts (its input is at most MAX_INPUT_LENGTH characters, so this bounds it). */
+export const WORDCOUNT_MAX_UNITS = 50;
 
 const MAX_INPUT_LENGTH = 100;
 
@@ -68,6 +79,43 @@ export function skillCatalog(config: MerchantConfig): ReadonlyMap<string, Skill>
       run: () => ({ name: 'pong', part: textPart('pong') }),
     },
   ];
+  const prepaid = config.prepaid;
+  if (prepaid) {
+    skills.push(
+      {
+        id: 'top-up',
+        card: {
+          name: 'Top up',
+          description: `Adds ${prepaid.topUpAmount} atomic units of ${asset} on ${network} to your prepaid balance, for the metered skills. ${priced(prepaid.topUpAmount, 'before-work')}`,
+          tags: ['prepaid', 'x402'],
+          examples: ['top-up'],
+          outputModes: ['application/json'],
+        },
+        paid: { amount: prepaid.topUpAmount, settleTiming: 'before-work' },
+        topUp: true,
+        defaultInput: '',
+        run: () => ({ name: 'balance', part: dataPart({ topUp: prepaid.topUpAmount }) }),
+      },
+      {
+        id: 'wordcount',
+        card: {
+          name: 'Word count',
+          description:
+            `Counts the words of a text. Metered: ${prepaid.unitPrice} atomic units of ${asset} per word, paid from your prepaid balance (top it up with the top-up skill): no payment per call. ` +
+            `Name yourself with ${PREPAID_PROOF_KEY}: {payer, deadline, signature}, your EIP-191 signature over \`mp-prepaid:spend:a2a:wordcount:<messageId>:<deadline>\`.`,
+          tags: ['text', 'metered', 'prepaid'],
+          examples: ['wordcount on: the quick brown fox'],
+          outputModes: ['application/json'],
+        },
+        metered: { unitPrice: prepaid.unitPrice, maxUnits: WORDCOUNT_MAX_UNITS },
+        defaultInput: 'hello',
+        run: (text) => {
+          const words = Math.min(text.split(/\s+/).filter(Boolean).length, WORDCOUNT_MAX_UNITS);
+          return { name: 'wordcount', part: dataPart({ words, text }), units: Math.max(words, 1) };
+        },
+      },
+    );
+  }
   const subscription = config.subscription;
   if (subscription) {
     const { unit, count } = subscription.period;
@@ -171,14 +219,17 @@ export function skillMenu(route: Extract<SkillRoute, { kind: 'choose' }>, price:
     name: skill.card.name ?? skill.id,
     price: skill.paid ? { amount: skill.paid.amount, asset: price.asset, network: price.network } : null,
     ...(skill.subscription && { subscription: { ...skill.subscription, asset: price.asset, network: price.network } }),
+    ...(skill.metered && { metered: { unitPrice: skill.metered.unitPrice, asset: price.asset, network: price.network } }),
     examples: skill.card.examples ?? [],
   }));
   const cost = (s: SkillListing) =>
-    s.subscription
-      ? `${s.subscription.amount} atomic units of ${s.subscription.asset} on ${s.subscription.network} every ${s.subscription.periodCount} ${s.subscription.periodUnit}(s)`
-      : s.price
-        ? `${s.price.amount} atomic units of ${s.price.asset} on ${s.price.network}`
-        : 'free';
+    s.metered
+      ? `${s.metered.unitPrice} atomic units of ${s.metered.asset} on ${s.metered.network} per unit, from your prepaid balance`
+      : s.subscription
+        ? `${s.subscription.amount} atomic units of ${s.subscription.asset} on ${s.subscription.network} every ${s.subscription.periodCount} ${s.subscription.periodUnit}(s)`
+        : s.price
+          ? `${s.price.amount} atomic units of ${s.price.asset} on ${s.price.network}`
+          : 'free';
   const lines = listed.map((s) => `${s.id} (${s.name}): ${cost(s)}`);
   const [example] = listed;
   const text =
@@ -194,6 +245,8 @@ export interface SkillListing {
   price: { amount: string; asset: string; network: string } | null;
   /** what the subscribe skill charges per period */
   subscription?: { amount: string; periodUnit: string; periodCount: number; asset: string; network: string };
+  /** what a metered skill takes from the prepaid balance per unit */
+  metered?: { unitPrice: string; asset: string; network: string };
   examples: string[];
 }
 

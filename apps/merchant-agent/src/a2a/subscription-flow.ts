@@ -114,7 +114,7 @@ export class SubscriptionFlow {
   async subscriber(skill: Skill, message: Message): Promise<SubscriberCheck | undefined> {
     const raw = message.metadata?.[MPP_METADATA.proof];
     if (raw === undefined || !this.entitlements || !this.covers(skill)) return undefined;
-    const proof = proofOf(raw);
+    const proof = payerProofOf(raw);
     if (!proof) return { served: false, why: `${MPP_METADATA.proof} must be {payer, deadline, signature} strings` };
     const proven = await this.entitlements.prove(proof, a2aSkillResource(skill.id));
     if (!proven.ok) return { served: false, why: proven.problem };
@@ -141,7 +141,8 @@ export function carriesSubscriberProof(message: Message): boolean {
   return message.metadata?.[MPP_METADATA.proof] !== undefined;
 }
 
-function proofOf(raw: unknown): PayerProof | undefined {
+/** A payer proof in message metadata: {payer, deadline, signature} strings of the right shapes, else undefined. */
+export function payerProofOf(raw: unknown): PayerProof | undefined {
   if (typeof raw !== 'object' || raw === null) return undefined;
   const { payer, deadline, signature } = raw as Record<string, unknown>;
   if (typeof payer !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(payer)) return undefined;

@@ -3,7 +3,10 @@ import { TaskState, type Message } from '@a2a-js/sdk';
 import type { FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, SettleResponse } from '@x402/core/types';
 import { X402Reason } from '@mp/x402';
+import { PrepaidLedgerError, type BalanceView, type PrepaidLedger } from '../../prepaid/prepaid-ledger';
+import { PREPAID_LEDGER } from '../prepaid-flow';
 import { SKILLS, type Skill } from '../skills';
+import { dataPart } from '../task-events';
 import type { TaskTurn } from '../task-turn';
 import { errorCodeFor } from './error-codes';
 import { X402_METADATA, x402Metadata, type X402PaymentStatus } from './extension';
@@ -51,6 +54,7 @@ export class PaymentFlow {
     private readonly payments: TaskPayments,
     @Inject(X402_FACILITATOR) private readonly facilitator: FacilitatorClient,
     @Inject(SKILLS) private readonly skills: ReadonlyMap<string, Skill>,
+    @Inject(PREPAID_LEDGER) private readonly prepaid: PrepaidLedger | null,
   ) {}
 
   /** Asks for the payment, as a new task does and as any message without a payment does again. */
@@ -97,7 +101,10 @@ export class PaymentFlow {
     // after-work: a skill that fails costs nothing; before-work: nothing is done for a payment that does not settle.
     const output = payment.settleTiming === 'after-work' ? this.work(payment) : undefined;
     const settlement = await settlePayment(this.facilitator, check.payload, requirements);
-    if (settlement.success) return this.complete(turn, payment, 'verified', settlement, output);
+    if (settlement.success) {
+      await this.complete(turn, payment, 'verified', settlement, output);
+      return;
+    }
     if (isUnknownOutcome(settlement)) return this.settlementPending(turn, payment, settlement);
     return this.settlementFailed(turn, payment, 'verified', settlement);
   }
@@ -110,7 +117,7 @@ export class PaymentFlow {
   async followUp(turn: TaskTurn, payment: TaskPayment, payload: PaymentPayload): Promise<boolean> {
     const [requirements] = payment.offer.accepts;
     const settlement = await settlePayment(this.facilitator, payload, requirements, 1);
-    if (settlement.success) await this.complete(turn, payment, 'settling', settlement);
+    if (settlement.success) return this.complete(turn, payment, 'settling', settlement);
     else if (isUnknownOutcome(settlement)) return false;
     else await this.settlementFailed(turn, payment, 'settling', settlement);
     return true;
@@ -133,26 +140,58 @@ export class PaymentFlow {
     return skill.run(payment.input);
   }
 
+  /**
+   * A settled payment: the task completes with the skill's output. A top-up is credited to the payer's balance first;
+   * while the ledger does not answer, the payment waits in `settling` (PendingSettlements asks again, and the credit
+   * is once per transaction however often it is asked) and false is returned.
+   */
   private async complete(
     turn: TaskTurn,
     payment: TaskPayment,
     from: PaymentStatus,
     settlement: SettleResponse,
     output?: ReturnType<Skill['run']>,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const [requirements] = payment.offer.accepts;
+    let credited: BalanceView | undefined;
+    if (this.skills.get(payment.skill)?.topUp) {
+      credited = await this.credit(payment, settlement);
+      if (!credited) {
+        if (from !== 'verified') return false;
+        await this.move(payment.taskId, 'verified', 'settling', { transaction: settlement.transaction });
+        turn.status(
+          TaskState.TASK_STATE_WORKING,
+          `Paid in transaction ${settlement.transaction}; crediting it to your balance waits for the ledger. This task completes once it is credited.`,
+          x402Metadata('payment-verified'),
+        );
+        return false;
+      }
+    }
     const paid = await this.move(payment.taskId, from, 'completed', {
       transaction: settlement.transaction,
       receipt: settlement,
       ...(settlement.payer && { payer: settlement.payer }),
     });
-    const { name, part } = output ?? this.work(payment);
+    const { name, part } = credited ? { name: 'balance', part: dataPart(credited) } : (output ?? this.work(payment));
     turn.artifact(name, part);
     turn.status(
       TaskState.TASK_STATE_COMPLETED,
       `Paid: ${requirements.amount} atomic units in transaction ${settlement.transaction} on ${settlement.network}. Your ${payment.skill} is in the artifacts.`,
       x402Metadata('payment-completed', { receipts: paid.receipts }),
     );
+    return true;
+  }
+
+  /** The top-up's amount credited to its payer; undefined while the ledger does not answer. */
+  private async credit(payment: TaskPayment, settlement: SettleResponse): Promise<BalanceView | undefined> {
+    const payer = settlement.payer ?? payment.payer;
+    if (!this.prepaid || !payer) throw new Error(`task ${payment.taskId}: a top-up needs the prepaid ledger and the payer`);
+    try {
+      return await this.prepaid.topUp(payer.toLowerCase(), payment.offer.accepts[0].amount, settlement.transaction);
+    } catch (error) {
+      if (error instanceof PrepaidLedgerError) return undefined;
+      throw error;
+    }
   }
 
   /** A payload that did not verify: nothing moved, so the buyer may sign again, until the attempts run out. */
