@@ -16,6 +16,7 @@ import { LedgerBookSource } from './reconciliation/ledger-book.source';
 import { ReconciliationModule } from './reconciliation/reconciliation.module';
 import { MerchantNoticesQueueModule, WebhookBreakNotifier } from './reconciliation/webhook-break-notifier';
 import { LEDGER_OPENAPI } from './openapi';
+import { UsageModule } from './usage/usage.module';
 
 /**
  * The ledger: double-entry accounts and transfers over PostgreSQL, the facilitator's payments booked from its
@@ -35,6 +36,7 @@ export class AppModule implements OnModuleInit {
         LedgerHttpModule,
         LedgerMcpModule,
         BillingModule,
+        UsageModule,
         IngestionModule.forRoot({ consume: config.ingest }),
         ReconciliationModule.forRoot({
           config: config.reconciliation,
