@@ -207,6 +207,9 @@ describe('ledger API: usage events and meters', () => {
     expect(await names(event({ source: 'x'.repeat(513) }))).toEqual(['events[0].source']);
     expect(await names(event({ Bad_Name: 1 }))).toEqual(['events[0].Bad_Name']);
     expect(await names(event({ datacontenttype: 'text/plain' }))).toEqual(['events[0].datacontenttype']);
+    // what PostgreSQL cannot store (NUL, an unpaired surrogate) is a 400, never a failed INSERT
+    expect(await names(event({ data: { note: 'a\u0000b' } }))).toEqual(['events[0].data']);
+    expect(await names(event({ subject: 'x\ud800' }))).toEqual(['events[0].subject']);
     expect((await refused([event(), 7])).invalidParams).toEqual([
       { name: 'events[1]', reason: 'must be a JSON object (a CloudEvent)', reasonCode: 'invalid_event' },
     ]);
@@ -260,9 +263,10 @@ describe('ledger API: usage events and meters', () => {
       expect(await invalid({ aggregation: 'max', valueProperty: 'tokens' })).toEqual([expect.stringMatching(/^valueProperty: must be a JSON path/)]);
       expect(await invalid({ aggregation: 'max', valueProperty: '$.a', groupBy: { 'bad name': '$.b' } })).toEqual([expect.stringMatching(/^groupBy: /)]);
       expect(await invalid({ aggregation: 'count', id: '-x' })).toEqual([expect.stringMatching(/^id: /)]);
-      const badQuery = await get('/v1/usage/meters/tokens/summary?windowSize=week&from=yesterday', merchant.apiKey);
+      expect(await invalid({ aggregation: 'count', eventType: 'a\u0000' })).toEqual([expect.stringMatching(/^eventType: must not contain the NUL/)]);
+      const badQuery = await get('/v1/usage/meters/tokens/summary?windowSize=week&from=yesterday&subject=a%00b', merchant.apiKey);
       expect(badQuery.status).toBe(400);
-      expect(badQuery.body.invalidParams.map((p: { name: string }) => p.name).sort()).toEqual(['from', 'windowSize']);
+      expect(badQuery.body.invalidParams.map((p: { name: string }) => p.name).sort()).toEqual(['from', 'subject', 'windowSize']);
     });
 
     it('computes every aggregation per window in SQL, exactly, per subject and groupBy', async () => {

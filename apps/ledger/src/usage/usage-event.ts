@@ -90,6 +90,7 @@ function parseEvent(value: unknown, at: string, now: Date, oldest: number, lates
   const text = (field: string, max: number): string => {
     const v = value[field];
     if (typeof v !== 'string' || v.length === 0 || v.length > max) bad(field, v === undefined ? 'is required' : `must be a string of 1 to ${max} characters`);
+    else if (!storable(v)) bad(field, UNSTORABLE_REASON);
     return v as string;
   };
   const id = text('id', MAX_ID_LENGTH);
@@ -106,8 +107,9 @@ function parseEvent(value: unknown, at: string, now: Date, oldest: number, lates
   }
   let data: string | null = null;
   if (value.data !== undefined && value.data !== null) {
-    if (isObject(value.data)) data = JSON.stringify(value.data);
-    else bad('data', 'must be a JSON object');
+    if (!isObject(value.data)) bad('data', 'must be a JSON object');
+    else if (!storableJson(value.data, 0)) bad('data', UNSTORABLE_REASON);
+    else data = JSON.stringify(value.data);
   }
   let time = now;
   if (value.time !== undefined) {
@@ -131,6 +133,19 @@ export function parseTime(value: unknown): Date | undefined {
   if (month < 1 || month > 12 || day < 1 || day > new Date(Date.UTC(year, month, 0)).getUTCDate() || hour > 23 || minute > 59 || second > 60) return undefined;
   const ms = Date.parse(value.toUpperCase());
   return Number.isNaN(ms) ? undefined : new Date(ms);
+}
+
+const UNSTORABLE_REASON = 'must not contain the NUL character (\\u0000) or an unpaired surrogate (PostgreSQL stores neither)';
+
+/** PostgreSQL's text and jsonb refuse NUL, and jsonb an unpaired surrogate; UTF-8 encoding would replace one silently. */
+export const storable = (text: string) => !text.includes('\0') && !LONE_SURROGATE.test(text);
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function storableJson(value: unknown, depth: number): boolean {
+  if (typeof value === 'string') return storable(value);
+  if (value === null || typeof value !== 'object' || depth > 64) return true;
+  if (Array.isArray(value)) return value.every((item) => storableJson(item, depth + 1));
+  return Object.entries(value).every(([key, item]) => storable(key) && storableJson(item, depth + 1));
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsDefined, IsIn, IsString, Matches, ValidateIf } from 'class-validator';
 import { Satisfies } from '@mp/platform';
 import { isTime, TIME_REASON } from '../http/fields';
+import { storable } from './usage-event';
 import {
   AGGREGATIONS,
   GROUP_NAME_PATTERN,
@@ -20,6 +21,8 @@ const Optional = () => ValidateIf((_object, value) => value !== undefined);
 const REQUIRED = { message: 'is required' };
 const KEY_REASON = 'must be 1 to 64 letters, digits or . _ : -, starting with a letter or digit';
 const EVENT_TYPE_REASON = 'must be a string of 1 to 256 characters';
+const TEXT_REASON = 'must not contain the NUL character or an unpaired surrogate';
+const isStorable = (value: unknown) => typeof value !== 'string' || storable(value);
 const PATH_REASON = 'must be a JSON path into the event data such as "$.tokens" or "$.usage.input_tokens" (1 to 8 names of letters, digits, _ or -)';
 const GROUP_BY_REASON = `must be an object of at most ${MAX_GROUP_BY} dimensions, each a name (letters, digits, _) mapped to a JSON path such as "$.model"`;
 
@@ -39,6 +42,7 @@ export class CreateMeterDto {
   id!: string;
 
   @ApiProperty({ example: 'llm.completion', description: 'the `type` of the events the meter totals' })
+  @Satisfies(isStorable, TEXT_REASON)
   @Matches(/^.{1,256}$/su, { message: EVENT_TYPE_REASON })
   @IsString({ message: EVENT_TYPE_REASON })
   @IsDefined(REQUIRED)
@@ -85,6 +89,7 @@ export function meterOf(body: CreateMeterDto): MeterDefinition {
 export class MeterSummaryQuery {
   @ApiPropertyOptional({ description: "only this subject's events (a customer or payer key); default: every subject's" })
   @Optional()
+  @Satisfies(isStorable, TEXT_REASON)
   @Matches(/^.{1,256}$/su, { message: 'must be a string of 1 to 256 characters' })
   @IsString({ message: 'must be a string of 1 to 256 characters' })
   subject?: string;

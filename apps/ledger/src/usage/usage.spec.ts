@@ -54,6 +54,16 @@ describe('usage events: parsing', () => {
       problems: [{ name: 'events[1].subject', reason: 'must be a string of 1 to 256 characters', reasonCode: 'invalid_event' }],
     });
     expect(parseUsageEvents(Array(101).fill(ok), 'json', now)).toEqual({ ok: false, tooMany: 101 });
+    // what PostgreSQL cannot store is refused here, not by a failing INSERT
+    const unstorable = [
+      { ...ok, id: 'a\u0000b' },
+      { ...ok, subject: '\ud800' },
+      { ...ok, data: { note: 'x\u0000' } },
+      { ...ok, data: { list: [{ ['\udc00']: 1 }] } },
+    ];
+    const refused = parseUsageEvents(unstorable, 'json', now);
+    expect('problems' in refused && refused.problems.map((p) => p.name)).toEqual(['events[0].id', 'events[1].subject', 'events[2].data', 'events[3].data']);
+    expect(parseUsageEvents({ ...ok, data: { emoji: '\ud83d\ude00', text: 'a\\u0000' } }, 'json', now).ok).toBe(true);
     expect(parseUsageEvents(JSON.parse('{"id":"1","source":"s","type":"t","subject":"c","__proto__":{}}'), 'json', now)).toMatchObject({
       ok: false,
       problems: [{ name: 'event.__proto__' }],
