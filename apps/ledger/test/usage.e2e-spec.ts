@@ -82,7 +82,10 @@ describe('ledger API: usage events and meters', () => {
       // the same event twice in one batch is stored once
       const twice = event();
       expect((await send([twice, twice, event()], merchant.apiKey)).body).toEqual({ accepted: 2, duplicates: 1 });
-      expect(await stored(merchant)).toHaveLength(7);
+      // sources and ids are compared whole: these two are different events
+      const tricky = [event({ source: 'a\nb', id: 'c' }), event({ source: 'a', id: 'b\nc' })];
+      expect((await send(tricky, merchant.apiKey)).body).toEqual({ accepted: 2, duplicates: 0 });
+      expect(await stored(merchant)).toHaveLength(9);
       const [{ tokens }] = await ledger.db.$queryRawUnsafe<{ tokens: number }[]>(
         `SELECT (data->>'tokens')::int AS tokens FROM ledger.usage_events WHERE merchant_id = $1::uuid AND source = $2 AND event_id = $3`,
         merchant.merchantId,

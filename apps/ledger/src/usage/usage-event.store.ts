@@ -31,7 +31,7 @@ export class UsageEventStore implements OnApplicationShutdown {
     this.pool.on('error', (error) => this.logger.warn(`an idle usage connection failed: ${error.message}`));
     // one key per event: two copies of an event never share an INSERT, so the RETURNING rows tell which one won
     this.single = new MicroBatcher(
-      ({ merchantId, event }) => `${merchantId}\n${event.source}\n${event.id}`,
+      ({ merchantId, event }) => keyOf(merchantId, event.source, event.id),
       async (items) => {
         const stored = await this.insert(
           items.map((i) => i.merchantId),
@@ -81,7 +81,8 @@ export class UsageEventStore implements OnApplicationShutdown {
   }
 }
 
-const keyOf = (merchantId: string, source: string, eventId: string) => `${merchantId}\n${source}\n${eventId}`;
+/** NUL separates: parseUsageEvents refuses it in a source or an id, so two events never share a key. */
+const keyOf = (merchantId: string, source: string, eventId: string) => `${merchantId}\0${source}\0${eventId}`;
 
 const INSERT_EVENTS = `INSERT INTO ledger.usage_events (merchant_id, source, event_id, type, subject, time, data)
 SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::jsonb[])
