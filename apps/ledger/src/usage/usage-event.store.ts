@@ -18,7 +18,8 @@ export interface IngestCounts {
  * Hand-written SQL on a plain pg pool, for speed (issue 14's goals: ≥ 20,000 events/s in batches of 100, ≥ 2,000/s
  * one per request; `npm run bench:usage`): one prepared multi-row INSERT over unnest() arrays per batch, whatever its
  * size, instead of Prisma's createMany (which cannot say which rows it skipped) and its per-query overhead. Concurrent
- * one-event requests are coalesced by a MicroBatcher into one such INSERT.
+ * one-event requests are coalesced by a MicroBatcher into one such INSERT. Measured 2026-12-02 on a shared 2-vCPU
+ * machine: 82 µs of ledger + PostgreSQL CPU per batched event (0.6× a batched ledger transfer), 733 µs per single one.
  */
 @Injectable()
 export class UsageEventStore implements OnApplicationShutdown {
