@@ -270,6 +270,13 @@ describe('ledger API: usage events and meters', () => {
       const badQuery = await get('/v1/usage/meters/tokens/summary?windowSize=week&from=yesterday&subject=a%00b', merchant.apiKey);
       expect(badQuery.status).toBe(400);
       expect(badQuery.body.invalidParams.map((p: { name: string }) => p.name).sort()).toEqual(['from', 'subject', 'windowSize']);
+      // a time PostgreSQL cannot hold is refused, not a failed query
+      const yearZero = await get('/v1/usage/meters/tokens/summary?from=0000-06-01T00:00:00Z&to=0001-01-01T00:00:00%2B01:00', merchant.apiKey);
+      expect(yearZero.status).toBe(400);
+      expect(yearZero.body.invalidParams).toEqual([
+        { name: 'from', reason: 'must be at or after 0001-01-01T00:00:00Z' },
+        { name: 'to', reason: 'must be at or after 0001-01-01T00:00:00Z' },
+      ]);
     });
 
     it('computes every aggregation per window in SQL, exactly, per subject and groupBy', async () => {

@@ -23,6 +23,10 @@ const KEY_REASON = 'must be 1 to 64 letters, digits or . _ : -, starting with a 
 const EVENT_TYPE_REASON = 'must be a string of 1 to 256 characters';
 const TEXT_REASON = 'must not contain the NUL character or an unpaired surrogate';
 const isStorable = (value: unknown) => typeof value !== 'string' || storable(value);
+/** PostgreSQL's timestamps start at year 1 (an ISO year 0000 is out of its range). */
+const EARLIEST_MS = Date.parse('0001-01-01T00:00:00Z');
+const RANGE_REASON = 'must be at or after 0001-01-01T00:00:00Z';
+const inRange = (value: unknown) => typeof value !== 'string' || !isTime(value) || Date.parse(value) >= EARLIEST_MS;
 const PATH_REASON = 'must be a JSON path into the event data such as "$.tokens" or "$.usage.input_tokens" (1 to 8 names of letters, digits, _ or -)';
 const GROUP_BY_REASON = `must be an object of at most ${MAX_GROUP_BY} dimensions, each a name (letters, digits, _) mapped to a JSON path such as "$.model"`;
 
@@ -96,11 +100,13 @@ export class MeterSummaryQuery {
 
   @ApiPropertyOptional({ format: 'date-time', description: 'events at or after this time' })
   @Optional()
+  @Satisfies(inRange, RANGE_REASON)
   @Satisfies(isTime, TIME_REASON)
   from?: string;
 
   @ApiPropertyOptional({ format: 'date-time', description: 'events before this time' })
   @Optional()
+  @Satisfies(inRange, RANGE_REASON)
   @Satisfies(isTime, TIME_REASON)
   @Satisfies(
     (value, object) => object.from === undefined || !isTime(object.from) || !isTime(value) || Date.parse(value as string) > Date.parse(object.from as string),
