@@ -17,6 +17,7 @@ import { LedgerBookSource } from './reconciliation/ledger-book.source';
 import { ReconciliationModule } from './reconciliation/reconciliation.module';
 import { MerchantNoticesQueueModule, WebhookBreakNotifier } from './reconciliation/webhook-break-notifier';
 import { LEDGER_OPENAPI } from './openapi';
+import { UsageModule } from './usage/usage.module';
 
 /**
  * The ledger: double-entry accounts and transfers over PostgreSQL, the facilitator's payments booked from its
@@ -37,6 +38,7 @@ export class AppModule implements OnModuleInit {
         LedgerMcpModule,
         BillingModule,
         BalancesModule,
+        UsageModule,
         IngestionModule.forRoot({ consume: config.ingest }),
         ReconciliationModule.forRoot({
           config: config.reconciliation,

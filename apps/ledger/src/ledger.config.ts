@@ -22,6 +22,7 @@ const envSchema = z.object({
   BODY_LIMIT_BYTES: env.int(4 * 1024 * 1024, 1024),
   LEDGER_BATCH_MAX: z.coerce.number().int().min(1).max(TIGERBEETLE_BATCH_MAX).default(TIGERBEETLE_BATCH_MAX),
   LEDGER_WRITE_CONCURRENCY: env.int(2, 1),
+  USAGE_WRITE_CONCURRENCY: env.int(4, 1),
   PENDING_EXPIRY_INTERVAL_MS: env.int(1_000, 0),
   QUEUE_PREFIX: queuePrefixVar(),
   TRUST_PROXY: trustProxyVar(),
@@ -49,6 +50,8 @@ export interface LedgerConfig {
   batchMax: number;
   /** write transactions one process runs at once; concurrent requests beyond that share the next transaction */
   writeConcurrency: number;
+  /** usage-event INSERTs one process runs at once (its own connections); concurrent one-event requests share the next */
+  usageWriteConcurrency: number;
   /** how often pending transfers past their timeout are released; 0: never (another replica does it) */
   pendingExpiryIntervalMs: number;
   /** who may name the client's address in X-Forwarded-For; the ledger passes that address on to the facilitator */
@@ -88,6 +91,7 @@ export function loadLedgerConfig(environment: NodeJS.ProcessEnv = process.env): 
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     batchMax: e.LEDGER_BATCH_MAX,
     writeConcurrency: e.LEDGER_WRITE_CONCURRENCY,
+    usageWriteConcurrency: e.USAGE_WRITE_CONCURRENCY,
     pendingExpiryIntervalMs: e.PENDING_EXPIRY_INTERVAL_MS,
     queuePrefix: queuePrefixOf(e.QUEUE_PREFIX, e.DATABASE_URL),
     trustProxy: e.TRUST_PROXY,

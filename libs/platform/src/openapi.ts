@@ -171,6 +171,10 @@ const PROBLEM_WHEN: Record<ProblemCode, string> = {
   webhook_signature_invalid: 'POST /stripe/webhooks without a `Stripe-Signature` that verifies over the raw body with STRIPE_WEBHOOK_SECRET.',
   webhook_destination_not_allowed:
     'PUT /merchants/me/webhook with a URL whose host is a loopback, private, link-local, unspecified, multicast or cloud-metadata address or name, while the operator has not set WEBHOOK_ALLOW_PRIVATE. `detail` and `invalidParams` say which host and why.',
+  event_too_old:
+    'POST /usage/events (ledger): an event whose `time` is more than 35 days before now; the whole batch is refused, nothing is stored, and `invalidParams` names every such event (`events[3].time`, with `reasonCode`). Malformed events in the same batch make it `validation_failed` instead.',
+  event_in_future:
+    'POST /usage/events (ledger): an event whose `time` is more than 5 minutes after now; the whole batch is refused, nothing is stored, `invalidParams` names every such event.',
   unauthorized:
     'POST /verify, POST /settle (unless FACILITATOR_OPEN_MODE) and GET /payments… without a valid merchant API key: missing, malformed, unknown or revoked key, or a disabled merchant, all with the same body (`detail`: "a valid API key is required") and `WWW-Authenticate: Bearer`. The operator API (`/admin/…`) without the operator token or with a wrong one: `detail` "the operator token is required …", `WWW-Authenticate: Bearer realm="operator"`.',
   not_found:
@@ -187,6 +191,8 @@ const PROBLEM_WHEN: Record<ProblemCode, string> = {
     'POST /subscriptions/{id}/cancel (ledger) for a subscription that already ended without a cancel (its first payment never came, or dunning canceled it). A canceled subscription answers its cancel again instead.',
   plan_conflict:
     'POST /plans (ledger) with the id of an existing plan of the merchant but different terms (`conflictingFields` names them; the same terms answer the plan, 200), or with the product and name of another open plan (`planId` names it).',
+  meter_conflict:
+    'POST /usage/meters (ledger) with the key of an existing meter of the merchant but another definition (`conflictingFields` names what differs); the same definition answers the meter, 200.',
   refund_idempotency_conflict:
     'POST /refunds (facilitator) with an `idempotencyKey` the merchant already used for a different refund request (the same request answers that refund). The body carries `refundId`.',
   insufficient_balance:
@@ -197,7 +203,7 @@ const PROBLEM_WHEN: Record<ProblemCode, string> = {
   merchant_disabled: 'Operator API: making an API key for, or resending a webhook of, a disabled merchant (enable it first).',
   webhook_not_configured: 'Operator API: resending a webhook delivery of a merchant that has no webhook URL now.',
   payload_too_large:
-    'The body is over the limit (facilitator: BODY_LIMIT_BYTES, default 65536; ledger and merchant agent: 65536), judged by Content-Length before reading, or while streaming.',
+    'The body is over the limit (facilitator: BODY_LIMIT_BYTES, default 65536; ledger and merchant agent: 65536), judged by Content-Length before reading, or while streaming. Also POST /usage/events (ledger) with more than 100 events in one request (`maxEvents`: 100); nothing is stored.',
   unsupported_media_type: 'A request with a body whose Content-Type is not `application/json` (or `application/<x>+json`).',
   rate_limited:
     "An API key sent more requests than its rate limit allows (RATE_LIMIT_PER_MINUTE, RATE_LIMIT_BURST). The `Retry-After` header and the body's `retryAfter` give the seconds to wait.",
