@@ -68,7 +68,16 @@ export async function deployPermit2({ publicClient, wallet, artifacts, nextNonce
     let nonce = await publicClient.getTransactionCount({ address: account.address, blockTag: 'pending' });
     for (const token of tokens) {
       approvals.push(
-        await wallet.writeContract({ account, address: token, abi: approveAbi, functionName: 'approve', args: [PERMIT2_ADDRESS, maxUint256], nonce: nonce++, gas: 100_000n, ...txFees }),
+        await wallet.writeContract({
+          account,
+          address: token,
+          abi: approveAbi,
+          functionName: 'approve',
+          args: [PERMIT2_ADDRESS, maxUint256],
+          nonce: nonce++,
+          gas: 100_000n,
+          ...txFees,
+        }),
       );
     }
   }
@@ -78,7 +87,16 @@ export async function deployPermit2({ publicClient, wallet, artifacts, nextNonce
     let nonce = await publicClient.getTransactionCount({ address: smartWallet, blockTag: 'pending' });
     for (const token of tokens) {
       approvals.push(
-        await wallet.writeContract({ account: smartWallet, address: token, abi: approveAbi, functionName: 'approve', args: [PERMIT2_ADDRESS, maxUint256], nonce: nonce++, gas: 100_000n, ...txFees }),
+        await wallet.writeContract({
+          account: smartWallet,
+          address: token,
+          abi: approveAbi,
+          functionName: 'approve',
+          args: [PERMIT2_ADDRESS, maxUint256],
+          nonce: nonce++,
+          gas: 100_000n,
+          ...txFees,
+        }),
       );
     }
     await waitAll(approvals);

@@ -53,7 +53,16 @@ const now = async () => (await client.getBlock()).timestamp;
 const freshNonce = () => BigInt(`0x${randomBytes(31).toString('hex')}`);
 
 async function permit(overrides: Partial<Permit> = {}): Promise<Permit> {
-  return { token: usdc, max: 5_000n, nonce: freshNonce(), deadline: (await now()) + 600n, to: merchant, facilitator: facilitator.address, validAfter: 0n, ...overrides };
+  return {
+    token: usdc,
+    max: 5_000n,
+    nonce: freshNonce(),
+    deadline: (await now()) + 600n,
+    to: merchant,
+    facilitator: facilitator.address,
+    validAfter: 0n,
+    ...overrides,
+  };
 }
 
 function sign(signer: PrivateKeyAccount, p: Permit): Promise<Hex> {
@@ -119,7 +128,9 @@ describe('Permit2 and the x402 upto proxy at their canonical addresses', () => {
     expect(await client.getCode({ address: X402_UPTO_PERMIT2_PROXY_ADDRESS })).toMatch(/^0x[0-9a-f]{100,}$/);
     const separator = await client.readContract({ address: PERMIT2_ADDRESS, abi: permit2Abi, functionName: 'DOMAIN_SEPARATOR' });
     expect(separator).toBe(domainSeparator({ domain: { name: 'Permit2', chainId: manifest.chainId, verifyingContract: PERMIT2_ADDRESS } }));
-    expect(await client.readContract({ address: X402_UPTO_PERMIT2_PROXY_ADDRESS, abi: x402UptoPermit2ProxyAbi, functionName: 'PERMIT2' })).toBe(PERMIT2_ADDRESS);
+    expect(await client.readContract({ address: X402_UPTO_PERMIT2_PROXY_ADDRESS, abi: x402UptoPermit2ProxyAbi, functionName: 'PERMIT2' })).toBe(
+      PERMIT2_ADDRESS,
+    );
     expect(await client.readContract({ address: X402_UPTO_PERMIT2_PROXY_ADDRESS, abi: x402UptoPermit2ProxyAbi, functionName: 'WITNESS_TYPE_STRING' })).toBe(
       'Witness witness)TokenPermissions(address token,uint256 amount)Witness(address to,address facilitator,uint256 validAfter)',
     );

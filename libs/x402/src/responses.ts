@@ -14,6 +14,8 @@ export interface SettleResponse {
   /** The transaction hash; "" when nothing was sent. */
   transaction: string;
   network: string;
+  /** upto: the amount actually charged, in atomic units ("0" when nothing was). */
+  amount?: string;
 }
 
 export interface SupportedKind {
