@@ -31,7 +31,13 @@ export interface ChainFacts {
 }
 
 /** The verdict the facts support (see ChainVerdict). */
-export function chainVerdict({ transfer, ours, use, useReceipt, carries = (receipt) => judgeSettlementReceipt(transfer, receipt).success }: ChainFacts): ChainVerdict {
+export function chainVerdict({
+  transfer,
+  ours,
+  use,
+  useReceipt,
+  carries = (receipt) => judgeSettlementReceipt(transfer, receipt).success,
+}: ChainFacts): ChainVerdict {
   const carrier = ours.find((tx) => tx.receipt && carries(tx.receipt));
   if (carrier?.receipt) return { kind: 'carried', hash: carrier.hash, receipt: carrier.receipt };
   const nonce = transfer.authorization.nonce;

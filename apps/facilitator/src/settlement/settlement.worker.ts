@@ -554,7 +554,10 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
   private sendFailure(record: SettlementRecord, error: unknown, phase: 'estimate' | 'send'): { reason: string; ours: boolean } {
     if (record.scheme === UPTO_SCHEME) return this.upto.sendFailure(error);
     const fault = this.rail.sendFault(error);
-    return { reason: recordedReason(phase === 'estimate' && fault === 'transaction_failed' ? 'simulation_failed' : fault), ours: fault === 'facilitator_unable' };
+    return {
+      reason: recordedReason(phase === 'estimate' && fault === 'transaction_failed' ? 'simulation_failed' : fault),
+      ours: fault === 'facilitator_unable',
+    };
   }
 
   /**

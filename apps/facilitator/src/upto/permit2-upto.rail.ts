@@ -1,6 +1,25 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { BaseError, ContractFunctionRevertedError, decodeFunctionData, encodeFunctionData, isAddressEqual, parseEventLogs, type Address, type Hex, type TransactionReceipt } from 'viem';
-import { eip3009Abi, isTransportFailure, PERMIT2_ADDRESS, permit2Abi, revertReason, uptoPermit2Types, x402UptoPermit2ProxyAbi, type ContractCall } from '@mp/chain';
+import {
+  BaseError,
+  ContractFunctionRevertedError,
+  decodeFunctionData,
+  encodeFunctionData,
+  isAddressEqual,
+  parseEventLogs,
+  type Address,
+  type Hex,
+  type TransactionReceipt,
+} from 'viem';
+import {
+  eip3009Abi,
+  isTransportFailure,
+  PERMIT2_ADDRESS,
+  permit2Abi,
+  revertReason,
+  uptoPermit2Types,
+  x402UptoPermit2ProxyAbi,
+  type ContractCall,
+} from '@mp/chain';
 import { UPTO_PERMIT2_PROXY_ADDRESS, uptoSettleArgs, uptoTypedMessage, X402Reason, type UptoPermit } from '@mp/x402';
 import { ChainUnavailableError } from '../eip3009/transfer-authorization.rail';
 import { NetworkRegistry, type Network } from '../networks/network-registry';
@@ -162,7 +181,10 @@ export class Permit2UptoRail {
       return refuse(X402Reason.permit2InsufficientBalance, `${permit.owner} holds ${balance.value}, less than ${amount}`);
     }
     if (allowance.status === 'fulfilled' && allowance.value < amount) {
-      return refuse(X402Reason.permit2AllowanceRequired, `${permit.owner} allows Permit2 ${allowance.value} of ${permit.asset}, less than ${amount}: approve Permit2 first`);
+      return refuse(
+        X402Reason.permit2AllowanceRequired,
+        `${permit.owner} allows Permit2 ${allowance.value} of ${permit.asset}, less than ${amount}: approve Permit2 first`,
+      );
     }
     this.logger.debug(`upto simulation failed for ${permit.owner}: ${detail}`);
     return refuse(X402Reason.permit2SimulationFailed, `the settlement would revert${detail ? `: ${detail}` : ''}`);
