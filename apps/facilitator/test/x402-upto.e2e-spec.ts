@@ -234,7 +234,7 @@ describe('x402 upto on EVM, with the official @x402/evm upto client and server',
       .map((k) => privateKeyToAccount(k.privateKey));
     expect(await post('/verify', await signed(poor))).toMatchObject({ isValid: false, invalidReason: 'permit2_insufficient_balance', payer: poor.address });
 
-    const funder = createWalletClient({ account: payer, chain: client.chain, transport: http(manifest.rpcUrl) });
+    const funder = createWalletClient({ account: payer, chain: client.chain!, transport: http(manifest.rpcUrl) });
     const erc20 = parseAbi([
       'function transfer(address to, uint256 amount) returns (bool)',
       'function approve(address spender, uint256 amount) returns (bool)',
@@ -244,7 +244,7 @@ describe('x402 upto on EVM, with the official @x402/evm upto client and server',
     expect(await post('/verify', await signed(unapproved))).toMatchObject({ isValid: false, invalidReason: 'permit2_allowance_required' });
 
     // Holding the maximum only: one unit less in the balance is enough to refuse.
-    const approver = createWalletClient({ account: unapproved, chain: client.chain, transport: http(manifest.rpcUrl) });
+    const approver = createWalletClient({ account: unapproved, chain: client.chain!, transport: http(manifest.rpcUrl) });
     await client.waitForTransactionReceipt({
       hash: await approver.writeContract({
         address: usdc.address as Address,
