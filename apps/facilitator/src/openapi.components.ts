@@ -506,15 +506,20 @@ export const COMPONENTS = {
       required: ['x402Version', 'scheme', 'network'],
       properties: {
         x402Version: { type: 'integer', enum: [1, 2] },
-        scheme: { const: 'exact' },
+        scheme: { type: 'string', enum: ['exact', 'upto'] },
         network: { type: 'string', description: 'CAIP-2 for v2; a v1 name for v1.' },
-        extra: { type: 'object', additionalProperties: true, description: 'Not set for exact EVM.' },
+        extra: {
+          type: 'object',
+          additionalProperties: true,
+          description:
+            "Not set for exact EVM. For `upto` (v2 only): `{facilitatorAddress}`, the signer a payer must name as `witness.facilitator` (always the network's first signer; verification accepts any of them).",
+        },
       },
     },
     SupportedResponse: {
       type: 'object',
       description:
-        "One v2 kind per configured network, then one v1 kind per v1 name of that network (the networks file's `v1Names` plus the built-in names of `DEFAULT_V1_NETWORKS` that map to it).",
+        "For `exact`: one v2 kind per configured network, then one v1 kind per v1 name of that network (the networks file's `v1Names` plus the built-in names of `DEFAULT_V1_NETWORKS` that map to it). Then for `upto`: one v2 kind per network that has a signer.",
       required: ['kinds', 'extensions', 'signers'],
       properties: {
         kinds: { type: 'array', items: { $ref: '#/components/schemas/SupportedKind' } },

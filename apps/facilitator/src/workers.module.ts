@@ -16,6 +16,7 @@ import { StripeSweep } from './stripe/stripe-sweep';
 import { RevocationWatcher } from './subscriptions/revocation-watcher';
 import { SubscriptionCommandsQueueModule, SubscriptionCommandsWorker } from './subscriptions/subscription-commands.worker';
 import { SubscriptionsModule } from './subscriptions/subscriptions.module';
+import { Permit2UptoModule } from './upto/permit2-upto.module';
 
 /**
  * Everything the facilitator runs in the background: the settlement worker and its signer leases (send, confirm,
@@ -34,6 +35,7 @@ export class FacilitatorWorkersModule {
       imports: [
         NetworksModule,
         Eip3009Module,
+        Permit2UptoModule,
         SettlementModule,
         MppModule,
         RefundsModule,

@@ -1,4 +1,5 @@
 export * from './abi';
+export * from './permit2-abi';
 export * from './ecdsa';
 export * from './errors';
 export * from './gas';

@@ -48,6 +48,10 @@ const ChainManifestSchema = z.object({
     /** ERC-1271 SmartWallet owned by accounts.smartWalletOwner (payer #0), funded like a payer. */
     smartWallet: addressSchema,
     smartWalletFactory: addressSchema,
+    /** Our Permit2 (SignatureTransfer) at its canonical address; every payer and the SmartWallet approved it for the maximum. */
+    permit2: addressSchema,
+    /** The x402 upto Permit2 proxy at its canonical address. */
+    x402UptoPermit2Proxy: addressSchema,
   }),
   accounts: z.object({
     deployer: ManifestAccountSchema,

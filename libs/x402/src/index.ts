@@ -6,4 +6,5 @@ export * from './reasons';
 export * from './request';
 export * from './responses';
 export * from './schemas';
+export * from './upto-evm';
 export * from './wire-schemas';

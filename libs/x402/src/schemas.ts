@@ -85,6 +85,19 @@ export const exactEvmEip3009PayloadSchema = z.strictObject({
   }),
 });
 
+/** `upto` on EVM: the Permit2 witness transfer a client signs (x402 scheme_upto_evm.md; @x402/evm 2.27 upto client). */
+export const uptoEvmPermit2PayloadSchema = z.strictObject({
+  signature: signatureHex,
+  permit2Authorization: z.strictObject({
+    from: address,
+    permitted: z.strictObject({ token: address, amount: atomic }),
+    spender: address,
+    nonce: atomic,
+    deadline: atomic,
+    witness: z.strictObject({ to: address, facilitator: address, validAfter: atomic }),
+  }),
+});
+
 /** The payment-identifier extension as the client echoes it (specs/extensions/payment_identifier.md). */
 export const paymentIdentifierInfoSchema = z.looseObject({
   required: z.boolean().optional(),
@@ -102,3 +115,4 @@ export type PaymentRequirementsV1 = z.infer<typeof paymentRequirementsV1Schema>;
 export type PaymentPayloadV2 = z.infer<typeof paymentPayloadV2Schema>;
 export type PaymentPayloadV1 = z.infer<typeof paymentPayloadV1Schema>;
 export type ExactEvmEip3009Payload = z.infer<typeof exactEvmEip3009PayloadSchema>;
+export type UptoEvmPermit2Payload = z.infer<typeof uptoEvmPermit2PayloadSchema>;

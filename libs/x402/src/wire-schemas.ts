@@ -8,6 +8,7 @@ import {
   paymentRequirementsV1Schema,
   paymentRequirementsV2Schema,
   resourceInfoSchema,
+  uptoEvmPermit2PayloadSchema,
 } from './schemas';
 
 /**
@@ -44,6 +45,11 @@ export const X402_WIRE_SCHEMAS: Record<string, { schema: z.ZodType; description:
     schema: exactEvmEip3009PayloadSchema,
     description:
       '`exact` on EVM with EIP-3009 `transferWithAuthorization` (`exactEvmEip3009PayloadSchema`). Strict at both levels. The signature is over the EIP-712 typed data `TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)` with domain `{name, version}` from `paymentRequirements.extra`, `chainId` of the network and `verifyingContract` = the asset.',
+  },
+  UptoEvmPermit2Payload: {
+    schema: uptoEvmPermit2PayloadSchema,
+    description:
+      '`upto` on EVM (x402 v2): a Permit2 witness transfer (`uptoEvmPermit2PayloadSchema`). Strict at every level. The signature is over the EIP-712 typed data `PermitWitnessTransferFrom(TokenPermissions permitted,address spender,uint256 nonce,uint256 deadline,Witness witness)` with `TokenPermissions(address token,uint256 amount)` and `Witness(address to,address facilitator,uint256 validAfter)`, domain `{name: "Permit2", chainId, verifyingContract: 0x000000000022D473030F116dDEE9F6B43aC78BA3}`; `spender` is the x402 upto proxy `0x4020A4f3b7b90ccA423B9fabCc0CE57C6C240002`, `permitted.amount` the maximum, `witness.facilitator` the `extra.facilitatorAddress` of `/supported`. At /settle, `paymentRequirements.amount` is the amount to charge (0 to the maximum) and may differ from `accepted.amount`.',
   },
   PaymentIdentifierInfo: {
     schema: paymentIdentifierInfoSchema,

@@ -25,6 +25,8 @@ export interface SettlementRecord extends PaymentRecord {
   settleGas: bigint | null;
   /** How many transactions were signed for it: above zero, the chain may already hold its outcome. */
   attempts: number;
+  /** How it settles: `exact`/`evm` (an EIP-3009 authorization) or `upto` (a Permit2 permit through the x402 upto proxy). */
+  scheme: string;
 }
 
 export interface NewPayment {
@@ -69,6 +71,7 @@ const SETTLEMENT_RECORD = {
   settleData: true,
   settleGas: true,
   attempts: true,
+  scheme: true,
 } satisfies Prisma.PaymentSelect;
 
 function settlementRecordOf(row: Prisma.PaymentGetPayload<{ select: typeof SETTLEMENT_RECORD }>): SettlementRecord {

@@ -26,11 +26,18 @@ export interface ChainFacts {
   use?: AuthorizationUse;
   /** The receipt of the transaction that used it, when that transaction is ours (undefined: not shown yet). */
   useReceipt?: TransactionReceipt;
+  /** Whether a receipt shows the transfer; EIP-3009's judgement unless the scheme has its own (upto's Permit2 permit). */
+  carries?: (receipt: TransactionReceipt) => boolean;
 }
 
 /** The verdict the facts support (see ChainVerdict). */
-export function chainVerdict({ transfer, ours, use, useReceipt }: ChainFacts): ChainVerdict {
-  const carries = (receipt: TransactionReceipt) => judgeSettlementReceipt(transfer, receipt).success;
+export function chainVerdict({
+  transfer,
+  ours,
+  use,
+  useReceipt,
+  carries = (receipt) => judgeSettlementReceipt(transfer, receipt).success,
+}: ChainFacts): ChainVerdict {
   const carrier = ours.find((tx) => tx.receipt && carries(tx.receipt));
   if (carrier?.receipt) return { kind: 'carried', hash: carrier.hash, receipt: carrier.receipt };
   const nonce = transfer.authorization.nonce;

@@ -22,11 +22,36 @@ export interface Presentation {
 }
 
 /** The uniqueness key of a settlement: one authorization nonce of one payer on one token. */
-type SettlementKey = { network: string; asset: string; payer: string; nonce: string };
+export type SettlementKey = { network: string; asset: string; payer: string; nonce: string };
+
+type Prepared = { ok: true; call: ContractCall } | { ok: false; failure: SettleResponse };
+/** A settlement call, or why the payment cannot be settled (a recorded reason and a readable message). */
+export type PreparedCall = { ok: true; call: ContractCall } | { ok: false; reason: string; message: string };
+
+/**
+ * A payment as the engine settles it, whatever carries it on chain (an EIP-3009 authorization, a Permit2 permit): its
+ * key, what its record holds, and how to verify it again and build its call. `prepare` runs before the claim and
+ * again whenever an earlier attempt failed before reaching the chain.
+ */
+export interface ChainSettlement {
+  key: SettlementKey;
+  /** The payer as answers name it. */
+  payer: string;
+  payTo: string;
+  /** What moves on chain. */
+  amount: bigint;
+  validAfter: bigint;
+  validBefore: bigint;
+  /** The scheme column: the protocol's own name for how it is settled (x402 `exact`/`upto`, MPP `evm`). */
+  scheme: string;
+  prepare(): Promise<PreparedCall>;
+  /** Why settling at `gas` would be uneconomic, or undefined (the token's gas cap). */
+  gasCapExceeded?(gas: bigint): Promise<string | undefined>;
+}
 
 /** One settle request as the engine follows it. */
 interface Settling {
-  authorization: TransferAuthorization;
+  settlement: ChainSettlement;
   presented: Presentation;
   key: SettlementKey;
 }
@@ -59,9 +84,18 @@ export class SettlementService {
    * `origin`: the protocol that carried the authorization (x402, or an MPP credential), recorded with the payment.
    */
   async settle(authorization: TransferAuthorization, presented: Presentation, merchantId: string | null, origin: PaymentOrigin): Promise<SettleResponse> {
+    // The scheme column names the protocol's own name for this rail: x402's `exact`, MPP's `evm` method.
+    return this.settleOnChain(this.eip3009Settlement(authorization, origin.protocol === 'mpp' ? 'evm' : 'exact'), presented, merchantId, origin);
+  }
+
+  /**
+   * settle for any payment the engine can carry on chain (ChainSettlement): claimed once per key, sent by the worker,
+   * followed to its outcome; duplicates get the original outcome.
+   */
+  async settleOnChain(settlement: ChainSettlement, presented: Presentation, merchantId: string | null, origin: PaymentOrigin): Promise<SettleResponse> {
     const deadline = Date.now() + this.config.settleBudgetMs;
-    const key = keyOf(authorization);
-    const payment: Settling = { authorization, presented, key };
+    const { key } = settlement;
+    const payment: Settling = { settlement, presented, key };
     await this.assertIdentifierFree(presented, merchantId);
     const flightKey = `${key.network}|${key.asset}|${key.payer}|${key.nonce}|${presented.fingerprint}|${merchantId}`;
     const running = this.inFlight.get(flightKey);
@@ -84,7 +118,7 @@ export class SettlementService {
     authorization: TransferAuthorization,
     presented: Presentation,
   ): Promise<{ ok: true; call: ContractCall } | { ok: false; failure: SettleResponse }> {
-    const payment: Settling = { authorization, presented, key: keyOf(authorization) };
+    const payment: Settling = { settlement: this.eip3009Settlement(authorization, 'evm'), presented, key: keyOf(authorization) };
     try {
       const prepared = await this.prepare(payment);
       if (!prepared.ok) return prepared;
@@ -101,7 +135,7 @@ export class SettlementService {
    * /settle follows its own, within SETTLE_BUDGET_MS.
    */
   async settleClaimed(authorization: TransferAuthorization, presented: Presentation, paymentId: string, merchantId: string | null): Promise<SettleResponse> {
-    const payment: Settling = { authorization, presented, key: keyOf(authorization) };
+    const payment: Settling = { settlement: this.eip3009Settlement(authorization, 'evm'), presented, key: keyOf(authorization) };
     const record = await this.payments.findById(paymentId);
     if (!record) throw new Error(`payment ${paymentId} is missing`);
     if (record.state === 'verified') await this.queue.submit(paymentId);
@@ -128,19 +162,18 @@ export class SettlementService {
       return prepared.failure;
     }
 
-    const uneconomic = await this.rail.gasCapExceeded(payment.authorization, prepared.call.gas);
+    const uneconomic = await payment.settlement.gasCapExceeded?.(prepared.call.gas);
     if (uneconomic) return this.failure(payment, X402Reason.settlementGasExceedsCap, uneconomic);
 
     let id: string | undefined;
     try {
       id = await this.payments.claim({
         ...payment.key,
-        payTo: payment.authorization.to.toLowerCase(),
-        amount: payment.authorization.value,
-        validAfter: payment.authorization.validAfter,
-        validBefore: payment.authorization.validBefore,
-        // The scheme column names the protocol's own name for this rail: x402's `exact`, MPP's `evm` method.
-        scheme: origin.protocol === 'mpp' ? 'evm' : 'exact',
+        payTo: payment.settlement.payTo.toLowerCase(),
+        amount: payment.settlement.amount,
+        validAfter: payment.settlement.validAfter,
+        validBefore: payment.settlement.validBefore,
+        scheme: payment.settlement.scheme,
         origin,
         payloadHash: payment.presented.fingerprint,
         paymentIdentifier: payment.presented.paymentIdentifier,
@@ -179,7 +212,7 @@ export class SettlementService {
    * before anything reached the chain is retried.
    */
   private async follow(payment: Settling, record: PaymentRecord, deadline: number, merchantId: string | null): Promise<SettleResponse> {
-    const asker = { payer: payment.authorization.from, network: payment.presented.network, fingerprint: payment.presented.fingerprint, merchantId };
+    const asker = { payer: payment.settlement.payer, network: payment.presented.network, fingerprint: payment.presented.fingerprint, merchantId };
     const startedAt = Date.now();
     for (;;) {
       const answer = settleAnswer(record, asker, { startedAt, now: Date.now(), deadline });
@@ -198,12 +231,30 @@ export class SettlementService {
   }
 
   /** Verifies the payment and builds its settlement call, estimating its gas (which simulates it). */
-  private async prepare(payment: Settling): Promise<{ ok: true; call: ContractCall } | { ok: false; failure: SettleResponse }> {
-    const verified = await this.rail.verify(payment.authorization, { simulate: false });
-    if (!verified.ok) return { ok: false, failure: this.failure(payment, recordedReason(verified.fault), verified.message) };
-    const prepared = await this.rail.settlementCall(payment.authorization);
-    if (!prepared.ok) return { ok: false, failure: this.failure(payment, recordedReason(prepared.fault), prepared.message) };
-    return prepared;
+  private async prepare(payment: Settling): Promise<Prepared> {
+    const prepared = await payment.settlement.prepare();
+    return prepared.ok ? prepared : { ok: false, failure: this.failure(payment, prepared.reason, prepared.message) };
+  }
+
+  /** An EIP-3009 authorization as the engine settles it. */
+  private eip3009Settlement(authorization: TransferAuthorization, scheme: string): ChainSettlement {
+    return {
+      key: keyOf(authorization),
+      payer: authorization.from,
+      payTo: authorization.to,
+      amount: authorization.value,
+      validAfter: authorization.validAfter,
+      validBefore: authorization.validBefore,
+      scheme,
+      gasCapExceeded: (gas) => this.rail.gasCapExceeded(authorization, gas),
+      prepare: async () => {
+        const verified = await this.rail.verify(authorization, { simulate: false });
+        if (!verified.ok) return { ok: false, reason: recordedReason(verified.fault), message: verified.message };
+        const prepared = await this.rail.settlementCall(authorization);
+        if (!prepared.ok) return { ok: false, reason: recordedReason(prepared.fault), message: prepared.message };
+        return prepared;
+      },
+    };
   }
 
   private unexpected(payment: Settling, error: unknown): SettleResponse {
@@ -220,7 +271,7 @@ export class SettlementService {
   }
 
   private failure(payment: Settling, reason: string, message?: string): SettleResponse {
-    return settleFailure({ payer: payment.authorization.from, network: payment.presented.network }, reason, message);
+    return settleFailure({ payer: payment.settlement.payer, network: payment.presented.network }, reason, message);
   }
 }
 

@@ -15,10 +15,12 @@ import {
   type TransactionSigner,
 } from '@mp/chain';
 import { closeWorker, crashPoint, FacilitatorMetrics, type WorkerOptionsFromConfig } from '@mp/platform';
+import { UPTO_SCHEME, X402Reason } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import type { SettledTransfer } from '../eip3009/receipt-judgement';
 import { TRANSFER_AUTHORIZATION_RAIL, type TransferAuthorizationRail } from '../eip3009/transfer-authorization.rail';
 import { NetworkRegistry, type Network } from '../networks/network-registry';
+import { Permit2UptoRail, uptoSettleSender } from '../upto/permit2-upto.rail';
 import { Clock } from '../x402/clock';
 import { chainVerdict, isOurs, type ChainVerdict } from './chain-verdict';
 import { gasShares } from './gas-share';
@@ -77,6 +79,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
     private readonly networks: NetworkRegistry,
     @Inject(TRANSFER_AUTHORIZATION_RAIL) private readonly rail: TransferAuthorizationRail,
+    private readonly upto: Permit2UptoRail,
     private readonly payments: ChainPayments,
     private readonly transactions: PaymentTransactions,
     private readonly queue: SettlementQueue,
@@ -157,7 +160,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
           this.events.changed(paymentId);
         return;
       }
-      const signer = network.signers.pick();
+      const signer = this.senderFor(record, network);
       if (!signer) return retryLater(NO_SIGNER_RETRY_MS);
 
       let gas: bigint;
@@ -167,8 +170,8 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
         );
       } catch (error) {
         if (isTransportFailure(error)) throw error;
-        const fault = this.rail.sendFault(error);
-        if (fault === 'facilitator_unable') {
+        const failure = this.sendFailure(record, error, 'estimate');
+        if (failure.ours) {
           // Our wallet cannot pay the gas: not the payer's failure. Retry later, perhaps from another wallet.
           this.logger.error(`hot wallet ${signer.address} on ${record.network} cannot send: ${revertReason(error)}`);
           throw error;
@@ -181,12 +184,12 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
         }
         // The refusal stands only for the record it was decided on: another worker (a redelivered job, a replica's
         // take-over) may have signed a transaction since, whose use of the authorization is why this simulation reverts.
-        const reason = recordedReason(fault === 'transaction_failed' ? 'simulation_failed' : fault);
-        if (await this.fail(record, reason, revertReason(error) ?? 'the transfer would revert')) return;
+        if (await this.fail(record, failure.reason, revertReason(error) ?? 'the transfer would revert')) return;
         continue;
       }
 
-      if (this.config.batchMax > 1 && !isAddressEqual(record.settleTo, MULTICALL3_ADDRESS)) {
+      // An upto settlement must come from its permit's facilitator itself: Multicall3 would be the proxy's msg.sender.
+      if (this.config.batchMax > 1 && record.scheme !== UPTO_SCHEME && !isAddressEqual(record.settleTo, MULTICALL3_ADDRESS)) {
         const batchHash = await this.joinBatch(network, record, gas);
         if (batchHash) return this.afterSend(record, network, batchHash);
         const current = await this.payments.findForSettlement(paymentId);
@@ -212,7 +215,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
           if (outcome === 'recorded') return;
           if (outcome === 'unknown') return this.queue.confirm(paymentId, network.config.pollingIntervalMs);
           if (NONCE_TAKEN.test(message) && attempt < 3 && (await this.payments.releaseUnsent(paymentId, message))) continue;
-          if (await this.fail(submitted, recordedReason(this.rail.sendFault(error)), message)) return;
+          if (await this.fail(submitted, this.sendFailure(record, error, 'send').reason, message)) return;
           continue;
         }
         // The broadcast died on the way; the node may have it. `confirm` finds out and rebroadcasts if not.
@@ -338,7 +341,8 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
         !signer ||
         record.attempts > 0 ||
         record.validBefore <= this.clock.nowSeconds() + EXPIRY_MARGIN_SECONDS ||
-        isAddressEqual(record.settleTo, MULTICALL3_ADDRESS)
+        isAddressEqual(record.settleTo, MULTICALL3_ADDRESS) ||
+        record.scheme === UPTO_SCHEME
       ) {
         alone.push(record.id);
         continue;
@@ -484,8 +488,8 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
       if (await this.payments.releaseFromBatch(record.id, hash)) await this.queue.submit(record.id);
       return true;
     }
-    const judged = this.rail.judgeReceipt(settledTransferOf(record), receipt);
-    const reason = recordedReason(judged.success ? 'transaction_failed' : judged.fault);
+    const judged = this.judgeReceipt(record, receipt);
+    const reason = judged.success ? this.transactionFailedReason(record) : judged.reason;
     const message =
       verdict.kind === 'taken'
         ? `${verdict.message}; ${hash} did not carry it`
@@ -518,7 +522,42 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
   }
 
   private carries(record: SettlementRecord, receipt: TransactionReceipt): boolean {
-    return this.rail.judgeReceipt(settledTransferOf(record), receipt).success;
+    return this.judgeReceipt(record, receipt).success;
+  }
+
+  /** Whether a mined transaction carried the payment, by its scheme's judgement, with the recorded reason if not. */
+  private judgeReceipt(record: SettlementRecord, receipt: TransactionReceipt): { success: true } | { success: false; reason: string; message: string } {
+    if (record.scheme === UPTO_SCHEME) return this.upto.judgeReceipt(record, receipt);
+    const judged = this.rail.judgeReceipt(settledTransferOf(record), receipt);
+    return judged.success ? judged : { success: false, reason: recordedReason(judged.fault), message: judged.message };
+  }
+
+  private transactionFailedReason(record: SettlementRecord): string {
+    return record.scheme === UPTO_SCHEME ? X402Reason.uptoEvmTransactionFailed : recordedReason('transaction_failed');
+  }
+
+  /**
+   * The wallet to send the payment from: any leased signer, except for upto, whose permit names the one facilitator
+   * the proxy accepts as sender (undefined while this worker does not hold that signer's lease: retried later).
+   */
+  private senderFor(record: SettlementRecord, network: Network): TransactionSigner | undefined {
+    if (record.scheme !== UPTO_SCHEME) return network.signers.pick();
+    const sender = uptoSettleSender(record.settleData);
+    const signer = sender && network.signers.byAddress(sender);
+    return signer && signer.enabled ? signer : undefined;
+  }
+
+  /**
+   * The recorded reason behind an error from estimating (`estimate`) or sending a settlement; `ours`: our wallet cannot
+   * pay the gas, which is never the payer's failure.
+   */
+  private sendFailure(record: SettlementRecord, error: unknown, phase: 'estimate' | 'send'): { reason: string; ours: boolean } {
+    if (record.scheme === UPTO_SCHEME) return this.upto.sendFailure(error);
+    const fault = this.rail.sendFault(error);
+    return {
+      reason: recordedReason(phase === 'estimate' && fault === 'transaction_failed' ? 'simulation_failed' : fault),
+      ours: fault === 'facilitator_unable',
+    };
   }
 
   /**
@@ -531,9 +570,16 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     for (const tx of await this.transactions.transactions(record.id)) {
       const receipt = tx.hash === known?.hash ? known.receipt : await this.receipt(network, tx.hash);
       ours.push({ hash: tx.hash, receipt });
-      if (receipt && this.carries(record, receipt)) return chainVerdict({ transfer, ours });
+      if (receipt && this.carries(record, receipt)) return chainVerdict({ transfer, ours, carries: (r) => this.carries(record, r) });
     }
-    const use = await this.rail.authorizationUse(network.config.network, transfer);
+    const upto = record.scheme === UPTO_SCHEME;
+    const carries = (receipt: TransactionReceipt) => this.carries(record, receipt);
+    // Permit2 logs no event for a spent nonce: for upto, whether it is spent, never by which transaction.
+    const use = upto
+      ? (await this.upto.nonceUsed(network.config.network, getAddress(record.payer), BigInt(record.authorizationNonce)))
+        ? ({ used: true, canceled: false, transaction: undefined } as const)
+        : ({ used: false } as const)
+      : await this.rail.authorizationUse(network.config.network, transfer);
     if (use.used && !use.canceled && use.transaction && !isOurs(ours, use.transaction)) {
       const sender = (await this.findTransaction(network, use.transaction))?.from;
       if (!sender)
@@ -543,7 +589,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
       if (network.signers.addresses.some((address) => isAddressEqual(address, sender))) ours.push({ hash: use.transaction, receipt: undefined });
     }
     const ourUse = use.used && !use.canceled && use.transaction && isOurs(ours, use.transaction) ? use.transaction : undefined;
-    return chainVerdict({ transfer, ours, use, useReceipt: ourUse && (await this.receipt(network, ourUse)) });
+    return chainVerdict({ transfer, ours, use, useReceipt: ourUse && (await this.receipt(network, ourUse)), carries });
   }
 
   /** The transaction as the node shows it, or undefined when it does not (never sent, dropped, or not seen yet). */
@@ -565,7 +611,8 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
       return 'recorded';
     }
     if (verdict.kind === 'taken') {
-      if (await this.payments.markFailedUnsent(record.id, recordedReason('nonce_used'), verdict.message)) this.events.changed(record.id);
+      const reason = record.scheme === UPTO_SCHEME ? X402Reason.permit2InvalidNonce : recordedReason('nonce_used');
+      if (await this.payments.markFailedUnsent(record.id, reason, verdict.message)) this.events.changed(record.id);
       return 'recorded';
     }
     if (verdict.kind === 'unknown') this.logger.warn(`payment ${record.id}: ${verdict.message}`);

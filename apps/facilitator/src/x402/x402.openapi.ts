@@ -241,6 +241,31 @@ export const X402_DOCS = {
                 network: 'eip155:84532',
               },
             },
+            uptoCharged: {
+              summary: 'upto: charged the actual amount (the permit allowed up to more)',
+              value: {
+                success: true,
+                payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
+                transaction: '0x0c9a06220de825e6e7333522173977e8a8bf6f7fb0f2de63a213f8dd57c68034',
+                network: 'eip155:84532',
+                amount: '12345',
+              },
+            },
+            uptoNothing: {
+              summary: 'upto: nothing used, nothing charged, no transaction',
+              value: { success: true, payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e', transaction: '', network: 'eip155:84532', amount: '0' },
+            },
+            uptoAboveMaximum: {
+              summary: 'upto: the charge is above the signed maximum',
+              value: {
+                success: false,
+                errorReason: 'invalid_upto_evm_payload_settlement_exceeds_amount',
+                errorMessage: "the charge 50001 is above the permit's maximum 50000",
+                payer: '0x277b6EdC5E0664BDa72eB0c84Fe1E44af4bEFe6e',
+                transaction: '',
+                network: 'eip155:84532',
+              },
+            },
             payToNotAllowed: {
               summary: 'payTo is not a receiving address of the calling merchant',
               value: {
@@ -277,6 +302,7 @@ export const X402_DOCS = {
                 kinds: [
                   { x402Version: 2, scheme: 'exact', network: 'eip155:84532' },
                   { x402Version: 1, scheme: 'exact', network: 'base-sepolia' },
+                  { x402Version: 2, scheme: 'upto', network: 'eip155:84532', extra: { facilitatorAddress: '0xD72505BC4336aF491c8EadCF6F28b1EAD73d0514' } },
                 ],
                 extensions: ['payment-identifier'],
                 signers: { 'eip155:*': ['0xD72505BC4336aF491c8EadCF6F28b1EAD73d0514', '0x54aaf95AAb8029748B7BD986D3F0807B4Ff6Cbad'] },
@@ -289,6 +315,7 @@ export const X402_DOCS = {
                   { x402Version: 2, scheme: 'exact', network: 'eip155:31337' },
                   { x402Version: 1, scheme: 'exact', network: 'anvil' },
                   { x402Version: 1, scheme: 'exact', network: 'localhost' },
+                  { x402Version: 2, scheme: 'upto', network: 'eip155:31337', extra: { facilitatorAddress: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' } },
                 ],
                 extensions: ['payment-identifier'],
                 signers: {
