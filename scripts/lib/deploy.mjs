@@ -7,6 +7,7 @@ import { createPublicClient, createWalletClient, defineChain, getContractAddress
 import { HDKey, privateKeyToAccount } from 'viem/accounts';
 import { TEST_MNEMONIC } from './anvil.mjs';
 import { compileContracts } from './contracts.mjs';
+import { deploySessionEscrow } from './deploy-session-escrow.mjs';
 
 export const MULTICALL3_ADDRESS = '0xcA11bde05977b3631167028862bE2a173976CA11';
 export const MINT_AMOUNT = 1_000_000n * 10n ** 6n; // 1,000,000 tokens with 6 decimals
@@ -130,6 +131,8 @@ export async function deployLocalChain({ rpcUrl, mnemonic = TEST_MNEMONIC, log =
   }
   await waitAll(mintHashes);
 
+  const sessionEscrow = await deploySessionEscrow({ wallet, publicClient, artifact: artifacts.EvmPaymentChannelEscrow, nonce: nonce++, txFees });
+
   log(`deployed and funded in ${Math.round(performance.now() - t0)} ms`);
 
   const usdcMeta = { name: 'USD Coin', version: '2', decimals: 6, symbol: 'USDC' };
@@ -146,6 +149,7 @@ export async function deployLocalChain({ rpcUrl, mnemonic = TEST_MNEMONIC, log =
       multicall3: MULTICALL3_ADDRESS,
       smartWallet,
       smartWalletFactory: addresses.SmartWalletFactory,
+      sessionEscrow,
     },
     accounts: {
       deployer: keys[ACCOUNT_LAYOUT.deployer],

@@ -48,6 +48,8 @@ const ChainManifestSchema = z.object({
     /** ERC-1271 SmartWallet owned by accounts.smartWalletOwner (payer #0), funded like a payer. */
     smartWallet: addressSchema,
     smartWalletFactory: addressSchema,
+    /** EvmPaymentChannelEscrow: the MPP evm `session` escrow (CLOSE_GRACE_PERIOD 15 min). */
+    sessionEscrow: addressSchema,
   }),
   accounts: z.object({
     deployer: ManifestAccountSchema,
