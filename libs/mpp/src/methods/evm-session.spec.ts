@@ -1,5 +1,5 @@
 import { encodeAbiParameters, getAddress, hashTypedData, keccak256, recoverTypedDataAddress, zeroAddress, type Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { Address, Secp256k1, Signature } from 'ox';
 import { createChallenge } from '../challenge';
 import { decodeReceipt, encodeReceipt } from '../receipt';
 import { toProblemDetails } from '../problems';
@@ -23,8 +23,12 @@ import {
 } from './evm-session';
 
 const SECRET = 'test-secret-key-at-least-32-bytes-long!!';
-// anvil's first keys: deterministic signatures
-const payer = privateKeyToAccount('0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80');
+// anvil's first key; ox signs here because the protocol library's specs use no viem account (lint boundary)
+const payerKey = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
+const payer = {
+  address: Address.fromPublicKey(Secp256k1.getPublicKey({ privateKey: payerKey }), { checksum: true }),
+  signTypedData: async (typed: Parameters<typeof hashTypedData>[0]) => Signature.toHex(Secp256k1.sign({ payload: hashTypedData(typed), privateKey: payerKey })),
+};
 const token = getAddress('0x5fbdb2315678afecb367f032d93f642f64180aa3');
 const escrow = getAddress('0xe7f1725e7734ce288f8367e1bb143e90bb3f0512');
 const recipient = getAddress('0x742d35cc6634c0532925a3b844bc9e7595f8fe00');
