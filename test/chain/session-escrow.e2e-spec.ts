@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import {
   BaseError,
   ContractFunctionRevertedError,
+  type ContractFunctionName,
   createWalletClient,
   erc20Abi,
   hashDomain,
@@ -63,7 +64,7 @@ const wallet = (account: PrivateKeyAccount) => createWalletClient({ account, cha
 const newSalt = (): Hex => toHex(randomBytes(32));
 const domain = () => ({ chainId: chain.manifest.chainId, escrowContract: escrow });
 
-type EscrowFunction = Parameters<typeof chain.client.simulateContract<typeof sessionEscrowAbi>>[0]['functionName'];
+type EscrowFunction = ContractFunctionName<typeof sessionEscrowAbi, 'nonpayable'>;
 
 /** Sends an escrow call as `account` and returns its successful receipt (a revert fails the test with its name). */
 async function send(account: PrivateKeyAccount, functionName: EscrowFunction, args: readonly unknown[]) {
@@ -149,7 +150,7 @@ describe('session escrow: ABI and views', () => {
     expect(await read('CLOSE_GRACE_PERIOD')).toBe(900n);
     expect(await read('domainSeparator')).toBe(
       hashDomain({
-        domain: { name: 'EVM Payment Channel', version: '1', chainId: chain.manifest.chainId, verifyingContract: escrow },
+        domain: { name: 'EVM Payment Channel', version: '1', chainId: BigInt(chain.manifest.chainId), verifyingContract: escrow },
         types: {
           EIP712Domain: [
             { name: 'name', type: 'string' },

@@ -63,7 +63,7 @@ function assertInvariants(book: ChannelBook, previous: ChannelBook): void {
 }
 
 /** Runs a session; returns the book, every voucher the payer sent, and the total value delivered. */
-function run(session: fc.RecordValue<{ deposit: bigint; minVoucherDelta: bigint; ops: Op[] }>) {
+function run(session: { deposit: bigint; minVoucherDelta: bigint; ops: Op[] }) {
   let book = openBook({ channelId: '0xc1', deposit: session.deposit, minVoucherDelta: session.minVoucherDelta });
   const sent: VoucherInput[] = [];
   let delivered = 0n;
