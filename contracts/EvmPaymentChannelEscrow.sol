@@ -50,7 +50,14 @@ contract EvmPaymentChannelEscrow is EIP712, ReentrancyGuard {
     /// @dev secp256k1n / 2: signatures above it are the malleable twin of a canonical one.
     uint256 private constant HALF_ORDER = 0x7FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF5D576E7357A4501DDFE92F46681B20A0;
 
+    bytes32 public constant SETTLE_AUTHORIZATION_TYPEHASH =
+        keccak256("SettleAuthorization(bytes32 channelId,uint128 cumulativeAmount,uint256 nonce,uint256 deadline)");
+    bytes32 public constant CLOSE_AUTHORIZATION_TYPEHASH =
+        keccak256("CloseAuthorization(bytes32 channelId,uint128 cumulativeAmount,uint256 nonce,uint256 deadline)");
+
     mapping(bytes32 channelId => Channel) private _channels;
+    /// @dev one used-set for both payee authorizations
+    mapping(address payee => mapping(bytes32 channelId => mapping(uint256 nonce => bool))) private _usedPayeeNonces;
 
     error ChannelAlreadyExists();
     error ChannelNotFound();
@@ -117,13 +124,7 @@ contract EvmPaymentChannelEscrow is EIP712, ReentrancyGuard {
     function settle(bytes32 channelId, uint128 cumulativeAmount, bytes calldata signature) external nonReentrant {
         Channel storage channel = _live(channelId);
         if (msg.sender != channel.payee) revert NotPayee();
-        if (cumulativeAmount <= channel.settled) revert AmountNotIncreasing();
-        if (cumulativeAmount > channel.deposit) revert AmountExceedsDeposit();
-        _requireVoucher(channelId, channel, cumulativeAmount, signature);
-        uint128 delta = cumulativeAmount - channel.settled;
-        channel.settled = cumulativeAmount;
-        emit Settled(channelId, channel.payer, channel.payee, cumulativeAmount, delta, cumulativeAmount);
-        IERC20(channel.token).safeTransfer(channel.payee, delta);
+        _settle(channelId, channel, cumulativeAmount, signature);
     }
 
     function topUp(bytes32 channelId, uint128 additionalDeposit) external nonReentrant {
@@ -138,15 +139,7 @@ contract EvmPaymentChannelEscrow is EIP712, ReentrancyGuard {
     function close(bytes32 channelId, uint128 cumulativeAmount, bytes calldata signature) external nonReentrant {
         Channel storage channel = _live(channelId);
         if (msg.sender != channel.payee) revert NotPayee();
-        uint128 delta;
-        if (cumulativeAmount > channel.settled) {
-            if (cumulativeAmount > channel.deposit) revert AmountExceedsDeposit();
-            _requireVoucher(channelId, channel, cumulativeAmount, signature);
-            delta = cumulativeAmount - channel.settled;
-            channel.settled = cumulativeAmount;
-            emit Settled(channelId, channel.payer, channel.payee, cumulativeAmount, delta, cumulativeAmount);
-        }
-        _finalize(channelId, channel, delta);
+        _close(channelId, channel, cumulativeAmount, signature);
     }
 
     function requestClose(bytes32 channelId) external nonReentrant {
@@ -213,6 +206,41 @@ contract EvmPaymentChannelEscrow is EIP712, ReentrancyGuard {
         );
     }
 
+    // ---- relayed payee profile: anyone submits a settle/close the payee signed (EIP-712, this escrow's domain) ----
+
+    /// @notice `settle` on the payee's behalf: the payee signed SettleAuthorization(channelId, cumulativeAmount, nonce,
+    ///         deadline); each (payee, channelId, nonce) is usable once, and not after `deadline`.
+    function settleWithAuthorization(
+        bytes32 channelId,
+        uint128 cumulativeAmount,
+        uint256 nonce,
+        uint256 deadline,
+        bytes calldata payeeSignature,
+        bytes calldata voucherSignature
+    ) external nonReentrant {
+        Channel storage channel = _live(channelId);
+        _usePayeeAuthorization(SETTLE_AUTHORIZATION_TYPEHASH, channelId, channel, cumulativeAmount, nonce, deadline, payeeSignature);
+        _settle(channelId, channel, cumulativeAmount, voucherSignature);
+    }
+
+    /// @notice `close` on the payee's behalf, under CloseAuthorization (same rules as settleWithAuthorization).
+    function closeWithAuthorization(
+        bytes32 channelId,
+        uint128 cumulativeAmount,
+        uint256 nonce,
+        uint256 deadline,
+        bytes calldata payeeSignature,
+        bytes calldata voucherSignature
+    ) external nonReentrant {
+        Channel storage channel = _live(channelId);
+        _usePayeeAuthorization(CLOSE_AUTHORIZATION_TYPEHASH, channelId, channel, cumulativeAmount, nonce, deadline, payeeSignature);
+        _close(channelId, channel, cumulativeAmount, voucherSignature);
+    }
+
+    function payeeAuthorizationUsed(address payee, bytes32 channelId, uint256 nonce) external view returns (bool) {
+        return _usedPayeeNonces[payee][channelId][nonce];
+    }
+
     // ---- views ----
 
     function computeChannelId(address payer, address payee, address token, bytes32 salt, address authorizedSigner)
@@ -236,6 +264,44 @@ contract EvmPaymentChannelEscrow is EIP712, ReentrancyGuard {
     }
 
     // ---- internals ----
+
+    function _settle(bytes32 channelId, Channel storage channel, uint128 cumulativeAmount, bytes calldata signature) private {
+        if (cumulativeAmount <= channel.settled) revert AmountNotIncreasing();
+        if (cumulativeAmount > channel.deposit) revert AmountExceedsDeposit();
+        _requireVoucher(channelId, channel, cumulativeAmount, signature);
+        uint128 delta = cumulativeAmount - channel.settled;
+        channel.settled = cumulativeAmount;
+        emit Settled(channelId, channel.payer, channel.payee, cumulativeAmount, delta, cumulativeAmount);
+        IERC20(channel.token).safeTransfer(channel.payee, delta);
+    }
+
+    function _close(bytes32 channelId, Channel storage channel, uint128 cumulativeAmount, bytes calldata signature) private {
+        uint128 delta;
+        if (cumulativeAmount > channel.settled) {
+            if (cumulativeAmount > channel.deposit) revert AmountExceedsDeposit();
+            _requireVoucher(channelId, channel, cumulativeAmount, signature);
+            delta = cumulativeAmount - channel.settled;
+            channel.settled = cumulativeAmount;
+            emit Settled(channelId, channel.payer, channel.payee, cumulativeAmount, delta, cumulativeAmount);
+        }
+        _finalize(channelId, channel, delta);
+    }
+
+    function _usePayeeAuthorization(
+        bytes32 typeHash,
+        bytes32 channelId,
+        Channel storage channel,
+        uint128 cumulativeAmount,
+        uint256 nonce,
+        uint256 deadline,
+        bytes calldata payeeSignature
+    ) private {
+        if (block.timestamp > deadline) revert AuthorizationExpired();
+        if (_usedPayeeNonces[channel.payee][channelId][nonce]) revert NonceAlreadyUsed();
+        bytes32 digest = _hashTypedDataV4(keccak256(abi.encode(typeHash, channelId, cumulativeAmount, nonce, deadline)));
+        if (!SignatureChecker.isValidSignatureNow(channel.payee, digest, payeeSignature)) revert InvalidSignature();
+        _usedPayeeNonces[channel.payee][channelId][nonce] = true;
+    }
 
     function _create(
         address payer,

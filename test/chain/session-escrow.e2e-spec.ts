@@ -24,6 +24,7 @@ import {
   computeChannelId,
   openAuthorizationNonce,
   receiveWithAuthorizationTypedData,
+  payeeAuthorizationTypedData,
   SECP256K1_HALF_ORDER,
   topUpAuthorizationNonce,
   voucherTypedData,
@@ -363,5 +364,39 @@ describe('session escrow: relayed open and top-up (EIP-3009 receiveWithAuthoriza
     const receipt = await send(relayer, 'topUpWithAuthorization', args(400n, payer.address));
     expect(parseEventLogs({ abi: sessionEscrowAbi, logs: receipt.logs }).map((e) => e.eventName)).toEqual(['CloseRequestCancelled', 'TopUp']);
     expect(await getChannel(channelId)).toMatchObject({ deposit: 500n, closeRequestedAt: 0n });
+  });
+});
+
+describe('session escrow: relayed payee profile (settle/closeWithAuthorization)', () => {
+  const payeeSigned = async (kind: 'settle' | 'close', by: PrivateKeyAccount, channelId: Hex, cumulativeAmount: bigint, nonce: bigint, deadline: bigint) =>
+    by.signTypedData(payeeAuthorizationTypedData(kind, domain(), { channelId, cumulativeAmount, nonce, deadline }));
+
+  it('anyone submits a settle or close the payee signed; one used-set over (payee, channelId, nonce); the deadline holds', async () => {
+    const { channelId } = await openDirect(1_000n);
+    const deadline = BigInt(await chain.now()) + 600n;
+    const v300 = await voucher(payer, channelId, 300n);
+    const args = async (kind: 'settle' | 'close', amount: bigint, nonce: bigint, by = payee, until = deadline, v = v300) =>
+      [channelId, amount, nonce, until, await payeeSigned(kind, by, channelId, amount, nonce, until), v] as const;
+
+    expect(await revertOf(relayer, 'settleWithAuthorization', await args('settle', 300n, 1n, payer))).toBe('InvalidSignature');
+    expect(await revertOf(relayer, 'settleWithAuthorization', await args('close', 300n, 1n))).toBe('InvalidSignature');
+    expect(await revertOf(relayer, 'settleWithAuthorization', await args('settle', 300n, 1n, payee, BigInt(await chain.now()) - 1n))).toBe(
+      'AuthorizationExpired',
+    );
+    const payeeBefore = await balance(payee.address);
+    const settleArgs = await args('settle', 300n, 1n);
+    await send(relayer, 'settleWithAuthorization', settleArgs);
+    expect(await balance(payee.address)).toBe(payeeBefore + 300n);
+    expect(await revertOf(relayer, 'settleWithAuthorization', settleArgs)).toBe('NonceAlreadyUsed');
+    expect(await revertOf(relayer, 'closeWithAuthorization', await args('close', 300n, 1n))).toBe('NonceAlreadyUsed');
+    expect(
+      await chain.client.readContract({ address: escrow, abi: sessionEscrowAbi, functionName: 'payeeAuthorizationUsed', args: [payee.address, channelId, 1n] }),
+    ).toBe(true);
+
+    const v600 = await voucher(payer, channelId, 600n);
+    const receipt = await send(relayer, 'closeWithAuthorization', await args('close', 600n, 2n, payee, deadline, v600));
+    const [closed] = parseEventLogs({ abi: sessionEscrowAbi, logs: receipt.logs, eventName: 'ChannelClosed' });
+    expect(closed!.args).toMatchObject({ settledToPayee: 600n, refundedToPayer: 400n });
+    expect(await balance(payee.address)).toBe(payeeBefore + 600n);
   });
 });

@@ -326,6 +326,18 @@ export const sessionEscrowAbi = [
   },
   {
     inputs: [],
+    name: 'CLOSE_AUTHORIZATION_TYPEHASH',
+    outputs: [
+      {
+        name: '',
+        type: 'bytes32',
+      },
+    ],
+    stateMutability: 'view',
+    type: 'function',
+  },
+  {
+    inputs: [],
     name: 'CLOSE_GRACE_PERIOD',
     outputs: [
       {
@@ -334,6 +346,38 @@ export const sessionEscrowAbi = [
       },
     ],
     stateMutability: 'view',
+    type: 'function',
+  },
+  {
+    inputs: [
+      {
+        name: 'channelId',
+        type: 'bytes32',
+      },
+      {
+        name: 'cumulativeAmount',
+        type: 'uint128',
+      },
+      {
+        name: 'nonce',
+        type: 'uint256',
+      },
+      {
+        name: 'deadline',
+        type: 'uint256',
+      },
+      {
+        name: 'payeeSignature',
+        type: 'bytes',
+      },
+      {
+        name: 'voucherSignature',
+        type: 'bytes',
+      },
+    ],
+    name: 'closeWithAuthorization',
+    outputs: [],
+    stateMutability: 'nonpayable',
     type: 'function',
   },
   {
@@ -578,6 +622,31 @@ export const sessionEscrowAbi = [
   {
     inputs: [
       {
+        name: 'payee',
+        type: 'address',
+      },
+      {
+        name: 'channelId',
+        type: 'bytes32',
+      },
+      {
+        name: 'nonce',
+        type: 'uint256',
+      },
+    ],
+    name: 'payeeAuthorizationUsed',
+    outputs: [
+      {
+        name: '',
+        type: 'bool',
+      },
+    ],
+    stateMutability: 'view',
+    type: 'function',
+  },
+  {
+    inputs: [
+      {
         name: 'channelId',
         type: 'bytes32',
       },
@@ -603,6 +672,50 @@ export const sessionEscrowAbi = [
       },
     ],
     name: 'settle',
+    outputs: [],
+    stateMutability: 'nonpayable',
+    type: 'function',
+  },
+  {
+    inputs: [],
+    name: 'SETTLE_AUTHORIZATION_TYPEHASH',
+    outputs: [
+      {
+        name: '',
+        type: 'bytes32',
+      },
+    ],
+    stateMutability: 'view',
+    type: 'function',
+  },
+  {
+    inputs: [
+      {
+        name: 'channelId',
+        type: 'bytes32',
+      },
+      {
+        name: 'cumulativeAmount',
+        type: 'uint128',
+      },
+      {
+        name: 'nonce',
+        type: 'uint256',
+      },
+      {
+        name: 'deadline',
+        type: 'uint256',
+      },
+      {
+        name: 'payeeSignature',
+        type: 'bytes',
+      },
+      {
+        name: 'voucherSignature',
+        type: 'bytes',
+      },
+    ],
+    name: 'settleWithAuthorization',
     outputs: [],
     stateMutability: 'nonpayable',
     type: 'function',

@@ -114,6 +114,7 @@ export {
   parseEvmSessionPayload,
   parseEvmSessionReceipt,
   parseNeedVoucher,
+  payeeAuthorizationTypedData,
   PAYMENT_NEED_VOUCHER_EVENT,
   PAYMENT_RECEIPT_EVENT,
   payerFromSource,

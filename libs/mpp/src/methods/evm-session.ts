@@ -153,6 +153,31 @@ export function voucherTypedData(escrow: { chainId: number; escrowContract: Addr
   };
 }
 
+const payeeAuthorizationFields = [
+  { name: 'channelId', type: 'bytes32' },
+  { name: 'cumulativeAmount', type: 'uint128' },
+  { name: 'nonce', type: 'uint256' },
+  { name: 'deadline', type: 'uint256' },
+] as const;
+
+/**
+ * What a payee signs so that anyone may submit its settle or close (`settleWithAuthorization` /
+ * `closeWithAuthorization`): same domain as the voucher; each (payee, channelId, nonce) is usable once, until `deadline`.
+ */
+export function payeeAuthorizationTypedData(
+  kind: 'settle' | 'close',
+  escrow: { chainId: number; escrowContract: Address },
+  message: { channelId: Hex; cumulativeAmount: bigint; nonce: bigint; deadline: bigint },
+) {
+  const primaryType = kind === 'settle' ? ('SettleAuthorization' as const) : ('CloseAuthorization' as const);
+  return {
+    domain: { ...VOUCHER_DOMAIN, chainId: escrow.chainId, verifyingContract: getAddress(escrow.escrowContract) },
+    types: { [primaryType]: payeeAuthorizationFields } as Record<typeof primaryType, typeof payeeAuthorizationFields>,
+    primaryType,
+    message,
+  };
+}
+
 export const receiveWithAuthorizationTypes = {
   ReceiveWithAuthorization: [
     { name: 'from', type: 'address' },
