@@ -131,7 +131,7 @@ export async function deployLocalChain({ rpcUrl, mnemonic = TEST_MNEMONIC, log =
   }
   await waitAll(mintHashes);
 
-  const sessionEscrow = await deploySessionEscrow({ wallet, publicClient, artifact: artifacts.EvmPaymentChannelEscrow, nonce: nonce++, txFees });
+  const sessionEscrow = await deploySessionEscrow({ wallet, publicClient, artifact: artifacts.EvmPaymentChannelEscrow, nonce, txFees });
 
   log(`deployed and funded in ${Math.round(performance.now() - t0)} ms`);
 
