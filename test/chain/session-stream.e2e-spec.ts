@@ -73,14 +73,14 @@ async function payeeCall(functionName: string, args: readonly unknown[]) {
   return receipt;
 }
 
-async function startSeller(credentialTypes: ('hash' | 'authorization')[], settleAbove: bigint): Promise<Seller> {
+async function startSeller(credentialTypes: ('hash' | 'authorization')[], settleAbove: bigint, minVoucherDelta = '0'): Promise<Seller> {
   request = normalizeEvmSessionRequest({
     amount: PRICE.toString(),
     currency: usdc,
     recipient: payee.address,
     unitType: 'llm_token',
     suggestedDeposit: '100',
-    methodDetails: { chainId: chain.manifest.chainId, escrowContract: escrow, credentialTypes },
+    methodDetails: { chainId: chain.manifest.chainId, escrowContract: escrow, credentialTypes, minVoucherDelta },
   });
   const books = new Map<string, ChannelBook & { signer: Address }>();
   const settleTxs: Hex[] = [];
@@ -148,7 +148,7 @@ async function startSeller(credentialTypes: ('hash' | 'authorization')[], settle
           signer = d.terms.authorizedSigner === zeroAddress ? d.terms.payer : d.terms.authorizedSigner;
         }
         if ((await verdict(c.channelId, c.cumulativeAmount, c.voucherSignature, signer)) !== 'valid') throw new Error('bad initial voucher');
-        book = { ...openBook({ channelId: c.channelId, deposit: await readDeposit(c.channelId) }), signer };
+        book = { ...openBook({ channelId: c.channelId, deposit: await readDeposit(c.channelId), minVoucherDelta: BigInt(minVoucherDelta) }), signer };
         books.set(c.channelId, book);
         // the metered stream: spent is recorded in the book before each token goes out
         res.writeHead(200, {
@@ -263,6 +263,28 @@ describe('streamWithSession over HTTP + SSE, settled on anvil', () => {
       expect(book).toMatchObject({ finalized: true, spent: 250n, settledOnChain: 250n, deposit: 300n });
       expect(await balance(payee.address)).toBe(payeeStart + 250n);
       expect(await balance(account.address)).toBe(payerStart - 250n);
+    } finally {
+      await seller.close();
+    }
+  });
+
+  it('steps vouchers by minVoucherDelta, and still closes at what was delivered', async () => {
+    const seller = await startSeller(['hash'], 1_000n, '40');
+    try {
+      const account = privateKeyToAccount(chain.manifest.accounts.payers[6]!.privateKey as Hex);
+      const wallet = createWalletClient({ account, chain: chain.client.chain!, transport: viemHttp(chain.manifest.rpcUrl) });
+      const client = new EvmSessionChannelClient(chain.client, { address: account.address, signer: account, wallet });
+      const payeeStart = await balance(payee.address);
+      const vouchers: string[] = [];
+      const result = await streamWithSession(seller.url, {
+        client,
+        deposit: 1_000n,
+        onEvent: (e) => e.kind === 'voucher' && vouchers.push(String(e.detail.cumulativeAmount)),
+      });
+      // every step is 40 (four tokens) although each need is for one more token of 10
+      expect(vouchers).toEqual(['40', '80', '120', '160', '200', '240', '280']);
+      expect(result.receipt).toMatchObject({ spent: '250', acceptedCumulative: '280' });
+      expect(await balance(payee.address)).toBe(payeeStart + 250n);
     } finally {
       await seller.close();
     }

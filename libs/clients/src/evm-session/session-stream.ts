@@ -107,6 +107,7 @@ export async function streamWithSession(url: string, options: SessionStreamOptio
   let messages = 0;
   const topUpAmount = options.topUpAmount ?? deposit;
   const maxCumulative = options.maxCumulative;
+  const minVoucherDelta = BigInt(request.methodDetails.minVoucherDelta ?? '0');
 
   const stream = await doFetch(url, { headers: { accept: 'text/event-stream', authorization: authorization(opened.payload, opened.source) } });
   if (!stream.ok || !stream.body) throw new SessionClientError(`the paid request failed: ${stream.status} ${(await stream.text()).slice(0, 500)}`);
@@ -117,7 +118,10 @@ export async function streamWithSession(url: string, options: SessionStreamOptio
       if (!need.ok) throw new SessionClientError(need.error.detail);
       if (need.value.channelId !== channel.channelId)
         throw new SessionClientError(`payment-need-voucher for channel ${need.value.channelId}, ours is ${channel.channelId}`);
-      const required = BigInt(need.value.requiredCumulative);
+      // at least the step the server asks for (minVoucherDelta), or it would refuse the voucher as too small
+      const needed = BigInt(need.value.requiredCumulative);
+      const minStep = BigInt(need.value.acceptedCumulative) + minVoucherDelta;
+      const required = needed > minStep ? needed : minStep;
       if (maxCumulative !== undefined && required > maxCumulative) break;
       channel.deposit = BigInt(need.value.deposit) > channel.deposit ? BigInt(need.value.deposit) : channel.deposit;
       if (required > channel.deposit) {
