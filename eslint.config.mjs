@@ -124,6 +124,7 @@ export default tseslint.config(
     files: [
       'libs/money/**/*.ts',
       'libs/billing/**/*.ts',
+      'libs/channels/**/*.ts',
       'libs/x402/**/*.ts',
       'libs/mpp/**/*.ts',
       'libs/chain/**/*.ts',
@@ -153,7 +154,7 @@ export default tseslint.config(
   ]),
   { files: ['libs/**'], rules: { 'boundaries/no-crossing': ['error', [noApps]] } },
   {
-    files: ['libs/x402/**', 'libs/mpp/**', 'libs/money/**', 'libs/billing/**'],
+    files: ['libs/x402/**', 'libs/mpp/**', 'libs/money/**', 'libs/billing/**', 'libs/channels/**'],
     rules: {
       'boundaries/no-crossing': ['error', [noApps, noRailLib]],
       'no-restricted-imports': [
@@ -164,7 +165,7 @@ export default tseslint.config(
   },
   {
     // libs/money is below the protocols, and libs/billing is calendar and bigint arithmetic: not even viem's encoding helpers.
-    files: ['libs/money/**', 'libs/billing/**'],
+    files: ['libs/money/**', 'libs/billing/**', 'libs/channels/**'],
     rules: {
       'no-restricted-imports': ['error', { paths: frameworkPaths, patterns: [...frameworkPatterns, { group: ['viem', 'viem/*'], message: frameworkMessage }] }],
     },

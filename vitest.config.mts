@@ -7,6 +7,7 @@ const lib = (name: string) => fileURLToPath(new URL(`./libs/${name}/src`, import
 const alias = {
   '@mp/money': lib('money'),
   '@mp/billing': lib('billing'),
+  '@mp/channels': lib('channels'),
   '@mp/x402': lib('x402'),
   '@mp/mpp': lib('mpp'),
   '@mp/chain': lib('chain'),

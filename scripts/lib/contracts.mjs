@@ -23,6 +23,7 @@ export const CONTRACT_NAMES = Object.freeze([
   'Multicall3',
   'Permit2',
   'X402UptoPermit2Proxy',
+  'EvmPaymentChannelEscrow',
 ]);
 
 const SETTINGS = Object.freeze({

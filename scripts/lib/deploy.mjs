@@ -8,6 +8,7 @@ import { HDKey, privateKeyToAccount } from 'viem/accounts';
 import { TEST_MNEMONIC } from './anvil.mjs';
 import { compileContracts } from './contracts.mjs';
 import { assertCodeAt, deployPermit2 } from './deploy-permit2.mjs';
+import { deploySessionEscrow } from './deploy-session-escrow.mjs';
 
 export const MULTICALL3_ADDRESS = '0xcA11bde05977b3631167028862bE2a173976CA11';
 export const MINT_AMOUNT = 1_000_000n * 10n ** 6n; // 1,000,000 tokens with 6 decimals
@@ -145,6 +146,7 @@ export async function deployLocalChain({ rpcUrl, mnemonic = TEST_MNEMONIC, log =
     tokens: [addresses.MockUSDC, addresses.MisreportingUSDC, addresses.PlainToken],
   });
   await assertCodeAt(publicClient, { multicall3: MULTICALL3_ADDRESS, ...permit2Contracts });
+  const sessionEscrow = await deploySessionEscrow({ wallet, publicClient, artifact: artifacts.EvmPaymentChannelEscrow, nonce: nonce++, txFees });
 
   log(`deployed and funded in ${Math.round(performance.now() - t0)} ms`);
 
@@ -163,6 +165,7 @@ export async function deployLocalChain({ rpcUrl, mnemonic = TEST_MNEMONIC, log =
       smartWallet,
       smartWalletFactory: addresses.SmartWalletFactory,
       ...permit2Contracts,
+      sessionEscrow,
     },
     accounts: {
       deployer: keys[ACCOUNT_LAYOUT.deployer],

@@ -8,3 +8,4 @@ export * from './payer-proof';
 export * from './registry';
 export * from './signer';
 export * from './chain-clock';
+export * from './session-escrow-abi';

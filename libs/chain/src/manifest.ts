@@ -52,6 +52,8 @@ const ChainManifestSchema = z.object({
     permit2: addressSchema,
     /** The x402 upto Permit2 proxy at its canonical address. */
     x402UptoPermit2Proxy: addressSchema,
+    /** EvmPaymentChannelEscrow: the MPP evm `session` escrow (CLOSE_GRACE_PERIOD 15 min). */
+    sessionEscrow: addressSchema,
   }),
   accounts: z.object({
     deployer: ManifestAccountSchema,

@@ -24,6 +24,7 @@ export const PROBLEMS = {
   'session/challenge-not-found': { title: 'Challenge Not Found', status: 402 },
   'session/channel-not-found': { title: 'Channel Not Found', status: 410 },
   'session/channel-finalized': { title: 'Channel Closed', status: 410 },
+  'session/transaction-reverted': { title: 'Transaction Reverted', status: 409 },
 } as const satisfies Record<string, { title: string; status: number }>;
 
 export type ProblemCode = keyof typeof PROBLEMS;

@@ -36,6 +36,6 @@ describe('problem details', () => {
     });
     expect(toProblemDetails('method-unsupported').status).toBe(400);
     expect(toProblemDetails('session/channel-not-found')).toMatchObject({ type: 'https://paymentauth.org/problems/session/channel-not-found', status: 410 });
-    expect(Object.keys(PROBLEMS)).toHaveLength(19);
+    expect(Object.keys(PROBLEMS)).toHaveLength(20);
   });
 });
