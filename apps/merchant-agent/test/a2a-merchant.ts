@@ -6,6 +6,7 @@ import { freePort } from '../../../test/support/net';
 import { mountA2a } from '../src/a2a/mount-a2a';
 import { X402_EXTENSION_URIS } from '../src/a2a/x402/extension';
 import { AppModule } from '../src/app.module';
+import { createMcpHandler } from '../src/mcp/mcp-handler';
 import { loadMerchantConfig, type MerchantConfig } from '../src/merchant.config';
 
 /** Test helpers of the A2A specs: the merchant agent as main.ts wires it, and the JSON-RPC binding on the wire. */
@@ -18,14 +19,15 @@ export interface RunningMerchant {
   close(): Promise<void>;
 }
 
-/** Boots the merchant agent on the test database, as main.ts wires it. */
-export async function startA2aMerchant(env: Record<string, string>): Promise<RunningMerchant> {
+/** Boots the merchant agent on the test database, as main.ts wires it (with its MCP tools at /mcp when asked). */
+export async function startA2aMerchant(env: Record<string, string>, options: { mcp?: boolean } = {}): Promise<RunningMerchant> {
   const listenOn = await freePort();
   const config = loadMerchantConfig({ ...process.env, MERCHANT_PORT: String(listenOn), ...env });
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forConfig(config)] }).compile();
   const app = moduleRef.createNestApplication({ bodyParser: false, logger: ['error'] });
   mountA2a(app);
   configureHttpApp(app);
+  if (options.mcp) app.use('/mcp', createMcpHandler(config));
   await app.listen(listenOn, '127.0.0.1');
   return { url: `http://127.0.0.1:${listenOn}`, app, config, db: app.get(PrismaService), close: () => app.close() };
 }

@@ -35,13 +35,16 @@ describe('A2A merchant agent: metered skill from a prepaid balance', () => {
     merchantKeys = createMerchant('Prepaid agent merchant', undefined, { receivingAddresses: [`${manifest.network}:${payTo}`] });
     facilitator = await startFacilitator({ FACILITATOR_OPEN_MODE: 'false', API_KEY_CACHE_MS: '0' });
     ledger = await startLedger({ FACILITATOR_URL: facilitator.url });
-    agent = await startA2aMerchant({
-      FACILITATOR_URL: facilitator.url,
-      FACILITATOR_API_KEY: merchantKeys.apiKey,
-      LEDGER_URL: ledger.url,
-      MERCHANT_PREPAID_TOP_UP_AMOUNT: String(TOP_UP),
-      MERCHANT_METERED_UNIT_PRICE: String(UNIT_PRICE),
-    });
+    agent = await startA2aMerchant(
+      {
+        FACILITATOR_URL: facilitator.url,
+        FACILITATOR_API_KEY: merchantKeys.apiKey,
+        LEDGER_URL: ledger.url,
+        MERCHANT_PREPAID_TOP_UP_AMOUNT: String(TOP_UP),
+        MERCHANT_METERED_UNIT_PRICE: String(UNIT_PRICE),
+      },
+      { mcp: true },
+    );
     // the same merchant's agent again, reaching the ledger through a proxy that can lose its answers
     ledgerProxy = await startTcpProxy(Number(new URL(ledger.url).port));
     lossyAgent = await startA2aMerchant({
@@ -195,5 +198,50 @@ describe('A2A merchant agent: metered skill from a prepaid balance', () => {
     expect(completed.artifacts[0].parts[0].data).toMatchObject({ deposited: String(BigInt(start.deposited) + TOP_UP) });
     // credited once, though the ledger was asked twice
     expect(await balanceOf(payer)).toMatchObject({ deposited: String(BigInt(start.deposited) + TOP_UP) });
+  });
+
+  describe('the metered MCP tool', () => {
+    const callTool = async (args: Record<string, unknown>, id = 1) => {
+      const response = await fetch(`${agent.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'wordcount', arguments: args } }),
+      });
+      return (await response.json()) as { result?: any; error?: { code: number; message: string; data?: any } };
+    };
+    const signedCall = async (payerIndex: number, text: string, callId = randomUUID()) => {
+      const account = payerAccount(manifest, payerIndex);
+      const deadline = String(Math.floor(Date.now() / 1000) + 60);
+      const signature = await account.signMessage({ message: spendMessage('mcp:tools/wordcount', callId, deadline) });
+      return { text, payer: account.address, callId, deadline, signature };
+    };
+
+    it('draws each signed call from the balance once, and answers a short balance with -32042 and the shortfall', async () => {
+      const payer = payerAccount(manifest, 7).address;
+      const broke = await callTool(await signedCall(7, 'nothing yet'));
+      expect(broke.error).toMatchObject({
+        code: -32042,
+        data: { httpStatus: 402, shortfall: { available: '0', topUpNeeded: String(UNIT_PRICE * MAX_UNITS) } },
+      });
+
+      await topUp(7);
+      const args = await signedCall(7, 'metered words over mcp');
+      const first = await callTool(args);
+      expect(JSON.parse(first.result.content[0].text)).toEqual({ words: 4 });
+      expect(first.result._meta['mp/prepaid-receipt']).toEqual({
+        payer: payer.toLowerCase(),
+        units: 4,
+        unitPrice: String(UNIT_PRICE),
+        charged: String(4n * UNIT_PRICE),
+        available: String(TOP_UP - 4n * UNIT_PRICE),
+      });
+      const again = await callTool(args, 2);
+      expect(again.result._meta['mp/prepaid-receipt'].charged).toBe(String(4n * UNIT_PRICE));
+      expect(await balanceOf(payer)).toMatchObject({ spent: String(4n * UNIT_PRICE), held: '0' });
+
+      const forged = { ...(await signedCall(7, 'someone else')), callId: 'not-the-signed-one' };
+      expect((await callTool(forged)).error).toMatchObject({ code: -32602 });
+      expect(await balanceOf(payer)).toMatchObject({ spent: String(4n * UNIT_PRICE) });
+    });
   });
 });

@@ -1,5 +1,6 @@
 import type { AgentSkill, Message, Part } from '@a2a-js/sdk';
 import { forecastFor } from '../paid-http/forecast';
+import { countWords, WORDCOUNT_MAX_UNITS } from '../prepaid/wordcount';
 import type { MerchantConfig } from '../merchant.config';
 import { dataPart, textPart } from './task-events';
 
@@ -28,9 +29,6 @@ export interface Skill {
   /** the work; a metered skill says how many units it did */
   run(input: string): { name: string; part: Part; units?: number };
 }
-
-/** The most words the metered skill counts (its input is at most MAX_INPUT_LENGTH characters, so this bounds it). */
-export const WORDCOUNT_MAX_UNITS = 50;
 
 const MAX_INPUT_LENGTH = 100;
 
@@ -110,8 +108,8 @@ export function skillCatalog(config: MerchantConfig): ReadonlyMap<string, Skill>
         metered: { unitPrice: prepaid.unitPrice, maxUnits: WORDCOUNT_MAX_UNITS },
         defaultInput: 'hello',
         run: (text) => {
-          const words = Math.min(text.split(/\s+/).filter(Boolean).length, WORDCOUNT_MAX_UNITS);
-          return { name: 'wordcount', part: dataPart({ words, text }), units: Math.max(words, 1) };
+          const { words, units } = countWords(text);
+          return { name: 'wordcount', part: dataPart({ words, text }), units };
         },
       },
     );

@@ -16,7 +16,7 @@ export function createPaidToolsServer(config: MerchantConfig, payments: ToolPaym
     { name: 'merchant-agent', version: '0.1.0' },
     {
       capabilities: { tools: {}, experimental: { payment: { methods: paymentMethods(config) } } },
-      instructions: `forecast is paid per call with MPP (the error -32042 carries the challenges); ping is free${config.subscription ? '; subscription_status is free with your payer signature' : ''}.`,
+      instructions: `forecast is paid per call with MPP (the error -32042 carries the challenges); ping is free${config.subscription ? '; subscription_status is free with your payer signature' : ''}${config.prepaid ? '; wordcount is metered from your prepaid balance (sign each call)' : ''}.`,
     },
   );
 

@@ -3,7 +3,10 @@ import { z } from 'zod';
 import { fetchWithTimeout } from '../facilitator-fetch';
 import type { MerchantConfig } from '../merchant.config';
 import { forecastFor } from '../paid-http/forecast';
-import { INTERNAL_ERROR, INVALID_PARAMS } from './payment-errors';
+import { meteredCall } from '../prepaid/metered-call';
+import { PrepaidLedger } from '../prepaid/prepaid-ledger';
+import { countWords, WORDCOUNT_MAX_UNITS } from '../prepaid/wordcount';
+import { INTERNAL_ERROR, INVALID_PARAMS, PAYMENT_REQUIRED, PaymentRpcError } from './payment-errors';
 
 export interface McpTool {
   listing: ToolListing;
@@ -89,11 +92,63 @@ function subscriptionStatus(ledgerUrl: string, timeoutMs: number): McpTool {
   });
 }
 
+/** The metered tool's receipt in the result's `_meta` (our key, beside the MPP binding's). */
+export const PREPAID_RECEIPT_META_KEY = 'mp/prepaid-receipt';
+
+/**
+ * Word count, metered and paid from the caller's prepaid balance (meteredCall): no payment step per call. The payer
+ * signs this one call: `signature` over `mp-prepaid:spend:mcp:tools/wordcount:<callId>:<deadline>`; the same callId
+ * again is charged once. A short balance is the -32042 error with `data.shortfall` (top up with the A2A top-up skill).
+ */
+function wordcount(ledger: PrepaidLedger, unitPrice: string): McpTool {
+  return defineTool({
+    name: 'wordcount',
+    description: `Counts the words of a text. Metered: ${unitPrice} atomic units per word (at most ${WORDCOUNT_MAX_UNITS}), paid from your prepaid balance with this merchant. Sign the call: \`signature\` is your EIP-191 signature over \`mp-prepaid:spend:mcp:tools/wordcount:<callId>:<deadline>\`, the deadline in unix seconds at most 600 s ahead; callId is yours, one per call.`,
+    paid: false,
+    args: z.strictObject({
+      text: z.string().min(1).max(1000),
+      payer: z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be your 0x address'),
+      callId: z.string().regex(/^[A-Za-z0-9_.:-]{1,100}$/, 'must be 1 to 100 letters, digits or _ . : -'),
+      deadline: z.string().regex(/^[0-9]{1,12}$/, 'must be unix seconds'),
+      signature: z.string().regex(/^0x[0-9a-fA-F]+$/, 'must be 0x hex'),
+    }),
+    async run({ text, payer, callId, deadline, signature }) {
+      const outcome = await meteredCall(ledger, {
+        resource: toolResource('wordcount'),
+        callId,
+        proof: { payer, deadline, signature },
+        unitPrice: BigInt(unitPrice),
+        maxUnits: WORDCOUNT_MAX_UNITS,
+        run: () => {
+          const counted = countWords(text);
+          return { output: { words: counted.words }, units: counted.units };
+        },
+      });
+      if (outcome.served) return { ...json(outcome.output), _meta: { [PREPAID_RECEIPT_META_KEY]: outcome.receipt } };
+      switch (outcome.error) {
+        case 'insufficient_balance':
+          throw new PaymentRpcError(PAYMENT_REQUIRED, 'The prepaid balance is too low; top it up', { httpStatus: 402, shortfall: outcome.shortfall });
+        case 'proof_invalid':
+          throw new McpError(INVALID_PARAMS, outcome.detail);
+        default:
+          throw new McpError(INTERNAL_ERROR, outcome.detail);
+      }
+    },
+  });
+}
+
 export const TOOLS: ReadonlyMap<string, McpTool> = new Map([forecast, ping].map((tool) => [tool.listing.name, tool]));
 
-/** The tools this agent serves: TOOLS, and subscription_status when it sells a subscription. */
+/** The tools this agent serves: TOOLS, subscription_status when it sells a subscription, wordcount with prepaid balances. */
 export function toolsFor(config: MerchantConfig): ReadonlyMap<string, McpTool> {
-  if (!config.subscription) return TOOLS;
-  const status = subscriptionStatus(config.subscription.ledgerUrl, config.facilitatorTimeoutMs);
-  return new Map([...TOOLS, [status.listing.name, status]]);
+  const tools = new Map(TOOLS);
+  if (config.subscription) {
+    const status = subscriptionStatus(config.subscription.ledgerUrl, config.facilitatorTimeoutMs);
+    tools.set(status.listing.name, status);
+  }
+  if (config.prepaid) {
+    const metered = wordcount(new PrepaidLedger(config.prepaid, config.facilitatorTimeoutMs), config.prepaid.unitPrice);
+    tools.set(metered.listing.name, metered);
+  }
+  return tools;
 }
