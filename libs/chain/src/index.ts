@@ -7,3 +7,4 @@ export * from './payer-proof';
 export * from './registry';
 export * from './signer';
 export * from './chain-clock';
+export * from './batch-settlement-abi';

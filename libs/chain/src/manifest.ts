@@ -48,6 +48,10 @@ const ChainManifestSchema = z.object({
     /** ERC-1271 SmartWallet owned by accounts.smartWalletOwner (payer #0), funded like a payer. */
     smartWallet: addressSchema,
     smartWalletFactory: addressSchema,
+    /** x402 batch-settlement escrow, at the canonical address @x402/evm hard-codes (0x4020074e…0003). */
+    batchSettlement: addressSchema,
+    /** Its ERC-3009 deposit collector, at the canonical address (0x4020806…0004). */
+    erc3009DepositCollector: addressSchema,
   }),
   accounts: z.object({
     deployer: ManifestAccountSchema,
