@@ -8,6 +8,7 @@ import {
   createWalletClient,
   getAddress,
   http,
+  parseAbi,
   parseEventLogs,
   toHex,
   zeroAddress,
@@ -220,15 +221,7 @@ describe('X402BatchSettlement on anvil', () => {
       chain.client.simulateContract({
         account: relayer,
         address: ERC3009_DEPOSIT_COLLECTOR_ADDRESS,
-        abi: [
-          {
-            type: 'function',
-            name: 'collect',
-            stateMutability: 'nonpayable',
-            inputs: [{ type: 'address' }, { type: 'address' }, { type: 'uint256' }, { type: 'bytes32' }, { type: 'bytes' }],
-            outputs: [],
-          },
-        ] as const,
+        abi: parseAbi(['function collect(address, address, uint256, bytes32, bytes)', 'error OnlyBatchSettlement()']),
         functionName: 'collect',
         args: [payer.address, usdc, 1n, channelIdOf(config, CHAIN_ID), args[3]],
       }),
