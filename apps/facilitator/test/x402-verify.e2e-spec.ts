@@ -48,7 +48,7 @@ describe('POST /verify', () => {
         paymentPayload: { ...v2Body(await validPayload(), requirements()).paymentPayload, x402Version: 3 },
       }),
     ],
-    ['unsupported_scheme', async () => v2Body(await validPayload(), requirements({ scheme: 'upto' }))],
+    ['unsupported_scheme', async () => v2Body(await validPayload(), requirements({ scheme: 'deferred' }))],
     ['invalid_network', async () => v2Body(await validPayload(), requirements({ network: 'eip155:1' }))],
     [
       'invalid_exact_evm_scheme',

@@ -3,6 +3,7 @@ import { DbModule, PrismaService } from '@mp/db';
 import { ObservabilityModule, QueueModule, Readiness, redisCheck } from '@mp/platform';
 import { MerchantAuthGuard } from './auth/merchant-auth.guard';
 import { MerchantAuthModule } from './auth/merchant-auth.module';
+import { BalancesModule } from './balances/balances.module';
 import { BillingModule } from './billing/billing.module';
 import { LedgerModule } from './core/ledger.module';
 import { HealthController } from './health/health.controller';
@@ -35,6 +36,7 @@ export class AppModule implements OnModuleInit {
         LedgerHttpModule,
         LedgerMcpModule,
         BillingModule,
+        BalancesModule,
         IngestionModule.forRoot({ consume: config.ingest }),
         ReconciliationModule.forRoot({
           config: config.reconciliation,

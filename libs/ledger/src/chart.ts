@@ -17,6 +17,12 @@ export const AccountCode = {
   gasFunding: 310,
   /** what payment processors kept (Stripe's fee on each charge), in the payment's asset */
   processorFees: 320,
+  /**
+   * a payer's prepaid balance with the merchant (one account per payer and asset, its reference the payer): what the
+   * merchant owes the payer in service, credited by top-ups, debited by what the payer's calls spend. A liability that
+   * may not go below zero (debits_must_not_exceed_credits), so a hold or charge beyond it is refused.
+   */
+  prepaid: 400,
 } as const;
 export type AccountRole = keyof typeof AccountCode;
 
@@ -26,6 +32,10 @@ export const TransferCode = {
   refund: 2,
   fee: 3,
   gas: 4,
+  /** a payment that funds a prepaid balance: moved from revenue (not earned yet) to the payer's balance */
+  topUp: 5,
+  /** what a metered call spent from a prepaid balance: earned, back to revenue (a hold, then its capture) */
+  usage: 6,
   /** corrects an earlier transfer named in its `reference` (the transfer's id): its amount adds to that one's */
   correction: 9,
 } as const;
@@ -45,6 +55,19 @@ export function chartAccountId(role: AccountRole, asset: string): LedgerId {
  */
 export function paymentTransferId(paymentId: string, step: string): LedgerId {
   return hashId(`payment:${paymentId.toLowerCase()}:${step}`);
+}
+
+/** A payer's prepaid balance in an asset (payers as the API names them: lowercase 0x addresses, or the Stripe payer). */
+export function prepaidAccountId(payer: string, asset: string): LedgerId {
+  return hashId(`account:prepaid:${payer}:${asset}`);
+}
+
+/**
+ * The transfer of one prepaid-balance operation under the merchant's own key: `top-up` (keyed by the funding payment's
+ * reference, so one payment funds one top-up), `hold`, `capture`, `release` (keyed by the hold's id), `charge`.
+ */
+export function prepaidTransferId(step: 'top-up' | 'hold' | 'capture' | 'release' | 'charge', key: string): LedgerId {
+  return hashId(`prepaid:${step}:${key}`);
 }
 
 /** A name-based UUID (version 8: the first 122 bits of a SHA-256, RFC 9562 §5.8). */

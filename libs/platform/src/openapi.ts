@@ -189,6 +189,11 @@ const PROBLEM_WHEN: Record<ProblemCode, string> = {
     'POST /plans (ledger) with the id of an existing plan of the merchant but different terms (`conflictingFields` names them; the same terms answer the plan, 200), or with the product and name of another open plan (`planId` names it).',
   refund_idempotency_conflict:
     'POST /refunds (facilitator) with an `idempotencyKey` the merchant already used for a different refund request (the same request answers that refund). The body carries `refundId`.',
+  insufficient_balance:
+    "POST /balances/charges and POST /balances/holds (ledger) when the payer's prepaid balance is short. `available`, `required` and `topUpNeeded` say by how much; nothing is held or spent.",
+  balance_conflict:
+    'POST /balances/top-ups, /charges or /holds (ledger) with an id, or a funding payment reference, used before for another payer, asset or amount. Nothing is written.',
+  hold_closed: 'POST /balances/holds/{id}/capture or /release (ledger) for a hold already released, expired, or captured with another amount.',
   merchant_disabled: 'Operator API: making an API key for, or resending a webhook of, a disabled merchant (enable it first).',
   webhook_not_configured: 'Operator API: resending a webhook delivery of a merchant that has no webhook URL now.',
   payload_too_large:

@@ -4,6 +4,8 @@ export interface VerifyResponse {
   invalidReason?: string;
   invalidMessage?: string;
   payer?: string;
+  /** Scheme-specific facts the client reads (batch-settlement: the channel's state). */
+  extra?: Record<string, unknown>;
 }
 
 export interface SettleResponse {
@@ -14,6 +16,10 @@ export interface SettleResponse {
   /** The transaction hash; "" when nothing was sent. */
   transaction: string;
   network: string;
+  /** Atomic units actually charged, where the scheme charges less than the requirements' amount (`upto`). */
+  amount?: string;
+  /** Scheme-specific facts the client reads (batch-settlement: the channel's state). */
+  extra?: Record<string, unknown>;
 }
 
 export interface SupportedKind {

@@ -2,12 +2,15 @@ import { Module } from '@nestjs/common';
 import { Eip3009Module } from '../eip3009/eip3009.module';
 import { NetworksModule } from '../networks/networks.module';
 import { SettlementModule } from '../settlement/settlement.module';
+import { ExactEvmScheme } from './schemes/exact-evm.scheme';
+import { X402_SCHEMES, type X402Scheme } from './schemes/x402-scheme';
 import { X402Controller } from './x402.controller';
 import { X402Service } from './x402.service';
 
+/** A new scheme is one provider and one more entry in X402_SCHEMES' inject list. */
 @Module({
   imports: [NetworksModule, Eip3009Module, SettlementModule],
   controllers: [X402Controller],
-  providers: [X402Service],
+  providers: [ExactEvmScheme, { provide: X402_SCHEMES, useFactory: (...schemes: X402Scheme[]) => schemes, inject: [ExactEvmScheme] }, X402Service],
 })
 export class X402Module {}
