@@ -2,6 +2,8 @@ import { Module } from '@nestjs/common';
 import { Eip3009Module } from '../eip3009/eip3009.module';
 import { NetworksModule } from '../networks/networks.module';
 import { SettlementModule } from '../settlement/settlement.module';
+import { BatchOperations } from './schemes/batch-settlement/batch-operations';
+import { BatchSettlementEvmScheme } from './schemes/batch-settlement/batch-settlement-evm.scheme';
 import { ExactEvmScheme } from './schemes/exact-evm.scheme';
 import { X402_SCHEMES, type X402Scheme } from './schemes/x402-scheme';
 import { X402Controller } from './x402.controller';
@@ -11,6 +13,12 @@ import { X402Service } from './x402.service';
 @Module({
   imports: [NetworksModule, Eip3009Module, SettlementModule],
   controllers: [X402Controller],
-  providers: [ExactEvmScheme, { provide: X402_SCHEMES, useFactory: (...schemes: X402Scheme[]) => schemes, inject: [ExactEvmScheme] }, X402Service],
+  providers: [
+    ExactEvmScheme,
+    BatchOperations,
+    BatchSettlementEvmScheme,
+    { provide: X402_SCHEMES, useFactory: (...schemes: X402Scheme[]) => schemes, inject: [ExactEvmScheme, BatchSettlementEvmScheme] },
+    X402Service,
+  ],
 })
 export class X402Module {}

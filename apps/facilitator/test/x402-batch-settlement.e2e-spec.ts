@@ -1,0 +1,198 @@
+import type { Server } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { x402Client } from '@x402/core/client';
+import { HTTPFacilitatorClient } from '@x402/core/server';
+import { toClientEvmSigner } from '@x402/evm';
+import { BatchSettlementEvmScheme as BatchClientScheme } from '@x402/evm/batch-settlement/client';
+import { BatchSettlementEvmScheme as BatchServerScheme } from '@x402/evm/batch-settlement/server';
+import { paymentMiddleware, x402ResourceServer } from '@x402/express';
+import { decodePaymentResponseHeader, wrapFetchWithPayment } from '@x402/fetch';
+import express from 'express';
+import { toHex, type Address, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { batchSettlementAbi } from '@mp/chain';
+import { BATCH_SETTLEMENT_ADDRESS, channelIdOf, decodeHeader } from '@mp/x402';
+import { deriveAccounts } from '../../../scripts/lib/deploy.mjs';
+import { balanceOf, testChain } from '../../../test/support/chain';
+import { postJson, startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
+
+/**
+ * The official @x402/evm batch-settlement client and server (with @x402/express and @x402/fetch) against our
+ * facilitator and our contracts at the canonical addresses: a deposit, vouchers, a corrective 402 after the client
+ * lost its record, claim + settle through the server's channel manager, a cooperative refund, and /settle answered
+ * once per request (a repeat gets the recorded answer, not a second transaction).
+ */
+describe('x402 batch-settlement end to end', () => {
+  const { manifest, client } = testChain();
+  const usdc = manifest.tokens.usdc;
+  const network = manifest.network as `${string}:${string}`;
+  const PRICE = '1000';
+  // anvil funds 20 accounts; the manifest names 16: the next two are batch-settlement's own wallets here
+  const [sender, authorizer] = deriveAccounts(18).slice(16);
+  const payer = privateKeyToAccount(manifest.accounts.payers[7].privateKey as Hex);
+  const receiver = manifest.accounts.merchant.address as Address;
+  const salt = toHex(randomBytes(32));
+  let facilitator: RunningFacilitator;
+  let server: Server;
+  let url: string;
+  let serverScheme: BatchServerScheme;
+  let facilitatorClient: HTTPFacilitatorClient;
+
+  const paying = (scheme: BatchClientScheme) =>
+    new x402Client().register(network, scheme).setSpendControls({ allowedAssets: [{ network, asset: usdc.address, maxAmountPerPayment: '100000' }] });
+  const payingClient = (channelSalt: Hex = salt) => {
+    const scheme = new BatchClientScheme(toClientEvmSigner(payer, client as never), { salt: channelSalt } as never);
+    return { scheme, fetch: wrapFetchWithPayment(fetch, paying(scheme)) };
+  };
+  const channel = async () => {
+    const channelId = channelIdOf(
+      { payer: payer.address, payerAuthorizer: payer.address, receiver, receiverAuthorizer: authorizer.address, token: usdc.address, withdrawDelay: 900, salt },
+      manifest.chainId,
+    );
+    const [balance, totalClaimed] = await client.readContract({
+      address: BATCH_SETTLEMENT_ADDRESS,
+      abi: batchSettlementAbi,
+      functionName: 'channels',
+      args: [channelId],
+    });
+    return { channelId, balance, totalClaimed };
+  };
+
+  beforeAll(async () => {
+    facilitator = await startFacilitator({ BATCH_SETTLEMENT_SENDER_KEY: sender.privateKey, BATCH_SETTLEMENT_AUTHORIZER_KEY: authorizer.privateKey });
+    facilitatorClient = new HTTPFacilitatorClient({ url: facilitator.url });
+    serverScheme = new BatchServerScheme(receiver, { withdrawDelay: 900 });
+    const resourceServer = new x402ResourceServer(facilitatorClient).register(network, serverScheme);
+    const app = express();
+    app.use(
+      paymentMiddleware(
+        {
+          'GET /metered': {
+            accepts: {
+              scheme: 'batch-settlement',
+              network,
+              payTo: receiver,
+              price: { amount: PRICE, asset: usdc.address, extra: { name: usdc.name, version: usdc.version } },
+              maxTimeoutSeconds: 120,
+            },
+            description: 'one metered call',
+          },
+        },
+        resourceServer,
+      ),
+    );
+    app.get('/metered', (_req, res) => {
+      res.json({ ok: true });
+    });
+    server = await new Promise<Server>((resolve) => {
+      const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    url = `http://127.0.0.1:${(server.address() as { port: number }).port}/metered`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server?.close(resolve));
+    await facilitator?.close();
+  });
+
+  it('advertises batch-settlement with the receiverAuthorizer it holds', async () => {
+    const supported = (await (await fetch(`${facilitator.url}/supported`)).json()) as { kinds: unknown[] };
+    expect(supported.kinds).toContainEqual({ x402Version: 2, scheme: 'batch-settlement', network, extra: { receiverAuthorizer: authorizer.address } });
+  });
+
+  it('deposits once, pays later calls with vouchers, recovers from a corrective 402, claims, settles and refunds', async () => {
+    const payerBefore = await balanceOf(client, usdc, payer.address);
+    const receiverBefore = await balanceOf(client, usdc, receiver);
+    const buyer = payingClient();
+
+    // 1. the first call deposits (the server's minDeposit hint: 10 × the price), the next ones only sign vouchers
+    const first = await buyer.fetch(url);
+    expect(first.status).toBe(200);
+    const firstSettlement = decodePaymentResponseHeader(first.headers.get('PAYMENT-RESPONSE')!);
+    expect(firstSettlement.transaction).toMatch(/^0x[0-9a-f]{64}$/);
+    const deposited = await channel();
+    expect(deposited.balance).toBeGreaterThanOrEqual(10_000n);
+    expect(await balanceOf(client, usdc, payer.address)).toBe(payerBefore - deposited.balance);
+    for (let i = 0; i < 3; i++) {
+      const paid = await buyer.fetch(url);
+      expect(paid.status).toBe(200);
+      expect(decodePaymentResponseHeader(paid.headers.get('PAYMENT-RESPONSE')!).transaction).toBe('');
+    }
+
+    // 2. a client that lost its record starts from the chain (nothing claimed yet): the server answers a corrective
+    // 402 carrying channelState + voucherState, the client adopts it and pays
+    const corrective: unknown[] = [];
+    const forgetful = new BatchClientScheme(toClientEvmSigner(payer, client as never), { salt } as never);
+    const observed: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      const required = response.headers.get('PAYMENT-REQUIRED');
+      if (response.status === 402 && required) corrective.push((decodeHeader(required) as { accepts: { extra?: unknown }[] }).accepts[0].extra);
+      return response;
+    };
+    const recovered = await wrapFetchWithPayment(observed, paying(forgetful))(url);
+    expect(recovered.status).toBe(200);
+    // the first 402 is the plain offer; the corrective one follows the rejected voucher
+    expect(corrective.at(-1)).toMatchObject({
+      channelState: { channelId: deposited.channelId, chargedCumulativeAmount: String(4n * BigInt(PRICE)) },
+      voucherState: { signedMaxClaimable: String(4n * BigInt(PRICE)) },
+    });
+
+    // 3. the server's channel manager claims every voucher and settles to the receiver
+    const manager = serverScheme.createChannelManager(facilitatorClient, network, usdc.address);
+    await manager.claimAndSettle();
+    const claimed = await channel();
+    expect(claimed.totalClaimed).toBe(5n * BigInt(PRICE));
+    expect(await balanceOf(client, usdc, receiver)).toBe(receiverBefore + 5n * BigInt(PRICE));
+
+    // 4. a cooperative refund returns the unclaimed rest to the payer
+    const refund = await forgetful.refund(url);
+    expect(refund).toMatchObject({ success: true });
+    const after = await channel();
+    expect(after.balance).toBe(after.totalClaimed);
+    expect(await balanceOf(client, usdc, payer.address)).toBe(payerBefore - 5n * BigInt(PRICE));
+  });
+
+  it('answers a repeated /settle with the recorded outcome, without a second transaction', async () => {
+    const requirements = {
+      scheme: 'batch-settlement',
+      network,
+      amount: PRICE,
+      asset: usdc.address,
+      payTo: receiver,
+      maxTimeoutSeconds: 120,
+      extra: { receiverAuthorizer: authorizer.address, withdrawDelay: 900, name: usdc.name, version: usdc.version },
+    };
+    const body = {
+      x402Version: 2,
+      paymentPayload: { x402Version: 2, accepted: requirements, payload: { type: 'settle', receiver, token: usdc.address } },
+      paymentRequirements: requirements,
+    };
+    // nothing owed after the test above: the protocol's own answer, no transaction
+    const nothing = await postJson(`${facilitator.url}/settle`, body);
+    expect(nothing.body).toMatchObject({ success: false, errorReason: 'invalid_batch_settlement_evm_nothing_to_settle', transaction: '' });
+
+    const unknownType = await postJson(`${facilitator.url}/verify`, { ...body, paymentPayload: { ...body.paymentPayload, payload: { type: 'teleport' } } });
+    expect(unknownType.status).toBe(200);
+    expect(unknownType.body).toMatchObject({ isValid: false, invalidReason: 'invalid_batch_settlement_evm_payload_type' });
+    const malformed = await postJson(`${facilitator.url}/verify`, {
+      ...body,
+      paymentPayload: { ...body.paymentPayload, payload: { type: 'voucher', voucher: {} } },
+    });
+    expect(malformed.status).toBe(400);
+
+    // two identical deposits at once: one transaction, both answers name it
+    const buyer = payingClient(toHex(randomBytes(32)));
+    const payloadOf = async () => {
+      const created = await buyer.scheme.createPaymentPayload(2, { ...requirements, extra: { ...requirements.extra, minDeposit: '5000' } } as never);
+      return created.payload;
+    };
+    const payload = await payloadOf();
+    const depositBody = { x402Version: 2, paymentPayload: { x402Version: 2, accepted: requirements, payload }, paymentRequirements: requirements };
+    const nonceBefore = await client.getTransactionCount({ address: sender.address });
+    const [a, b] = await Promise.all([postJson(`${facilitator.url}/settle`, depositBody), postJson(`${facilitator.url}/settle`, depositBody)]);
+    expect(a.body, JSON.stringify(a.body)).toMatchObject({ success: true });
+    expect(b.body).toEqual(a.body);
+    const again = await postJson(`${facilitator.url}/settle`, depositBody);
+    expect(again.body).toEqual(a.body);
+    expect(await client.getTransactionCount({ address: sender.address })).toBe(nonceBefore + 1);
+  });
+});
