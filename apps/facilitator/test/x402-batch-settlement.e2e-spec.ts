@@ -32,6 +32,15 @@ describe('x402 batch-settlement end to end', () => {
   const payer = privateKeyToAccount(manifest.accounts.payers[7].privateKey as Hex);
   const receiver = manifest.accounts.merchant.address as Address;
   const salt = toHex(randomBytes(32));
+  const requirements = {
+    scheme: 'batch-settlement',
+    network,
+    amount: PRICE,
+    asset: usdc.address,
+    payTo: receiver,
+    maxTimeoutSeconds: 120,
+    extra: { receiverAuthorizer: authorizer.address, withdrawDelay: 900, name: usdc.name, version: usdc.version },
+  };
   let facilitator: RunningFacilitator;
   let server: Server;
   let url: string;
@@ -152,15 +161,6 @@ describe('x402 batch-settlement end to end', () => {
   });
 
   it('answers a repeated /settle with the recorded outcome, without a second transaction', async () => {
-    const requirements = {
-      scheme: 'batch-settlement',
-      network,
-      amount: PRICE,
-      asset: usdc.address,
-      payTo: receiver,
-      maxTimeoutSeconds: 120,
-      extra: { receiverAuthorizer: authorizer.address, withdrawDelay: 900, name: usdc.name, version: usdc.version },
-    };
     const body = {
       x402Version: 2,
       paymentPayload: { x402Version: 2, accepted: requirements, payload: { type: 'settle', receiver, token: usdc.address } },
@@ -194,5 +194,59 @@ describe('x402 batch-settlement end to end', () => {
     const again = await postJson(`${facilitator.url}/settle`, depositBody);
     expect(again.body).toEqual(a.body);
     expect(await client.getTransactionCount({ address: sender.address })).toBe(nonceBefore + 1);
+  });
+
+  it('answers settlement_pending while its transaction is unmined, and the same request later gets the outcome from the chain', async () => {
+    const slow = await startFacilitator({
+      BATCH_SETTLEMENT_SENDER_KEY: sender.privateKey,
+      BATCH_SETTLEMENT_AUTHORIZER_KEY: authorizer.privateKey,
+      BATCH_SETTLEMENT_WAIT_MS: '300',
+    });
+    const rpc = (method: string, params: unknown[] = []) => client.request({ method: method as never, params: params as never });
+    try {
+      // a fresh channel with a deposit whose voucher the receiver claims
+      const buyer = payingClient(toHex(randomBytes(32)));
+      const created = await buyer.scheme.createPaymentPayload(2, { ...requirements, extra: { ...requirements.extra, minDeposit: '5000' } } as never);
+      const deposit = created.payload as { channelConfig: Record<string, unknown>; voucher: { maxClaimableAmount: string; signature: string } };
+      const deposited = await postJson(`${facilitator.url}/settle`, {
+        x402Version: 2,
+        paymentPayload: { x402Version: 2, accepted: requirements, payload: deposit },
+        paymentRequirements: requirements,
+      });
+      expect(deposited.body).toMatchObject({ success: true });
+      const claim = {
+        type: 'claim',
+        claims: [
+          {
+            voucher: { channel: deposit.channelConfig, maxClaimableAmount: deposit.voucher.maxClaimableAmount },
+            signature: deposit.voucher.signature,
+            totalClaimed: deposit.voucher.maxClaimableAmount,
+          },
+        ],
+      };
+      const claimBody = { x402Version: 2, paymentPayload: { x402Version: 2, accepted: requirements, payload: claim }, paymentRequirements: requirements };
+      const nonceBefore = await client.getTransactionCount({ address: sender.address });
+
+      await rpc('evm_setAutomine', [false]);
+      let pending: { body: { success: boolean; errorReason?: string; transaction: string } };
+      try {
+        pending = await postJson(`${slow.url}/settle`, claimBody);
+        expect(pending.body).toMatchObject({ success: false, errorReason: 'settlement_pending' });
+        expect(pending.body.transaction).toMatch(/^0x[0-9a-f]{64}$/);
+        // asked again while still unmined: the same transaction, not a second one
+        expect((await postJson(`${slow.url}/settle`, claimBody)).body).toMatchObject({
+          errorReason: 'settlement_pending',
+          transaction: pending.body.transaction,
+        });
+      } finally {
+        await rpc('evm_setAutomine', [true]);
+      }
+      await rpc('evm_mine');
+      const settled = await postJson(`${facilitator.url}/settle`, claimBody);
+      expect(settled.body).toMatchObject({ success: true, transaction: pending.body.transaction });
+      expect(await client.getTransactionCount({ address: sender.address })).toBe(nonceBefore + 1);
+    } finally {
+      await slow.close();
+    }
   });
 });
