@@ -249,4 +249,51 @@ describe('x402 batch-settlement end to end', () => {
       await slow.close();
     }
   });
+
+  it('refuses deposits and vouchers in the spec order, with its reason strings', async () => {
+    const verify = async (payload: unknown, reqs: Record<string, unknown> = requirements) =>
+      (await postJson(`${facilitator.url}/verify`, { x402Version: 2, paymentPayload: { x402Version: 2, accepted: reqs, payload }, paymentRequirements: reqs }))
+        .body;
+    const buyer = payingClient(toHex(randomBytes(32)));
+    const withMin = (minDeposit: string) => ({ ...requirements, extra: { ...requirements.extra, minDeposit } });
+    const deposit = (await buyer.scheme.createPaymentPayload(2, withMin('5000') as never)).payload as {
+      type: string;
+      channelConfig: Record<string, unknown>;
+      voucher: { channelId: string; maxClaimableAmount: string; signature: string };
+    };
+    expect(await verify(deposit)).toMatchObject({
+      isValid: true,
+      extra: { channelId: deposit.voucher.channelId, balance: '0', totalClaimed: '0', refundNonce: '0' },
+    });
+
+    const other = manifest.accounts.payers[8].address;
+    expect(await verify(deposit, { ...requirements, payTo: other })).toMatchObject({ invalidReason: 'invalid_batch_settlement_evm_receiver_mismatch' });
+    expect(await verify(deposit, { ...requirements, extra: { ...requirements.extra, withdrawDelay: 901 } })).toMatchObject({
+      invalidReason: 'invalid_batch_settlement_evm_withdraw_delay_mismatch',
+    });
+    expect(await verify({ ...deposit, channelConfig: { ...deposit.channelConfig, salt: toHex(randomBytes(32)) } })).toMatchObject({
+      invalidReason: 'invalid_batch_settlement_evm_channel_id_mismatch',
+    });
+    const forged = await privateKeyToAccount(toHex(randomBytes(32))).signTypedData({
+      domain: { name: 'x402 Batch Settlement', version: '1', chainId: manifest.chainId, verifyingContract: BATCH_SETTLEMENT_ADDRESS },
+      types: {
+        Voucher: [
+          { name: 'channelId', type: 'bytes32' },
+          { name: 'maxClaimableAmount', type: 'uint128' },
+        ],
+      },
+      primaryType: 'Voucher',
+      message: { channelId: deposit.voucher.channelId as Hex, maxClaimableAmount: BigInt(deposit.voucher.maxClaimableAmount) },
+    });
+    expect(await verify({ ...deposit, voucher: { ...deposit.voucher, signature: forged } })).toMatchObject({
+      invalidReason: 'invalid_batch_settlement_evm_voucher_signature',
+    });
+    // a voucher for a channel nobody deposited into
+    expect(await verify({ type: 'voucher', channelConfig: deposit.channelConfig, voucher: deposit.voucher })).toMatchObject({
+      invalidReason: 'invalid_batch_settlement_evm_channel_not_found',
+    });
+    // more than the payer holds
+    const huge = (await payingClient(toHex(randomBytes(32))).scheme.createPaymentPayload(2, withMin((10n ** 15n).toString()) as never)).payload;
+    expect(await verify(huge)).toMatchObject({ isValid: false, invalidReason: 'invalid_batch_settlement_evm_insufficient_balance' });
+  });
 });
