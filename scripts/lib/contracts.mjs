@@ -14,7 +14,16 @@ export const CONTRACTS_DIR = path.join(REPO_ROOT, 'contracts');
 export const OUT_DIR = path.join(CONTRACTS_DIR, 'out');
 
 /** Contracts the deploy script needs, by name (each lives in contracts/<Name>.sol). */
-export const CONTRACT_NAMES = Object.freeze(['MockUSDC', 'MisreportingUSDC', 'PlainToken', 'SmartWallet', 'SmartWalletFactory', 'Multicall3', 'X402BatchSettlement', 'ERC3009DepositCollector']);
+export const CONTRACT_NAMES = Object.freeze([
+  'MockUSDC',
+  'MisreportingUSDC',
+  'PlainToken',
+  'SmartWallet',
+  'SmartWalletFactory',
+  'Multicall3',
+  'X402BatchSettlement',
+  'ERC3009DepositCollector',
+]);
 
 const SETTINGS = Object.freeze({
   optimizer: { enabled: true, runs: 200 },
