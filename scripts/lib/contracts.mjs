@@ -24,6 +24,8 @@ export const CONTRACT_NAMES = Object.freeze([
   'Permit2',
   'X402UptoPermit2Proxy',
   'EvmPaymentChannelEscrow',
+  'X402BatchSettlement',
+  'ERC3009DepositCollector',
 ]);
 
 const SETTINGS = Object.freeze({

@@ -9,6 +9,7 @@ import { TEST_MNEMONIC } from './anvil.mjs';
 import { compileContracts } from './contracts.mjs';
 import { assertCodeAt, deployPermit2 } from './deploy-permit2.mjs';
 import { deploySessionEscrow } from './deploy-session-escrow.mjs';
+import { deployBatchSettlement } from './deploy-batch-settlement.mjs';
 
 export const MULTICALL3_ADDRESS = '0xcA11bde05977b3631167028862bE2a173976CA11';
 export const MINT_AMOUNT = 1_000_000n * 10n ** 6n; // 1,000,000 tokens with 6 decimals
@@ -92,6 +93,9 @@ export async function deployLocalChain({ rpcUrl, mnemonic = TEST_MNEMONIC, log =
   if (!multicallCode || multicallCode === '0x') throw new Error('Multicall3 deployment left no code');
   await publicClient.request({ method: 'anvil_setCode', params: [MULTICALL3_ADDRESS, multicallCode] });
 
+  // 2b. x402 batch-settlement and its ERC-3009 deposit collector at the addresses @x402/evm hard-codes.
+  const batchSettlement = await deployBatchSettlement({ publicClient, wallet, artifacts, nextNonce: () => nonce++, txFees });
+
   // 3. One SmartWallet (ERC-1271) owned by payer #0, through the CREATE2 factory.
   const payers = keys.slice(ACCOUNT_LAYOUT.payers[0], ACCOUNT_LAYOUT.payers[1] + 1);
   const walletOwner = payers[0];
@@ -166,6 +170,8 @@ export async function deployLocalChain({ rpcUrl, mnemonic = TEST_MNEMONIC, log =
       smartWalletFactory: addresses.SmartWalletFactory,
       ...permit2Contracts,
       sessionEscrow,
+      batchSettlement: batchSettlement.batchSettlement,
+      erc3009DepositCollector: batchSettlement.erc3009DepositCollector,
     },
     accounts: {
       deployer: keys[ACCOUNT_LAYOUT.deployer],

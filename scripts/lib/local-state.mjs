@@ -15,7 +15,7 @@ export async function resetLocalState({ databaseUrl, redisUrl = process.env.REDI
   try {
     await client.query(
       `TRUNCATE facilitator.webhook_delivery_attempts, facilitator.webhook_deliveries, facilitator.outbox_cursors, facilitator.mpp_claims, facilitator.stripe_events,
-                facilitator.payment_transactions, facilitator.payment_events, facilitator.payment_idempotency_keys, facilitator.payments,
+                facilitator.payment_transactions, facilitator.batch_settlement_operations, facilitator.payment_events, facilitator.payment_idempotency_keys, facilitator.payments,
                 facilitator.mpp_secrets, facilitator.api_keys, facilitator.merchants, facilitator.chain_cursors,
                 ledger.subscription_event_receipts, ledger.subscription_transitions, ledger.subscription_charges, ledger.subscriptions, ledger.plans, ledger.usage_events, ledger.usage_meters,
                 ledger.reconciliation_rows, ledger.reconciliation_runs, ledger.receiving_addresses, ledger.pending_timeouts, ledger.failed_transfers, ledger.transfers, ledger.accounts,

@@ -9,3 +9,4 @@ export * from './registry';
 export * from './signer';
 export * from './chain-clock';
 export * from './session-escrow-abi';
+export * from './batch-settlement-abi';

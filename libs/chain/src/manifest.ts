@@ -54,6 +54,10 @@ const ChainManifestSchema = z.object({
     x402UptoPermit2Proxy: addressSchema,
     /** EvmPaymentChannelEscrow: the MPP evm `session` escrow (CLOSE_GRACE_PERIOD 15 min). */
     sessionEscrow: addressSchema,
+    /** x402 batch-settlement escrow, at the canonical address @x402/evm hard-codes (0x4020074e…0003). */
+    batchSettlement: addressSchema,
+    /** Its ERC-3009 deposit collector, at the canonical address (0x4020806…0004). */
+    erc3009DepositCollector: addressSchema,
   }),
   accounts: z.object({
     deployer: ManifestAccountSchema,

@@ -1,3 +1,4 @@
+export * from './batch-settlement-evm';
 export * from './canonical';
 export * from './exact-evm';
 export * from './headers';

@@ -15,7 +15,8 @@ const bytes32 = z.string().refine((v) => isHex(v, { strict: true }) && v.length 
 const signatureHex = z
   .string()
   .refine((v) => isHex(v, { strict: true }) && v.length >= 4 && v.length % 2 === 0 && v.length <= 16_386, 'must be 0x-prefixed hex bytes');
-const timeoutSeconds = z.number().int('must be an integer').positive('must be positive').max(31_536_000, 'is more than a year');
+// 0 is allowed: @x402/evm's batch-settlement channel manager sends it with its claim and settle requests
+const timeoutSeconds = z.number().int('must be an integer').nonnegative('must not be negative').max(31_536_000, 'is more than a year');
 
 export const resourceInfoSchema = z.strictObject({
   url: nonEmpty,

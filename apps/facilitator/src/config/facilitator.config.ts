@@ -102,6 +102,17 @@ const envSchema = z.object({
   // refunds (issue 13): a refund wallet per merchant, JSON {"<merchant id>": "0x<private key>"}; unset: EVM refunds are denied
   REFUND_WALLET_KEYS: z.string().optional(),
   REFUND_WAIT_MS: env.int(10_000, 0),
+  // x402 batch-settlement: the receiver-authorizer key (advertised in /supported, signs claim batches and refunds) and
+  // the wallet that sends its transactions; unset sender: the scheme is not served
+  BATCH_SETTLEMENT_AUTHORIZER_KEY: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte private key')
+    .optional(),
+  BATCH_SETTLEMENT_SENDER_KEY: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte private key')
+    .optional(),
+  BATCH_SETTLEMENT_WAIT_MS: env.int(15_000, 0),
   CLOCK_RPC_URL: z.string().url().optional(),
   // operator API (/admin) and bull-board (/admin/queues); unset or empty: both answer 404
   OPERATOR_TOKEN: z
@@ -221,8 +232,19 @@ export interface FacilitatorConfig {
   };
   /** Bearer token of the operator API (/admin) and bull-board (/admin/queues); undefined: both are off (404). */
   operatorToken?: string;
+  /** x402 batch-settlement (BATCH_SETTLEMENT_*); undefined (no sender key): the scheme is not served. */
+  batchSettlement?: BatchSettlementConfig;
   /** MPP subscriptions (issue 13); undefined (no SUBSCRIPTION_SEALING_KEYS): the subscription intent is not offered. */
   subscriptions?: SubscriptionsConfig;
+}
+
+export interface BatchSettlementConfig {
+  /** sends deposit / claim / settle / refund transactions; never one of the exact settlement wallets (their nonces are the pool's) */
+  senderKey: Hex;
+  /** the receiverAuthorizer the facilitator signs for; undefined: servers sign claims and refunds themselves */
+  authorizerKey?: Hex;
+  /** how long /settle follows its transaction before answering settlement_pending */
+  waitMs: number;
 }
 
 export interface SubscriptionsConfig {
@@ -311,6 +333,13 @@ export function loadFacilitatorConfig(environment: NodeJS.ProcessEnv = process.e
     mpp: { challengeTtlSeconds: e.MPP_CHALLENGE_TTL_SECONDS },
     refunds: { wallets: refundWallets(e.REFUND_WALLET_KEYS, networks), waitMs: e.REFUND_WAIT_MS },
     ...(e.OPERATOR_TOKEN && { operatorToken: e.OPERATOR_TOKEN }),
+    ...(e.BATCH_SETTLEMENT_SENDER_KEY && {
+      batchSettlement: {
+        senderKey: batchSenderKey(e.BATCH_SETTLEMENT_SENDER_KEY as Hex, networks),
+        authorizerKey: e.BATCH_SETTLEMENT_AUTHORIZER_KEY as Hex | undefined,
+        waitMs: e.BATCH_SETTLEMENT_WAIT_MS,
+      },
+    }),
     ...(sealing.keys.length && {
       subscriptions: {
         sealingKeys: sealing.keys,
@@ -450,4 +479,12 @@ function manifestGasCap(e: { FACILITATOR_GAS_CAP_BPS?: number; FACILITATOR_NATIV
   if (e.FACILITATOR_NETWORKS_FILE)
     throw new ConfigError(['FACILITATOR_GAS_CAP_BPS: applies to the local chain manifest only; with FACILITATOR_NETWORKS_FILE, set gasCap on each asset']);
   return { maxShareBps: e.FACILITATOR_GAS_CAP_BPS, nativePrice: BigInt(e.FACILITATOR_NATIVE_PRICE) };
+}
+
+/** The batch-settlement sender must not be a settlement wallet: the signer pool owns those nonces. */
+function batchSenderKey(key: Hex, networks: readonly { signerKeys: readonly Hex[] }[]): Hex {
+  if (networks.some((n) => n.signerKeys.some((k) => k.toLowerCase() === key.toLowerCase()))) {
+    throw new ConfigError(["BATCH_SETTLEMENT_SENDER_KEY: is one of the facilitator's settlement wallets; give batch-settlement a wallet of its own"]);
+  }
+  return key;
 }

@@ -3,6 +3,8 @@ import { Eip3009Module } from '../eip3009/eip3009.module';
 import { NetworksModule } from '../networks/networks.module';
 import { SettlementModule } from '../settlement/settlement.module';
 import { Permit2UptoModule } from '../upto/permit2-upto.module';
+import { BatchOperations } from './schemes/batch-settlement/batch-operations';
+import { BatchSettlementEvmScheme } from './schemes/batch-settlement/batch-settlement-evm.scheme';
 import { ExactEvmScheme } from './schemes/exact-evm.scheme';
 import { UptoEvmScheme } from './schemes/upto-evm.scheme';
 import { X402_SCHEMES, type X402Scheme } from './schemes/x402-scheme';
@@ -16,7 +18,13 @@ import { X402Service } from './x402.service';
   providers: [
     ExactEvmScheme,
     UptoEvmScheme,
-    { provide: X402_SCHEMES, useFactory: (...schemes: X402Scheme[]) => schemes, inject: [ExactEvmScheme, UptoEvmScheme] },
+    BatchOperations,
+    BatchSettlementEvmScheme,
+    {
+      provide: X402_SCHEMES,
+      useFactory: (...schemes: X402Scheme[]) => schemes,
+      inject: [ExactEvmScheme, UptoEvmScheme, BatchSettlementEvmScheme],
+    },
     X402Service,
   ],
 })
