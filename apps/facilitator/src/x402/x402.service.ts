@@ -68,17 +68,17 @@ export class X402Service {
       return refusal(X402Reason.unsupportedScheme, `scheme "${request.scheme}" is not supported; use ${served}`, request.network);
     }
     const refused = await this.payTo.x402Refusal(request, merchantId);
-    if (refused) return refusal(refused.reason, refused.message, request.network);
+    if (refused) return refusal(refused.reason, refused.message, request.network, scheme.payer?.(request));
     return { ok: true, request, scheme };
   }
 }
 
 type Routed = { ok: true; request: PaymentRequest; scheme: X402Scheme } | { ok: false; verify: VerifyResponse; settle: SettleResponse };
 
-function refusal(reason: string, message: string, network: string): Routed {
+function refusal(reason: string, message: string, network: string, payer?: string): Routed {
   return {
     ok: false,
-    verify: { isValid: false, invalidReason: reason, invalidMessage: message },
+    verify: { isValid: false, invalidReason: reason, invalidMessage: message, ...(payer && { payer }) },
     settle: { success: false, errorReason: reason, errorMessage: message, transaction: '', network },
   };
 }

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { getAddress, isAddress } from 'viem';
 import type { TransferAuthorization } from '@mp/money';
 import { ProblemError } from '@mp/platform';
 import { EXACT_SCHEME, exactEvmAuthorization, X402Reason, type PaymentRequest, type SettleResponse, type SupportedKind, type VerifyResponse } from '@mp/x402';
@@ -56,6 +57,11 @@ export class ExactEvmScheme implements X402Scheme {
         { x402Version: 2, scheme: EXACT_SCHEME, network: n.config.network },
         ...this.networks.v1NamesOf(n.config.network).map((name) => ({ x402Version: 1, scheme: EXACT_SCHEME, network: name })),
       ]);
+  }
+
+  payer(request: PaymentRequest): string | undefined {
+    const from = (request.payload as { authorization?: { from?: unknown } }).authorization?.from;
+    return typeof from === 'string' && isAddress(from, { strict: false }) ? getAddress(from) : undefined;
   }
 
   /** The request's `exact` payload as an EIP-3009 authorization, with the checks that need no chain. */

@@ -13,6 +13,8 @@ export interface X402Scheme {
   settle(request: PaymentRequest, merchantId: string | null): Promise<SettleResponse>;
   /** What `/supported` lists for this scheme. */
   kinds(): SupportedKind[];
+  /** The payer the payload names, read without checking it: for the answers that refuse it before the scheme runs. */
+  payer?(request: PaymentRequest): string | undefined;
 }
 
 /** The served schemes, in the order `/supported` lists them. */
