@@ -11,10 +11,8 @@
 // ledger (4530), on a fresh database machine_payments_bench_ledger; all are stopped on exit, Ctrl-C or error.
 // Exit code 0 whether or not the goals are met (printed as PASS/FAIL); non-zero when the harness fails or an
 // invariant does not hold.
-import { spawnSync } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,16 +20,13 @@ import { parseArgs } from 'node:util';
 
 import pg from 'pg';
 
-import { startAnvil } from '../scripts/lib/anvil.mjs';
 import { appEntry, buildIfStale } from '../scripts/lib/build.mjs';
-import { dropDatabase, migrateDeploy } from '../scripts/lib/database.mjs';
-import { deployLocalChain, writeManifest } from '../scripts/lib/deploy.mjs';
 
-import { busyFraction, childProcesses, cpuSeconds, machineCpu } from './lib/processes.mjs';
+import { cpuProbe, percentile, postAll, startLedgerStack } from './lib/ledger-stack.mjs';
+import { busyFraction, childProcesses, machineCpu } from './lib/processes.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
-const MANIFEST_PATH = path.join(ROOT, '.local', 'chain-bench-ledger.json');
 const ASSET = 'stripe/usd';
 
 const { values: opt } = parseArgs({
@@ -105,53 +100,12 @@ const say = (msg) => console.log(`[bench] ${msg}`);
 
 const processes = childProcesses({ cwd: ROOT });
 const cleanup = () => processes.cleanup();
-const startServer = (label, entry, env, port, readyPath) =>
-  processes.start({ label, args: [entry], env, log: logFile(label), readyUrl: `http://127.0.0.1:${port}${readyPath}` });
 
 // ---------------------------------------------------------------------------------------------------------
 // load: `concurrency` loops over prepared bodies, keep-alive, latency from request to last byte
 
-async function load(bodies, concurrency, apiKey) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
-  const latencies = new Float64Array(bodies.length);
-  const answers = new Array(bodies.length);
-  let next = 0;
-  const post = (body) =>
-    new Promise((resolve, reject) => {
-      const req = http.request(
-        {
-          host: '127.0.0.1',
-          port: cfg.ledgerPort,
-          path: '/transfers',
-          method: 'POST',
-          agent,
-          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${apiKey}` },
-        },
-        (res) => {
-          const chunks = [];
-          res.on('data', (c) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString('utf8') }));
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, bodies.length) }, async () => {
-      for (let i = next++; i < bodies.length; i = next++) {
-        const started = performance.now();
-        answers[i] = await post(bodies[i]);
-        latencies[i] = performance.now() - started;
-      }
-    }),
-  );
-  const wallMs = performance.now() - t0;
-  agent.destroy();
-  return { wallMs, latencies, answers };
-}
-
-const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+const load = (bodies, concurrency, apiKey) =>
+  postAll({ port: cfg.ledgerPort, path: '/transfers', apiKey, bodies, concurrency, contentType: () => 'application/json' });
 
 /** Results of one phase, with every answer checked to be 200 and `created` for every transfer. */
 function summarize(name, perRequest, run, cpu, machineBusy) {
@@ -209,50 +163,17 @@ async function main() {
   }
   for (const app of ['facilitator', 'ledger']) if (!fs.existsSync(appEntry(app))) throw new Error(`${appEntry(app)} is missing: run npm run build`);
 
-  say(`fresh database ${new URL(cfg.databaseUrl).pathname.slice(1)}`);
-  await dropDatabase(cfg.databaseUrl);
-  await migrateDeploy({ databaseUrl: cfg.databaseUrl, quiet: true });
-
-  const anvil = (processes.anvil = await startAnvil({ port: cfg.anvilPort }));
-  const manifest = await deployLocalChain({ rpcUrl: anvil.rpcUrl });
-  writeManifest(MANIFEST_PATH, manifest);
-  const common = { DATABASE_URL: cfg.databaseUrl, LOG_LEVEL: 'warn', QUEUE_PREFIX: `bench-ledger-${process.pid}` };
-  // the merchant is made through the facilitator's operator API, as an operator would
-  const operatorToken = randomBytes(32).toString('hex');
-  await startServer(
-    'facilitator',
-    appEntry('facilitator'),
-    {
-      ...common,
-      FACILITATOR_PORT: String(cfg.facilitatorPort),
-      CHAIN_MANIFEST: MANIFEST_PATH,
-      FACILITATOR_OPEN_MODE: 'false',
-      FACILITATOR_ROLE: 'api',
-      OPERATOR_TOKEN: operatorToken,
-    },
-    cfg.facilitatorPort,
-    '/health',
-  );
-  const created = spawnSync(process.execPath, ['scripts/merchants.mjs', 'create', '--name', 'ledger bench', '--json'], {
-    cwd: ROOT,
-    env: { ...process.env, FACILITATOR_URL: `http://127.0.0.1:${cfg.facilitatorPort}`, OPERATOR_TOKEN: operatorToken },
-    encoding: 'utf8',
+  const { apiKey, ledger } = await startLedgerStack({
+    name: 'ledger',
+    processes,
+    logFile,
+    say,
+    databaseUrl: cfg.databaseUrl,
+    anvilPort: cfg.anvilPort,
+    facilitatorPort: cfg.facilitatorPort,
+    ledgerPort: cfg.ledgerPort,
+    ledgerEnv: { DATABASE_POOL_SIZE: String(cfg.pool), LEDGER_WRITE_CONCURRENCY: String(cfg.writeConcurrency) },
   });
-  if (created.status !== 0) throw new Error(`merchants.mjs create failed: ${created.stderr}`);
-  const { apiKey } = JSON.parse(created.stdout);
-  const ledger = await startServer(
-    'ledger',
-    appEntry('ledger'),
-    {
-      ...common,
-      LEDGER_PORT: String(cfg.ledgerPort),
-      FACILITATOR_URL: `http://127.0.0.1:${cfg.facilitatorPort}`,
-      DATABASE_POOL_SIZE: String(cfg.pool),
-      LEDGER_WRITE_CONCURRENCY: String(cfg.writeConcurrency),
-    },
-    cfg.ledgerPort,
-    '/ready',
-  );
 
   // The chart: an unlimited source, payers that cannot overdraw (funded from the source), one hot revenue account.
   const source = randomUUID();
@@ -289,18 +210,7 @@ async function main() {
   const bodies = (requests, perRequest) =>
     Array.from({ length: requests }, () => JSON.stringify(Array.from({ length: perRequest }, () => makeTransfer(counter++))));
 
-  // CPU of the ledger, of the PostgreSQL backends serving the bench database, and of this load generator
-  const backends = async () =>
-    (await db.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)).rows.map((r) => r.pid);
-  const cpuNow = async () => {
-    const postgres = (await backends()).map(cpuSeconds);
-    const self = process.cpuUsage();
-    return {
-      ledger: cpuSeconds(ledger.pid),
-      postgres: postgres.includes(null) ? null : postgres.reduce((a, b) => a + b, 0),
-      loadGenerator: (self.user + self.system) / 1e6,
-    };
-  };
+  const cpuNow = cpuProbe(db, ledger.pid);
   const phase = async (name, requests, perRequest, concurrency) => {
     const prepared = bodies(requests, perRequest);
     const [cpu0, m0] = [await cpuNow(), machineCpu()];

@@ -1,0 +1,130 @@
+// What the ledger benches (ledger.mjs, usage.mjs) share: the stack they measure (a fresh database, anvil, the
+// facilitator for API keys, a merchant made through its operator API, the ledger), a keep-alive load loop, and the
+// CPU of the processes under load.
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startAnvil } from '../../scripts/lib/anvil.mjs';
+import { dropDatabase, migrateDeploy } from '../../scripts/lib/database.mjs';
+import { appEntry } from '../../scripts/lib/build.mjs';
+import { deployLocalChain, writeManifest } from '../../scripts/lib/deploy.mjs';
+import { cpuSeconds } from './processes.mjs';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/**
+ * Starts the ledger as an operator would run it, on a database made anew, with a merchant whose API key the load uses.
+ * @param {{ name: string, processes: ReturnType<import('./processes.mjs').childProcesses>, logFile: (label: string) => string,
+ *   say: (msg: string) => void, databaseUrl: string, anvilPort: number, facilitatorPort: number, ledgerPort: number,
+ *   ledgerEnv: Record<string, string>, ledgerNodeArgs?: string[] }} opts
+ * @returns {Promise<{ apiKey: string, ledger: { pid: number } }>}
+ */
+export async function startLedgerStack({ name, processes, logFile, say, databaseUrl, anvilPort, facilitatorPort, ledgerPort, ledgerEnv, ledgerNodeArgs = [] }) {
+  const startServer = (label, env, port, readyPath, nodeArgs = []) =>
+    processes.start({ label, args: [...nodeArgs, appEntry(label)], env, log: logFile(label), readyUrl: `http://127.0.0.1:${port}${readyPath}` });
+
+  say(`fresh database ${new URL(databaseUrl).pathname.slice(1)}`);
+  await dropDatabase(databaseUrl);
+  await migrateDeploy({ databaseUrl, quiet: true });
+
+  const anvil = (processes.anvil = await startAnvil({ port: anvilPort }));
+  const manifestPath = path.join(ROOT, '.local', `chain-bench-${name}.json`);
+  writeManifest(manifestPath, await deployLocalChain({ rpcUrl: anvil.rpcUrl }));
+  const common = { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', QUEUE_PREFIX: `bench-${name}-${process.pid}` };
+  // the merchant is made through the facilitator's operator API, as an operator would
+  const operatorToken = randomBytes(32).toString('hex');
+  await startServer(
+    'facilitator',
+    {
+      ...common,
+      FACILITATOR_PORT: String(facilitatorPort),
+      CHAIN_MANIFEST: manifestPath,
+      FACILITATOR_OPEN_MODE: 'false',
+      FACILITATOR_ROLE: 'api',
+      OPERATOR_TOKEN: operatorToken,
+    },
+    facilitatorPort,
+    '/health',
+  );
+  const created = spawnSync(process.execPath, ['scripts/merchants.mjs', 'create', '--name', `${name} bench`, '--json'], {
+    cwd: ROOT,
+    env: { ...process.env, FACILITATOR_URL: `http://127.0.0.1:${facilitatorPort}`, OPERATOR_TOKEN: operatorToken },
+    encoding: 'utf8',
+  });
+  if (created.status !== 0) throw new Error(`merchants.mjs create failed: ${created.stderr}`);
+  const { apiKey } = JSON.parse(created.stdout);
+  const ledger = await startServer(
+    'ledger',
+    { ...common, LEDGER_PORT: String(ledgerPort), FACILITATOR_URL: `http://127.0.0.1:${facilitatorPort}`, ...ledgerEnv },
+    ledgerPort,
+    '/ready',
+    ledgerNodeArgs,
+  );
+  return { apiKey, ledger };
+}
+
+/**
+ * POSTs every body to the ledger from `concurrency` keep-alive loops, each taking the next body when its answer is in;
+ * a request's latency runs to its answer's last byte.
+ * @param {{ port: number, path: string, apiKey: string, bodies: string[], concurrency: number, contentType: (body: string) => string }} opts
+ */
+export async function postAll({ port, path: route, apiKey, bodies, concurrency, contentType }) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const latencies = new Float64Array(bodies.length);
+  const answers = new Array(bodies.length);
+  let next = 0;
+  const post = (body) =>
+    new Promise((resolve, reject) => {
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: route,
+          method: 'POST',
+          agent,
+          headers: { 'content-type': contentType(body), 'content-length': Buffer.byteLength(body), authorization: `Bearer ${apiKey}` },
+        },
+        (res) => {
+          const chunks = [];
+          res.on('data', (c) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString('utf8') }));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, bodies.length) }, async () => {
+      for (let i = next++; i < bodies.length; i = next++) {
+        const started = performance.now();
+        answers[i] = await post(bodies[i]);
+        latencies[i] = performance.now() - started;
+      }
+    }),
+  );
+  const wallMs = performance.now() - t0;
+  agent.destroy();
+  return { wallMs, latencies, answers };
+}
+
+export const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+
+/**
+ * CPU seconds so far of the ledger, of the PostgreSQL backends serving the bench database (read through `db`), and of
+ * this load generator; `postgres` is null when a backend could not be read.
+ */
+export function cpuProbe(db, ledgerPid) {
+  return async () => {
+    const backends = (await db.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)).rows.map((r) => r.pid);
+    const postgres = backends.map(cpuSeconds);
+    const self = process.cpuUsage();
+    return {
+      ledger: cpuSeconds(ledgerPid),
+      postgres: postgres.includes(null) ? null : postgres.reduce((a, b) => a + b, 0),
+      loadGenerator: (self.user + self.system) / 1e6,
+    };
+  };
+}
