@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import type { NormalBalance } from './balances';
 import type { LedgerId } from './ids';
+import type { AccountInput } from './model';
 
 /**
  * The chart of accounts the ledger books the facilitator's payments on, per merchant and asset, and the codes that
@@ -55,6 +57,11 @@ export function chartAccountId(role: AccountRole, asset: string): LedgerId {
  */
 export function paymentTransferId(paymentId: string, step: string): LedgerId {
   return hashId(`payment:${paymentId.toLowerCase()}:${step}`);
+}
+
+/** The merchant's account in a role and asset, as it is created: the same input every time, so a second create is `exists`. */
+export function chartAccount(role: AccountRole, asset: string, normalBalance: NormalBalance): AccountInput {
+  return { id: chartAccountId(role, asset), asset, code: AccountCode[role], flags: 0, normalBalance };
 }
 
 /** A payer's prepaid balance in an asset (payers as the API names them: lowercase 0x addresses, or the Stripe payer). */

@@ -3,6 +3,8 @@ import { Transform } from 'class-transformer';
 import { IsDefined, IsInt, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
 import { isAtomicString } from '@mp/money';
 import { Satisfies } from '@mp/platform';
+import { normalizePayer } from '../billing/subscription-lifecycle.service';
+import { PAYER_PATTERN } from '../billing/subscriptions.dto';
 import { ASSET_REASON, isAsset, toAsset } from '../http/fields';
 
 /** The prepaid-balance API's DTOs, checked by the global validation pipe: a bad or unknown member is a 400 naming it, and nothing is written. */
@@ -10,10 +12,9 @@ import { ASSET_REASON, isAsset, toAsset } from '../http/fields';
 const Optional = () => ValidateIf((_object, value) => value !== undefined);
 const REQUIRED = { message: 'is required' };
 
-const PAYER_PATTERN = /^[A-Za-z0-9_:.@-]{1,200}$/;
 const PAYER_REASON = 'must be the payer: an 0x address, or the Stripe payer, up to 200 letters, digits or _ : . @ -';
 /** Addresses compare by their bytes: one balance per payer whatever the case it is written in. */
-const toPayer = ({ value }: { value: unknown }) => (typeof value === 'string' && /^0x[0-9a-fA-F]{40}$/.test(value) ? value.toLowerCase() : value);
+const toPayer = ({ value }: { value: unknown }) => (typeof value === 'string' ? normalizePayer(value) : value);
 const KEY_PATTERN = /^[A-Za-z0-9_:.-]{1,128}$/;
 const KEY_REASON = 'must be 1 to 128 letters, digits or _ : . -';
 const REFERENCE_PATTERN = /^[A-Za-z0-9_:.-]{1,200}$/;

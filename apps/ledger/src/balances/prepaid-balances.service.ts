@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import {
   AccountCode,
   AccountFlag,
+  chartAccount,
   chartAccountId,
   isSuccess,
   prepaidAccountId,
@@ -189,7 +190,7 @@ export class PrepaidBalances {
   /** The payer's balance and the merchant's revenue in the asset: created with the first top-up, found after. */
   private async openAccounts(merchantId: string, payer: string, asset: string): Promise<void> {
     const accounts: AccountInput[] = [
-      { id: chartAccountId('revenue', asset), asset, code: AccountCode.revenue, flags: 0, normalBalance: 'credit' },
+      chartAccount('revenue', asset, 'credit'),
       {
         id: prepaidAccountId(payer, asset),
         asset,

@@ -17,7 +17,8 @@ const SIGNATURE_REASON = 'must be a 65-byte EIP-191 signature in 0x hex';
 const DEADLINE_PATTERN = /^[1-9][0-9]{0,11}$/;
 const DEADLINE_REASON = 'must be a unix time in whole seconds, in decimal';
 const REASON_REASON = 'must be a string of 1 to 500 characters';
-const PAYER_PATTERN = /^[A-Za-z0-9_:.@-]{1,200}$/;
+/** A payer as the ledger names it: an 0x address, or a Stripe payer (also the prepaid balances' payers). */
+export const PAYER_PATTERN = /^[A-Za-z0-9_:.@-]{1,200}$/;
 const PAYER_REASON = 'must be the payer as the subscription names it (an 0x address, or the Stripe payer), up to 200 characters';
 const PRODUCT_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
 const PRODUCT_REASON = 'must be 1 to 128 letters, digits or . _ : / -, starting with a letter or digit';

@@ -1,15 +1,5 @@
 import type { PaymentEventMessage } from '@mp/clients';
-import {
-  AccountCode,
-  chartAccountId,
-  nativeAsset,
-  paymentTransferId,
-  TransferCode,
-  TransferFlag,
-  type AccountInput,
-  type AccountRole,
-  type TransferInput,
-} from '@mp/ledger';
+import { chartAccount, chartAccountId, nativeAsset, paymentTransferId, TransferCode, TransferFlag, type AccountInput, type TransferInput } from '@mp/ledger';
 
 /**
  * How one facilitator payment is booked, as plain data: the event decides the step, the payment the accounts and
@@ -72,11 +62,11 @@ export function paymentAsset(event: PaymentEventMessage): string {
 }
 
 export function paymentAccounts(asset: string): AccountInput[] {
-  return [account('payerClearing', asset, 'debit'), account('revenue', asset, 'credit')];
+  return [chartAccount('payerClearing', asset, 'debit'), chartAccount('revenue', asset, 'credit')];
 }
 
 export function gasAccounts(asset: string): AccountInput[] {
-  return [account('gasExpense', asset, 'debit'), account('gasFunding', asset, 'credit')];
+  return [chartAccount('gasExpense', asset, 'debit'), chartAccount('gasFunding', asset, 'credit')];
 }
 
 /** The hold, the same whichever event books it first. */
@@ -117,7 +107,7 @@ export function latePaymentTransfer(event: PaymentEventMessage, asset: string, r
 }
 
 export function feeAccount(asset: string): AccountInput {
-  return account('processorFees', asset, 'credit');
+  return chartAccount('processorFees', asset, 'credit');
 }
 
 /** The processor's fee on the payment, out of the merchant's revenue, named by the balance transaction. */
@@ -179,8 +169,4 @@ function gasOf(event: PaymentEventMessage): GasBooking | undefined {
   if (!('gasFee' in data) || !('txHash' in data)) return undefined;
   const amount = BigInt(data.gasFee);
   return amount > 0n ? { asset: nativeAsset(event.payment.network), amount, reference: data.txHash.toLowerCase() } : undefined;
-}
-
-function account(role: AccountRole, asset: string, normalBalance: 'debit' | 'credit'): AccountInput {
-  return { id: chartAccountId(role, asset), asset, code: AccountCode[role], flags: 0, normalBalance };
 }
