@@ -1,5 +1,6 @@
 // The codec of libs/x402 against the official @x402/evm batch-settlement client: what the client signs and sends
 // decodes, passes the config checks, and its signatures recover to the payer with our EIP-712 types.
+import { receiveWithAuthorizationTypes } from '@mp/money';
 import { randomBytes } from 'node:crypto';
 import { buildChannelConfig, createBatchSettlementEIP3009DepositPayload } from '@x402/evm/batch-settlement/client';
 import { getAddress, recoverTypedDataAddress, toHex, type Hex } from 'viem';
@@ -10,7 +11,6 @@ import {
   decodeBatchSettlementPayload,
   ERC3009_DEPOSIT_COLLECTOR_ADDRESS,
   erc3009DepositNonce,
-  receiveWithAuthorizationTypes,
   voucherTypedData,
   type DepositPayload,
 } from '@mp/x402';

@@ -1,6 +1,7 @@
 // Our x402 batch-settlement contracts on anvil, placed at the canonical addresses by the deploy script:
 // deposits through the ERC-3009 collector, claims, settlement, timed withdrawals, refunds and their nonce rules,
 // and an ERC-1271 payer. The spec runs on a chain of its own because it moves the clock past the withdraw delay.
+import { receiveWithAuthorizationTypes } from '@mp/money';
 import { randomBytes } from 'node:crypto';
 import {
   BaseError,
@@ -27,7 +28,6 @@ import {
   ERC3009_DEPOSIT_COLLECTOR_ADDRESS,
   erc3009CollectorData,
   erc3009DepositNonce,
-  receiveWithAuthorizationTypes,
   refundTypedData,
   voucherTypedData,
   type ChannelConfigWire,

@@ -25,3 +25,19 @@ export interface TransferAuthorization {
   /** What the payee asked for: the authorization must pay exactly `amount` to `payTo` (as the request wrote it). */
   requirement: { payTo: string; amount: bigint };
 }
+
+/**
+ * EIP-3009 `receiveWithAuthorization`'s EIP-712 type, signed under the token's own domain: how a payer funds a
+ * contract that pulls the tokens itself (an MPP session escrow's relayed open or top-up, an x402 batch-settlement
+ * deposit collector).
+ */
+export const receiveWithAuthorizationTypes = {
+  ReceiveWithAuthorization: [
+    { name: 'from', type: 'address' },
+    { name: 'to', type: 'address' },
+    { name: 'value', type: 'uint256' },
+    { name: 'validAfter', type: 'uint256' },
+    { name: 'validBefore', type: 'uint256' },
+    { name: 'nonce', type: 'bytes32' },
+  ],
+} as const;

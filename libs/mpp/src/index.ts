@@ -119,7 +119,6 @@ export {
   PAYMENT_RECEIPT_EVENT,
   payerFromSource,
   receiveWithAuthorizationTypedData,
-  receiveWithAuthorizationTypes,
   SECP256K1_HALF_ORDER,
   SESSION_CREDENTIAL_TYPES,
   SESSION_INTENT,

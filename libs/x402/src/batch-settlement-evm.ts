@@ -104,17 +104,6 @@ export const claimBatchTypes = {
   ],
 } as const;
 
-export const receiveWithAuthorizationTypes = {
-  ReceiveWithAuthorization: [
-    { name: 'from', type: 'address' },
-    { name: 'to', type: 'address' },
-    { name: 'value', type: 'uint256' },
-    { name: 'validAfter', type: 'uint256' },
-    { name: 'validBefore', type: 'uint256' },
-    { name: 'nonce', type: 'bytes32' },
-  ],
-} as const;
-
 // ------------------------------------------------------------------ wire schemas
 
 const address = z.string().refine((v) => isAddress(v, { strict: false }), 'must be a 0x-prefixed 20-byte address');

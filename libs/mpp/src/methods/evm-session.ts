@@ -1,3 +1,4 @@
+import { receiveWithAuthorizationTypes } from '@mp/money';
 import { z } from 'zod';
 import { encodeAbiParameters, getAddress, isAddress, keccak256, zeroAddress, type Address, type Hex } from 'viem';
 import type { Challenge } from '../challenge';
@@ -177,17 +178,6 @@ export function payeeAuthorizationTypedData(
     message,
   };
 }
-
-export const receiveWithAuthorizationTypes = {
-  ReceiveWithAuthorization: [
-    { name: 'from', type: 'address' },
-    { name: 'to', type: 'address' },
-    { name: 'value', type: 'uint256' },
-    { name: 'validAfter', type: 'uint256' },
-    { name: 'validBefore', type: 'uint256' },
-    { name: 'nonce', type: 'bytes32' },
-  ],
-} as const;
 
 /** ReceiveWithAuthorization (to = the escrow): what a relayed open or top-up signs, under the token's own domain. */
 export function receiveWithAuthorizationTypedData(

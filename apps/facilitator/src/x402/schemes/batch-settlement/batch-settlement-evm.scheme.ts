@@ -1,3 +1,4 @@
+import { receiveWithAuthorizationTypes } from '@mp/money';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   encodeFunctionData,
@@ -29,7 +30,6 @@ import {
   erc3009CollectorData,
   erc3009DepositNonce,
   erc3009WindowProblem,
-  receiveWithAuthorizationTypes,
   refundTypedData,
   voucherStateProblem,
   voucherTypedData,
