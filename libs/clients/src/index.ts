@@ -2,5 +2,6 @@
 export * from './webhooks';
 export * from './mpp-facilitator';
 export * from './payment-events';
+export * from './channel-events';
 export * from './merchant-notices';
 export * from './subscription-commands';
