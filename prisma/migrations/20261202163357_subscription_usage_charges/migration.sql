@@ -48,13 +48,14 @@ ALTER TABLE "ledger"."plan_usage_components" ADD CONSTRAINT "plan_usage_componen
 -- AddForeignKey
 ALTER TABLE "ledger"."subscription_usage_charges" ADD CONSTRAINT "subscription_usage_charges_subscription_fkey" FOREIGN KEY ("merchant_id", "subscription_id") REFERENCES "ledger"."subscriptions"("merchant_id", "id") ON DELETE RESTRICT ON UPDATE CASCADE;
 
--- What Prisma cannot declare: prices above zero, the charge states, amounts that are never negative
+-- What Prisma cannot declare: prices above zero, the charge states, amounts that are never negative (too_large: the
+-- aggregate times the price is beyond 2^256-1 atomic units, recorded with amount 0 and never drawn)
 ALTER TABLE "ledger"."plan_usage_components"
   ADD CONSTRAINT "plan_usage_components_unit_amount_check" CHECK ("unit_amount" > 0);
 
 ALTER TABLE "ledger"."subscription_usage_charges"
-  ADD CONSTRAINT "subscription_usage_charges_state_check" CHECK ("state" IN ('due', 'paid', 'unpaid', 'nothing_due')),
-  ADD CONSTRAINT "subscription_usage_charges_amount_check" CHECK ("amount" >= 0 AND ("state" = 'nothing_due') = ("amount" = 0)),
+  ADD CONSTRAINT "subscription_usage_charges_state_check" CHECK ("state" IN ('due', 'paid', 'unpaid', 'nothing_due', 'too_large')),
+  ADD CONSTRAINT "subscription_usage_charges_amount_check" CHECK ("amount" >= 0 AND ("state" IN ('nothing_due', 'too_large')) = ("amount" = 0)),
   ADD CONSTRAINT "subscription_usage_charges_paid_check" CHECK (("state" = 'paid') = ("transfer_id" IS NOT NULL)),
   ADD CONSTRAINT "subscription_usage_charges_window_check" CHECK ("period_start" < "period_end");
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { PeriodUnit } from '@mp/billing';
 import { fromDbDecimal, Prisma, PrismaService, toDbDecimal } from '@mp/db';
-import type { CancelRefund, DunningOutcome, PlanInput, PlanRecord } from './plan';
+import { canonicalDecimal, type CancelRefund, type DunningOutcome, type PlanInput, type PlanRecord } from './plan';
 
 /** What creating a plan did: created it, found its id taken (a retry, or not), or found an open plan of its product and name. */
 export type CreatePlanOutcome = { created: boolean; plan: PlanRecord } | { created: false; plan?: undefined; namedAlike: PlanRecord };
@@ -25,6 +25,7 @@ const PLAN = {
   cancelRefund: true,
   archivedAt: true,
   createdAt: true,
+  usageComponents: { orderBy: { position: 'asc' }, select: { key: true, meterKey: true, unitAmount: true, description: true } },
 } satisfies Prisma.PlanSelect;
 
 type PlanRow = Prisma.PlanGetPayload<{ select: typeof PLAN }>;
@@ -40,26 +41,42 @@ export class PlanRepository {
   /**
    * Inserts the plan unless its id, or its product and name among the merchant's open plans, is taken: PostgreSQL
    * decides (ON CONFLICT DO NOTHING covers the key and the partial unique index plans_open_name_key, so concurrent
-   * retries insert once), and which one it was is read after.
+   * retries insert once), and which one it was is read after. The usage components are written in the same
+   * transaction, only by the insert that created the plan.
    */
   async create(merchantId: string, plan: PlanInput): Promise<CreatePlanOutcome> {
     for (let attempt = 1; attempt <= CREATE_TRIES; attempt++) {
-      const { count } = await this.db.plan.createMany({
-        data: {
-          merchantId,
-          id: plan.id,
-          name: plan.name,
-          product: plan.product,
-          amount: toDbDecimal(plan.amount),
-          asset: plan.asset,
-          periodUnit: plan.periodUnit,
-          periodCount: plan.periodCount,
-          trialDays: plan.trialDays,
-          endsAt: plan.endsAt,
-          onDunningExhausted: plan.onDunningExhausted,
-          cancelRefund: plan.cancelRefund,
-        },
-        skipDuplicates: true,
+      const count = await this.db.$transaction(async (tx) => {
+        const { count } = await tx.plan.createMany({
+          data: {
+            merchantId,
+            id: plan.id,
+            name: plan.name,
+            product: plan.product,
+            amount: toDbDecimal(plan.amount),
+            asset: plan.asset,
+            periodUnit: plan.periodUnit,
+            periodCount: plan.periodCount,
+            trialDays: plan.trialDays,
+            endsAt: plan.endsAt,
+            onDunningExhausted: plan.onDunningExhausted,
+            cancelRefund: plan.cancelRefund,
+          },
+          skipDuplicates: true,
+        });
+        if (count === 1 && plan.usage.length)
+          await tx.planUsageComponent.createMany({
+            data: plan.usage.map((c, position) => ({
+              merchantId,
+              planId: plan.id,
+              key: c.key,
+              meterKey: c.meterKey,
+              unitAmount: c.unitAmount,
+              description: c.description,
+              position,
+            })),
+          });
+        return count;
       });
       const stored = await this.find(merchantId, plan.id);
       if (stored) return { created: count === 1, plan: stored };
@@ -106,9 +123,11 @@ export class PlanRepository {
   }
 }
 
-function toRecord(row: PlanRow): PlanRecord {
+function toRecord({ usageComponents, ...row }: PlanRow): PlanRecord {
   return {
     ...row,
+    // toFixed: never an exponent, whatever the size
+    usage: usageComponents.map((c) => ({ ...c, unitAmount: canonicalDecimal(c.unitAmount.toFixed()) })),
     amount: fromDbDecimal(row.amount),
     periodUnit: row.periodUnit as PeriodUnit,
     onDunningExhausted: row.onDunningExhausted as DunningOutcome,

@@ -6,7 +6,8 @@ import { MerchantAuthGuard } from '../auth/merchant-auth.guard';
 import type { Merchant } from '../auth/merchant-directory';
 import { decodeKey, encodeCursor } from '../http/cursor';
 import { LedgerIdPath } from '../http/queries.dto';
-import { differingTerms, planView, type PlanView } from './plan';
+import { MeterRepository } from '../usage/meter.repository';
+import { differingTerms, planView, usageComponentProblems, type PlanView } from './plan';
 import { PlanRepository } from './plan.repository';
 import { CreatePlanDto, PlanListQuery, planInputOf } from './plans.dto';
 import { PLANS_DOCS } from './plans.openapi';
@@ -15,13 +16,22 @@ import { PLANS_DOCS } from './plans.openapi';
 @Controller('plans')
 @UseGuards(MerchantAuthGuard)
 export class PlansController {
-  constructor(private readonly plans: PlanRepository) {}
+  constructor(
+    private readonly plans: PlanRepository,
+    private readonly meters: MeterRepository,
+  ) {}
 
   @ApiDoc(PLANS_DOCS.create, { body: CreatePlanDto })
   @Post()
   @Header('cache-control', 'no-store')
   async create(@CurrentMerchant() merchant: Merchant, @Body() body: CreatePlanDto, @Res({ passthrough: true }) response: Response): Promise<PlanView> {
     const input = planInputOf(body);
+    if (input.usage.length) {
+      const meters = new Set((await this.meters.list(merchant.merchantId)).map((m) => m.key));
+      const problems = usageComponentProblems(input, (key) => meters.has(key));
+      if (problems.length)
+        throw new ProblemError('validation_failed', `invalid field(s): ${[...new Set(problems.map((p) => p.name))].join(', ')}`, { invalidParams: problems });
+    }
     const outcome = await this.plans.create(merchant.merchantId, input);
     if (outcome.created) return planView(outcome.plan);
     if (!outcome.plan) {

@@ -1,5 +1,5 @@
 import { problemValidationPipe, ProblemError } from '@mp/platform';
-import { differingTerms } from './plan';
+import { canonicalDecimal, differingTerms, usageComponentProblems } from './plan';
 import { CreatePlanDto, PlanListQuery, planInputOf } from './plans.dto';
 
 /** What the global pipe makes of a body or query string, or the problem it refuses it with. */
@@ -42,6 +42,7 @@ describe('CreatePlanDto through the global validation pipe', () => {
       endsAt: null,
       onDunningExhausted: 'canceled',
       cancelRefund: 'none',
+      usage: [],
     });
   });
 
@@ -158,6 +159,7 @@ describe('differingTerms', () => {
     endsAt: new Date('2027-01-01T00:00:00Z'),
     onDunningExhausted: 'canceled' as const,
     cancelRefund: 'none' as const,
+    usage: [{ key: 'tokens', meterKey: 'llm-tokens', unitAmount: '0.5', description: null }],
   };
 
   it('finds none for the same terms, dates compared by instant', () => {
@@ -166,5 +168,63 @@ describe('differingTerms', () => {
 
   it('names each term that differs, in the order of the plan', () => {
     expect(differingTerms(terms, { ...terms, cancelRefund: 'unused_part', amount: 10_000_001n, endsAt: null })).toEqual(['amount', 'endsAt', 'cancelRefund']);
+  });
+
+  it('compares usage components in order, prices as numbers', () => {
+    expect(differingTerms(terms, { ...terms, usage: [{ ...terms.usage[0] }] })).toEqual([]);
+    expect(differingTerms(terms, { ...terms, usage: [{ ...terms.usage[0], unitAmount: '0.6' }] })).toEqual(['usage']);
+    expect(differingTerms(terms, { ...terms, usage: [] })).toEqual(['usage']);
+    expect(differingTerms(terms, { ...terms, usage: [terms.usage[0], { ...terms.usage[0], key: 'b' }] })).toEqual(['usage']);
+  });
+});
+
+describe('usage components', () => {
+  const component = { key: 'tokens', meterKey: 'llm-tokens', unitAmount: '0.25' };
+
+  it('are read with their price made canonical and the description defaulted to null', async () => {
+    const body = (await parse({ ...PLAN, usage: [{ ...component, unitAmount: '0.2500' }, { ...component, key: 'b', unitAmount: '3', description: 'B' }] }, CreatePlanDto)) as CreatePlanDto;
+    expect(planInputOf(body).usage).toEqual([
+      { key: 'tokens', meterKey: 'llm-tokens', unitAmount: '0.25', description: null },
+      { key: 'b', meterKey: 'llm-tokens', unitAmount: '3', description: 'B' },
+    ]);
+    expect(canonicalDecimal('10.000')).toBe('10');
+    expect(canonicalDecimal('0.0')).toBe('0');
+  });
+
+  it.each([
+    ['0', 'usage.0.unitAmount', 'must be greater than 0'],
+    ['0.000', 'usage.0.unitAmount', 'must be greater than 0'],
+    ['-1', 'usage.0.unitAmount', 'must be a decimal string'],
+    ['1e3', 'usage.0.unitAmount', 'must be a decimal string'],
+    ['0.1234567890123456789', 'usage.0.unitAmount', 'must be a decimal string'],
+  ])('refuse the price %s', async (unitAmount, name, reason) => {
+    const { invalidParams } = await refusal({ ...PLAN, usage: [{ ...component, unitAmount }] });
+    expect(invalidParams).toEqual([{ name, reason: expect.stringContaining(reason) }]);
+  });
+
+  it('refuse a number for a price, a missing meter key, an unknown member and more than 20 components', async () => {
+    expect((await refusal({ ...PLAN, usage: [{ ...component, unitAmount: 1 }] })).invalidParams).toEqual([
+      { name: 'usage.0.unitAmount', reason: expect.stringContaining('must be a decimal string') },
+    ]);
+    expect((await refusal({ ...PLAN, usage: [{ key: 'k', unitAmount: '1' }] })).invalidParams).toEqual([{ name: 'usage.0.meterKey', reason: 'is required' }]);
+    expect((await refusal({ ...PLAN, usage: [{ ...component, price: '1' }] })).invalidParams).toEqual([{ name: 'usage.0.price', reason: 'unknown field' }]);
+    expect((await refusal({ ...PLAN, usage: Array.from({ length: 21 }, (_, i) => ({ ...component, key: `k${i}` })) })).invalidParams).toEqual([
+      { name: 'usage', reason: 'a plan carries at most 20 usage components' },
+    ]);
+  });
+
+  it('are refused on a Stripe plan, with a key used twice, or with a meter the merchant lacks', () => {
+    const usage = [
+      { ...component, description: null },
+      { ...component, meterKey: 'nope', description: null },
+    ];
+    expect(usageComponentProblems({ asset: 'stripe/usd', usage }, () => true)).toEqual([
+      { name: 'usage', reason: expect.any(String), reasonCode: 'usage_not_supported_on_stripe' },
+    ]);
+    expect(usageComponentProblems({ asset: USDC, usage }, (key) => key === 'llm-tokens')).toEqual([
+      { name: 'usage.1.key', reason: expect.any(String), reasonCode: 'duplicate_component_key' },
+      { name: 'usage.1.meterKey', reason: expect.any(String), reasonCode: 'meter_not_found' },
+    ]);
+    expect(usageComponentProblems({ asset: 'stripe/usd', usage: [] }, () => false)).toEqual([]);
   });
 });

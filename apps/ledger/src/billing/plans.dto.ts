@@ -1,11 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
-import { IsDefined, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
+import { Transform, Type } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsDefined, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
 import { MAX_PERIOD_COUNT, MAX_TRIAL_DAYS, PERIOD_UNITS, periodProblem, type PeriodUnit } from '@mp/billing';
 import { isAtomicString } from '@mp/money';
 import { Satisfies } from '@mp/platform';
 import { ASSET_REASON, isAsset, isLedgerId, isTime, LEDGER_ID_REASON, pageOf, TIME_REASON, toAsset, toLedgerId } from '../http/fields';
-import { CANCEL_REFUNDS, DUNNING_OUTCOMES, type CancelRefund, type DunningOutcome, type PlanInput } from './plan';
+import { METER_KEY_PATTERN } from '../usage/meter';
+import { canonicalDecimal, CANCEL_REFUNDS, DUNNING_OUTCOMES, type CancelRefund, type DunningOutcome, type PlanInput } from './plan';
 
 /**
  * The plans API's body and query DTOs, checked by the global validation pipe: a bad or unknown member is the
@@ -39,6 +40,54 @@ const isPositiveAtomic = (value: unknown) => isAtomicString(value) && value !== 
 /** The count is judged with its unit (`@mp/billing`'s periodProblem); a bad unit is periodUnit's own error. */
 const isRepresentableCount = (count: unknown, plan: Record<string, unknown>) =>
   !PERIOD_UNITS.includes(plan.periodUnit as PeriodUnit) || periodProblem({ unit: plan.periodUnit as PeriodUnit, count: count as number }) === undefined;
+
+/** Most usage components one plan carries. */
+export const MAX_USAGE_COMPONENTS = 20;
+const COMPONENT_KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
+const COMPONENT_KEY_REASON = 'must be 1 to 64 letters, digits or . _ : -, starting with a letter or digit';
+const METER_KEY_REASON = "must be the key of one of the merchant's meters";
+/** At most 60 integer digits and 18 decimals: what NUMERIC(78, 18) holds exactly. */
+const UNIT_AMOUNT_PATTERN = /^(0|[1-9][0-9]{0,59})(\.[0-9]{1,18})?$/;
+const isUnitAmount = (value: unknown) => typeof value === 'string' && UNIT_AMOUNT_PATTERN.test(value) && /[1-9]/.test(value);
+const unitAmountReason = (value: unknown) =>
+  typeof value === 'string' && UNIT_AMOUNT_PATTERN.test(value)
+    ? 'must be greater than 0'
+    : 'must be a decimal string of atomic units per unit of the meter\'s aggregate, e.g. "0.25" (at most 60 digits before the point and 18 after; no sign or exponent)';
+const DESCRIPTION_REASON = 'must be a string of 1 to 500 characters';
+
+/** One usage-priced component of POST /plans. */
+export class UsageComponentDto {
+  @ApiProperty({ pattern: COMPONENT_KEY_PATTERN.source, example: 'tokens', description: "the component's key, unique in the plan" })
+  @Matches(COMPONENT_KEY_PATTERN, { message: COMPONENT_KEY_REASON })
+  @IsString({ message: COMPONENT_KEY_REASON })
+  @IsDefined(REQUIRED)
+  key!: string;
+
+  @ApiProperty({
+    pattern: METER_KEY_PATTERN.source,
+    example: 'llm-tokens',
+    description: "the merchant's meter (POST /usage/meters) whose aggregate is billed each period",
+  })
+  @Matches(METER_KEY_PATTERN, { message: METER_KEY_REASON })
+  @IsString({ message: METER_KEY_REASON })
+  @IsDefined(REQUIRED)
+  meterKey!: string;
+
+  @ApiProperty({
+    example: '0.25',
+    description:
+      "atomic units of the plan's asset per unit of the meter's aggregate, > 0, up to 18 decimals; a period's charge is ceil(aggregate × unitAmount)",
+  })
+  @Satisfies(isUnitAmount, unitAmountReason)
+  @IsDefined(REQUIRED)
+  unitAmount!: string;
+
+  @ApiPropertyOptional({ minLength: 1, maxLength: 500, example: 'LLM tokens, per token' })
+  @Optional()
+  @Matches(/^.{1,500}$/su, { message: DESCRIPTION_REASON })
+  @IsString({ message: DESCRIPTION_REASON })
+  description?: string;
+}
 
 /** POST /plans */
 export class CreatePlanDto {
@@ -112,6 +161,19 @@ export class CreatePlanDto {
   @Optional()
   @IsIn(CANCEL_REFUNDS, { message: `must be one of ${CANCEL_REFUNDS.join(', ')}` })
   cancelRefund?: CancelRefund;
+
+  @ApiPropertyOptional({
+    type: [UsageComponentDto],
+    maxItems: MAX_USAGE_COMPONENTS,
+    description:
+      "usage-priced components, billed at each period's end from the payer's prepaid balance (EVM plans only: a stripe/… asset is refused). Usage events count for a subscription when their `subject` is its id.",
+  })
+  @Optional()
+  @Type(() => UsageComponentDto)
+  @ValidateNested({ each: true, message: 'must be an object { key, meterKey, unitAmount, description? }' })
+  @ArrayMaxSize(MAX_USAGE_COMPONENTS, { message: `a plan carries at most ${MAX_USAGE_COMPONENTS} usage components` })
+  @IsArray({ message: 'must be an array of { key, meterKey, unitAmount, description? }' })
+  usage?: UsageComponentDto[];
 }
 
 /** The plan a checked body asks for, defaults filled in. */
@@ -128,6 +190,12 @@ export function planInputOf(body: CreatePlanDto): PlanInput {
     endsAt: body.endsAt === undefined ? null : new Date(body.endsAt),
     onDunningExhausted: body.onDunningExhausted ?? 'canceled',
     cancelRefund: body.cancelRefund ?? 'none',
+    usage: (body.usage ?? []).map((c) => ({
+      key: c.key,
+      meterKey: c.meterKey,
+      unitAmount: canonicalDecimal(c.unitAmount),
+      description: c.description ?? null,
+    })),
   };
 }
 

@@ -47,6 +47,7 @@ export function subscription(extra: Partial<SubscriptionRecord> = {}): Subscript
     endedAt: null,
     endedReason: null,
     nextActionAt: null,
+    usageNextIndex: null,
     version: 1,
     ...extra,
   };
@@ -175,5 +176,61 @@ describe('subscription engine', () => {
     world.step((c) => expect(recordPaid(c, 0, 0, '00000000-0000-4000-8000-000000000004', now)).toBe('late'));
     expect(world.s).toMatchObject({ state: 'incomplete_expired', lastPaidIndex: null });
     expect(isEntitled(factsOf(world.s), now)).toBe(false);
+  });
+});
+
+describe('usage periods', () => {
+  const PLAN = '22222222-2222-4222-8222-222222222222';
+  const withUsage = (extra: Partial<SubscriptionRecord> = {}) => subscription({ planId: PLAN, usageNextIndex: 0, ...extra });
+  const closes = (change: Change) => change.usageCloses.map((c) => [c.periodIndex, c.start.toISOString(), c.end.toISOString()]);
+
+  it('closes each period once it is over, at the renewal of the next, and wakes the scan at its end', () => {
+    const world = new World(withUsage());
+    let change = world.step((c) => advance(c, at('2027-02-28T11:59:59.999Z')));
+    expect(change.usageCloses).toEqual([]);
+    change = world.step((c) => advance(c, at('2027-02-28T12:00:00Z')));
+    expect(closes(change)).toEqual([[0, '2027-01-31T12:00:00.000Z', '2027-02-28T12:00:00.000Z']]);
+    expect(change.commands).toMatchObject([{ type: 'charge', periodIndex: 1 }]);
+    expect(world.s.usageNextIndex).toBe(1);
+    expect(world.s.nextActionAt).toEqual(at('2027-03-31T12:00:00Z'));
+    // looked at again (an outcome, a retry): nothing closes twice
+    expect(world.step((c) => advance(c, at('2027-03-01T00:00:00Z'))).usageCloses).toEqual([]);
+  });
+
+  it('closes the last period at its boundary after a cancel at period end, though the scan ends it later', () => {
+    const world = new World(withUsage({ lastPaidIndex: 1, usageNextIndex: 1 }));
+    world.step((c) => requestCancel(c, { at: 'period_end', by: 'merchant', reason: null, now: at('2027-03-10T00:00:00Z') }));
+    const change = world.step((c) => advance(c, at('2027-03-31T12:00:07Z')));
+    expect(world.s.state).toBe('canceled');
+    expect(closes(change)).toEqual([[1, '2027-02-28T12:00:00.000Z', '2027-03-31T12:00:00.000Z']]);
+    expect(world.s).toMatchObject({ usageNextIndex: null, nextActionAt: null });
+  });
+
+  it('closes the served part of the period at an immediate cancel', () => {
+    const world = new World(withUsage({ lastPaidIndex: 1, usageNextIndex: 1 }));
+    const change = world.step((c) => {
+      requestCancel(c, { at: 'immediately', by: 'payer', reason: null, now: at('2027-03-10T08:30:00.250Z') });
+      advance(c, at('2027-03-10T08:30:00.250Z'));
+    });
+    expect(closes(change)).toEqual([[1, '2027-02-28T12:00:00.000Z', '2027-03-10T08:30:00.250Z']]);
+    expect(world.s.usageNextIndex).toBeNull();
+  });
+
+  it('bills nothing for an activation that never paid, nor without a bound plan', () => {
+    const expired = new World(withUsage({ state: 'incomplete', lastPaidIndex: null }));
+    const change = expired.step((c) => advance(c, at('2027-03-01T00:00:00Z')));
+    expect(expired.s.state).toBe('incomplete_expired');
+    expect(change.usageCloses).toEqual([]);
+    expect(expired.s.usageNextIndex).toBeNull();
+    const unbound = new World(subscription({ usageNextIndex: 0 }));
+    expect(unbound.step((c) => advance(c, at('2027-03-01T00:00:00Z'))).usageCloses).toEqual([]);
+  });
+
+  it('catches up at most 12 periods per look, and asks to be looked at again at once', () => {
+    const world = new World(withUsage({ periodUnit: 'day', anchor: at('2027-01-01T00:00:00Z'), lastPaidIndex: 40 }));
+    const now = at('2027-01-31T00:00:00Z');
+    const change = world.step((c) => advance(c, now));
+    expect(change.usageCloses.map((c) => c.periodIndex)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    expect(world.s.nextActionAt).toEqual(now);
   });
 });

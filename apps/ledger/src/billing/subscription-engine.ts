@@ -17,6 +17,7 @@ import { chargeCommandId, refundCommandId, type MerchantNoticeType, type Subscri
 import {
   dunningPolicyOf,
   factsOf,
+  paidThrough,
   termsOf,
   type CancelAt,
   type CancelBy,
@@ -24,6 +25,7 @@ import {
   type RefundEvent,
   type SubscriptionRecord,
   type TransitionDraft,
+  type UsagePeriodClose,
 } from './subscription';
 
 /**
@@ -36,6 +38,8 @@ export class Change {
   /** charges inserted or updated, by key */
   readonly charges = new Map<string, ChargeRecord>();
   readonly commands: SubscriptionCommand[] = [];
+  /** periods whose usage charges the save records (computed there, from the usage events, in SQL) */
+  readonly usageCloses: UsagePeriodClose[] = [];
   record: SubscriptionRecord;
 
   constructor(
@@ -55,7 +59,13 @@ export class Change {
   }
 
   get changed(): boolean {
-    return this.transitions.length > 0 || this.charges.size > 0 || this.commands.length > 0 || !sameRecord(this.before, this.record);
+    return (
+      this.transitions.length > 0 ||
+      this.charges.size > 0 ||
+      this.commands.length > 0 ||
+      this.usageCloses.length > 0 ||
+      !sameRecord(this.before, this.record)
+    );
   }
 }
 
@@ -153,6 +163,7 @@ export function advance(change: Change, now: Date): void {
     if (!applyEvent(change, event, now, cause)) break;
     if (event === 'dunning_exhausted' && change.record.state === 'canceled') tellRailToStop(change, now);
   }
+  closeUsagePeriods(change, now);
   let waitUntil: Date | undefined;
   const decision = decideCharge(factsOf(change.record), now);
   if (decision.due) {
@@ -164,6 +175,51 @@ export function advance(change: Change, now: Date): void {
     else requestCharge(change, decision.period, attempt, now);
   }
   change.record = { ...change.record, nextActionAt: nextActionAt(change.record, now, waitUntil) };
+}
+
+/** Most usage periods one advance closes: a subscription looked at after a long pause catches up over a few scans. */
+const MAX_USAGE_CLOSES = 12;
+
+/**
+ * Closes the usage periods that are over: period n's usage is recorded once [start, end) has passed, or, when the
+ * subscription ended, over the part of it that was served (to where its paid access ended, never past the end). Trial
+ * days come before period 0 and are never billed; an activation that never paid bills nothing.
+ */
+function closeUsagePeriods(change: Change, now: Date): void {
+  for (let closed = 0; closed < MAX_USAGE_CLOSES; closed++) {
+    const s = change.record;
+    if (s.usageNextIndex === null || s.planId === null || s.state === 'incomplete') return;
+    const period = periodOf(s, s.usageNextIndex);
+    const servedUntil = usageServedUntil(s);
+    if (servedUntil !== undefined && servedUntil.getTime() <= period.start.getTime()) {
+      change.record = { ...s, usageNextIndex: null };
+      return;
+    }
+    const end = servedUntil !== undefined && servedUntil < period.end ? servedUntil : period.end;
+    if (end.getTime() > now.getTime()) return;
+    change.usageCloses.push({ merchantId: s.merchantId, subscriptionId: s.id, planId: s.planId, periodIndex: period.index, start: period.start, end });
+    change.record = { ...s, usageNextIndex: end < period.end ? null : period.index + 1 };
+  }
+}
+
+/**
+ * Where an ended subscription's billable usage stops: the earlier of its end and of its paid access (a cancel at
+ * period end is recorded by the scan a little after the boundary; its usage stops at the boundary). Undefined while it
+ * runs; the epoch when nothing was served.
+ */
+function usageServedUntil(s: SubscriptionRecord): Date | undefined {
+  if (!ENDED.includes(s.state)) return undefined;
+  const paid = paidThrough(s);
+  if (paid === null || s.endedAt === null) return new Date(0);
+  return paid < s.endedAt ? paid : s.endedAt;
+}
+
+/** When the open usage period closes, if the scan has to close it. */
+function usageCloseAt(s: SubscriptionRecord): Date | undefined {
+  if (s.usageNextIndex === null || s.planId === null || s.state === 'incomplete') return undefined;
+  const end = periodOf(s, s.usageNextIndex).end;
+  const servedUntil = usageServedUntil(s);
+  return servedUntil !== undefined && servedUntil < end ? servedUntil : end;
 }
 
 function requestCharge(change: Change, period: BillingPeriod, attempt: number, now: Date): void {
@@ -215,6 +271,10 @@ export function nextActionAt(s: SubscriptionRecord, now: Date, waitUntil?: Date)
   // even after the end, an attempt left open is voided when its period is over
   if (s.inFlightIndex !== null) candidates.push(periodOf(s, s.inFlightIndex).end);
   if (s.state === 'incomplete') candidates.push(periodOf(s, 0).end);
+  const usageClose = usageCloseAt(s);
+  // periods left to close after a catch-up: at once (the scan's loop takes it again)
+  if (usageClose && usageClose.getTime() <= now.getTime()) return now;
+  if (usageClose) candidates.push(usageClose);
   if (LIVE.includes(s.state)) {
     const facts = factsOf(s);
     const end = scheduledEnd(facts.terms);

@@ -389,6 +389,8 @@ export class SubscriptionLifecycle {
       endedAt: null,
       endedReason: null,
       nextActionAt: null,
+      // the plan's usage is billed from period 0 (trial days before it are free)
+      usageNextIndex: matches && plan.usage.length > 0 ? 0 : null,
       version: 0,
     };
     const problem = termsProblem(termsOf(record));

@@ -69,6 +69,8 @@ export interface SubscriptionRecord {
   endedAt: Date | null;
   endedReason: string | null;
   nextActionAt: Date | null;
+  /** the next period whose usage charges are to be recorded; null: no usage components, or all recorded */
+  usageNextIndex: number | null;
   version: number;
   createdAt?: Date;
   updatedAt?: Date;
@@ -92,6 +94,16 @@ export interface ChargeRecord {
   settledAt: Date | null;
   outcomeReason: string | null;
   latePaidAt: Date | null;
+}
+
+/** A period whose usage closed: its usage charges are recorded over [start, end) for every component of the plan. */
+export interface UsagePeriodClose {
+  merchantId: string;
+  subscriptionId: string;
+  planId: string;
+  periodIndex: number;
+  start: Date;
+  end: Date;
 }
 
 /** A transition to append (version is the subscription's version after it). */

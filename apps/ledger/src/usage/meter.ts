@@ -83,10 +83,7 @@ export function summarySql(meter: MeterDefinition, query: SummaryQuery): { text:
   if (query.to) where.push(`time < ${param(query.to.toISOString(), 'timestamptz')}`);
 
   const path = meter.valueProperty === null ? undefined : param(jsonPathSegments(meter.valueProperty), 'text[]');
-  const numeric = path
-    ? `(CASE jsonb_typeof(data #> ${path}) WHEN 'number' THEN (data #>> ${path})::numeric` +
-      ` WHEN 'string' THEN CASE WHEN (data #>> ${path}) ~ '^-?[0-9]{1,60}(\\.[0-9]{1,60})?$' THEN (data #>> ${path})::numeric END END)`
-    : 'NULL::numeric';
+  const numeric = path ? numericValueSql('data', path) : 'NULL::numeric';
   const value = aggregateSql(meter.aggregation, numeric, path);
 
   const window = query.windowSize === 'none' ? 'NULL::timestamptz' : `date_trunc('${query.windowSize}', time, 'UTC')`;
@@ -98,6 +95,17 @@ export function summarySql(meter: MeterDefinition, query: SummaryQuery): { text:
     `SELECT ${window} AS window_start, ${value} AS value${selectGroups} FROM ledger.usage_events` +
     ` WHERE ${where.join(' AND ')} GROUP BY ${positions.join(', ')} ORDER BY ${positions.map((p) => `${p} NULLS LAST`).join(', ')}`;
   return { text, values };
+}
+
+/**
+ * An event's value as NUMERIC, or NULL: the JSON number at `path` (a text[] expression) in `data`, or a JSON string
+ * holding a plain decimal. What summaries and the usage billing of subscriptions both total.
+ */
+export function numericValueSql(data: string, path: string): string {
+  return (
+    `(CASE jsonb_typeof(${data} #> ${path}) WHEN 'number' THEN (${data} #>> ${path})::numeric` +
+    ` WHEN 'string' THEN CASE WHEN (${data} #>> ${path}) ~ '^-?[0-9]{1,60}(\\.[0-9]{1,60})?$' THEN (${data} #>> ${path})::numeric END END)`
+  );
 }
 
 function aggregateSql(aggregation: Aggregation, numeric: string, path: string | undefined): string {
