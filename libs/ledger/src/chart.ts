@@ -71,9 +71,11 @@ export function prepaidAccountId(payer: string, asset: string): LedgerId {
 
 /**
  * The transfer of one prepaid-balance operation under the merchant's own key: `top-up` (keyed by the funding payment's
- * reference, so one payment funds one top-up), `hold`, `capture`, `release` (keyed by the hold's id), `charge`.
+ * reference, so one payment funds one top-up), `hold`, `capture`, `release` (keyed by the hold's id), `charge`; and
+ * `subscription-usage`, the ledger's own draw of a subscription's usage charge (keyed by subscription, period,
+ * component and draw attempt: never one of the merchant's charge ids).
  */
-export function prepaidTransferId(step: 'top-up' | 'hold' | 'capture' | 'release' | 'charge', key: string): LedgerId {
+export function prepaidTransferId(step: 'top-up' | 'hold' | 'capture' | 'release' | 'charge' | 'subscription-usage', key: string): LedgerId {
   return hashId(`prepaid:${step}:${key}`);
 }
 

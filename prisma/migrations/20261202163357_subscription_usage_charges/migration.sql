@@ -24,7 +24,7 @@ CREATE TABLE "ledger"."subscription_usage_charges" (
     "component_key" TEXT NOT NULL,
     "meter_key" TEXT NOT NULL,
     "unit_amount" DECIMAL(78,18) NOT NULL,
-    "quantity" DECIMAL(140,60) NOT NULL,
+    "quantity" DECIMAL(140,60),
     "amount" DECIMAL(78,0) NOT NULL,
     "period_start" TIMESTAMPTZ(3) NOT NULL,
     "period_end" TIMESTAMPTZ(3) NOT NULL,
@@ -49,13 +49,14 @@ ALTER TABLE "ledger"."plan_usage_components" ADD CONSTRAINT "plan_usage_componen
 ALTER TABLE "ledger"."subscription_usage_charges" ADD CONSTRAINT "subscription_usage_charges_subscription_fkey" FOREIGN KEY ("merchant_id", "subscription_id") REFERENCES "ledger"."subscriptions"("merchant_id", "id") ON DELETE RESTRICT ON UPDATE CASCADE;
 
 -- What Prisma cannot declare: prices above zero, the charge states, amounts that are never negative (too_large: the
--- aggregate times the price is beyond 2^256-1 atomic units, recorded with amount 0 and never drawn)
+-- aggregate or its price is beyond what the columns hold, recorded with amount 0 and no quantity, never drawn)
 ALTER TABLE "ledger"."plan_usage_components"
   ADD CONSTRAINT "plan_usage_components_unit_amount_check" CHECK ("unit_amount" > 0);
 
 ALTER TABLE "ledger"."subscription_usage_charges"
   ADD CONSTRAINT "subscription_usage_charges_state_check" CHECK ("state" IN ('due', 'paid', 'unpaid', 'nothing_due', 'too_large')),
   ADD CONSTRAINT "subscription_usage_charges_amount_check" CHECK ("amount" >= 0 AND ("state" IN ('nothing_due', 'too_large')) = ("amount" = 0)),
+  ADD CONSTRAINT "subscription_usage_charges_quantity_check" CHECK (("state" = 'too_large') = ("quantity" IS NULL)),
   ADD CONSTRAINT "subscription_usage_charges_paid_check" CHECK (("state" = 'paid') = ("transfer_id" IS NOT NULL)),
   ADD CONSTRAINT "subscription_usage_charges_window_check" CHECK ("period_start" < "period_end");
 

@@ -119,6 +119,14 @@ export class PrepaidBalances {
     return this.spend(merchantId, draw, { id: prepaidTransferId('charge', draw.id), flags: 0 });
   }
 
+  /**
+   * Draws a subscription's usage charge (the renewal scan's, never the merchant's API): the same transfer as a charge,
+   * under the ledger's own id for it; 402 (insufficient_balance, with topUpNeeded) when the balance is short.
+   */
+  subscriptionUsage(merchantId: string, draw: Draw): Promise<Outcome> {
+    return this.spend(merchantId, draw, { id: prepaidTransferId('subscription-usage', draw.id), flags: 0 });
+  }
+
   /** Spends what the call cost (at most the hold) and releases the rest; 0 releases it all. */
   async capture(merchantId: string, holdId: string, amount: bigint): Promise<{ created: boolean; result: TransferResultCode }> {
     if (amount === 0n) return this.release(merchantId, holdId);

@@ -182,7 +182,16 @@ describe('usage components', () => {
   const component = { key: 'tokens', meterKey: 'llm-tokens', unitAmount: '0.25' };
 
   it('are read with their price made canonical and the description defaulted to null', async () => {
-    const body = (await parse({ ...PLAN, usage: [{ ...component, unitAmount: '0.2500' }, { ...component, key: 'b', unitAmount: '3', description: 'B' }] }, CreatePlanDto)) as CreatePlanDto;
+    const body = (await parse(
+      {
+        ...PLAN,
+        usage: [
+          { ...component, unitAmount: '0.2500' },
+          { ...component, key: 'b', unitAmount: '3', description: 'B' },
+        ],
+      },
+      CreatePlanDto,
+    )) as CreatePlanDto;
     expect(planInputOf(body).usage).toEqual([
       { key: 'tokens', meterKey: 'llm-tokens', unitAmount: '0.25', description: null },
       { key: 'b', meterKey: 'llm-tokens', unitAmount: '3', description: 'B' },

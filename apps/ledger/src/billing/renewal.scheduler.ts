@@ -9,6 +9,7 @@ import { BILLING_CLOCK } from './billing.clock';
 import { advance, cancelCommandId, Change, cancelEffectiveAt, refundCommand } from './subscription-engine';
 import { SubscriptionOutbox } from './subscription-outbox';
 import { SubscriptionsRepository } from './subscriptions.repository';
+import { UsageCollector } from './usage-collector';
 
 export const RENEWALS_QUEUE = 'subscription-renewals';
 /** The job scheduler's id, also the name of the jobs it makes. */
@@ -29,13 +30,17 @@ export interface ScanResult {
   transitions: number;
   /** commands and notices it published again */
   republished: number;
+  /** usage charges it drew from prepaid balances, and those it found short */
+  usagePaid: number;
+  usageUnpaid: number;
 }
 
 /**
  * Renewals: what time has made due, for every subscription whose next_action_at has come. In batches of
  * RENEWAL_SCAN_BATCH, each in one transaction (rows locked FOR UPDATE SKIP LOCKED, so scans on several replicas
  * share the work): the lifecycle events time made due, then the charge @mp/billing allows, written with the mark of
- * the charge in flight; the commands go out after the commit. Then commands without an outcome are published again
+ * the charge in flight, and the usage charges of the periods that closed; the commands go out after the commit. Then
+ * the usage charges are drawn from prepaid balances (UsageCollector). Then commands without an outcome are published again
  * after SUBSCRIPTION_COMMAND_REPUBLISH_AFTER_MS (the same command id: the facilitator does each once), and notices a
  * crash kept back.
  */
@@ -49,6 +54,7 @@ export class RenewalScheduler {
     private readonly subscriptions: SubscriptionsRepository,
     private readonly outbox: SubscriptionOutbox,
     @Inject(BILLING_CLOCK) private readonly clock: Clock,
+    private readonly usage: UsageCollector,
   ) {}
 
   /** One scan at the clock's time (the job scheduler's tick). */
@@ -57,7 +63,7 @@ export class RenewalScheduler {
   }
 
   async runDue(now: Date): Promise<ScanResult> {
-    const result: ScanResult = { scanned: 0, charged: 0, transitions: 0, republished: 0 };
+    const result: ScanResult = { scanned: 0, charged: 0, transitions: 0, republished: 0, usagePaid: 0, usageUnpaid: 0 };
     const batch = this.config.billing.renewalScanBatch;
     // each subscription leaves the due set once looked at (next_action_at moves past now), so this ends
     for (;;) {
@@ -93,6 +99,10 @@ export class RenewalScheduler {
       result.transitions += changes.reduce((n, c) => n + c.transitions.length, 0);
       if (changes.length < batch) break;
     }
+    // the usage charges the batches recorded, and those still unpaid, after the commits
+    const usage = await this.usage.collect(now);
+    result.usagePaid = usage.paid;
+    result.usageUnpaid = usage.unpaid;
     result.republished = await this.sweep(now);
     return result;
   }

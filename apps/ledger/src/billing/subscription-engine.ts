@@ -60,11 +60,7 @@ export class Change {
 
   get changed(): boolean {
     return (
-      this.transitions.length > 0 ||
-      this.charges.size > 0 ||
-      this.commands.length > 0 ||
-      this.usageCloses.length > 0 ||
-      !sameRecord(this.before, this.record)
+      this.transitions.length > 0 || this.charges.size > 0 || this.commands.length > 0 || this.usageCloses.length > 0 || !sameRecord(this.before, this.record)
     );
   }
 }
@@ -212,6 +208,16 @@ function usageServedUntil(s: SubscriptionRecord): Date | undefined {
   const paid = paidThrough(s);
   if (paid === null || s.endedAt === null) return new Date(0);
   return paid < s.endedAt ? paid : s.endedAt;
+}
+
+/** The usage period still open and its part served by `now` (for what it comes to so far); undefined when none is. */
+export function openUsageWindow(s: SubscriptionRecord, now: Date): (UsagePeriodClose & { periodEnd: Date }) | undefined {
+  if (s.usageNextIndex === null || s.planId === null || s.state === 'incomplete') return undefined;
+  const period = periodOf(s, s.usageNextIndex);
+  const servedUntil = usageServedUntil(s);
+  const ends = [period.end, now, ...(servedUntil ? [servedUntil] : [])];
+  const end = new Date(Math.max(period.start.getTime(), Math.min(...ends.map((d) => d.getTime()))));
+  return { merchantId: s.merchantId, subscriptionId: s.id, planId: s.planId, periodIndex: period.index, start: period.start, end, periodEnd: period.end };
 }
 
 /** When the open usage period closes, if the scan has to close it. */

@@ -10,7 +10,10 @@ import { BILLING_CLOCK } from './billing.clock';
 import { assertPayerProof, cancelMessage, statusMessage } from './payer-proof';
 import { chargeView, factsOf, subscriptionView, type CancelBy, type SubscriptionRecord } from './subscription';
 import { normalizePayer, SubscriptionLifecycle } from './subscription-lifecycle.service';
+import { openUsageWindow } from './subscription-engine';
 import { SubscriptionsRepository } from './subscriptions.repository';
+import { UsageChargesRepository } from './usage-charges.repository';
+import { currentUsageView, usageChargeView } from './usage-charges.view';
 import { CancelSubscriptionDto, SubscriptionIdPath, SubscriptionListQuery, SubscriptionStatusQuery } from './subscriptions.dto';
 import { SUBSCRIPTIONS_DOCS } from './subscriptions.openapi';
 
@@ -27,6 +30,7 @@ export class SubscriptionsController {
     private readonly lifecycle: SubscriptionLifecycle,
     private readonly auth: MerchantAuthGuard,
     @Inject(BILLING_CLOCK) private readonly clock: Clock,
+    private readonly usageCharges: UsageChargesRepository,
   ) {}
 
   @ApiDoc(SUBSCRIPTIONS_DOCS.list)
@@ -51,11 +55,18 @@ export class SubscriptionsController {
   async get(@CurrentMerchant() merchant: Merchant, @Param() { id }: SubscriptionIdPath) {
     const subscription = await this.subscriptions.find(merchant.merchantId, id);
     if (!subscription) throw notFound(id);
-    const { charges, transitions } = await this.subscriptions.detail(merchant.merchantId, id);
+    const open = openUsageWindow(subscription, this.clock.now());
+    const [{ charges, transitions }, usageCharges, soFar] = await Promise.all([
+      this.subscriptions.detail(merchant.merchantId, id),
+      this.usageCharges.ofSubscription(merchant.merchantId, id),
+      open ? this.usageCharges.soFar(open) : undefined,
+    ]);
     return {
       ...subscriptionView(subscription),
       charges: charges.map(chargeView),
       transitions: transitions.map((t) => ({ version: t.version, event: t.event, from: t.fromState, to: t.toState, at: t.at.toISOString(), cause: t.cause })),
+      currentUsage: open && soFar ? currentUsageView(open, soFar) : null,
+      usageCharges: usageCharges.map(usageChargeView),
     };
   }
 

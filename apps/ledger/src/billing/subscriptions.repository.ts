@@ -4,6 +4,7 @@ import { fromDbDecimal, Prisma, PrismaService, toDbDecimal, type Tx } from '@mp/
 import type { Change } from './subscription-engine';
 import type { CancelAt, CancelBy, ChargeRecord, ChargeState, PlanNote, RefundState, SubscriptionRecord } from './subscription';
 import type { CancelRefund, DunningOutcome } from './plan';
+import { UsageChargesRepository } from './usage-charges.repository';
 
 type SubscriptionRow = Prisma.LedgerSubscriptionGetPayload<object>;
 type ChargeRow = Prisma.LedgerSubscriptionChargeGetPayload<object>;
@@ -20,7 +21,10 @@ export interface SubscriptionFilter {
  */
 @Injectable()
 export class SubscriptionsRepository {
-  constructor(private readonly db: PrismaService) {}
+  constructor(
+    private readonly db: PrismaService,
+    private readonly usageCharges: UsageChargesRepository,
+  ) {}
 
   /** Inserts the subscription unless its id exists; false when it did (a redelivered activation). */
   async insert(tx: Tx, s: SubscriptionRecord): Promise<boolean> {
@@ -121,7 +125,8 @@ export class SubscriptionsRepository {
 
   /**
    * Writes what the changes did: the subscriptions' new fields (one UPDATE over all of them), the charges inserted or
-   * updated (one INSERT … ON CONFLICT) and the transitions (one INSERT). The unique indexes are the last word: a second
+   * updated (one INSERT … ON CONFLICT), the transitions (one INSERT) and the usage charges of the periods that closed
+   * (one INSERT … SELECT over the usage events). The unique indexes are the last word: a second
    * paid charge of a period fails the transaction.
    */
   async save(tx: Tx, changes: Change[]): Promise<void> {
@@ -148,6 +153,7 @@ export class SubscriptionsRepository {
         ended_at: s.endedAt,
         ended_reason: s.endedReason,
         next_action_at: s.nextActionAt,
+        usage_next_index: s.usageNextIndex,
         version: s.version,
       }));
       // raw: one statement for the whole batch; Prisma updates one row per statement
@@ -158,14 +164,14 @@ export class SubscriptionsRepository {
           failed_at = u.failed_at, next_attempt = u.next_attempt, cancel_at = u.cancel_at,
           cancel_requested_at = u.cancel_requested_at, cancel_by = u.cancel_by, cancel_reason = u.cancel_reason,
           cancel_confirmed_at = u.cancel_confirmed_at, refund_amount = u.refund_amount, refund_state = u.refund_state,
-          ended_at = u.ended_at, ended_reason = u.ended_reason, next_action_at = u.next_action_at, version = u.version,
-          updated_at = now()
+          ended_at = u.ended_at, ended_reason = u.ended_reason, next_action_at = u.next_action_at,
+          usage_next_index = u.usage_next_index, version = u.version, updated_at = now()
         FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS u(
           merchant_id uuid, id text, state text, last_paid_index int, in_flight_index int, in_flight_attempt int,
           in_flight_since timestamptz, failed_index int, failed_at timestamptz, next_attempt int, cancel_at text,
           cancel_requested_at timestamptz, cancel_by text, cancel_reason text, cancel_confirmed_at timestamptz,
           refund_amount numeric, refund_state text, ended_at timestamptz, ended_reason text, next_action_at timestamptz,
-          version int)
+          usage_next_index int, version int)
         WHERE s.merchant_id = u.merchant_id AND s.id = u.id`;
     }
     const charges = changes.flatMap((c) => [...c.charges.values()]);
@@ -216,6 +222,10 @@ export class SubscriptionsRepository {
       })),
     );
     if (transitions.length) await tx.ledgerSubscriptionTransition.createMany({ data: transitions });
+    await this.usageCharges.recordClosed(
+      tx,
+      changes.flatMap((c) => c.usageCloses),
+    );
   }
 
   /** Records that an event was applied; false when it already was (the redelivery applies nothing). */

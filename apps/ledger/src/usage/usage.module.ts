@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { MerchantAuthModule } from '../auth/merchant-auth.module';
 import { BillingModule } from '../billing/billing.module';
-import { MeterRepository } from './meter.repository';
 import { UsageEventStore } from './usage-event.store';
 import { UsageController } from './usage.controller';
 import { UsageService } from './usage.service';
@@ -14,7 +13,8 @@ import { UsageService } from './usage.service';
 @Module({
   imports: [MerchantAuthModule, BillingModule],
   controllers: [UsageController],
-  providers: [UsageEventStore, MeterRepository, UsageService],
+  // MeterRepository comes from BillingModule, which checks plans' usage components against the meters
+  providers: [UsageEventStore, UsageService],
   exports: [UsageService],
 })
 export class UsageModule {}
