@@ -210,14 +210,15 @@ function usageServedUntil(s: SubscriptionRecord): Date | undefined {
   return paid < s.endedAt ? paid : s.endedAt;
 }
 
-/** The usage period still open and its part served by `now` (for what it comes to so far); undefined when none is. */
-export function openUsageWindow(s: SubscriptionRecord, now: Date): (UsagePeriodClose & { periodEnd: Date }) | undefined {
-  if (s.usageNextIndex === null || s.planId === null || s.state === 'incomplete') return undefined;
-  const period = periodOf(s, s.usageNextIndex);
-  const servedUntil = usageServedUntil(s);
-  const ends = [period.end, now, ...(servedUntil ? [servedUntil] : [])];
-  const end = new Date(Math.max(period.start.getTime(), Math.min(...ends.map((d) => d.getTime()))));
-  return { merchantId: s.merchantId, subscriptionId: s.id, planId: s.planId, periodIndex: period.index, start: period.start, end, periodEnd: period.end };
+/**
+ * The usage period still open, as far as it is served (its end, or the subscription's): what its usage comes to so
+ * far is its events recorded by now. Undefined when no period is open.
+ */
+export function openUsageWindow(s: SubscriptionRecord): UsagePeriodClose | undefined {
+  const end = usageCloseAt(s);
+  if (end === undefined) return undefined;
+  const period = periodOf(s, s.usageNextIndex!);
+  return { merchantId: s.merchantId, subscriptionId: s.id, planId: s.planId!, periodIndex: period.index, start: period.start, end };
 }
 
 /** When the open usage period closes, if the scan has to close it. */

@@ -55,7 +55,7 @@ export class SubscriptionsController {
   async get(@CurrentMerchant() merchant: Merchant, @Param() { id }: SubscriptionIdPath) {
     const subscription = await this.subscriptions.find(merchant.merchantId, id);
     if (!subscription) throw notFound(id);
-    const open = openUsageWindow(subscription, this.clock.now());
+    const open = openUsageWindow(subscription);
     const [{ charges, transitions }, usageCharges, soFar] = await Promise.all([
       this.subscriptions.detail(merchant.merchantId, id),
       this.usageCharges.ofSubscription(merchant.merchantId, id),

@@ -22,12 +22,11 @@ export function usageChargeView(c: UsageChargeRecord) {
 }
 
 /** The open usage period and what each component's usage of it comes to so far (nothing is recorded before it closes). */
-export function currentUsageView(open: UsagePeriodClose & { periodEnd: Date }, soFar: UsageSoFar[]) {
+export function currentUsageView(open: UsagePeriodClose, soFar: UsageSoFar[]) {
   return {
     periodIndex: open.periodIndex,
     periodStart: open.start.toISOString(),
-    periodEnd: open.periodEnd.toISOString(),
-    asOf: open.end.toISOString(),
+    periodEnd: open.end.toISOString(),
     components: soFar.map((c) => ({
       componentKey: c.componentKey,
       meterKey: c.meterKey,
