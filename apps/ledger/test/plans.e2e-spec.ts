@@ -52,6 +52,7 @@ describe('ledger API: subscription plans', () => {
       endsAt: '2027-12-31T23:00:00.000Z',
       onDunningExhausted: 'canceled',
       cancelRefund: 'unused_part',
+      usage: [],
       archived: false,
       archivedAt: null,
       createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
