@@ -164,7 +164,7 @@ export function zodComponentSchemas(schemas: Record<string, { schema: z.ZodType;
 /** When each problem code is answered, for the ProblemCode table of every document. */
 const PROBLEM_WHEN: Record<ProblemCode, string> = {
   validation_failed:
-    'A field is missing, has the wrong type or format, or is unknown (envelopes are strict). `invalidParams` names every field with a reason. Also a malformed exact-EVM payload and a malformed payment-identifier extension. GET /payments: a bad `limit`, `state` or `cursor` or an unknown query parameter; GET /payments/{id}: an id that is not a UUID.',
+    'A field is missing, has the wrong type or format, or is unknown (envelopes are strict). `invalidParams` names every field with a reason. Also a malformed exact-EVM payload and a malformed payment-identifier extension. GET /payments: a bad `limit`, `state` or `cursor` or an unknown query parameter; GET /payments/{id}: an id that is not a UUID. POST /plans (ledger): a usage component the plan cannot bill, each with a `reasonCode`: `meter_not_found`, `duplicate_component_key`, `usage_not_supported_on_stripe`.',
   malformed_json: 'The body declared as JSON does not parse.',
   json_too_deep:
     "The body nests arrays and objects more than 64 levels deep (found by a scan before it is parsed). Every service, the merchant agent's A2A routes included.",

@@ -15,25 +15,38 @@ const PLAN_EXAMPLE = {
   endsAt: null,
   onDunningExhausted: 'canceled',
   cancelRefund: 'none',
+  usage: [{ key: 'tokens', meterKey: 'llm-tokens', unitAmount: '0.25', description: 'LLM tokens, per token' }],
   archived: false,
   archivedAt: null,
   createdAt: '2026-12-01T21:30:00.000Z',
 };
 
 const PLAN_RESPONSE =
-  'The plan: `{id, name, product, amount (atomic units, decimal string), asset, periodUnit, periodCount, trialDays, endsAt, onDunningExhausted, cancelRefund, archived, archivedAt, createdAt}`.';
+  'The plan: `{id, name, product, amount (atomic units, decimal string), asset, periodUnit, periodCount, trialDays, endsAt, onDunningExhausted, cancelRefund, usage: [{key, meterKey, unitAmount, description}], archived, archivedAt, createdAt}`.';
 
 export const PLANS_DOCS = {
   create: {
     operationId: 'createPlan',
     summary: 'Create a subscription plan',
     description:
-      "A plan charges `amount` atomic units of `asset` every `periodCount` `periodUnit`s (day, week or month; at most ten years of them), after `trialDays` free days, until `endsAt` if given. The caller chooses the `id`: sending the same id with the same terms again answers the plan (200), with different terms it is a 409 `plan_conflict` naming them (`conflictingFields`); so is a second open plan of the same `product` and `name` (`planId` names the first). Plans are never changed: archive one and create another, which may take the archived plan's name.",
+      "A plan charges `amount` atomic units of `asset` every `periodCount` `periodUnit`s (day, week or month; at most ten years of them), after `trialDays` free days, until `endsAt` if given. The caller chooses the `id`: sending the same id with the same terms again answers the plan (200), with different terms it is a 409 `plan_conflict` naming them (`conflictingFields`); so is a second open plan of the same `product` and `name` (`planId` names the first). Plans are never changed: archive one and create another, which may take the archived plan's name.\n\n**Usage components** (`usage`, up to 20): each bills, at the end of every period, the aggregate of one of the merchant's meters (POST /usage/meters) over the subscription's usage events (CloudEvents whose `subject` is the subscription id) with `periodStart <= time < periodEnd`, times `unitAmount` (atomic units per unit of the aggregate, > 0, up to 18 decimals), rounded up to whole atomic units: ceil(aggregate × unitAmount), exact (an average is priced before it is rounded). The charge is drawn from the payer's prepaid balance (POST /balances/top-ups funds it) by the renewal scan, and listed on GET /subscriptions/{id}. EVM plans only: the Stripe rail charges what its Price says, so a `stripe/…` asset with usage is refused. Refusals beyond a field's shape are `validation_failed` with a `reasonCode` per component: `meter_not_found` (no such meter of the merchant), `duplicate_component_key`, `usage_not_supported_on_stripe`.",
     security: MERCHANT_API_KEY_SECURITY,
     responses: {
       '201': jsonResponse(PLAN_RESPONSE, { type: 'object' }, { example: PLAN_EXAMPLE }),
       '200': jsonResponse('The plan already created under this id with the same terms (a retry).', { type: 'object' }, { example: PLAN_EXAMPLE }),
       ...LEDGER_ERRORS,
+      '400': problemResponse('A field is missing or malformed, or a usage component cannot be billed; nothing is written.', {
+        examples: {
+          meterNotFound: {
+            summary: 'A usage component names no meter of the merchant',
+            value: problemBody('validation_failed', 'invalid field(s): usage.0.meterKey', undefined, {
+              invalidParams: [
+                { name: 'usage.0.meterKey', reason: 'the merchant has no meter llm-tokens (POST /usage/meters first)', reasonCode: 'meter_not_found' },
+              ],
+            }),
+          },
+        },
+      }),
       '409': problemResponse('The id is taken by a plan with other terms, or the product and name by another open plan; nothing is written.', {
         examples: {
           otherTerms: {

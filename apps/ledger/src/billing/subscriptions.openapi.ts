@@ -75,12 +75,46 @@ export const SUBSCRIPTIONS_DOCS = {
   },
   get: {
     operationId: 'getSubscription',
-    summary: 'One subscription, with its charges and transitions',
+    summary: 'One subscription, with its charges, transitions and usage',
     description:
-      '`charges`: every attempt of every period (`requested`, `paid`, `failed`, `refused`, `voided`; `latePaidAt` marks a confirmation that came after the attempt was voided: booked, not counted). `transitions`: every lifecycle event in order, with its cause.',
+      "`charges`: every attempt of every period (`requested`, `paid`, `failed`, `refused`, `voided`; `latePaidAt` marks a confirmation that came after the attempt was voided: booked, not counted). `transitions`: every lifecycle event in order, with its cause.\n\nWhen the bound plan has usage components: `currentUsage`, the open period (`periodIndex`, `periodStart`, `periodEnd`) and what each component's usage events recorded so far come to (`quantity`, the meter's aggregate; `amount`, atomic units), nothing recorded yet; null when no period is open. `usageCharges`: what each closed period's usage cost, one per period and component, recorded once when the period closed (at its end, or at the end of what was served when the subscription ended inside it): `quantity` (exact; null when `too_large`), `amount` = ceil(aggregate × `unitAmount`), `state` `due` (being drawn), `paid` (drawn from the payer's prepaid balance: `transferId`, code `usage`), `unpaid` (the balance was short by `topUpNeeded` at `triedAt`; drawn by a later renewal scan once a top-up covers it), `nothing_due` (0, nothing drawn) or `too_large` (beyond 2^256−1 atomic units: never drawn).",
     security: MERCHANT_API_KEY_SECURITY,
     responses: {
-      '200': jsonResponse(SUBSCRIPTION_RESPONSE, { type: 'object' }, { example: { ...SUBSCRIPTION_EXAMPLE, charges: [], transitions: [] } }),
+      '200': jsonResponse(
+        SUBSCRIPTION_RESPONSE,
+        { type: 'object' },
+        {
+          example: {
+            ...SUBSCRIPTION_EXAMPLE,
+            charges: [],
+            transitions: [],
+            currentUsage: {
+              periodIndex: 1,
+              periodStart: '2027-02-28T12:00:00.000Z',
+              periodEnd: '2027-03-31T12:00:00.000Z',
+              components: [{ componentKey: 'tokens', meterKey: 'llm-tokens', unitAmount: '0.25', quantity: '1800', amount: '450' }],
+            },
+            usageCharges: [
+              {
+                periodIndex: 0,
+                componentKey: 'tokens',
+                meterKey: 'llm-tokens',
+                unitAmount: '0.25',
+                quantity: '12345',
+                amount: '3087',
+                periodStart: '2027-01-31T12:00:00.000Z',
+                periodEnd: '2027-02-28T12:00:00.000Z',
+                state: 'paid',
+                topUpNeeded: null,
+                transferId: '0b8e4c1e-2f43-8a7d-9c11-5e3f2a9d7b60',
+                recordedAt: '2027-02-28T12:00:02.000Z',
+                triedAt: '2027-02-28T12:00:02.000Z',
+                paidAt: '2027-02-28T12:00:02.000Z',
+              },
+            ],
+          },
+        },
+      ),
       ...LEDGER_ERRORS,
       '404': NO_SUCH_ID,
     },
