@@ -60,5 +60,5 @@ ALTER TABLE "ledger"."subscription_usage_charges"
   ADD CONSTRAINT "subscription_usage_charges_paid_check" CHECK (("state" = 'paid') = ("transfer_id" IS NOT NULL)),
   ADD CONSTRAINT "subscription_usage_charges_window_check" CHECK ("period_start" < "period_end");
 
--- The charges the scan still has to draw, oldest first
-CREATE INDEX "subscription_usage_charges_to_draw_idx" ON "ledger"."subscription_usage_charges"("recorded_at") WHERE "state" IN ('due', 'unpaid');
+-- The charges the scan still has to draw: never tried first, then the least recently tried
+CREATE INDEX "subscription_usage_charges_to_draw_idx" ON "ledger"."subscription_usage_charges"("tried_at" NULLS FIRST, "recorded_at") WHERE "state" IN ('due', 'unpaid');

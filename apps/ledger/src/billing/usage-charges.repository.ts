@@ -155,11 +155,14 @@ export class UsageChargesRepository {
     return rows.map(toRecord);
   }
 
-  /** Up to `limit` charges still to draw (due, or unpaid and retried), oldest first, with their subscription's payer and asset. */
+  /**
+   * Up to `limit` charges still to draw, with their subscription's payer and asset: those never tried first, then the
+   * least recently tried, so that many long-unpaid charges never keep a new one waiting.
+   */
   async toDraw(limit: number): Promise<UsageChargeToDraw[]> {
     const rows = await this.db.subscriptionUsageCharge.findMany({
       where: { state: { in: ['due', 'unpaid'] } },
-      orderBy: { recordedAt: 'asc' },
+      orderBy: [{ triedAt: { sort: 'asc', nulls: 'first' } }, { recordedAt: 'asc' }],
       take: limit,
       include: { subscription: { select: { payer: true, asset: true } } },
     });
