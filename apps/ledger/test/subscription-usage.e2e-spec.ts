@@ -259,6 +259,44 @@ describe('usage components of a plan, billed at period end', () => {
     expect((await usageRows(id)).map((r) => r.periodIndex)).toEqual([0, 0, 0, 1, 1, 1]);
   });
 
+  it('records an amount beyond 2^256 − 1 as too_large, never drawn, without stopping the scan', async () => {
+    expect((await http().post('/usage/meters', { id: 'huge', eventType: 'huge.call', aggregation: 'sum', valueProperty: '$.n' })).status).toBe(201);
+    const hugePlan = randomUUID();
+    const unitAmount = `1${'0'.repeat(59)}`;
+    const created = await http().post('/plans', {
+      id: hugePlan,
+      name: 'Huge usage',
+      product: 'huge',
+      amount: '2500000',
+      asset: ASSET,
+      periodUnit: 'week',
+      periodCount: 1,
+      usage: [{ key: 'n', meterKey: 'huge', unitAmount }],
+    });
+    expect(created.status).toBe(201);
+    world.clock.set(at(-DAY));
+    const huge = termsFor({ planId: hugePlan });
+    const plain = termsFor();
+    await activate(huge);
+    await activate(plain);
+    world.clock.set(at(WEEK));
+    const sent = await http().post('/usage/events', {
+      id: randomUUID(),
+      source: 'test/huge',
+      type: 'huge.call',
+      subject: huge.subscriptionId,
+      time: at(DAY).toISOString(),
+      data: { n: `1${'0'.repeat(30)}` },
+    });
+    expect(sent.body).toEqual({ accepted: 1, duplicates: 0 });
+    const result = await world.scheduler.runDue(at(WEEK));
+    expect(result.charged).toBeGreaterThanOrEqual(2);
+    expect((await usageRows(huge.subscriptionId)).map((r) => [r.state, r.quantity, r.amount.toFixed()])).toEqual([['too_large', null, '0']]);
+    // the other subscription of the batch was renewed and its period closed
+    expect((await usageRows(plain.subscriptionId)).map((r) => r.state)).toEqual(['nothing_due', 'nothing_due', 'nothing_due']);
+    expect((await detail(huge.subscriptionId)).usageCharges).toEqual([expect.objectContaining({ state: 'too_large', quantity: null, amount: '0' })]);
+  });
+
   it('refuses usage components a plan cannot bill: 400 with a reason code per component', async () => {
     const base = { name: 'Bad usage', product: 'bad', amount: '100', asset: ASSET, periodUnit: 'month', periodCount: 1 };
     const missing = await http().post('/plans', {
