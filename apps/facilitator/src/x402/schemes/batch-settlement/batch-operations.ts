@@ -7,11 +7,13 @@ import { X402Reason, type SettleResponse } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../../../config/facilitator.config';
 import type { Network } from '../../../networks/network-registry';
 
+export type OperationKind = 'deposit' | 'claim' | 'settle' | 'refund';
+
 /** One batch-settlement transaction as the scheme asks for it. */
 export interface OperationRequest {
   /** scope + request fingerprint: equal requests are one operation */
   key: string;
-  kind: 'deposit' | 'claim' | 'settle' | 'refund';
+  kind: OperationKind;
   network: Network;
   to: Address;
   data: Hex;
@@ -24,9 +26,14 @@ export interface OperationRequest {
   payer?: string;
 }
 
-interface OperationRow {
+export interface OperationRow {
   id: string;
+  requestKey: string;
+  network: string;
+  kind: string;
   status: string;
+  toAddress: string;
+  data: string;
   signer: string | null;
   txHash: string | null;
   txNonce: number | null;
@@ -83,9 +90,27 @@ export class BatchOperations {
     return this.follow(request, row.id);
   }
 
+  /** Operations still pending and left alone for `idleMs` (no request follows them any more), oldest first. */
+  async pending(idleMs: number, limit: number): Promise<OperationRow[]> {
+    return this.db.batchSettlementOperation.findMany({
+      where: { status: 'pending', updatedAt: { lt: new Date(Date.now() - idleMs) } },
+      orderBy: { updatedAt: 'asc' },
+      take: limit,
+    });
+  }
+
+  /**
+   * One look at a recorded operation for the finisher: the same steps a repeated request takes (send it if it was
+   * never signed, judge its receipt, rebroadcast its recorded bytes, re-sign only once its nonce is provably lost),
+   * without waiting: a transaction still unmined is looked at again next round.
+   */
+  async resume(request: OperationRequest, id: string): Promise<SettleResponse> {
+    return this.follow(request, id, 0);
+  }
+
   /** Follows the operation until it has an answer or the wait budget is spent (then settlement_pending). */
-  private async follow(request: OperationRequest, id: string): Promise<SettleResponse> {
-    const deadline = Date.now() + (this.config.batchSettlement?.waitMs ?? 15_000);
+  private async follow(request: OperationRequest, id: string, budgetMs = this.config.batchSettlement?.waitMs ?? 15_000): Promise<SettleResponse> {
+    const deadline = Date.now() + budgetMs;
     for (;;) {
       const row = await this.db.batchSettlementOperation.findUniqueOrThrow({ where: { id } });
       if (row.status !== 'pending') return row.answer as unknown as SettleResponse;
