@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { toClientEvmSigner } from '@x402/evm';
 import { BatchSettlementEvmScheme as BatchClientScheme } from '@x402/evm/batch-settlement/client';
-import { toHex, type Address, type Hex } from 'viem';
+import { toHex, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { batchSettlementAbi } from '@mp/chain';
 import { PrismaService } from '@mp/db';
@@ -19,7 +19,8 @@ describe('the batch-settlement finisher', () => {
   const { manifest, client } = testChain();
   const usdc = manifest.tokens.usdc;
   const network = manifest.network as `${string}:${string}`;
-  const receiver = manifest.accounts.merchant.address as Address;
+  // claimed here and never settled: a receiver of this file alone, so no other suite's settle sweeps these claims in
+  const receiver = privateKeyToAccount(generatePrivateKey()).address;
   // wallets of this file alone (funded below), so no other suite's transactions move their nonces
   const [senderKey, authorizerKey] = [generatePrivateKey(), generatePrivateKey()];
   const [sender, authorizer] = [privateKeyToAccount(senderKey), privateKeyToAccount(authorizerKey)];

@@ -8,9 +8,10 @@ import { x402Client } from '@x402/core/client';
 import { toClientEvmSigner } from '@x402/evm';
 import { BatchSettlementEvmScheme as BatchClientScheme } from '@x402/evm/batch-settlement/client';
 import { decodePaymentResponseHeader, wrapFetchWithPayment } from '@x402/fetch';
-import { toHex, type Address, type Hex } from 'viem';
+import { toHex, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { batchSettlementAbi } from '@mp/chain';
+import { PrismaService } from '@mp/db';
 import { configureHttpApp } from '@mp/platform';
 import { BATCH_SETTLEMENT_ADDRESS, channelIdOf, decodeHeader } from '@mp/x402';
 import { balanceOf, testChain } from '../../../test/support/chain';
@@ -28,7 +29,8 @@ describe('paid HTTP endpoint with x402 batch-settlement', () => {
   const { manifest, client } = testChain();
   const usdc = manifest.tokens.usdc;
   const network = manifest.network as `${string}:${string}`;
-  const receiver = manifest.accounts.merchant.address as Address;
+  // a receiver of this file alone: claims other suites leave unsettled for the manifest's merchant are not swept in here
+  const receiver = privateKeyToAccount(generatePrivateKey()).address;
   const payer = privateKeyToAccount(manifest.accounts.payers[5].privateKey as Hex);
   const PRICE = 1_000n;
   const CALLS = 5;
@@ -50,6 +52,7 @@ describe('paid HTTP endpoint with x402 batch-settlement', () => {
       MERCHANT_BATCH_MIN_DEPOSIT: '50000',
       MERCHANT_BATCH_STORAGE_DIR: mkdtempSync(join(tmpdir(), 'merchant-batch-')),
       MERCHANT_BATCH_SETTLE_EVERY_SECONDS: '0',
+      MERCHANT_PAY_TO: receiver,
     });
     const moduleRef = await Test.createTestingModule({ imports: [AppModule.forConfig(config)] }).compile();
     merchant = moduleRef.createNestApplication({ bodyParser: false, logger: ['error'] });
@@ -107,6 +110,19 @@ describe('paid HTTP endpoint with x402 batch-settlement', () => {
     expect(claims).toEqual([{ vouchers: 1, transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/) }]);
     expect(settle?.transaction).toMatch(/^0x[0-9a-f]{64}$/);
     expect(await balanceOf(client, usdc, receiver)).toBe(merchantBefore + BigInt(CALLS) * PRICE);
+    // the settle is the facilitator's payment for the books: once, confirmed, with its outbox events
+    const db = facilitator.app.get(PrismaService);
+    const payments = await db.payment.findMany({ where: { txHash: settle!.transaction }, include: { events: { orderBy: { id: 'asc' } } } });
+    expect(payments).toHaveLength(1);
+    expect(payments[0]).toMatchObject({
+      scheme: 'batch-settlement',
+      state: 'confirmed',
+      payTo: receiver.toLowerCase(),
+      payer: BATCH_SETTLEMENT_ADDRESS.toLowerCase(),
+    });
+    expect(payments[0].amount.toString()).toBe((BigInt(CALLS) * PRICE).toString());
+    expect(payments[0].events.map((e) => e.type)).toEqual(['payment.verified', 'payment.confirmed']);
+    expect(payments[0].events[1].data).toMatchObject({ txHash: settle!.transaction });
 
     const refund = await scheme.refund(url);
     expect(refund).toMatchObject({ success: true });

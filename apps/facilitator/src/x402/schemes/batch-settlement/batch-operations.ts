@@ -1,11 +1,12 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { getAddress, hexToBytes, keccak256, type Address, type Hex, type TransactionReceipt } from 'viem';
+import { decodeFunctionData, getAddress, hexToBytes, keccak256, type Address, type Hex, type TransactionReceipt } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { isAlreadyKnown, isTransportFailure, revertReason, settlementGasLimit, signEip1559 } from '@mp/chain';
+import { batchSettlementAbi, isAlreadyKnown, isTransportFailure, revertReason, settlementGasLimit, signEip1559 } from '@mp/chain';
 import { isUniqueViolation, Prisma, PrismaService, withTransaction } from '@mp/db';
 import { X402Reason, type SettleResponse } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../../../config/facilitator.config';
 import type { Network } from '../../../networks/network-registry';
+import { recordSettledPayment, type SettledTransfer } from './settled-payment';
 
 export type OperationKind = 'deposit' | 'claim' | 'settle' | 'refund';
 
@@ -146,7 +147,8 @@ export class BatchOperations {
     });
     if (receipt) {
       const answer = await request.judge(receipt);
-      await this.finish(row.id, answer, row.txHash);
+      const paid = request.kind === 'settle' && answer.success ? BigInt(answer.amount ?? '0') : 0n;
+      await this.finish(row.id, answer, row.txHash, paid > 0n ? settledTransfer(row, request.data, paid, receipt) : undefined);
       return true;
     }
     if (row.txNonce !== null && minedNonce > row.txNonce) {
@@ -218,10 +220,23 @@ export class BatchOperations {
     }
   }
 
-  private async finish(id: string, answer: SettleResponse, txHash: string | null): Promise<void> {
-    await this.db.batchSettlementOperation.updateMany({
-      where: { id, status: 'pending', txHash },
-      data: { status: answer.success ? 'succeeded' : 'failed', answer: answer as unknown as Prisma.InputJsonValue },
+  /** The outcome, once; a settle that paid the receiver is recorded as its payment in the same transaction. */
+  private async finish(id: string, answer: SettleResponse, txHash: string | null, settled?: SettledTransfer): Promise<void> {
+    await withTransaction(this.db, async (tx) => {
+      const { count } = await tx.batchSettlementOperation.updateMany({
+        where: { id, status: 'pending', txHash },
+        data: { status: answer.success ? 'succeeded' : 'failed', answer: answer as unknown as Prisma.InputJsonValue },
+      });
+      // only the write that ended the operation records what it paid: a twin that lost the race books nothing
+      if (count === 1 && settled) await recordSettledPayment(tx, settled);
     });
   }
+}
+
+/** What a mined settle(receiver, token) paid, from its recorded row and calldata. */
+function settledTransfer(row: OperationRow, data: Hex, amount: bigint, receipt: TransactionReceipt): SettledTransfer {
+  const call = decodeFunctionData({ abi: batchSettlementAbi, data });
+  if (call.functionName !== 'settle') throw new Error(`a settle operation's calldata is ${call.functionName}`);
+  const [receiver, token] = call.args;
+  return { requestKey: row.requestKey, network: row.network, token, receiver, amount, signer: row.signer!, txNonce: row.txNonce!, receipt };
 }
