@@ -26,11 +26,7 @@ export interface BatchPaywall {
 export function createBatchPaywall(config: MerchantConfig & { batchSettlement: BatchSettlementConfig }): BatchPaywall {
   const { batchSettlement: batch, price } = config;
   const receiver = price.payTo as `0x${string}`;
-  const facilitator = facilitatorClient(config);
-  const scheme = new BatchSettlementEvmScheme(receiver, {
-    withdrawDelay: batch.withdrawDelaySeconds,
-    storage: new FileChannelStorage({ directory: batch.storageDir }),
-  });
+  const { facilitator, scheme, channels } = batchChannels(config);
   const server = new x402ResourceServer(facilitator).register(price.network, scheme);
   const middleware = paymentMiddleware(
     {
@@ -52,7 +48,6 @@ export function createBatchPaywall(config: MerchantConfig & { batchSettlement: B
     },
     server,
   );
-  const channels = scheme.createChannelManager(facilitator, price.network, price.asset as `0x${string}`);
   if (batch.settleEverySeconds > 0) {
     const logger = new Logger('BatchSettlement');
     channels.start({
@@ -65,4 +60,19 @@ export function createBatchPaywall(config: MerchantConfig & { batchSettlement: B
     });
   }
   return { middleware, channels, close: () => channels.stop({ flush: batch.settleEverySeconds > 0 }) };
+}
+
+/**
+ * The official server scheme over the channels kept in MERCHANT_BATCH_STORAGE_DIR, and its channel manager: the
+ * paywall's, or a one-off claim and settle from another process (the file storage locks across processes).
+ */
+export function batchChannels(config: MerchantConfig & { batchSettlement: BatchSettlementConfig }) {
+  const { batchSettlement: batch, price } = config;
+  const facilitator = facilitatorClient(config);
+  const scheme = new BatchSettlementEvmScheme(price.payTo as `0x${string}`, {
+    withdrawDelay: batch.withdrawDelaySeconds,
+    storage: new FileChannelStorage({ directory: batch.storageDir }),
+  });
+  const channels = scheme.createChannelManager(facilitator, price.network, price.asset as `0x${string}`);
+  return { facilitator, scheme, channels };
 }
