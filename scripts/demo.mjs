@@ -211,7 +211,16 @@ async function main() {
   });
 
   await step('x402 batch-settlement: 20 repeated calls on one deposit', () =>
-    batchSettlementDemo({ manifest, client, merchantUrl, facilitatorUrl, apiKey: merchantAccount.apiKey, env: { ...common, ...batchEnv }, exactGas }),
+    batchSettlementDemo({
+      manifest,
+      client,
+      merchantUrl,
+      facilitatorUrl,
+      apiKey: merchantAccount.apiKey,
+      // the agent's own environment for its claim and settle: its facilitator, its key, its channel storage
+      env: { ...common, ...batchEnv, FACILITATOR_URL: facilitatorUrl, FACILITATOR_API_KEY: merchantAccount.apiKey },
+      exactGas,
+    }),
   );
 
   const mppUrl = `${merchantUrl}/mpp/forecast`;
@@ -311,9 +320,15 @@ async function batchSettlementDemo({ manifest, client, merchantUrl, facilitatorU
     const { transaction } = decodePaymentResponseHeader(response.headers.get('PAYMENT-RESPONSE'));
     if (transaction) onChain.push({ what: `deposit (call ${call})`, hash: transaction });
   }
-  say(`${CALLS} calls served: ${onChain.length} deposit transaction (${onChain.map((t) => t.hash).join(', ')}), ${CALLS - onChain.length} vouchers signed off chain`);
+  say(
+    `${CALLS} calls served: ${onChain.length} deposit transaction (${onChain.map((t) => t.hash).join(', ')}), ${CALLS - onChain.length} vouchers signed off chain`,
+  );
 
-  const settled = spawnSync(process.execPath, [appEntry('merchant-agent', 'paid-http/batch-settle.main.js')], { cwd: REPO_ROOT, env: merchantEnv, encoding: 'utf8' });
+  const settled = spawnSync(process.execPath, [appEntry('merchant-agent', 'paid-http/batch-settle.main.js')], {
+    cwd: REPO_ROOT,
+    env: merchantEnv,
+    encoding: 'utf8',
+  });
   process.stderr.write(settled.stderr);
   if (settled.status !== 0) throw new Error('the merchant could not claim and settle');
   const { claims, settle } = JSON.parse(settled.stdout.trim().split('\n').at(-1));
@@ -339,7 +354,9 @@ async function batchSettlementDemo({ manifest, client, merchantUrl, facilitatorU
   say(`the payer takes back the unused rest of its deposit: USDC ${formatUsdc(payerBefore)} → ${formatUsdc(await balanceOf(payer.address))}`);
 
   // the settle is the merchant's payment in the facilitator, for the books (the ledger step below)
-  const payments = await fetch(`${facilitatorUrl}/payments?state=confirmed&limit=100`, { headers: { authorization: `Bearer ${apiKey}` } }).then((r) => r.json());
+  const payments = await fetch(`${facilitatorUrl}/payments?state=confirmed&limit=100`, { headers: { authorization: `Bearer ${apiKey}` } }).then((r) =>
+    r.json(),
+  );
   const booked = payments.data.find((p) => p.txHash === settle.transaction);
   if (!booked) throw new Error(`the facilitator has no confirmed payment for the settle ${settle.transaction}`);
   say(`facilitator: payment ${booked.id} (${booked.scheme}, ${booked.amount} atomic units) for the ledger to book`);
