@@ -49,6 +49,8 @@ import {
   type SupportedKind,
   type VerifyResponse,
   type VoucherPayload,
+  X402Reason,
+  zeroTimeoutProblem,
 } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../../../config/facilitator.config';
 import { NetworkRegistry, type Network } from '../../../networks/network-registry';
@@ -152,6 +154,9 @@ export class BatchSettlementEvmScheme implements X402Scheme {
         invalidParams: result.issues.map((i) => ({ name: i.field, reason: i.message })),
       });
     }
+    // a payer's deposit or voucher needs time; the receiver's own claims, settles and refunds come with 0 from @x402/evm
+    const noTime = result.payload.type === 'deposit' || result.payload.type === 'voucher' ? zeroTimeoutProblem(request) : undefined;
+    if (noTime) return { refusal: { reason: X402Reason.invalidPaymentRequirements, message: noTime } };
     return { network, payload: result.payload };
   }
 
