@@ -19,10 +19,14 @@ import { Challenge as MppChallenge, Credential as MppCredential, Receipt as MppR
 import Stripe from 'stripe';
 import { createPublicClient, erc20Abi, http } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { x402Client } from '@x402/core/client';
+import { toClientEvmSigner } from '@x402/evm';
+import { BatchSettlementEvmScheme as BatchClientScheme } from '@x402/evm/batch-settlement/client';
+import { decodePaymentResponseHeader, wrapFetchWithPayment } from '@x402/fetch';
 import { startAnvil } from './lib/anvil.mjs';
 import { appEntry, buildIfStale } from './lib/build.mjs';
 import { REPO_ROOT } from './lib/contracts.mjs';
-import { deployLocalChain, writeManifest } from './lib/deploy.mjs';
+import { deployLocalChain, deriveAccounts, writeManifest } from './lib/deploy.mjs';
 import { resetLocalState } from './lib/local-state.mjs';
 import { advanceChain, DAY, demoPlans, describeSubscription, merchantApi, until } from './lib/demo-subscriptions.mjs';
 
@@ -93,6 +97,10 @@ async function main() {
     FACILITATOR_PORT: String(ports.facilitator),
     // subscriptions on: the key that seals the buyers' pre-signed authorizations at rest (fresh on every run)
     SUBSCRIPTION_SEALING_KEYS: `demo:${randomBytes(32).toString('base64')}`,
+    // x402 batch-settlement on: anvil funds 20 accounts, the manifest names 16; the next two send its transactions and
+    // sign the merchants' claims (the facilitator as receiverAuthorizer)
+    BATCH_SETTLEMENT_SENDER_KEY: deriveAccounts(18)[16].privateKey,
+    BATCH_SETTLEMENT_AUTHORIZER_KEY: deriveAccounts(18)[17].privateKey,
   };
   await step('start the fake Stripe and the facilitator', async () => {
     await startApp(
@@ -125,6 +133,16 @@ async function main() {
     return created;
   });
   const plans = demoPlans(manifest);
+
+  // GET /paid/metered-forecast with x402 batch-settlement: a deposit covers 50 calls; the demo claims and settles itself
+  // (batch-settle.main.js), so no timer runs; the vouchers are kept per run (a fresh chain)
+  const batchEnv = {
+    MERCHANT_BATCH_PRICE: '1000',
+    MERCHANT_BATCH_MIN_DEPOSIT: '50000',
+    MERCHANT_BATCH_STORAGE_DIR: path.join(REPO_ROOT, '.local', `batch-settlement-${ports.merchant}`),
+    MERCHANT_BATCH_SETTLE_EVERY_SECONDS: '0',
+  };
+  fs.rmSync(batchEnv.MERCHANT_BATCH_STORAGE_DIR, { recursive: true, force: true });
 
   await step('start the ledger and the merchant agent', async () => {
     await startApp(
@@ -161,6 +179,7 @@ async function main() {
         MERCHANT_SUBSCRIPTION_PERIOD_UNIT: 'day',
         MERCHANT_SUBSCRIPTION_PERIOD_COUNT: '1',
         MERCHANT_SUBSCRIPTION_TERM_PERIODS: '3',
+        ...batchEnv,
       },
       `${merchantUrl}/ready`,
     );
@@ -173,6 +192,7 @@ async function main() {
   const balances = async () =>
     Promise.all([buyer, merchant].map((a) => client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [a] })));
 
+  let exactGas;
   await step('x402: a buyer pays for an HTTP call', async () => {
     const before = await balances();
     const url = `${merchantUrl}/paid/forecast`;
@@ -183,11 +203,25 @@ async function main() {
     if (purchase.status !== 0) throw new Error('the buyer could not complete the purchase');
     const { transaction } = JSON.parse(purchase.stdout.slice(purchase.stdout.indexOf('{')));
     const receipt = await client.getTransactionReceipt({ hash: transaction });
+    exactGas = receipt.gasUsed;
     const after = await balances();
     say(`transaction ${transaction}: ${receipt.status} in block ${receipt.blockNumber}, gas ${receipt.gasUsed}`);
     say(`buyer    USDC ${formatUsdc(before[0])} → ${formatUsdc(after[0])}`);
     say(`merchant USDC ${formatUsdc(before[1])} → ${formatUsdc(after[1])}`);
   });
+
+  await step('x402 batch-settlement: 20 repeated calls on one deposit', () =>
+    batchSettlementDemo({
+      manifest,
+      client,
+      merchantUrl,
+      facilitatorUrl,
+      apiKey: merchantAccount.apiKey,
+      // the agent's own environment for its claim and settle: its facilitator, its key, its channel storage
+      env: { ...common, ...batchEnv, FACILITATOR_URL: facilitatorUrl, FACILITATOR_API_KEY: merchantAccount.apiKey },
+      exactGas,
+    }),
+  );
 
   const mppUrl = `${merchantUrl}/mpp/forecast`;
   for (const method of ['evm', 'stripe']) {
@@ -257,6 +291,75 @@ async function main() {
     `running: facilitator ${facilitatorUrl}, ledger ${ledgerUrl}, merchant ${merchantUrl}, chain ${anvil.rpcUrl}, fake Stripe ${stripeUrl}; logs in ${path.relative(process.cwd(), logDir)}; Ctrl-C stops`,
   );
   say(`merchant API key (for the ledger and GET /payments): ${merchantAccount.apiKey}`);
+}
+
+/**
+ * x402 batch-settlement with the official client (@x402/fetch, @x402/evm): 20 calls to GET /paid/metered-forecast,
+ * the first depositing into the payer's channel, the rest signing vouchers; then the merchant claims and settles
+ * (batch-settle.main.js, the agent's own channel manager), and the payer takes back the unused rest. The gas of the
+ * transactions the calls needed, per call, against one `exact` settlement per call.
+ */
+async function batchSettlementDemo({ manifest, client, merchantUrl, facilitatorUrl, apiKey, env: merchantEnv, exactGas }) {
+  const CALLS = 20;
+  const url = `${merchantUrl}/paid/metered-forecast`;
+  const network = manifest.network;
+  const usdc = manifest.tokens.usdc.address;
+  const merchant = manifest.accounts.merchant.address;
+  const payer = privateKeyToAccount(manifest.accounts.payers[5].privateKey);
+  const balanceOf = (a) => client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [a] });
+  const scheme = new BatchClientScheme(toClientEvmSigner(payer, client), { salt: `0x${randomBytes(32).toString('hex')}` });
+  const paying = new x402Client().register(network, scheme).setSpendControls({ allowedAssets: [{ network, asset: usdc, maxAmountPerPayment: '100000' }] });
+  const pay = wrapFetchWithPayment(fetch, paying);
+  const [payerBefore, merchantBefore] = [await balanceOf(payer.address), await balanceOf(merchant)];
+
+  const onChain = [];
+  say(`payer ${payer.address} calls ${url} ${CALLS} times`);
+  for (let call = 1; call <= CALLS; call++) {
+    const response = await pay(url);
+    if (response.status !== 200) throw new Error(`call ${call} answered ${response.status}: ${await response.text()}`);
+    const { transaction } = decodePaymentResponseHeader(response.headers.get('PAYMENT-RESPONSE'));
+    if (transaction) onChain.push({ what: `deposit (call ${call})`, hash: transaction });
+  }
+  say(
+    `${CALLS} calls served: ${onChain.length} deposit transaction (${onChain.map((t) => t.hash).join(', ')}), ${CALLS - onChain.length} vouchers signed off chain`,
+  );
+
+  const settled = spawnSync(process.execPath, [appEntry('merchant-agent', 'paid-http/batch-settle.main.js')], {
+    cwd: REPO_ROOT,
+    env: merchantEnv,
+    encoding: 'utf8',
+  });
+  process.stderr.write(settled.stderr);
+  if (settled.status !== 0) throw new Error('the merchant could not claim and settle');
+  const { claims, settle } = JSON.parse(settled.stdout.trim().split('\n').at(-1));
+  for (const c of claims) onChain.push({ what: `claim of ${c.vouchers} voucher(s)`, hash: c.transaction });
+  if (!settle) throw new Error('nothing was settled to the merchant');
+  onChain.push({ what: 'settle to the merchant', hash: settle.transaction });
+  let gas = 0n;
+  for (const t of onChain) {
+    const receipt = await client.getTransactionReceipt({ hash: t.hash });
+    if (receipt.status !== 'success') throw new Error(`the ${t.what} transaction ${t.hash} reverted`);
+    gas += receipt.gasUsed;
+    say(`  ${t.what}: ${t.hash}, gas ${receipt.gasUsed}`);
+  }
+  const merchantAfter = await balanceOf(merchant);
+  say(`merchant USDC ${formatUsdc(merchantBefore)} → ${formatUsdc(merchantAfter)} (${CALLS} × 0.001000)`);
+  if (merchantAfter - merchantBefore !== 1000n * BigInt(CALLS)) throw new Error(`the merchant received ${merchantAfter - merchantBefore}, not ${1000 * CALLS}`);
+  say(
+    `gas per paid call: ${gas / BigInt(CALLS)} with batch-settlement (${onChain.length} transactions for ${CALLS} calls) vs ${exactGas} with exact (${CALLS} transactions)`,
+  );
+
+  const refund = await scheme.refund(url);
+  if (!refund?.success) throw new Error(`the refund failed: ${JSON.stringify(refund)}`);
+  say(`the payer takes back the unused rest of its deposit: USDC ${formatUsdc(payerBefore)} → ${formatUsdc(await balanceOf(payer.address))}`);
+
+  // the settle is the merchant's payment in the facilitator, for the books (the ledger step below)
+  const payments = await fetch(`${facilitatorUrl}/payments?state=confirmed&limit=100`, { headers: { authorization: `Bearer ${apiKey}` } }).then((r) =>
+    r.json(),
+  );
+  const booked = payments.data.find((p) => p.txHash === settle.transaction);
+  if (!booked) throw new Error(`the facilitator has no confirmed payment for the settle ${settle.transaction}`);
+  say(`facilitator: payment ${booked.id} (${booked.scheme}, ${booked.amount} atomic units) for the ledger to book`);
 }
 
 /** A reconciliation run (scripts/recon.mjs) over [from, to]: its summary printed, and its HTML report's link. */

@@ -26,6 +26,7 @@ import { facilitatorOpenApiJson } from '../apps/facilitator/src/openapi.document
 import { AppModule as LedgerModule } from '../apps/ledger/src/app.module';
 import { loadLedgerConfig } from '../apps/ledger/src/ledger.config';
 import { ledgerOpenApiJson } from '../apps/ledger/src/openapi.document';
+import { generatePrivateKey } from 'viem/accounts';
 import { A2A_DOCUMENTED_ROUTES } from '../apps/merchant-agent/src/a2a/a2a-paths';
 import { mountA2a } from '../apps/merchant-agent/src/a2a/mount-a2a';
 import { AppModule as MerchantModule } from '../apps/merchant-agent/src/app.module';
@@ -33,6 +34,7 @@ import { loadMerchantConfig } from '../apps/merchant-agent/src/merchant.config';
 import { createMppPaywall } from '../apps/merchant-agent/src/mpp/mpp-paywall';
 import { createSubscriptionPaywall } from '../apps/merchant-agent/src/subscriptions/subscription-paywall';
 import { merchantAgentOpenApiJson } from '../apps/merchant-agent/src/openapi.document';
+import { createBatchPaywall } from '../apps/merchant-agent/src/paid-http/batch-paywall';
 import { createPaywall } from '../apps/merchant-agent/src/paid-http/paywall';
 import { PROBLEM_BASE, PROBLEMS } from '@mp/mpp';
 import { startFacilitator, TEST_DATABASE_URL, type RunningFacilitator } from './support/facilitator';
@@ -47,11 +49,15 @@ const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
 const configurationMd = read('docs/configuration.md');
 
 type Service = 'facilitator' | 'ledger' | 'merchant-agent';
-/** GET /mpp/briefing is mounted when the agent sells a subscription: the document is made with one (openapi.document.ts). */
+/**
+ * GET /mpp/briefing is mounted when the agent sells a subscription, GET /paid/metered-forecast with a batch-settlement
+ * price: the document is made with both (openapi.document.ts).
+ */
 const SUBSCRIPTION_ENV = {
   MERCHANT_SUBSCRIPTION_PLAN_ID: '4b0d6f3e-8c1a-4e55-9a7b-2f4c6d8e0a13',
   LEDGER_URL: 'http://127.0.0.1:4030',
   FACILITATOR_API_KEY: 'mpk_docs',
+  MERCHANT_BATCH_PRICE: '1000',
 };
 const SERVICES: Service[] = ['facilitator', 'ledger', 'merchant-agent'];
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -225,7 +231,12 @@ describe('docs', () => {
 
       beforeAll(async () => {
         stripe = await startTestStripe();
-        facilitator = await startFacilitator(stripe.facilitatorEnv);
+        // batch-settlement served, so the merchant's batch paywall finds its kind in /supported
+        facilitator = await startFacilitator({
+          ...stripe.facilitatorEnv,
+          BATCH_SETTLEMENT_SENDER_KEY: generatePrivateKey(),
+          BATCH_SETTLEMENT_AUTHORIZER_KEY: generatePrivateKey(),
+        });
         urls.facilitator = facilitator.url;
 
         const ledgerConfig = loadLedgerConfig({ ...process.env, DATABASE_URL: TEST_DATABASE_URL });
@@ -248,6 +259,7 @@ describe('docs', () => {
         merchant.use(createPaywall(merchantConfig));
         merchant.use(createMppPaywall(merchantConfig));
         merchant.use(createSubscriptionPaywall(subscribed));
+        merchant.use(createBatchPaywall({ ...merchantConfig, batchSettlement: subscribed.batchSettlement! }).middleware);
         urls['merchant-agent'] = await listen(merchant);
       });
       afterAll(async () => {

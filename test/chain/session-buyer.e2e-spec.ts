@@ -7,6 +7,7 @@ import { sessionEscrowAbi } from '@mp/chain';
 import { EvmSessionChannelClient, SessionClientError, type BuyerChannel } from '@mp/clients/evm-session';
 import { checkEvmSession, createChallenge, evmSessionReceipt, normalizeEvmSessionRequest, voucherTypedData, type EvmSessionRequest } from '@mp/mpp';
 import { startOwnChain, type OwnChain } from '../support/own-chain';
+import { openWithAuthorizationArgs } from './escrow-calls';
 
 let chain: OwnChain;
 let escrow: Address;
@@ -112,18 +113,7 @@ describe('evm session buyer client on anvil', () => {
     const checked = checkEvmSession(challenge(), payload, undefined, await now());
     if (!checked.ok || checked.value.checked.action !== 'open' || checked.value.checked.type !== 'authorization') throw new Error(JSON.stringify(checked));
     const d = checked.value.checked.deposit;
-    await asPayee('openWithAuthorization', [
-      d.terms.payee,
-      d.terms.token,
-      d.deposit,
-      d.terms.salt,
-      d.terms.authorizedSigner,
-      d.terms.payer,
-      d.validAfter,
-      d.validBefore,
-      d.nonce,
-      d.signature,
-    ]);
+    await asPayee('openWithAuthorization', openWithAuthorizationArgs(d));
     expect(await onChain(channel)).toMatchObject({ payer: payer.address, deposit: 500n });
 
     const topUp = await buyer.topUpRelayed(channel, 250n);
@@ -166,18 +156,7 @@ describe('evm session buyer client on anvil', () => {
     const checked = checkEvmSession(challenge(), payload, undefined, await now());
     if (!checked.ok || checked.value.checked.action !== 'open' || checked.value.checked.type !== 'authorization') throw new Error(JSON.stringify(checked));
     const d = checked.value.checked.deposit;
-    await asPayee('openWithAuthorization', [
-      d.terms.payee,
-      d.terms.token,
-      d.deposit,
-      d.terms.salt,
-      d.terms.authorizedSigner,
-      d.terms.payer,
-      d.validAfter,
-      d.validBefore,
-      d.nonce,
-      d.signature,
-    ]);
+    await asPayee('openWithAuthorization', openWithAuthorizationArgs(d));
     expect((await onChain(channel)).payer).toBe(smartWallet);
     await asPayee('settle', [channel.channelId, 120n, (await buyer.voucher(channel, 120n)).signature]);
     expect((await onChain(channel)).settled).toBe(120n);

@@ -31,6 +31,7 @@ import {
 } from '@mp/mpp';
 import { compileContracts } from '../../scripts/lib/contracts.mjs';
 import { startOwnChain, type OwnChain } from '../support/own-chain';
+import { openWithAuthorizationArgs } from './escrow-calls';
 
 const SECP256K1_ORDER = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 
@@ -305,18 +306,7 @@ describe('session escrow: signers', () => {
     const terms = { payer: smartWallet, payee: payee.address, token: usdc, salt, authorizedSigner: zeroAddress };
     const auth = await receiveAuthorization(smartWallet, walletOwner, 2_000n, openAuthorizationNonce(terms));
     const walletBefore = await balance(smartWallet);
-    await send(relayer, 'openWithAuthorization', [
-      payee.address,
-      usdc,
-      2_000n,
-      salt,
-      zeroAddress,
-      smartWallet,
-      auth.validAfter,
-      auth.validBefore,
-      auth.nonce,
-      auth.signature,
-    ]);
+    await send(relayer, 'openWithAuthorization', openWithAuthorizationArgs({ terms, deposit: auth.value, ...auth }));
     expect(await balance(smartWallet)).toBe(walletBefore - 2_000n);
     const channelId = computeChannelId(terms, escrow, chain.manifest.chainId);
     expect((await getChannel(channelId)).payer).toBe(smartWallet);
@@ -332,8 +322,7 @@ describe('session escrow: relayed open and top-up (EIP-3009 receiveWithAuthoriza
   it('openWithAuthorization: nonce = keccak256(abi.encode(from, payee, token, salt, authorizedSigner)), else NonceMismatch; used and expired refused', async () => {
     const salt = newSalt();
     const terms = { payer: payer.address, payee: payee.address, token: usdc, salt, authorizedSigner: zeroAddress };
-    const args = (a: Awaited<ReturnType<typeof receiveAuthorization>>) =>
-      [payee.address, usdc, a.value, salt, zeroAddress, payer.address, a.validAfter, a.validBefore, a.nonce, a.signature] as const;
+    const args = (a: Awaited<ReturnType<typeof receiveAuthorization>>) => openWithAuthorizationArgs({ terms, deposit: a.value, ...a });
     expect(await revertOf(relayer, 'openWithAuthorization', args(await receiveAuthorization(payer.address, payer, 1_000n, newSalt())))).toBe('NonceMismatch');
     const now = BigInt(await chain.now());
     const expired = await receiveAuthorization(payer.address, payer, 1_000n, openAuthorizationNonce(terms), { validAfter: 0n, validBefore: now - 1n });

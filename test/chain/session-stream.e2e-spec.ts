@@ -34,6 +34,7 @@ import {
   type EvmSessionRequest,
 } from '@mp/mpp';
 import { startOwnChain, type OwnChain } from '../support/own-chain';
+import { openWithAuthorizationArgs } from './escrow-calls';
 
 const SECRET = 'session-stream-spec-secret-at-least-32-bytes';
 const PRICE = 10n; // per token
@@ -133,18 +134,7 @@ async function startSeller(credentialTypes: ('hash' | 'authorization')[], settle
           signer = c.terms.authorizedSigner === zeroAddress ? c.terms.payer : c.terms.authorizedSigner;
         } else {
           const d = c.deposit;
-          await payeeCall('openWithAuthorization', [
-            d.terms.payee,
-            d.terms.token,
-            d.deposit,
-            d.terms.salt,
-            d.terms.authorizedSigner,
-            d.terms.payer,
-            d.validAfter,
-            d.validBefore,
-            d.nonce,
-            d.signature,
-          ]);
+          await payeeCall('openWithAuthorization', openWithAuthorizationArgs(d));
           signer = d.terms.authorizedSigner === zeroAddress ? d.terms.payer : d.terms.authorizedSigner;
         }
         if ((await verdict(c.channelId, c.cumulativeAmount, c.voucherSignature, signer)) !== 'valid') throw new Error('bad initial voucher');

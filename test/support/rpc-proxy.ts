@@ -5,6 +5,8 @@ import type { Socket } from 'node:net';
  * A JSON-RPC proxy in front of the test node that misbehaves the way real RPC endpoints do:
  * - `loseSendAnswers`: an `eth_sendRawTransaction` (alone or inside a batch) reaches the node, but its answer never
  *   comes back (the caller times out, the transaction is in the node's hands);
+ * - `dropSends`: an `eth_sendRawTransaction` never reaches the node and its connection is cut (a node that lost the
+ *   transaction: only broadcasting the same bytes again gets it mined);
  * - `receiptLagMs`: a lagging node: a mined transaction's receipt and the transaction itself are reported missing
  *   until this long after the proxy first saw them mined;
  * - `hold`: requests calling this method wait, unsent, until `release()`: the node answers them as the chain is
@@ -14,10 +16,10 @@ import type { Socket } from 'node:net';
  */
 export interface RpcProxy {
   url: string;
-  set(options: { loseSendAnswers?: boolean; receiptLagMs?: number; hold?: string | undefined; refuse?: string | undefined }): void;
+  set(options: { loseSendAnswers?: boolean; dropSends?: boolean; receiptLagMs?: number; hold?: string | undefined; refuse?: string | undefined }): void;
   /** Sends the held requests on, and holds no more. */
   release(): void;
-  stats: { sendsLost: number; receiptsHidden: number; held: number; refused: number; methods: Record<string, number> };
+  stats: { sendsLost: number; sendsDropped: number; receiptsHidden: number; held: number; refused: number; methods: Record<string, number> };
   close(): Promise<void>;
 }
 
@@ -29,6 +31,7 @@ interface RpcCall {
 
 export async function startRpcProxy(upstreamUrl: string): Promise<RpcProxy> {
   let loseSendAnswers = false;
+  let dropSends = false;
   let receiptLagMs = 0;
   let hold: string | undefined;
   let refuse: string | undefined;
@@ -38,7 +41,7 @@ export async function startRpcProxy(upstreamUrl: string): Promise<RpcProxy> {
     return { promise, open };
   };
   let released = gate();
-  const stats = { sendsLost: 0, receiptsHidden: 0, held: 0, refused: 0, methods: {} as Record<string, number> };
+  const stats = { sendsLost: 0, sendsDropped: 0, receiptsHidden: 0, held: 0, refused: 0, methods: {} as Record<string, number> };
   const firstSeenMined = new Map<string, number>();
   const sockets = new Set<Socket>();
 
@@ -81,6 +84,11 @@ export async function startRpcProxy(upstreamUrl: string): Promise<RpcProxy> {
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(Array.isArray(request) ? answers : answers[0]));
         return;
       }
+      if (dropSends && calls.some((c) => c.method === 'eth_sendRawTransaction')) {
+        stats.sendsDropped += 1;
+        res.destroy();
+        return;
+      }
       if (hold && calls.some((c) => c.method === hold)) {
         stats.held += 1;
         await released.promise;
@@ -117,6 +125,7 @@ export async function startRpcProxy(upstreamUrl: string): Promise<RpcProxy> {
     stats,
     set(options) {
       if (options.loseSendAnswers !== undefined) loseSendAnswers = options.loseSendAnswers;
+      if (options.dropSends !== undefined) dropSends = options.dropSends;
       if (options.receiptLagMs !== undefined) receiptLagMs = options.receiptLagMs;
       if ('hold' in options) hold = options.hold;
       if ('refuse' in options) refuse = options.refuse;

@@ -17,19 +17,27 @@ import { RevocationWatcher } from './subscriptions/revocation-watcher';
 import { SubscriptionCommandsQueueModule, SubscriptionCommandsWorker } from './subscriptions/subscription-commands.worker';
 import { SubscriptionsModule } from './subscriptions/subscriptions.module';
 import { Permit2UptoModule } from './upto/permit2-upto.module';
+import {
+  BatchOperationsFinisher,
+  BatchOperationsProcessor,
+  BatchOperationsQueueModule,
+  BatchOperationsSchedule,
+} from './x402/schemes/batch-settlement/batch-operations.finisher';
+import { BatchSettlementModule } from './x402/schemes/batch-settlement/batch-settlement.module';
 
 /**
  * Everything the facilitator runs in the background: the settlement worker and its signer leases (send, confirm,
  * recover), the Stripe sweep, the refund sweep, the outbox relay to the ledger and its acknowledgements (with
  * OUTBOX_PUBLISH), signed webhooks, the merchant-notices consumer, and (with SUBSCRIPTION_SEALING_KEYS) the
- * subscription commands worker and the revocation watcher. Imported only by worker-role processes (FACILITATOR_ROLE worker or all;
+ * subscription commands worker and the revocation watcher, and (with BATCH_SETTLEMENT_SENDER_KEY) the finisher of
+ * pending batch-settlement operations. Imported only by worker-role processes (FACILITATOR_ROLE worker or all;
  * see AppModule.forConfig): an api process has none of these providers, so it never consumes a queue, holds a wallet
  * lease or polls a table. What an api process needs of the same areas (the settlement queue's producer, the
  * repositories, the metrics read at scrape time) stays in their own modules. The queues are the app's QueueModule's.
  */
 @Module({})
 export class FacilitatorWorkersModule {
-  static forConfig({ outbox, subscriptions }: Pick<FacilitatorConfig, 'outbox' | 'subscriptions'>): DynamicModule {
+  static forConfig({ outbox, subscriptions, batchSettlement }: Pick<FacilitatorConfig, 'outbox' | 'subscriptions' | 'batchSettlement'>): DynamicModule {
     return {
       module: FacilitatorWorkersModule,
       imports: [
@@ -42,6 +50,7 @@ export class FacilitatorWorkersModule {
         MerchantNoticesQueueModule,
         ...(outbox.publish ? [PaymentEventsQueuesModule] : []),
         ...(subscriptions ? [SubscriptionsModule, SubscriptionCommandsQueueModule] : []),
+        ...(batchSettlement ? [BatchSettlementModule, BatchOperationsQueueModule] : []),
       ],
       // SettlementWorker before SignerLeases: their init order is the one these had before the split.
       providers: [
@@ -54,6 +63,8 @@ export class FacilitatorWorkersModule {
         MerchantNoticesConsumer,
         // subscription commands and revocations only where authorizations can be opened (SUBSCRIPTION_SEALING_KEYS)
         ...(subscriptions ? [SubscriptionCommandsWorker, RevocationWatcher] : []),
+        // batch-settlement operations a /settle left pending and nobody asked about again (BATCH_SETTLEMENT_SENDER_KEY)
+        ...(batchSettlement ? [BatchOperationsFinisher, BatchOperationsSchedule, BatchOperationsProcessor] : []),
       ],
     };
   }

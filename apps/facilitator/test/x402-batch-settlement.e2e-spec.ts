@@ -41,6 +41,7 @@ describe('x402 batch-settlement end to end', () => {
     maxTimeoutSeconds: 120,
     extra: { receiverAuthorizer: authorizer.address, withdrawDelay: 900, name: usdc.name, version: usdc.version },
   };
+  const stranger = () => privateKeyToAccount(toHex(randomBytes(32))).address;
   let facilitator: RunningFacilitator;
   let server: Server;
   let url: string;
@@ -265,6 +266,19 @@ describe('x402 batch-settlement end to end', () => {
       isValid: true,
       extra: { channelId: deposit.voucher.channelId, balance: '0', totalClaimed: '0', refundNonce: '0' },
     });
+
+    // a payer's deposit needs time (x402 wants maxTimeoutSeconds positive); the receiver's own operations carry 0
+    expect(await verify(deposit, { ...withMin('5000'), maxTimeoutSeconds: 0 })).toMatchObject({
+      isValid: false,
+      invalidReason: 'invalid_payment_requirements',
+    });
+    const settleWithZero = { ...requirements, amount: '0', maxTimeoutSeconds: 0, extra: {} };
+    const nothingOwed = await postJson(`${facilitator.url}/settle`, {
+      x402Version: 2,
+      paymentPayload: { x402Version: 2, accepted: settleWithZero, payload: { type: 'settle', receiver: stranger(), token: usdc.address } },
+      paymentRequirements: settleWithZero,
+    });
+    expect(nothingOwed.body).toMatchObject({ errorReason: 'invalid_batch_settlement_evm_nothing_to_settle' });
 
     const other = manifest.accounts.payers[8].address;
     expect(await verify(deposit, { ...requirements, payTo: other })).toMatchObject({ invalidReason: 'invalid_batch_settlement_evm_receiver_mismatch' });

@@ -5,6 +5,7 @@ import { MERCHANT_CONFIG, type MerchantConfig } from './merchant.config';
 import { A2aModule } from './a2a/a2a.module';
 import { HealthController } from './health/health.controller';
 import { ForecastController } from './paid-http/forecast.controller';
+import { MeteredForecastController } from './paid-http/metered-forecast.controller';
 import { DiscoveryController } from './mpp/discovery.controller';
 import { MppForecastController } from './mpp/mpp-forecast.controller';
 import { MERCHANT_AGENT_OPENAPI } from './openapi';
@@ -20,7 +21,14 @@ export class AppModule implements OnModuleInit {
         ObservabilityModule.forRoot({ service: 'merchant-agent', openapi: MERCHANT_AGENT_OPENAPI, openapiAtRoot: false }),
         A2aModule.forConfig(config),
       ],
-      controllers: [HealthController, ForecastController, MppForecastController, DiscoveryController, ...(config.subscription ? [BriefingController] : [])],
+      controllers: [
+        HealthController,
+        ForecastController,
+        ...(config.batchSettlement ? [MeteredForecastController] : []),
+        MppForecastController,
+        DiscoveryController,
+        ...(config.subscription ? [BriefingController] : []),
+      ],
       providers: [{ provide: MERCHANT_CONFIG, useValue: config }],
     };
   }

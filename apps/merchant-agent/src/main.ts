@@ -8,6 +8,7 @@ import { AppModule } from './app.module';
 import { loadMerchantConfig } from './merchant.config';
 import { createMcpHandler } from './mcp/mcp-handler';
 import { createMppPaywall } from './mpp/mpp-paywall';
+import { createBatchPaywall } from './paid-http/batch-paywall';
 import { createPaywall } from './paid-http/paywall';
 import { createSubscriptionPaywall } from './subscriptions/subscription-paywall';
 
@@ -18,6 +19,8 @@ async function main(): Promise<void> {
   mountA2a(app); // before the platform's JSON reader (see mountA2a)
   configureHttpApp(app);
   app.use(createPaywall(config));
+  // the vouchers are kept on disk (MERCHANT_BATCH_STORAGE_DIR): what a stop leaves unclaimed, the next start claims
+  if (config.batchSettlement) app.use(createBatchPaywall({ ...config, batchSettlement: config.batchSettlement }).middleware);
   app.use('/mcp', createMcpHandler(config));
   app.use(createMppPaywall(config));
   app.use(createSubscriptionPaywall(config));

@@ -78,6 +78,18 @@ const envSchema = z.object({
     .string()
     .regex(/^[1-9][0-9]{0,30}$/, 'must be a positive integer of atomic units')
     .optional(),
+  MERCHANT_BATCH_PRICE: z
+    .string()
+    .regex(/^[1-9][0-9]{0,30}$/, 'must be a positive integer of atomic units')
+    .optional(),
+  MERCHANT_BATCH_MIN_DEPOSIT: z
+    .string()
+    .regex(/^[1-9][0-9]{0,30}$/, 'must be a positive integer of atomic units')
+    .optional(),
+  // the contract's bounds: 15 minutes to 30 days
+  MERCHANT_BATCH_WITHDRAW_DELAY_SECONDS: z.coerce.number().int().min(900).max(2_592_000).default(900),
+  MERCHANT_BATCH_STORAGE_DIR: z.string().min(1).default('.local/batch-settlement'),
+  MERCHANT_BATCH_SETTLE_EVERY_SECONDS: env.int(300, 0),
   MERCHANT_METERED_UNIT_PRICE: z
     .string()
     .regex(/^[1-9][0-9]{0,30}$/, 'must be a positive integer of atomic units')
@@ -122,6 +134,21 @@ export interface MerchantConfig {
   subscription?: SubscriptionConfig;
   /** Prepaid balances in the ledger and the metered skill they pay for; unset unless MERCHANT_PREPAID_TOP_UP_AMOUNT is set. */
   prepaid?: PrepaidConfig;
+  /** The x402 batch-settlement route (GET /paid/metered-forecast); unset unless MERCHANT_BATCH_PRICE is set. */
+  batchSettlement?: BatchSettlementConfig;
+}
+
+export interface BatchSettlementConfig {
+  /** atomic units of the price asset each call charges (a voucher; nothing goes on chain per call) */
+  price: string;
+  /** the smallest deposit a payer's first call opens its channel with (the 402's `extra.minDeposit`) */
+  minDeposit: string;
+  /** the channel's withdrawDelay: how long a payer's own withdrawal waits, so the merchant can claim first */
+  withdrawDelaySeconds: number;
+  /** where the channels and their latest vouchers are kept (the official file storage): the merchant's claim to the money */
+  storageDir: string;
+  /** how often the vouchers are claimed and the claimed total settled to the merchant; 0: never on a timer */
+  settleEverySeconds: number;
 }
 
 export interface PrepaidConfig {
@@ -188,6 +215,16 @@ export function loadMerchantConfig(environment: NodeJS.ProcessEnv = process.env)
     },
     ...(subscription && { subscription }),
     ...(prepaid && { prepaid }),
+    ...(e.MERCHANT_BATCH_PRICE && {
+      batchSettlement: {
+        price: e.MERCHANT_BATCH_PRICE,
+        // room for a hundred calls unless said otherwise: the official server's own hint is ten
+        minDeposit: e.MERCHANT_BATCH_MIN_DEPOSIT ?? (BigInt(e.MERCHANT_BATCH_PRICE) * 100n).toString(),
+        withdrawDelaySeconds: e.MERCHANT_BATCH_WITHDRAW_DELAY_SECONDS,
+        storageDir: resolve(e.MERCHANT_BATCH_STORAGE_DIR),
+        settleEverySeconds: e.MERCHANT_BATCH_SETTLE_EVERY_SECONDS,
+      },
+    }),
   };
 }
 

@@ -5,7 +5,8 @@ import { MERCHANT_AGENT_OPENAPI } from './openapi';
 
 /**
  * docs/api/merchant-agent.openapi.json as `npm run docs:openapi` writes it. The routes do not depend on the
- * configuration, except GET /mpp/briefing (mounted when a subscription is sold: example plan, ledger and key here);
+ * configuration, except GET /mpp/briefing (mounted when a subscription is sold: example plan, ledger and key here)
+ * and GET /paid/metered-forecast (mounted with MERCHANT_BATCH_PRICE);
  * an example asset and wallet only let the module load without a chain.
  */
 export function merchantAgentOpenApiJson(): Promise<string> {
@@ -18,6 +19,7 @@ export function merchantAgentOpenApiJson(): Promise<string> {
     MERCHANT_SUBSCRIPTION_PLAN_ID: '4b0d6f3e-8c1a-4e55-9a7b-2f4c6d8e0a13',
     LEDGER_URL: 'http://127.0.0.1:4030',
     FACILITATOR_API_KEY: 'mpk_example',
+    MERCHANT_BATCH_PRICE: '1000',
   });
   return generateOpenApiJson(AppModule.forConfig(config), MERCHANT_AGENT_OPENAPI);
 }

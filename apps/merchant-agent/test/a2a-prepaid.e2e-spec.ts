@@ -159,6 +159,10 @@ describe('A2A merchant agent: metered skill from a prepaid balance', () => {
       { 'a2a-extensions': '' },
     );
     expect(body.result.task.status.message.metadata['mp.prepaid.error']).toBe('proof_invalid');
+    // worded for a prepaid balance: no subscription is involved
+    const said = JSON.stringify(body.result.task.status.message.parts);
+    expect(said).toContain(`is not by the payer ${account.address.toLowerCase()}`);
+    expect(said).not.toMatch(/subscription/);
     expect(await balanceOf(payer)).toEqual(start);
   });
 

@@ -22,19 +22,40 @@ export const accessMessage = (product: string, resource: string, deadline: strin
  */
 export const spendMessage = (resource: string, callId: string, deadline: string) => `mp-prepaid:spend:${resource}:${callId}:${deadline}`;
 
+/** Whose proof it is, in the refusal: a subscription's payer, or the payer of a prepaid balance. */
+export type ProofOf = 'subscription' | 'prepaid';
+
+const REFUSALS: Record<ProofOf, { notAddress: string; otherSigner: (payer: string, message: string) => string }> = {
+  subscription: {
+    notAddress: 'this subscription has no address payer to sign: the merchant cancels it',
+    otherSigner: (_payer, message) => `the signature is not the subscription's payer's over "${message}"`,
+  },
+  prepaid: {
+    notAddress: 'the payer is not an address that can sign',
+    otherSigner: (payer, message) => `the signature over "${message}" is not by the payer ${payer}`,
+  },
+};
+
 /**
  * Why `signature` is no proof by `payer` over `message` with this deadline at `now` (the deadline passed, too far
  * ahead, not an address, another signer); undefined when it is one. EOAs only: a smart-wallet payer acts through
- * the merchant.
+ * the merchant. `of` words the refusal for what the proof is about.
  */
-export async function payerProofProblem(payer: string, message: string, signature: string, deadline: string, now: Date): Promise<string | undefined> {
+export async function payerProofProblem(
+  payer: string,
+  message: string,
+  signature: string,
+  deadline: string,
+  now: Date,
+  of: ProofOf = 'subscription',
+): Promise<string | undefined> {
   const nowS = Math.floor(now.getTime() / 1000);
   const deadlineS = Number(deadline);
   if (!/^[0-9]{1,12}$/.test(deadline)) return `the proof's deadline ${JSON.stringify(deadline)} is not unix seconds`;
   if (deadlineS <= nowS) return `the proof's deadline ${deadline} has passed (now ${nowS})`;
   if (deadlineS > nowS + MAX_PROOF_LIFETIME_S) return `the proof's deadline ${deadline} is more than ${MAX_PROOF_LIFETIME_S} s ahead`;
-  if (!/^0x[0-9a-f]{40}$/.test(payer)) return 'this subscription has no address payer to sign: the merchant cancels it';
+  if (!/^0x[0-9a-f]{40}$/.test(payer)) return REFUSALS[of].notAddress;
   const valid = await verifyMessage({ address: payer as Hex, message, signature: signature as Hex }).catch(() => false);
-  if (!valid) return `the signature is not the subscription's payer's over "${message}"`;
+  if (!valid) return REFUSALS[of].otherSigner(payer, message);
   return undefined;
 }

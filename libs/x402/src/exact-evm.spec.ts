@@ -40,6 +40,15 @@ function v2(change: { requirements?: object; accepted?: object; payload?: unknow
 }
 
 describe('exactEvmAuthorization', () => {
+  it('refuses maxTimeoutSeconds 0: a payment needs time to be authorized and settled', () => {
+    expect(exactEvmAuthorization(v2({ requirements: { maxTimeoutSeconds: 0 } }), served)).toMatchObject({
+      ok: false,
+      reason: 'invalid_payment_requirements',
+      message: expect.stringContaining('maxTimeoutSeconds is 0'),
+    });
+    expect(exactEvmAuthorization(v2({ requirements: { maxTimeoutSeconds: 1 } }), served)).toMatchObject({ ok: true });
+  });
+
   it('reads a v2 exact payload as the EIP-3009 authorization, on the configured network and token', () => {
     expect(exactEvmAuthorization(v2(), served)).toEqual({
       ok: true,

@@ -2,7 +2,7 @@ import { getAddress } from 'viem';
 import type { HexString, TransferAuthorization } from '@mp/money';
 import { deepEqual } from './canonical';
 import { X402Reason } from './reasons';
-import { issuesOf, type FieldIssue, type PaymentRequest } from './request';
+import { issuesOf, zeroTimeoutProblem, type FieldIssue, type PaymentRequest } from './request';
 import { exactEvmEip3009PayloadSchema } from './schemas';
 
 /** The x402 scheme this facilitator serves on EVM: `exact`, with an EIP-3009 authorization. */
@@ -50,6 +50,8 @@ export function exactEvmAuthorization(request: PaymentRequest, served: ServedNet
   if (typeof name !== 'string' || typeof version !== 'string' || !name || !version) {
     return fail(X402Reason.exactEvmMissingEip712Domain, "paymentRequirements.extra must carry the token's EIP-712 domain as {name, version}");
   }
+  const noTime = zeroTimeoutProblem(request);
+  if (noTime) return fail(X402Reason.invalidPaymentRequirements, noTime);
   if (served.networkId(request.payloadNetwork, request.x402Version) !== network) {
     return fail(X402Reason.exactEvmNetworkMismatch, `the payload is for network "${request.payloadNetwork}", the requirements for "${request.network}"`);
   }

@@ -171,3 +171,15 @@ function innerIssues(paymentPayload: Record<string, unknown>, paymentRequirement
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+/**
+ * Why requirements with `maxTimeoutSeconds` 0 pay for nothing: a payer given no time cannot authorize a payment (an
+ * EIP-3009 or Permit2 window closing as it opens), and x402's own PaymentRequirements schema wants it positive. The
+ * wire accepts 0 only for what a resource server sends on its own behalf: @x402/evm's batch-settlement channel
+ * manager claims, settles and refunds with it. Undefined when the timeout is positive.
+ */
+export function zeroTimeoutProblem(request: Pick<PaymentRequest, 'maxTimeoutSeconds'>): string | undefined {
+  return request.maxTimeoutSeconds === 0
+    ? 'paymentRequirements.maxTimeoutSeconds is 0: a payment needs a positive number of seconds to be authorized and settled'
+    : undefined;
+}

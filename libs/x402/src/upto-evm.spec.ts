@@ -48,6 +48,13 @@ function request(change: { requirements?: object; accepted?: object; authorizati
 const reasonOf = (decoding: ReturnType<typeof uptoEvmPermit>) => (decoding.ok ? 'ok' : decoding.kind === 'invalid' ? decoding.reason : 'malformed');
 
 describe('uptoEvmPermit', () => {
+  it('refuses maxTimeoutSeconds 0, at /verify and at /settle: a payment needs time to be authorized and settled', () => {
+    for (const context of [verifying, settling]) {
+      expect(reasonOf(uptoEvmPermit(request({ requirements: { maxTimeoutSeconds: 0 } }), served, context))).toBe('invalid_payment_requirements');
+    }
+    expect(reasonOf(uptoEvmPermit(request({ requirements: { maxTimeoutSeconds: 1 } }), served, verifying))).toBe('ok');
+  });
+
   it('reads an upto payload as the Permit2 witness transfer, on the configured network and token', () => {
     expect(uptoEvmPermit(request(), served, verifying)).toEqual({
       ok: true,

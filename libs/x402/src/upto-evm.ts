@@ -3,7 +3,7 @@ import type { HexString } from '@mp/money';
 import { deepEqual } from './canonical';
 import type { ServedNetworks } from './exact-evm';
 import { X402Reason } from './reasons';
-import { issuesOf, type FieldIssue, type PaymentRequest } from './request';
+import { issuesOf, zeroTimeoutProblem, type FieldIssue, type PaymentRequest } from './request';
 import { uptoEvmPermit2PayloadSchema } from './schemas';
 
 /** The x402 scheme that charges any amount up to a signed maximum, through Permit2 (scheme_upto_evm.md). */
@@ -104,6 +104,8 @@ export function uptoEvmPermit(request: PaymentRequest, served: ServedNetworks, c
   }
   const asset = served.assetAddress(network, request.asset);
   if (!asset) return fail(X402Reason.invalidPaymentRequirements, `asset ${request.asset} is not accepted on ${network}`);
+  const noTime = zeroTimeoutProblem(request);
+  if (noTime) return fail(X402Reason.invalidPaymentRequirements, noTime);
   if (request.accepted) {
     const differing = acceptedDifferences(request, context.phase);
     if (differing.length) {

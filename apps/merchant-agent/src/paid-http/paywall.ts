@@ -12,15 +12,7 @@ export const PAID_FORECAST_ROUTE = '/paid/forecast';
  * It asks the facilitator for /supported on start, so the facilitator must be up first.
  */
 export function createPaywall(config: MerchantConfig): RequestHandler {
-  const apiKey = config.facilitatorApiKey;
-  registerLogSecrets([apiKey]);
-  const facilitator = new HTTPFacilitatorClient({
-    url: config.facilitatorUrl,
-    timeoutMs: config.facilitatorTimeoutMs,
-    // @x402/core wants headers per facilitator path; /supported is public, so the key goes to /verify and /settle only.
-    ...(apiKey ? { createAuthHeaders: async () => ({ verify: { authorization: `Bearer ${apiKey}` }, settle: { authorization: `Bearer ${apiKey}` } }) } : {}),
-  });
-  const server = new x402ResourceServer(facilitator).register(config.price.network, new ExactEvmScheme());
+  const server = new x402ResourceServer(facilitatorClient(config)).register(config.price.network, new ExactEvmScheme());
   return paymentMiddleware(
     {
       [`GET ${PAID_FORECAST_ROUTE}`]: {
@@ -37,4 +29,16 @@ export function createPaywall(config: MerchantConfig): RequestHandler {
     },
     server,
   );
+}
+
+/** The official facilitator client, with the merchant's API key on /verify and /settle. */
+export function facilitatorClient(config: MerchantConfig): HTTPFacilitatorClient {
+  const apiKey = config.facilitatorApiKey;
+  registerLogSecrets([apiKey]);
+  return new HTTPFacilitatorClient({
+    url: config.facilitatorUrl,
+    timeoutMs: config.facilitatorTimeoutMs,
+    // @x402/core wants headers per facilitator path; /supported is public, so the key goes to /verify and /settle only.
+    ...(apiKey ? { createAuthHeaders: async () => ({ verify: { authorization: `Bearer ${apiKey}` }, settle: { authorization: `Bearer ${apiKey}` } }) } : {}),
+  });
 }

@@ -47,7 +47,7 @@ const HOLD_SECONDS = 120;
 export async function meteredCall<T>(ledger: PrepaidLedger, call: MeteredCall<T>): Promise<MeteredOutcome<T>> {
   const payer = call.proof.payer.toLowerCase();
   const { deadline, signature } = call.proof;
-  const problem = await payerProofProblem(payer, spendMessage(call.resource, call.callId, deadline), signature, deadline, new Date());
+  const problem = await payerProofProblem(payer, spendMessage(call.resource, call.callId, deadline), signature, deadline, new Date(), 'prepaid');
   if (problem) return { served: false, error: 'proof_invalid', detail: `Not charged: ${problem}.` };
 
   const holdId = `${call.resource.replace(/[^A-Za-z0-9_:.-]/g, '.')}:${createHash('sha256').update(`${payer}\n${call.callId}`).digest('hex').slice(0, 40)}`;

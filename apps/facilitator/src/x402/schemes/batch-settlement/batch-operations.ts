@@ -1,17 +1,20 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { getAddress, hexToBytes, keccak256, type Address, type Hex, type TransactionReceipt } from 'viem';
+import { decodeFunctionData, getAddress, hexToBytes, keccak256, type Address, type Hex, type TransactionReceipt } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { isAlreadyKnown, isTransportFailure, revertReason, settlementGasLimit, signEip1559 } from '@mp/chain';
+import { batchSettlementAbi, isAlreadyKnown, isTransportFailure, revertReason, settlementGasLimit, signEip1559 } from '@mp/chain';
 import { isUniqueViolation, Prisma, PrismaService, withTransaction } from '@mp/db';
 import { X402Reason, type SettleResponse } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../../../config/facilitator.config';
 import type { Network } from '../../../networks/network-registry';
+import { recordSettledPayment, type SettledTransfer } from './settled-payment';
+
+export type OperationKind = 'deposit' | 'claim' | 'settle' | 'refund';
 
 /** One batch-settlement transaction as the scheme asks for it. */
 export interface OperationRequest {
   /** scope + request fingerprint: equal requests are one operation */
   key: string;
-  kind: 'deposit' | 'claim' | 'settle' | 'refund';
+  kind: OperationKind;
   network: Network;
   to: Address;
   data: Hex;
@@ -24,9 +27,14 @@ export interface OperationRequest {
   payer?: string;
 }
 
-interface OperationRow {
+export interface OperationRow {
   id: string;
+  requestKey: string;
+  network: string;
+  kind: string;
   status: string;
+  toAddress: string;
+  data: string;
   signer: string | null;
   txHash: string | null;
   txNonce: number | null;
@@ -83,9 +91,27 @@ export class BatchOperations {
     return this.follow(request, row.id);
   }
 
+  /** Operations still pending and left alone for `idleMs` (no request follows them any more), oldest first. */
+  async pending(idleMs: number, limit: number): Promise<OperationRow[]> {
+    return this.db.batchSettlementOperation.findMany({
+      where: { status: 'pending', updatedAt: { lt: new Date(Date.now() - idleMs) } },
+      orderBy: { updatedAt: 'asc' },
+      take: limit,
+    });
+  }
+
+  /**
+   * One look at a recorded operation for the finisher: the same steps a repeated request takes (send it if it was
+   * never signed, judge its receipt, rebroadcast its recorded bytes, re-sign only once its nonce is provably lost),
+   * without waiting: a transaction still unmined is looked at again next round.
+   */
+  async resume(request: OperationRequest, id: string): Promise<SettleResponse> {
+    return this.follow(request, id, 0);
+  }
+
   /** Follows the operation until it has an answer or the wait budget is spent (then settlement_pending). */
-  private async follow(request: OperationRequest, id: string): Promise<SettleResponse> {
-    const deadline = Date.now() + (this.config.batchSettlement?.waitMs ?? 15_000);
+  private async follow(request: OperationRequest, id: string, budgetMs = this.config.batchSettlement?.waitMs ?? 15_000): Promise<SettleResponse> {
+    const deadline = Date.now() + budgetMs;
     for (;;) {
       const row = await this.db.batchSettlementOperation.findUniqueOrThrow({ where: { id } });
       if (row.status !== 'pending') return row.answer as unknown as SettleResponse;
@@ -121,7 +147,8 @@ export class BatchOperations {
     });
     if (receipt) {
       const answer = await request.judge(receipt);
-      await this.finish(row.id, answer, row.txHash);
+      const paid = request.kind === 'settle' && answer.success ? BigInt(answer.amount ?? '0') : 0n;
+      await this.finish(row.id, answer, row.txHash, paid > 0n ? settledTransfer(row, request.data, paid, receipt) : undefined);
       return true;
     }
     if (row.txNonce !== null && minedNonce > row.txNonce) {
@@ -193,10 +220,23 @@ export class BatchOperations {
     }
   }
 
-  private async finish(id: string, answer: SettleResponse, txHash: string | null): Promise<void> {
-    await this.db.batchSettlementOperation.updateMany({
-      where: { id, status: 'pending', txHash },
-      data: { status: answer.success ? 'succeeded' : 'failed', answer: answer as unknown as Prisma.InputJsonValue },
+  /** The outcome, once; a settle that paid the receiver is recorded as its payment in the same transaction. */
+  private async finish(id: string, answer: SettleResponse, txHash: string | null, settled?: SettledTransfer): Promise<void> {
+    await withTransaction(this.db, async (tx) => {
+      const { count } = await tx.batchSettlementOperation.updateMany({
+        where: { id, status: 'pending', txHash },
+        data: { status: answer.success ? 'succeeded' : 'failed', answer: answer as unknown as Prisma.InputJsonValue },
+      });
+      // only the write that ended the operation records what it paid: a twin that lost the race books nothing
+      if (count === 1 && settled) await recordSettledPayment(tx, settled);
     });
   }
+}
+
+/** What a mined settle(receiver, token) paid, from its recorded row and calldata. */
+function settledTransfer(row: OperationRow, data: Hex, amount: bigint, receipt: TransactionReceipt): SettledTransfer {
+  const call = decodeFunctionData({ abi: batchSettlementAbi, data });
+  if (call.functionName !== 'settle') throw new Error(`a settle operation's calldata is ${call.functionName}`);
+  const [receiver, token] = call.args;
+  return { requestKey: row.requestKey, network: row.network, token, receiver, amount, signer: row.signer!, txNonce: row.txNonce!, receipt };
 }

@@ -1,6 +1,7 @@
 import { receiveWithAuthorizationTypes } from '@mp/money';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
+  decodeFunctionData,
   encodeFunctionData,
   erc20Abi,
   getAddress,
@@ -8,7 +9,10 @@ import {
   parseEventLogs,
   recoverTypedDataAddress,
   zeroAddress,
+  type AbiStateMutability,
   type Address,
+  type ContractFunctionArgs,
+  type ContractFunctionName,
   type Hex,
   type TransactionReceipt,
 } from 'viem';
@@ -45,14 +49,16 @@ import {
   type SupportedKind,
   type VerifyResponse,
   type VoucherPayload,
+  X402Reason,
+  zeroTimeoutProblem,
 } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../../../config/facilitator.config';
 import { NetworkRegistry, type Network } from '../../../networks/network-registry';
 import type { X402Scheme } from '../x402-scheme';
-import { BatchOperations } from './batch-operations';
+import { BatchOperations, type OperationKind } from './batch-operations';
 
 /** The contract's settle() costs well under this; a fixed limit spares an estimate (as the reference facilitator does). */
-const SETTLE_GAS_LIMIT = 120_000n;
+export const SETTLE_GAS_LIMIT = 120_000n;
 
 type Refusal = { reason: string; message: string };
 type Verified = { ok: true; state: ChannelState; channelId: Hex } | ({ ok: false } & Refusal);
@@ -148,6 +154,9 @@ export class BatchSettlementEvmScheme implements X402Scheme {
         invalidParams: result.issues.map((i) => ({ name: i.field, reason: i.message })),
       });
     }
+    // a payer's deposit or voucher needs time; the receiver's own claims, settles and refunds come with 0 from @x402/evm
+    const noTime = result.payload.type === 'deposit' || result.payload.type === 'voucher' ? zeroTimeoutProblem(request) : undefined;
+    if (noTime) return { refusal: { reason: X402Reason.invalidPaymentRequirements, message: noTime } };
     return { network, payload: result.payload };
   }
 
@@ -256,32 +265,21 @@ export class BatchSettlementEvmScheme implements X402Scheme {
 
   private async settleDeposit(request: PaymentRequest, network: Network, payload: DepositPayload, key: string): Promise<SettleResponse> {
     const payer = payload.channelConfig.payer;
-    const channelId = payload.voucher.channelId as Hex;
     // a repeated request follows its operation: verifying again would fail on the authorization it already used
     if (!(await this.operations.existing(key))) {
       const verified = await this.verifyChannelPayload(request, network, payload);
       if (!verified.ok) return refusedSettle(verified, request.network, payer);
     }
+    const data = encodeFunctionData({ abi: batchSettlementAbi, functionName: 'deposit', args: depositArgs(payload) });
     return this.operations.run({
       key,
       kind: 'deposit',
       network,
       to: BATCH_SETTLEMENT_ADDRESS,
-      data: encodeFunctionData({ abi: batchSettlementAbi, functionName: 'deposit', args: depositArgs(payload) }),
-      revertedReason: R.depositSimulationFailed,
+      data,
+      revertedReason: REVERTED_REASONS.deposit,
       payer,
-      judge: async (receipt) => {
-        if (receipt.status !== 'success') return failedTransaction(R.depositTransactionFailed, receipt, network, payer);
-        const { state } = await this.readState(network, channelId, undefined, payload.channelConfig.token, receipt.blockNumber);
-        return {
-          success: true,
-          transaction: receipt.transactionHash,
-          network: network.config.network,
-          payer,
-          amount: payload.deposit.amount,
-          extra: { channelState: channelStateExtra(channelId, state) },
-        };
-      },
+      judge: this.judge('deposit', network, data),
     });
   }
 
@@ -299,11 +297,8 @@ export class BatchSettlementEvmScheme implements X402Scheme {
       network,
       to: BATCH_SETTLEMENT_ADDRESS,
       data,
-      revertedReason: R.claimSimulationFailed,
-      judge: async (receipt) =>
-        receipt.status === 'success'
-          ? { success: true, transaction: receipt.transactionHash, network: network.config.network }
-          : failedTransaction(R.claimTransactionFailed, receipt, network),
+      revertedReason: REVERTED_REASONS.claim,
+      judge: this.judge('claim', network, data),
     });
   }
 
@@ -321,22 +316,16 @@ export class BatchSettlementEvmScheme implements X402Scheme {
     if (totalClaimed <= totalSettled && !(await this.operations.existing(operationKey))) {
       return refusedSettle({ reason: R.nothingToSettle, message: 'nothing is claimed and unsettled for this receiver and token' }, network.config.network);
     }
+    const data = encodeFunctionData({ abi: batchSettlementAbi, functionName: 'settle', args: [receiver, token] });
     return this.operations.run({
       key: operationKey,
       kind: 'settle',
       network,
       to: BATCH_SETTLEMENT_ADDRESS,
-      data: encodeFunctionData({ abi: batchSettlementAbi, functionName: 'settle', args: [receiver, token] }),
+      data,
       gas: SETTLE_GAS_LIMIT,
-      revertedReason: R.settleSimulationFailed,
-      judge: async (receipt) => {
-        if (receipt.status !== 'success') return failedTransaction(R.settleTransactionFailed, receipt, network);
-        const settled = parseEventLogs({ abi: batchSettlementAbi, eventName: 'Settled', logs: receipt.logs }).find(
-          (log) =>
-            isAddressEqual(log.address, BATCH_SETTLEMENT_ADDRESS) && isAddressEqual(log.args.receiver, receiver) && isAddressEqual(log.args.token, token),
-        );
-        return { success: true, transaction: receipt.transactionHash, network: network.config.network, amount: (settled?.args.amount ?? 0n).toString() };
-      },
+      revertedReason: REVERTED_REASONS.settle,
+      judge: this.judge('settle', network, data),
     });
   }
 
@@ -387,24 +376,70 @@ export class BatchSettlementEvmScheme implements X402Scheme {
       network,
       to: BATCH_SETTLEMENT_ADDRESS,
       data,
-      revertedReason: R.refundSimulationFailed,
+      revertedReason: REVERTED_REASONS.refund,
       payer,
-      judge: async (receipt) => {
-        if (receipt.status !== 'success') return failedTransaction(R.refundTransactionFailed, receipt, network, payer);
-        const refunded = parseEventLogs({ abi: batchSettlementAbi, eventName: 'Refunded', logs: receipt.logs }).find(
-          (log) => isAddressEqual(log.address, BATCH_SETTLEMENT_ADDRESS) && log.args.channelId.toLowerCase() === channelId.toLowerCase(),
-        );
-        const { state } = await this.readState(network, channelId, undefined, payload.channelConfig.token, receipt.blockNumber);
-        return {
-          success: true,
-          transaction: receipt.transactionHash,
-          network: network.config.network,
-          payer,
-          amount: (refunded?.args.amount ?? 0n).toString(),
-          extra: { channelState: channelStateExtra(channelId, state) },
-        };
-      },
+      judge: this.judge('refund', network, data),
     });
+  }
+
+  /**
+   * The answer a mined receipt gives the operation whose calldata is `data`: taken from the calldata alone (not the
+   * request), so /settle and the pending-operation finisher, which has only the recorded row, answer alike.
+   */
+  judge(kind: OperationKind, network: Network, data: Hex): (receipt: TransactionReceipt) => Promise<SettleResponse> {
+    const at = network.config.network;
+    const failed = (receipt: TransactionReceipt, payer?: string) => failedTransaction(FAILED_REASONS[kind], receipt, network, payer);
+    switch (kind) {
+      case 'claim':
+        return async (receipt) => (receipt.status === 'success' ? { success: true, transaction: receipt.transactionHash, network: at } : failed(receipt));
+      case 'settle': {
+        const [receiver, token] = decodeCall(data, 'settle');
+        return async (receipt) => {
+          if (receipt.status !== 'success') return failed(receipt);
+          const settled = parseEventLogs({ abi: batchSettlementAbi, eventName: 'Settled', logs: receipt.logs }).find(
+            (log) =>
+              isAddressEqual(log.address, BATCH_SETTLEMENT_ADDRESS) && isAddressEqual(log.args.receiver, receiver) && isAddressEqual(log.args.token, token),
+          );
+          return { success: true, transaction: receipt.transactionHash, network: at, amount: (settled?.args.amount ?? 0n).toString() };
+        };
+      }
+      case 'deposit': {
+        const [config, amount] = decodeCall(data, 'deposit');
+        const channelId = channelIdOf(config as ChannelConfigWire, network.config.chainId);
+        return async (receipt) => {
+          if (receipt.status !== 'success') return failed(receipt, config.payer);
+          const { state } = await this.readState(network, channelId, undefined, config.token, receipt.blockNumber);
+          return {
+            success: true,
+            transaction: receipt.transactionHash,
+            network: at,
+            payer: config.payer,
+            amount: amount.toString(),
+            extra: { channelState: channelStateExtra(channelId, state) },
+          };
+        };
+      }
+      case 'refund': {
+        // claim + refund travel as one multicall; the refund call is its last
+        const [config] = decodeCall(refundCallOf(data), 'refundWithSignature');
+        const channelId = channelIdOf(config as ChannelConfigWire, network.config.chainId);
+        return async (receipt) => {
+          if (receipt.status !== 'success') return failed(receipt, config.payer);
+          const refunded = parseEventLogs({ abi: batchSettlementAbi, eventName: 'Refunded', logs: receipt.logs }).find(
+            (log) => isAddressEqual(log.address, BATCH_SETTLEMENT_ADDRESS) && log.args.channelId.toLowerCase() === channelId.toLowerCase(),
+          );
+          const { state } = await this.readState(network, channelId, undefined, config.token, receipt.blockNumber);
+          return {
+            success: true,
+            transaction: receipt.transactionHash,
+            network: at,
+            payer: config.payer,
+            amount: (refunded?.args.amount ?? 0n).toString(),
+            extra: { channelState: channelStateExtra(channelId, state) },
+          };
+        };
+      }
+    }
   }
 
   /** The claim batch's receiverAuthorizer signature: the server's, or ours when every row names our authorizer. */
@@ -434,6 +469,37 @@ export class BatchSettlementEvmScheme implements X402Scheme {
 }
 
 type AnyPayload = DepositPayload | VoucherPayload | RefundPayload | ClaimPayload | SettlePayload;
+
+/** What a send that would revert is recorded with, per operation kind (nothing was sent). */
+export const REVERTED_REASONS: Record<OperationKind, string> = {
+  deposit: R.depositSimulationFailed,
+  claim: R.claimSimulationFailed,
+  settle: R.settleSimulationFailed,
+  refund: R.refundSimulationFailed,
+};
+
+/** What a mined revert is answered with, per operation kind. */
+const FAILED_REASONS: Record<OperationKind, string> = {
+  deposit: R.depositTransactionFailed,
+  claim: R.claimTransactionFailed,
+  settle: R.settleTransactionFailed,
+  refund: R.refundTransactionFailed,
+};
+
+type BatchFunction = ContractFunctionName<typeof batchSettlementAbi>;
+
+/** The arguments of our own calldata for `functionName` (a row whose data says otherwise is a bug: it throws). */
+function decodeCall<F extends BatchFunction>(data: Hex, functionName: F) {
+  const call = decodeFunctionData({ abi: batchSettlementAbi, data });
+  if (call.functionName !== functionName) throw new Error(`batch-settlement calldata is ${call.functionName}, not ${functionName}`);
+  return call.args as unknown as ContractFunctionArgs<typeof batchSettlementAbi, AbiStateMutability, F>;
+}
+
+/** A refund operation's refundWithSignature call: the data itself, or the last call of its claim + refund multicall. */
+function refundCallOf(data: Hex): Hex {
+  const call = decodeFunctionData({ abi: batchSettlementAbi, data });
+  return call.functionName === 'multicall' ? call.args[0].at(-1)! : data;
+}
 
 function depositArgs(payload: DepositPayload) {
   const auth = payload.deposit.authorization.erc3009Authorization!;
