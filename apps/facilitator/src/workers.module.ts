@@ -10,6 +10,8 @@ import { RefundsModule } from './refunds/refunds.module';
 import { MerchantNoticesConsumer, MerchantNoticesQueueModule } from './merchants/webhooks/merchant-notices.consumer';
 import { WebhookDispatcher } from './merchants/webhooks/webhook-dispatcher';
 import { ChannelEventsQueueModule, ChannelEventsRelay } from './sessions/channel-events.relay';
+import { SessionSettlementProcessor, SessionSettlementQueueModule, SessionSettlementSchedule } from './sessions/session-settlement.worker';
+import { SessionsModule } from './sessions/sessions.module';
 import { SettlementModule } from './settlement/settlement.module';
 import { SettlementWorker } from './settlement/settlement.worker';
 import { SignerLeases } from './settlement/signer-leases';
@@ -23,14 +25,15 @@ import { Permit2UptoModule } from './upto/permit2-upto.module';
  * Everything the facilitator runs in the background: the settlement worker and its signer leases (send, confirm,
  * recover), the Stripe sweep, the refund sweep, the outbox relay to the ledger and its acknowledgements and the channel-events relay (with
  * OUTBOX_PUBLISH), signed webhooks, the merchant-notices consumer, and (with SUBSCRIPTION_SEALING_KEYS) the
- * subscription commands worker and the revocation watcher. Imported only by worker-role processes (FACILITATOR_ROLE worker or all;
+ * subscription commands worker and the revocation watcher, and (with a session payee key) the session channels' watch and
+ * settlement schedule. Imported only by worker-role processes (FACILITATOR_ROLE worker or all;
  * see AppModule.forConfig): an api process has none of these providers, so it never consumes a queue, holds a wallet
  * lease or polls a table. What an api process needs of the same areas (the settlement queue's producer, the
  * repositories, the metrics read at scrape time) stays in their own modules. The queues are the app's QueueModule's.
  */
 @Module({})
 export class FacilitatorWorkersModule {
-  static forConfig({ outbox, subscriptions }: Pick<FacilitatorConfig, 'outbox' | 'subscriptions'>): DynamicModule {
+  static forConfig({ outbox, subscriptions, sessions }: Pick<FacilitatorConfig, 'outbox' | 'subscriptions' | 'sessions'>): DynamicModule {
     return {
       module: FacilitatorWorkersModule,
       imports: [
@@ -43,6 +46,7 @@ export class FacilitatorWorkersModule {
         MerchantNoticesQueueModule,
         ...(outbox.publish ? [PaymentEventsQueuesModule, ChannelEventsQueueModule] : []),
         ...(subscriptions ? [SubscriptionsModule, SubscriptionCommandsQueueModule] : []),
+        ...(sessions ? [SessionsModule, SessionSettlementQueueModule] : []),
       ],
       // SettlementWorker before SignerLeases: their init order is the one these had before the split.
       providers: [
@@ -55,6 +59,8 @@ export class FacilitatorWorkersModule {
         MerchantNoticesConsumer,
         // subscription commands and revocations only where authorizations can be opened (SUBSCRIPTION_SEALING_KEYS)
         ...(subscriptions ? [SubscriptionCommandsWorker, RevocationWatcher] : []),
+        // session channels: watched, settled and idle-closed on a schedule, only with a payee key
+        ...(sessions ? [SessionSettlementSchedule, SessionSettlementProcessor] : []),
       ],
     };
   }

@@ -74,7 +74,13 @@ beforeAll(async () => {
   usdc = getAddress(chain.manifest.tokens.usdc.address);
   escrow = getAddress(chain.manifest.contracts.sessionEscrow);
   payee = getAddress(chain.manifest.accounts.merchant.address);
-  facilitator = await startFacilitator({ CHAIN_MANIFEST: chain.manifestPath, CLOCK_RPC_URL: chain.manifest.rpcUrl, OUTBOX_POLL_MS: '20' });
+  facilitator = await startFacilitator({
+    CHAIN_MANIFEST: chain.manifestPath,
+    CLOCK_RPC_URL: chain.manifest.rpcUrl,
+    OUTBOX_POLL_MS: '20',
+    // no scheduled settlement here: its balances are the close's alone (mpp-evm-session-settlement.e2e-spec.ts has the schedule)
+    SESSION_SETTLE_POLL_MS: '0',
+  });
   db = facilitator.app.get(PrismaService);
   const [last] = await db.$queryRawUnsafe<{ id: string | null }[]>(`SELECT max(id)::text AS id FROM facilitator.channel_events`);
   firstEventId = BigInt(last?.id ?? '0') + 1n;

@@ -118,6 +118,13 @@ const envSchema = z.object({
   // merchant key when unset); none: the session intent is not offered
   SESSION_PAYEE_KEYS: env.list(),
   SESSION_WAIT_MS: env.int(15_000, 0),
+  SESSION_SETTLE_MIN_AMOUNT: z
+    .string()
+    .regex(/^[1-9][0-9]{0,37}$/, 'must be a positive decimal string of atomic units')
+    .default('1000000'),
+  SESSION_SETTLE_MAX_AGE_MS: env.int(3_600_000, 1),
+  SESSION_IDLE_CLOSE_MS: env.int(30 * 24 * 3_600_000, 1),
+  SESSION_SETTLE_POLL_MS: env.int(5_000, 0),
   CLOCK_RPC_URL: z.string().url().optional(),
   // operator API (/admin) and bull-board (/admin/queues); unset or empty: both answer 404
   OPERATOR_TOKEN: z
@@ -256,6 +263,14 @@ export interface SessionsConfig {
   payeeKeys: ReadonlyMap<string, Hex>;
   /** how long a session credential follows its transaction's receipt before answering (SESSION_WAIT_MS) */
   waitMs: number;
+  /** settle a channel once this much accepted value is unsettled (SESSION_SETTLE_MIN_AMOUNT, atomic units) */
+  settleMinAmount: bigint;
+  /** or once the oldest unsettled acceptance is this old (SESSION_SETTLE_MAX_AGE_MS) */
+  settleMaxAgeMs: number;
+  /** close an open channel without a voucher for this long (SESSION_IDLE_CLOSE_MS, default 30 days) */
+  idleCloseMs: number;
+  /** how often the worker watches the escrow and settles what is due (SESSION_SETTLE_POLL_MS; 0: never) */
+  pollMs: number;
 }
 
 export interface BatchSettlementConfig {
@@ -518,7 +533,14 @@ function batchSenderKey(key: Hex, networks: readonly { signerKeys: readonly Hex[
  * settlement wallet: the signer pool owns those nonces.
  */
 function sessionsConfig(
-  e: { SESSION_PAYEE_KEYS: string[]; SESSION_WAIT_MS: number; FACILITATOR_NETWORKS_FILE?: string },
+  e: {
+    SESSION_PAYEE_KEYS: string[];
+    SESSION_WAIT_MS: number;
+    SESSION_SETTLE_MIN_AMOUNT: string;
+    SESSION_SETTLE_MAX_AGE_MS: number;
+    SESSION_IDLE_CLOSE_MS: number;
+    SESSION_SETTLE_POLL_MS: number;
+  },
   networks: readonly (NetworkConfig & { sessionPayeeKey?: Hex })[],
 ): { sessions?: SessionsConfig } {
   const keys = e.SESSION_PAYEE_KEYS.length ? e.SESSION_PAYEE_KEYS : networks.flatMap((n) => (n.sessionPayeeKey ? [n.sessionPayeeKey] : []));
@@ -535,5 +557,14 @@ function sessionsConfig(
     payeeKeys.set(privateKeyToAddress(key as Hex).toLowerCase(), key as Hex);
   }
   if (problems.length) throw new ConfigError(problems);
-  return { sessions: { payeeKeys, waitMs: e.SESSION_WAIT_MS } };
+  return {
+    sessions: {
+      payeeKeys,
+      waitMs: e.SESSION_WAIT_MS,
+      settleMinAmount: BigInt(e.SESSION_SETTLE_MIN_AMOUNT),
+      settleMaxAgeMs: e.SESSION_SETTLE_MAX_AGE_MS,
+      idleCloseMs: e.SESSION_IDLE_CLOSE_MS,
+      pollMs: e.SESSION_SETTLE_POLL_MS,
+    },
+  };
 }

@@ -11,7 +11,7 @@ import {
   type TransactionReceipt,
 } from 'viem';
 import { isTransportFailure, sessionEscrowAbi } from '@mp/chain';
-import { decideClose, type ChannelBook, type SignatureVerdict } from '@mp/channels';
+import type { SignatureVerdict } from '@mp/channels';
 import {
   checkEvmSession,
   EVM_METHOD,
@@ -34,6 +34,7 @@ import { NetworkRegistry, type Network } from '../networks/network-registry';
 import { Clock } from '../x402/clock';
 import { SessionChannels, type ChannelRow } from './session-channels.repository';
 import { SessionOperations, type OperationOutcome } from './session-operations';
+import { judgeEvent, NO_SESSIONS, SessionSettlement } from './session-settlement';
 
 /** What a session credential gets: a receipt (200), or a problem. */
 export type SessionAnswer = { ok: true; receipt: EvmSessionReceipt; payer: string } | { ok: false; error: MppError };
@@ -70,9 +71,10 @@ export class EvmSessionRail implements ChargeRail {
     private readonly networks: NetworkRegistry,
     private readonly channels: SessionChannels,
     private readonly operations: SessionOperations,
+    private readonly settlement: SessionSettlement,
     private readonly clock: Clock,
   ) {
-    this.sessions = config.sessions ?? { payeeKeys: new Map(), waitMs: 0 };
+    this.sessions = config.sessions ?? NO_SESSIONS;
   }
 
   /** Fills in the escrow of the chain, the credential types the escrow implements and minVoucherDelta; the recipient must be a payee we hold the key of. */
@@ -505,39 +507,10 @@ export class EvmSessionRail implements ChargeRail {
     // ours: a close credential must be the payer's own (anyone holding a challenge could otherwise close the channel)
     const verdict = await this.signatureVerdict(found.row, cumulativeAmount, signature);
     if (verdict !== 'valid') return fail(`session/${verdict}`, verdictDetail(verdict));
-    // no charge after this point: the close settles what has been spent
-    const closing = await this.channels.beginClose(channelId, attempt.challenge.id);
-    if (!closing) return fail('session/channel-finalized', `channel ${channelId} is finalized`);
-    const decision = decideClose(bookOf(closing), { cumulativeAmount, signature, verdict, at: new Date(this.clock.nowMs()) });
-    if (decision.kind !== 'close') return fail('session/channel-finalized', decision.detail);
-    const network = this.network(request);
-    const escrow = getAddress(closing.escrow);
-    const args = [channelId, decision.cumulativeAmount, (decision.signature ?? '0x') as Hex] as const;
-    const outcome = await this.operations.run({
-      key: `close:${channelId}:${decision.cumulativeAmount}`,
-      kind: 'close',
-      channelId,
-      network,
-      escrow,
-      functionName: 'close',
-      args,
-      data: encodeFunctionData({ abi: sessionEscrowAbi, functionName: 'close', args }),
-      senderKey: this.payeeKey(closing.payee)!,
-      waitMs: this.sessions.waitMs,
-      judge: (receipt) => judgeEvent(receipt, escrow, channelId, 'ChannelClosed'),
-    });
-    if (!outcome.ok) {
-      if (!('pending' in outcome)) await this.channels.reopen(channelId);
-      return outcomeProblem(outcome);
-    }
-    const closed = await this.channels.closed(channelId, {
-      cumulativeAmount: decision.cumulativeAmount,
-      signature: decision.signature,
-      settledToPayee: BigInt(outcome.result.settledToPayee!),
-      refundedToPayer: BigInt(outcome.result.refundedToPayer!),
-      txHash: outcome.txHash,
-    });
-    return this.answer(attempt, closed, outcome.txHash);
+    // no charge once it is closing: the close settles what has been spent
+    const closed = await this.settlement.close(found.row, { cumulativeAmount, signature, verdict, at: new Date(this.clock.nowMs()) }, attempt.challenge.id);
+    if (!closed.ok) return closed;
+    return this.answer(attempt, closed.channel, closed.txHash);
   }
 
   private answer(attempt: ChargeAttempt, channel: ChannelRow, txHash?: Hex): SessionAnswer {
@@ -557,22 +530,6 @@ export class EvmSessionRail implements ChargeRail {
   }
 }
 
-/** The channel's book for @mp/channels' pure decisions. */
-export function bookOf(row: ChannelRow): ChannelBook {
-  return {
-    channelId: row.channelId,
-    deposit: row.deposit,
-    acceptedCumulative: row.acceptedCumulative,
-    acceptedSignature: row.acceptedSignature ?? undefined,
-    spent: row.spent,
-    settledOnChain: row.settledOnChain,
-    minVoucherDelta: row.minVoucherDelta,
-    closeRequested: row.closeRequestedAt !== null,
-    finalized: row.state === 'closed',
-    unsettledSince: row.unsettledSince ?? undefined,
-  };
-}
-
 function stoppedProblem(row: ChannelRow): { ok: false; error: MppError } | undefined {
   if (row.state === 'closed') return fail('session/channel-finalized', `channel ${row.channelId} is finalized`);
   if (row.closeRequestedAt !== null) return fail('session/channel-finalized', `the payer requested to close channel ${row.channelId}`);
@@ -589,22 +546,4 @@ function verdictDetail(verdict: Exclude<SignatureVerdict, 'valid'>): string {
 function outcomeProblem(outcome: Exclude<OperationOutcome, { ok: true }>): { ok: false; error: MppError } {
   if ('pending' in outcome) return fail('internal-payment-error', outcome.detail);
   return fail(outcome.code, outcome.detail);
-}
-
-/** A mined transaction's effect on the channel, from the escrow's event (never from an error string). */
-function judgeEvent(
-  receipt: TransactionReceipt,
-  escrow: Address,
-  channelId: Hex,
-  eventName: 'ChannelOpened' | 'TopUp' | 'ChannelClosed' | 'Settled',
-): OperationOutcome {
-  const txHash = receipt.transactionHash.toLowerCase() as Hex;
-  const log = parseEventLogs({ abi: sessionEscrowAbi, logs: receipt.logs, eventName }).find(
-    (l) => isAddressEqual(l.address, escrow) && (l.args as { channelId: Hex }).channelId.toLowerCase() === channelId,
-  );
-  if (!log)
-    return { ok: false, code: 'session/transaction-reverted', detail: `transaction ${txHash} emitted no ${eventName} for channel ${channelId}`, txHash };
-  const result: Record<string, string> = {};
-  for (const [name, value] of Object.entries(log.args as Record<string, unknown>)) if (typeof value === 'bigint') result[name] = value.toString();
-  return { ok: true, txHash, result };
 }

@@ -271,12 +271,13 @@ export class SessionChannels {
   }
 
   /**
-   * The escrow finalized the channel by our close (ChannelClosed): settled and accepted raised to what it paid,
-   * `channel.settled` (when it paid anything new) and `channel.closed`. Idempotent: a closed channel is left as it is.
+   * The escrow finalized the channel (ChannelClosed: our close, or the payer's withdraw after the grace period):
+   * settled and accepted raised to what it paid, `channel.settled` (when it paid anything new) and `channel.closed`.
+   * Idempotent: a closed channel is left as it is.
    */
   async closed(
     channelId: Hex,
-    close: { cumulativeAmount: bigint; signature: string | undefined; settledToPayee: bigint; refundedToPayer: bigint; txHash: Hex },
+    close: { by: 'close' | 'withdraw'; signature?: string; settledToPayee: bigint; refundedToPayer: bigint; txHash: Hex },
   ): Promise<ChannelRow> {
     return withTransaction(this.db, async (tx) => {
       const before = await tx.$queryRawUnsafe<{ settled: string; state: string }[]>(
@@ -287,10 +288,9 @@ export class SessionChannels {
       const settledBefore = BigInt(before[0].settled);
       await tx.$executeRawUnsafe(
         `UPDATE facilitator.session_channels
-            SET accepted_cumulative = GREATEST(accepted_cumulative, $2::numeric),
-                accepted_signature = CASE WHEN $2::numeric > accepted_cumulative THEN $3 ELSE accepted_signature END,
-                settled_on_chain = $2::numeric, spent = LEAST(spent, GREATEST(accepted_cumulative, $2::numeric)),
-                state = 'closed', close_tx_hash = $4, unsettled_since = NULL, updated_at = now()
+            SET accepted_signature = CASE WHEN $2::numeric > accepted_cumulative THEN $3 ELSE accepted_signature END,
+                accepted_cumulative = GREATEST(accepted_cumulative, $2::numeric),
+                settled_on_chain = $2::numeric, state = 'closed', close_tx_hash = $4, unsettled_since = NULL, updated_at = now()
           WHERE channel_id = $1`,
         channelId.toLowerCase(),
         close.settledToPayee.toString(),
@@ -304,13 +304,71 @@ export class SessionChannels {
           txHash: close.txHash.toLowerCase(),
         });
       await this.event(tx, channelId, 'channel.closed', {
-        by: 'close',
+        by: close.by,
         refunded: close.refundedToPayer.toString(),
         settled: close.settledToPayee.toString(),
         txHash: close.txHash.toLowerCase(),
       });
       return (await this.find(channelId, tx))!;
     });
+  }
+
+  /** The escrow paid out up to `settled` (our settle's Settled event): raised once, with `channel.settled`. */
+  async settled(channelId: Hex, settled: bigint, txHash: Hex): Promise<ChannelRow> {
+    return withTransaction(this.db, async (tx) => {
+      const before = await tx.$queryRawUnsafe<{ settled: string }[]>(
+        `SELECT settled_on_chain::text AS settled FROM facilitator.session_channels WHERE channel_id = $1 AND state <> 'closed' FOR UPDATE`,
+        channelId.toLowerCase(),
+      );
+      if (before[0] && settled > BigInt(before[0].settled)) {
+        await tx.$executeRawUnsafe(
+          `UPDATE facilitator.session_channels
+              SET settled_on_chain = $2::numeric,
+                  unsettled_since = CASE WHEN $2::numeric >= accepted_cumulative THEN NULL ELSE unsettled_since END, updated_at = now()
+            WHERE channel_id = $1`,
+          channelId.toLowerCase(),
+          settled.toString(),
+        );
+        await this.event(tx, channelId, 'channel.settled', {
+          delta: (settled - BigInt(before[0].settled)).toString(),
+          settled: settled.toString(),
+          txHash: txHash.toLowerCase(),
+        });
+      }
+      return (await this.find(channelId, tx))!;
+    });
+  }
+
+  /** The payer called requestClose on chain: closing, with `channel.close_requested` (once). */
+  async closeRequested(channelId: Hex, requestedAt: Date, graceEndsAt: Date, txHash: Hex): Promise<ChannelRow | undefined> {
+    return withTransaction(this.db, async (tx) => {
+      const marked = await tx.$executeRawUnsafe(
+        `UPDATE facilitator.session_channels SET state = 'closing', close_requested_at = $2, updated_at = now()
+          WHERE channel_id = $1 AND state <> 'closed' AND close_requested_at IS NULL`,
+        channelId.toLowerCase(),
+        requestedAt,
+      );
+      if (marked) await this.event(tx, channelId, 'channel.close_requested', { graceEndsAt: graceEndsAt.toISOString(), txHash: txHash.toLowerCase() });
+      return this.find(channelId, tx);
+    });
+  }
+
+  /** Channels not finalized yet, the least recently looked at first: what the worker watches and settles. */
+  async live(limit: number): Promise<ChannelRow[]> {
+    const rows = await this.db.$queryRawUnsafe<RawRow[]>(
+      `SELECT ${COLUMNS('c')} FROM facilitator.session_channels c WHERE c.state <> 'closed' ORDER BY c.updated_at LIMIT ${Number(limit)}`,
+    );
+    return rows.map(toRow);
+  }
+
+  /** Channels open without a voucher (or an open) since `before`: closed by us (SESSION_IDLE_CLOSE_MS). */
+  async idleSince(before: Date, limit: number): Promise<ChannelRow[]> {
+    const rows = await this.db.$queryRawUnsafe<RawRow[]>(
+      `SELECT ${COLUMNS('c')} FROM facilitator.session_channels c
+        WHERE c.state = 'open' AND COALESCE(c.last_voucher_at, c.created_at) < $1 ORDER BY c.created_at LIMIT ${Number(limit)}`,
+      before,
+    );
+    return rows.map(toRow);
   }
 
   /** A close that did not go through (it would revert, or reverted): the channel is open again for the next attempt. */

@@ -55,6 +55,11 @@ export class SessionOperations {
 
   constructor(private readonly db: PrismaService) {}
 
+  /** Whether a transaction is one of ours (a close the watcher finds finalized on chain: ours, or the payer's withdraw). */
+  async sentBy(txHash: string): Promise<boolean> {
+    return (await this.db.sessionOperation.count({ where: { txHash: txHash.toLowerCase() } })) > 0;
+  }
+
   async run(request: OperationRequest): Promise<OperationOutcome> {
     let row = await this.db.sessionOperation.findUnique({ where: { requestKey: request.key } });
     if (!row) {
