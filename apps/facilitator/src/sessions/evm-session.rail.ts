@@ -1,16 +1,18 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
+  domainSeparator,
   encodeFunctionData,
+  keccak256,
+  toHex,
   getAddress,
   isAddressEqual,
   parseEventLogs,
-  recoverTypedDataAddress,
   zeroAddress,
   type Address,
   type Hex,
   type TransactionReceipt,
 } from 'viem';
-import { isTransportFailure, sessionEscrowAbi } from '@mp/chain';
+import { isTransportFailure, recoverSigner, sessionEscrowAbi } from '@mp/chain';
 import type { SignatureVerdict } from '@mp/channels';
 import {
   checkEvmSession,
@@ -20,8 +22,10 @@ import {
   evmSessionRequestSchema,
   IMPLEMENTED_SESSION_CREDENTIAL_TYPES,
   isLowS,
+  MAX_UINT128,
   normalizeEvmSessionRequest,
   SESSION_INTENT,
+  VOUCHER_DOMAIN,
   voucherTypedData,
   type CheckedDeposit,
   type EvmSessionReceipt,
@@ -50,6 +54,13 @@ type OnChainChannel = {
   settled: bigint;
 };
 
+/** Channels whose fixed terms one process keeps (about 300 bytes each). */
+const KNOWN_CHANNELS = 100_000;
+
+type ChannelTerms = Pick<ChannelRow, 'channelId' | 'scope' | 'chainId' | 'escrow' | 'token' | 'payee' | 'authorizedSigner' | 'network'>;
+
+const VOUCHER_TYPEHASH = keccak256(toHex('Voucher(bytes32 channelId,uint128 cumulativeAmount)'));
+
 const fail = (code: MppError['code'], detail: string): { ok: false; error: MppError } => ({ ok: false, error: { code, detail } });
 
 /**
@@ -65,6 +76,10 @@ export class EvmSessionRail implements ChargeRail {
   readonly method = EVM_METHOD;
   readonly intent = SESSION_INTENT;
   private readonly sessions: SessionsConfig;
+  /** what never changes of a channel, for the one-statement voucher path (bounded: the oldest entries go first) */
+  private readonly known = new Map<string, ChannelTerms>();
+  /** the voucher domain separator of each escrow, by chainId:escrow */
+  private readonly domainSeparators = new Map<string, Hex>();
 
   constructor(
     @Inject(FACILITATOR_CONFIG) config: FacilitatorConfig,
@@ -171,6 +186,13 @@ export class EvmSessionRail implements ChargeRail {
     return checkEvmSession(challenge, credential.payload, credential.source, this.clock.nowSeconds());
   }
 
+  private remember(row: ChannelRow): void {
+    if (this.known.has(row.channelId)) return;
+    if (this.known.size >= KNOWN_CHANNELS) this.known.delete(this.known.keys().next().value!);
+    const { channelId, scope, chainId, escrow, token, payee, authorizedSigner, network } = row;
+    this.known.set(channelId, { channelId, scope, chainId, escrow, token, payee, authorizedSigner, network });
+  }
+
   private network(request: EvmSessionRequest): Network {
     // normalize() served this request's chain when the challenge was issued and again when its terms were matched
     return this.networks.resolve(`eip155:${request.methodDetails.chainId}`, 2)!;
@@ -188,18 +210,15 @@ export class EvmSessionRail implements ChargeRail {
   ): Promise<{ ok: true; row: ChannelRow } | { ok: false; error: MppError }> {
     const row = await this.channels.find(channelId);
     if (!row || row.scope !== (attempt.merchantId ?? '')) return fail('session/channel-not-found', `channel ${channelId} is not open with this merchant`);
-    if (
-      row.chainId !== request.methodDetails.chainId ||
-      !isAddressEqual(row.escrow as Address, request.methodDetails.escrowContract as Address) ||
-      !isAddressEqual(row.token as Address, request.currency as Address) ||
-      !isAddressEqual(row.payee as Address, request.recipient as Address)
-    )
+    if (!sameTerms(row, request))
       return fail('verification-failed', `channel ${channelId} was opened on other terms (escrow, token or recipient) than this challenge's`);
+    this.remember(row);
     return { ok: true, row };
   }
 
   /**
-   * The spec's steps 3–5: recover the EIP-712 signer, low s, the on-chain signer (ECDSA; an ERC-1271 signer, a
+   * The spec's steps 3–5: recover the EIP-712 signer (native libsecp256k1 over a digest built from the escrow's cached
+   * domain separator: the hot path of every voucher), low s, the on-chain signer (ECDSA; an ERC-1271 signer, a
    * contract, is asked on chain only when recovery does not match).
    */
   private async signatureVerdict(
@@ -207,24 +226,36 @@ export class EvmSessionRail implements ChargeRail {
     cumulativeAmount: bigint,
     signature: Hex,
   ): Promise<SignatureVerdict> {
-    const typed = voucherTypedData({ chainId: channel.chainId, escrowContract: channel.escrow as Address }, { channelId: channel.channelId, cumulativeAmount });
-    let recovered: Address;
-    try {
-      recovered = await recoverTypedDataAddress({ ...typed, signature });
-    } catch {
-      return 'invalid-signature';
-    }
-    if (!isLowS(signature)) return 'invalid-signature';
-    if (isAddressEqual(recovered, channel.authorizedSigner as Address)) return 'valid';
+    const digest = this.voucherDigest(channel.chainId, channel.escrow as Address, channel.channelId, cumulativeAmount);
+    const recovered = recoverSigner(digest, signature);
+    if (recovered === undefined || !isLowS(signature)) return 'invalid-signature';
+    if (recovered === channel.authorizedSigner.toLowerCase()) return 'valid';
     const network = this.networks.resolve(channel.network, 2);
     if (network) {
       const code = await network.client.getCode({ address: channel.authorizedSigner as Address });
       if (code && code !== '0x') {
+        const typed = voucherTypedData(
+          { chainId: channel.chainId, escrowContract: channel.escrow as Address },
+          { channelId: channel.channelId, cumulativeAmount },
+        );
         const valid = await network.client.verifyTypedData({ ...typed, address: channel.authorizedSigner as Address, signature });
         return valid ? 'valid' : 'signer-mismatch';
       }
     }
     return 'signer-mismatch';
+  }
+
+  /** keccak256(0x1901 ‖ domainSeparator ‖ keccak256(VOUCHER_TYPEHASH ‖ channelId ‖ cumulativeAmount)), what hashTypedData gives. */
+  private voucherDigest(chainId: number, escrow: Address, channelId: Hex, cumulativeAmount: bigint): Hex {
+    const key = `${chainId}:${escrow.toLowerCase()}`;
+    let separator = this.domainSeparators.get(key);
+    if (!separator) {
+      separator = domainSeparator({ domain: { ...VOUCHER_DOMAIN, chainId, verifyingContract: getAddress(escrow) } });
+      this.domainSeparators.set(key, separator);
+    }
+    if (cumulativeAmount < 0n || cumulativeAmount > MAX_UINT128) throw new RangeError('cumulativeAmount must fit in uint128');
+    const struct = keccak256(`${VOUCHER_TYPEHASH}${channelId.slice(2)}${cumulativeAmount.toString(16).padStart(64, '0')}`);
+    return keccak256(`0x1901${separator.slice(2)}${struct.slice(2)}`);
   }
 
   private async readChannel(network: Network, escrow: Address, channelId: Hex): Promise<OnChainChannel> {
@@ -458,6 +489,19 @@ export class EvmSessionRail implements ChargeRail {
   }
 
   private async voucher(attempt: ChargeAttempt, request: EvmSessionRequest, channelId: Hex, cumulativeAmount: bigint, signature: Hex): Promise<SessionAnswer> {
+    const known = this.known.get(channelId);
+    if (known && known.scope === (attempt.merchantId ?? '') && sameTerms(known, request)) {
+      // the hot path, one statement: the terms never change, the signature needs no state, and the guarded UPDATE
+      // checks the rest (open, higher, the step, the deposit); only a refusal reads the row to say why
+      const verdict = await this.signatureVerdict(known, cumulativeAmount, signature);
+      if (verdict !== 'valid') {
+        const row = await this.channels.find(channelId);
+        return (row && stoppedProblem(row)) ?? fail(`session/${verdict}`, verdictDetail(verdict));
+      }
+      const accepted = await this.channels.acceptVoucher(channelId, cumulativeAmount, signature, attempt.challenge.id);
+      if (accepted) return this.answer(attempt, accepted);
+      return this.voucherOn(attempt, (await this.channels.find(channelId))!, cumulativeAmount, signature, verdict);
+    }
     const found = await this.channelOf(attempt, channelId, request);
     if (!found.ok) return found;
     // 1. no close requested (nor a close under way, nor finalized)
@@ -528,6 +572,16 @@ export class EvmSessionRail implements ChargeRail {
       }),
     };
   }
+}
+
+/** The channel's fixed terms against a challenge's request. */
+function sameTerms(terms: ChannelTerms, request: EvmSessionRequest): boolean {
+  return (
+    terms.chainId === request.methodDetails.chainId &&
+    isAddressEqual(terms.escrow as Address, request.methodDetails.escrowContract as Address) &&
+    isAddressEqual(terms.token as Address, request.currency as Address) &&
+    isAddressEqual(terms.payee as Address, request.recipient as Address)
+  );
 }
 
 function stoppedProblem(row: ChannelRow): { ok: false; error: MppError } | undefined {
