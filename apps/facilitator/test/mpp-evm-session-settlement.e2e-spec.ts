@@ -5,10 +5,14 @@ import { createWalletClient, erc20Abi, getAddress, http, type Address, type Hex,
 import { privateKeyToAccount } from 'viem/accounts';
 import { sessionEscrowAbi } from '@mp/chain';
 import { EvmSessionChannelClient, type BuyerChannel } from '@mp/clients/evm-session';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PrismaService } from '@mp/db';
 import { serializeCredential, type Challenge, type EvmSessionPayload } from '@mp/mpp';
 import { postJson, startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
 import { startOwnChain, type OwnChain } from '../../../test/support/own-chain';
+import { startRpcProxy, type RpcProxy } from '../../../test/support/rpc-proxy';
 import { SessionSettlement } from '../src/sessions/session-settlement';
 
 let chain: OwnChain;
@@ -25,11 +29,11 @@ const terms = () => ({
   ],
 });
 
-async function present(payload: EvmSessionPayload, source?: string) {
-  const issued = await postJson(`${facilitator.url}/mpp/challenges`, terms());
+async function present(payload: EvmSessionPayload, source?: string, via: RunningFacilitator = facilitator) {
+  const issued = await postJson(`${via.url}/mpp/challenges`, terms());
   const challenge: Challenge = issued.body.challenges[0];
   const credential = serializeCredential({ challenge, payload: payload as unknown as Record<string, unknown>, ...(source && { source }) });
-  return postJson(`${facilitator.url}/mpp/settle`, { credential, terms: terms() });
+  return postJson(`${via.url}/mpp/settle`, { credential, terms: terms() });
 }
 
 const wallet = (account: PrivateKeyAccount) => createWalletClient({ account, chain: chain.client.chain!, transport: http(chain.manifest.rpcUrl) });
@@ -150,5 +154,72 @@ describe('MPP evm session settlement, watch and idle close', () => {
     expect(await onChain(channel.channelId)).toMatchObject({ finalized: true, settled: 250n });
     expect(await balance(account.address)).toBe(payerBefore + 750n);
     expect((await events(channel.channelId)).at(-1)).toMatchObject({ type: 'channel.closed', data: { by: 'close', refunded: '750' } });
+  });
+});
+
+describe('MPP evm session transactions over an RPC that loses broadcast answers and lags on receipts', () => {
+  let proxy: RpcProxy;
+  let lossy: RunningFacilitator;
+
+  beforeAll(async () => {
+    proxy = await startRpcProxy(chain.manifest.rpcUrl);
+    const file = join(mkdtempSync(join(tmpdir(), 'session-lost-')), 'networks.json');
+    const token = chain.manifest.tokens.usdc;
+    writeFileSync(
+      file,
+      JSON.stringify({
+        networks: [
+          {
+            network: chain.manifest.network,
+            displayName: 'own anvil behind a misbehaving RPC',
+            rpcUrls: [proxy.url],
+            pollingIntervalMs: 50,
+            signerKeyEnv: ['SESSION_LOST_SIGNER'],
+            sessionEscrow: escrow,
+            assets: [{ address: token.address, symbol: 'USDC', decimals: 6, eip712: { name: token.name, version: token.version } }],
+          },
+        ],
+      }),
+    );
+    lossy = await startFacilitator({
+      FACILITATOR_NETWORKS_FILE: file,
+      SESSION_LOST_SIGNER: chain.manifest.accounts.facilitatorSigners[0]!.privateKey,
+      SESSION_PAYEE_KEYS: chain.manifest.accounts.merchant.privateKey,
+      CLOCK_RPC_URL: chain.manifest.rpcUrl,
+      RPC_TIMEOUT_MS: '300',
+      SESSION_WAIT_MS: '20000',
+      SESSION_SETTLE_POLL_MS: '0',
+      FACILITATOR_ROLE: 'api',
+    });
+  });
+  afterAll(async () => {
+    await lossy?.close();
+    await proxy?.close();
+  });
+
+  it('opens and closes once each, answering with the transactions that did it', async () => {
+    proxy.set({ loseSendAnswers: true, receiptLagMs: 300 });
+    const { account, client } = buyerOf(7);
+    const issued = await postJson(`${lossy.url}/mpp/challenges`, terms());
+    const { channel, payload, source } = await client.openRelayed(EvmSessionChannelClient.parseRequest(issued.body.challenges[0].request), { deposit: 1_000n });
+    const [a, b] = await Promise.all([present(payload, source, lossy), present(payload, source, lossy)]);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    expect((await present(await client.voucher(channel, 400n), undefined, lossy)).status).toBe(200);
+    expect((await postJson(`${lossy.url}/mpp/sessions/charges`, { channelId: channel.channelId, amount: '300', chargeId: 'lost-1' })).status).toBe(200);
+    const payerBefore = await balance(account.address);
+    const closePayload = await client.close(channel, { channelId: channel.channelId, spent: '300' });
+    const [c, d] = await Promise.all([present(closePayload, undefined, lossy), present(closePayload, undefined, lossy)]);
+    expect([c.status, d.status]).toEqual([200, 200]);
+    expect(c.body.receipt.txHash).toBe(d.body.receipt.txHash);
+    expect(proxy.stats.sendsLost).toBeGreaterThanOrEqual(2);
+    expect(await onChain(channel.channelId)).toMatchObject({ finalized: true, settled: 300n });
+    expect(await balance(account.address)).toBe(payerBefore + 700n);
+    const operations = await db.sessionOperation.findMany({ where: { channelId: channel.channelId }, orderBy: { createdAt: 'asc' } });
+    expect(operations.map((o) => [o.kind, o.status])).toEqual([
+      ['open', 'succeeded'],
+      ['close', 'succeeded'],
+    ]);
+    const closeReceipt = await chain.client.getTransactionReceipt({ hash: c.body.receipt.txHash });
+    expect(closeReceipt.status).toBe('success');
   });
 });

@@ -158,6 +158,9 @@ export class SessionOperations {
           gas = settlementGasLimit(await client.estimateGas({ account: sender, to: request.escrow, data: request.data }));
         } catch (error) {
           if (isTransportFailure(error)) throw error;
+          // a replacement that would revert: the first transaction most likely did it (a node lagging on its receipt
+          // while its nonce shows used); keep following it rather than record a failure the chain may contradict
+          if (replaces) return;
           const errorName = revertErrorName(error);
           await this.finish(
             id,
