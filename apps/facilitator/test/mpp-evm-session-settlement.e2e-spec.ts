@@ -223,3 +223,33 @@ describe('MPP evm session transactions over an RPC that loses broadcast answers 
     expect(closeReceipt.status).toBe('success');
   });
 });
+
+describe('the session-settlement job scheduler', () => {
+  let scheduled: RunningFacilitator;
+
+  beforeAll(async () => {
+    // a queue prefix of its own: the other facilitators of the run (SESSION_SETTLE_POLL_MS 0) remove their schedule
+    scheduled = await startFacilitator({
+      CHAIN_MANIFEST: chain.manifestPath,
+      CLOCK_RPC_URL: chain.manifest.rpcUrl,
+      SESSION_SETTLE_MIN_AMOUNT: '500',
+      SESSION_SETTLE_POLL_MS: '100',
+      QUEUE_PREFIX: 'mp:test-session-schedule',
+      // its relay would publish this run's outbox rows to its own prefix
+      OUTBOX_PUBLISH: 'false',
+    });
+  });
+  afterAll(() => scheduled?.close());
+
+  it('settles a due channel on its own, once', async () => {
+    const { channel } = await openWithVoucher(8, 1_000n, 700n);
+    let settled = (await row(channel.channelId)).settled;
+    for (let i = 0; settled !== '700' && i < 200; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      settled = (await row(channel.channelId)).settled;
+    }
+    expect(settled).toBe('700');
+    expect(await onChain(channel.channelId)).toMatchObject({ settled: 700n });
+    expect(await db.sessionOperation.count({ where: { channelId: channel.channelId, kind: 'settle' } })).toBe(1);
+  });
+});

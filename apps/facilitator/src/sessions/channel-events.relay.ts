@@ -10,7 +10,7 @@ const BATCH = 500;
 /** The queue to the ledger (on the app's QueueModule): retried by the consumer with backoff, kept a day once consumed. */
 export const ChannelEventsQueueModule = BullModule.registerQueue({ name: CHANNEL_EVENTS_QUEUE, defaultJobOptions: CHANNEL_EVENT_JOB_OPTIONS });
 
-interface Row {
+export interface ChannelEventRow {
   eventId: string;
   channelId: string;
   type: string;
@@ -76,7 +76,7 @@ export class ChannelEventsRelay implements OnModuleInit, OnModuleDestroy {
     return withTransaction(
       this.db,
       async (tx) => {
-        const rows = await tx.$queryRawUnsafe<Row[]>(
+        const rows = await tx.$queryRawUnsafe<ChannelEventRow[]>(
           `SELECT id::text AS "eventId", channel_id AS "channelId", type, data, snapshot, created_at AS "occurredAt"
              FROM facilitator.channel_events WHERE published_at IS NULL ORDER BY id LIMIT ${BATCH} FOR UPDATE SKIP LOCKED`,
         );
@@ -85,13 +85,7 @@ export class ChannelEventsRelay implements OnModuleInit, OnModuleDestroy {
         const jobs: { name: string; data: ChannelEventMessage; opts: { jobId: string } }[] = [];
         for (const row of rows) {
           if (blocked.has(row.channelId)) continue;
-          const parsed = parseChannelEventMessage({
-            eventId: row.eventId,
-            type: row.type,
-            occurredAt: row.occurredAt.toISOString(),
-            data: row.data,
-            channel: row.snapshot,
-          });
+          const parsed = channelEventMessageOf(row);
           if (!parsed.ok) {
             blocked.add(row.channelId);
             this.logger.error(`channel event ${row.eventId} (${row.type}) breaks the channel-events contract, not published: ${parsed.reason}`);
@@ -109,4 +103,9 @@ export class ChannelEventsRelay implements OnModuleInit, OnModuleDestroy {
       { timeout: 30_000 },
     );
   }
+}
+
+/** An outbox row as the message the ledger consumes, checked against the contract. */
+export function channelEventMessageOf(row: ChannelEventRow): ReturnType<typeof parseChannelEventMessage> {
+  return parseChannelEventMessage({ eventId: row.eventId, type: row.type, occurredAt: row.occurredAt.toISOString(), data: row.data, channel: row.snapshot });
 }

@@ -354,19 +354,21 @@ export class SessionChannels {
   }
 
   /** Channels not finalized yet, the least recently looked at first: what the worker watches and settles. */
-  async live(limit: number): Promise<ChannelRow[]> {
+  async live(networks: string[], limit: number): Promise<ChannelRow[]> {
     const rows = await this.db.$queryRawUnsafe<RawRow[]>(
-      `SELECT ${COLUMNS('c')} FROM facilitator.session_channels c WHERE c.state <> 'closed' ORDER BY c.updated_at LIMIT ${Number(limit)}`,
+      `SELECT ${COLUMNS('c')} FROM facilitator.session_channels c WHERE c.state <> 'closed' AND c.network = ANY($1::text[]) ORDER BY c.updated_at LIMIT ${Number(limit)}`,
+      networks,
     );
     return rows.map(toRow);
   }
 
   /** Channels open without a voucher (or an open) since `before`: closed by us (SESSION_IDLE_CLOSE_MS). */
-  async idleSince(before: Date, limit: number): Promise<ChannelRow[]> {
+  async idleSince(networks: string[], before: Date, limit: number): Promise<ChannelRow[]> {
     const rows = await this.db.$queryRawUnsafe<RawRow[]>(
       `SELECT ${COLUMNS('c')} FROM facilitator.session_channels c
-        WHERE c.state = 'open' AND COALESCE(c.last_voucher_at, c.created_at) < $1 ORDER BY c.created_at LIMIT ${Number(limit)}`,
+        WHERE c.state = 'open' AND c.network = ANY($2::text[]) AND COALESCE(c.last_voucher_at, c.created_at) < $1 ORDER BY c.created_at LIMIT ${Number(limit)}`,
       before,
+      networks,
     );
     return rows.map(toRow);
   }

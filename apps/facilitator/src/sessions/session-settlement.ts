@@ -103,7 +103,12 @@ export class SessionSettlement {
   /** One pass of the worker: watch every live channel, settle what is due, close the idle ones. */
   async tick(now = new Date()): Promise<void> {
     const policy = { minUnsettled: this.sessions.settleMinAmount, maxAgeMs: this.sessions.settleMaxAgeMs };
-    for (const row of await this.channels.live(CHANNELS_PER_TICK)) {
+    // only the networks this process serves with an escrow (another deployment's channels are not ours to watch)
+    const served = this.networks
+      .all()
+      .filter((n) => n.config.sessionEscrow)
+      .map((n) => n.config.network);
+    for (const row of await this.channels.live(served, CHANNELS_PER_TICK)) {
       try {
         const watched = await this.watch(row);
         if (watched.state === 'closed' || !watched.acceptedSignature) continue;
@@ -117,7 +122,7 @@ export class SessionSettlement {
         this.logger.warn(`channel ${row.channelId}: ${(error as Error).message.split('\n')[0]}`);
       }
     }
-    for (const row of await this.channels.idleSince(new Date(now.getTime() - this.sessions.idleCloseMs), CHANNELS_PER_TICK)) {
+    for (const row of await this.channels.idleSince(served, new Date(now.getTime() - this.sessions.idleCloseMs), CHANNELS_PER_TICK)) {
       const closed = await this.close(row, undefined, row.lastChallengeId).catch((error: Error) => ({ ok: false as const, error: { detail: error.message } }));
       if (!closed.ok) this.logger.warn(`closing idle channel ${row.channelId}: ${closed.error.detail}`);
     }
