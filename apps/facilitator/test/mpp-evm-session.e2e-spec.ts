@@ -178,7 +178,15 @@ describe('MPP evm session through the facilitator', () => {
     const view = await fetch(`${facilitator.url}/mpp/sessions/${channel.channelId}`).then((r) => r.json() as Promise<Record<string, unknown>>);
     expect(view).toMatchObject({ state: 'open', deposit: '1000', acceptedCumulative: '300', spent: '250', available: '50', settledOnChain: '0' });
 
-    // close at spent: the payee gets 250, the payer 750 back
+    // a top-up by hash: counted once, then a voucher above the old deposit is accepted
+    const topUp = await client.topUpDirect(channel, 500n);
+    expect(await present(topUp, source)).toMatchObject({ status: 200 });
+    expect(await present(topUp, source)).toMatchObject({ status: 200 });
+    expect(await present({ ...topUp, additionalDeposit: '400' }, source)).toMatchObject({ status: 402 });
+    expect((await present(await client.voucher(channel, 1_200n))).body.receipt.acceptedCumulative).toBe('1200');
+    expect(await onChain(channel.channelId)).toMatchObject({ deposit: 1_500n });
+
+    // close at spent: the payee gets 250, the payer 1250 back
     const payerBefore = await balance(account.address);
     const payeeBefore = await balance(payee);
     const closePayload = await client.close(channel, { channelId: channel.channelId, spent: '250' });
@@ -186,12 +194,12 @@ describe('MPP evm session through the facilitator', () => {
     expect(closed.status).toBe(200);
     expect(closed.body.receipt).toMatchObject({ spent: '250', txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
     expect(await balance(payee)).toBe(payeeBefore + 250n);
-    expect(await balance(account.address)).toBe(payerBefore + 750n);
+    expect(await balance(account.address)).toBe(payerBefore + 1_250n);
     expect(await onChain(channel.channelId)).toMatchObject({ finalized: true, settled: 250n });
     // the same close again: the same transaction; a charge after close: 410
     expect((await present(closePayload)).body.receipt.txHash).toBe(closed.body.receipt.txHash);
     expect((await charge(channel.channelId, '10', 'c-4')).status).toBe(410);
-    expect(await present(await client.voucher(channel, 400n))).toMatchObject({ status: 410 });
+    expect(await present(await client.voucher(channel, 1_300n))).toMatchObject({ status: 410 });
   });
 
   it('opens and tops up by authorization (relayed once), and a close voucher below spent settles the highest accepted instead', async () => {
