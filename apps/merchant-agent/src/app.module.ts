@@ -7,6 +7,8 @@ import { HealthController } from './health/health.controller';
 import { ForecastController } from './paid-http/forecast.controller';
 import { DiscoveryController } from './mpp/discovery.controller';
 import { MppForecastController } from './mpp/mpp-forecast.controller';
+import { ForecastStreamController } from './mpp/session/forecast-stream.controller';
+import { VoucherSignals } from './mpp/session/voucher-signals';
 import { MERCHANT_AGENT_OPENAPI } from './openapi';
 import { BriefingController } from './subscriptions/briefing.controller';
 
@@ -20,8 +22,15 @@ export class AppModule implements OnModuleInit {
         ObservabilityModule.forRoot({ service: 'merchant-agent', openapi: MERCHANT_AGENT_OPENAPI, openapiAtRoot: false }),
         A2aModule.forConfig(config),
       ],
-      controllers: [HealthController, ForecastController, MppForecastController, DiscoveryController, ...(config.subscription ? [BriefingController] : [])],
-      providers: [{ provide: MERCHANT_CONFIG, useValue: config }],
+      controllers: [
+        HealthController,
+        ForecastController,
+        MppForecastController,
+        ForecastStreamController,
+        DiscoveryController,
+        ...(config.subscription ? [BriefingController] : []),
+      ],
+      providers: [{ provide: MERCHANT_CONFIG, useValue: config }, VoucherSignals],
     };
   }
 
