@@ -2,15 +2,16 @@ import { OPENAPI_CONVENTIONS, zodComponentSchemas, type OpenApiOptions } from '@
 import { MPP_WIRE_SCHEMAS, PROBLEM_BASE, PROBLEMS } from '@mp/mpp';
 import { X402_WIRE_SCHEMAS, X402Reason } from '@mp/x402';
 import { MPP_API_SCHEMAS } from './mpp/mpp.api';
+import { SESSION_API_SCHEMAS } from './sessions/sessions.api';
 import { COMPONENTS, WEBHOOKS } from './openapi.components';
 
-/** The Payment scheme's problem types the facilitator answers (MPP sessions are not offered). */
-const MPP_PROBLEM_TYPES = (Object.keys(PROBLEMS) as (keyof typeof PROBLEMS)[]).filter((t) => !t.startsWith('session/'));
+/** The Payment scheme's problem types the facilitator answers (session/* for the evm session intent). */
+const MPP_PROBLEM_TYPES = Object.keys(PROBLEMS) as (keyof typeof PROBLEMS)[];
 /** What the facilitator says about itself in its OpenAPI document; its routes say the rest (see @ApiDoc). */
 export const FACILITATOR_OPENAPI: OpenApiOptions = {
   title: 'Facilitator',
   version: '0.1.0',
-  description: `${'The facilitator: x402 verify and settle of `exact` EVM (EIP-3009) payments, and MPP (the `Payment` HTTP authentication scheme) challenges, verify and settle with the `evm` and `stripe` charge methods, exactly once.'}\n\n${OPENAPI_CONVENTIONS}`,
+  description: `${'The facilitator: x402 verify and settle of `exact` EVM (EIP-3009) payments, and MPP (the `Payment` HTTP authentication scheme) challenges, verify and settle with the `evm` and `stripe` charge methods, exactly once, and `evm` sessions (payment channels paid with vouchers).'}\n\n${OPENAPI_CONVENTIONS}`,
   components: {
     ...COMPONENTS,
     schemas: {
@@ -22,7 +23,7 @@ export const FACILITATOR_OPENAPI: OpenApiOptions = {
         enum: MPP_PROBLEM_TYPES.map((t) => `${PROBLEM_BASE}${t}`),
         'x-problem-status': Object.fromEntries(MPP_PROBLEM_TYPES.map((t) => [t, PROBLEMS[t].status])),
       },
-      ...zodComponentSchemas({ ...X402_WIRE_SCHEMAS, ...MPP_WIRE_SCHEMAS, ...MPP_API_SCHEMAS }),
+      ...zodComponentSchemas({ ...X402_WIRE_SCHEMAS, ...MPP_WIRE_SCHEMAS, ...MPP_API_SCHEMAS, ...SESSION_API_SCHEMAS }),
     },
   },
   webhooks: WEBHOOKS,

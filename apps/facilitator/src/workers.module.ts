@@ -9,6 +9,7 @@ import { RefundSweep } from './refunds/refund-sweep';
 import { RefundsModule } from './refunds/refunds.module';
 import { MerchantNoticesConsumer, MerchantNoticesQueueModule } from './merchants/webhooks/merchant-notices.consumer';
 import { WebhookDispatcher } from './merchants/webhooks/webhook-dispatcher';
+import { ChannelEventsQueueModule, ChannelEventsRelay } from './sessions/channel-events.relay';
 import { SettlementModule } from './settlement/settlement.module';
 import { SettlementWorker } from './settlement/settlement.worker';
 import { SignerLeases } from './settlement/signer-leases';
@@ -20,7 +21,7 @@ import { Permit2UptoModule } from './upto/permit2-upto.module';
 
 /**
  * Everything the facilitator runs in the background: the settlement worker and its signer leases (send, confirm,
- * recover), the Stripe sweep, the refund sweep, the outbox relay to the ledger and its acknowledgements (with
+ * recover), the Stripe sweep, the refund sweep, the outbox relay to the ledger and its acknowledgements and the channel-events relay (with
  * OUTBOX_PUBLISH), signed webhooks, the merchant-notices consumer, and (with SUBSCRIPTION_SEALING_KEYS) the
  * subscription commands worker and the revocation watcher. Imported only by worker-role processes (FACILITATOR_ROLE worker or all;
  * see AppModule.forConfig): an api process has none of these providers, so it never consumes a queue, holds a wallet
@@ -40,7 +41,7 @@ export class FacilitatorWorkersModule {
         MppModule,
         RefundsModule,
         MerchantNoticesQueueModule,
-        ...(outbox.publish ? [PaymentEventsQueuesModule] : []),
+        ...(outbox.publish ? [PaymentEventsQueuesModule, ChannelEventsQueueModule] : []),
         ...(subscriptions ? [SubscriptionsModule, SubscriptionCommandsQueueModule] : []),
       ],
       // SettlementWorker before SignerLeases: their init order is the one these had before the split.
@@ -49,7 +50,7 @@ export class FacilitatorWorkersModule {
         SignerLeases,
         StripeSweep,
         RefundSweep,
-        ...(outbox.publish ? [OutboxRelay, OutboxAcks] : []),
+        ...(outbox.publish ? [OutboxRelay, OutboxAcks, ChannelEventsRelay] : []),
         WebhookDispatcher,
         MerchantNoticesConsumer,
         // subscription commands and revocations only where authorizations can be opened (SUBSCRIPTION_SEALING_KEYS)

@@ -36,6 +36,10 @@ export interface NetworkConfig {
   eip6492AllowedFactories: Address[];
   /** Fee ceiling per gas for every send and replacement (MAX_FEE_PER_GAS_WEI); unset: none. */
   maxFeePerGas?: bigint;
+  /** The MPP evm session escrow (EvmPaymentChannelEscrow) on this network; unset: no sessions on it. */
+  sessionEscrow?: Address;
+  /** Local chain only: the manifest merchant's key, the default session payee (SESSION_PAYEE_KEYS unset). */
+  sessionPayeeKey?: Hex;
 }
 
 function toViemChain(config: NetworkConfig): Chain {

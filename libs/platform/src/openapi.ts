@@ -200,6 +200,7 @@ const PROBLEM_WHEN: Record<ProblemCode, string> = {
   balance_conflict:
     'POST /balances/top-ups, /charges or /holds (ledger) with an id, or a funding payment reference, used before for another payer, asset or amount. Nothing is written.',
   hold_closed: 'POST /balances/holds/{id}/capture or /release (ledger) for a hold already released, expired, or captured with another amount.',
+  session_charge_conflict: 'POST /mpp/sessions/charges (facilitator) with a chargeId already charged on the channel for another amount.',
   merchant_disabled: 'Operator API: making an API key for, or resending a webhook of, a disabled merchant (enable it first).',
   webhook_not_configured: 'Operator API: resending a webhook delivery of a merchant that has no webhook URL now.',
   payload_too_large:

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { env, loadConfig, ConfigError, queuePrefixOf, queuePrefixVar, trustProxyVar, type TrustProxy } from '@mp/platform';
 import { loadChainManifest, type AssetConfig, type NetworkConfig } from '@mp/chain';
 import type { Address, Hex } from 'viem';
+import { privateKeyToAddress } from 'viem/accounts';
 import { parseSealingKeys, type SealingKey } from '../subscriptions/sealing';
 
 export const FACILITATOR_CONFIG = Symbol('FACILITATOR_CONFIG');
@@ -113,6 +114,10 @@ const envSchema = z.object({
     .regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte private key')
     .optional(),
   BATCH_SETTLEMENT_WAIT_MS: env.int(15_000, 0),
+  // MPP evm sessions: the payee keys the facilitator settles and closes channels with (local chain: the manifest's
+  // merchant key when unset); none: the session intent is not offered
+  SESSION_PAYEE_KEYS: env.list(),
+  SESSION_WAIT_MS: env.int(15_000, 0),
   CLOCK_RPC_URL: z.string().url().optional(),
   // operator API (/admin) and bull-board (/admin/queues); unset or empty: both answer 404
   OPERATOR_TOKEN: z
@@ -138,6 +143,8 @@ const networksFileSchema = z.object({
         pollingIntervalMs: z.number().int().min(10).default(1_000),
         confirmations: z.number().int().min(1).max(1_000).default(1),
         signerKeyEnv: z.array(z.string().min(1)).min(1),
+        /** the MPP evm session escrow (EvmPaymentChannelEscrow) on this network; unset: no sessions on it */
+        sessionEscrow: address.optional(),
         eip6492AllowedFactories: z.array(address).default([]),
         assets: z
           .array(
@@ -236,6 +243,19 @@ export interface FacilitatorConfig {
   batchSettlement?: BatchSettlementConfig;
   /** MPP subscriptions (issue 13); undefined (no SUBSCRIPTION_SEALING_KEYS): the subscription intent is not offered. */
   subscriptions?: SubscriptionsConfig;
+  /** MPP evm sessions (issue 14); undefined (no payee key): the session intent is not offered. */
+  sessions?: SessionsConfig;
+}
+
+export interface SessionsConfig {
+  /**
+   * The payee keys of session recipients (SESSION_PAYEE_KEYS) by lowercase address: only a recipient listed here can
+   * be offered a session, since settle and close must come from the payee. Each key also sends its channels'
+   * transactions (relayed opens and top-ups, settles, closes), so its nonces are never the signer pool's.
+   */
+  payeeKeys: ReadonlyMap<string, Hex>;
+  /** how long a session credential follows its transaction's receipt before answering (SESSION_WAIT_MS) */
+  waitMs: number;
 }
 
 export interface BatchSettlementConfig {
@@ -340,6 +360,7 @@ export function loadFacilitatorConfig(environment: NodeJS.ProcessEnv = process.e
         waitMs: e.BATCH_SETTLEMENT_WAIT_MS,
       },
     }),
+    ...sessionsConfig(e, networks),
     ...(sealing.keys.length && {
       subscriptions: {
         sealingKeys: sealing.keys,
@@ -424,6 +445,7 @@ function networksFromFile(path: string, environment: NodeJS.ProcessEnv): Network
       confirmations: n.confirmations,
       signerKeys,
       eip6492AllowedFactories: n.eip6492AllowedFactories as Address[],
+      ...(n.sessionEscrow && { sessionEscrow: n.sessionEscrow as Address }),
       assets: n.assets.map(({ gasCap, ...a }) => ({
         ...a,
         address: a.address as Address,
@@ -459,6 +481,8 @@ function networksFromManifest(path: string, keysOverride: Hex[], eip6492AllowedF
       signerKeys: keysOverride.length ? keysOverride : manifest.accounts.facilitatorSigners.map((s) => s.privateKey as Hex),
       // Empty (fail closed) unless FACILITATOR_EIP6492_FACTORIES names factories.
       eip6492AllowedFactories,
+      sessionEscrow: manifest.contracts.sessionEscrow as Address,
+      sessionPayeeKey: manifest.accounts.merchant.privateKey as Hex,
       assets: tokens.map((t) => ({
         address: t.address as Address,
         symbol: t.symbol,
@@ -487,4 +511,29 @@ function batchSenderKey(key: Hex, networks: readonly { signerKeys: readonly Hex[
     throw new ConfigError(["BATCH_SETTLEMENT_SENDER_KEY: is one of the facilitator's settlement wallets; give batch-settlement a wallet of its own"]);
   }
   return key;
+}
+
+/**
+ * SESSION_PAYEE_KEYS, or on the local chain (no networks file) the manifest's merchant key. A payee key must not be a
+ * settlement wallet: the signer pool owns those nonces.
+ */
+function sessionsConfig(
+  e: { SESSION_PAYEE_KEYS: string[]; SESSION_WAIT_MS: number; FACILITATOR_NETWORKS_FILE?: string },
+  networks: readonly (NetworkConfig & { sessionPayeeKey?: Hex })[],
+): { sessions?: SessionsConfig } {
+  const keys = e.SESSION_PAYEE_KEYS.length ? e.SESSION_PAYEE_KEYS : networks.flatMap((n) => (n.sessionPayeeKey ? [n.sessionPayeeKey] : []));
+  if (!keys.length) return {};
+  const problems: string[] = [];
+  const payeeKeys = new Map<string, Hex>();
+  for (const [index, key] of keys.entries()) {
+    if (!hexKey.safeParse(key).success) {
+      problems.push(`SESSION_PAYEE_KEYS: entry ${index + 1} is not a valid 0x-prefixed secp256k1 private key`);
+      continue;
+    }
+    if (networks.some((n) => n.signerKeys.some((k) => k.toLowerCase() === key.toLowerCase())))
+      problems.push(`SESSION_PAYEE_KEYS: entry ${index + 1} is one of the facilitator's settlement wallets; a payee sends its own channel transactions`);
+    payeeKeys.set(privateKeyToAddress(key as Hex).toLowerCase(), key as Hex);
+  }
+  if (problems.length) throw new ConfigError(problems);
+  return { sessions: { payeeKeys, waitMs: e.SESSION_WAIT_MS } };
 }

@@ -12,6 +12,8 @@ import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitato
 import { EvmSubscriptionRail } from '../subscriptions/evm-subscription.rail';
 import { StripeSubscriptionRail } from '../subscriptions/stripe-subscription.rail';
 import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
+import { EvmSessionRail } from '../sessions/evm-session.rail';
+import { SessionsModule } from '../sessions/sessions.module';
 import { CHARGE_RAILS } from './charges/charge-rail';
 import { EvmChargeRail } from './charges/evm-charge.rail';
 import { StripeChargeRail } from './charges/stripe-charge.rail';
@@ -26,7 +28,7 @@ import { MppService } from './mpp.service';
  * without a webhook, runs in FacilitatorWorkersModule on what this module exports.
  */
 @Module({
-  imports: [NetworksModule, Eip3009Module, SettlementModule, StripeModule, SubscriptionsModule, RefundsModule],
+  imports: [NetworksModule, Eip3009Module, SettlementModule, StripeModule, SubscriptionsModule, RefundsModule, SessionsModule],
   controllers: [MppController, StripeWebhooksController],
   providers: [
     MppService,
@@ -39,16 +41,23 @@ import { MppService } from './mpp.service';
     StripeChargeRail,
     {
       provide: CHARGE_RAILS,
-      inject: [FACILITATOR_CONFIG, EvmChargeRail, StripeChargeRail, EvmSubscriptionRail, StripeSubscriptionRail],
+      inject: [FACILITATOR_CONFIG, EvmChargeRail, StripeChargeRail, EvmSubscriptionRail, StripeSubscriptionRail, EvmSessionRail],
       // the subscription intent only with SUBSCRIPTION_SEALING_KEYS (the subscriptions switch: evm authorizations are
-      // never stored unsealed, and the commands worker runs only then); on stripe also only with Stripe configured
+      // never stored unsealed, and the commands worker runs only then); on stripe also only with Stripe configured;
+      // the session intent only with a payee key (SESSION_PAYEE_KEYS, or the local chain's merchant)
       useFactory: (
         config: FacilitatorConfig,
         evm: EvmChargeRail,
         stripe: StripeChargeRail,
         evmSubscription: EvmSubscriptionRail,
         stripeSubscription: StripeSubscriptionRail,
-      ) => [evm, stripe, ...(config.subscriptions ? [evmSubscription, ...(config.stripe ? [stripeSubscription] : [])] : [])],
+        evmSession: EvmSessionRail,
+      ) => [
+        evm,
+        stripe,
+        ...(config.subscriptions ? [evmSubscription, ...(config.stripe ? [stripeSubscription] : [])] : []),
+        ...(config.sessions ? [evmSession] : []),
+      ],
     },
   ],
   exports: [MppClaims, StripeOutcomes, StripePayments],

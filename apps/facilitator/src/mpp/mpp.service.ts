@@ -99,7 +99,8 @@ export class MppService {
     const accepted = await this.accept(body, merchantId);
     if (!accepted.ok) return accepted.answer;
     const { attempt, rail } = accepted;
-    const used = await this.claims.find(scopeOf(merchantId), attempt.challenge.id);
+    // a session's challenges are echoed by many credentials: never "used"
+    const used = rail.present ? undefined : await this.claims.find(scopeOf(merchantId), attempt.challenge.id);
     if (used) return this.problem(body, merchantId, { code: 'invalid-challenge', detail: 'this challenge has already been used' }, attempt.challenge.id);
     const verdict = await rail.verify(attempt, { beforeSettle: false });
     if (!verdict.ok) return this.problem(body, merchantId, verdict.error, attempt.challenge.id);
@@ -122,6 +123,12 @@ export class MppService {
     const { attempt, rail, expired } = accepted;
     const { challenge } = attempt;
     const scope = scopeOf(merchantId);
+    if (rail.present) {
+      // not claimed once (a session): an expired challenge is refused, the client retries with the fresh one
+      if (expired) return this.problem(body, merchantId, expired, challenge.id);
+      const presented = await rail.present(attempt);
+      return presented.ok ? receiptAnswer(presented.receipt, presented.payer) : this.problem(body, merchantId, presented.error, challenge.id);
+    }
 
     let existing = await this.claims.find(scope, challenge.id);
     if (!existing) {

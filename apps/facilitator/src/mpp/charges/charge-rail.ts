@@ -1,4 +1,4 @@
-import type { Challenge, Credential, MppError } from '@mp/mpp';
+import type { Challenge, Credential, MppError, Receipt } from '@mp/mpp';
 
 /** A credential whose challenge we issued for this route, handed to the rail of its method. */
 export interface ChargeAttempt {
@@ -48,6 +48,14 @@ export interface ChargeRail {
    * when the claim lost the receipt its settlement answered with.
    */
   receiptFields?(attempt: ChargeAttempt): Promise<ReceiptFields | undefined>;
+  /**
+   * A rail whose credentials are not claimed once (intent `session`: one challenge opens a channel, later credentials
+   * echo challenges of the same route) answers each credential itself: /mpp/settle calls this instead of claim + settle.
+   */
+  present?(attempt: ChargeAttempt): Promise<PresentedCredential>;
 }
+
+/** What a presented credential came to: the receipt (with the method's members) and the payer, or a problem. */
+export type PresentedCredential = { ok: true; receipt: Receipt; payer: string } | { ok: false; error: MppError };
 
 export const CHARGE_RAILS = Symbol('CHARGE_RAILS');
