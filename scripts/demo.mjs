@@ -239,6 +239,30 @@ async function main() {
     });
   }
 
+  await step('MPP session: a forecast streamed hour by hour over SSE, paid by vouchers on a payment channel', async () => {
+    const url = `${merchantUrl}/mpp/forecast/stream?hours=24&city=Lisbon`;
+    say(`MPP session: a buyer streams ${url} (price per hour in the challenge; the channel opened with a relayed deposit)`);
+    const session = spawnSync(
+      process.execPath,
+      [appEntry('merchant-agent', 'mpp/session-buyer.main.js'), url, '--open', 'authorization', '--deposit', '10000'],
+      {
+        cwd: REPO_ROOT,
+        env: { ...common, BUYER_PRIVATE_KEY: manifest.accounts.payers[3].privateKey },
+        encoding: 'utf8',
+      },
+    );
+    const events = session.stderr.split('\n').filter((l) => l.startsWith('session: '));
+    for (const line of events.filter((l) => !l.startsWith('session: receipt'))) say(line.replace(/^session: /, 'MPP session: '));
+    if (session.status !== 0) throw new Error(`the session stream failed: ${session.stderr.trim().split('\n').at(-1)}`);
+    const hours = session.stdout.trim().split('\n').filter(Boolean);
+    const done = JSON.parse(events.at(-1).slice('session: done '.length));
+    say(`MPP session: ${hours.length} hours delivered, spent ${done.spent}, closed on chain in ${done.closeTx}`);
+    const channel = await (
+      await fetch(`${facilitatorUrl}/mpp/sessions/${done.channelId}`, { headers: { authorization: `Bearer ${merchantAccount.apiKey}` } })
+    ).json();
+    say(`MPP session: the facilitator's channel: ${JSON.stringify(channel)}`);
+  });
+
   await step('A2A: a buyer agent buys a skill from the merchant agent', async () => {
     say(`A2A: the buyer agent reads ${merchantUrl}/.well-known/agent-card.json and asks for "forecast Lisbon"`);
     const a2a = spawnSync(process.execPath, [appEntry('merchant-agent', 'buyer/a2a-main.js'), 'forecast', 'Lisbon'], {

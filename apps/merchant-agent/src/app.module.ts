@@ -8,6 +8,8 @@ import { ForecastController } from './paid-http/forecast.controller';
 import { MeteredForecastController } from './paid-http/metered-forecast.controller';
 import { DiscoveryController } from './mpp/discovery.controller';
 import { MppForecastController } from './mpp/mpp-forecast.controller';
+import { ForecastStreamController } from './mpp/session/forecast-stream.controller';
+import { VoucherSignals } from './mpp/session/voucher-signals';
 import { MERCHANT_AGENT_OPENAPI } from './openapi';
 import { BriefingController } from './subscriptions/briefing.controller';
 
@@ -26,10 +28,11 @@ export class AppModule implements OnModuleInit {
         ForecastController,
         ...(config.batchSettlement ? [MeteredForecastController] : []),
         MppForecastController,
+        ForecastStreamController,
         DiscoveryController,
         ...(config.subscription ? [BriefingController] : []),
       ],
-      providers: [{ provide: MERCHANT_CONFIG, useValue: config }],
+      providers: [{ provide: MERCHANT_CONFIG, useValue: config }, VoucherSignals],
     };
   }
 

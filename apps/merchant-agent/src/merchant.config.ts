@@ -41,6 +41,15 @@ const envSchema = z.object({
   MERCHANT_A2A_RECOVER_AFTER_MS: env.int(120_000, 0),
   MERCHANT_FACILITATOR_TIMEOUT_MS: env.int(10_000, 1),
   MPP_REALM: z.string().min(1).default('merchant-agent.local'),
+  MERCHANT_SESSION_UNIT_PRICE: z
+    .string()
+    .regex(/^[1-9][0-9]*$/, 'must be a positive integer of atomic units')
+    .default('1000'),
+  MERCHANT_SESSION_SUGGESTED_DEPOSIT: z
+    .string()
+    .regex(/^[1-9][0-9]*$/, 'must be a positive integer of atomic units')
+    .default('24000'),
+  MERCHANT_SESSION_VOUCHER_WAIT_MS: env.int(60_000, 1),
   MERCHANT_STRIPE_NETWORK_ID: z.string().min(1).optional(),
   MERCHANT_STRIPE_PRICE: z
     .string()
@@ -129,6 +138,15 @@ export interface MerchantConfig {
     realm: string;
     /** the stripe offer, made only when MERCHANT_STRIPE_NETWORK_ID names the seller's Stripe profile */
     stripe?: { networkId: string; amount: string; currency: string };
+    /** the metered forecast stream paid through an MPP evm session (one unit = one forecast hour) */
+    session: {
+      /** atomic units of the price asset per forecast hour */
+      unitPrice: string;
+      /** the deposit the challenge suggests opening the channel with */
+      suggestedDeposit: string;
+      /** how long a stream waits for the voucher it asked for before it ends (Tempo: about 60 s) */
+      voucherWaitMs: number;
+    };
   };
   /** The subscription the agent sells (MPP `subscription` intent); unset unless MERCHANT_SUBSCRIPTION_PLAN_ID names a plan. */
   subscription?: SubscriptionConfig;
@@ -209,6 +227,11 @@ export function loadMerchantConfig(environment: NodeJS.ProcessEnv = process.env)
     a2a: { haikuPrice: e.MERCHANT_HAIKU_PRICE, settleRetryMs: e.MERCHANT_A2A_SETTLE_RETRY_MS, recoverAfterMs: e.MERCHANT_A2A_RECOVER_AFTER_MS },
     mpp: {
       realm: e.MPP_REALM,
+      session: {
+        unitPrice: e.MERCHANT_SESSION_UNIT_PRICE,
+        suggestedDeposit: e.MERCHANT_SESSION_SUGGESTED_DEPOSIT,
+        voucherWaitMs: e.MERCHANT_SESSION_VOUCHER_WAIT_MS,
+      },
       ...(e.MERCHANT_STRIPE_NETWORK_ID && {
         stripe: { networkId: e.MERCHANT_STRIPE_NETWORK_ID, amount: e.MERCHANT_STRIPE_PRICE, currency: e.MERCHANT_STRIPE_CURRENCY },
       }),

@@ -58,6 +58,35 @@ export type MppSettlement =
 export type MppVerification =
   { ok: true; challengeId: string; method: string; payer?: string } | { ok: false; status: number; problem: MppProblem; wwwAuthenticate: string[] };
 
+/** What the merchant asks before it delivers metered units on an MPP session: `amount` more spent on the channel. */
+export interface MppSessionChargeInput {
+  channelId: string;
+  /** atomic units */
+  amount: string;
+  /** the merchant's idempotency key: the same id never charges twice, and answers the original outcome */
+  chargeId: string;
+  /** units delivered for it (a receipt's `units`) */
+  units?: string;
+}
+
+export type MppSessionCharge =
+  /** spent is recorded: deliver. `receipt` is the session receipt as it stands (acceptedCumulative, spent, …). */
+  | { ok: true; receipt: Record<string, unknown> & { channelId: string; acceptedCumulative: string; spent: string } }
+  /** the accepted vouchers do not cover it: ask the payer for a voucher of at least `requiredCumulative` (SSE `payment-need-voucher`) */
+  | { ok: false; needVoucher: { channelId: string; requiredCumulative: string; acceptedCumulative: string; deposit: string } }
+  /** the channel cannot be charged (unknown, closing, closed): stop metering */
+  | { ok: false; status: number; problem: MppProblem };
+
+export interface MppSessionChannel {
+  channelId: string;
+  deposit: string;
+  acceptedCumulative: string;
+  spent: string;
+  settled: string;
+  state: string;
+  [member: string]: unknown;
+}
+
 export interface MppFacilitatorClientOptions {
   /** the facilitator's base URL */
   url: string;
@@ -111,11 +140,41 @@ export class MppFacilitatorClient {
     return { ok: true, receipt: body.receipt as never, paymentReceipt: body.paymentReceipt, ...(body.payer && { payer: body.payer }) };
   }
 
-  private async post(path: string, body: unknown): Promise<{ status: number; body: unknown }> {
+  /** Records `amount` more spent on a session channel, before the merchant delivers what it pays for. */
+  async sessionCharge(charge: MppSessionChargeInput): Promise<MppSessionCharge> {
+    const { status, body } = await this.post('/mpp/sessions/charges', charge);
+    if (status === 200 || status === 201) return { ok: true, receipt: (body as { receipt: never }).receipt };
+    const problem = body as MppProblem | undefined;
+    if (status === 402 && typeof problem?.requiredCumulative === 'string') {
+      const { channelId, requiredCumulative, acceptedCumulative, deposit } = problem as Record<string, string>;
+      return {
+        ok: false,
+        needVoucher: { channelId: channelId!, requiredCumulative: requiredCumulative!, acceptedCumulative: acceptedCumulative!, deposit: deposit! },
+      };
+    }
+    if (typeof problem?.type === 'string' && problem.type.startsWith(PAYMENT_PROBLEMS)) return { ok: false, status, problem };
+    throw new MppFacilitatorError(status, body);
+  }
+
+  /** A session channel as the facilitator books it (amounts as decimal strings). */
+  async sessionChannel(channelId: string): Promise<MppSessionChannel> {
+    const { status, body } = await this.send('GET', `/mpp/sessions/${encodeURIComponent(channelId)}`);
+    if (status !== 200) throw new MppFacilitatorError(status, body);
+    return body as MppSessionChannel;
+  }
+
+  private post(path: string, body: unknown): Promise<{ status: number; body: unknown }> {
+    return this.send('POST', path, body);
+  }
+
+  private async send(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
     const response = await this.fetch(new URL(path, this.options.url), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(this.options.apiKey && { authorization: `Bearer ${this.options.apiKey}` }) },
-      body: JSON.stringify(body),
+      method,
+      headers: {
+        ...(body !== undefined && { 'content-type': 'application/json' }),
+        ...(this.options.apiKey && { authorization: `Bearer ${this.options.apiKey}` }),
+      },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
     });
     const text = await response.text();
     let parsed: unknown = text;

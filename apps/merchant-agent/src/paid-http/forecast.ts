@@ -10,3 +10,10 @@ export function forecastFor(location: string) {
     ],
   };
 }
+
+const SKIES = ['clear', 'clear', 'cloudy', 'rain', 'cloudy', 'clear'] as const;
+
+/** One hour of a forecast: the unit the metered stream sells. */
+export function forecastHour(location: string, hour: number) {
+  return { location, in: hour, tempC: 19 - (hour % 7), sky: SKIES[hour % SKIES.length] };
+}
