@@ -4,7 +4,11 @@ import { type Job, UnrecoverableError } from 'bullmq';
 import { CHANNEL_EVENTS_QUEUE, parseChannelEventMessage, type ChannelEventMessage } from '@mp/clients';
 import { closeWorker } from '@mp/platform';
 import { LEDGER_CONFIG, type LedgerConfig } from '../ledger.config';
-import { ChannelBooks, ChannelEventRefusedError, type ChannelBookingOutcome } from './channel-books.service';
+import { ChannelBooks, ChannelEventGapError, ChannelEventRefusedError, type ChannelBookingOutcome } from './channel-books.service';
+
+/** A gap is first waited out in the job (events of one channel run side by side with LEDGER_INGEST_CONCURRENCY > 1). */
+const GAP_WAITS = 4;
+const GAP_WAIT_MS = 50;
 
 /**
  * Consumes the facilitator's `channel-events` queue (LEDGER_INGEST): each event booked once on its channel's accounts
@@ -49,11 +53,18 @@ export class ChannelEventsConsumer extends WorkerHost implements OnApplicationBo
   async process(job: Job): Promise<ChannelBookingOutcome> {
     const parsed = parseChannelEventMessage(job.data);
     if (!parsed.ok) throw new UnrecoverableError(`malformed channel event: ${parsed.reason}`);
-    try {
-      return await this.books.book(parsed.message);
-    } catch (error) {
-      if (error instanceof ChannelEventRefusedError) throw new UnrecoverableError(error.message);
-      throw error;
+    for (let wait = 1; ; wait++) {
+      try {
+        return await this.books.book(parsed.message);
+      } catch (error) {
+        if (error instanceof ChannelEventRefusedError) throw new UnrecoverableError(error.message);
+        // the earlier event is often being booked right now by another worker slot: a short wait before the queue's backoff
+        if (error instanceof ChannelEventGapError && wait <= GAP_WAITS) {
+          await new Promise((resolve) => setTimeout(resolve, GAP_WAIT_MS * wait));
+          continue;
+        }
+        throw error;
+      }
     }
   }
 }
