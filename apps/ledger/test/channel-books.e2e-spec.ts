@@ -40,7 +40,7 @@ describe('channel books from channel events', () => {
       held: b.held,
       unspent: b.unspent,
     };
-  const settledTo = (channelId: string, expected: Partial<ReturnType<typeof figures>>) =>
+  const settledTo = (channelId: string, expected: Partial<NonNullable<ReturnType<typeof figures>>>) =>
     until(`channel ${channelId} booked as ${JSON.stringify(expected, (_, v) => (typeof v === 'bigint' ? String(v) : v))}`, async () => {
       const b = figures(await books.read(merchantId, channelId));
       return b && Object.entries(expected).every(([k, v]) => b[k as keyof typeof b] === v) ? b : undefined;
@@ -79,7 +79,7 @@ describe('channel books from channel events', () => {
       feed.closed(closeHash),
     ];
     await publisher.publish(...events);
-    const closed = { state: 'closed', deposit: 1_500_000n, accepted: 700_000n, spent: 650_000n, settled: 700_000n, refunded: 800_000n, held: 0n };
+    const closed = { state: 'closed' as const, deposit: 1_500_000n, accepted: 700_000n, spent: 650_000n, settled: 700_000n, refunded: 800_000n, held: 0n };
     await settledTo(channel.channelId, closed);
 
     // every event again, under job ids of their own (a redelivery the queue cannot deduplicate), and once more directly
