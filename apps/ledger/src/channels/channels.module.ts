@@ -7,21 +7,28 @@ import { ChannelBooks } from './channel-books.service';
 import { ChannelEventsConsumer } from './channel-events.consumer';
 import { ChannelsController } from './channels.controller';
 
-/** Payment channels (MPP `session`): the facilitator's channel events booked on each channel's accounts, and their books read back. */
+/** A channel's books (booking its events, reading them back), for the API, the consumer and reconciliation. */
 @Module({
-  imports: [LedgerModule, MerchantAuthModule],
-  controllers: [ChannelsController],
+  imports: [LedgerModule],
   providers: [ChannelBooks],
   exports: [ChannelBooks],
 })
+export class ChannelBooksModule {}
+
+/** Payment channels (MPP `session`): the facilitator's channel events booked on each channel's accounts, and their books read back. */
+@Module({})
 export class ChannelsModule {
   /** With `consume` (LEDGER_INGEST), the `channel-events` worker too. */
   static forRoot({ consume }: { consume: boolean }): DynamicModule {
-    if (!consume) return { module: ChannelsModule };
     return {
       module: ChannelsModule,
-      imports: [BullModule.registerQueue({ name: CHANNEL_EVENTS_QUEUE, defaultJobOptions: CHANNEL_EVENT_JOB_OPTIONS })],
-      providers: [ChannelEventsConsumer],
+      imports: [
+        ChannelBooksModule,
+        MerchantAuthModule,
+        ...(consume ? [BullModule.registerQueue({ name: CHANNEL_EVENTS_QUEUE, defaultJobOptions: CHANNEL_EVENT_JOB_OPTIONS })] : []),
+      ],
+      controllers: [ChannelsController],
+      providers: consume ? [ChannelEventsConsumer] : [],
     };
   }
 }
