@@ -150,66 +150,19 @@ export class LedgerBookSource implements LedgerSource {
     }));
   }
 
-  /**
-   * Each prepaid account (code `prepaid`) with its stored totals, its posted balance recomputed from every transfer that
-   * touches it (single-phase transfers and posts; pending holds and voids move nothing posted), and its top-ups, each
-   * with the confirmed payments of its asset booked under its payment reference: posts of payment holds and
-   * single-phase payments (a post carries the settlement's transaction hash or PaymentIntent, as top-ups name it).
-   */
+  /** Each prepaid balance as stored and as its transfers add up, with its top-ups and the confirmed payments they name. */
   async prepaidBalances(merchantId: string): Promise<PrepaidCheckInput[]> {
-    const accounts = await this.db.$queryRawUnsafe<
-      { key: bigint; id: string; asset: string; payer: string | null; stored: string; held: string; recomputed: string }[]
-    >(
-      `SELECT a.key, a.id::text AS id, a.asset, a.reference AS payer,
-              (a.credits_posted - a.debits_posted)::text AS stored, a.debits_pending::text AS held,
-              COALESCE((SELECT sum(CASE WHEN t.credit_account_key = a.key THEN t.amount ELSE -t.amount END)
-                          FROM ledger.transfers t
-                         WHERE t.merchant_id = a.merchant_id AND (t.debit_account_key = a.key OR t.credit_account_key = a.key)
-                           AND t.flags & ${TransferFlag.pending | TransferFlag.void_pending_transfer} = 0), 0)::text AS recomputed
-         FROM ledger.accounts a
-        WHERE a.merchant_id = $1::uuid AND a.code = ${AccountCode.prepaid}
-        ORDER BY a.asset, a.reference`,
-      merchantId,
+    return (await this.ledger.accountAudits(merchantId, { accountCode: AccountCode.prepaid, fundedBy: TransferCode.topUp, fundingCode: TransferCode.payment })).map(
+      (a) => ({
+        accountId: a.id,
+        payer: a.reference ?? '',
+        asset: a.asset,
+        stored: a.stored,
+        held: a.held,
+        recomputed: a.recomputed,
+        topUps: a.fundings.map((f) => ({ transferId: f.id, amount: f.amount, paymentReference: f.reference, occurredAt: f.ts, funding: f.payments })),
+      }),
     );
-    if (accounts.length === 0) return [];
-    const topUps = await this.db.$queryRawUnsafe<{ account: bigint; id: string; amount: string; reference: string; ts: Date; asset: string }[]>(
-      `SELECT t.credit_account_key AS account, t.id::text AS id, t.amount::text AS amount, t.reference, t.ts, t.asset
-         FROM ledger.transfers t
-        WHERE t.merchant_id = $1::uuid AND t.code = ${TransferCode.topUp} AND t.credit_account_key = ANY($2::bigint[])
-        ORDER BY t.ts, t.seq`,
-      merchantId,
-      accounts.map((a) => a.key),
-    );
-    const funding = topUps.length
-      ? await this.db.$queryRawUnsafe<{ asset: string; reference: string; amount: string }[]>(
-          `SELECT t.asset, t.reference, t.amount::text AS amount
-             FROM ledger.transfers t
-            WHERE t.merchant_id = $1::uuid AND t.code = ${TransferCode.payment}
-              AND t.flags & ${TransferFlag.pending | TransferFlag.void_pending_transfer} = 0
-              AND t.reference = ANY($2::text[])`,
-          merchantId,
-          [...new Set(topUps.map((t) => t.reference))],
-        )
-      : [];
-    const paid = new Map<string, bigint[]>();
-    for (const f of funding) paid.set(`${f.asset}|${f.reference}`, [...(paid.get(`${f.asset}|${f.reference}`) ?? []), BigInt(f.amount)]);
-    return accounts.map((a) => ({
-      accountId: a.id,
-      payer: a.payer ?? '',
-      asset: a.asset,
-      stored: BigInt(a.stored),
-      held: BigInt(a.held),
-      recomputed: BigInt(a.recomputed),
-      topUps: topUps
-        .filter((t) => t.account === a.key)
-        .map((t) => ({
-          transferId: t.id,
-          amount: BigInt(t.amount),
-          paymentReference: t.reference,
-          occurredAt: t.ts,
-          funding: paid.get(`${t.asset}|${t.reference}`) ?? [],
-        })),
-    }));
   }
 }
 
