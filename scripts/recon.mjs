@@ -151,7 +151,9 @@ function summaryText(run, reportUrl) {
         .join(' · ')}`,
     );
   if (s.checked)
-    lines.push(`Checked  ${s.checked.channels} payment channels against the escrow, ${s.checked.prepaidBalances} prepaid balances, ${s.checked.topUps} top-ups`);
+    lines.push(
+      `Checked  ${s.checked.channels} payment channels against the escrow, ${s.checked.prepaidBalances} prepaid balances, ${s.checked.topUps} top-ups`,
+    );
   if (s.scope?.leftOut) lines.push(`Left out ${s.scope.leftOut} ledger entries of kinds no scan covers (reconciled: ${s.scope.reconciled.join(', ')})`);
   if (run.totals.length) {
     const table = [['Asset', 'Source', 'Ledger net', 'External net', 'Difference', 'Breaks']].concat(

@@ -84,7 +84,9 @@ describe('channel books from channel events', () => {
 
     // every event again, under job ids of their own (a redelivery the queue cannot deduplicate), and once more directly
     for (const [i, event] of events.entries()) await publisher.publishRaw(`again-${event.eventId}-${i}`, event);
-    await until('the redeliveries consumed', async () => ((await publisher.queue.getJobCounts('waiting', 'active', 'delayed')).waiting === 0 ? true : undefined));
+    await until('the redeliveries consumed', async () =>
+      (await publisher.queue.getJobCounts('waiting', 'active', 'delayed')).waiting === 0 ? true : undefined,
+    );
     for (const event of events) await expect(books.book(event)).resolves.toBe('skipped');
     expect(figures(await books.read(merchantId, channel.channelId))).toEqual({ ...closed, unspent: 50_000n });
 
@@ -115,7 +117,12 @@ describe('channel books from channel events', () => {
     const { channel, txHash } = await anvil.open(400_000n);
     const feed = new ChannelEventFeed(anvil, channel.channelId, merchantId);
     const settleHash = await anvil.settle(channel, 100_000n);
-    const [opened, voucher, spent, settled] = [feed.opened(400_000n, txHash), feed.voucher(150_000n), feed.spent('c', 120_000n), feed.settled(100_000n, settleHash)];
+    const [opened, voucher, spent, settled] = [
+      feed.opened(400_000n, txHash),
+      feed.voucher(150_000n),
+      feed.spent('c', 120_000n),
+      feed.settled(100_000n, settleHash),
+    ];
     // the last first: each waits (retried with backoff) for the one before it
     await publisher.publish(settled, spent, voucher);
     const waiting = await until('the settle held back', async () => {
@@ -125,7 +132,15 @@ describe('channel books from channel events', () => {
     expect(waiting.failedReason).toMatch(/not booked yet|earlier event/);
     expect(figures(await books.read(merchantId, channel.channelId))).toMatchObject({ deposit: 0n, accepted: 0n, spent: 0n, settled: 0n });
     await publisher.publish(opened);
-    await settledTo(channel.channelId, { state: 'open', deposit: 400_000n, accepted: 150_000n, spent: 120_000n, settled: 100_000n, held: 300_000n, unspent: 30_000n });
+    await settledTo(channel.channelId, {
+      state: 'open',
+      deposit: 400_000n,
+      accepted: 150_000n,
+      spent: 120_000n,
+      settled: 100_000n,
+      held: 300_000n,
+      unspent: 30_000n,
+    });
   });
 
   it('refuses for good, and books nothing of, messages that break the contract or contradict the books', async () => {

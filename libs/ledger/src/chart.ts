@@ -129,11 +129,7 @@ export function channelAccountId(channelId: string, role: ChannelAccountRole): L
  */
 export function channelAccount(channelId: string, role: ChannelAccountRole, asset: string): AccountInput {
   const flags =
-    role === 'channelEscrow'
-      ? AccountFlag.credits_must_not_exceed_debits
-      : role === 'channelUnspent'
-        ? AccountFlag.debits_must_not_exceed_credits
-        : 0;
+    role === 'channelEscrow' ? AccountFlag.credits_must_not_exceed_debits : role === 'channelUnspent' ? AccountFlag.debits_must_not_exceed_credits : 0;
   return {
     id: channelAccountId(channelId, role),
     asset,

@@ -65,8 +65,30 @@ describe('balance checks', () => {
       onChain(7, { deposit: 70n, settled: 0n }),
     );
     const opened = [
-      { channelId: id(7), network: NETWORK, escrow: ESCROW, payer: '0xp', payee: '0xpayee', token: TOKEN, deposit: 70n, transactionHash: '0xt', blockNumber: 9n, occurredAt: AT },
-      { channelId: id(1), network: NETWORK, escrow: ESCROW, payer: '0xp', payee: '0xpayee', token: TOKEN, deposit: 1000n, transactionHash: '0xs', blockNumber: 8n, occurredAt: AT },
+      {
+        channelId: id(7),
+        network: NETWORK,
+        escrow: ESCROW,
+        payer: '0xp',
+        payee: '0xpayee',
+        token: TOKEN,
+        deposit: 70n,
+        transactionHash: '0xt',
+        blockNumber: 9n,
+        occurredAt: AT,
+      },
+      {
+        channelId: id(1),
+        network: NETWORK,
+        escrow: ESCROW,
+        payer: '0xp',
+        payee: '0xpayee',
+        token: TOKEN,
+        deposit: 1000n,
+        transactionHash: '0xs',
+        blockNumber: 8n,
+        occurredAt: AT,
+      },
     ];
     const rows = channelBreaks({ books, chain, opened, at: AT });
     expect(kinds(rows)).toEqual([
@@ -78,7 +100,14 @@ describe('balance checks', () => {
       ['channel_refunded_mismatch', id(6)],
       ['channel_unknown_to_books', id(7)],
     ]);
-    expect(rows[0]).toMatchObject({ expected: 300n, actual: 350n, difference: 50n, entryKind: 'channel', source: 'chain', details: { figure: 'settled', block: '42' } });
+    expect(rows[0]).toMatchObject({
+      expected: 300n,
+      actual: 350n,
+      difference: 50n,
+      entryKind: 'channel',
+      source: 'chain',
+      details: { figure: 'settled', block: '42' },
+    });
     expect(rows[5]).toMatchObject({ expected: 600n, actual: 700n, difference: 100n });
     expect(rows[6]).toMatchObject({ expected: 0n, actual: 70n, asset: `${NETWORK}/${TOKEN}`, details: { transactionHash: '0xt' } });
   });

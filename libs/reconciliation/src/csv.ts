@@ -39,7 +39,16 @@ const COLUMNS: readonly Column[] = [
   // balance checks (channels, prepaid balances): what the books say, what the chain or the transfers say, and where
   ['expected', (r) => r.expected?.toString() ?? '', 'number'],
   ['actual', (r) => r.actual?.toString() ?? '', 'number'],
-  ['details', (r) => (r.details ? Object.entries(r.details).map(([k, v]) => `${k}=${v}`).join(' ') : ''), 'text'],
+  [
+    'details',
+    (r) =>
+      r.details
+        ? Object.entries(r.details)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(' ')
+        : '',
+    'text',
+  ],
 ];
 
 /**

@@ -50,7 +50,12 @@ export const CHANNEL_BREAK_KINDS: readonly ChannelBreakKind[] = [
   'channel_not_on_chain',
   'channel_unknown_to_books',
 ];
-export const PREPAID_BREAK_KINDS: readonly PrepaidBreakKind[] = ['prepaid_funding_missing', 'prepaid_funding_mismatch', 'prepaid_balance_mismatch', 'prepaid_negative'];
+export const PREPAID_BREAK_KINDS: readonly PrepaidBreakKind[] = [
+  'prepaid_funding_missing',
+  'prepaid_funding_mismatch',
+  'prepaid_balance_mismatch',
+  'prepaid_negative',
+];
 
 /** over_refund: the refunds booked against one payment add up to more than it captured (see `refundedTotals`) */
 export type BreakKind = 'missing_in_ledger' | 'missing_externally' | 'amount_mismatch' | 'duplicate' | 'over_refund' | ChannelBreakKind | PrepaidBreakKind;

@@ -140,9 +140,7 @@ export class ChannelBooks {
   private checkNothingMissing(books: ChannelFigures, plan: ChannelPlan, event: ChannelEventMessage): void {
     const missing = missingBefore(books, plan);
     if (missing.length)
-      throw new ChannelEventGapError(
-        `${event.type} ${event.eventId} of channel ${plan.channelId}: an earlier event is not booked yet (${missing.join('; ')})`,
-      );
+      throw new ChannelEventGapError(`${event.type} ${event.eventId} of channel ${plan.channelId}: an earlier event is not booked yet (${missing.join('; ')})`);
   }
 
   private async figures(merchantId: string, channelId: string): Promise<ChannelFigures> {

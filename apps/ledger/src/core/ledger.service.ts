@@ -12,7 +12,14 @@ import {
   type TransferResult,
 } from '@mp/ledger';
 import { AccountStore, type AccountFilter, type Page } from './account.store';
-import { BookQueries, type AccountAudit, type AccountAuditQuery, type AccountCodeTransfer, type AccountCodeTransferQuery, type CorrectionTransfer } from './book.queries';
+import {
+  BookQueries,
+  type AccountAudit,
+  type AccountAuditQuery,
+  type AccountCodeTransfer,
+  type AccountCodeTransferQuery,
+  type CorrectionTransfer,
+} from './book.queries';
 import { PendingExpiry } from './pending-expiry';
 import { ReceivingAddressStore, type ReceivingAddress } from './receiving-address.store';
 import type { StoredAccount } from './rows';

@@ -152,17 +152,17 @@ export class LedgerBookSource implements LedgerSource {
 
   /** Each prepaid balance as stored and as its transfers add up, with its top-ups and the confirmed payments they name. */
   async prepaidBalances(merchantId: string): Promise<PrepaidCheckInput[]> {
-    return (await this.ledger.accountAudits(merchantId, { accountCode: AccountCode.prepaid, fundedBy: TransferCode.topUp, fundingCode: TransferCode.payment })).map(
-      (a) => ({
-        accountId: a.id,
-        payer: a.reference ?? '',
-        asset: a.asset,
-        stored: a.stored,
-        held: a.held,
-        recomputed: a.recomputed,
-        topUps: a.fundings.map((f) => ({ transferId: f.id, amount: f.amount, paymentReference: f.reference, occurredAt: f.ts, funding: f.payments })),
-      }),
-    );
+    return (
+      await this.ledger.accountAudits(merchantId, { accountCode: AccountCode.prepaid, fundedBy: TransferCode.topUp, fundingCode: TransferCode.payment })
+    ).map((a) => ({
+      accountId: a.id,
+      payer: a.reference ?? '',
+      asset: a.asset,
+      stored: a.stored,
+      held: a.held,
+      recomputed: a.recomputed,
+      topUps: a.fundings.map((f) => ({ transferId: f.id, amount: f.amount, paymentReference: f.reference, occurredAt: f.ts, funding: f.payments })),
+    }));
   }
 }
 

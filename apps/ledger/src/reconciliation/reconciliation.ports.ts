@@ -1,5 +1,14 @@
 import type { Request, Response } from 'express';
-import type { AssetInfo, BookedChannelState, LedgerEntry, Period, PrepaidCheckInput, ReconRowJson, ReconSummaryJson, SubscriptionEvent } from '@mp/reconciliation';
+import type {
+  AssetInfo,
+  BookedChannelState,
+  LedgerEntry,
+  Period,
+  PrepaidCheckInput,
+  ReconRowJson,
+  ReconSummaryJson,
+  SubscriptionEvent,
+} from '@mp/reconciliation';
 
 /**
  * What reconciliation needs from the rest of the ledger, bound by the app module: the ledger's own entries, the

@@ -162,7 +162,13 @@ export class ChannelEventFeed {
 
   private event(type: ChannelEventMessage['type'], data: Record<string, string>): ChannelEventMessage {
     nextEventId += 1n;
-    return channelEventMessageSchema.parse({ eventId: nextEventId.toString(), type, occurredAt: this.clock().toISOString(), data, channel: { ...this.snapshot } });
+    return channelEventMessageSchema.parse({
+      eventId: nextEventId.toString(),
+      type,
+      occurredAt: this.clock().toISOString(),
+      data,
+      channel: { ...this.snapshot },
+    });
   }
 }
 

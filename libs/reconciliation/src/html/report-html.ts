@@ -1,6 +1,17 @@
 import { adviceFor } from '../advice';
 import type { HistoryPoint } from '../history';
-import { BREAK_KINDS, CHANNEL_BREAK_KINDS, isBreak, PREPAID_BREAK_KINDS, type AssetInfo, type BreakKind, type ReconReport, type ReconRow, type RowKind, type SubscriptionEventKind } from '../model';
+import {
+  BREAK_KINDS,
+  CHANNEL_BREAK_KINDS,
+  isBreak,
+  PREPAID_BREAK_KINDS,
+  type AssetInfo,
+  type BreakKind,
+  type ReconReport,
+  type ReconRow,
+  type RowKind,
+  type SubscriptionEventKind,
+} from '../model';
 import { historyChart } from './chart';
 import { assetInfo, assetLabel, escapeHtml as e, formatAmount, formatTime } from './format';
 import { referenceUrl, type ReferenceLinkOptions } from './reference-links';
@@ -78,7 +89,9 @@ ${status}
 </header>
 <main>
 <section aria-labelledby="summary-title"><h2 id="summary-title">Summary</h2>
-<ul class="cards" data-testid="summary">${summaryKinds(report).map((k) => card(k, summary.counts[k] ?? 0)).join('')}</ul>${checkedNote(report)}
+<ul class="cards" data-testid="summary">${summaryKinds(report)
+    .map((k) => card(k, summary.counts[k] ?? 0))
+    .join('')}</ul>${checkedNote(report)}
 <p class="note">${summary.ledgerEntries} ledger entr${summary.ledgerEntries === 1 ? 'y' : 'ies'} and ${summary.externalEntries} external entr${summary.externalEntries === 1 ? 'y' : 'ies'} in ${summary.rows} row${summary.rows === 1 ? '' : 's'}.</p>
 </section>
 <section aria-labelledby="totals-title"><h2 id="totals-title">Totals per asset</h2>
@@ -109,7 +122,11 @@ function checkedNote(report: ReconReport): string {
   const c = report.summary.checked;
   if (!c) return '';
   return `<p class="note" data-testid="checked">Balance checks: ${c.channels} payment channel${c.channels === 1 ? '' : 's'} against the escrow${
-    c.blocks && Object.keys(c.blocks).length ? ` (at block ${Object.entries(c.blocks).map(([n, b]) => `${e(b)} of ${e(n)}`).join(', ')})` : ''
+    c.blocks && Object.keys(c.blocks).length
+      ? ` (at block ${Object.entries(c.blocks)
+          .map(([n, b]) => `${e(b)} of ${e(n)}`)
+          .join(', ')})`
+      : ''
   }, ${c.prepaidBalances} prepaid balance${c.prepaidBalances === 1 ? '' : 's'} and ${c.topUps} top-up${c.topUps === 1 ? '' : 's'} against the book.</p>`;
 }
 

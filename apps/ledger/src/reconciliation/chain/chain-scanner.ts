@@ -183,8 +183,8 @@ export class ChainScanner {
       const { client, clock } = this.clientFor(network);
       const block = await client.getBlockNumber({ cacheTime: 0 });
       result.blocks[name] = block.toString();
-      const escrows = [...new Set([...request.escrows.filter((e) => e.network === name).map((e) => e.escrow), ...booked.map((c) => c.escrow)])].map(
-        (e) => getAddress(e),
+      const escrows = [...new Set([...request.escrows.filter((e) => e.network === name).map((e) => e.escrow), ...booked.map((c) => c.escrow)])].map((e) =>
+        getAddress(e),
       );
       const payees = [...new Set(request.payees.filter((p) => p.network === name).map((p) => p.address.toLowerCase()))].map((p) => getAddress(p));
       if (escrows.length && payees.length) {
@@ -193,7 +193,14 @@ export class ChainScanner {
         const toBlock = end < block ? end : block;
         for (let start = fromBlock; start <= toBlock; start += BigInt(this.config.blockRange)) {
           const last = start + BigInt(this.config.blockRange) - 1n < toBlock ? start + BigInt(this.config.blockRange) - 1n : toBlock;
-          const logs = await client.getLogs({ address: escrows, event: CHANNEL_OPENED, args: { payee: payees }, fromBlock: start, toBlock: last, strict: true });
+          const logs = await client.getLogs({
+            address: escrows,
+            event: CHANNEL_OPENED,
+            args: { payee: payees },
+            fromBlock: start,
+            toBlock: last,
+            strict: true,
+          });
           for (const log of logs) {
             const seconds = await clock.timestampOf(log.blockNumber);
             result.opened.push({
