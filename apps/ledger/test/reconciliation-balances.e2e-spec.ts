@@ -109,6 +109,10 @@ describe('reconciliation of payment channels and prepaid balances', () => {
     // a top-up naming a payment that never was, and a balance changed outside its transfers
     const phantom = `0x${randomBytes(32).toString('hex')}`;
     expect((await merchant.api('POST', '/balances/top-ups', { payer, asset: world.USDC, amount: '5000', paymentReference: phantom })).status).toBe(201);
+    // a payment that settled, but made by another payer than the one it credits
+    const someoneElse = payerAccount(anvil.chain.manifest, 3).address.toLowerCase();
+    const { txHash: othersPayment } = await merchant.settle(20_000n, 3);
+    expect((await merchant.api('POST', '/balances/top-ups', { payer, asset: world.USDC, amount: '20000', paymentReference: othersPayment })).status).toBe(201);
     await world.ledger.db.$executeRawUnsafe(
       `UPDATE ledger.accounts SET credits_posted = credits_posted + 777 WHERE merchant_id = $1::uuid AND id = $2::uuid`,
       merchant.merchantId,
@@ -118,7 +122,7 @@ describe('reconciliation of payment channels and prepaid balances', () => {
     const run = await merchant.reconcile(period);
     expect(run).toMatchObject({ status: 'completed', error: null });
     const found = await breaksOf(run.id);
-    expect(found).toHaveLength(6);
+    expect(found).toHaveLength(7);
     expect(found).toEqual(
       expect.arrayContaining([
         { kind: 'channel_settled_mismatch', entryKind: 'channel', reference: channels.a.channelId, expected: '300000', actual: '350000', difference: '50000' },
@@ -133,8 +137,9 @@ describe('reconciliation of payment channels and prepaid balances', () => {
         },
         { kind: 'channel_unknown_to_books', entryKind: 'channel', reference: unknown.channelId, expected: '0', actual: '70000', difference: '70000' },
         { kind: 'prepaid_funding_missing', entryKind: 'prepaid', reference: phantom, expected: '5000', actual: undefined, difference: undefined },
-        // 1 000 000 + 5 000 − 250 000 − 40 000 from the transfers; stored 777 more
-        { kind: 'prepaid_balance_mismatch', entryKind: 'prepaid', reference: payer, expected: '715000', actual: '715777', difference: '777' },
+        { kind: 'prepaid_funding_mismatch', entryKind: 'prepaid', reference: othersPayment, expected: '20000', actual: '20000', difference: '0' },
+        // 1 000 000 + 5 000 + 20 000 − 250 000 − 40 000 from the transfers; stored 777 more
+        { kind: 'prepaid_balance_mismatch', entryKind: 'prepaid', reference: payer, expected: '735000', actual: '735777', difference: '777' },
       ]),
     );
     expect(run.summary).toMatchObject({
@@ -144,10 +149,13 @@ describe('reconciliation of payment channels and prepaid balances', () => {
         channel_closed_on_chain_not_in_books: 1,
         channel_unknown_to_books: 1,
         prepaid_funding_missing: 1,
+        prepaid_funding_mismatch: 1,
         prepaid_balance_mismatch: 1,
       },
-      checked: { channels: 5, prepaidBalances: 1, topUps: 2 },
+      checked: { channels: 5, prepaidBalances: 1, topUps: 3 },
     });
+    const [paidByOther] = (await merchant.breaksOf(run.id)).filter((b) => b.kind === 'prepaid_funding_mismatch');
+    expect(paidByOther.details).toMatchObject({ payer, paidBy: someoneElse });
     const [unknownRow] = (await merchant.breaksOf(run.id)).filter((b) => b.kind === 'channel_unknown_to_books');
     expect(unknownRow.details).toMatchObject({ escrow: anvil.escrow, payee: anvil.payee.address.toLowerCase(), payer: anvil.payer.address.toLowerCase() });
 

@@ -38,6 +38,8 @@ export function adviceFor(row: ReconRow, amount: (value: bigint) => string = Str
     case 'prepaid_funding_missing':
       return `top-up ${row.details?.topUp} credits ${amount(row.expected!)} to ${row.details?.payer} from payment ${row.reference}, which is not a confirmed payment in the books: book the payment, or reverse the top-up`;
     case 'prepaid_funding_mismatch':
+      if (row.details?.paidBy)
+        return `top-up ${row.details.topUp} credits ${row.details.payer} with payment ${row.reference}, which ${row.details.paidBy} made: reverse it, and credit the payer who paid`;
       return `top-up ${row.details?.topUp} credits ${amount(row.expected!)} but payment ${row.reference} paid ${amount(row.actual!)}: correct the top-up by ${signedAmount(row.difference!, amount)}`;
     case 'prepaid_balance_mismatch':
       return `the prepaid balance of ${row.reference} is stored as ${amount(row.actual!)} but its transfers add up to ${amount(row.expected!)}: find what changed the account outside its transfers`;

@@ -118,6 +118,19 @@ describe('balance checks', () => {
       [
         { accountId: 'a', payer: '0xclean', asset: 'stripe/usd', stored: 700n, held: 100n, recomputed: 700n, topUps: [topUp(1, 1000n, [1000n])] },
         {
+          accountId: 'c',
+          payer: '0xpayer',
+          asset: `${NETWORK}/${TOKEN}`,
+          stored: 300n,
+          held: 0n,
+          recomputed: 300n,
+          // paid by the payer itself, then by someone else
+          topUps: [
+            { ...topUp(4, 100n, [100n]), senders: ['0xpayer'] },
+            { ...topUp(5, 200n, [200n]), senders: ['0xother'] },
+          ],
+        },
+        {
           accountId: 'b',
           payer: '0xbroken',
           asset: `${NETWORK}/${TOKEN}`,
@@ -130,12 +143,15 @@ describe('balance checks', () => {
       AT,
     );
     expect(kinds(rows)).toEqual([
+      ['prepaid_funding_mismatch', '0xpay5'],
       ['prepaid_funding_missing', '0xpay2'],
       ['prepaid_funding_mismatch', '0xpay3'],
       ['prepaid_balance_mismatch', '0xbroken'],
       ['prepaid_negative', '0xbroken'],
     ]);
+    expect(rows[0].details).toMatchObject({ payer: '0xpayer', paidBy: '0xother' });
     expect(rows.map((r) => [r.expected, r.actual, r.difference])).toEqual([
+      [200n, 200n, 0n],
       [500n, undefined, undefined],
       [300n, 250n, -50n],
       [40n, 50n, 10n],

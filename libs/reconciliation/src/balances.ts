@@ -152,6 +152,8 @@ export interface TopUpCheck {
   occurredAt: Date;
   /** the confirmed payments of the asset booked under that reference (their amounts); empty: none */
   funding: bigint[];
+  /** on chain: who sent the asset in the funding transaction (lowercase); undefined when not read (Stripe, no chain source) */
+  senders?: string[];
 }
 
 /** A payer's prepaid balance: as stored on its account, and as its transfers add up. */
@@ -190,6 +192,9 @@ export function prepaidBreaks(balances: PrepaidCheckInput[], at: Date): ReconRow
       const paid = t.funding.reduce((sum, a) => sum + a, 0n);
       if (t.funding.length === 0) rows.push(row('prepaid_funding_missing', t.paymentReference, t.occurredAt, { topUp: t.transferId }, t.amount));
       else if (paid !== t.amount) rows.push(row('prepaid_funding_mismatch', t.paymentReference, t.occurredAt, { topUp: t.transferId }, t.amount, paid));
+      // the payment was made, but by someone else than the payer it credits
+      else if (t.senders && !t.senders.includes(b.payer.toLowerCase()))
+        rows.push(row('prepaid_funding_mismatch', t.paymentReference, t.occurredAt, { topUp: t.transferId, paidBy: t.senders.join(' ') }, t.amount, paid));
     }
     if (b.stored !== b.recomputed) rows.push(row('prepaid_balance_mismatch', b.payer, at, {}, b.recomputed, b.stored));
     if (b.stored < 0n || b.stored - b.held < 0n) rows.push(row('prepaid_negative', b.payer, at, { held: b.held.toString() }, 0n, b.stored - b.held));

@@ -110,6 +110,12 @@ export class ReconciliationRunner {
     now: Date,
   ): Promise<{ rows: ReconRow[]; checked: BalanceChecks }> {
     const [channels, prepaid] = await Promise.all([this.ledger.channels(run.merchantId), this.ledger.prepaidBalances(run.merchantId)]);
+    // with the chain source, a top-up's on-chain payment must come from the payer it credits
+    if (run.sources.includes('chain'))
+      for (const balance of prepaid)
+        for (const topUp of balance.topUps)
+          if (topUp.funding.length && /^0x[0-9a-f]{40}$/.test(balance.payer))
+            topUp.senders = await this.chain.tokenSenders(balance.asset, topUp.paymentReference);
     const rows = prepaidBreaks(prepaid, now);
     const checked: BalanceChecks = { channels: 0, prepaidBalances: prepaid.length, topUps: prepaid.reduce((n, p) => n + p.topUps.length, 0) };
     if (run.sources.includes('chain')) {

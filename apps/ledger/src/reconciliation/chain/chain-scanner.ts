@@ -251,6 +251,18 @@ export class ChainScanner {
     return result;
   }
 
+  /**
+   * Who sent `asset` (`eip155:8453/0x…`) in a mined transaction, lowercase: the senders of its Transfer logs; undefined
+   * when the network is not read here or the asset is no token, empty when the chain has no such transaction.
+   */
+  async tokenSenders(asset: string, txHash: string): Promise<string[] | undefined> {
+    const [name, token] = asset.split('/');
+    const network = this.config.networks.find((n) => n.network === name);
+    if (!network || !/^0x[0-9a-fA-F]{40}$/.test(token ?? '') || !/^0x[0-9a-fA-F]{64}$/.test(txHash)) return undefined;
+    const logs = await this.transferLogsOf(this.clientFor(network).client, txHash.toLowerCase() as Hex, new Set([getAddress(token)]));
+    return [...new Set(logs.map((log) => log.args.from.toLowerCase()))];
+  }
+
   /** The Transfer logs of `tokens` in a mined transaction; none when the chain has no such transaction. */
   private async transferLogsOf(client: PublicClient, hash: Hex, tokens: Set<Address>): Promise<TransferLog[]> {
     let receipt;
