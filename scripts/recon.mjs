@@ -25,6 +25,17 @@ const BREAK_LABELS = {
   amount_mismatch: 'amount mismatch',
   duplicate: 'duplicate',
   over_refund: 'refunded more than captured',
+  channel_deposit_mismatch: 'channel deposit mismatch',
+  channel_settled_mismatch: 'channel settled mismatch',
+  channel_refunded_mismatch: 'channel refunded mismatch',
+  channel_not_finalized: 'channel not finalized on chain',
+  channel_closed_on_chain_not_in_books: 'channel closed on chain, not in books',
+  channel_not_on_chain: 'channel not on chain',
+  channel_unknown_to_books: 'channel unknown to books',
+  prepaid_funding_missing: 'top-up without its payment',
+  prepaid_funding_mismatch: 'top-up amount mismatch',
+  prepaid_balance_mismatch: 'prepaid balance mismatch',
+  prepaid_negative: 'prepaid balance below zero',
 };
 
 class UsageError extends Error {}
@@ -134,8 +145,14 @@ function summaryText(run, reportUrl) {
   if (s.breaks)
     lines.push(
       `Breaks   ${Object.entries(BREAK_LABELS)
-        .map(([k, label]) => `${label} ${s.counts[k]}`)
+        // the payment kinds always, the balance checks' kinds when found
+        .filter(([k], i) => i < 5 || s.counts[k])
+        .map(([k, label]) => `${label} ${s.counts[k] ?? 0}`)
         .join(' · ')}`,
+    );
+  if (s.checked)
+    lines.push(
+      `Checked  ${s.checked.channels} payment channels against the escrow, ${s.checked.prepaidBalances} prepaid balances, ${s.checked.topUps} top-ups`,
     );
   if (s.scope?.leftOut) lines.push(`Left out ${s.scope.leftOut} ledger entries of kinds no scan covers (reconciled: ${s.scope.reconciled.join(', ')})`);
   if (run.totals.length) {

@@ -5,6 +5,7 @@ import { MerchantAuthGuard } from './auth/merchant-auth.guard';
 import { MerchantAuthModule } from './auth/merchant-auth.module';
 import { BalancesModule } from './balances/balances.module';
 import { BillingModule } from './billing/billing.module';
+import { ChannelBooksModule, ChannelsModule } from './channels/channels.module';
 import { LedgerModule } from './core/ledger.module';
 import { HealthController } from './health/health.controller';
 import { LedgerHttpModule } from './http/ledger-http.module';
@@ -40,9 +41,10 @@ export class AppModule implements OnModuleInit {
         BalancesModule,
         UsageModule,
         IngestionModule.forRoot({ consume: config.ingest }),
+        ChannelsModule.forRoot({ consume: config.ingest }),
         ReconciliationModule.forRoot({
           config: config.reconciliation,
-          imports: [MerchantAuthModule, LedgerModule, MerchantNoticesQueueModule, BillingModule],
+          imports: [MerchantAuthModule, LedgerModule, MerchantNoticesQueueModule, BillingModule, ChannelBooksModule],
           ledgerSource: { useClass: LedgerBookSource },
           merchantResolver: { useExisting: MerchantAuthGuard },
           breakNotifier: { useClass: WebhookBreakNotifier },

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { PaymentEventType } from '@mp/clients';
 import { Metrics } from '@mp/platform';
+import { BREAK_KINDS } from '@mp/reconciliation';
 
 /** Metric names of the ledger: an interface, as dashboards and alerts depend on them (docs/runbook.md#metrics). */
 export const LEDGER_METRIC_NAMES = {
@@ -27,7 +28,6 @@ const EVENT_TYPES: ReadonlySet<string> = new Set<PaymentEventType>([
   'payment.failed',
   'payment.expired',
 ]);
-const BREAK_KINDS = ['missing_in_ledger', 'missing_externally', 'amount_mismatch', 'duplicate', 'over_refund'] as const;
 const LAG_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
 
 /** The ledger's own metrics, in the app's registry (next to the HTTP and process metrics every app has). */

@@ -110,6 +110,7 @@ export const COMPONENTS = {
           type: 'object',
           required: ['missing_in_ledger', 'missing_externally', 'amount_mismatch', 'duplicate', 'over_refund'],
           additionalProperties: { type: 'integer' },
+          description: "Breaks per kind, the balance checks' kinds (channel_…, prepaid_…) included.",
         },
         difference: { type: 'string', pattern: '^-?(0|[1-9][0-9]*)$', description: 'external.net − ledger.net' },
       },

@@ -91,17 +91,17 @@ describe('reconciliation reports', () => {
     const csv = readFileSync(csvFile, 'utf8').split('\r\n');
     expect(csv[0]).toMatch(/^row_kind,source,asset,entry_kind,reference,/);
     expect(csv[0]).toMatch(
-      /,ledger_amount,.*,external_amount,difference,.*,asset_symbol,ledger_amount_decimal,external_amount_decimal,difference_decimal,subscription_id,subscription_period,subscription_attempt,captured,refunded$/,
+      /,ledger_amount,.*,external_amount,difference,.*,asset_symbol,ledger_amount_decimal,external_amount_decimal,difference_decimal,subscription_id,subscription_period,subscription_attempt,captured,refunded,expected,actual,details$/,
     );
     expect(csv).toHaveLength(run.summary.rows + 2);
     // atomic units, and beside them the token's decimals as its contract gives them, and cents as dollars
     const mismatch = csv.filter((line) => line.startsWith('amount_mismatch,chain,'));
     expect(mismatch).toHaveLength(1);
     expect(mismatch[0]).toContain(',1250000,');
-    // then the (empty) subscription and over_refund columns
-    expect(mismatch[0].endsWith(',USDC,1.25,1,-0.25,,,,,')).toBe(true);
+    // then the (empty) subscription and over_refund columns, and the balance checks'
+    expect(mismatch[0].endsWith(',USDC,1.25,1,-0.25,,,,,,,,')).toBe(true);
     const refund = csv.find((line) => line.startsWith('missing_in_ledger,stripe,stripe/usd,refund,'))!;
-    expect(refund.endsWith(',USD,,10,,,,,,')).toBe(true);
+    expect(refund.endsWith(',USD,,10,,,,,,,,,')).toBe(true);
   });
 
   it('the CLI takes its key from --api-key too, and says so when it has none', async () => {

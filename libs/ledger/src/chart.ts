@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { NormalBalance } from './balances';
+import { AccountFlag } from './flags';
 import type { LedgerId } from './ids';
 import type { AccountInput } from './model';
 
@@ -25,6 +26,20 @@ export const AccountCode = {
    * may not go below zero (debits_must_not_exceed_credits), so a hold or charge beyond it is refused.
    */
   prepaid: 400,
+  /**
+   * A payment channel's accounts (MPP `session`, one set per channel, its reference the channel id; see
+   * {@link channelAccount}). Each figure is one account's balance: the escrow's holding (debit-normal, may not go
+   * below zero: settled + refunded <= deposit), the payer's deposits, the vouchers accepted (debit-normal) against what
+   * is still unspent of them (credit-normal, may not go below zero: spent <= accepted), what the merchant charged, what
+   * the escrow paid out to the payee and what it gave back to the payer.
+   */
+  channelEscrow: 500,
+  channelDeposit: 501,
+  channelAccepted: 502,
+  channelUnspent: 503,
+  channelSpent: 504,
+  channelSettled: 505,
+  channelRefunded: 506,
 } as const;
 export type AccountRole = keyof typeof AccountCode;
 
@@ -40,6 +55,16 @@ export const TransferCode = {
   usage: 6,
   /** corrects an earlier transfer named in its `reference` (the transfer's id): its amount adds to that one's */
   correction: 9,
+  /** a payment channel's deposit (open, top-up): escrow <- deposit */
+  channelDeposit: 10,
+  /** a voucher raised the channel's accepted cumulative: accepted <- unspent */
+  channelVoucher: 11,
+  /** the merchant charged delivered units against the channel: unspent <- spent */
+  channelSpend: 12,
+  /** the escrow paid the payee on chain (settle, or close): settled <- escrow */
+  channelSettle: 13,
+  /** the escrow gave the rest back to the payer when the channel closed: refunded <- escrow */
+  channelRefund: 14,
 } as const;
 export type TransferKind = keyof typeof TransferCode;
 
@@ -77,6 +102,54 @@ export function prepaidAccountId(payer: string, asset: string): LedgerId {
  */
 export function prepaidTransferId(step: 'top-up' | 'hold' | 'capture' | 'release' | 'charge' | 'subscription-usage', key: string): LedgerId {
   return hashId(`prepaid:${step}:${key}`);
+}
+
+/** The accounts of a payment channel, in the order {@link channelAccount} names them. */
+export const CHANNEL_ACCOUNT_ROLES = [
+  'channelEscrow',
+  'channelDeposit',
+  'channelAccepted',
+  'channelUnspent',
+  'channelSpent',
+  'channelSettled',
+  'channelRefunded',
+] as const satisfies readonly AccountRole[];
+export type ChannelAccountRole = (typeof CHANNEL_ACCOUNT_ROLES)[number];
+
+/** Debit-normal channel accounts (their balance reads debits − credits); the rest are credit-normal. */
+const DEBIT_NORMAL_CHANNEL_ROLES: ReadonlySet<ChannelAccountRole> = new Set(['channelEscrow', 'channelAccepted', 'channelSettled', 'channelRefunded']);
+
+/** A payment channel's account in a role (channel ids are lowercase 0x bytes32, unique per escrow and chain). */
+export function channelAccountId(channelId: string, role: ChannelAccountRole): LedgerId {
+  return hashId(`account:channel:${channelId.toLowerCase()}:${role}`);
+}
+
+/**
+ * A payment channel's account as it is created: the escrow may not pay out more than was deposited
+ * (credits_must_not_exceed_debits) and the merchant may not charge more than the vouchers accepted
+ * (debits_must_not_exceed_credits on the unspent account), both checked by the core under its locks.
+ */
+export function channelAccount(channelId: string, role: ChannelAccountRole, asset: string): AccountInput {
+  const flags =
+    role === 'channelEscrow' ? AccountFlag.credits_must_not_exceed_debits : role === 'channelUnspent' ? AccountFlag.debits_must_not_exceed_credits : 0;
+  return {
+    id: channelAccountId(channelId, role),
+    asset,
+    code: AccountCode[role],
+    flags,
+    normalBalance: DEBIT_NORMAL_CHANNEL_ROLES.has(role) ? 'debit' : 'credit',
+    reference: channelId.toLowerCase(),
+  };
+}
+
+/**
+ * The transfer that moves one channel figure from `before` to a higher total (`deposit`, `accepted`, `spent`, `settled`,
+ * `refunded`): keyed by the figure and where it starts, so that at most one transfer ever starts at one point of a
+ * figure. A redelivered event books under the same id (`exists`); two events that disagree about the step from one
+ * point cannot both be booked.
+ */
+export function channelTransferId(channelId: string, figure: string, before: bigint): LedgerId {
+  return hashId(`channel:${channelId.toLowerCase()}:${figure}:${before}`);
 }
 
 /** A name-based UUID (version 8: the first 122 bits of a SHA-256, RFC 9562 §5.8). */

@@ -18,7 +18,8 @@ describe('toCsv', () => {
     expect(lines[0]).toBe(
       'row_kind,source,asset,entry_kind,reference,occurred_at,ledger_id,ledger_reference,ledger_state,ledger_amount,ledger_corrections,external_reference,external_amount,difference,duplicate_of,advice,' +
         'asset_symbol,ledger_amount_decimal,external_amount_decimal,difference_decimal,' +
-        'subscription_id,subscription_period,subscription_attempt,captured,refunded',
+        'subscription_id,subscription_period,subscription_attempt,captured,refunded,' +
+        'expected,actual,details',
     );
     expect(lines).toHaveLength(report.rows.length + 2);
     expect(lines.at(-1)).toBe('');
@@ -30,15 +31,15 @@ describe('toCsv', () => {
   it('puts decimals and the symbol of the asset beside the atomic amounts, and leaves them empty when unknown', () => {
     const described = toCsv(report, [{ asset: USDC, symbol: 'USDC', decimals: 6 }]).split('\r\n');
     const chainLine = described.find((l) => l.includes(',"l,1",'))!;
-    // then five empty subscription and over_refund columns
-    expect(chainLine.endsWith(',USDC,1.500001,1.5,-0.000001,,,,,')).toBe(true);
+    // then five empty subscription and over_refund columns, and three of the balance checks
+    expect(chainLine.endsWith(',USDC,1.500001,1.5,-0.000001,,,,,,,,')).toBe(true);
     // Stripe currencies are known without being given: 500 cents
     const stripeLine = described.find((l) => l.includes(',pi_1,'))!;
-    expect(stripeLine.endsWith(',USD,,5,,,,,,')).toBe(true);
+    expect(stripeLine.endsWith(',USD,,5,,,,,,,,,')).toBe(true);
     const undescribed = toCsv(report)
       .split('\r\n')
       .find((l) => l.includes(',"l,1",'))!;
-    expect(undescribed.endsWith(',,,,,,,,,')).toBe(true);
+    expect(undescribed.endsWith(',,,,,,,,,,,,')).toBe(true);
   });
 
   it('quotes fields with quotes, commas or line breaks (RFC 4180) and leaves others bare', () => {

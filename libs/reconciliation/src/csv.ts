@@ -36,6 +36,19 @@ const COLUMNS: readonly Column[] = [
   ['subscription_attempt', (r) => r.ledger?.subscription?.attempt.toString() ?? '', 'number'],
   ['captured', (r) => r.captured?.toString() ?? '', 'number'],
   ['refunded', (r) => r.refunded?.toString() ?? '', 'number'],
+  // balance checks (channels, prepaid balances): what the books say, what the chain or the transfers say, and where
+  ['expected', (r) => r.expected?.toString() ?? '', 'number'],
+  ['actual', (r) => r.actual?.toString() ?? '', 'number'],
+  [
+    'details',
+    (r) =>
+      r.details
+        ? Object.entries(r.details)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(' ')
+        : '',
+    'text',
+  ],
 ];
 
 /**

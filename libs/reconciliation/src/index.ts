@@ -1,5 +1,6 @@
 // @mp/reconciliation — the ledger against the chain and Stripe: matching, totals and readable reports (no Nest, Prisma or HTTP).
 export * from './advice';
+export * from './balances';
 export * from './corrections';
 export * from './csv';
 export * from './history';

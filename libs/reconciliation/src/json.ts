@@ -1,11 +1,13 @@
 import type {
   AssetTotals,
+  BalanceChecks,
   BreakKind,
   EntryKind,
   EntrySource,
   ReconReport,
   ReconRow,
   ReconSummary,
+  RowEntryKind,
   RowKind,
   SubscriptionCharge,
   SubscriptionEvent,
@@ -47,7 +49,7 @@ export interface ReconRowJson {
   kind: RowKind;
   source: EntrySource;
   asset: string;
-  entryKind: EntryKind;
+  entryKind: RowEntryKind;
   reference: string;
   occurredAt: string;
   ledger?: LedgerEntryJson;
@@ -58,6 +60,9 @@ export interface ReconRowJson {
   refunds?: string[];
   captured?: string;
   refunded?: string;
+  expected?: string;
+  actual?: string;
+  details?: Record<string, string>;
 }
 
 export interface SubscriptionEventJson {
@@ -96,6 +101,7 @@ export interface ReconSummaryJson {
   ledgerEntries: number;
   externalEntries: number;
   corrections: number;
+  checked?: BalanceChecks;
 }
 
 export interface ReconReportJson {
@@ -122,13 +128,18 @@ export function rowToJson(row: ReconRow): ReconRowJson {
     ...(row.refunds && { refunds: [...row.refunds] }),
     ...(row.captured !== undefined && { captured: row.captured.toString() }),
     ...(row.refunded !== undefined && { refunded: row.refunded.toString() }),
+    ...(row.expected !== undefined && { expected: row.expected.toString() }),
+    ...(row.actual !== undefined && { actual: row.actual.toString() }),
+    ...(row.details && { details: { ...row.details } }),
   };
 }
 
 export function rowFromJson(json: ReconRowJson): ReconRow {
-  const { ledger, external, difference, captured, refunded, ...rest } = json;
+  const { ledger, external, difference, captured, refunded, expected, actual, ...rest } = json;
   return {
     ...rest,
+    ...(expected !== undefined && { expected: BigInt(expected) }),
+    ...(actual !== undefined && { actual: BigInt(actual) }),
     occurredAt: new Date(json.occurredAt),
     ...(captured !== undefined && { captured: BigInt(captured) }),
     ...(refunded !== undefined && { refunded: BigInt(refunded) }),
@@ -168,6 +179,7 @@ export function summaryToJson(summary: ReconSummary): ReconSummaryJson {
     period: { from: summary.period.from.toISOString(), to: summary.period.to.toISOString() },
     generatedAt: summary.generatedAt.toISOString(),
     counts: { ...summary.counts },
+    ...(summary.checked && { checked: { ...summary.checked } }),
   };
 }
 

@@ -12,9 +12,62 @@ export const ENTRY_SOURCES: readonly EntrySource[] = ['chain', 'stripe'];
 export type EntryKind = 'payment' | 'refund' | 'fee' | 'gas';
 export const ENTRY_KINDS: readonly EntryKind[] = ['payment', 'refund', 'fee', 'gas'];
 
+/** What a balance check's row is about: a payment channel, or a payer's prepaid balance. */
+export type BalanceSubject = 'channel' | 'prepaid';
+
+/** A row's entry kind: a movement's, or the balance a balance check looked at. */
+export type RowEntryKind = EntryKind | BalanceSubject;
+
+/**
+ * The breaks of the balance checks (balances.ts), where the books' state is matched against the escrow's and against
+ * the book's own transfers rather than movement against movement:
+ * - channel_deposit_mismatch / channel_settled_mismatch: the escrow's `getChannel` shows another deposit or settled;
+ * - channel_refunded_mismatch: finalized, the escrow gave back deposit − settled, the books another refund;
+ * - channel_not_finalized: closed in the books, not finalized on chain;
+ * - channel_closed_on_chain_not_in_books: finalized on chain, open or closing in the books;
+ * - channel_not_on_chain: the escrow has no such channel;
+ * - channel_unknown_to_books: a channel to the merchant's payee on the escrow (ChannelOpened) the books do not know;
+ * - prepaid_funding_missing: a top-up whose funding payment is not a confirmed payment of that asset in the books;
+ * - prepaid_funding_mismatch: the funding payment moved another amount than the top-up credited;
+ * - prepaid_balance_mismatch: the balance stored is not top-ups − charges − captured holds as its transfers say;
+ * - prepaid_negative: the balance (or what holds leave of it) is below zero.
+ */
+export type ChannelBreakKind =
+  | 'channel_deposit_mismatch'
+  | 'channel_settled_mismatch'
+  | 'channel_refunded_mismatch'
+  | 'channel_not_finalized'
+  | 'channel_closed_on_chain_not_in_books'
+  | 'channel_not_on_chain'
+  | 'channel_unknown_to_books';
+export type PrepaidBreakKind = 'prepaid_funding_missing' | 'prepaid_funding_mismatch' | 'prepaid_balance_mismatch' | 'prepaid_negative';
+export const CHANNEL_BREAK_KINDS: readonly ChannelBreakKind[] = [
+  'channel_deposit_mismatch',
+  'channel_settled_mismatch',
+  'channel_refunded_mismatch',
+  'channel_not_finalized',
+  'channel_closed_on_chain_not_in_books',
+  'channel_not_on_chain',
+  'channel_unknown_to_books',
+];
+export const PREPAID_BREAK_KINDS: readonly PrepaidBreakKind[] = [
+  'prepaid_funding_missing',
+  'prepaid_funding_mismatch',
+  'prepaid_balance_mismatch',
+  'prepaid_negative',
+];
+
 /** over_refund: the refunds booked against one payment add up to more than it captured (see `refundedTotals`) */
-export type BreakKind = 'missing_in_ledger' | 'missing_externally' | 'amount_mismatch' | 'duplicate' | 'over_refund';
-export const BREAK_KINDS: readonly BreakKind[] = ['missing_in_ledger', 'missing_externally', 'amount_mismatch', 'duplicate', 'over_refund'];
+export type BreakKind = 'missing_in_ledger' | 'missing_externally' | 'amount_mismatch' | 'duplicate' | 'over_refund' | ChannelBreakKind | PrepaidBreakKind;
+export const BREAK_KINDS: readonly BreakKind[] = [
+  'missing_in_ledger',
+  'missing_externally',
+  'amount_mismatch',
+  'duplicate',
+  'over_refund',
+  ...CHANNEL_BREAK_KINDS,
+  ...PREPAID_BREAK_KINDS,
+];
 
 export type RowKind = 'matched' | 'pending' | BreakKind;
 export const ROW_KINDS: readonly RowKind[] = ['matched', 'pending', ...BREAK_KINDS];
@@ -100,8 +153,8 @@ export interface ReconRow {
   kind: RowKind;
   source: EntrySource;
   asset: string;
-  entryKind: EntryKind;
-  /** the external reference when there is one, else the ledger's */
+  entryKind: RowEntryKind;
+  /** the external reference when there is one, else the ledger's; a balance check's: the channel id, the payer, the top-up's payment */
   reference: string;
   /** the ledger entry's time when there is one (it decides the row's period), else the external entry's */
   occurredAt: Date;
@@ -119,6 +172,11 @@ export interface ReconRow {
   /** over_refund: what the payment captured, and what the ledger refunded of it */
   captured?: bigint;
   refunded?: bigint;
+  /** a balance check's break: what the books say, and what the chain (or the book's own transfers) says; `difference` = actual − expected */
+  expected?: bigint;
+  actual?: bigint;
+  /** a balance check's break: what an operator needs to find it (channel, escrow, payer, block, figure…) */
+  details?: Record<string, string>;
 }
 
 /** Count and signed net amount (payments in, everything else out). */
@@ -139,6 +197,15 @@ export interface AssetTotals {
   difference: bigint;
 }
 
+/** What the balance checks looked at (each channel and prepaid balance once, as of the run). */
+export interface BalanceChecks {
+  channels: number;
+  prepaidBalances: number;
+  topUps: number;
+  /** the block the escrows were read at, per network */
+  blocks?: Record<string, string>;
+}
+
 export interface ReconSummary {
   period: Period;
   generatedAt: Date;
@@ -149,6 +216,8 @@ export interface ReconSummary {
   externalEntries: number;
   /** correcting entries folded into the entries they correct (fully reversed entries have no row) */
   corrections: number;
+  /** what the balance checks covered, when the run made them */
+  checked?: BalanceChecks;
 }
 
 export interface ReconReport {

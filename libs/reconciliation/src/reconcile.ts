@@ -1,4 +1,4 @@
-import type { ExternalEntry, LedgerEntry, Period, ReconReport, ReconRow, RowKind } from './model';
+import type { BalanceChecks, ExternalEntry, LedgerEntry, Period, ReconReport, ReconRow, RowKind } from './model';
 import { applyCorrections } from './corrections';
 import { overRefunds } from './over-refunds';
 import { summarize, totalsOf } from './totals';
@@ -16,6 +16,8 @@ export interface ReconcileInput {
    */
   pendingWindowMs: number;
   now: Date;
+  /** the balance checks' breaks (balances.ts) and what they covered: state as of the run, so kept whatever their time */
+  balanceChecks?: { rows: ReconRow[]; checked: BalanceChecks };
 }
 
 /** How strongly an external entry is named by a ledger reference. */
@@ -58,22 +60,21 @@ export function reconcile(input: ReconcileInput): ReconReport {
 
   const inPeriod = (at: Date) => at >= input.period.from && at < input.period.to;
   const paired = [...groups.values()].flatMap((group) => reconcileGroup(group.ledger, group.external, input));
-  const rows = [...paired, ...overRefunds(paired)]
-    .filter((row) => inPeriod(row.occurredAt))
-    .map((row) => (row.ledger && corrected.correctionsOf.has(row.ledger.id) ? { ...row, corrections: corrected.correctionsOf.get(row.ledger.id)! } : row))
-    .sort(compareRows);
+  const rows = [
+    ...[...paired, ...overRefunds(paired)]
+      .filter((row) => inPeriod(row.occurredAt))
+      .map((row) => (row.ledger && corrected.correctionsOf.has(row.ledger.id) ? { ...row, corrections: corrected.correctionsOf.get(row.ledger.id)! } : row)),
+    ...(input.balanceChecks?.rows ?? []),
+  ].sort(compareRows);
   const corrections = [...corrected.entries, ...corrected.reversed]
     .filter((e) => inPeriod(e.occurredAt))
     .reduce((n, e) => n + (corrected.correctionsOf.get(e.id)?.length ?? 0), 0);
-  return {
-    rows,
-    totals: totalsOf(rows),
-    summary: summarize(rows, input.period, input.now, {
-      ledger: rows.filter((r) => r.ledger).length,
-      external: rows.filter((r) => r.external).length,
-      corrections,
-    }),
-  };
+  const summary = summarize(rows, input.period, input.now, {
+    ledger: rows.filter((r) => r.ledger).length,
+    external: rows.filter((r) => r.external).length,
+    corrections,
+  });
+  return { rows, totals: totalsOf(rows), summary: input.balanceChecks ? { ...summary, checked: input.balanceChecks.checked } : summary };
 }
 
 function reconcileGroup(ledgerEntries: LedgerEntry[], externalEntries: ExternalEntry[], input: ReconcileInput): ReconRow[] {

@@ -20,7 +20,7 @@ export function totalsOf(rows: ReconRow[]): AssetTotals[] {
     if (!totals) byKey.set(key, (totals = emptyTotals(row.asset, row.source)));
     if (row.ledger) add(totals.ledger, signed(row.ledger.kind, row.ledger.amount));
     if (row.external) add(totals.external, signed(row.external.kind, row.external.amount));
-    if (row.kind === 'matched') add(totals.matched, signed(row.entryKind, row.ledger!.amount));
+    if (row.kind === 'matched') add(totals.matched, signed(row.ledger!.kind, row.ledger!.amount));
     else if (row.kind === 'pending') totals.pending++;
     else totals.breaks[row.kind]++;
   }

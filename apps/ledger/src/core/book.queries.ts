@@ -57,6 +57,36 @@ interface AccountCodeTransferRow {
   resolutionTs: Date | null;
 }
 
+/** Which accounts an audit reads, and how they are funded. */
+export interface AccountAuditQuery {
+  accountCode: number;
+  /** the code of the transfers that fund such an account (credit it): each is checked against its payments */
+  fundedBy: number;
+  /** the code of the payments a funding transfer's reference names */
+  fundingCode: number;
+}
+
+/** An account as stored and as its own transfers add up, with the transfers that funded it and the payments they name. */
+export interface AccountAudit {
+  id: string;
+  asset: string;
+  reference: string | null;
+  /** credits posted − debits posted, as stored */
+  stored: bigint;
+  /** debits pending, as stored */
+  held: bigint;
+  /** the same posted balance recomputed from every single-phase transfer and post that touches the account */
+  recomputed: bigint;
+  fundings: {
+    id: string;
+    amount: bigint;
+    reference: string;
+    ts: Date;
+    /** the amounts of the merchant's posted payments (single-phase, or posts) of the asset with that reference */
+    payments: bigint[];
+  }[];
+}
+
 /**
  * Reads of a merchant's book by account code, for reconciliation and reports: the transfers on the merchant's
  * accounts of one code with what resolved them, their corrections, and which assets and merchants have such
@@ -114,6 +144,65 @@ export class BookQueries {
     const rows = await this.db.ledgerAccount.findMany({ where: { code: accountCode }, distinct: ['merchantId'], select: { merchantId: true } });
     // sorted as text, the order the callers walk merchants in
     return rows.map((r) => r.merchantId).sort();
+  }
+
+  /**
+   * Every account of `accountCode` with its stored totals and its posted balance recomputed from the transfers that
+   * touch it (pending transfers and voids move nothing posted), its funding transfers (`fundedBy`, crediting it) and,
+   * for each, the posted payments (`fundingCode`, single-phase or posts; a post carries the settlement's reference) of
+   * its asset booked under its reference.
+   */
+  async accountAudits(merchantId: string, query: AccountAuditQuery): Promise<AccountAudit[]> {
+    const unposted = TransferFlag.pending | TransferFlag.void_pending_transfer;
+    const accounts = await this.db.$queryRawUnsafe<
+      { key: bigint; id: string; asset: string; reference: string | null; stored: string; held: string; recomputed: string }[]
+    >(
+      `SELECT a.key, a.id::text AS id, a.asset, a.reference, (a.credits_posted - a.debits_posted)::text AS stored, a.debits_pending::text AS held,
+              COALESCE((SELECT sum(CASE WHEN t.credit_account_key = a.key THEN t.amount ELSE -t.amount END)
+                          FROM ledger.transfers t
+                         WHERE t.merchant_id = a.merchant_id AND (t.debit_account_key = a.key OR t.credit_account_key = a.key) AND t.flags & $3 = 0), 0)::text AS recomputed
+         FROM ledger.accounts a
+        WHERE a.merchant_id = $1::uuid AND a.code = $2
+        ORDER BY a.asset, a.reference`,
+      merchantId,
+      query.accountCode,
+      unposted,
+    );
+    if (accounts.length === 0) return [];
+    const fundings = await this.db.$queryRawUnsafe<{ account: bigint; id: string; amount: string; reference: string | null; ts: Date; asset: string }[]>(
+      `SELECT t.credit_account_key AS account, t.id::text AS id, t.amount::text AS amount, t.reference, t.ts, t.asset
+         FROM ledger.transfers t
+        WHERE t.merchant_id = $1::uuid AND t.code = $2 AND t.flags & $3 = 0 AND t.credit_account_key = ANY($4::bigint[])
+        ORDER BY t.ts, t.seq`,
+      merchantId,
+      query.fundedBy,
+      unposted,
+      accounts.map((a) => a.key),
+    );
+    const references = [...new Set(fundings.map((f) => f.reference).filter((r): r is string => r !== null))];
+    const payments = references.length
+      ? await this.db.$queryRawUnsafe<{ asset: string; reference: string; amount: string }[]>(
+          `SELECT t.asset, t.reference, t.amount::text AS amount FROM ledger.transfers t
+            WHERE t.merchant_id = $1::uuid AND t.code = $2 AND t.flags & $3 = 0 AND t.reference = ANY($4::text[])`,
+          merchantId,
+          query.fundingCode,
+          unposted,
+          references,
+        )
+      : [];
+    const paid = new Map<string, bigint[]>();
+    for (const p of payments) paid.set(`${p.asset}|${p.reference}`, [...(paid.get(`${p.asset}|${p.reference}`) ?? []), BigInt(p.amount)]);
+    return accounts.map((a) => ({
+      id: a.id,
+      asset: a.asset,
+      reference: a.reference,
+      stored: BigInt(a.stored),
+      held: BigInt(a.held),
+      recomputed: BigInt(a.recomputed),
+      fundings: fundings
+        .filter((f) => f.account === a.key)
+        .map((f) => ({ id: f.id, amount: BigInt(f.amount), reference: f.reference ?? '', ts: f.ts, payments: paid.get(`${f.asset}|${f.reference}`) ?? [] })),
+    }));
   }
 }
 

@@ -12,14 +12,21 @@ import {
   type TransferResult,
 } from '@mp/ledger';
 import { AccountStore, type AccountFilter, type Page } from './account.store';
-import { BookQueries, type AccountCodeTransfer, type AccountCodeTransferQuery, type CorrectionTransfer } from './book.queries';
+import {
+  BookQueries,
+  type AccountAudit,
+  type AccountAuditQuery,
+  type AccountCodeTransfer,
+  type AccountCodeTransferQuery,
+  type CorrectionTransfer,
+} from './book.queries';
 import { PendingExpiry } from './pending-expiry';
 import { ReceivingAddressStore, type ReceivingAddress } from './receiving-address.store';
 import type { StoredAccount } from './rows';
 import { TransferQueries, type Position, type StatementEntry, type TransferFilter, type TransferRecord } from './transfer.queries';
 import { TransferWriter } from './transfer-writer';
 
-export type { AccountCodeTransfer, AccountCodeTransferQuery, CorrectionTransfer, TransferResolution } from './book.queries';
+export type { AccountAudit, AccountAuditQuery, AccountCodeTransfer, AccountCodeTransferQuery, CorrectionTransfer, TransferResolution } from './book.queries';
 export type { ReceivingAddress } from './receiving-address.store';
 // What the HTTP layer names of a transfer and a page position: the core's types, handed out here, the one way out.
 export type { Position, TransferRecord, TransferStatus } from './transfer.queries';
@@ -178,6 +185,14 @@ export class LedgerService {
    */
   correctionsOf(merchantId: string, accountCode: number, ids: readonly string[]): Promise<CorrectionTransfer[]> {
     return this.book.corrections(merchantId, accountCode, ids);
+  }
+
+  /**
+   * The merchant's accounts of `query.accountCode` as stored and as their own transfers add up, with the transfers that
+   * funded them and the posted payments those name (balance reconciliation).
+   */
+  accountAudits(merchantId: string, query: AccountAuditQuery): Promise<AccountAudit[]> {
+    return this.book.accountAudits(merchantId, query);
   }
 
   /** The assets the merchant has an account of `accountCode` in, sorted. */

@@ -1,7 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { PrismaService } from '@mp/db';
 import { AccountCode, paymentTransferId, TransferCode, TransferFlag } from '@mp/ledger';
-import type { AssetInfo, EntryKind, LedgerEntry, Period, SubscriptionCharge, SubscriptionEvent, SubscriptionEventKind } from '@mp/reconciliation';
+import type {
+  AssetInfo,
+  BookedChannelState,
+  EntryKind,
+  LedgerEntry,
+  Period,
+  PrepaidCheckInput,
+  SubscriptionCharge,
+  SubscriptionEvent,
+  SubscriptionEventKind,
+} from '@mp/reconciliation';
+import { ChannelBooks } from '../channels/channel-books.service';
 import { LedgerService, type AccountCodeTransfer, type CorrectionTransfer } from '../core/ledger.service';
 import { AssetDirectory } from './asset-directory';
 import type { LedgerSource, MerchantAddress } from './reconciliation.ports';
@@ -21,6 +32,7 @@ export class LedgerBookSource implements LedgerSource {
     private readonly ledger: LedgerService,
     private readonly assetDirectory: AssetDirectory,
     private readonly db: PrismaService,
+    private readonly channelBooks: ChannelBooks,
   ) {}
 
   async entries(merchantId: string, period: Period): Promise<LedgerEntry[]> {
@@ -121,6 +133,36 @@ export class LedgerBookSource implements LedgerSource {
 
   merchants(): Promise<string[]> {
     return this.ledger.merchantsWithAccountCode(AccountCode.revenue);
+  }
+
+  async channels(merchantId: string): Promise<BookedChannelState[]> {
+    return (await this.channelBooks.list(merchantId)).map((c) => ({
+      channelId: c.channelId,
+      network: c.network,
+      escrow: c.escrow,
+      asset: c.asset,
+      payer: c.payer,
+      payee: c.payee,
+      state: c.state,
+      deposit: c.deposit,
+      settled: c.settled,
+      refunded: c.refunded,
+    }));
+  }
+
+  /** Each prepaid balance as stored and as its transfers add up, with its top-ups and the confirmed payments they name. */
+  async prepaidBalances(merchantId: string): Promise<PrepaidCheckInput[]> {
+    return (
+      await this.ledger.accountAudits(merchantId, { accountCode: AccountCode.prepaid, fundedBy: TransferCode.topUp, fundingCode: TransferCode.payment })
+    ).map((a) => ({
+      accountId: a.id,
+      payer: a.reference ?? '',
+      asset: a.asset,
+      stored: a.stored,
+      held: a.held,
+      recomputed: a.recomputed,
+      topUps: a.fundings.map((f) => ({ transferId: f.id, amount: f.amount, paymentReference: f.reference, occurredAt: f.ts, funding: f.payments })),
+    }));
   }
 }
 

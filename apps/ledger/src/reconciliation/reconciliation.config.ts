@@ -19,6 +19,7 @@ const envSchema = z.object({
   CHAIN_MANIFEST: z.string().default('.local/chain.json'),
   RECON_CHAIN_RPC_URLS: z.string().optional(),
   RECON_EXPLORER_URLS: z.string().optional(),
+  RECON_SESSION_ESCROWS: z.string().optional(),
   RECON_BLOCK_RANGE: env.int(2_000, 1),
   RECON_RPC_TIMEOUT_MS: env.int(10_000, 100),
   RECON_PENDING_WINDOW_MS: env.int(10 * 60_000, 0),
@@ -55,6 +56,11 @@ export interface ReconciliationConfig {
   /** Namespaces the `reconciliation` queue in Redis: one per database, like the facilitator's. */
   queuePrefix: string;
   networks: ChainNetwork[];
+  /**
+   * The MPP session escrows the facilitator opens channels on, per network: their ChannelOpened logs to the merchant's
+   * payees find channels the books do not know. Escrows of channels already booked are read whether listed or not.
+   */
+  sessionEscrows: { network: string; escrow: string }[];
   /** Most blocks one eth_getLogs asks for; halved while the node refuses the range. */
   blockRange: number;
   rpcTimeoutMs: number;
@@ -86,6 +92,7 @@ export function loadReconciliationConfig(environment: NodeJS.ProcessEnv = proces
     redisUrl: e.REDIS_URL,
     queuePrefix: queuePrefixOf(e.QUEUE_PREFIX, e.DATABASE_URL),
     networks: withExplorers(e.RECON_CHAIN_RPC_URLS ? parseRpcUrls(e.RECON_CHAIN_RPC_URLS) : manifestNetworks(e.CHAIN_MANIFEST), e.RECON_EXPLORER_URLS),
+    sessionEscrows: e.RECON_SESSION_ESCROWS !== undefined ? parseEscrows(e.RECON_SESSION_ESCROWS) : manifestEscrows(e.CHAIN_MANIFEST),
     blockRange: e.RECON_BLOCK_RANGE,
     rpcTimeoutMs: e.RECON_RPC_TIMEOUT_MS,
     pendingWindowMs: e.RECON_PENDING_WINDOW_MS,
@@ -139,6 +146,31 @@ export function withExplorers(networks: ChainNetwork[], value: string | undefine
     explorers.set(match[1], match[2]);
   }
   return networks.map((n) => (explorers.has(n.network) ? { ...n, explorerUrl: explorers.get(n.network) } : n));
+}
+
+/** `eip155:8453=0x…|0x…;eip155:84532=0x…` (empty: none). */
+export function parseEscrows(value: string): { network: string; escrow: string }[] {
+  return value
+    .split(';')
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .flatMap((part) => {
+      const match = /^(eip155:[1-9][0-9]*)=(.+)$/.exec(part);
+      const escrows = match ? match[2].split('|').map((a) => a.trim()) : [];
+      if (!match || escrows.some((a) => !/^0x[0-9a-fA-F]{40}$/.test(a)))
+        throw new ConfigError([`RECON_SESSION_ESCROWS: "${part.slice(0, 80)}" is not eip155:<chainId>=<0x address>[|<0x address>…]`]);
+      return escrows.map((escrow) => ({ network: match[1], escrow: escrow.toLowerCase() }));
+    });
+}
+
+/** Locally, the session escrow the chain manifest names; none without a manifest. */
+function manifestEscrows(path: string): { network: string; escrow: string }[] {
+  try {
+    const manifest = loadChainManifest(resolve(path));
+    return [{ network: manifest.network, escrow: manifest.contracts.sessionEscrow.toLowerCase() }];
+  } catch {
+    return [];
+  }
 }
 
 /** Locally, the chain `npm run chain` started; no manifest means no chain to scan (the ledger still boots). */

@@ -1,3 +1,4 @@
+import { ROW_KINDS } from '@mp/reconciliation';
 import { MERCHANT_API_KEY_SECURITY, NO_STORE_HEADERS, jsonResponse, problemBody, problemResponse, uuidPathParameter, type OperationDoc } from '@mp/platform';
 import { KEY_OR_REPORT_TOKEN, LEDGER_ERRORS, REPORT_TOKEN_PARAMETER, RUN_ID_PARAMETER, RUN_READ_ERRORS } from '../openapi.shared';
 
@@ -213,7 +214,8 @@ export const RECONCILIATION_DOCS = {
   rows: {
     operationId: 'listReconciliationRows',
     summary: "A run's rows, in report order",
-    description: 'Every ledger and external entry of the period is in exactly one row. Paged by `cursor`.',
+    description:
+      "Every ledger and external entry of the period is in exactly one row. Paged by `cursor`. The balance checks add rows of their own, as of the run whatever its period, only for breaks (`entryKind` `channel` or `prepaid`, `expected` = the books, `actual` = the escrow's `getChannel` or the balance's own transfers, `difference` = actual − expected, `details`): a channel whose deposit, settled or refund differs from its escrow's (`channel_deposit_mismatch`, `channel_settled_mismatch`, `channel_refunded_mismatch`), closed in the books but not finalized on chain or the other way round (`channel_not_finalized`, `channel_closed_on_chain_not_in_books`), unknown to the escrow (`channel_not_on_chain`), a channel the escrow opened to the merchant's payee that the books lack (`channel_unknown_to_books`); a top-up whose funding payment is not a confirmed payment of its asset in the books, paid another amount or (on chain) was paid by another address (`prepaid_funding_missing`, `prepaid_funding_mismatch`), a prepaid balance that is not what its transfers add up to, or below zero (`prepaid_balance_mismatch`, `prepaid_negative`). The run's `summary.checked` says how many channels, balances and top-ups were checked.",
     security: KEY_OR_REPORT_TOKEN,
     parameters: [
       RUN_ID_PARAMETER,
@@ -222,7 +224,7 @@ export const RECONCILIATION_DOCS = {
         in: 'query',
         schema: {
           type: 'string',
-          enum: ['all', 'breaks', 'matched', 'pending', 'missing_in_ledger', 'missing_externally', 'amount_mismatch', 'duplicate', 'over_refund'],
+          enum: ['all', 'breaks', ...ROW_KINDS],
           default: 'all',
         },
       },

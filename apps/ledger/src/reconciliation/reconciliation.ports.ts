@@ -1,5 +1,14 @@
 import type { Request, Response } from 'express';
-import type { AssetInfo, LedgerEntry, Period, ReconRowJson, ReconSummaryJson, SubscriptionEvent } from '@mp/reconciliation';
+import type {
+  AssetInfo,
+  BookedChannelState,
+  LedgerEntry,
+  Period,
+  PrepaidCheckInput,
+  ReconRowJson,
+  ReconSummaryJson,
+  SubscriptionEvent,
+} from '@mp/reconciliation';
 
 /**
  * What reconciliation needs from the rest of the ledger, bound by the app module: the ledger's own entries, the
@@ -40,6 +49,10 @@ export interface LedgerSource {
   assets(merchantId: string): Promise<AssetInfo[]>;
   /** The merchants a scheduled run reconciles. */
   merchants(): Promise<string[]>;
+  /** The merchant's payment channels as its books have them now: matched against the escrow's state. */
+  channels(merchantId: string): Promise<BookedChannelState[]>;
+  /** The merchant's prepaid balances now: stored, recomputed from their transfers, and each top-up's funding payments. */
+  prepaidBalances(merchantId: string): Promise<PrepaidCheckInput[]>;
 }
 
 export interface MerchantResolver {

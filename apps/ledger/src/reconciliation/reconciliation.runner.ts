@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { reconcile, type LedgerEntry } from '@mp/reconciliation';
+import { channelBreaks, prepaidBreaks, reconcile, type BalanceChecks, type LedgerEntry, type Period, type ReconRow } from '@mp/reconciliation';
 import { LedgerMetrics } from '../ledger.metrics';
 import { ChainScanner } from './chain/chain-scanner';
 import { RECON_CONFIG, type ReconciliationConfig } from './reconciliation.config';
@@ -78,6 +78,7 @@ export class ReconciliationRunner {
       ? await this.stripe.scan({ merchantId: run.merchantId, period: wide, onProgress: (read) => progress('stripe', read, 0) })
       : [];
     progress('matching', 0, 1);
+    const balanceChecks = await this.balanceChecks(run, chainPeriod, addresses, now);
     const covered = this.coverage(run);
     const reconciled = entries.filter((e) => covered.has(`${e.source}/${e.kind}`));
     const report = reconcile({
@@ -86,6 +87,7 @@ export class ReconciliationRunner {
       period: run.period,
       pendingWindowMs: this.config.pendingWindowMs,
       now,
+      balanceChecks,
     });
     report.subscriptionEvents = await this.ledger.subscriptionEvents(run.merchantId, run.period);
     const leftOut = kindsLeftOut(entries, covered);
@@ -94,6 +96,41 @@ export class ReconciliationRunner {
     this.metrics?.recordRun(report.summary.breaks ? 'breaks' : 'clean', report.summary.counts);
     progress('matching', 1, 1);
     await this.notifyOnce(await this.runs.findForWork(run.id));
+  }
+
+  /**
+   * The balance checks, as of now whatever the period: each channel of the books against its escrow at the latest block
+   * (with the chain source), and the channels the escrows opened to the merchant's payees in the period; each prepaid
+   * balance against its own transfers, and its top-ups against the payments the book confirmed.
+   */
+  private async balanceChecks(
+    run: RunRecord,
+    chainPeriod: Period,
+    addresses: { network: string; address: string }[],
+    now: Date,
+  ): Promise<{ rows: ReconRow[]; checked: BalanceChecks }> {
+    const [channels, prepaid] = await Promise.all([this.ledger.channels(run.merchantId), this.ledger.prepaidBalances(run.merchantId)]);
+    // with the chain source, a top-up's on-chain payment must come from the payer it credits
+    if (run.sources.includes('chain'))
+      for (const balance of prepaid)
+        for (const topUp of balance.topUps)
+          if (topUp.funding.length && /^0x[0-9a-f]{40}$/.test(balance.payer))
+            topUp.senders = await this.chain.tokenSenders(balance.asset, topUp.paymentReference);
+    const rows = prepaidBreaks(prepaid, now);
+    const checked: BalanceChecks = { channels: 0, prepaidBalances: prepaid.length, topUps: prepaid.reduce((n, p) => n + p.topUps.length, 0) };
+    if (run.sources.includes('chain')) {
+      const states = await this.chain.channelStates({
+        channels,
+        escrows: this.config.sessionEscrows,
+        // where the merchant is paid: its channels' payees and its receiving addresses
+        payees: [...channels.map((c) => ({ network: c.network, address: c.payee })), ...addresses],
+        period: chainPeriod,
+      });
+      rows.push(...channelBreaks({ books: channels, chain: states.chain, opened: states.opened, at: now }));
+      checked.channels = channels.length;
+      checked.blocks = states.blocks;
+    }
+    return { rows, checked };
   }
 
   /** What the run's scans cover: chain payments and refunds; Stripe's payments (invoices too), refunds and (optionally) fees. */

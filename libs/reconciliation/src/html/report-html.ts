@@ -1,6 +1,17 @@
 import { adviceFor } from '../advice';
 import type { HistoryPoint } from '../history';
-import { BREAK_KINDS, isBreak, type AssetInfo, type ReconReport, type ReconRow, type RowKind, type SubscriptionEventKind } from '../model';
+import {
+  BREAK_KINDS,
+  CHANNEL_BREAK_KINDS,
+  isBreak,
+  PREPAID_BREAK_KINDS,
+  type AssetInfo,
+  type BreakKind,
+  type ReconReport,
+  type ReconRow,
+  type RowKind,
+  type SubscriptionEventKind,
+} from '../model';
 import { historyChart } from './chart';
 import { assetInfo, assetLabel, escapeHtml as e, formatAmount, formatTime } from './format';
 import { referenceUrl, type ReferenceLinkOptions } from './reference-links';
@@ -25,6 +36,17 @@ const KIND_LABELS: Record<RowKind, string> = {
   amount_mismatch: 'Amount mismatch',
   duplicate: 'Duplicate',
   over_refund: 'Refunded more than captured',
+  channel_deposit_mismatch: 'Channel deposit mismatch',
+  channel_settled_mismatch: 'Channel settled mismatch',
+  channel_refunded_mismatch: 'Channel refunded mismatch',
+  channel_not_finalized: 'Channel closed, not finalized on chain',
+  channel_closed_on_chain_not_in_books: 'Channel finalized on chain, open in books',
+  channel_not_on_chain: 'Channel not on chain',
+  channel_unknown_to_books: 'Channel unknown to books',
+  prepaid_funding_missing: 'Top-up without its payment',
+  prepaid_funding_mismatch: 'Top-up amount mismatch',
+  prepaid_balance_mismatch: 'Prepaid balance mismatch',
+  prepaid_negative: 'Prepaid balance below zero',
 };
 
 const EVENT_LABELS: Record<SubscriptionEventKind, string> = {
@@ -67,7 +89,9 @@ ${status}
 </header>
 <main>
 <section aria-labelledby="summary-title"><h2 id="summary-title">Summary</h2>
-<ul class="cards" data-testid="summary">${(['matched', 'pending', ...BREAK_KINDS] as RowKind[]).map((k) => card(k, summary.counts[k])).join('')}</ul>
+<ul class="cards" data-testid="summary">${summaryKinds(report)
+    .map((k) => card(k, summary.counts[k] ?? 0))
+    .join('')}</ul>${checkedNote(report)}
 <p class="note">${summary.ledgerEntries} ledger entr${summary.ledgerEntries === 1 ? 'y' : 'ies'} and ${summary.externalEntries} external entr${summary.externalEntries === 1 ? 'y' : 'ies'} in ${summary.rows} row${summary.rows === 1 ? '' : 's'}.</p>
 </section>
 <section aria-labelledby="totals-title"><h2 id="totals-title">Totals per asset</h2>
@@ -87,6 +111,25 @@ ${subscriptionsSection(report, info, options.references ?? {})}
 `;
 }
 
+/** Every payment kind; the balance checks' kinds when the run made them (or a stored report has such rows). */
+function summaryKinds(report: ReconReport): RowKind[] {
+  const balanceKinds: readonly BreakKind[] = [...CHANNEL_BREAK_KINDS, ...PREPAID_BREAK_KINDS];
+  const checked = report.summary.checked !== undefined || balanceKinds.some((k) => (report.summary.counts[k] ?? 0) > 0);
+  return ['matched', 'pending', ...BREAK_KINDS.filter((k) => checked || !balanceKinds.includes(k))];
+}
+
+function checkedNote(report: ReconReport): string {
+  const c = report.summary.checked;
+  if (!c) return '';
+  return `<p class="note" data-testid="checked">Balance checks: ${c.channels} payment channel${c.channels === 1 ? '' : 's'} against the escrow${
+    c.blocks && Object.keys(c.blocks).length
+      ? ` (at block ${Object.entries(c.blocks)
+          .map(([n, b]) => `${e(b)} of ${e(n)}`)
+          .join(', ')})`
+      : ''
+  }, ${c.prepaidBalances} prepaid balance${c.prepaidBalances === 1 ? '' : 's'} and ${c.topUps} top-up${c.topUps === 1 ? '' : 's'} against the book.</p>`;
+}
+
 function card(kind: RowKind, count: number): string {
   const tone = kind === 'matched' ? 'good' : kind === 'pending' ? 'neutral' : count > 0 ? 'bad' : 'neutral';
   return `<li class="card ${tone}" data-kind="${e(kind)}"><span class="count">${count}</span><span class="label">${e(KIND_LABELS[kind])}</span></li>`;
@@ -96,7 +139,7 @@ function totalsTable(report: ReconReport, info: (asset: string) => AssetInfo | u
   if (report.totals.length === 0) return '<p class="note" data-testid="totals">No entries in this period.</p>';
   const rows = report.totals.map((t) => {
     const i = info(t.asset);
-    const breaks = BREAK_KINDS.reduce((sum, k) => sum + t.breaks[k], 0);
+    const breaks = BREAK_KINDS.reduce((sum, k) => sum + (t.breaks[k] ?? 0), 0);
     return `<tr data-asset="${e(t.asset)}" data-source="${e(t.source)}">
 <th scope="row" title="${e(t.asset)}">${e(assetLabel(t.asset, i))}</th><td>${e(t.source)}</td>
 <td class="num">${t.ledger.count}</td><td class="num">${e(formatAmount(t.ledger.net, i))}</td>
@@ -134,7 +177,7 @@ function breaksTable(rows: ReconRow[], info: (asset: string) => AssetInfo | unde
     return `<tr data-kind="${e(r.kind)}">
 <td><span class="kind ${e(r.kind)}">${e(KIND_LABELS[r.kind])}</span></td><td>${e(formatTime(r.occurredAt))}</td><td>${e(`${r.source} ${r.entryKind}`)}</td>
 <td title="${e(r.asset)}">${e(assetLabel(r.asset, i))}</td><td>${reference(r, references)}</td>
-<td class="num">${r.ledger ? e(formatAmount(r.ledger.amount, i)) : '—'}</td><td class="num">${r.external ? e(formatAmount(r.external.amount, i)) : '—'}</td>
+<td class="num">${bookSide(r, i)}</td><td class="num">${outsideSide(r, i)}</td>
 <td class="num">${r.difference === undefined ? '' : e(formatAmount(r.difference, i))}</td><td class="advice">${e(adviceFor(r, (amount) => formatAmount(amount, i)))}</td></tr>`;
   });
   return `<table data-testid="breaks"><thead><tr><th scope="col">Kind</th><th scope="col">When</th><th scope="col">What</th><th scope="col">Asset</th><th scope="col">Reference</th><th scope="col" class="num">Ledger</th><th scope="col" class="num">External</th><th scope="col" class="num">Difference</th><th scope="col">To resolve</th></tr></thead>
@@ -187,9 +230,22 @@ ${events.length === 0 ? '<p class="note">None in this period.</p>' : `<table dat
 </section>`;
 }
 
+/** The ledger's amount of a row: its entry's, or what the books say in a balance check. */
+function bookSide(r: ReconRow, i: AssetInfo | undefined): string {
+  const value = r.ledger?.amount ?? r.expected;
+  return value === undefined ? '—' : e(formatAmount(value, i));
+}
+
+/** The outside's amount of a row: the external entry's, or what the chain (or the book's own transfers) says. */
+function outsideSide(r: ReconRow, i: AssetInfo | undefined): string {
+  const value = r.external?.amount ?? r.actual;
+  return value === undefined ? '—' : e(formatAmount(value, i));
+}
+
 /** The reference, linked to its explorer or Stripe dashboard page when one is known; no referrer goes with it. */
 function reference(row: ReconRow, options: ReferenceLinkOptions): string {
   const code = `<code>${e(row.reference)}</code>`;
+  if (row.entryKind === 'channel') return code;
   const url = referenceUrl(row.source, row.asset, row.reference, options);
   return url ? `<a href="${e(url)}" rel="noopener noreferrer" target="_blank">${code}</a>` : code;
 }

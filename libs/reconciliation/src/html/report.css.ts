@@ -27,7 +27,7 @@ td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:now
 td.bad{color:var(--bad);font-weight:600}
 code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-all;overflow-wrap:anywhere}
 .kind{font-weight:600;white-space:nowrap}
-.kind.missing_in_ledger,.kind.missing_externally,.kind.amount_mismatch,.kind.duplicate,.kind.over_refund{color:var(--bad)}
+.kind.missing_in_ledger,.kind.missing_externally,.kind.amount_mismatch,.kind.duplicate,.kind.over_refund,.kind[class*=" channel_"],.kind[class*=" prepaid_"]{color:var(--bad)}
 figure{margin:0 0 16px;background:#fff;border:1px solid var(--line);border-radius:8px;padding:8px}
 figcaption{color:var(--muted);text-align:center}
 svg{width:100%;height:auto;display:block}

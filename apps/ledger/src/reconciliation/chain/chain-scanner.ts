@@ -7,11 +7,22 @@ import {
   getAddress,
   http,
   TransactionReceiptNotFoundError,
+  zeroAddress,
   type Address,
   type Hex,
   type PublicClient,
 } from 'viem';
-import { chainAsset, chainLogReference, type AssetInfo, type ExternalEntry, type Period } from '@mp/reconciliation';
+import { MULTICALL3_ADDRESS, sessionEscrowAbi } from '@mp/chain';
+import {
+  chainAsset,
+  chainLogReference,
+  channelKey,
+  type AssetInfo,
+  type ChainChannelState,
+  type ExternalEntry,
+  type OpenedChannel,
+  type Period,
+} from '@mp/reconciliation';
 import { RECON_CONFIG, type ChainNetwork, type ReconciliationConfig } from '../reconciliation.config';
 import type { MerchantAddress } from '../reconciliation.ports';
 import { BlockClock } from './block-clock';
@@ -44,6 +55,27 @@ export interface RefundScanRequest {
   /** `eip155:8453/0x…` */
   assets: string[];
 }
+
+export interface ChannelStateRequest {
+  /** the books' channels: each read from its own escrow */
+  channels: { network: string; escrow: string; channelId: string }[];
+  /** escrows whose ChannelOpened logs to `payees` in `period` are read (with the books' channels' escrows) */
+  escrows: { network: string; escrow: string }[];
+  payees: { network: string; address: string }[];
+  period: Period;
+}
+
+export interface ChannelStates {
+  /** by channelKey: the books' channels and those the logs found, as getChannel answered at the network's block */
+  chain: Map<string, ChainChannelState>;
+  opened: OpenedChannel[];
+  /** the block each network was read at */
+  blocks: Record<string, string>;
+}
+
+const CHANNEL_OPENED = sessionEscrowAbi.find((item) => item.type === 'event' && item.name === 'ChannelOpened')!;
+/** getChannel calls per Multicall3 request */
+const MULTICALL_CHUNK = 200;
 
 export class UnknownNetworkError extends Error {}
 
@@ -130,6 +162,105 @@ export class ChainScanner {
       }
     }
     return [...entries.values()];
+  }
+
+  /**
+   * The escrow side of payment channels: per network, one block (the latest) at which every channel is read with the
+   * escrow's getChannel through Multicall3, and the ChannelOpened logs to the merchant's payees in the period (up to that
+   * block) on the configured escrows and those of the books' channels.
+   */
+  async channelStates(request: ChannelStateRequest): Promise<ChannelStates> {
+    const result: ChannelStates = { chain: new Map(), opened: [], blocks: {} };
+    const networks = [...new Set([...request.channels.map((c) => c.network), ...request.escrows.map((e) => e.network)])].sort();
+    for (const name of networks) {
+      const booked = request.channels.filter((c) => c.network === name);
+      const network = this.config.networks.find((n) => n.network === name);
+      if (!network) {
+        // a configured escrow on a chain this ledger does not read is no channel of its books
+        if (booked.length === 0) continue;
+        throw new UnknownNetworkError(`no RPC URL for ${name}: add it to RECON_CHAIN_RPC_URLS`);
+      }
+      const { client, clock } = this.clientFor(network);
+      const block = await client.getBlockNumber({ cacheTime: 0 });
+      result.blocks[name] = block.toString();
+      const escrows = [...new Set([...request.escrows.filter((e) => e.network === name).map((e) => e.escrow), ...booked.map((c) => c.escrow)])].map((e) =>
+        getAddress(e),
+      );
+      const payees = [...new Set(request.payees.filter((p) => p.network === name).map((p) => p.address.toLowerCase()))].map((p) => getAddress(p));
+      if (escrows.length && payees.length) {
+        const fromBlock = await clock.firstBlockAtOrAfter(request.period.from, block);
+        const end = (await clock.firstBlockAtOrAfter(request.period.to, block)) - 1n;
+        const toBlock = end < block ? end : block;
+        for (let start = fromBlock; start <= toBlock; start += BigInt(this.config.blockRange)) {
+          const last = start + BigInt(this.config.blockRange) - 1n < toBlock ? start + BigInt(this.config.blockRange) - 1n : toBlock;
+          const logs = await client.getLogs({
+            address: escrows,
+            event: CHANNEL_OPENED,
+            args: { payee: payees },
+            fromBlock: start,
+            toBlock: last,
+            strict: true,
+          });
+          for (const log of logs) {
+            const seconds = await clock.timestampOf(log.blockNumber);
+            result.opened.push({
+              channelId: log.args.channelId.toLowerCase(),
+              network: name,
+              escrow: log.address.toLowerCase(),
+              payer: log.args.payer.toLowerCase(),
+              payee: log.args.payee.toLowerCase(),
+              token: log.args.token.toLowerCase(),
+              deposit: log.args.deposit,
+              transactionHash: log.transactionHash.toLowerCase(),
+              blockNumber: log.blockNumber,
+              occurredAt: new Date(seconds * 1000),
+            });
+          }
+        }
+      }
+      const wanted = new Map<string, { escrow: Address; channelId: Hex }>();
+      for (const c of [...booked, ...result.opened.filter((o) => o.network === name)])
+        wanted.set(channelKey(name, c.escrow, c.channelId), { escrow: getAddress(c.escrow), channelId: c.channelId.toLowerCase() as Hex });
+      const reads = [...wanted];
+      for (let i = 0; i < reads.length; i += MULTICALL_CHUNK) {
+        const chunk = reads.slice(i, i + MULTICALL_CHUNK);
+        const answers = await client.multicall({
+          contracts: chunk.map(([, c]) => ({ address: c.escrow, abi: sessionEscrowAbi, functionName: 'getChannel', args: [c.channelId] }) as const),
+          blockNumber: block,
+          multicallAddress: MULTICALL3_ADDRESS,
+          allowFailure: false,
+        });
+        chunk.forEach(([key, c], j) => {
+          const a = answers[j] as { finalized: boolean; payer: Address; payee: Address; token: Address; deposit: bigint; settled: bigint };
+          result.chain.set(key, {
+            channelId: c.channelId,
+            network: name,
+            escrow: c.escrow.toLowerCase(),
+            exists: a.payer !== zeroAddress,
+            finalized: a.finalized,
+            deposit: a.deposit,
+            settled: a.settled,
+            payer: a.payer.toLowerCase(),
+            payee: a.payee.toLowerCase(),
+            token: a.token.toLowerCase(),
+            block,
+          });
+        });
+      }
+    }
+    return result;
+  }
+
+  /**
+   * Who sent `asset` (`eip155:8453/0x…`) in a mined transaction, lowercase: the senders of its Transfer logs; undefined
+   * when the network is not read here or the asset is no token, empty when the chain has no such transaction.
+   */
+  async tokenSenders(asset: string, txHash: string): Promise<string[] | undefined> {
+    const [name, token] = asset.split('/');
+    const network = this.config.networks.find((n) => n.network === name);
+    if (!network || !/^0x[0-9a-fA-F]{40}$/.test(token ?? '') || !/^0x[0-9a-fA-F]{64}$/.test(txHash)) return undefined;
+    const logs = await this.transferLogsOf(this.clientFor(network).client, txHash.toLowerCase() as Hex, new Set([getAddress(token)]));
+    return [...new Set(logs.map((log) => log.args.from.toLowerCase()))];
   }
 
   /** The Transfer logs of `tokens` in a mined transaction; none when the chain has no such transaction. */
