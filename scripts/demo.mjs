@@ -252,15 +252,28 @@ async function main() {
       },
     );
     const events = session.stderr.split('\n').filter((l) => l.startsWith('session: '));
-    for (const line of events.filter((l) => !l.startsWith('session: receipt'))) say(line.replace(/^session: /, 'MPP session: '));
+    const vouchers = events.filter((l) => l.startsWith('session: voucher'));
+    for (const line of events.filter((l) => !/^session: (receipt|voucher|done)/.test(l))) say(line.replace(/^session: /, 'MPP session: '));
     if (session.status !== 0) throw new Error(`the session stream failed: ${session.stderr.trim().split('\n').at(-1)}`);
     const hours = session.stdout.trim().split('\n').filter(Boolean);
     const done = JSON.parse(events.at(-1).slice('session: done '.length));
+    say(
+      `MPP session: ${hours.length} hours delivered against ${vouchers.length} vouchers (the last ${vouchers.at(-1)?.replace(/^session: voucher /, '')}), no transaction per hour`,
+    );
     say(`MPP session: ${hours.length} hours delivered, spent ${done.spent}, closed on chain in ${done.closeTx}`);
     const channel = await (
       await fetch(`${facilitatorUrl}/mpp/sessions/${done.channelId}`, { headers: { authorization: `Bearer ${merchantAccount.apiKey}` } })
     ).json();
-    say(`MPP session: the facilitator's channel: ${JSON.stringify(channel)}`);
+    say(
+      `MPP session: the facilitator's channel: ${channel.state}, deposit ${channel.deposit}, accepted ${channel.acceptedCumulative}, spent ${channel.spent}, settled on chain ${channel.settledOnChain}`,
+    );
+    // the ledger books every voucher, charge, settle and close from the facilitator's channel events
+    const ledgerApi = merchantApi(ledgerUrl, merchantAccount.apiKey);
+    const books = await until('the ledger to book the closed channel', async () => {
+      const found = await ledgerApi(`/channels/${done.channelId}`).catch(() => undefined);
+      return found?.state === 'closed' ? found : undefined;
+    });
+    say(`MPP session: the ledger's books of the channel: ${JSON.stringify(books)}`);
   });
 
   await step('A2A: a buyer agent buys a skill from the merchant agent', async () => {

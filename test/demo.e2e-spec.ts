@@ -38,10 +38,17 @@ describe('npm start (the demo)', () => {
     expect(output).toContain('merchant USDC 0.000000 → 0.010000');
     expect(output).toMatch(/demo: MPP evm: paid, Payment-Receipt reference 0x[0-9a-f]{64}/);
     expect(output).toMatch(/demo: MPP stripe: paid, Payment-Receipt reference pi_\w+/);
+    expect(output).toMatch(/demo: gas per paid call: \d+ with batch-settlement \(3 transactions for 20 calls\) vs \d+ with exact \(20 transactions\)/);
+    expect(output).toMatch(/demo: MPP session: 24 hours delivered, spent 24000, closed on chain in 0x[0-9a-f]{64}/);
+    expect(output).toContain("demo: MPP session: the facilitator's channel: closed, deposit 30000, accepted 24000, spent 24000, settled on chain 24000");
+    expect(output).toMatch(
+      /demo: MPP session: the ledger's books of the channel: \{[^\n]*"state":"closed","deposit":"30000","accepted":"24000","spent":"24000","settled":"24000","refunded":"6000"/,
+    );
+    expect(output).toMatch(/recon: Checked\s+1 payment channels against the escrow/);
     expect(output).toMatch(/demo: A2A: task [0-9a-f-]{36} TASK_STATE_COMPLETED, paid in 0x[0-9a-f]{64} \(eip155:31337\)/);
-    expect(output).toContain('demo: facilitator: 4 confirmed payments of this merchant');
-    expect(output).toMatch(/demo: ledger: revenue 30000 atomic units of eip155:31337\/0x[0-9a-f]{40}/);
-    expect(output).toMatch(/recon: Rows\s+5: 5 matched, 0 pending, 0 breaks/);
+    expect(output).toContain('demo: facilitator: 5 confirmed payments of this merchant');
+    expect(output).toMatch(/demo: ledger: revenue 50000 atomic units of eip155:31337\/0x[0-9a-f]{40}/);
+    expect(output).toMatch(/recon: Rows\s+6: 6 matched, 0 pending, 0 breaks/);
     expect(output).toMatch(/demo: open the HTML report in a browser: http:\/\/127\.0\.0\.1:\d+\/reconciliations\/[0-9a-f-]{36}\/report\?token=\S+/);
     // subscriptions: evm at the merchant agent, stripe through Stripe Billing; a renewal; both kinds of cancel; the books
     expect(output).toMatch(/demo: evm-1: 200, Payment-Receipt subscriptionId \S+, period 0 paid in 0x[0-9a-f]{64}/);
@@ -51,8 +58,8 @@ describe('npm start (the demo)', () => {
     expect(output).toMatch(/demo: evm-2: \S+ \(evm, briefing\): canceled, periods paid \[0, 1\], cancel immediately confirmed, refund \d+ refunded/);
     expect(output).toMatch(/demo: stripe: \S+ \(stripe, briefing-card\): canceled, periods paid \[0, 1\], cancel immediately confirmed, refund \d+ refunded/);
     expect(output).toMatch(/demo: evm-1: \S+ \(evm, briefing\): canceled, periods paid \[0, 1\], cancel period_end confirmed/);
-    expect(output).toMatch(/recon: Rows\s+15: 15 matched, 0 pending, 0 breaks/);
+    expect(output).toMatch(/recon: Rows\s+16: 16 matched, 0 pending, 0 breaks/);
     expect(output).toContain('demo: all steps passed');
     expect(code).toBe(0);
-  }, 420_000);
+  }, 600_000);
 });

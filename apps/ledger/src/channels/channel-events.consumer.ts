@@ -20,6 +20,8 @@ const GAP_WAIT_MS = 50;
 @Processor(CHANNEL_EVENTS_QUEUE, { autorun: false })
 export class ChannelEventsConsumer extends WorkerHost implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('ChannelIngestion');
+  /** the last job of each channel this process is booking or waiting to book */
+  private readonly channelTails = new Map<string, Promise<unknown>>();
 
   constructor(
     @Inject(LEDGER_CONFIG) private readonly config: LedgerConfig,
@@ -53,9 +55,32 @@ export class ChannelEventsConsumer extends WorkerHost implements OnApplicationBo
   async process(job: Job): Promise<ChannelBookingOutcome> {
     const parsed = parseChannelEventMessage(job.data);
     if (!parsed.ok) throw new UnrecoverableError(`malformed channel event: ${parsed.reason}`);
+    return this.inChannelOrder(parsed.message.channel.channelId, () => this.book(parsed.message));
+  }
+
+  /**
+   * Runs one channel's jobs one after another, in the order this process picked them (the queue's order: the
+   * facilitator publishes in event order). Without it, the worker's slots book a channel's events side by side and the
+   * later ones meet gaps, fall into backoff, and the books lag by seconds; with several replicas the gap waits remain.
+   */
+  private inChannelOrder<T>(channelId: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.channelTails.get(channelId) ?? Promise.resolve();
+    const run = previous.then(work, work);
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.channelTails.set(channelId, tail);
+    void tail.then(() => {
+      if (this.channelTails.get(channelId) === tail) this.channelTails.delete(channelId);
+    });
+    return run;
+  }
+
+  private async book(event: ChannelEventMessage): Promise<ChannelBookingOutcome> {
     for (let wait = 1; ; wait++) {
       try {
-        return await this.books.book(parsed.message);
+        return await this.books.book(event);
       } catch (error) {
         if (error instanceof ChannelEventRefusedError) throw new UnrecoverableError(error.message);
         // the earlier event is often being booked right now by another worker slot: a short wait before the queue's backoff

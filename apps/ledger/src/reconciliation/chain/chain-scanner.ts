@@ -81,7 +81,8 @@ export class UnknownNetworkError extends Error {}
 
 /**
  * The chain side: every ERC-20 Transfer of the accepted assets to the merchant's addresses in the period, the
- * facilitator's settlements included (they are such transfers). The period becomes a block range by binary search
+ * facilitator's settlements included (they are such transfers), except the payouts of the MPP session escrows
+ * (RECON_SESSION_ESCROWS): a channel's settle and close are books of the channel, matched by the balance checks. The period becomes a block range by binary search
  * on block timestamps; logs are read with eth_getLogs in ranges of at most RECON_BLOCK_RANGE blocks, and each range's
  * logs become entries before the next range is read (a raw log is never kept past its page).
  */
@@ -108,7 +109,11 @@ export class ChainScanner {
         onBlocks: (scanned) => request.onProgress?.(done + Number(scanned), total),
       });
       for await (const page of pages) {
-        for (const log of page) entries.push(await this.entryOf(scan, log));
+        for (const log of page) {
+          // a session escrow's payout (settle, close) is a channel's, checked by the balance checks against getChannel
+          if (this.escrowPayout(scan.network.network, log.args.from)) continue;
+          entries.push(await this.entryOf(scan, log));
+        }
       }
       done += Number(scan.toBlock - scan.fromBlock + 1n);
     }
@@ -361,6 +366,11 @@ export class ChainScanner {
         blockNumber: log.blockNumber.toString(),
       },
     };
+  }
+
+  private escrowPayout(network: string, from: string): boolean {
+    const sender = from.toLowerCase();
+    return this.config.sessionEscrows.some((e) => e.network === network && e.escrow === sender);
   }
 
   private clientFor(network: ChainNetwork): { client: PublicClient; clock: BlockClock } {
