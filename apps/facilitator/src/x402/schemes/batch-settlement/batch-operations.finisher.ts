@@ -76,6 +76,7 @@ export class BatchOperationsFinisher {
         ...(kind === 'settle' ? { gas: SETTLE_GAS_LIMIT } : {}),
         revertedReason: REVERTED_REASONS[kind],
         judge: this.scheme.judge(kind, network, data),
+        done: this.scheme.done(kind, network, data),
       },
       row.id,
     );

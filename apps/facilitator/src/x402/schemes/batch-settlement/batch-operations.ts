@@ -24,6 +24,11 @@ export interface OperationRequest {
   revertedReason: string;
   /** the answer from a mined receipt (the kind's transaction_failed on a revert, its extra on success) */
   judge: (receipt: TransactionReceipt) => Promise<SettleResponse>;
+  /**
+   * Whether the call's effect is already on chain, so a replacement would change nothing (a claim whose totals are
+   * recorded, a settle with nothing owed); kinds whose repeat reverts (deposit, refund) need none.
+   */
+  done?: () => Promise<boolean>;
   payer?: string;
 }
 
@@ -48,6 +53,8 @@ export interface OperationRow {
  * and takes its answer from the receipt; a repeated request finds the row and gets the recorded answer, or follows
  * the same transaction (broadcast again with the same bytes, signed anew only when its nonce was provably used by
  * another transaction). Sends hold a database lock on the sender wallet, so two processes never pick one nonce.
+ * A node that lags on receipts shows the nonce used before it shows the receipt: a replacement that would then revert
+ * or change nothing is not sent and is no outcome; the operation keeps following its first transaction.
  */
 @Injectable()
 export class BatchOperations {
@@ -173,12 +180,17 @@ export class BatchOperations {
         await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`batch-settlement-sender:${network.config.network}:${sender.address.toLowerCase()}`}, 0))`;
         const current = await this.db.batchSettlementOperation.findUniqueOrThrow({ where: { id } });
         if (current.status !== 'pending' || (current.txHash ?? undefined) !== replaces) return;
+        // a replacement that would change nothing: the first transaction most likely did it (a node lagging on its
+        // receipt while its nonce shows used); keep following it, its receipt decides the answer and what was paid
+        if (replaces && (await request.done?.())) return;
         let gas = request.gas;
         if (gas === undefined) {
           try {
             gas = settlementGasLimit(await client.estimateGas({ account: sender.address, to: request.to, data: request.data }));
           } catch (error) {
             if (isTransportFailure(error)) throw error;
+            // a replacement that would revert is no outcome either, for the same reason: keep following the first
+            if (replaces) return;
             // nothing was sent: the call would revert now
             await this.finish(
               id,
@@ -186,11 +198,11 @@ export class BatchOperations {
                 success: false,
                 errorReason: request.revertedReason,
                 errorMessage: `the ${request.kind} transaction would revert: ${revertReason(error) ?? (error as Error).message.split('\n')[0]}`,
-                transaction: replaces ?? '',
+                transaction: '',
                 network: network.config.network,
                 ...(request.payer ? { payer: request.payer } : {}),
               },
-              replaces ?? null,
+              null,
             );
             return;
           }

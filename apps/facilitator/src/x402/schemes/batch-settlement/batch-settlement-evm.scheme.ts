@@ -299,6 +299,7 @@ export class BatchSettlementEvmScheme implements X402Scheme {
       data,
       revertedReason: REVERTED_REASONS.claim,
       judge: this.judge('claim', network, data),
+      done: this.done('claim', network, data),
     });
   }
 
@@ -326,6 +327,7 @@ export class BatchSettlementEvmScheme implements X402Scheme {
       gas: SETTLE_GAS_LIMIT,
       revertedReason: REVERTED_REASONS.settle,
       judge: this.judge('settle', network, data),
+      done: this.done('settle', network, data),
     });
   }
 
@@ -439,6 +441,38 @@ export class BatchSettlementEvmScheme implements X402Scheme {
           };
         };
       }
+    }
+  }
+
+  /**
+   * Whether the effect of the calldata `data` is already on chain, for the kinds whose repeat does not revert but does
+   * nothing: every claimed total recorded (claim), nothing owed to the receiver (settle). A replacement of such a call
+   * would succeed as a no-op (and a settle's would answer "paid 0" for what the first transaction paid), so it is not
+   * sent. Deposit and refund repeat with a revert (a used authorization, a used refund nonce): undefined.
+   */
+  done(kind: OperationKind, network: Network, data: Hex): (() => Promise<boolean>) | undefined {
+    const contract = { address: BATCH_SETTLEMENT_ADDRESS, abi: batchSettlementAbi } as const;
+    switch (kind) {
+      case 'claim': {
+        const [rows] = decodeCall(data, 'claimWithSignature');
+        return async () => {
+          for (const row of rows) {
+            const channelId = channelIdOf(row.voucher.channel as unknown as ChannelConfigWire, network.config.chainId);
+            const [, totalClaimed] = await network.client.readContract({ ...contract, functionName: 'channels', args: [channelId] });
+            if (totalClaimed < row.totalClaimed) return false;
+          }
+          return true;
+        };
+      }
+      case 'settle': {
+        const [receiver, token] = decodeCall(data, 'settle');
+        return async () => {
+          const [totalClaimed, totalSettled] = await network.client.readContract({ ...contract, functionName: 'receivers', args: [receiver, token] });
+          return totalClaimed <= totalSettled;
+        };
+      }
+      default:
+        return undefined;
     }
   }
 
