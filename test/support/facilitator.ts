@@ -1,5 +1,9 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import type { ChainManifest } from '@mp/chain';
 import { configureHttpApp } from '@mp/platform';
 import { AppModule } from '../../apps/facilitator/src/app.module';
 import { loadFacilitatorConfig, type FacilitatorConfig } from '../../apps/facilitator/src/config/facilitator.config';
@@ -58,4 +62,24 @@ export async function postJson(url: string, body: unknown): Promise<{ status: nu
     // keep the text
   }
   return { status: response.status, body: parsed, contentType: response.headers.get('content-type') };
+}
+
+/**
+ * A FACILITATOR_NETWORKS_FILE with the manifest's network reached through `rpcUrl` (a fault-injecting proxy) and one
+ * signer whose key is read from `signerKeyEnv`; `sessionEscrow` for a chain whose escrow is not the manifest's default.
+ */
+export function proxiedNetworksFile(manifest: ChainManifest, options: { rpcUrl: string; signerKeyEnv: string; label: string; sessionEscrow?: string }): string {
+  const usdc = manifest.tokens.usdc;
+  const file = join(mkdtempSync(join(tmpdir(), `${options.label}-`)), 'networks.json');
+  const network = {
+    network: manifest.network,
+    displayName: 'anvil behind a misbehaving RPC',
+    rpcUrls: [options.rpcUrl],
+    pollingIntervalMs: 50,
+    signerKeyEnv: [options.signerKeyEnv],
+    ...(options.sessionEscrow && { sessionEscrow: options.sessionEscrow }),
+    assets: [{ address: usdc.address, symbol: 'USDC', decimals: 6, eip712: { name: usdc.name, version: usdc.version } }],
+  };
+  writeFileSync(file, JSON.stringify({ networks: [network] }));
+  return file;
 }

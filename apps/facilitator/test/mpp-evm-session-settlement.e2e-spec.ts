@@ -5,12 +5,9 @@ import { createWalletClient, erc20Abi, getAddress, http, type Address, type Hex,
 import { privateKeyToAccount } from 'viem/accounts';
 import { sessionEscrowAbi } from '@mp/chain';
 import { EvmSessionChannelClient, type BuyerChannel } from '@mp/clients/evm-session';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { PrismaService } from '@mp/db';
 import { serializeCredential, type Challenge, type EvmSessionPayload } from '@mp/mpp';
-import { postJson, startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
+import { postJson, proxiedNetworksFile, startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
 import { startOwnChain, type OwnChain } from '../../../test/support/own-chain';
 import { startRpcProxy, type RpcProxy } from '../../../test/support/rpc-proxy';
 import { SessionSettlement } from '../src/sessions/session-settlement';
@@ -163,24 +160,7 @@ describe('MPP evm session transactions over an RPC that loses broadcast answers 
 
   beforeAll(async () => {
     proxy = await startRpcProxy(chain.manifest.rpcUrl);
-    const file = join(mkdtempSync(join(tmpdir(), 'session-lost-')), 'networks.json');
-    const token = chain.manifest.tokens.usdc;
-    writeFileSync(
-      file,
-      JSON.stringify({
-        networks: [
-          {
-            network: chain.manifest.network,
-            displayName: 'own anvil behind a misbehaving RPC',
-            rpcUrls: [proxy.url],
-            pollingIntervalMs: 50,
-            signerKeyEnv: ['SESSION_LOST_SIGNER'],
-            sessionEscrow: escrow,
-            assets: [{ address: token.address, symbol: 'USDC', decimals: 6, eip712: { name: token.name, version: token.version } }],
-          },
-        ],
-      }),
-    );
+    const file = proxiedNetworksFile(chain.manifest, { rpcUrl: proxy.url, signerKeyEnv: 'SESSION_LOST_SIGNER', label: 'session-lost', sessionEscrow: escrow });
     lossy = await startFacilitator({
       FACILITATOR_NETWORKS_FILE: file,
       SESSION_LOST_SIGNER: chain.manifest.accounts.facilitatorSigners[0]!.privateKey,

@@ -1,9 +1,6 @@
 // batch-settlement operations a /settle left pending and nobody asks about again: the finisher (a BullMQ job
 // scheduler on the worker role) drives them to their outcome from the chain, with the transaction on record, once.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { toClientEvmSigner } from '@x402/evm';
 import { BatchSettlementEvmScheme as BatchClientScheme } from '@x402/evm/batch-settlement/client';
 import { toHex, type Hex } from 'viem';
@@ -12,7 +9,7 @@ import { batchSettlementAbi } from '@mp/chain';
 import { PrismaService } from '@mp/db';
 import { BATCH_SETTLEMENT_ADDRESS } from '@mp/x402';
 import { mineBlock, testChain, withAutomineOff } from '../../../test/support/chain';
-import { postJson, startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
+import { postJson, proxiedNetworksFile, startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
 import { startRpcProxy, type RpcProxy } from '../../../test/support/rpc-proxy';
 
 describe('the batch-settlement finisher', () => {
@@ -85,22 +82,7 @@ describe('the batch-settlement finisher', () => {
   beforeAll(async () => {
     await client.request({ method: 'anvil_setBalance' as never, params: [sender.address, toHex(10n ** 20n)] as never });
     proxy = await startRpcProxy(manifest.rpcUrl);
-    const file = join(mkdtempSync(join(tmpdir(), 'batch-finisher-')), 'networks.json');
-    writeFileSync(
-      file,
-      JSON.stringify({
-        networks: [
-          {
-            network: manifest.network,
-            displayName: 'anvil behind a misbehaving RPC',
-            rpcUrls: [proxy.url],
-            pollingIntervalMs: 50,
-            signerKeyEnv: ['BATCH_FINISHER_SIGNER'],
-            assets: [{ address: usdc.address, symbol: 'USDC', decimals: 6, eip712: { name: usdc.name, version: usdc.version } }],
-          },
-        ],
-      }),
-    );
+    const file = proxiedNetworksFile(manifest, { rpcUrl: proxy.url, signerKeyEnv: 'BATCH_FINISHER_SIGNER', label: 'batch-finisher' });
     facilitator = await startFacilitator({
       FACILITATOR_NETWORKS_FILE: file,
       BATCH_FINISHER_SIGNER: manifest.accounts.facilitatorSigners[3].privateKey,

@@ -3,9 +3,6 @@
 // deposit's authorization is used) or do nothing (the claim is applied, nothing is owed): it is not an outcome. Each
 // operation keeps following its first transaction, whose receipt decides, and nothing is sent twice.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { toClientEvmSigner } from '@x402/evm';
 import { BatchSettlementEvmScheme as BatchClientScheme } from '@x402/evm/batch-settlement/client';
 import { toHex, type Hex } from 'viem';
@@ -14,7 +11,7 @@ import { batchSettlementAbi } from '@mp/chain';
 import { PrismaService } from '@mp/db';
 import { BATCH_SETTLEMENT_ADDRESS } from '@mp/x402';
 import { balanceOf, testChain } from '../../../test/support/chain';
-import { postJson, startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
+import { postJson, proxiedNetworksFile, startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
 import { startRpcProxy, type RpcProxy } from '../../../test/support/rpc-proxy';
 
 describe('batch-settlement transactions over an RPC that loses broadcast answers and lags on receipts', () => {
@@ -63,22 +60,7 @@ describe('batch-settlement transactions over an RPC that loses broadcast answers
   beforeAll(async () => {
     await client.request({ method: 'anvil_setBalance' as never, params: [sender.address, toHex(10n ** 20n)] as never });
     proxy = await startRpcProxy(manifest.rpcUrl);
-    const file = join(mkdtempSync(join(tmpdir(), 'batch-lost-')), 'networks.json');
-    writeFileSync(
-      file,
-      JSON.stringify({
-        networks: [
-          {
-            network: manifest.network,
-            displayName: 'anvil behind a misbehaving RPC',
-            rpcUrls: [proxy.url],
-            pollingIntervalMs: 50,
-            signerKeyEnv: ['BATCH_LOST_SIGNER'],
-            assets: [{ address: usdc.address, symbol: 'USDC', decimals: 6, eip712: { name: usdc.name, version: usdc.version } }],
-          },
-        ],
-      }),
-    );
+    const file = proxiedNetworksFile(manifest, { rpcUrl: proxy.url, signerKeyEnv: 'BATCH_LOST_SIGNER', label: 'batch-lost' });
     facilitator = await startFacilitator({
       FACILITATOR_NETWORKS_FILE: file,
       BATCH_LOST_SIGNER: manifest.accounts.facilitatorSigners[3].privateKey,

@@ -1,8 +1,5 @@
 // upto charges whose broadcast answers are lost and whose receipts lag: the outcome comes from the chain (the receipt
 // of a transaction we recorded, Permit2's nonce bitmap), each permit is charged once, and every answer says so.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { toClientEvmSigner } from '@x402/evm';
 import { UptoEvmScheme as UptoClientScheme } from '@x402/evm/upto/client';
 import { parseEventLogs, type Address, type Hex } from 'viem';
@@ -11,7 +8,7 @@ import { eip3009Abi, PERMIT2_ADDRESS, permit2Abi } from '@mp/chain';
 import { PrismaService } from '@mp/db';
 import { permitNonceKey } from '@mp/x402';
 import { balanceOf, testChain } from '../../../test/support/chain';
-import { postJson, startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
+import { postJson, proxiedNetworksFile, startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
 import { startRpcProxy, type RpcProxy } from '../../../test/support/rpc-proxy';
 
 describe('upto settlements over an RPC that loses broadcast answers and lags on receipts', () => {
@@ -24,22 +21,7 @@ describe('upto settlements over an RPC that loses broadcast answers and lags on 
 
   beforeAll(async () => {
     proxy = await startRpcProxy(manifest.rpcUrl);
-    const file = join(mkdtempSync(join(tmpdir(), 'upto-lost-')), 'networks.json');
-    writeFileSync(
-      file,
-      JSON.stringify({
-        networks: [
-          {
-            network: manifest.network,
-            displayName: 'anvil behind a misbehaving RPC',
-            rpcUrls: [proxy.url],
-            pollingIntervalMs: 50,
-            signerKeyEnv: ['UPTO_LOST_SIGNER'],
-            assets: [{ address: usdc.address, symbol: 'USDC', decimals: 6, eip712: { name: usdc.name, version: usdc.version } }],
-          },
-        ],
-      }),
-    );
+    const file = proxiedNetworksFile(manifest, { rpcUrl: proxy.url, signerKeyEnv: 'UPTO_LOST_SIGNER', label: 'upto-lost' });
     facilitator = await startFacilitator({
       FACILITATOR_NETWORKS_FILE: file,
       UPTO_LOST_SIGNER: signer.privateKey,
