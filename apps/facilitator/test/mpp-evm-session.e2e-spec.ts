@@ -264,6 +264,57 @@ describe('MPP evm session through the facilitator', () => {
     expect((await present(await client.voucher(channel, 150n), undefined, request)).status).toBe(200);
   });
 
+  it('accepts concurrent vouchers of many channels and of one channel (grouped into shared statements) exactly once each, in order', async () => {
+    const buyers = [buyerOf(8).client, buyerOf(9).client];
+    const c = await challenge();
+    const channels = [];
+    for (const client of [...buyers, ...buyers]) {
+      const { channel, payload, source } = await client.openRelayed(requestOf(c), { deposit: 1_000n });
+      expect((await present(payload, source)).status).toBe(200);
+      channels.push({ client, channel });
+    }
+    // every channel's vouchers 100…800 at once: each answered 200 (accepted, or at or below one accepted meanwhile)
+    const sent = await Promise.all(
+      channels.flatMap(({ client, channel }) =>
+        [100n, 200n, 300n, 400n, 500n, 600n, 700n, 800n].map(async (amount) => {
+          const payload = {
+            action: 'voucher',
+            channelId: channel.channelId,
+            cumulativeAmount: amount.toString(),
+            signature: await client.signVoucher(channel, amount),
+          };
+          const credential = serializeCredential({ challenge: c, payload });
+          return { channelId: channel.channelId, amount, answer: await postJson(`${facilitator.url}/mpp/settle`, { credential, terms: terms() }) };
+        }),
+      ),
+    );
+    // a 200 means the voucher is accepted, or one at or above it is: never a receipt below the voucher answered
+    for (const { amount, answer } of sent) {
+      expect(answer.status).toBe(200);
+      expect(BigInt(answer.body.receipt.acceptedCumulative)).toBeGreaterThanOrEqual(amount);
+    }
+    for (const { channel } of channels) {
+      const [row] = await db.$queryRawUnsafe<{ accepted: string }[]>(
+        `SELECT accepted_cumulative::text AS accepted FROM facilitator.session_channels WHERE channel_id = $1`,
+        channel.channelId,
+      );
+      expect(row!.accepted).toBe('800');
+      // one event per raise, raising strictly, their deltas adding up to what was accepted
+      const events = await db.$queryRawUnsafe<{ delta: string; accepted: string }[]>(
+        `SELECT data->>'delta' AS delta, data->>'acceptedCumulative' AS accepted FROM facilitator.channel_events
+          WHERE channel_id = $1 AND type = 'channel.voucher_accepted' ORDER BY id`,
+        channel.channelId,
+      );
+      const raised = events.map((e) => BigInt(e.accepted));
+      expect(raised.every((value, i) => i === 0 || value > raised[i - 1]!)).toBe(true);
+      expect(raised.at(-1)).toBe(800n);
+      expect(events.reduce((sum, e) => sum + BigInt(e.delta), 0n)).toBe(800n);
+      // each raise is the receipt of exactly one answer with that voucher's amount
+      const acceptedAnswers = sent.filter((s) => s.channelId === channel.channelId).map((s) => BigInt(s.answer.body.receipt.acceptedCumulative));
+      for (const value of raised) expect(acceptedAnswers.filter((a) => a === value).length).toBeGreaterThanOrEqual(1);
+    }
+  });
+
   it('writes every change with its channel event, each valid against the contract, and publishes them all', async () => {
     const rows = await db.$queryRawUnsafe<(ChannelEventRow & { publishedAt: Date | null })[]>(
       `SELECT id::text AS "eventId", channel_id AS "channelId", type, data, snapshot, created_at AS "occurredAt", published_at AS "publishedAt"

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Hex } from 'viem';
 import { isUniqueViolation, PrismaService, withTransaction, type Tx } from '@mp/db';
+import { MicroBatcher } from '@mp/platform';
 import type { ChannelEventType } from '@mp/clients';
 
 /** One channel's row, amounts as bigint. */
@@ -85,6 +86,44 @@ function toRow(raw: RawRow): ChannelRow {
   };
 }
 
+interface VoucherToAccept {
+  channelId: string;
+  cumulativeAmount: bigint;
+  signature: string;
+  challengeId: string;
+}
+
+/** Voucher statements running at once (each holds one pooled connection); what arrives meanwhile waits for the next. */
+const VOUCHER_WRITES_IN_FLIGHT = 4;
+/** Vouchers in one statement at most. */
+const VOUCHER_BATCH_MAX = 256;
+
+/**
+ * Accepts a batch of vouchers of distinct channels in one statement: each row is locked (in channel_id order, so two
+ * instances' batches cannot deadlock), raised only where its guard holds, and gets its `channel.voucher_accepted`
+ * outbox row in the same statement. Returns the rows it raised; a channel missing from the answer was refused.
+ */
+const ACCEPT_VOUCHERS = `WITH input AS (
+     SELECT * FROM unnest($1::text[], $2::numeric[], $3::text[], $4::text[]) AS i(channel_id, cumulative, signature, challenge_id)
+   ), prev AS (
+     SELECT c.channel_id, c.accepted_cumulative AS before FROM facilitator.session_channels c
+      WHERE c.channel_id = ANY($1::text[]) ORDER BY c.channel_id FOR UPDATE
+   ), up AS (
+     UPDATE facilitator.session_channels c
+        SET accepted_cumulative = i.cumulative, accepted_signature = i.signature, unsettled_since = COALESCE(c.unsettled_since, now()),
+            last_voucher_at = now(), last_challenge_id = i.challenge_id, updated_at = now()
+       FROM prev JOIN input i ON i.channel_id = prev.channel_id
+      WHERE c.channel_id = prev.channel_id AND c.state = 'open' AND i.cumulative > c.accepted_cumulative
+        AND i.cumulative - c.accepted_cumulative >= c.min_voucher_delta AND i.cumulative <= c.deposit
+     RETURNING c.*, prev.before
+   ), ev AS (
+     INSERT INTO facilitator.channel_events (channel_id, type, data, snapshot)
+     SELECT up.channel_id, 'channel.voucher_accepted',
+            jsonb_build_object('delta', (up.accepted_cumulative - up.before)::text, 'acceptedCumulative', up.accepted_cumulative::text), ${SNAPSHOT('up')}
+       FROM up ORDER BY up.channel_id
+   )
+   SELECT ${COLUMNS('up')} FROM up`;
+
 /**
  * The facilitator's channel book in PostgreSQL (session_channels, session_charges, session_deposits) and its outbox
  * (channel_events): every change and the event recording it are written in one transaction, most in one statement,
@@ -93,7 +132,15 @@ function toRow(raw: RawRow): ChannelRow {
  */
 @Injectable()
 export class SessionChannels {
-  constructor(private readonly db: PrismaService) {}
+  private readonly vouchers: MicroBatcher<VoucherToAccept, ChannelRow | undefined>;
+
+  constructor(private readonly db: PrismaService) {
+    this.vouchers = new MicroBatcher(
+      (v) => v.channelId,
+      (batch) => this.acceptVouchers(batch),
+      { maxRunning: VOUCHER_WRITES_IN_FLIGHT, maxBatch: VOUCHER_BATCH_MAX },
+    );
+  }
 
   async find(channelId: string, db: PrismaService | Tx = this.db): Promise<ChannelRow | undefined> {
     const rows = await db.$queryRawUnsafe<RawRow[]>(
@@ -171,33 +218,24 @@ export class SessionChannels {
   /**
    * Raises the accepted cumulative to `cumulativeAmount` with its signature, and writes `channel.voucher_accepted`,
    * in one statement guarded by the row: open, strictly higher, at least minVoucherDelta higher, within the deposit.
-   * Undefined when the guard refused it (the caller reads the row to tell why).
+   * Undefined when the guard refused it (the caller reads the row to tell why). Concurrent vouchers of different
+   * channels share that statement (group commit: one round trip and one commit for the lot, see ACCEPT_VOUCHERS); two
+   * of one channel never do, so each is judged against the row the other left.
    */
-  async acceptVoucher(channelId: Hex, cumulativeAmount: bigint, signature: Hex, challengeId: string): Promise<ChannelRow | undefined> {
+  acceptVoucher(channelId: Hex, cumulativeAmount: bigint, signature: Hex, challengeId: string): Promise<ChannelRow | undefined> {
+    return this.vouchers.submit({ channelId: channelId.toLowerCase(), cumulativeAmount, signature: signature.toLowerCase(), challengeId });
+  }
+
+  private async acceptVouchers(vouchers: VoucherToAccept[]): Promise<PromiseSettledResult<ChannelRow | undefined>[]> {
     const rows = await this.db.$queryRawUnsafe<RawRow[]>(
-      `WITH prev AS (
-         SELECT channel_id, accepted_cumulative AS before FROM facilitator.session_channels WHERE channel_id = $1 FOR UPDATE
-       ), up AS (
-         UPDATE facilitator.session_channels c
-            SET accepted_cumulative = $2::numeric, accepted_signature = $3, unsettled_since = COALESCE(c.unsettled_since, now()),
-                last_voucher_at = now(), last_challenge_id = $4, updated_at = now()
-           FROM prev
-          WHERE c.channel_id = prev.channel_id AND c.state = 'open' AND $2::numeric > c.accepted_cumulative
-            AND $2::numeric - c.accepted_cumulative >= c.min_voucher_delta AND $2::numeric <= c.deposit
-         RETURNING c.*, prev.before
-       ), ev AS (
-         INSERT INTO facilitator.channel_events (channel_id, type, data, snapshot)
-         SELECT up.channel_id, 'channel.voucher_accepted',
-                jsonb_build_object('delta', (up.accepted_cumulative - up.before)::text, 'acceptedCumulative', up.accepted_cumulative::text), ${SNAPSHOT('up')}
-           FROM up
-       )
-       SELECT ${COLUMNS('up')} FROM up`,
-      channelId.toLowerCase(),
-      cumulativeAmount.toString(),
-      signature.toLowerCase(),
-      challengeId,
+      ACCEPT_VOUCHERS,
+      vouchers.map((v) => v.channelId),
+      vouchers.map((v) => v.cumulativeAmount.toString()),
+      vouchers.map((v) => v.signature),
+      vouchers.map((v) => v.challengeId),
     );
-    return rows[0] && toRow(rows[0]);
+    const accepted = new Map<string, ChannelRow>(rows.map((raw) => [raw.channelId, toRow(raw)]));
+    return vouchers.map((v) => ({ status: 'fulfilled', value: accepted.get(v.channelId) }));
   }
 
   /**
