@@ -41,7 +41,12 @@ import { BatchSettlementModule } from './x402/schemes/batch-settlement/batch-set
  */
 @Module({})
 export class FacilitatorWorkersModule {
-  static forConfig({ outbox, subscriptions, batchSettlement, sessions }: Pick<FacilitatorConfig, 'outbox' | 'subscriptions' | 'batchSettlement' | 'sessions'>): DynamicModule {
+  static forConfig({
+    outbox,
+    subscriptions,
+    batchSettlement,
+    sessions,
+  }: Pick<FacilitatorConfig, 'outbox' | 'subscriptions' | 'batchSettlement' | 'sessions'>): DynamicModule {
     return {
       module: FacilitatorWorkersModule,
       imports: [
