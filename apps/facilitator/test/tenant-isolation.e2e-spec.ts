@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { getAddress, type Address } from 'viem';
@@ -99,6 +100,32 @@ async function addressesOf(w: World, key: string): Promise<{ allowAnyPayTo: bool
     addresses: answer.body.data.map((r: { network: string; address: string }) => `${r.network}:${r.address}`),
   };
 }
+
+/**
+ * A session channel of A's, written as the facilitator books one (the charge and read paths are SQL over this row;
+ * opening one on chain is mpp-evm-session.e2e-spec's business): 5,000 accepted, nothing spent.
+ */
+async function sessionChannelOfA(w: World): Promise<string> {
+  const channelId = `0x${randomBytes(32).toString('hex')}`;
+  await w.db.$executeRawUnsafe(
+    `INSERT INTO facilitator.session_channels (channel_id, scope, merchant_id, network, chain_id, escrow, token, payer, payee, authorized_signer,
+       deposit, accepted_cumulative, spent, settled_on_chain, min_voucher_delta, last_challenge_id, open_tx_hash)
+     VALUES ($1, $2::text, $2::uuid, $3, $4, $5, $6, $7, $8, $7, 10000, 5000, 0, 0, 0, 'isolation', $9)`,
+    channelId,
+    w.a.merchantId,
+    manifest.network,
+    manifest.chainId,
+    manifest.contracts.sessionEscrow.toLowerCase(),
+    usdc.address.toLowerCase(),
+    freshAddress().toLowerCase(),
+    w.aPayTo.toLowerCase(),
+    `0x${randomBytes(32).toString('hex')}`,
+  );
+  return channelId;
+}
+
+const spentOf = async (w: World, channelId: string) =>
+  (await w.db.$queryRawUnsafe<{ spent: string }[]>(`SELECT spent::text AS spent FROM facilitator.session_channels WHERE channel_id = $1`, channelId))[0]!.spent;
 
 function expectNoTraceOfA(w: World, answer: Answer, route: string): void {
   const text = JSON.stringify(answer.body);
@@ -325,6 +352,30 @@ const cases: Record<string, Case> = {
       // A's credential was left unused: A settles it.
       const settled = await call(`${w.url}/mpp/settle`, { key: w.a.apiKey, body: { credential: ofA.credential, terms: ofA.terms } });
       expect(settled).toMatchObject({ status: 200, body: { success: true } });
+    },
+  },
+
+  'POST /mpp/sessions/charges': {
+    kind: 'tenant',
+    check: async (w) => {
+      const channelId = await sessionChannelOfA(w);
+      const charge = { channelId, amount: '1000', chargeId: 'isolation-1' };
+      const refused = await call(`${w.url}/mpp/sessions/charges`, { key: w.b.apiKey, body: charge });
+      expect(refused).toMatchObject({ status: 404, body: { code: 'not_found' } });
+      expectNoTraceOfA(w, refused, 'POST /mpp/sessions/charges');
+      expect(await spentOf(w, channelId)).toBe('0');
+      expect(await call(`${w.url}/mpp/sessions/charges`, { key: w.a.apiKey, body: charge })).toMatchObject({ status: 200, body: { spent: '1000' } });
+    },
+  },
+
+  'GET /mpp/sessions/{channelId}': {
+    kind: 'tenant',
+    check: async (w) => {
+      const channelId = await sessionChannelOfA(w);
+      const refused = await call(`${w.url}/mpp/sessions/${channelId}`, { key: w.b.apiKey });
+      expect(refused).toMatchObject({ status: 404, body: { code: 'not_found' } });
+      expectNoTraceOfA(w, refused, 'GET /mpp/sessions/{channelId}');
+      expect(await call(`${w.url}/mpp/sessions/${channelId}`, { key: w.a.apiKey })).toMatchObject({ status: 200, body: { acceptedCumulative: '5000' } });
     },
   },
 };
