@@ -12,7 +12,7 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService, ModuleRef } from '@nestjs/core';
-import { FlowProducer, Queue, QueueEvents, type QueueOptions, Worker, type WorkerOptions } from 'bullmq';
+import { CONNECTION_CLOSED_ERROR_MSG, FlowProducer, Queue, QueueEvents, type QueueOptions, Worker, type WorkerOptions } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import { DEFAULT_READINESS_TIMEOUT_MS } from './readiness';
 import { queueTelemetry } from './tracing';
@@ -177,6 +177,27 @@ const WORKER_OPTIONS_METADATA = 'bullmq:worker_metadata';
 const declaredWorkerOptions = new WeakMap<object, Omit<WorkerOptions, 'connection'>>();
 
 /**
+ * Makes a worker wait (its runRetryDelay) while Redis is down instead of spinning. Our clients fail fast
+ * (`enableOfflineQueue: false`), so a command on a connection that is down fails with ioredis's "Stream isn't
+ * writeable …", which BullMQ 6 does not take for a connection error: a worker that was not drained (a job scheduler's
+ * next job pending) then asks again at once, forever, and the process spins at 100 % CPU, its timers starved (found by
+ * faults.e2e-spec with the session settlement schedule). Renamed to BullMQ's own connection-closed message, it is
+ * retried after the delay like any outage. Hand-written: a workaround of the library's error classification.
+ */
+function waitOutRedisOutages(worker: Worker): void {
+  const target = worker as unknown as { moveToActive: (...args: unknown[]) => Promise<unknown> };
+  const moveToActive = target.moveToActive.bind(worker);
+  target.moveToActive = async (...args) => {
+    try {
+      return await moveToActive(...args);
+    } catch (error) {
+      if (error instanceof Error && error.message.includes("Stream isn't writeable")) error.message = CONNECTION_CLOSED_ERROR_MSG;
+      throw error;
+    }
+  };
+}
+
+/**
  * Every queue and worker of the app (found among its providers): their workers created, their errors logged at debug
  * (a Redis outage would otherwise print one on every reconnect; `/ready` is where it shows), and the one shutdown
  * path, before Nest's BullModule closes them (which then finds them closed): workers first, so the jobs they finish
@@ -196,6 +217,7 @@ export class QueueLifecycle implements OnModuleInit, OnApplicationBootstrap, Bef
 
   onModuleInit(): void {
     this.registerWorkers();
+    for (const worker of this.workers()) waitOutRedisOutages(worker);
     for (const queue of this.queues()) {
       const name = queue instanceof FlowProducer ? 'flow producer' : queue.name;
       (queue as Queue).on('error', (error: Error) => this.logger.debug(`${name}: ${error.message}`));
