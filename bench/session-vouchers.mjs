@@ -4,7 +4,7 @@
 // channel sequential, at most 10 vouchers/s as the spec caps a session), p99 ≤ 5 ms.
 //
 //   node bench/session-vouchers.mjs [--channels 500] [--rate 10] [--seconds 20] [--closed 100] [--closed-seconds 10] [--warmup 5]
-//                                   [--sockets 64] [--cpu-prof] [--no-build]
+//                                   [--sockets 64] [--replicas 1] [--cpu-prof] [--no-build]
 //
 // Phase A (the goal's shape, open loop): every channel sends --rate vouchers/s for --seconds, each waiting for the
 // previous answer (sequential per channel); nothing is sent after --seconds, so a channel that fell behind sends fewer.
@@ -13,6 +13,10 @@
 // PostgreSQL is checked: each channel's accepted_cumulative is its last voucher, and there is one
 // `channel.voucher_accepted` outbox row per voucher accepted. --cpu-prof writes the facilitator's CPU profile to
 // bench/results/ when it stops.
+//
+// --replicas N runs N facilitator processes on ports 9722, 9723, … (the first with every role, the others `api`), the
+// way a deployment runs one per core behind a load balancer; each channel is sent to one of them (index mod N) and the
+// sockets are shared out between them.
 //
 // It runs its own anvil (9721) and facilitator (9722, open mode, built app) on a fresh database mp_voucher_bench;
 // all are stopped on exit, Ctrl-C or error. Exit code 0 whether or not the goal is met (printed as PASS/FAIL);
@@ -55,6 +59,7 @@ const { values: opt } = parseArgs({
     'closed-seconds': { type: 'string', default: '10' },
     warmup: { type: 'string', default: '5' },
     sockets: { type: 'string', default: '64' },
+    replicas: { type: 'string', default: '1' },
     'anvil-port': { type: 'string', default: '9721' },
     'facilitator-port': { type: 'string', default: '9722' },
     'database-url': { type: 'string', default: 'postgresql://postgres@127.0.0.1:5432/mp_voucher_bench' },
@@ -90,6 +95,7 @@ const cfg = {
   closedSeconds: int('closed-seconds'),
   warmup: int('warmup'),
   sockets: int('sockets'),
+  replicas: int('replicas'),
   anvilPort: int('anvil-port'),
   facilitatorPort: int('facilitator-port'),
   databaseUrl: opt['database-url'],
@@ -138,16 +144,17 @@ function buildFacilitatorIfStale() {
 // HTTP: one keep-alive agent; latency from just before http.request to the answer's last byte
 
 // fifo: every socket stays in use, so none sits idle past the server's keep-alive timeout (5 s) and is closed under us
-const agent = new http.Agent({ keepAlive: true, maxSockets: cfg.sockets, scheduling: 'fifo' });
+// (maxSockets counts per host:port, so each replica gets its share of --sockets)
+const agent = new http.Agent({ keepAlive: true, maxSockets: Math.max(1, Math.floor(cfg.sockets / cfg.replicas)), scheduling: 'fifo' });
 /** Requests sent again because the server closed an idle keep-alive socket as it was reused (Node's documented race). */
 let resentOnClosedSocket = 0;
-function post(route, body) {
+function post(route, body, replica = 0) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const req = http.request(
       {
         host: '127.0.0.1',
-        port: cfg.facilitatorPort,
+        port: cfg.facilitatorPort + replica,
         path: route,
         method: 'POST',
         agent,
@@ -211,25 +218,34 @@ async function main() {
   const manifest = await deployLocalChain({ rpcUrl: anvil.rpcUrl });
   const manifestPath = path.join(ROOT, '.local', 'chain-bench-vouchers.json');
   writeManifest(manifestPath, manifest);
-  const facilitator = await processes.start({
-    label: 'facilitator',
-    args: [
-      ...(cfg.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${RESULTS_DIR}`, `--cpu-prof-name=session-vouchers-${stamp}.facilitator.cpuprofile`] : []),
-      appEntry('facilitator'),
-    ],
-    env: {
-      DATABASE_URL: cfg.databaseUrl,
-      LOG_LEVEL: 'warn',
-      QUEUE_PREFIX: `bench-vouchers-${process.pid}`,
-      FACILITATOR_PORT: String(cfg.facilitatorPort),
-      CHAIN_MANIFEST: manifestPath,
-      // open mode (no merchant key) without its per-address limit: every request of the bench comes from 127.0.0.1
-      FACILITATOR_OPEN_MODE: 'true',
-      OPEN_MODE_RATE_LIMIT_PER_MINUTE: '0',
-    },
-    log: logFile('facilitator'),
-    readyUrl: `http://127.0.0.1:${cfg.facilitatorPort}/health`,
-  });
+  const replicas = [];
+  for (let r = 0; r < cfg.replicas; r++) {
+    const port = cfg.facilitatorPort + r;
+    const name = r === 0 ? 'facilitator' : `facilitator-${r}`;
+    replicas.push(
+      await processes.start({
+        label: name,
+        args: [
+          ...(cfg.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${RESULTS_DIR}`, `--cpu-prof-name=session-vouchers-${stamp}.${name}.cpuprofile`] : []),
+          appEntry('facilitator'),
+        ],
+        env: {
+          DATABASE_URL: cfg.databaseUrl,
+          LOG_LEVEL: 'warn',
+          QUEUE_PREFIX: `bench-vouchers-${process.pid}`,
+          FACILITATOR_PORT: String(port),
+          // one process runs the workers (relay, settlement schedule), as a deployment would
+          FACILITATOR_ROLE: r === 0 ? 'all' : 'api',
+          CHAIN_MANIFEST: manifestPath,
+          // open mode (no merchant key) without its per-address limit: every request of the bench comes from 127.0.0.1
+          FACILITATOR_OPEN_MODE: 'true',
+          OPEN_MODE_RATE_LIMIT_PER_MINUTE: '0',
+        },
+        log: logFile(name),
+        readyUrl: `http://127.0.0.1:${port}/health`,
+      }),
+    );
+  }
 
   const chain = {
     id: manifest.chainId,
@@ -351,7 +367,7 @@ async function main() {
     const backends = (await db.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)).rows.map((r) => r.pid);
     const self = process.cpuUsage();
     return {
-      facilitator: cpuSeconds(facilitator.pid),
+      facilitator: replicas.reduce((sum, r) => (sum === null || cpuSeconds(r.pid) === null ? null : sum + cpuSeconds(r.pid)), 0),
       postgres: new Map(backends.map((pid) => [pid, cpuSeconds(pid)]).filter(([, s]) => s !== null)),
       loadGenerator: (self.user + self.system) / 1e6,
       redis: cpuSecondsOf(['redis-server']),
@@ -370,7 +386,7 @@ async function main() {
     const k = c.sent.length + 1;
     const cumulative = PRICE * BigInt(k);
     const body = bodyOf(c, { action: 'voucher', channelId: c.channelId, cumulativeAmount: cumulative.toString(), signature: c.signatures[k] });
-    const answer = await post('/mpp/settle', body);
+    const answer = await post('/mpp/settle', body, c.index % cfg.replicas);
     c.sent.push({ cumulative, status: answer.status, text: answer.text });
     return answer;
   };
@@ -540,7 +556,7 @@ async function main() {
       `\nwhere the time goes (phase B, closed loop): at ${GOAL.vouchersPerSecond}/s two cores give ${CPU_BUDGET_MS_PER_VOUCHER} CPU-ms per voucher in all`,
     );
     for (const [k, label] of [
-      ['facilitator', 'facilitator (one Node thread: at most 1,000 ms/s)'],
+      ['facilitator', cfg.replicas === 1 ? 'facilitator (one Node thread: at most 1,000 ms/s)' : `facilitator (${cfg.replicas} processes together)`],
       ['postgres', 'PostgreSQL backends'],
       ['loadGenerator', 'load generator (this process)'],
     ]) {
