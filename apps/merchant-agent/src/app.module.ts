@@ -8,6 +8,7 @@ import { ForecastController } from './paid-http/forecast.controller';
 import { MeteredForecastController } from './paid-http/metered-forecast.controller';
 import { DiscoveryController } from './mpp/discovery.controller';
 import { MppForecastController } from './mpp/mpp-forecast.controller';
+import { MppTopUpController } from './mpp/mpp-top-up.controller';
 import { ForecastStreamController } from './mpp/session/forecast-stream.controller';
 import { VoucherSignals } from './mpp/session/voucher-signals';
 import { MERCHANT_AGENT_OPENAPI } from './openapi';
@@ -28,6 +29,7 @@ export class AppModule implements OnModuleInit {
         ForecastController,
         ...(config.batchSettlement ? [MeteredForecastController] : []),
         MppForecastController,
+        ...(config.prepaid ? [MppTopUpController] : []),
         ForecastStreamController,
         DiscoveryController,
         ...(config.subscription ? [BriefingController] : []),

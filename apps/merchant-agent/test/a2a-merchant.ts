@@ -8,6 +8,7 @@ import { X402_EXTENSION_URIS } from '../src/a2a/x402/extension';
 import { AppModule } from '../src/app.module';
 import { createMcpHandler } from '../src/mcp/mcp-handler';
 import { loadMerchantConfig, type MerchantConfig } from '../src/merchant.config';
+import { createMppPaywall } from '../src/mpp/mpp-paywall';
 
 /** Test helpers of the A2A specs: the merchant agent as main.ts wires it, and the JSON-RPC binding on the wire. */
 
@@ -19,8 +20,8 @@ export interface RunningMerchant {
   close(): Promise<void>;
 }
 
-/** Boots the merchant agent on the test database, as main.ts wires it (with its MCP tools at /mcp when asked). */
-export async function startA2aMerchant(env: Record<string, string>, options: { mcp?: boolean } = {}): Promise<RunningMerchant> {
+/** Boots the merchant agent on the test database, as main.ts wires it (with its MCP tools at /mcp and its MPP routes when asked). */
+export async function startA2aMerchant(env: Record<string, string>, options: { mcp?: boolean; mpp?: boolean } = {}): Promise<RunningMerchant> {
   const listenOn = await freePort();
   const config = loadMerchantConfig({ ...process.env, MERCHANT_PORT: String(listenOn), ...env });
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forConfig(config)] }).compile();
@@ -28,6 +29,7 @@ export async function startA2aMerchant(env: Record<string, string>, options: { m
   mountA2a(app);
   configureHttpApp(app);
   if (options.mcp) app.use('/mcp', createMcpHandler(config));
+  if (options.mpp) app.use(createMppPaywall(config));
   await app.listen(listenOn, '127.0.0.1');
   return { url: `http://127.0.0.1:${listenOn}`, app, config, db: app.get(PrismaService), close: () => app.close() };
 }

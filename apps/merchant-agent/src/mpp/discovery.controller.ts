@@ -1,7 +1,7 @@
 import { Controller, Get, Header, Inject } from '@nestjs/common';
 import { MERCHANT_CONFIG, type MerchantConfig } from '../merchant.config';
 import { MPP_FORECAST_ROUTE } from './mpp-paywall';
-import { mppTerms } from './mpp-terms';
+import { MPP_TOP_UP_ROUTE, mppTerms } from './mpp-terms';
 import { ApiDoc } from '@mp/platform';
 import { DISCOVERY_DOCS } from './discovery.openapi';
 import { MPP_BRIEFING_ROUTE } from '../subscriptions/subscription-paywall';
@@ -55,6 +55,41 @@ export class DiscoveryController {
         },
       },
     };
+    const prepaid = this.config.prepaid;
+    const topUp = prepaid && {
+      [MPP_TOP_UP_ROUTE]: {
+        post: {
+          summary: 'Top up your prepaid balance for the metered A2A skill and MCP tool (MPP evm charge)',
+          'x-payment-info': {
+            offers: [
+              {
+                intent: 'charge',
+                method: 'evm',
+                amount: prepaid.topUpAmount,
+                currency: this.config.price.asset,
+                description: `${prepaid.topUpAmount} atomic units of the token on ${this.config.price.network}, credited to the payer's balance`,
+              },
+            ],
+          },
+          requestBody: {
+            required: false,
+            content: {
+              'application/json': {
+                schema: { type: 'object', additionalProperties: false },
+              },
+            },
+          },
+          responses: {
+            '200': { description: 'Credited: the balance; the Payment-Receipt header carries the receipt' },
+            '402': {
+              description: 'Payment required: a WWW-Authenticate: Payment challenge (evm charge)',
+              headers: { 'WWW-Authenticate': { schema: { type: 'string' } } },
+              content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+            },
+          },
+        },
+      },
+    };
     return {
       openapi: '3.1.0',
       info: { title: 'Merchant agent', version: '0.1.0', description: 'A sample merchant selling forecasts to machines over x402, MPP and A2A.' },
@@ -82,6 +117,7 @@ export class DiscoveryController {
             },
           },
         },
+        ...topUp,
         ...briefing,
       },
       components: {

@@ -31,3 +31,13 @@ export function mppTerms(config: MerchantConfig, resource: string, options: { di
     ...(options.digest && { digest: options.digest }),
   };
 }
+
+export const MPP_TOP_UP_ROUTE = '/mpp/balance/top-up';
+export const MPP_TOP_UP_RESOURCE = `POST ${MPP_TOP_UP_ROUTE}`;
+
+/** The terms of a prepaid top-up: the evm offer only (the balance is kept in the token), for MERCHANT_PREPAID_TOP_UP_AMOUNT. */
+export function mppTopUpTerms(config: MerchantConfig & { prepaid: NonNullable<MerchantConfig['prepaid']> }, options: { digest?: string } = {}): MppTerms {
+  const terms = mppTerms(config, MPP_TOP_UP_RESOURCE, options);
+  const evm = terms.offers.find((offer) => offer.method === 'evm')!;
+  return { ...terms, offers: [{ ...evm, request: { ...evm.request, amount: config.prepaid.topUpAmount } }] };
+}
