@@ -97,7 +97,7 @@ const READ_CHUNK = 200;
  * What settle(receiver, token) mined at `blockNumber` settled per channel: each channel of the receiver and token the
  * facilitator keeps (batch_channels) at its claimed total at that block, read from the contract. The contract pays
  * totalClaimed − totalSettled of the receiver and token, so after it every one of their channels is settled up to what
- * was claimed on it by then.
+ * was claimed on it by then. Channels already settled that far are left out.
  */
 export async function settleMoves(
   db: Pick<Prisma.TransactionClient, 'batchChannel'>,
@@ -109,7 +109,7 @@ export async function settleMoves(
 ): Promise<BatchChannelMove[]> {
   const channels = await db.batchChannel.findMany({
     where: { network, receiver: receiver.toLowerCase(), token: token.toLowerCase() },
-    select: { channelId: true },
+    select: { channelId: true, settled: true },
     orderBy: { channelId: 'asc' },
   });
   const moves: BatchChannelMove[] = [];
@@ -123,7 +123,11 @@ export async function settleMoves(
         (c) => ({ address: BATCH_SETTLEMENT_ADDRESS, abi: batchSettlementAbi, functionName: 'channels', args: [c.channelId as Hex] }) as const,
       ),
     });
-    chunk.forEach((c, j) => moves.push({ kind: 'settle', channelId: c.channelId, claimedAt: (answers[j] as readonly [bigint, bigint])[1] }));
+    chunk.forEach((c, j) => {
+      const claimedAt = (answers[j] as readonly [bigint, bigint])[1];
+      // settled up to there already (settled never passes claimed): nothing to write, no row to lock
+      if (claimedAt > BigInt(c.settled.toFixed())) moves.push({ kind: 'settle', channelId: c.channelId, claimedAt });
+    });
   }
   return moves;
 }
