@@ -216,6 +216,7 @@ async function main() {
       client,
       merchantUrl,
       facilitatorUrl,
+      ledgerUrl,
       apiKey: merchantAccount.apiKey,
       // the agent's own environment for its claim and settle: its facilitator, its key, its channel storage
       env: { ...common, ...batchEnv, FACILITATOR_URL: facilitatorUrl, FACILITATOR_API_KEY: merchantAccount.apiKey },
@@ -336,7 +337,7 @@ async function main() {
  * (batch-settle.main.js, the agent's own channel manager), and the payer takes back the unused rest. The gas of the
  * transactions the calls needed, per call, against one `exact` settlement per call.
  */
-async function batchSettlementDemo({ manifest, client, merchantUrl, facilitatorUrl, apiKey, env: merchantEnv, exactGas }) {
+async function batchSettlementDemo({ manifest, client, merchantUrl, facilitatorUrl, ledgerUrl, apiKey, env: merchantEnv, exactGas }) {
   const CALLS = 20;
   const url = `${merchantUrl}/paid/metered-forecast`;
   const network = manifest.network;
@@ -350,11 +351,13 @@ async function batchSettlementDemo({ manifest, client, merchantUrl, facilitatorU
   const [payerBefore, merchantBefore] = [await balanceOf(payer.address), await balanceOf(merchant)];
 
   const onChain = [];
+  let channelId;
   say(`payer ${payer.address} calls ${url} ${CALLS} times`);
   for (let call = 1; call <= CALLS; call++) {
     const response = await pay(url);
     if (response.status !== 200) throw new Error(`call ${call} answered ${response.status}: ${await response.text()}`);
-    const { transaction } = decodePaymentResponseHeader(response.headers.get('PAYMENT-RESPONSE'));
+    const { transaction, extra } = decodePaymentResponseHeader(response.headers.get('PAYMENT-RESPONSE'));
+    channelId ??= extra?.channelState?.channelId;
     if (transaction) onChain.push({ what: `deposit (call ${call})`, hash: transaction });
   }
   say(
@@ -389,6 +392,14 @@ async function batchSettlementDemo({ manifest, client, merchantUrl, facilitatorU
   const refund = await scheme.refund(url);
   if (!refund?.success) throw new Error(`the refund failed: ${JSON.stringify(refund)}`);
   say(`the payer takes back the unused rest of its deposit: USDC ${formatUsdc(payerBefore)} → ${formatUsdc(await balanceOf(payer.address))}`);
+  // the ledger books the channel's deposit, claims, settle and refund from the facilitator's channel events
+  const books = await until('the ledger to book the batch channel', async () => {
+    const found = await merchantApi(ledgerUrl, apiKey)(`/channels/${channelId}`).catch(() => undefined);
+    return found && found.refunded !== '0' && found.settled === String(1000 * CALLS) ? found : undefined;
+  });
+  say(
+    `the ledger's books of the batch channel: deposit ${books.deposit}, claimed ${books.spent}, settled ${books.settled}, refunded ${books.refunded}, held ${books.held}`,
+  );
 
   // the settle is the merchant's payment in the facilitator, for the books (the ledger step below)
   const payments = await fetch(`${facilitatorUrl}/payments?state=confirmed&limit=100`, { headers: { authorization: `Bearer ${apiKey}` } }).then((r) =>

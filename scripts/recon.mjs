@@ -27,6 +27,7 @@ const BREAK_LABELS = {
   over_refund: 'refunded more than captured',
   channel_deposit_mismatch: 'channel deposit mismatch',
   channel_settled_mismatch: 'channel settled mismatch',
+  channel_claimed_mismatch: 'channel claimed mismatch',
   channel_refunded_mismatch: 'channel refunded mismatch',
   channel_not_finalized: 'channel not finalized on chain',
   channel_closed_on_chain_not_in_books: 'channel closed on chain, not in books',

@@ -44,7 +44,9 @@ describe('npm start (the demo)', () => {
     expect(output).toMatch(
       /demo: MPP session: the ledger's books of the channel: \{[^\n]*"state":"closed","deposit":"30000","accepted":"24000","spent":"24000","settled":"24000","refunded":"6000"/,
     );
-    expect(output).toMatch(/recon: Checked\s+1 payment channels against the escrow/);
+    expect(output).toMatch(/demo: the ledger's books of the batch channel: deposit 50000, claimed 20000, settled 20000, refunded 30000, held 0/);
+    // the MPP session channel and the x402 batch channel
+    expect(output).toMatch(/recon: Checked\s+2 payment channels against the escrow/);
     expect(output).toMatch(/demo: A2A: task [0-9a-f-]{36} TASK_STATE_COMPLETED, paid in 0x[0-9a-f]{64} \(eip155:31337\)/);
     expect(output).toContain('demo: facilitator: 5 confirmed payments of this merchant');
     expect(output).toMatch(/demo: ledger: revenue 50000 atomic units of eip155:31337\/0x[0-9a-f]{40}/);

@@ -122,6 +122,13 @@ describe('the batch-settlement finisher', () => {
     expect(operation.answer).toEqual({ success: true, transaction: pending.transaction, network });
     expect(await totalClaimed(channelId)).toBe(amount);
     expect(await client.getTransactionCount({ address: sender.address })).toBe(nonceBefore + 1);
+    // the finisher's outcome wrote the claim's channel events with it, as /settle would have
+    const events = await facilitator.app.get(PrismaService).channelEvent.findMany({ where: { channelId: channelId.toLowerCase() }, orderBy: { id: 'asc' } });
+    expect(events.map((e) => [e.type, e.data])).toEqual([
+      ['channel.opened', expect.objectContaining({ deposit: expect.any(String) })],
+      ['channel.voucher_accepted', { delta: String(amount), acceptedCumulative: String(amount) }],
+      ['channel.spent', { chargeId: `claim:${pending.transaction}`, amount: String(amount), spent: String(amount) }],
+    ]);
     // a late repeat gets the recorded answer, no new transaction
     expect(await settle(claim)).toEqual({ success: true, transaction: pending.transaction, network });
     expect(await client.getTransactionCount({ address: sender.address })).toBe(nonceBefore + 1);

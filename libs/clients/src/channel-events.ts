@@ -1,7 +1,8 @@
 import { z } from 'zod';
 
 /**
- * The facilitator's payment-channel events (MPP `session` on EVM) as the ledger consumes them: every row of the
+ * The facilitator's payment-channel events (MPP `session` on EVM, and x402 `batch-settlement` channels) as the ledger
+ * consumes them: every row of the
  * facilitator's channel outbox (`facilitator.channel_events`, written in the same transaction as the change it records)
  * is published as a BullMQ job on this queue, under the deployment's QUEUE_PREFIX; the ledger books each as a transfer
  * between the channel's accounts. Delivery is at least once, in event-id order per channel: consumers key their effects
@@ -30,28 +31,49 @@ const decimal = z.string().regex(/^\d+$/, 'expected a decimal string of a non-ne
 const hash = z.string().regex(/^0x[0-9a-f]{64}$/, 'expected a lowercase 32-byte 0x hex hash');
 const address = z.string().regex(/^0x[0-9a-f]{40}$/, 'expected a lowercase 0x hex address');
 
-/** The channel as the facilitator knew it when the event was written. */
-export const channelSnapshotSchema = z.strictObject({
-  channelId: hash,
-  merchantId: z.uuid().nullable(),
-  /** CAIP-2, e.g. eip155:31337 */
-  network: z.string().regex(/^eip155:\d+$/),
-  escrow: address,
-  /** the ERC-20 token */
-  asset: address,
-  payer: address,
-  payee: address,
-  /** on chain */
-  deposit: decimal,
-  /** cumulative vouchers accepted */
-  acceptedCumulative: decimal,
-  /** what the merchant charged against the channel */
-  spent: decimal,
-  /** paid out to the payee on chain */
-  settled: decimal,
-  /** open | closing (payer requested close, grace running) | closed (finalized on chain) */
-  state: z.enum(['open', 'closing', 'closed']),
-});
+/** Which kind of channel: an MPP session on the EVM escrow, or an x402 batch-settlement channel. */
+export const CHANNEL_SCHEMES = ['mpp-session', 'x402-batch'] as const;
+export type ChannelScheme = (typeof CHANNEL_SCHEMES)[number];
+
+/**
+ * The channel as the facilitator knew it when the event was written. An x402 batch-settlement channel (`scheme:
+ * "x402-batch"`) has the batch-settlement contract as its `escrow` and the receiver as its `payee`; its `deposit` is
+ * every deposit added up, `acceptedCumulative` and `spent` are both what was claimed (a claim is the merchant's
+ * accepted and earned revenue at once), `settled` the part of it paid out to the receiver, and `refunded` (required
+ * for it) what went back to the payer; it is never finalized on chain (a refunded channel can be deposited into again),
+ * so its state stays `open`.
+ */
+export const channelSnapshotSchema = z
+  .strictObject({
+    /** absent: `mpp-session` (the events written before batch channels were booked) */
+    scheme: z.enum(CHANNEL_SCHEMES).optional(),
+    channelId: hash,
+    merchantId: z.uuid().nullable(),
+    /** CAIP-2, e.g. eip155:31337 */
+    network: z.string().regex(/^eip155:\d+$/),
+    escrow: address,
+    /** the ERC-20 token */
+    asset: address,
+    payer: address,
+    payee: address,
+    /** on chain */
+    deposit: decimal,
+    /** cumulative vouchers accepted */
+    acceptedCumulative: decimal,
+    /** what the merchant charged against the channel */
+    spent: decimal,
+    /** paid out to the payee on chain */
+    settled: decimal,
+    /** x402-batch only: refunded to the payer so far (refunds and finalized withdrawals) */
+    refunded: decimal.optional(),
+    /** open | closing (payer requested close, grace running) | closed (finalized on chain) */
+    state: z.enum(['open', 'closing', 'closed']),
+  })
+  .superRefine((value, ctx) => {
+    const batch = value.scheme === 'x402-batch';
+    if (batch && value.refunded === undefined) ctx.addIssue({ code: 'custom', path: ['refunded'], message: 'required for an x402-batch channel' });
+    if (!batch && value.refunded !== undefined) ctx.addIssue({ code: 'custom', path: ['refunded'], message: 'only an x402-batch channel carries it' });
+  });
 export type ChannelSnapshot = z.infer<typeof channelSnapshotSchema>;
 
 export const channelEventDataSchemas = {
@@ -69,6 +91,11 @@ export const channelEventDataSchemas = {
   'channel.close_requested': z.strictObject({ graceEndsAt: z.iso.datetime({ offset: true }), txHash: hash }),
   /** finalized on chain: `refunded` went back to the payer (by the payee's close, or the payer's withdraw) */
   'channel.closed': z.strictObject({ by: z.enum(['close', 'withdraw']), refunded: decimal, settled: decimal, txHash: hash }),
+  /**
+   * x402-batch: `amount` of the unclaimed deposit went back to the payer on chain (a cooperative refund, or a
+   * withdrawal the payer finalized); `refunded` is the new total. The channel stays usable.
+   */
+  'channel.refunded': z.strictObject({ by: z.enum(['refund', 'withdraw']), amount: decimal, refunded: decimal, txHash: hash }),
 };
 
 export type ChannelEventType = keyof typeof channelEventDataSchemas;
@@ -93,6 +120,7 @@ export const channelEventMessageSchema = z.discriminatedUnion('type', [
   channelEventOf('channel.settled'),
   channelEventOf('channel.close_requested'),
   channelEventOf('channel.closed'),
+  channelEventOf('channel.refunded'),
 ]);
 export type ChannelEventMessage = z.infer<typeof channelEventMessageSchema>;
 

@@ -55,6 +55,7 @@ describe('scripts/lib/database.mjs migrateDeploy', () => {
     const tables = await query<{ table_name: string }>(url, `SELECT table_name FROM information_schema.tables WHERE table_schema = 'facilitator' ORDER BY 1`);
     expect(tables.map((t) => t.table_name)).toEqual([
       'api_keys',
+      'batch_channels',
       'batch_settlement_operations',
       'chain_cursors',
       'channel_events',

@@ -25,6 +25,7 @@ export function adviceFor(row: ReconRow, amount: (value: bigint) => string = Str
         : `${row.source} shows this ${row.entryKind} twice (also ${row.duplicateOf}): refund it, or book it if it was meant`;
     case 'channel_deposit_mismatch':
     case 'channel_settled_mismatch':
+    case 'channel_claimed_mismatch':
     case 'channel_refunded_mismatch':
       return `the escrow shows ${row.details?.figure} ${amount(row.actual!)} for channel ${row.reference}, the books ${amount(row.expected!)}: book the missing channel event (or correct the channel's ${row.details?.figure} by ${signedAmount(row.difference!, amount)})`;
     case 'channel_not_finalized':

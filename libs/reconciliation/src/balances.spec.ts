@@ -40,6 +40,38 @@ const chainOf = (...states: ChainChannelState[]) => new Map(states.map((s) => [c
 const kinds = (rows: { kind: string; reference: string }[]) => rows.map((r) => [r.kind, r.reference]);
 
 describe('balance checks', () => {
+  it('matches an x402 batch channel against the contract: balance, claimed, and settled within what the receiver was paid', () => {
+    // books: deposited 1000, refunded 200, claimed 500, settled 300; the contract: balance 800, claimed 500, and the
+    // receiver owed 200 (so this channel is settled between 300 and 500)
+    const batchBooks = (n: number, fields: Partial<BookedChannelState> = {}) =>
+      booked(n, { scheme: 'x402-batch', deposit: 1000n, refunded: 200n, accepted: 500n, settled: 300n, ...fields });
+    const batchChain = (n: number, batch: Partial<NonNullable<ChainChannelState['batch']>> = {}) =>
+      onChain(n, { deposit: 800n, settled: 0n, batch: { balance: 800n, totalClaimed: 500n, receiverClaimed: 900n, receiverSettled: 700n, ...batch } });
+    expect(channelBreaks({ books: [batchBooks(1)], chain: chainOf(batchChain(1)), opened: [], at: AT })).toEqual([]);
+    const rows = channelBreaks({
+      books: [batchBooks(1), batchBooks(2), batchBooks(3), batchBooks(4)],
+      chain: chainOf(
+        // a refund the books never saw: the balance is 100 lower
+        batchChain(1, { balance: 700n }),
+        // a claim the books never saw
+        batchChain(2, { totalClaimed: 550n, receiverClaimed: 950n }),
+        // the receiver was paid everything: this channel is settled up to its 500, the books say 300
+        batchChain(3, { receiverSettled: 900n }),
+        // settled in the books beyond what was ever claimed on chain
+        batchChain(4, { totalClaimed: 250n }),
+      ),
+      opened: [],
+      at: AT,
+    });
+    expect(rows.map((r) => [r.kind, r.reference, r.expected, r.actual, r.details?.figure])).toEqual([
+      ['channel_deposit_mismatch', id(1), 800n, 700n, 'balance (deposit − refunded)'],
+      ['channel_claimed_mismatch', id(2), 500n, 550n, 'claimed'],
+      ['channel_settled_mismatch', id(3), 300n, 500n, 'settled'],
+      ['channel_claimed_mismatch', id(4), 500n, 250n, 'claimed'],
+      ['channel_settled_mismatch', id(4), 300n, 250n, 'settled'],
+    ]);
+  });
+
   it('finds nothing when every channel is what its escrow says, open or finalized', () => {
     const books = [booked(1), booked(2, { state: 'closed', settled: 400n, refunded: 600n })];
     const chain = chainOf(onChain(1), onChain(2, { finalized: true, settled: 400n }));

@@ -11,6 +11,8 @@ import type { BreakKind, EntrySource, ReconRow } from './model';
 
 /** A channel as the books have it. */
 export interface BookedChannelState {
+  /** absent: mpp-session */
+  scheme?: 'mpp-session' | 'x402-batch';
   channelId: string;
   network: string;
   escrow: string;
@@ -20,11 +22,28 @@ export interface BookedChannelState {
   payee: string;
   state: 'open' | 'closing' | 'closed';
   deposit: bigint;
+  /** claimed, for an x402 batch channel (absent: not compared) */
+  accepted?: bigint;
   settled: bigint;
   refunded: bigint;
 }
 
-/** A channel as the escrow's getChannel answered at `block` (a payer of zero: no such channel). */
+/**
+ * An x402 batch channel as the batch-settlement contract answered at the block: `channels(id)` and its receiver's
+ * `receivers(receiver, token)` totals (what settle has paid out of what was claimed for the receiver, all channels).
+ */
+export interface BatchChannelOnChain {
+  /** deposits − refunds − finalized withdrawals */
+  balance: bigint;
+  totalClaimed: bigint;
+  receiverClaimed: bigint;
+  receiverSettled: bigint;
+}
+
+/**
+ * A channel as the escrow's getChannel answered at `block` (a payer of zero: no such channel); an x402 batch channel
+ * carries `batch` (its deposit and settled are then not the contract's, which keeps neither per channel).
+ */
 export interface ChainChannelState {
   channelId: string;
   network: string;
@@ -38,6 +57,7 @@ export interface ChainChannelState {
   /** the token, lowercase */
   token: string;
   block: bigint;
+  batch?: BatchChannelOnChain;
 }
 
 /** A channel the escrow opened to one of the merchant's payees (its ChannelOpened log). */
@@ -81,6 +101,10 @@ export function channelBreaks({ books, chain, opened, at }: ChannelCheckInput): 
     };
     const row = (kind: BreakKind, figure: string, expected?: bigint, actual?: bigint): ReconRow =>
       channelRow(kind, b.asset, b.channelId, at, { ...details, figure }, expected, actual);
+    if (b.scheme === 'x402-batch') {
+      if (onChain.batch) rows.push(...batchChannelBreaks(b, onChain.batch, row));
+      continue;
+    }
     if (!onChain.exists) {
       rows.push(row('channel_not_on_chain', 'deposit', b.deposit, 0n));
       continue;
@@ -116,6 +140,29 @@ export function channelBreaks({ books, chain, opened, at }: ChannelCheckInput): 
       ),
     );
   }
+  return rows;
+}
+
+/**
+ * An x402 batch channel against the batch-settlement contract. The contract keeps per channel its balance (deposits −
+ * refunds − withdrawals) and claimed total, and per receiver and token what was claimed and settled over all their
+ * channels: settle(receiver, token) pays it all, so a channel is settled at most up to its claimed total and at least
+ * up to claimed − what the receiver is still owed.
+ */
+function batchChannelBreaks(
+  b: BookedChannelState,
+  c: BatchChannelOnChain,
+  row: (kind: BreakKind, figure: string, expected?: bigint, actual?: bigint) => ReconRow,
+): ReconRow[] {
+  const rows: ReconRow[] = [];
+  const held = b.deposit - b.refunded;
+  if (c.balance !== held) rows.push(row('channel_deposit_mismatch', 'balance (deposit − refunded)', held, c.balance));
+  const claimed = b.accepted ?? 0n;
+  if (c.totalClaimed !== claimed) rows.push(row('channel_claimed_mismatch', 'claimed', claimed, c.totalClaimed));
+  const owed = c.receiverClaimed - c.receiverSettled;
+  const leastSettled = c.totalClaimed > owed ? c.totalClaimed - owed : 0n;
+  if (b.settled > c.totalClaimed) rows.push(row('channel_settled_mismatch', 'settled', b.settled, c.totalClaimed));
+  else if (b.settled < leastSettled) rows.push(row('channel_settled_mismatch', 'settled', b.settled, leastSettled));
   return rows;
 }
 

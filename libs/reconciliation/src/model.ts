@@ -22,11 +22,15 @@ export type RowEntryKind = EntryKind | BalanceSubject;
  * The breaks of the balance checks (balances.ts), where the books' state is matched against the escrow's and against
  * the book's own transfers rather than movement against movement:
  * - channel_deposit_mismatch / channel_settled_mismatch: the escrow's `getChannel` shows another deposit or settled;
+ *   for an x402 batch channel, the contract's `channels` balance is not deposit − refunded, or the receiver's totals
+ *   (`receivers`) leave the channel settled more than claimed, or less than claimed − what the receiver is still owed;
+ * - channel_claimed_mismatch: an x402 batch channel's claimed total on the contract is not the books' claimed;
  * - channel_refunded_mismatch: finalized, the escrow gave back deposit − settled, the books another refund;
  * - channel_not_finalized: closed in the books, not finalized on chain;
  * - channel_closed_on_chain_not_in_books: finalized on chain, open or closing in the books;
  * - channel_not_on_chain: the escrow has no such channel;
- * - channel_unknown_to_books: a channel to the merchant's payee on the escrow (ChannelOpened) the books do not know;
+ * - channel_unknown_to_books: a channel to the merchant's payee on the escrow (ChannelOpened, or the batch-settlement
+ *   contract's ChannelCreated to one of its receivers) the books do not know;
  * - prepaid_funding_missing: a top-up whose funding payment is not a confirmed payment of that asset in the books;
  * - prepaid_funding_mismatch: the funding payment moved another amount than the top-up credited;
  * - prepaid_balance_mismatch: the balance stored is not top-ups − charges − captured holds as its transfers say;
@@ -35,6 +39,7 @@ export type RowEntryKind = EntryKind | BalanceSubject;
 export type ChannelBreakKind =
   | 'channel_deposit_mismatch'
   | 'channel_settled_mismatch'
+  | 'channel_claimed_mismatch'
   | 'channel_refunded_mismatch'
   | 'channel_not_finalized'
   | 'channel_closed_on_chain_not_in_books'
@@ -44,6 +49,7 @@ export type PrepaidBreakKind = 'prepaid_funding_missing' | 'prepaid_funding_mism
 export const CHANNEL_BREAK_KINDS: readonly ChannelBreakKind[] = [
   'channel_deposit_mismatch',
   'channel_settled_mismatch',
+  'channel_claimed_mismatch',
   'channel_refunded_mismatch',
   'channel_not_finalized',
   'channel_closed_on_chain_not_in_books',

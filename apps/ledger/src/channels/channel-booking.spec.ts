@@ -82,4 +82,69 @@ describe('channel booking', () => {
     move(5, 0, 100n);
     expect(figuresOf(accounts, CHANNEL)).toEqual({ deposit: 1000n, accepted: 300n, spent: 200n, settled: 100n, refunded: 0n, held: 900n, unspent: 100n });
   });
+
+  describe('x402 batch-settlement channels', () => {
+    const batch = { ...snapshot, scheme: 'x402-batch' as const, deposit: '1000', acceptedCumulative: '300', spent: '300', settled: '100', refunded: '200' };
+    const batchEvent = (type: ChannelEventMessage['type'], data: object, channel: Partial<typeof batch> = {}): ChannelEventMessage =>
+      channelEventMessageSchema.parse({ eventId: '9', type, occurredAt: '2026-12-02T12:00:00Z', data, channel: { ...batch, ...channel } });
+    const refused = (e: ChannelEventMessage) => {
+      const planned = planChannelEvent(e);
+      return planned.ok ? undefined : planned.reason;
+    };
+
+    it('books deposits, claims (accepted then spent), settles and refunds on the same figures, its refunded carried by the snapshot', () => {
+      const claimedAccepted = planChannelEvent(batchEvent('channel.voucher_accepted', { delta: '100', acceptedCumulative: '300' }, { spent: '200' }));
+      expect(claimedAccepted).toMatchObject({
+        ok: true,
+        plan: { scheme: 'x402-batch', step: { figure: 'accepted', before: 200n, after: 300n }, expected: { spent: 200n, refunded: 200n } },
+      });
+      const claimedSpent = planChannelEvent(batchEvent('channel.spent', { chargeId: `claim:${TX}`, amount: '100', spent: '300' }));
+      expect(claimedSpent).toMatchObject({ ok: true, plan: { step: { figure: 'spent', before: 200n, after: 300n, reference: `claim:${TX}` } } });
+      const settled = planChannelEvent(batchEvent('channel.settled', { delta: '100', settled: '100', txHash: TX }));
+      expect(settled).toMatchObject({ ok: true, plan: { step: { figure: 'settled', before: 0n, after: 100n } } });
+      // a partial refund: the channel stays open, refunded moves from 50 to 200
+      const refunded = planChannelEvent(batchEvent('channel.refunded', { by: 'refund', amount: '150', refunded: '200', txHash: TX }));
+      expect(refunded).toMatchObject({ ok: true, plan: { state: 'open', step: { figure: 'refunded', before: 50n, after: 200n, reference: TX } } });
+      // a deposit after a refund: the books' refunded must already be the snapshot's (else a gap)
+      const topUp = planChannelEvent(batchEvent('channel.topped_up', { amount: '500', deposit: '1000', txHash: TX }));
+      if (!topUp.ok || !topUp.plan) throw new Error('not planned');
+      expect(missingBefore({ deposit: 500n, accepted: 300n, spent: 300n, settled: 100n, refunded: 0n }, topUp.plan)).toEqual([
+        'refunded is 0 in the books, the event says 200',
+      ]);
+      expect(missingBefore({ deposit: 500n, accepted: 300n, spent: 300n, settled: 100n, refunded: 200n }, topUp.plan)).toEqual([]);
+    });
+
+    it('refuses a batch snapshot the contract could not hold, and the kinds of event a batch channel never has', () => {
+      expect(refused(batchEvent('channel.voucher_accepted', { delta: '600', acceptedCumulative: '900' }, { acceptedCumulative: '900', spent: '300' }))).toMatch(
+        /claimed 900 \+ refunded 200 exceeds the deposit 1000/,
+      );
+      expect(refused(batchEvent('channel.settled', { delta: '100', settled: '100', txHash: TX }, { spent: '200' }))).toMatch(/spent 200 is not claimed 300/);
+      expect(refused(batchEvent('channel.closed', { by: 'close', refunded: '700', settled: '300', txHash: TX }, { state: 'closed' }))).toMatch(
+        /never closed on chain/,
+      );
+      expect(refused(batchEvent('channel.refunded', { by: 'refund', amount: '300', refunded: '250', txHash: TX }, { refunded: '250' }))).toMatch(
+        /step of 300 is more than the total 250/,
+      );
+      // a session channel has no refunds of its own, and the contract keeps refunded to batch channels
+      expect(refused(event('channel.refunded', { by: 'refund', amount: '10', refunded: '10', txHash: TX }))).toMatch(/refunded by its close only/);
+      expect(
+        channelEventMessageSchema.safeParse({
+          eventId: '1',
+          type: 'channel.opened',
+          occurredAt: '2026-12-02T12:00:00Z',
+          data: { deposit: '1', txHash: TX },
+          channel: { ...batch, refunded: undefined },
+        }).success,
+      ).toBe(false);
+      expect(
+        channelEventMessageSchema.safeParse({
+          eventId: '1',
+          type: 'channel.opened',
+          occurredAt: '2026-12-02T12:00:00Z',
+          data: { deposit: '1', txHash: TX },
+          channel: { ...snapshot, refunded: '0' },
+        }).success,
+      ).toBe(false);
+    });
+  });
 });

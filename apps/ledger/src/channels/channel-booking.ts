@@ -26,11 +26,18 @@ import {
  *
  * so escrow = deposit − settled − refunded (what the escrow holds; never below zero) and unspent = accepted − spent
  * (never below zero): the core's balance limits keep settled + refunded ≤ deposit and spent ≤ accepted under its locks.
+ *
+ * An x402 batch-settlement channel (snapshot `scheme: "x402-batch"`) is booked on the same accounts with the same
+ * transfers: deposits (opened, topped_up) are deposit; each claim comes as voucher_accepted + spent of its delta
+ * (claimed is accepted and spent at once); settle(receiver, token) is settled per channel; a refund or finalized
+ * withdrawal (channel.refunded) is refunded, and may come while the channel stays open. Its snapshot carries `refunded`
+ * (its books' refunded must reach it) and keeps claimed + refunded ≤ deposit, as the contract does.
  */
 export const CHANNEL_FIGURES = ['deposit', 'accepted', 'spent', 'settled', 'refunded'] as const;
 export type ChannelFigure = (typeof CHANNEL_FIGURES)[number];
 export type ChannelFigures = Record<ChannelFigure, bigint>;
 export type ChannelState = 'open' | 'closing' | 'closed';
+export type ChannelScheme = 'mpp-session' | 'x402-batch';
 
 const FIGURE_TRANSFERS: Record<ChannelFigure, { debit: ChannelAccountRole; credit: ChannelAccountRole; code: number }> = {
   deposit: { debit: 'channelEscrow', credit: 'channelDeposit', code: TransferCode.channelDeposit },
@@ -60,6 +67,7 @@ export interface ChannelStep {
 export interface ChannelPlan {
   channelId: string;
   merchantId: string;
+  scheme: ChannelScheme;
   /** the ledger asset: `eip155:8453/0x…` */
   asset: string;
   /** absent: the event moves no money (close requested, a close with nothing to refund) */
@@ -87,10 +95,18 @@ export function planChannelEvent(event: ChannelEventMessage): PlanResult {
     spent: BigInt(channel.spent),
     settled: BigInt(channel.settled),
   };
-  const refunded = event.type === 'channel.closed' ? BigInt(event.data.refunded) : 0n;
+  const scheme: ChannelScheme = channel.scheme ?? 'mpp-session';
+  const refunded = channel.refunded !== undefined ? BigInt(channel.refunded) : event.type === 'channel.closed' ? BigInt(event.data.refunded) : 0n;
   const expected: ChannelFigures = { ...snapshot, refunded };
   const broken = (reason: string): PlanResult => ({ ok: false, reason: `${event.type} ${event.eventId} of channel ${channel.channelId}: ${reason}` });
 
+  if (scheme === 'x402-batch' && (channel.state !== 'open' || event.type === 'channel.closed' || event.type === 'channel.close_requested'))
+    return broken(`an x402-batch channel is never closed on chain (a ${event.type} in state ${channel.state})`);
+  if (scheme === 'x402-batch' && snapshot.accepted + refunded > snapshot.deposit)
+    return broken(`claimed ${snapshot.accepted} + refunded ${refunded} exceeds the deposit ${snapshot.deposit}`);
+  if (scheme === 'x402-batch' && snapshot.spent !== snapshot.accepted && event.type !== 'channel.voucher_accepted')
+    return broken(`spent ${snapshot.spent} is not claimed ${snapshot.accepted} (a claim is both)`);
+  if (scheme === 'mpp-session' && event.type === 'channel.refunded') return broken('an MPP session channel is refunded by its close only');
   if (snapshot.accepted > snapshot.deposit) return broken(`accepted ${snapshot.accepted} exceeds the deposit ${snapshot.deposit}`);
   if (snapshot.spent > snapshot.accepted) return broken(`spent ${snapshot.spent} exceeds accepted ${snapshot.accepted}`);
   if (snapshot.settled > snapshot.accepted) return broken(`settled ${snapshot.settled} exceeds accepted ${snapshot.accepted}`);
@@ -126,6 +142,9 @@ export function planChannelEvent(event: ChannelEventMessage): PlanResult {
       step = { figure: 'refunded', amount: refunded, after: refunded, reference: event.data.txHash };
       break;
     }
+    case 'channel.refunded':
+      step = { figure: 'refunded', amount: BigInt(event.data.amount), after: BigInt(event.data.refunded), reference: event.data.txHash };
+      break;
   }
   if (step && step.after !== expected[step.figure]) return broken(`${step.figure} ${step.after} is not the snapshot's ${expected[step.figure]}`);
   if (step && step.amount > step.after) return broken(`the step of ${step.amount} is more than the total ${step.after}`);
@@ -134,6 +153,7 @@ export function planChannelEvent(event: ChannelEventMessage): PlanResult {
     plan: {
       channelId: channel.channelId,
       merchantId: channel.merchantId,
+      scheme,
       asset: channelAsset(channel.network, channel.asset),
       ...(step && step.amount > 0n && { step: { figure: step.figure, before: step.after - step.amount, after: step.after, reference: step.reference } }),
       expected,

@@ -12,6 +12,7 @@ import {
   stepTransfer,
   type ChannelFigures,
   type ChannelPlan,
+  type ChannelScheme,
   type ChannelState,
 } from './channel-booking';
 
@@ -30,6 +31,8 @@ export type ChannelBookingOutcome = 'booked' | 'skipped';
 /** A channel as its books read: where it is, its state and its figures. */
 export interface BookedChannel extends ChannelFigures {
   channelId: string;
+  /** mpp-session | x402-batch */
+  scheme: ChannelScheme;
   network: string;
   escrow: string;
   asset: string;
@@ -123,6 +126,7 @@ export class ChannelBooks {
     const figures = figuresOf(await this.ledger.lookupAccounts(row.merchantId, channelAccountIds(row.channelId)), row.channelId);
     return {
       channelId: row.channelId,
+      scheme: row.scheme as ChannelScheme,
       network: row.network,
       escrow: row.escrow,
       asset: row.asset,
@@ -149,11 +153,11 @@ export class ChannelBooks {
 
   /**
    * The channel's row and accounts, created by whichever of its events comes first; an event that names the channel
-   * with another escrow, asset, payer or payee than its first one breaks the contract.
+   * with another scheme, escrow, asset, payer or payee than its first one breaks the contract.
    */
   private async open(plan: ChannelPlan, event: ChannelEventMessage): Promise<void> {
     const { channel } = event;
-    const identity = { network: channel.network, escrow: channel.escrow, asset: plan.asset, payer: channel.payer, payee: channel.payee };
+    const identity = { scheme: plan.scheme, network: channel.network, escrow: channel.escrow, asset: plan.asset, payer: channel.payer, payee: channel.payee };
     await this.db.ledgerChannel.createMany({
       data: {
         merchantId: plan.merchantId,

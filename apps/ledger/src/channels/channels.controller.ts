@@ -26,6 +26,7 @@ export class ChannelsController {
 function channelView(b: BookedChannel) {
   return {
     channelId: b.channelId,
+    scheme: b.scheme,
     network: b.network,
     escrow: b.escrow,
     asset: b.asset,

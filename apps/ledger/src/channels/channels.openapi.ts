@@ -5,6 +5,7 @@ import { LEDGER_ERRORS } from '../openapi.shared';
 
 const CHANNEL_EXAMPLE = {
   channelId: '0x6f0c3e1b1f3a4c2d9e8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d',
+  scheme: 'mpp-session',
   network: 'eip155:8453',
   escrow: '0x5fbdb2315678afecb367f032d93f642f64180aa3',
   asset: 'eip155:8453/0x833589fcd6edb6e08f4c7c32d4f71b54bda02913',
@@ -29,7 +30,7 @@ export const CHANNELS_DOCS = {
     operationId: 'getChannelBooks',
     summary: "Read a payment channel's books",
     description:
-      "A payment channel (MPP `session` on an EVM escrow) as the ledger booked it from the facilitator's channel events. Each figure is the balance of one of the channel's accounts, in atomic units of its token: `deposit` (paid into the escrow), `accepted` (cumulative vouchers), `spent` (what the merchant charged: its revenue), `settled` (paid out to the payee on chain), `refunded` (given back to the payer at close); `held` = deposit − settled − refunded (what the escrow holds for it) and `unspent` = accepted − spent. The books keep settled ≤ accepted ≤ deposit, spent ≤ accepted, and once `closed`, settled + refunded = deposit. `state`: open, closing (the payer asked to close; `graceEndsAt`), closed (finalized on chain). Reconciliation compares them with the escrow's `getChannel`.",
+      "A payment channel (MPP `session` on an EVM escrow, or an x402 `batch-settlement` channel) as the ledger booked it from the facilitator's channel events. Each figure is the balance of one of the channel's accounts, in atomic units of its token: `deposit` (paid into the escrow), `accepted` (cumulative vouchers), `spent` (what the merchant charged: its revenue), `settled` (paid out to the payee on chain), `refunded` (given back to the payer: at close, or by an x402 refund or withdrawal); `held` = deposit − settled − refunded (what the escrow holds for it) and `unspent` = accepted − spent. The books keep settled ≤ accepted ≤ deposit, spent ≤ accepted, and once `closed`, settled + refunded = deposit. `state`: open, closing (the payer asked to close; `graceEndsAt`), closed (finalized on chain). `scheme` says which kind of channel: `mpp-session` (an MPP session on the EVM escrow) or `x402-batch` (an x402 batch-settlement channel: `escrow` is the batch-settlement contract, `payee` the receiver; a claim counts as accepted and spent at once, settled is its share of the receiver's settles, refunded its refunds and withdrawals, and it stays `open`, since it can be deposited into again). Reconciliation compares them with the escrow's `getChannel`, or the batch-settlement contract's `channels` and `receivers`.",
     security: MERCHANT_API_KEY_SECURITY,
     parameters: [
       { name: 'channelId', in: 'path', required: true, schema: { type: 'string', pattern: '^0x[0-9a-fA-F]{64}$' }, description: "the channel's id (bytes32)" },

@@ -137,6 +137,7 @@ export class LedgerBookSource implements LedgerSource {
 
   async channels(merchantId: string): Promise<BookedChannelState[]> {
     return (await this.channelBooks.list(merchantId)).map((c) => ({
+      scheme: c.scheme,
       channelId: c.channelId,
       network: c.network,
       escrow: c.escrow,
@@ -145,6 +146,7 @@ export class LedgerBookSource implements LedgerSource {
       payee: c.payee,
       state: c.state,
       deposit: c.deposit,
+      accepted: c.accepted,
       settled: c.settled,
       refunded: c.refunded,
     }));

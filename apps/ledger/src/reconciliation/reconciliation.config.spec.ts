@@ -33,6 +33,21 @@ describe('reconciliation config', () => {
     expect(() => loadReconciliationConfig({ RECON_CHAIN_RPC_URLS: value })).toThrow(message);
   });
 
+  it('reads the batch-settlement contracts per network (RECON_BATCH_SETTLEMENT_CONTRACTS), none without them or a manifest', () => {
+    const config = loadReconciliationConfig({
+      CHAIN_MANIFEST: '/nonexistent.json',
+      RECON_BATCH_SETTLEMENT_CONTRACTS: 'eip155:8453=0x4020074e9dF2ce1deE5A9C1b5c3f541D02a10003; eip155:84532=0x00000000000000000000000000000000000000aa',
+    });
+    expect(config.batchSettlementContracts).toEqual([
+      { network: 'eip155:8453', escrow: '0x4020074e9df2ce1dee5a9c1b5c3f541d02a10003' },
+      { network: 'eip155:84532', escrow: '0x00000000000000000000000000000000000000aa' },
+    ]);
+    expect(loadReconciliationConfig({ CHAIN_MANIFEST: '/nonexistent.json' }).batchSettlementContracts).toEqual([]);
+    expect(() => loadReconciliationConfig({ RECON_BATCH_SETTLEMENT_CONTRACTS: 'eip155:8453=0x12' })).toThrow(
+      /RECON_BATCH_SETTLEMENT_CONTRACTS: "eip155:8453=0x12" is not eip155:<chainId>=<0x address>/,
+    );
+  });
+
   it('reads an explorer base URL per reconciled network (RECON_EXPLORER_URLS)', () => {
     const config = loadReconciliationConfig({
       RECON_CHAIN_RPC_URLS: 'eip155:8453=https://rpc.example;eip155:84532=https://rpc2.example',

@@ -20,6 +20,7 @@ const envSchema = z.object({
   RECON_CHAIN_RPC_URLS: z.string().optional(),
   RECON_EXPLORER_URLS: z.string().optional(),
   RECON_SESSION_ESCROWS: z.string().optional(),
+  RECON_BATCH_SETTLEMENT_CONTRACTS: z.string().optional(),
   RECON_BLOCK_RANGE: env.int(2_000, 1),
   RECON_RPC_TIMEOUT_MS: env.int(10_000, 100),
   RECON_PENDING_WINDOW_MS: env.int(10 * 60_000, 0),
@@ -61,6 +62,11 @@ export interface ReconciliationConfig {
    * payees find channels the books do not know. Escrows of channels already booked are read whether listed or not.
    */
   sessionEscrows: { network: string; escrow: string }[];
+  /**
+   * The x402 batch-settlement contracts, per network: their ChannelCreated logs to the merchant's receivers find batch
+   * channels the books do not know. Contracts of batch channels already booked are read whether listed or not.
+   */
+  batchSettlementContracts: { network: string; escrow: string }[];
   /** Most blocks one eth_getLogs asks for; halved while the node refuses the range. */
   blockRange: number;
   rpcTimeoutMs: number;
@@ -93,6 +99,10 @@ export function loadReconciliationConfig(environment: NodeJS.ProcessEnv = proces
     queuePrefix: queuePrefixOf(e.QUEUE_PREFIX, e.DATABASE_URL),
     networks: withExplorers(e.RECON_CHAIN_RPC_URLS ? parseRpcUrls(e.RECON_CHAIN_RPC_URLS) : manifestNetworks(e.CHAIN_MANIFEST), e.RECON_EXPLORER_URLS),
     sessionEscrows: e.RECON_SESSION_ESCROWS !== undefined ? parseEscrows(e.RECON_SESSION_ESCROWS) : manifestEscrows(e.CHAIN_MANIFEST),
+    batchSettlementContracts:
+      e.RECON_BATCH_SETTLEMENT_CONTRACTS !== undefined
+        ? parseEscrows(e.RECON_BATCH_SETTLEMENT_CONTRACTS, 'RECON_BATCH_SETTLEMENT_CONTRACTS')
+        : manifestEscrows(e.CHAIN_MANIFEST, 'batchSettlement'),
     blockRange: e.RECON_BLOCK_RANGE,
     rpcTimeoutMs: e.RECON_RPC_TIMEOUT_MS,
     pendingWindowMs: e.RECON_PENDING_WINDOW_MS,
@@ -149,7 +159,7 @@ export function withExplorers(networks: ChainNetwork[], value: string | undefine
 }
 
 /** `eip155:8453=0x…|0x…;eip155:84532=0x…` (empty: none). */
-export function parseEscrows(value: string): { network: string; escrow: string }[] {
+export function parseEscrows(value: string, variable = 'RECON_SESSION_ESCROWS'): { network: string; escrow: string }[] {
   return value
     .split(';')
     .map((part) => part.trim())
@@ -158,16 +168,16 @@ export function parseEscrows(value: string): { network: string; escrow: string }
       const match = /^(eip155:[1-9][0-9]*)=(.+)$/.exec(part);
       const escrows = match ? match[2].split('|').map((a) => a.trim()) : [];
       if (!match || escrows.some((a) => !/^0x[0-9a-fA-F]{40}$/.test(a)))
-        throw new ConfigError([`RECON_SESSION_ESCROWS: "${part.slice(0, 80)}" is not eip155:<chainId>=<0x address>[|<0x address>…]`]);
+        throw new ConfigError([`${variable}: "${part.slice(0, 80)}" is not eip155:<chainId>=<0x address>[|<0x address>…]`]);
       return escrows.map((escrow) => ({ network: match[1], escrow: escrow.toLowerCase() }));
     });
 }
 
-/** Locally, the session escrow the chain manifest names; none without a manifest. */
-function manifestEscrows(path: string): { network: string; escrow: string }[] {
+/** Locally, the session escrow (or batch-settlement contract) the chain manifest names; none without a manifest. */
+function manifestEscrows(path: string, contract: 'sessionEscrow' | 'batchSettlement' = 'sessionEscrow'): { network: string; escrow: string }[] {
   try {
     const manifest = loadChainManifest(resolve(path));
-    return [{ network: manifest.network, escrow: manifest.contracts.sessionEscrow.toLowerCase() }];
+    return [{ network: manifest.network, escrow: manifest.contracts[contract].toLowerCase() }];
   } catch {
     return [];
   }

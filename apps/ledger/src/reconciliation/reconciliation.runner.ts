@@ -122,6 +122,7 @@ export class ReconciliationRunner {
       const states = await this.chain.channelStates({
         channels,
         escrows: this.config.sessionEscrows,
+        batchContracts: this.config.batchSettlementContracts,
         // where the merchant is paid: its channels' payees and its receiving addresses
         payees: [...channels.map((c) => ({ network: c.network, address: c.payee })), ...addresses],
         period: chainPeriod,

@@ -38,6 +38,7 @@ const KIND_LABELS: Record<RowKind, string> = {
   over_refund: 'Refunded more than captured',
   channel_deposit_mismatch: 'Channel deposit mismatch',
   channel_settled_mismatch: 'Channel settled mismatch',
+  channel_claimed_mismatch: 'Channel claimed mismatch',
   channel_refunded_mismatch: 'Channel refunded mismatch',
   channel_not_finalized: 'Channel closed, not finalized on chain',
   channel_closed_on_chain_not_in_books: 'Channel finalized on chain, open in books',

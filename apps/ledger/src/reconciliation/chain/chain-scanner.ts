@@ -12,7 +12,7 @@ import {
   type Hex,
   type PublicClient,
 } from 'viem';
-import { MULTICALL3_ADDRESS, sessionEscrowAbi } from '@mp/chain';
+import { batchSettlementAbi, MULTICALL3_ADDRESS, sessionEscrowAbi } from '@mp/chain';
 import {
   chainAsset,
   chainLogReference,
@@ -57,10 +57,12 @@ export interface RefundScanRequest {
 }
 
 export interface ChannelStateRequest {
-  /** the books' channels: each read from its own escrow */
-  channels: { network: string; escrow: string; channelId: string }[];
+  /** the books' channels: each read from its own escrow (an x402 batch channel from its batch-settlement contract) */
+  channels: { network: string; escrow: string; channelId: string; scheme?: 'mpp-session' | 'x402-batch'; payee?: string; asset?: string }[];
   /** escrows whose ChannelOpened logs to `payees` in `period` are read (with the books' channels' escrows) */
   escrows: { network: string; escrow: string }[];
+  /** batch-settlement contracts whose ChannelCreated logs to `payees` (as receivers) in `period` are read (with the books' batch channels' contracts) */
+  batchContracts?: { network: string; escrow: string }[];
   payees: { network: string; address: string }[];
   period: Period;
 }
@@ -74,6 +76,7 @@ export interface ChannelStates {
 }
 
 const CHANNEL_OPENED = sessionEscrowAbi.find((item) => item.type === 'event' && item.name === 'ChannelOpened')!;
+const CHANNEL_CREATED = batchSettlementAbi.find((item) => item.type === 'event' && item.name === 'ChannelCreated')!;
 /** getChannel calls per Multicall3 request */
 const MULTICALL_CHUNK = 200;
 
@@ -176,13 +179,17 @@ export class ChainScanner {
    */
   async channelStates(request: ChannelStateRequest): Promise<ChannelStates> {
     const result: ChannelStates = { chain: new Map(), opened: [], blocks: {} };
-    const networks = [...new Set([...request.channels.map((c) => c.network), ...request.escrows.map((e) => e.network)])].sort();
+    const batchContracts = request.batchContracts ?? [];
+    const networks = [
+      ...new Set([...request.channels.map((c) => c.network), ...request.escrows.map((e) => e.network), ...batchContracts.map((e) => e.network)]),
+    ].sort();
     for (const name of networks) {
-      const booked = request.channels.filter((c) => c.network === name);
+      const bookedAll = request.channels.filter((c) => c.network === name);
+      const booked = bookedAll.filter((c) => c.scheme !== 'x402-batch');
       const network = this.config.networks.find((n) => n.network === name);
       if (!network) {
         // a configured escrow on a chain this ledger does not read is no channel of its books
-        if (booked.length === 0) continue;
+        if (bookedAll.length === 0) continue;
         throw new UnknownNetworkError(`no RPC URL for ${name}: add it to RECON_CHAIN_RPC_URLS`);
       }
       const { client, clock } = this.clientFor(network);
@@ -252,8 +259,109 @@ export class ChainScanner {
           });
         });
       }
+      await this.batchChannelStates(
+        { client, clock, name, block, period: request.period, payees },
+        bookedAll.filter((c) => c.scheme === 'x402-batch'),
+        batchContracts.filter((e) => e.network === name).map((e) => e.escrow),
+        result,
+      );
     }
     return result;
+  }
+
+  /**
+   * The x402 batch channels of one network at `block`: the ChannelCreated logs of the period on the batch-settlement
+   * contracts whose config names one of the merchant's receivers (the event's config is not indexed: read, then
+   * filtered), and each booked or found channel's `channels(id)` with its receiver's `receivers(receiver, token)`
+   * totals, through Multicall3.
+   */
+  private async batchChannelStates(
+    at: { client: PublicClient; clock: BlockClock; name: string; block: bigint; period: Period; payees: Address[] },
+    booked: ChannelStateRequest['channels'],
+    configured: string[],
+    result: ChannelStates,
+  ): Promise<void> {
+    const { client, clock, name, block } = at;
+    const contracts = [...new Set([...configured, ...booked.map((c) => c.escrow)].map((e) => e.toLowerCase()))].map((e) => getAddress(e));
+    const receivers = new Set(at.payees.map((p) => p.toLowerCase()));
+    const found: OpenedChannel[] = [];
+    if (contracts.length && receivers.size) {
+      const fromBlock = await clock.firstBlockAtOrAfter(at.period.from, block);
+      const end = (await clock.firstBlockAtOrAfter(at.period.to, block)) - 1n;
+      const toBlock = end < block ? end : block;
+      for (let start = fromBlock; start <= toBlock; start += BigInt(this.config.blockRange)) {
+        const last = start + BigInt(this.config.blockRange) - 1n < toBlock ? start + BigInt(this.config.blockRange) - 1n : toBlock;
+        const logs = await client.getLogs({ address: contracts, event: CHANNEL_CREATED, fromBlock: start, toBlock: last, strict: true });
+        for (const log of logs) {
+          const config = log.args.config;
+          if (!receivers.has(config.receiver.toLowerCase())) continue;
+          found.push({
+            channelId: log.args.channelId.toLowerCase(),
+            network: name,
+            escrow: log.address.toLowerCase(),
+            payer: config.payer.toLowerCase(),
+            payee: config.receiver.toLowerCase(),
+            token: config.token.toLowerCase(),
+            // ChannelCreated carries no amount: the channel's balance at the block stands for its deposit below
+            deposit: 0n,
+            transactionHash: log.transactionHash.toLowerCase(),
+            blockNumber: log.blockNumber,
+            occurredAt: new Date((await clock.timestampOf(log.blockNumber)) * 1000),
+          });
+        }
+      }
+    }
+    const wanted = new Map<string, { escrow: Address; channelId: Hex; receiver: Address; token: Address }>();
+    for (const c of booked) {
+      if (!c.payee || !c.asset) continue;
+      wanted.set(channelKey(name, c.escrow, c.channelId), {
+        escrow: getAddress(c.escrow),
+        channelId: c.channelId.toLowerCase() as Hex,
+        receiver: getAddress(c.payee),
+        token: getAddress(c.asset.split('/')[1]),
+      });
+    }
+    for (const o of found)
+      if (!wanted.has(channelKey(name, o.escrow, o.channelId)))
+        wanted.set(channelKey(name, o.escrow, o.channelId), {
+          escrow: getAddress(o.escrow),
+          channelId: o.channelId as Hex,
+          receiver: getAddress(o.payee),
+          token: getAddress(o.token),
+        });
+    const reads = [...wanted];
+    const chunkSize = MULTICALL_CHUNK / 2;
+    for (let i = 0; i < reads.length; i += chunkSize) {
+      const chunk = reads.slice(i, i + chunkSize);
+      const answers = await client.multicall({
+        contracts: chunk.flatMap(([, c]) => [
+          { address: c.escrow, abi: batchSettlementAbi, functionName: 'channels', args: [c.channelId] } as const,
+          { address: c.escrow, abi: batchSettlementAbi, functionName: 'receivers', args: [c.receiver, c.token] } as const,
+        ]),
+        blockNumber: block,
+        multicallAddress: MULTICALL3_ADDRESS,
+        allowFailure: false,
+      });
+      chunk.forEach(([key, c], j) => {
+        const [balance, totalClaimed] = answers[2 * j] as readonly [bigint, bigint];
+        const [receiverClaimed, receiverSettled] = answers[2 * j + 1] as readonly [bigint, bigint];
+        result.chain.set(key, {
+          channelId: c.channelId,
+          network: name,
+          escrow: c.escrow.toLowerCase(),
+          exists: balance > 0n || totalClaimed > 0n,
+          finalized: false,
+          deposit: balance,
+          settled: 0n,
+          payer: '',
+          payee: c.receiver.toLowerCase(),
+          token: c.token.toLowerCase(),
+          block,
+          batch: { balance, totalClaimed, receiverClaimed, receiverSettled },
+        });
+      });
+    }
+    for (const o of found) result.opened.push({ ...o, deposit: result.chain.get(channelKey(name, o.escrow, o.channelId))?.deposit ?? 0n });
   }
 
   /**

@@ -6,6 +6,7 @@ import { isUniqueViolation, Prisma, PrismaService, withTransaction } from '@mp/d
 import { X402Reason, type SettleResponse } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../../../config/facilitator.config';
 import type { Network } from '../../../networks/network-registry';
+import { receiptMoves, settleMoves, writeBatchChannelEvents, type BatchChannelChange } from './batch-channel-events';
 import { recordSettledPayment, type SettledTransfer } from './settled-payment';
 
 export type OperationKind = 'deposit' | 'claim' | 'settle' | 'refund';
@@ -155,7 +156,8 @@ export class BatchOperations {
     if (receipt) {
       const answer = await request.judge(receipt);
       const paid = request.kind === 'settle' && answer.success ? BigInt(answer.amount ?? '0') : 0n;
-      await this.finish(row.id, answer, row.txHash, paid > 0n ? settledTransfer(row, request.data, paid, receipt) : undefined);
+      const channels = answer.success ? await this.channelChange(request, row, receipt) : undefined;
+      await this.finish(row.id, answer, row.txHash, paid > 0n ? settledTransfer(row, request.data, paid, receipt) : undefined, channels);
       return true;
     }
     if (row.txNonce !== null && minedNonce > row.txNonce) {
@@ -232,15 +234,39 @@ export class BatchOperations {
     }
   }
 
-  /** The outcome, once; a settle that paid the receiver is recorded as its payment in the same transaction. */
-  private async finish(id: string, answer: SettleResponse, txHash: string | null, settled?: SettledTransfer): Promise<void> {
+  /**
+   * What a successful operation did to its channels, from its receipt (and, for a settle, the contract's state at its
+   * block): read before the outcome's transaction, written in it (see writeBatchChannelEvents).
+   */
+  private async channelChange(request: OperationRequest, row: OperationRow, receipt: TransactionReceipt): Promise<BatchChannelChange> {
+    const { network } = request;
+    let moves;
+    if (request.kind === 'settle') {
+      const call = decodeFunctionData({ abi: batchSettlementAbi, data: request.data });
+      if (call.functionName !== 'settle') throw new Error(`a settle operation's calldata is ${call.functionName}`);
+      const [receiver, token] = call.args;
+      moves = await settleMoves(this.db, network.client, network.config.network, receiver, token, receipt.blockNumber);
+    } else {
+      moves = receiptMoves(request.data, receipt, network.config.chainId);
+    }
+    const scope = row.requestKey.slice(0, row.requestKey.indexOf(':'));
+    return { network: network.config.network, merchantId: scope || null, txHash: receipt.transactionHash.toLowerCase(), moves };
+  }
+
+  /**
+   * The outcome, once; in the same transaction, a settle that paid the receiver is recorded as its payment, and what a
+   * successful operation did to its channels goes into the channel outbox (channel_events) for the ledger's books.
+   */
+  private async finish(id: string, answer: SettleResponse, txHash: string | null, settled?: SettledTransfer, channels?: BatchChannelChange): Promise<void> {
     await withTransaction(this.db, async (tx) => {
       const { count } = await tx.batchSettlementOperation.updateMany({
         where: { id, status: 'pending', txHash },
         data: { status: answer.success ? 'succeeded' : 'failed', answer: answer as unknown as Prisma.InputJsonValue },
       });
-      // only the write that ended the operation records what it paid: a twin that lost the race books nothing
-      if (count === 1 && settled) await recordSettledPayment(tx, settled);
+      // only the write that ended the operation records what it paid and moved: a twin that lost the race writes nothing
+      if (count !== 1) return;
+      if (settled) await recordSettledPayment(tx, settled);
+      if (channels?.moves.length) await writeBatchChannelEvents(tx, channels);
     });
   }
 }
