@@ -6,7 +6,8 @@ import { MERCHANT_AGENT_OPENAPI } from './openapi';
 /**
  * docs/api/merchant-agent.openapi.json as `npm run docs:openapi` writes it. The routes do not depend on the
  * configuration, except GET /mpp/briefing (mounted when a subscription is sold: example plan, ledger and key here)
- * and GET /paid/metered-forecast (mounted with MERCHANT_BATCH_PRICE);
+ * GET /paid/metered-forecast (mounted with MERCHANT_BATCH_PRICE) and POST /mpp/balance/top-up (with
+ * MERCHANT_PREPAID_TOP_UP_AMOUNT);
  * an example asset and wallet only let the module load without a chain.
  */
 export function merchantAgentOpenApiJson(): Promise<string> {
@@ -20,6 +21,7 @@ export function merchantAgentOpenApiJson(): Promise<string> {
     LEDGER_URL: 'http://127.0.0.1:4030',
     FACILITATOR_API_KEY: 'mpk_example',
     MERCHANT_BATCH_PRICE: '1000',
+    MERCHANT_PREPAID_TOP_UP_AMOUNT: '5000000',
   });
   return generateOpenApiJson(AppModule.forConfig(config), MERCHANT_AGENT_OPENAPI);
 }
