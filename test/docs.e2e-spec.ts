@@ -51,13 +51,14 @@ const configurationMd = read('docs/configuration.md');
 type Service = 'facilitator' | 'ledger' | 'merchant-agent';
 /**
  * GET /mpp/briefing is mounted when the agent sells a subscription, GET /paid/metered-forecast with a batch-settlement
- * price: the document is made with both (openapi.document.ts).
+ * price, POST /mpp/balance/top-up with prepaid balances: the document is made with all three (openapi.document.ts).
  */
 const SUBSCRIPTION_ENV = {
   MERCHANT_SUBSCRIPTION_PLAN_ID: '4b0d6f3e-8c1a-4e55-9a7b-2f4c6d8e0a13',
   LEDGER_URL: 'http://127.0.0.1:4030',
   FACILITATOR_API_KEY: 'mpk_docs',
   MERCHANT_BATCH_PRICE: '1000',
+  MERCHANT_PREPAID_TOP_UP_AMOUNT: '5000000',
 };
 const SERVICES: Service[] = ['facilitator', 'ledger', 'merchant-agent'];
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -257,7 +258,8 @@ describe('docs', () => {
         mountA2a(merchant); // before configureHttpApp, as main.ts does
         configureHttpApp(merchant);
         merchant.use(createPaywall(merchantConfig));
-        merchant.use(createMppPaywall(merchantConfig));
+        // the top-up's challenge from the facilitator, as the forecast's (the prepaid config comes with the subscription's key)
+        merchant.use(createMppPaywall({ ...merchantConfig, prepaid: subscribed.prepaid }));
         merchant.use(createSubscriptionPaywall(subscribed));
         merchant.use(createBatchPaywall({ ...merchantConfig, batchSettlement: subscribed.batchSettlement! }).middleware);
         urls['merchant-agent'] = await listen(merchant);
