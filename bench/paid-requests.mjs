@@ -9,23 +9,26 @@
 // ratio ours / peer, and checks on chain that each side's merchant got exactly N × price (once per request).
 //
 //   node bench/paid-requests.mjs [--requests 100] [--warmup 5] [--only a2a|mpp] [--mppx-settle direct|facilitator]
-//                                [--cpu-prof] [--no-build] [--anvil-port 9801] [--facilitator-port 9802]
+//                                [--cpu-prof] [--trace] [--no-build] [--anvil-port 9801] [--facilitator-port 9802]
 //                                [--reference-port 9803] [--a2a-peer-port 9804] [--mppx-peer-port 9805]
-//                                [--merchant-port 9806] [--database-url postgresql://…/mp_peers_bench]
+//                                [--merchant-port 9806] [--trace-port 9807] [--database-url postgresql://…/mp_peers_bench]
 //
 // --cpu-prof writes our merchant agent's and facilitator's CPU profiles (node --cpu-prof) to bench/results/.
+// --trace turns on our apps' OpenTelemetry tracing, exported (OTLP http/json) to a collector in this process, and
+// prints where one paid request of ours spends its time: PostgreSQL, Redis, chain RPC, facilitator calls, per app.
 // Everything it starts is stopped on exit, Ctrl-C or error. Exit code 0 whether or not the goals are met (printed as
 // PASS/FAIL); non-zero only when the harness fails.
 import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-import { createPublicClient, erc20Abi, getAddress, http, parseAbiItem } from 'viem';
+import { createPublicClient, erc20Abi, getAddress, http as viemHttp, parseAbiItem } from 'viem';
 
 import { startAnvil } from '../scripts/lib/anvil.mjs';
 import { appEntry, buildIfStale } from '../scripts/lib/build.mjs';
@@ -51,6 +54,8 @@ const { values: opt } = parseArgs({
     'merchant-port': { type: 'string', default: '9806' },
     'database-url': { type: 'string', default: 'postgresql://postgres@127.0.0.1:5432/mp_peers_bench' },
     'cpu-prof': { type: 'boolean', default: false },
+    trace: { type: 'boolean', default: false },
+    'trace-port': { type: 'string', default: '9807' },
     'no-build': { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
@@ -60,7 +65,7 @@ if (opt.help) {
     fs
       .readFileSync(fileURLToPath(import.meta.url), 'utf8')
       .split('\n')
-      .slice(1, 18)
+      .slice(1, 20)
       .map((l) => l.replace(/^\/\/ ?/, ''))
       .join('\n'),
   );
@@ -87,9 +92,11 @@ const cfg = {
     a2aPeer: int('a2a-peer-port'),
     mppxPeer: int('mppx-peer-port'),
     merchant: int('merchant-port'),
+    trace: int('trace-port'),
   },
   databaseUrl: opt['database-url'],
   cpuProf: opt['cpu-prof'],
+  trace: opt.trace,
   build: !opt['no-build'],
 };
 if (cfg.only !== undefined && !['a2a', 'mpp'].includes(cfg.only)) {
@@ -109,6 +116,7 @@ const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 fs.mkdirSync(RESULTS_DIR, { recursive: true });
 const logFile = (name) => path.join(RESULTS_DIR, `paid-requests-${stamp}.${name}.log`);
 const say = (msg) => console.log(`[bench] ${msg}`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const processes = childProcesses({ cwd: ROOT });
 
 // ---------------------------------------------------------------------------------------------------------
@@ -148,6 +156,87 @@ function routeDelta(before, after) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// --trace: an OTLP/HTTP JSON collector for our apps' spans, and what one paid request spends where
+
+const attr = (attributes, key) => {
+  const v = attributes?.find((a) => a.key === key)?.value;
+  return v ? (v.stringValue ?? v.intValue ?? v.doubleValue ?? v.boolValue) : undefined;
+};
+
+function startCollector(port) {
+  const spans = [];
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      try {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        for (const rs of body.resourceSpans ?? []) {
+          const service = attr(rs.resource?.attributes, 'service.name') ?? '?';
+          for (const ss of rs.scopeSpans ?? []) for (const span of ss.spans ?? []) spans.push({ service, ...span });
+        }
+      } catch {
+        // not JSON: ignored
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve({ spans, close: () => new Promise((r) => server.close(r)) }));
+  });
+}
+
+/** Our apps' PostgreSQL statements per paid request, by app and statement text (the first 110 characters). */
+function statementBreakdown(spans, requests) {
+  const out = {};
+  for (const span of spans) {
+    const a = span.attributes;
+    if ((attr(a, 'db.system.name') ?? attr(a, 'db.system')) !== 'postgresql') continue;
+    const text = String(attr(a, 'db.query.text') ?? attr(a, 'db.statement') ?? span.name)
+      .replace(/\s+/g, ' ')
+      .slice(0, 110);
+    const key = `${span.service} | ${text}`;
+    out[key] ??= { count: 0, ms: 0 };
+    out[key].count += 1;
+    out[key].ms += Number(BigInt(span.endTimeUnixNano) - BigInt(span.startTimeUnixNano)) / 1e6;
+  }
+  return Object.fromEntries(
+    Object.entries(out)
+      .sort((x, y) => y[1].count - x[1].count || y[1].ms - x[1].ms)
+      .map(([k, v]) => [k, { perRequest: +(v.count / requests).toFixed(2), msPerRequest: +(v.ms / requests).toFixed(2) }]),
+  );
+}
+
+/** What our apps' spans add up to, per paid request: per app, per kind of work (sum of span durations, count). */
+function traceBreakdown(spans, requests, ports) {
+  const out = {};
+  for (const span of spans) {
+    const ms = Number(BigInt(span.endTimeUnixNano) - BigInt(span.startTimeUnixNano)) / 1e6;
+    const a = span.attributes;
+    const db = attr(a, 'db.system.name') ?? attr(a, 'db.system');
+    const serverPort = Number(attr(a, 'server.port') ?? attr(a, 'net.peer.port') ?? 0);
+    let what;
+    if (db === 'postgresql') what = 'PostgreSQL statements';
+    else if (db === 'redis') what = 'Redis commands';
+    else if (span.kind === 2) what = `served: ${attr(a, 'http.request.method') ?? attr(a, 'http.method') ?? ''} ${attr(a, 'http.route') ?? span.name}`.trim();
+    else if (span.kind === 3 && serverPort === ports.anvil) what = 'chain RPC calls';
+    else if (span.kind === 3 && serverPort === ports.facilitator) what = 'calls to the facilitator';
+    else if (span.kind === 4 || span.kind === 5) what = `queue ${span.kind === 4 ? 'producer' : 'consumer'}: ${span.name}`;
+    else continue;
+    const key = `${span.service} | ${what}`;
+    out[key] ??= { count: 0, ms: 0 };
+    out[key].count += 1;
+    out[key].ms += ms;
+  }
+  return Object.fromEntries(
+    Object.entries(out)
+      .sort((x, y) => y[1].ms - x[1].ms)
+      .map(([k, v]) => [k, { perRequest: +(v.count / requests).toFixed(2), msPerRequest: +(v.ms / requests).toFixed(2) }]),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------------
 // the run
 
 const report = {
@@ -180,7 +269,16 @@ async function main() {
 
   // --- ours: the facilitator (keyed, as deployed) and the merchant agent without a ledger
   const operatorToken = randomBytes(32).toString('hex');
-  const common = { DATABASE_URL: cfg.databaseUrl, LOG_LEVEL: 'warn', QUEUE_PREFIX: `peersbench-${process.pid}`, CHAIN_MANIFEST: manifestPath };
+  const collector = cfg.trace ? await startCollector(cfg.ports.trace) : undefined;
+  const tracing = cfg.trace
+    ? {
+        OTEL_TRACES_EXPORTER: 'otlp',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${url(cfg.ports.trace)}/v1/traces`,
+        OTEL_BSP_SCHEDULE_DELAY: '200',
+      }
+    : {};
+  const common = { DATABASE_URL: cfg.databaseUrl, LOG_LEVEL: 'warn', QUEUE_PREFIX: `peersbench-${process.pid}`, CHAIN_MANIFEST: manifestPath, ...tracing };
   const facilitator = await processes.start({
     label: 'facilitator',
     args: [...prof('facilitator'), appEntry('facilitator')],
@@ -288,7 +386,7 @@ async function main() {
     return purchase.receipt.reference;
   };
 
-  const publicClient = createPublicClient({ transport: http(anvil.rpcUrl) });
+  const publicClient = createPublicClient({ transport: viemHttp(anvil.rpcUrl) });
   const balance = (address) => publicClient.readContract({ address: usdc.address, abi: erc20Abi, functionName: 'balanceOf', args: [address] });
   const transferEvent = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
 
@@ -318,6 +416,10 @@ async function main() {
     const fromBlock = (await publicClient.getBlockNumber({ cacheTime: 0 })) + 1n;
     const before = { ours: await balance(payTo.ours), peer: await balance(phase.peerPayTo) };
     const result = { ours: { ms: [], tx: [], failures: [] }, peer: { ms: [], tx: [], failures: [] } };
+    if (collector) {
+      await sleep(1000); // the warm-up's spans flushed
+      collector.spans.length = 0;
+    }
     const cpu0 = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
     const routes0 = { facilitator: await routeTimes(url(cfg.ports.facilitator)), merchantAgent: await routeTimes(url(cfg.ports.merchant)) };
     const m0 = machineCpu();
@@ -343,6 +445,14 @@ async function main() {
       merchantAgent: routeDelta(routes0.merchantAgent, await routeTimes(url(cfg.ports.merchant))),
     };
     const cpu = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, +(cpuSeconds(pid) - cpu0[k]).toFixed(2)]));
+    let trace;
+    let statements;
+    if (collector) {
+      await sleep(1500); // the last spans flushed
+      const spans = collector.spans.splice(0);
+      trace = traceBreakdown(spans, result.ours.ms.length || 1, cfg.ports);
+      statements = statementBreakdown(spans, result.ours.ms.length || 1);
+    }
 
     // --- on chain: each side's merchant got price once per paid request, by the transactions the answers named
     const toBlock = await publicClient.getBlockNumber({ cacheTime: 0 });
@@ -379,6 +489,7 @@ async function main() {
       cpuSeconds: cpu,
       machineBusy: busyFraction(m0, m1),
       serverRouteMeanMs: routes,
+      ...(trace && { traceOursPerRequest: trace, statementsOursPerRequest: statements }),
       loadavgAtEnd: os.loadavg(),
     };
   }
@@ -420,6 +531,12 @@ function printReport() {
         .join(', ');
     console.log(`  our server-side mean per route: facilitator: ${routes(phase.serverRouteMeanMs.facilitator)}`);
     console.log(`                                  merchant agent: ${routes(phase.serverRouteMeanMs.merchantAgent)}`);
+    if (phase.traceOursPerRequest) {
+      console.log('  our spans per paid request (app | work: count, ms summed):');
+      for (const [k, v] of Object.entries(phase.traceOursPerRequest)) console.log(`    ${k}: ${v.perRequest}, ${v.msPerRequest} ms`);
+      console.log('  our PostgreSQL statements per paid request (app | statement: count, ms summed):');
+      for (const [k, v] of Object.entries(phase.statementsOursPerRequest)) console.log(`    ${k}: ${v.perRequest}, ${v.msPerRequest} ms`);
+    }
     goals.push([o.p50 <= p.p50, `${name}: our median ≤ the peer's: ${f1(o.p50)} ms vs ${f1(p.p50)} ms (${(o.p50 / p.p50).toFixed(2)}×)`]);
     const exact = ['ours', 'peer'].every(
       (s) => phase.checks[s].balanceOk && phase.checks[s].onePerRequest && phase.checks[s].everyAnswerOnChain && phase.checks[s].everyTransferAnswered,
@@ -436,4 +553,4 @@ main()
     console.error(`[bench] failed: ${error instanceof Error ? error.stack : error}${error?.cause ? `\n  cause: ${error.cause.stack ?? error.cause}` : ''}`);
     process.exitCode = 1;
   })
-  .finally(() => processes.cleanup());
+  .finally(() => processes.cleanup().then(() => process.exit()));
