@@ -272,7 +272,8 @@ async function main() {
     const ledgerApi = merchantApi(ledgerUrl, merchantAccount.apiKey);
     const books = await until('the ledger to book the closed channel', async () => {
       const found = await ledgerApi(`/channels/${done.channelId}`).catch(() => undefined);
-      return found?.state === 'closed' ? found : undefined;
+      // the close's events carry the closed snapshot from the first one: done once settled + refunded = deposit
+      return found?.state === 'closed' && BigInt(found.settled) + BigInt(found.refunded) === BigInt(found.deposit) ? found : undefined;
     });
     say(`MPP session: the ledger's books of the channel: ${JSON.stringify(books)}`);
   });
