@@ -4,8 +4,13 @@
 // anvil chain and token, with the same pre-signed x402 v2 payloads. See bench/README.md.
 //
 //   node bench/x402-facilitator.mjs [--verify-requests 3000] [--warmup 200] [--settle-payloads 300]
-//                                   [--concurrency 32] [--runs 1] [--batch 1] [--no-build]
+//                                   [--concurrency 32] [--settle-serial 200] [--runs 1] [--batch 1] [--no-build]
+//                                   [--phases verify,settle,serial] [--count-round-trips] [--cpu-prof]
 //   --batch N: our facilitator settles up to N payments per Multicall3 transaction (SETTLE_BATCH_MAX)
+//   --settle-serial N: settle @1, N distinct payloads one after another (one caller), after 10 unmeasured
+//   --count-round-trips: count PostgreSQL / Redis / JSON-RPC round trips per settle @1 (bench/lib/round-trip-counter.mjs)
+//   --ours-main PATH: run this build of our facilitator instead (e.g. another worktree's, for a before/after)
+//   --cpu-prof: V8 CPU profiles of both servers, with a summary of their top items (bench/lib/cpuprofile-top.mjs)
 //
 // Everything it starts (anvil on 8547, ours on 4520, the reference on 4521) is its own and is stopped on
 // exit, Ctrl-C or error. All traffic goes to 127.0.0.1. Exit code 0 whether or not the goals are met
@@ -15,7 +20,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 
@@ -25,6 +30,7 @@ import { x402Client } from '@x402/core/client';
 import { toClientEvmSigner } from '@x402/evm';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 
+import { formatProfile, summarizeProfile } from './lib/cpuprofile-top.mjs';
 import { startAnvil } from '../scripts/lib/anvil.mjs';
 import { resetLocalState } from '../scripts/lib/local-state.mjs';
 import { migrateDeploy } from '../scripts/lib/database.mjs';
@@ -35,6 +41,7 @@ const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
 const OUR_MAIN = path.join(ROOT, 'dist', 'apps', 'facilitator', 'apps', 'facilitator', 'src', 'main.js');
 const REFERENCE_MAIN = path.join(ROOT, 'bench', 'reference-facilitator.mjs');
 const MANIFEST_PATH = path.join(ROOT, '.local', 'chain-bench.json');
+const ROUND_TRIP_COUNTER = path.join(ROOT, 'bench', 'lib', 'round-trip-counter.mjs');
 
 // ---------------------------------------------------------------------------------------------------------
 // options
@@ -52,7 +59,13 @@ const { values: opt } = parseArgs({
     'reference-port': { type: 'string', default: '4521' },
     'database-url': { type: 'string', default: 'postgresql://postgres@127.0.0.1:5432/machine_payments_bench' },
     'no-build': { type: 'boolean', default: false },
+    'ours-main': { type: 'string' },
     batch: { type: 'string', default: '1' },
+    'settle-serial': { type: 'string', default: '200' },
+    'settle-serial-warmup': { type: 'string', default: '10' },
+    phases: { type: 'string', default: 'verify,settle,serial' },
+    'count-round-trips': { type: 'boolean', default: false },
+    'cpu-prof': { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -61,7 +74,7 @@ if (opt.help) {
     fs
       .readFileSync(fileURLToPath(import.meta.url), 'utf8')
       .split('\n')
-      .slice(1, 11)
+      .slice(1, 17)
       .map((l) => l.replace(/^\/\/ ?/, ''))
       .join('\n'),
   );
@@ -69,7 +82,7 @@ if (opt.help) {
 }
 const positiveInt = (name) => {
   const v = Number(opt[name]);
-  if (!Number.isInteger(v) || v < 0 || (v === 0 && name !== 'warmup')) {
+  if (!Number.isInteger(v) || v < 0 || (v === 0 && name !== 'warmup' && name !== 'settle-serial-warmup')) {
     console.error(`--${name} must be a positive integer (got ${opt[name]})`);
     process.exit(2);
   }
@@ -83,16 +96,28 @@ const cfg = {
   runs: positiveInt('runs'),
   amount: BigInt(positiveInt('amount')),
   batch: positiveInt('batch'),
+  settleSerial: positiveInt('settle-serial'),
+  settleSerialWarmup: positiveInt('settle-serial-warmup'),
+  phases: new Set(opt.phases.split(',').map((p) => p.trim())),
+  countRoundTrips: opt['count-round-trips'],
+  cpuProf: opt['cpu-prof'],
   anvilPort: positiveInt('anvil-port'),
   oursPort: positiveInt('ours-port'),
   referencePort: positiveInt('reference-port'),
   databaseUrl: opt['database-url'],
   build: !opt['no-build'],
+  oursMain: opt['ours-main'] ? path.resolve(opt['ours-main']) : OUR_MAIN,
   verifyTimeoutMs: 30_000,
   // The reference waits for receipts up to the SDK default confirmationTimeoutMs (180 s); give it room.
   settleTimeoutMs: 240_000,
   maxTimeoutSeconds: 3600,
 };
+for (const phase of cfg.phases) {
+  if (!['verify', 'settle', 'serial'].includes(phase)) {
+    console.error(`--phases takes verify, settle and serial, comma-separated (got ${phase})`);
+    process.exit(2);
+  }
+}
 if (new URL(cfg.databaseUrl).hostname !== '127.0.0.1' && new URL(cfg.databaseUrl).hostname !== 'localhost') {
   console.error('--database-url must point at 127.0.0.1');
   process.exit(2);
@@ -101,6 +126,7 @@ if (new URL(cfg.databaseUrl).hostname !== '127.0.0.1' && new URL(cfg.databaseUrl
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 fs.mkdirSync(RESULTS_DIR, { recursive: true });
 const logFile = (side) => path.join(RESULTS_DIR, `x402-facilitator-${stamp}.${side}.log`);
+const PROFILE_DIR = path.join(RESULTS_DIR, `x402-facilitator-${stamp}.profiles`);
 const say = (msg) => console.log(`[bench] ${msg}`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -126,7 +152,8 @@ async function cleanup() {
         (child) =>
           new Promise((resolve) => {
             if (child.exitCode !== null || child.signalCode !== null) return resolve();
-            const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+            // A profiled server writes its profile as it exits: give it time.
+            const timer = setTimeout(() => child.kill('SIGKILL'), cfg.cpuProf ? 20_000 : 3000);
             child.once('exit', () => {
               clearTimeout(timer);
               resolve();
@@ -191,6 +218,7 @@ async function startServer({ label, args, env, port, readyPath, log }) {
   const out = fs.openSync(log, 'a');
   const child = track(spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', out, out] }));
   fs.closeSync(out);
+  child.spawnedAt = Date.now();
   let exited = null;
   child.once('exit', (code, signal) => (exited = code ?? signal));
   const deadline = Date.now() + 60_000;
@@ -296,12 +324,12 @@ function load(origin, urlPath, bodies, concurrency, timeoutMs) {
 }
 
 /** Run a load phase and measure the CPU the participants used meanwhile. */
-async function measuredLoad(sides, side, urlPath, bodies, timeoutMs) {
+async function measuredLoad(sides, side, urlPath, bodies, timeoutMs, concurrency = cfg.concurrency) {
   const pids = { ours: sides.ours.pid, reference: sides.reference.pid, anvil: anvil.pid };
   const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, procCpuSeconds(pid)]));
   const selfBefore = process.cpuUsage();
   const m0 = machineCpu();
-  const result = await load(sides[side].origin, urlPath, bodies, cfg.concurrency, timeoutMs);
+  const result = await load(sides[side].origin, urlPath, bodies, concurrency, timeoutMs);
   const m1 = machineCpu();
   const self = process.cpuUsage(selfBefore);
   const cpuSeconds = Object.fromEntries(
@@ -400,13 +428,14 @@ async function verifyPhase(sides, side, set) {
   };
 }
 
-async function settlePhase(sides, side, payloads) {
+async function settlePhase(sides, side, payloads, concurrency = cfg.concurrency) {
   const r = await measuredLoad(
     sides,
     side,
     '/settle',
     payloads.map((p) => p.body),
     cfg.settleTimeoutMs,
+    concurrency,
   );
   const answers = payloads.map((p, i) => {
     const body = safeJson(r.bodies[i]);
@@ -425,6 +454,92 @@ async function settlePhase(sides, side, payloads) {
     };
   });
   return { wallMs: r.wallMs, answers, latencyMs: latencyStats(r.latencyMs), client: { eventLoopUtilization: +r.elu.utilization.toFixed(3) }, cpu: r.cpu };
+}
+
+/**
+ * Settle @1: one caller sending distinct payloads one after another (after an unmeasured warm-up), as a merchant's
+ * single paid request waits for /settle. With --count-round-trips, the server's round trips during the measured
+ * part, then during 2 s of idleness after it (the background: pollers, lease renewals, the workers' blocking reads).
+ */
+async function serialPhase(sides, side, set) {
+  const warmup = set.warmup.length ? await settlePhase(sides, side, set.warmup, 1) : undefined;
+  const before = cfg.countRoundTrips ? await roundTripSnapshot(sides, side) : undefined;
+  const startedAt = Date.now();
+  const measured = { ...(await settlePhase(sides, side, set.measured, 1)), startedAt, endedAt: Date.now() };
+  let roundTrips;
+  if (before) {
+    const after = await roundTripSnapshot(sides, side);
+    await sleep(2000);
+    const idle = await roundTripSnapshot(sides, side);
+    roundTrips = roundTripsPerSettlement({ before, after, idle, settlements: set.measured.length, wallMs: measured.wallMs });
+  }
+  return { warmup, measured, roundTrips };
+}
+
+/** The counter's cumulative counts and the trace since the last snapshot (bench/lib/round-trip-counter.mjs). */
+async function roundTripSnapshot(sides, side) {
+  const file = sides[side].roundTripFile;
+  fs.rmSync(file, { force: true });
+  fs.writeFileSync(`${file}.ask`, '');
+  const deadline = Date.now() + 10_000;
+  while (!fs.existsSync(file)) {
+    if (Date.now() > deadline) throw new Error(`the ${side} server wrote no round-trip counts to ${file}`);
+    await sleep(20);
+  }
+  return JSON.parse(fs.readFileSync(file, 'utf8'));
+}
+
+/**
+ * Per settlement: (the counts during the measured phase − the idle rate × its wall time) ÷ settlements; and, from
+ * the trace, the round trips that started inside each /settle request's window (median over requests), with the
+ * timeline of the median request.
+ */
+function roundTripsPerSettlement({ before, after, idle, settlements, wallMs }) {
+  const idleSeconds = (idle.at - after.at) / 1000;
+  const keys = new Set([...Object.keys(after.counts), ...Object.keys(idle.counts)]);
+  const perSettlement = {};
+  const background = {};
+  for (const k of [...keys].sort()) {
+    const during = (after.counts[k] ?? 0) - (before.counts[k] ?? 0);
+    const idleRate = ((idle.counts[k] ?? 0) - (after.counts[k] ?? 0)) / idleSeconds;
+    background[k] = +idleRate.toFixed(2);
+    const net = (during - idleRate * (wallMs / 1000)) / settlements;
+    if (during > 0) perSettlement[k] = +net.toFixed(2);
+  }
+  const requests = after.trace.filter((e) => e.kind === 'http' && /^POST \/settle/.test(e.name)).sort((a, b) => a.t - b.t);
+  const windows = requests.map((req) => {
+    const events = after.trace.filter((e) => e.kind !== 'http' && e.t >= req.t && e.t < req.t + req.ms).sort((a, b) => a.t - b.t);
+    const byKind = countBy(events, (e) => e.kind);
+    return { ms: req.ms, events, byKind };
+  });
+  const inWindow = {};
+  for (const kind of ['pg', 'redis', 'rpc']) inWindow[kind] = median(windows.map((w) => w.byKind[kind] ?? 0));
+  const byName = {};
+  for (const w of windows) {
+    for (const e of w.events) {
+      const key = `${e.kind} ${e.name}`;
+      byName[key] = (byName[key] ?? 0) + 1;
+    }
+  }
+  const names = Object.fromEntries(
+    Object.entries(byName)
+      .map(([k, n]) => [k, +(n / Math.max(1, windows.length)).toFixed(2)])
+      .sort((a, b) => b[1] - a[1]),
+  );
+  const sorted = [...windows].sort((a, b) => a.ms - b.ms);
+  const typical = sorted[Math.floor(sorted.length / 2)];
+  const start = typical ? requests.find((r) => r.ms === typical.ms).t : 0;
+  return {
+    perSettlement,
+    backgroundPerSecond: background,
+    inRequestWindow: { median: inWindow, perSettlementByName: names, requests: windows.length },
+    medianRequest: typical && {
+      ms: typical.ms,
+      // where it lies on the monotonic clock of V8's CPU profiles (µs), to read its samples in a --cpu-prof run
+      profileClockUs: { from: after.zeroUs + start * 1000, to: after.zeroUs + (start + typical.ms) * 1000 },
+      timeline: typical.events.map((e) => ({ at: +(e.t - start).toFixed(2), ms: e.ms, kind: e.kind, name: e.name })),
+    },
+  };
 }
 
 /** Wait until anvil has no pending transaction (automine: normally immediate). */
@@ -606,48 +721,78 @@ function table(rows) {
 }
 
 function report(result) {
-  const { verify, settle, goals } = result.summary;
-  const rows = [
-    ['', 'ours', 'reference', 'ours / reference'],
-    [
-      `/verify req/s (c=${cfg.concurrency}, n=${cfg.verifyRequests})`,
-      f1(verify.ours.throughput),
-      f1(verify.reference.throughput),
-      fRatio(verify.throughputRatio),
-    ],
-    ['/verify latency p50 ms', f1(verify.ours.p50), f1(verify.reference.p50), ''],
-    ['/verify latency p90 ms', f1(verify.ours.p90), f1(verify.reference.p90), ''],
-    ['/verify latency p99 ms', f1(verify.ours.p99), f1(verify.reference.p99), ''],
-    ['/verify server CPU ms per request', f2(verify.ours.serverCpuMsPerRequest), f2(verify.reference.serverCpuMsPerRequest), ''],
-    ['/verify isValid:true', `${verify.ours.valid}/${verify.ours.requests}`, `${verify.reference.valid}/${verify.reference.requests}`, ''],
-    [
-      `/settle succeeded (${cfg.settlePayloads} distinct, c=${cfg.concurrency})`,
-      `${settle.ours.succeeded}/${settle.ours.payloads}`,
-      `${settle.reference.succeeded}/${settle.reference.payloads}`,
-      '',
-    ],
-    ['/settle settled on chain', settle.ours.onChain, settle.reference.onChain, ''],
-    ['/settle wall time s', (settle.ours.wallMs / 1000).toFixed(2), (settle.reference.wallMs / 1000).toFixed(2), ''],
-    [
-      '/settle settles/s (successes / wall time)',
-      f1(settle.ours.settlesPerSecond),
-      f1(settle.reference.settlesPerSecond),
-      fRatio(settle.settlesPerSecondRatio),
-    ],
-    ['/settle latency p50 ms', f1(settle.ours.p50), f1(settle.reference.p50), ''],
-    ['/settle latency p99 ms', f1(settle.ours.p99), f1(settle.reference.p99), ''],
-    ['lost payments', settle.ours.lost, settle.reference.lost, ''],
-    ['duplicated payments', settle.ours.duplicated, settle.reference.duplicated, ''],
-    ['success answers with a wrong tx hash', settle.ours.txMismatch, settle.reference.txMismatch, ''],
-    [
-      `/settle gas per settled payment${cfg.batch > 1 ? ` (ours in batches of ≤${cfg.batch})` : ''}`,
-      settle.ours.gasPerPayment,
-      settle.reference.gasPerPayment,
-      fRatio(settle.ours.gasPerPayment / settle.reference.gasPerPayment),
-    ],
-    ['/settle transactions sent', settle.ours.transactions, settle.reference.transactions, ''],
-    ['merchant Transfers = amount × on-chain count', settle.ours.transfersMatch ? 'yes' : 'NO', settle.reference.transfersMatch ? 'yes' : 'NO', ''],
-  ];
+  const { verify, settle, serial, goals } = result.summary;
+  const rows = [['', 'ours', 'reference', 'ours / reference']];
+  if (cfg.phases.has('verify'))
+    rows.push(
+      [
+        `/verify req/s (c=${cfg.concurrency}, n=${cfg.verifyRequests})`,
+        f1(verify.ours.throughput),
+        f1(verify.reference.throughput),
+        fRatio(verify.throughputRatio),
+      ],
+      ['/verify latency p50 ms', f1(verify.ours.p50), f1(verify.reference.p50), ''],
+      ['/verify latency p90 ms', f1(verify.ours.p90), f1(verify.reference.p90), ''],
+      ['/verify latency p99 ms', f1(verify.ours.p99), f1(verify.reference.p99), ''],
+      ['/verify server CPU ms per request', f2(verify.ours.serverCpuMsPerRequest), f2(verify.reference.serverCpuMsPerRequest), ''],
+      ['/verify isValid:true', `${verify.ours.valid}/${verify.ours.requests}`, `${verify.reference.valid}/${verify.reference.requests}`, ''],
+    );
+  if (cfg.phases.has('settle'))
+    rows.push(
+      [
+        `/settle succeeded (${cfg.settlePayloads} distinct, c=${cfg.concurrency})`,
+        `${settle.ours.succeeded}/${settle.ours.payloads}`,
+        `${settle.reference.succeeded}/${settle.reference.payloads}`,
+        '',
+      ],
+      ['/settle settled on chain', settle.ours.onChain, settle.reference.onChain, ''],
+      ['/settle wall time s', (settle.ours.wallMs / 1000).toFixed(2), (settle.reference.wallMs / 1000).toFixed(2), ''],
+      [
+        '/settle settles/s (successes / wall time)',
+        f1(settle.ours.settlesPerSecond),
+        f1(settle.reference.settlesPerSecond),
+        fRatio(settle.settlesPerSecondRatio),
+      ],
+      ['/settle latency p50 ms', f1(settle.ours.p50), f1(settle.reference.p50), ''],
+      ['/settle latency p99 ms', f1(settle.ours.p99), f1(settle.reference.p99), ''],
+      ['lost payments', settle.ours.lost, settle.reference.lost, ''],
+      ['duplicated payments', settle.ours.duplicated, settle.reference.duplicated, ''],
+      ['success answers with a wrong tx hash', settle.ours.txMismatch, settle.reference.txMismatch, ''],
+      [
+        `/settle gas per settled payment${cfg.batch > 1 ? ` (ours in batches of ≤${cfg.batch})` : ''}`,
+        settle.ours.gasPerPayment,
+        settle.reference.gasPerPayment,
+        fRatio(settle.ours.gasPerPayment / settle.reference.gasPerPayment),
+      ],
+      ['/settle transactions sent', settle.ours.transactions, settle.reference.transactions, ''],
+      ['merchant Transfers = amount × on-chain count', settle.ours.transfersMatch ? 'yes' : 'NO', settle.reference.transfersMatch ? 'yes' : 'NO', ''],
+    );
+  if (cfg.phases.has('serial'))
+    rows.push(
+      [
+        `/settle @1 succeeded (${cfg.settleSerial} distinct × ${cfg.runs}, one caller)`,
+        `${serial.ours.succeeded}/${serial.ours.payloads}`,
+        `${serial.reference.succeeded}/${serial.reference.payloads}`,
+        '',
+      ],
+      ['/settle @1 ok/s', f1(serial.ours.okPerSecond), f1(serial.reference.okPerSecond), fRatio(serial.okPerSecondRatio)],
+      ['/settle @1 latency p50 ms', f1(serial.ours.p50), f1(serial.reference.p50), fRatio(serial.p50Ratio)],
+      ['/settle @1 latency p90 ms', f1(serial.ours.p90), f1(serial.reference.p90), fRatio(serial.ours.p90 / serial.reference.p90)],
+      ['/settle @1 latency p99 ms', f1(serial.ours.p99), f1(serial.reference.p99), fRatio(serial.ours.p99 / serial.reference.p99)],
+      ['/settle @1 latency max ms', f1(serial.ours.max), f1(serial.reference.max), ''],
+      [
+        '/settle @1 lost / duplicated / wrong tx hash',
+        `${serial.ours.lost} / ${serial.ours.duplicated} / ${serial.ours.txMismatch}`,
+        `${serial.reference.lost} / ${serial.reference.duplicated} / ${serial.reference.txMismatch}`,
+        '',
+      ],
+      [
+        '/settle @1 merchant Transfers = amount × on-chain count',
+        serial.ours.transfersMatch ? 'yes' : 'NO',
+        serial.reference.transfersMatch ? 'yes' : 'NO',
+        '',
+      ],
+    );
   console.log('');
   console.log(
     `x402 facilitator benchmark, ${result.startedAt}: node ${process.version}, ${os.cpus().length} CPUs, ${cfg.runs} run(s)${cfg.runs > 1 ? ' (medians)' : ''}`,
@@ -655,7 +800,7 @@ function report(result) {
   console.log('');
   console.log(table(rows));
   console.log('');
-  if (cfg.runs > 1) {
+  if (cfg.runs > 1 && cfg.phases.has('verify') && cfg.phases.has('settle')) {
     const perRun = [
       ['run (first side)', 'verify req/s ours', 'reference', 'p99 ours ms', 'p50 reference ms', 'settled ours', 'reference', 'settles/s ours', 'reference'],
     ];
@@ -677,7 +822,56 @@ function report(result) {
     console.log(table(perRun));
     console.log('');
   }
-  for (const side of ['ours', 'reference']) {
+  if (cfg.phases.has('serial')) {
+    const perRun = [['settle @1 run', 'p50 ours ms', 'reference', 'p99 ours ms', 'reference', 'ok/s ours', 'reference']];
+    for (let r = 1; r <= cfg.runs; r++) {
+      const st = (side) => result.serialRuns.find((x) => x.run === `${r}@1` && x.side === side);
+      perRun.push([
+        `${r} (${r % 2 === 1 ? 'ours' : 'reference'} first)`,
+        f1(st('ours').latencyMs.p50),
+        f1(st('reference').latencyMs.p50),
+        f1(st('ours').latencyMs.p99),
+        f1(st('reference').latencyMs.p99),
+        f1(st('ours').settlesPerSecond),
+        f1(st('reference').settlesPerSecond),
+      ]);
+    }
+    console.log(table(perRun));
+    console.log('');
+    for (const failuresOf of ['ours', 'reference']) {
+      const f = serial[failuresOf].failures;
+      if (Object.keys(f).length)
+        console.log(
+          `/settle @1 failures, ${failuresOf}: ${Object.entries(f)
+            .map(([k, v]) => `${v} × ${k}`)
+            .join(', ')}`,
+        );
+    }
+  }
+  if (cfg.countRoundTrips) {
+    for (const s of result.serialRuns) {
+      if (!s.roundTrips) continue;
+      const rt = s.roundTrips;
+      const keys = Object.keys(rt.perSettlement).filter((k) => Math.abs(rt.perSettlement[k]) >= 0.05);
+      console.log(`round trips per settlement, ${s.side}, run ${s.run} (measured − idle rate × wall time, ÷ ${cfg.settleSerial}):`);
+      console.log(
+        keys
+          .map((k) => `    ${String(rt.perSettlement[k]).padStart(7)}  ${k}${rt.backgroundPerSecond[k] ? `   (idle: ${rt.backgroundPerSecond[k]}/s)` : ''}`)
+          .join('\n'),
+      );
+      console.log(
+        `  inside a request's window, median: PostgreSQL ${rt.inRequestWindow.median.pg}, Redis ${rt.inRequestWindow.median.redis}, JSON-RPC HTTP ${rt.inRequestWindow.median.rpc}`,
+      );
+      if (rt.medianRequest) {
+        console.log(`  the median request (${rt.medianRequest.ms} ms), its round trips (start ms, duration ms):`);
+        console.log(
+          rt.medianRequest.timeline.map((e) => `    ${e.at.toFixed(2).padStart(7)} ${e.ms.toFixed(2).padStart(6)}  ${e.kind.padEnd(5)} ${e.name}`).join('\n'),
+        );
+      }
+      console.log('');
+    }
+  }
+  for (const side of cfg.phases.has('settle') ? ['ours', 'reference'] : []) {
     const failures = settle[side].failures;
     const text = Object.keys(failures).length
       ? Object.entries(failures)
@@ -687,7 +881,7 @@ function report(result) {
       : 'none';
     console.log(`/settle failures, ${side}${cfg.runs > 1 ? ' (all runs)' : ''}: ${text}`);
   }
-  for (const side of ['ours', 'reference']) {
+  for (const side of cfg.phases.has('verify') ? ['ours', 'reference'] : []) {
     const o = verify[side].outcomes;
     if (verify[side].valid !== verify[side].requests)
       console.log(
@@ -739,15 +933,21 @@ async function main() {
     const ms = await run(path.join(ROOT, 'node_modules', '.bin', 'nest'), ['build', 'facilitator'], 'nest build facilitator');
     say(`built ours in ${(ms / 1000).toFixed(1)} s`);
   }
-  if (!fs.existsSync(OUR_MAIN)) throw new Error(`${path.relative(ROOT, OUR_MAIN)} is missing; run without --no-build`);
+  if (!fs.existsSync(cfg.oursMain)) throw new Error(`${path.relative(ROOT, cfg.oursMain)} is missing; run without --no-build`);
 
-  // 4. Servers.
+  // 4. Servers (under --cpu-prof / --count-round-trips: with the profiler / the counter preloaded).
   const signers = manifest.accounts.facilitatorSigners;
+  const nodeFlags = (side) => [
+    ...(cfg.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${side}.cpuprofile`] : []),
+    ...(cfg.countRoundTrips ? ['--import', pathToFileURL(ROUND_TRIP_COUNTER).href] : []),
+  ];
+  const roundTripFile = (side) => path.join(RESULTS_DIR, `x402-facilitator-${stamp}.${side}.round-trips.json`);
   const [oursChild, referenceChild] = await Promise.all([
     startServer({
       label: 'our facilitator',
-      args: [OUR_MAIN],
+      args: [...nodeFlags('ours'), cfg.oursMain],
       env: {
+        ROUND_TRIP_FILE: roundTripFile('ours'),
         FACILITATOR_PORT: String(cfg.oursPort),
         FACILITATOR_HOST: '127.0.0.1',
         DATABASE_URL: cfg.databaseUrl,
@@ -768,6 +968,7 @@ async function main() {
     startServer({
       label: 'reference facilitator',
       args: [
+        ...nodeFlags('reference'),
         REFERENCE_MAIN,
         '--port',
         String(cfg.referencePort),
@@ -778,15 +979,20 @@ async function main() {
         '--token',
         manifest.tokens.usdc.address,
       ],
-      env: {},
+      env: { ROUND_TRIP_FILE: roundTripFile('reference') },
       port: cfg.referencePort,
       readyPath: '/supported',
       log: logFile('reference'),
     }),
   ]);
   const sides = {
-    ours: { origin: `http://127.0.0.1:${cfg.oursPort}`, pid: oursChild.pid },
-    reference: { origin: `http://127.0.0.1:${cfg.referencePort}`, pid: referenceChild.pid },
+    ours: { origin: `http://127.0.0.1:${cfg.oursPort}`, pid: oursChild.pid, spawnedAt: oursChild.spawnedAt, roundTripFile: roundTripFile('ours') },
+    reference: {
+      origin: `http://127.0.0.1:${cfg.referencePort}`,
+      pid: referenceChild.pid,
+      spawnedAt: referenceChild.spawnedAt,
+      roundTripFile: roundTripFile('reference'),
+    },
   };
   say(`ours on ${sides.ours.origin} (pid ${oursChild.pid}, signers 0-2), reference on ${sides.reference.origin} (pid ${referenceChild.pid}, signer 3)`);
 
@@ -796,15 +1002,21 @@ async function main() {
   const t0 = performance.now();
   const plan = [];
   for (let r = 0; r < cfg.runs; r++) {
+    const sign = (on, count, label) => (cfg.phases.has(on) ? signPayloads(clients, requirements, count, label) : []);
+    const serialSet = async (side) => ({
+      warmup: await sign('serial', cfg.settleSerialWarmup, `serial-warmup-${side}-${r}`),
+      measured: await sign('serial', cfg.settleSerial, `serial-${side}-${r}`),
+    });
     plan.push({
       verify: {
-        warmup: await signPayloads(clients, requirements, cfg.warmup, `warmup-${r}`),
-        measured: await signPayloads(clients, requirements, cfg.verifyRequests, `verify-${r}`),
+        warmup: await sign('verify', cfg.warmup, `warmup-${r}`),
+        measured: await sign('verify', cfg.verifyRequests, `verify-${r}`),
       },
       settle: {
-        ours: await signPayloads(clients, requirements, cfg.settlePayloads, `settle-ours-${r}`),
-        reference: await signPayloads(clients, requirements, cfg.settlePayloads, `settle-reference-${r}`),
+        ours: await sign('settle', cfg.settlePayloads, `settle-ours-${r}`),
+        reference: await sign('settle', cfg.settlePayloads, `settle-reference-${r}`),
       },
+      serial: { ours: await serialSet('ours'), reference: await serialSet('reference') },
     });
   }
   say(`pre-signed ${signedCount} payloads from ${clients.length} payers with the official x402 client in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
@@ -813,26 +1025,24 @@ async function main() {
   startWorker();
   const verifyRuns = [];
   const settleRuns = [];
-  let settleFromBlock;
-  let merchantBefore;
+  const serialRuns = [];
+  const serialWarmups = [];
+  const settleFromBlock = (await publicClient.getBlockNumber()) + 1n;
+  const merchantBefore = await publicClient.readContract({
+    address: manifest.tokens.usdc.address,
+    abi: usdcAbi,
+    functionName: 'balanceOf',
+    args: [manifest.accounts.merchant.address],
+  });
   for (let r = 0; r < cfg.runs; r++) {
     const order = r % 2 === 0 ? ['ours', 'reference'] : ['reference', 'ours'];
-    for (const side of order) {
+    for (const side of cfg.phases.has('verify') ? order : []) {
       say(`run ${r + 1}/${cfg.runs}: /verify ${side} (${cfg.warmup} warm-up + ${cfg.verifyRequests} at c=${cfg.concurrency})`);
       const v = await verifyPhase(sides, side, plan[r].verify);
       verifyRuns.push({ run: r + 1, side, ...v });
       say(`  ${v.throughput.toFixed(1)} req/s, p50 ${v.latencyMs.p50.toFixed(1)} ms, p99 ${v.latencyMs.p99.toFixed(1)} ms, ${v.valid}/${v.requests} valid`);
     }
-    if (settleFromBlock === undefined) {
-      settleFromBlock = (await publicClient.getBlockNumber()) + 1n;
-      merchantBefore = await publicClient.readContract({
-        address: manifest.tokens.usdc.address,
-        abi: usdcAbi,
-        functionName: 'balanceOf',
-        args: [manifest.accounts.merchant.address],
-      });
-    }
-    for (const side of order) {
+    for (const side of cfg.phases.has('settle') ? order : []) {
       say(`run ${r + 1}/${cfg.runs}: /settle ${side} (${cfg.settlePayloads} distinct at c=${cfg.concurrency})`);
       const s = await settlePhase(sides, side, plan[r].settle[side]);
       const idle = await waitForIdleChain(publicClient);
@@ -842,12 +1052,23 @@ async function main() {
         `  ${ok}/${s.answers.length} succeeded in ${(s.wallMs / 1000).toFixed(1)} s${idle.pending || idle.queued ? ` (txpool after: ${idle.pending} pending, ${idle.queued} queued)` : ''}`,
       );
     }
+    for (const side of cfg.phases.has('serial') ? order : []) {
+      say(`run ${r + 1}/${cfg.runs}: /settle @1 ${side} (${cfg.settleSerialWarmup} warm-up + ${cfg.settleSerial} distinct, one after another)`);
+      const { warmup, measured, roundTrips } = await serialPhase(sides, side, plan[r].serial[side]);
+      const idle = await waitForIdleChain(publicClient);
+      if (warmup) serialWarmups.push({ run: `${r + 1}@1 warm-up`, side, ...warmup });
+      serialRuns.push({ run: `${r + 1}@1`, side, ...measured, roundTrips, txpoolAfter: idle });
+      const ok = measured.answers.filter((a) => a.success).length;
+      say(
+        `  ${ok}/${measured.answers.length} succeeded, p50 ${measured.latencyMs.p50.toFixed(1)} ms, p99 ${measured.latencyMs.p99.toFixed(1)} ms, ${(ok / (measured.wallMs / 1000)).toFixed(1)} ok/s`,
+      );
+    }
   }
   await sleep(500);
   await waitForIdleChain(publicClient);
 
   // 7. On-chain audit.
-  const audit = await auditSettlements(publicClient, manifest, settleFromBlock, settleRuns, merchantBefore);
+  const audit = await auditSettlements(publicClient, manifest, settleFromBlock, [...settleRuns, ...serialWarmups, ...serialRuns], merchantBefore);
   audit.totalOnChain = Object.values(audit.perSide).reduce((s, x) => s + x.onChain, 0);
 
   // 8. Summary (medians over runs).
@@ -890,27 +1111,60 @@ async function main() {
       }, {}),
     };
   };
+  const serialSummaries = serialRuns.map((s) => ({
+    ...summarizeSettle(s, s.side, s.run),
+    audit: audit.perSide[`${s.side}#${s.run}`],
+    roundTrips: s.roundTrips,
+  }));
+  const serialFor = (side) => {
+    const ss = serialSummaries.filter((s) => s.side === side);
+    const warm = serialWarmups.filter((s) => s.side === side).map((s) => audit.perSide[`${s.side}#${s.run}`]);
+    return {
+      payloads: ss.reduce((n, s) => n + s.payloads, 0),
+      succeeded: ss.reduce((n, s) => n + s.succeeded, 0),
+      okPerSecond: median(ss.map((s) => s.settlesPerSecond)),
+      p50: median(ss.map((s) => s.latencyMs.p50)),
+      p90: median(ss.map((s) => s.latencyMs.p90)),
+      p99: median(ss.map((s) => s.latencyMs.p99)),
+      max: Math.max(...ss.map((s) => s.latencyMs.max)),
+      lost: [...ss.map((s) => s.audit), ...warm].reduce((n, a) => n + a.lost, 0),
+      duplicated: [...ss.map((s) => s.audit), ...warm].reduce((n, a) => n + a.duplicated, 0),
+      txMismatch: [...ss.map((s) => s.audit), ...warm].reduce((n, a) => n + a.txMismatch, 0),
+      transfersMatch: [...ss.map((s) => s.audit), ...warm].every((a) => a.transferMatchesOnChainCount),
+      failures: ss.reduce((acc, s) => {
+        for (const [k, n] of Object.entries(s.failures)) acc[k] = (acc[k] ?? 0) + n;
+        return acc;
+      }, {}),
+    };
+  };
+  const serial = { ours: serialFor('ours'), reference: serialFor('reference') };
+  serial.p50Ratio = serial.ours.p50 / serial.reference.p50;
+  serial.okPerSecondRatio = serial.ours.okPerSecond / serial.reference.okPerSecond;
   const verify = { ours: verifyFor('ours'), reference: verifyFor('reference') };
   verify.throughputRatio = verify.ours.throughput / verify.reference.throughput;
   const settle = { ours: settleFor('ours'), reference: settleFor('reference') };
   settle.settlesPerSecondRatio = settle.ours.settlesPerSecond / settle.reference.settlesPerSecond;
   const goals = [
     {
+      phase: 'verify',
       name: '/verify throughput ours ≥ 3× reference',
       pass: verify.throughputRatio >= 3,
       detail: `${f1(verify.ours.throughput)} / ${f1(verify.reference.throughput)} req/s = ${fRatio(verify.throughputRatio)}`,
     },
     {
+      phase: 'verify',
       name: '/verify our p99 ≤ reference p50',
       pass: verify.ours.p99 <= verify.reference.p50,
       detail: `${f1(verify.ours.p99)} ms vs ${f1(verify.reference.p50)} ms`,
     },
     {
+      phase: 'verify',
       name: '/verify every valid payload answered isValid:true (ours)',
       pass: verify.ours.valid === verify.ours.requests,
       detail: `${verify.ours.valid}/${verify.ours.requests}`,
     },
     {
+      phase: 'settle',
       name: '/settle no lost and no duplicated payment (ours)',
       pass:
         settle.ours.lost === 0 &&
@@ -921,7 +1175,32 @@ async function main() {
         audit.strayTransfers === 0,
       detail: `lost ${settle.ours.lost}, duplicated ${settle.ours.duplicated}, wrong tx hash ${settle.ours.txMismatch}, merchant balance ${audit.merchant.matches ? 'matches' : 'DOES NOT match'} the on-chain count`,
     },
-  ];
+    {
+      phase: 'serial',
+      name: '/settle @1 our p50 ≤ reference p50',
+      pass: serial.ours.p50 <= serial.reference.p50,
+      detail: `${f1(serial.ours.p50)} ms vs ${f1(serial.reference.p50)} ms (${fRatio(serial.p50Ratio)})`,
+    },
+    {
+      phase: 'serial',
+      name: '/settle @1 our p99 ≤ 2× reference p50',
+      pass: serial.ours.p99 <= 2 * serial.reference.p50,
+      detail: `${f1(serial.ours.p99)} ms vs 2 × ${f1(serial.reference.p50)} = ${f1(2 * serial.reference.p50)} ms`,
+    },
+    {
+      phase: 'serial',
+      name: '/settle @1 every payload settled, none lost or duplicated (ours)',
+      pass:
+        serial.ours.succeeded === serial.ours.payloads &&
+        serial.ours.lost === 0 &&
+        serial.ours.duplicated === 0 &&
+        serial.ours.txMismatch === 0 &&
+        serial.ours.transfersMatch &&
+        audit.merchant.matches &&
+        audit.strayTransfers === 0,
+      detail: `${serial.ours.succeeded}/${serial.ours.payloads} succeeded, lost ${serial.ours.lost}, duplicated ${serial.ours.duplicated}, wrong tx hash ${serial.ours.txMismatch} (warm-ups included)`,
+    },
+  ].filter((g) => cfg.phases.has(g.phase));
 
   const result = {
     benchmark: 'x402-facilitator',
@@ -949,15 +1228,34 @@ async function main() {
       reference: { url: sides.reference.origin, signers: [signers[3].address], log: path.relative(ROOT, logFile('reference')) },
       payers: manifest.accounts.payers.map((p) => p.address),
     },
-    summary: { verify, settle, goals },
+    summary: { verify, settle, serial, goals },
     audit: { ...audit, perSide: Object.values(audit.perSide) },
     verifyRuns,
     settleRuns: settleSummaries,
-    settleAnswers: settleRuns.flatMap((s) => s.answers),
+    serialRuns: serialSummaries,
+    settleAnswers: [...settleRuns, ...serialWarmups, ...serialRuns].flatMap((s) => s.answers),
   };
   const file = path.join(RESULTS_DIR, `x402-facilitator-${stamp}.json`);
   fs.writeFileSync(file, `${JSON.stringify(result, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2)}\n`);
   report(result);
+  if (cfg.cpuProf) {
+    await cleanup(); // the profiles are written as the servers exit
+    for (const side of ['ours', 'reference']) {
+      const file = path.join(PROFILE_DIR, `${side}.cpuprofile`);
+      if (!fs.existsSync(file)) {
+        say(`no CPU profile from ${side} (${path.relative(ROOT, file)})`);
+        continue;
+      }
+      // Samples of the measured settle @1 phases only, when they ran (the whole life of the process otherwise).
+      const windows = serialRuns.filter((s) => s.side === side).map((s) => [s.startedAt - sides[side].spawnedAt, s.endedAt - sides[side].spawnedAt]);
+      const top = summarizeProfile(JSON.parse(fs.readFileSync(file, 'utf8')), windows.length ? { windows } : {});
+      fs.writeFileSync(path.join(PROFILE_DIR, `${side}.folded`), top.folded);
+      result.profiles = { ...result.profiles, [side]: { file: path.relative(ROOT, file), ...top, folded: undefined } };
+      console.log(formatProfile(side, top));
+    }
+    fs.writeFileSync(file, `${JSON.stringify(result, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2)}\n`);
+    say(`profiles: ${path.relative(ROOT, PROFILE_DIR)} (.cpuprofile for Chrome DevTools / speedscope, .folded for flamegraph.pl / speedscope)`);
+  }
   say(`full results: ${path.relative(ROOT, file)}; server logs: ${path.relative(ROOT, logFile('ours'))}, ${path.relative(ROOT, logFile('reference'))}`);
 }
 
