@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { Injectable } from '@nestjs/common';
+import type { PaymentRecord } from './payment-record';
 
 /**
  * In-process news of payment state changes, so a /settle request waiting on a payment wakes the moment the
@@ -9,17 +10,21 @@ import { Injectable } from '@nestjs/common';
 export class SettlementEvents {
   private readonly emitter = new EventEmitter().setMaxListeners(0);
 
-  changed(paymentId: string): void {
-    this.emitter.emit(paymentId);
+  /**
+   * `record`: the payment as the change just wrote it, when the worker knows it (its own compare-and-set moved it
+   * there), so a waiting request need not read it back.
+   */
+  changed(paymentId: string, record?: PaymentRecord): void {
+    this.emitter.emit(paymentId, record);
   }
 
-  /** Resolves on the next change of the payment, or after `ms`, whichever comes first. */
-  next(paymentId: string, ms: number): Promise<void> {
+  /** Resolves on the next change of the payment (with the record, if the change carried it), or after `ms`, whichever comes first. */
+  next(paymentId: string, ms: number): Promise<PaymentRecord | undefined> {
     return new Promise((resolve) => {
-      const done = () => {
+      const done = (record?: PaymentRecord) => {
         clearTimeout(timer);
         this.emitter.off(paymentId, done);
-        resolve();
+        resolve(record);
       };
       const timer = setTimeout(done, Math.max(0, ms));
       this.emitter.once(paymentId, done);

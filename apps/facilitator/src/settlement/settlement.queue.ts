@@ -37,6 +37,9 @@ export const SettlementQueueModule = BullModule.registerQueue({ name: SETTLEMENT
  */
 @Injectable()
 export class SettlementQueue implements OnModuleInit {
+  /** The queue's Redis connection once made (BullMQ keeps and reconnects this one client). */
+  private connection: { status: string } | undefined;
+
   constructor(
     @InjectQueue(SETTLEMENT_QUEUE) readonly queue: Queue<SettlementJobData, void, SettlementJobName>,
     @Inject(FACILITATOR_CONFIG) private readonly config: Pick<FacilitatorConfig, 'batchMax'>,
@@ -45,11 +48,25 @@ export class SettlementQueue implements OnModuleInit {
   async onModuleInit(): Promise<void> {
     // Wait briefly for the first connection so the first /settle does not fail needlessly; never block boot on it.
     await whenQueueReady(this.queue);
+    void this.queue.backend.client.then(
+      (client) => (this.connection = client),
+      () => undefined,
+    );
+  }
+
+  /** Whether the queue's Redis connection is up now (it is what retries and follow-up jobs would be added on). */
+  ready(): boolean {
+    return this.connection?.status === 'ready';
   }
 
   /** Asks a worker to send the payment's settlement. Idempotent: one job per payment at a time. */
   submit(paymentId: string): Promise<void> {
     return this.add('submit', paymentId, 0);
+  }
+
+  /** submit, after `delayMs`. */
+  submitLater(paymentId: string, delayMs: number): Promise<void> {
+    return this.add('submit', paymentId, delayMs);
   }
 
   /** submit for many payments, in one round trip to Redis. */

@@ -5,7 +5,8 @@ import { isUnavailableError, ProblemError } from '@mp/platform';
 import { X402Reason, type SettleResponse } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { ChainUnavailableError, TRANSFER_AUTHORIZATION_RAIL, type TransferAuthorizationRail } from '../eip3009/transfer-authorization.rail';
-import { ChainPayments, IdempotencyConflictError, type PaymentOrigin, type PaymentRecord } from './chain-payments.repository';
+import { ChainPayments, IdempotencyConflictError, type PaymentOrigin, type PaymentRecord, type SettlementRecord } from './chain-payments.repository';
+import { LocalSettlement } from './local-settlement';
 import { recordedReason } from './recorded-reason';
 import { settleAnswer, settleFailure } from './settle-answer';
 import { SettlementEvents } from './settlement.events';
@@ -77,6 +78,7 @@ export class SettlementService {
     private readonly payments: ChainPayments,
     private readonly queue: SettlementQueue,
     private readonly events: SettlementEvents,
+    private readonly local: LocalSettlement,
   ) {}
 
   /**
@@ -150,15 +152,14 @@ export class SettlementService {
   }
 
   private async settleOnce(payment: Settling, deadline: number, merchantId: string | null, origin: PaymentOrigin): Promise<SettleResponse> {
-    const existing = await this.payments.findByKey(payment.key);
-    if (existing) return this.follow(payment, existing, deadline, merchantId);
-
-    // Verify and simulate the exact transaction before anything is written: bad payments leave no trace.
+    // Verify and simulate the exact transaction before anything is written: bad payments leave no trace. A payment
+    // already known is found by the claim (unique per authorization), or, when its simulation fails because it was
+    // settled, by the read below: the first presentation pays no read before its claim.
     const prepared = await this.prepare(payment);
     if (!prepared.ok) {
-      // A concurrent request (perhaps on another replica) may have claimed and settled it meanwhile: report that.
-      const settledMeanwhile = await this.payments.findByKey(payment.key);
-      if (settledMeanwhile) return this.follow(payment, settledMeanwhile, deadline, merchantId);
+      // Claimed before (its transfer may be what makes the simulation fail), perhaps by a concurrent request or replica.
+      const known = await this.payments.findByKey(payment.key);
+      if (known) return this.follow(payment, known, deadline, merchantId);
       return prepared.failure;
     }
 
@@ -191,8 +192,9 @@ export class SettlementService {
       if (!winner) throw new Error('a claimed payment is missing');
       return this.follow(payment, winner, deadline, merchantId);
     }
-    await this.queue.submit(id);
-    const claimed: PaymentRecord = {
+    // The record the claim wrote, as the database holds it (paymentColumns): a worker in this process sends from it at
+    // once; otherwise the queue carries the payment to a worker.
+    const claimed: SettlementRecord = {
       id,
       state: 'verified',
       payloadHash: payment.presented.fingerprint,
@@ -202,7 +204,20 @@ export class SettlementService {
       errorMessage: null,
       updatedAt: new Date(),
       merchantId,
+      network: payment.key.network,
+      asset: payment.key.asset,
+      payer: payment.key.payer,
+      authorizationNonce: payment.key.nonce as SettlementRecord['authorizationNonce'],
+      payTo: payment.settlement.payTo.toLowerCase(),
+      amount: payment.settlement.amount,
+      validBefore: payment.settlement.validBefore,
+      settleTo: prepared.call.to.toLowerCase() as SettlementRecord['settleTo'],
+      settleData: prepared.call.data,
+      settleGas: prepared.call.gas,
+      attempts: 0,
+      scheme: payment.settlement.scheme,
     };
+    if (!this.local.run(claimed)) await this.queue.submit(id);
     return this.follow(payment, claimed, deadline, merchantId);
   }
 
@@ -222,7 +237,13 @@ export class SettlementService {
         if (!prepared.ok) return prepared.failure;
         if (await this.payments.reclaim(record.id, record.updatedAt, payment.presented.fingerprint, prepared.call)) await this.queue.submit(record.id);
       } else {
-        await this.events.next(record.id, Math.min(POLL_MS, deadline - Date.now()));
+        // A change by the worker in this process carries the record it wrote: no read back, unless it is not the claim
+        // this request follows (its payload or merchant differ: read the database's).
+        const changed = await this.events.next(record.id, Math.min(POLL_MS, deadline - Date.now()));
+        if (changed && changed.payloadHash === record.payloadHash && changed.merchantId === record.merchantId) {
+          record = changed;
+          continue;
+        }
       }
       const next = await this.payments.findById(record.id);
       if (!next) throw new Error(`payment ${record.id} disappeared`);

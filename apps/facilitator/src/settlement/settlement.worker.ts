@@ -24,11 +24,12 @@ import { Permit2UptoRail, uptoSettleSender } from '../upto/permit2-upto.rail';
 import { Clock } from '../x402/clock';
 import { chainVerdict, isOurs, type ChainVerdict } from './chain-verdict';
 import { gasShares } from './gas-share';
-import { ChainPayments, type SettlementRecord } from './chain-payments.repository';
+import { LocalSettlement } from './local-settlement';
+import { ChainPayments, type PaymentRecord, type SettlementRecord } from './chain-payments.repository';
 import { PaymentTransactions } from './payment-transactions.repository';
 import { recordedReason } from './recorded-reason';
 import { SettlementEvents } from './settlement.events';
-import { SETTLEMENT_QUEUE, SettlementQueue, type SettlementJobData, type SettlementJobName } from './settlement.queue';
+import { SETTLEMENT_JOB_OPTIONS, SETTLEMENT_QUEUE, SettlementQueue, type SettlementJobData, type SettlementJobName } from './settlement.queue';
 import { freshClaimGas, sendGasEstimate } from './send-gas';
 
 /** The node refused the send for its nonce: taken by a mined transaction (perhaps ours), or held by another in the mempool. */
@@ -44,6 +45,8 @@ const BALANCE_CHECK_MS = 60_000;
 const RECEIPT_KEEP_MS = 3_000;
 /** How long a batch job waits for its transaction's receipt before it hands its payments to `confirm` jobs. */
 const BATCH_RECEIPT_WAIT_MS = 5_000;
+/** How long shutdown waits for payments taken from /settle in this process (LocalSettlement) to finish their step. */
+const LOCAL_RUN_GRACE_MS = 5_000;
 
 class ClaimLostError extends Error {}
 
@@ -74,6 +77,11 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
   private readonly batches = new Map<string, { entries: BatchEntry[]; timer: NodeJS.Timeout }>();
   /** Receipt reads in flight or just answered, by network and hash (sharedReceipt). */
   private readonly receiptsInFlight = new Map<string, Promise<TransactionReceipt | undefined>>();
+  /** Payments taken from /settle in this process (runLocal), until their submit step ends. */
+  private readonly localRuns = new Set<Promise<void>>();
+  /** `submit` steps running in this process, jobs and local runs alike: a payment alone sends without a batch window. */
+  private submitting = 0;
+  private closing = false;
 
   constructor(
     @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
@@ -86,6 +94,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     private readonly events: SettlementEvents,
     private readonly clock: Clock,
     private readonly metrics: FacilitatorMetrics,
+    private readonly local: LocalSettlement,
   ) {
     super();
   }
@@ -108,6 +117,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     void this.checkBalances();
     this.balanceTimer = setInterval(() => void this.checkBalances(), BALANCE_CHECK_MS);
     this.balanceTimer.unref();
+    this.local.attach((record) => this.runLocal(record));
   }
 
   /**
@@ -115,9 +125,34 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
    * running ones get the platform's grace period; never hangs on an unreachable Redis (the records make them resumable).
    */
   async onModuleDestroy(): Promise<void> {
+    this.closing = true;
+    this.local.detach();
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     if (this.balanceTimer) clearInterval(this.balanceTimer);
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise((resolve) => (timer = setTimeout(resolve, LOCAL_RUN_GRACE_MS).unref()));
+    await Promise.race([Promise.allSettled([...this.localRuns]), grace]).finally(() => clearTimeout(timer));
     await closeWorker(this.worker);
+  }
+
+  /**
+   * Sends a payment /settle has just claimed in this process, from the record the claim wrote (LocalSettlement), as a
+   * `submit` job would, without its trip through Redis. Declined (false: the caller enqueues it) while shutting down,
+   * with SETTLE_WORKER_CONCURRENCY such runs already going, or while the queue's Redis is down: a run hands its
+   * retries and its confirmation to the queue, and /settle answers 503 when the queue is unavailable, as before.
+   * Whatever stops a run part-way (an error, a crash) leaves the payment as a lost job would: `verified` or `submitted`
+   * in PostgreSQL, where the recovery sweep and the take-over find it.
+   */
+  private runLocal(record: SettlementRecord): boolean {
+    if (this.closing || this.localRuns.size >= this.config.workerConcurrency || !this.queue.ready()) return false;
+    const run = this.submit(record.id, (ms) => this.queue.submitLater(record.id, ms), record).catch(async (error: unknown) => {
+      // As a failed job attempt is retried: through the queue now, which backs off (or the sweep, if Redis is away).
+      this.logger.debug(`submit of ${record.id} in this process failed, handed to the queue: ${(error as Error).message}`);
+      await this.queue.submitLater(record.id, SETTLEMENT_JOB_OPTIONS.backoff.delay).catch(() => undefined);
+    });
+    this.localRuns.add(run);
+    void run.finally(() => this.localRuns.delete(run));
+    return true;
   }
 
   @OnWorkerEvent('failed')
@@ -142,9 +177,19 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     return this.confirm(paymentId, retryLater);
   }
 
-  private async submit(paymentId: string, retryLater: (ms: number) => Promise<void>): Promise<void> {
+  /** `claimed`: the record as its claim just wrote it (runLocal), read from the database otherwise. */
+  private async submit(paymentId: string, retryLater: (ms: number) => Promise<void>, claimed?: SettlementRecord): Promise<void> {
+    this.submitting += 1;
+    try {
+      return await this.submitSteps(paymentId, retryLater, claimed);
+    } finally {
+      this.submitting -= 1;
+    }
+  }
+
+  private async submitSteps(paymentId: string, retryLater: (ms: number) => Promise<void>, claimed?: SettlementRecord): Promise<void> {
     for (let attempt = 1; ; attempt++) {
-      const record = await this.payments.findForSettlement(paymentId);
+      const record = attempt === 1 && claimed ? claimed : await this.payments.findForSettlement(paymentId);
       if (!record || record.state !== 'verified') return;
       const network = this.networkOf(record);
       if (!network) {
@@ -189,7 +234,13 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
       }
 
       // An upto settlement must come from its permit's facilitator itself: Multicall3 would be the proxy's msg.sender.
-      if (this.config.batchMax > 1 && record.scheme !== UPTO_SCHEME && !isAddressEqual(record.settleTo, MULTICALL3_ADDRESS)) {
+      // A payment alone (no other submit running here, no batch open) goes at once: nothing would join its window.
+      if (
+        this.config.batchMax > 1 &&
+        record.scheme !== UPTO_SCHEME &&
+        !isAddressEqual(record.settleTo, MULTICALL3_ADDRESS) &&
+        (this.submitting > 1 || this.batches.has(network.config.network))
+      ) {
         const batchHash = await this.joinBatch(network, record, gas);
         if (batchHash) return this.afterSend(record, network, batchHash);
         const current = await this.payments.findForSettlement(paymentId);
@@ -225,9 +276,9 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
   }
 
   private async afterSend(record: SettlementRecord, network: Network, hash: Hex): Promise<void> {
-    this.events.changed(record.id);
-    // On a chain that mines at once (or a fast L2) the receipt is often already there: record it without a job. A
-    // payment sent before may have been carried by an earlier transaction: look at all of them, oldest first.
+    // On a chain that mines at once (or a fast L2) the receipt is often already there: record it without a job, and the
+    // waiting request hears of the outcome alone. A payment sent before may have been carried by an earlier transaction:
+    // look at all of them, oldest first.
     const hashes = record.attempts > 0 ? (await this.transactions.transactions(record.id)).map((t) => t.hash) : [hash];
     const submitted = { ...record, state: 'submitted' as const, attempts: record.attempts + 1 };
     try {
@@ -238,6 +289,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     } catch (error) {
       this.logger.debug(`receipt of ${hash} not read yet: ${(error as Error).message}`);
     }
+    this.events.changed(record.id, { ...paymentRecordOf(record), state: 'submitted', txHash: hash, updatedAt: new Date() });
     await this.queue.confirm(record.id);
   }
 
@@ -511,7 +563,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     // A compare-and-set: another worker may have recorded it (and counted its gas) already.
     if (await this.payments.markConfirmed(record.id, hash, receipt, gasFee)) {
       this.metrics.addGasSpent(record.network, gasFee);
-      this.events.changed(record.id);
+      this.events.changed(record.id, { ...paymentRecordOf(record), state: 'confirmed', txHash: hash, updatedAt: new Date() });
     }
     return true;
   }
@@ -754,6 +806,12 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
       this.logger.debug(`recovery sweep skipped: ${(error as Error).message}`);
     }
   }
+}
+
+/** The PaymentRecord part of a worker's record (what a waiting /settle answers from). */
+function paymentRecordOf(record: SettlementRecord): PaymentRecord {
+  const { id, state, payloadHash, txHash, signer, errorReason, errorMessage, updatedAt, merchantId } = record;
+  return { id, state, payloadHash, txHash, signer, errorReason, errorMessage, updatedAt, merchantId };
 }
 
 /** The transfer a payment's authorization allows, as its record holds it. */
