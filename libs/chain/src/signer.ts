@@ -25,6 +25,8 @@ export interface SignedTransaction {
 const REPLACEMENT_BUMP_PERCENT = 125n;
 
 const FEE_CACHE_MS = 1_000;
+/** Fees older than FEE_CACHE_MS but younger than this are still bid while fresh ones are read in the background. */
+const FEE_STALE_MS = 3_000;
 
 /**
  * A hot wallet that sends one transaction at a time. It keeps its own nonce (seeded from the pending count,
@@ -37,6 +39,7 @@ export class TransactionSigner {
   private nextNonce: number | undefined;
   private tail: Promise<unknown> = Promise.resolve();
   private fees: { at: number; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint } | undefined;
+  private feeRead: Promise<unknown> | undefined;
   private inFlight = 0;
   /** Whether this process may send from the wallet now (it holds the wallet's lease). */
   enabled = true;
@@ -130,9 +133,22 @@ export class TransactionSigner {
     return { hash: keccak256(raw), nonce, signer: this.address, raw, to: call.to, data: call.data, gas: call.gas, ...fees };
   }
 
-  /** The fees this wallet would bid now (cached for a second). */
+  /**
+   * The fees this wallet would bid now: cached for a second; for up to FEE_STALE_MS the cached ones are bid while
+   * fresh ones are read in the background, so a send does not wait for a fee read once a second.
+   */
   async currentFees(fresh = false) {
-    if (!fresh && this.fees && Date.now() - this.fees.at < FEE_CACHE_MS) return this.fees;
+    const age = this.fees ? Date.now() - this.fees.at : Infinity;
+    if (!fresh && this.fees && age < FEE_CACHE_MS) return this.fees;
+    if (!fresh && this.fees && age < FEE_STALE_MS) {
+      this.feeRead ??= this.readFees().finally(() => (this.feeRead = undefined));
+      this.feeRead.catch(() => undefined);
+      return this.fees;
+    }
+    return this.readFees();
+  }
+
+  private async readFees() {
     const estimate = await this.client.estimateFeesPerGas();
     const cap = this.feeCap ?? estimate.maxFeePerGas;
     const maxFeePerGas = estimate.maxFeePerGas < cap ? estimate.maxFeePerGas : cap;
