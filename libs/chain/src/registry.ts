@@ -1,4 +1,5 @@
 import { createPublicClient, defineChain, fallback, http, type Address, type Chain, type Hex, type PublicClient } from 'viem';
+import { rpcFetch } from './rpc-fetch';
 
 /** A token the facilitator accepts, with the EIP-712 domain its EIP-3009 signatures use. */
 export interface AssetConfig {
@@ -52,11 +53,11 @@ function toViemChain(config: NetworkConfig): Chain {
 }
 
 /**
- * One public client per network: every RPC URL behind a fallback, and JSON-RPC batching so concurrent
- * verifications share HTTP round trips.
+ * One public client per network: every RPC URL behind a fallback, JSON-RPC batching so concurrent
+ * verifications share HTTP round trips, and requests over keep-alive node:http(s) rather than fetch (rpcFetch).
  */
 export function createNetworkClient(config: NetworkConfig, timeoutMs = 10_000): PublicClient {
-  const transports = config.rpcUrls.map((url) => http(url, { batch: { batchSize: 64, wait: 0 }, timeout: timeoutMs, retryCount: 1 }));
+  const transports = config.rpcUrls.map((url) => http(url, { batch: { batchSize: 64, wait: 0 }, timeout: timeoutMs, retryCount: 1, fetchFn: rpcFetch }));
   return createPublicClient({
     chain: toViemChain(config),
     transport: transports.length === 1 ? transports[0] : fallback(transports, { rank: false }),
