@@ -1,8 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { SettlementRecord } from './chain-payments.repository';
 
-/** Takes a just-claimed payment to send it in this process; false when it cannot (the caller enqueues it instead). */
-export type LocalRunner = (record: SettlementRecord) => boolean;
+/**
+ * Takes a just-claimed payment to send it in this process; false when it cannot (the caller enqueues it instead).
+ * `alone`: no other /settle of this process is on its way to a claim (none could join a batch window).
+ */
+export type LocalRunner = (record: SettlementRecord, alone: boolean) => boolean;
 
 /**
  * The hand-over from /settle to a settlement worker in the same process (FACILITATOR_ROLE=all), without the queue: the
@@ -26,7 +29,7 @@ export class LocalSettlement {
   }
 
   /** Whether a worker in this process took the payment. */
-  run(record: SettlementRecord): boolean {
-    return this.runner?.(record) ?? false;
+  run(record: SettlementRecord, alone: boolean): boolean {
+    return this.runner?.(record, alone) ?? false;
   }
 }

@@ -71,6 +71,8 @@ export class SettlementService {
   private readonly logger = new Logger(SettlementService.name);
   /** Concurrent identical requests in this process share one run. */
   private readonly inFlight = new Map<string, Promise<SettleResponse>>();
+  /** /settle requests of this process between their start and their claim's hand-over: the ones a batch could still take. */
+  private claiming = 0;
 
   constructor(
     @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
@@ -152,6 +154,26 @@ export class SettlementService {
   }
 
   private async settleOnce(payment: Settling, deadline: number, merchantId: string | null, origin: PaymentOrigin): Promise<SettleResponse> {
+    this.claiming += 1;
+    let claiming = true;
+    const handedOver = () => {
+      if (claiming) this.claiming -= 1;
+      claiming = false;
+    };
+    try {
+      return await this.claimAndFollow(payment, deadline, merchantId, origin, handedOver);
+    } finally {
+      handedOver();
+    }
+  }
+
+  private async claimAndFollow(
+    payment: Settling,
+    deadline: number,
+    merchantId: string | null,
+    origin: PaymentOrigin,
+    handedOver: () => void,
+  ): Promise<SettleResponse> {
     // Verify and simulate the exact transaction before anything is written: bad payments leave no trace. A payment
     // already known is found by the claim (unique per authorization), or, when its simulation fails because it was
     // settled, by the read below: the first presentation pays no read before its claim.
@@ -159,6 +181,7 @@ export class SettlementService {
     if (!prepared.ok) {
       // Claimed before (its transfer may be what makes the simulation fail), perhaps by a concurrent request or replica.
       const known = await this.payments.findByKey(payment.key);
+      handedOver();
       if (known) return this.follow(payment, known, deadline, merchantId);
       return prepared.failure;
     }
@@ -190,6 +213,7 @@ export class SettlementService {
     if (!id) {
       const winner = await this.payments.findByKey(payment.key);
       if (!winner) throw new Error('a claimed payment is missing');
+      handedOver();
       return this.follow(payment, winner, deadline, merchantId);
     }
     // The record the claim wrote, as the database holds it (paymentColumns): a worker in this process sends from it at
@@ -217,7 +241,10 @@ export class SettlementService {
       attempts: 0,
       scheme: payment.settlement.scheme,
     };
-    if (!this.local.run(claimed)) await this.queue.submit(id);
+    // Alone: no other request of this process is on its way to a claim, so no batch window is worth waiting for.
+    const alone = this.claiming === 1;
+    handedOver();
+    if (!this.local.run(claimed, alone)) await this.queue.submit(id);
     return this.follow(payment, claimed, deadline, merchantId);
   }
 

@@ -77,10 +77,8 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
   private readonly batches = new Map<string, { entries: BatchEntry[]; timer: NodeJS.Timeout }>();
   /** Receipt reads in flight or just answered, by network and hash (sharedReceipt). */
   private readonly receiptsInFlight = new Map<string, Promise<TransactionReceipt | undefined>>();
-  /** Payments taken from /settle in this process (runLocal), until their submit step ends. */
-  private readonly localRuns = new Set<Promise<void>>();
-  /** `submit` steps running in this process, jobs and local runs alike: a payment alone sends without a batch window. */
-  private submitting = 0;
+  /** Payments taken from /settle in this process (runLocal), by id, until their submit step ends. */
+  private readonly localRuns = new Map<string, Promise<void>>();
   private closing = false;
 
   constructor(
@@ -117,7 +115,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     void this.checkBalances();
     this.balanceTimer = setInterval(() => void this.checkBalances(), BALANCE_CHECK_MS);
     this.balanceTimer.unref();
-    this.local.attach((record) => this.runLocal(record));
+    this.local.attach((record, alone) => this.runLocal(record, alone));
   }
 
   /**
@@ -131,7 +129,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     if (this.balanceTimer) clearInterval(this.balanceTimer);
     let timer: NodeJS.Timeout | undefined;
     const grace = new Promise((resolve) => (timer = setTimeout(resolve, LOCAL_RUN_GRACE_MS).unref()));
-    await Promise.race([Promise.allSettled([...this.localRuns]), grace]).finally(() => clearTimeout(timer));
+    await Promise.race([Promise.allSettled([...this.localRuns.values()]), grace]).finally(() => clearTimeout(timer));
     await closeWorker(this.worker);
   }
 
@@ -141,17 +139,18 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
    * with SETTLE_WORKER_CONCURRENCY such runs already going, or while the queue's Redis is down: a run hands its
    * retries and its confirmation to the queue, and /settle answers 503 when the queue is unavailable, as before.
    * Whatever stops a run part-way (an error, a crash) leaves the payment as a lost job would: `verified` or `submitted`
-   * in PostgreSQL, where the recovery sweep and the take-over find it.
+   * in PostgreSQL, where the recovery sweep and the take-over find it. `alone`: no other /settle is on its way to a
+   * claim in this process, so none could join a batch window: with no batch open, it is sent at once.
    */
-  private runLocal(record: SettlementRecord): boolean {
+  private runLocal(record: SettlementRecord, alone: boolean): boolean {
     if (this.closing || this.localRuns.size >= this.config.workerConcurrency || !this.queue.ready()) return false;
-    const run = this.submit(record.id, (ms) => this.queue.submitLater(record.id, ms), record).catch(async (error: unknown) => {
+    const run = this.submit(record.id, (ms) => this.queue.submitLater(record.id, ms), { record, alone }).catch(async (error: unknown) => {
       // As a failed job attempt is retried: through the queue now, which backs off (or the sweep, if Redis is away).
       this.logger.debug(`submit of ${record.id} in this process failed, handed to the queue: ${(error as Error).message}`);
       await this.queue.submitLater(record.id, SETTLEMENT_JOB_OPTIONS.backoff.delay).catch(() => undefined);
     });
-    this.localRuns.add(run);
-    void run.finally(() => this.localRuns.delete(run));
+    this.localRuns.set(record.id, run);
+    void run.finally(() => this.localRuns.delete(record.id));
     return true;
   }
 
@@ -173,23 +172,16 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
       await job.moveToDelayed(Date.now() + ms, token);
       throw new DelayedError();
     };
-    if (job.name === 'submit') return this.submit(paymentId, retryLater);
+    // A payment this process is sending already (runLocal; the recovery sweep may enqueue it meanwhile) is left to that
+    // run, which hands it to the queue itself if it fails: two submits of one payment here would share a batch.
+    if (job.name === 'submit') return this.localRuns.has(paymentId) ? undefined : this.submit(paymentId, retryLater);
     return this.confirm(paymentId, retryLater);
   }
 
-  /** `claimed`: the record as its claim just wrote it (runLocal), read from the database otherwise. */
-  private async submit(paymentId: string, retryLater: (ms: number) => Promise<void>, claimed?: SettlementRecord): Promise<void> {
-    this.submitting += 1;
-    try {
-      return await this.submitSteps(paymentId, retryLater, claimed);
-    } finally {
-      this.submitting -= 1;
-    }
-  }
-
-  private async submitSteps(paymentId: string, retryLater: (ms: number) => Promise<void>, claimed?: SettlementRecord): Promise<void> {
+  /** `claimed`: the record as its claim just wrote it, and whether it is alone (runLocal); read from the database otherwise. */
+  private async submit(paymentId: string, retryLater: (ms: number) => Promise<void>, claimed?: { record: SettlementRecord; alone: boolean }): Promise<void> {
     for (let attempt = 1; ; attempt++) {
-      const record = attempt === 1 && claimed ? claimed : await this.payments.findForSettlement(paymentId);
+      const record = attempt === 1 && claimed ? claimed.record : await this.payments.findForSettlement(paymentId);
       if (!record || record.state !== 'verified') return;
       const network = this.networkOf(record);
       if (!network) {
@@ -234,13 +226,9 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
       }
 
       // An upto settlement must come from its permit's facilitator itself: Multicall3 would be the proxy's msg.sender.
-      // A payment alone (no other submit running here, no batch open) goes at once: nothing would join its window.
-      if (
-        this.config.batchMax > 1 &&
-        record.scheme !== UPTO_SCHEME &&
-        !isAddressEqual(record.settleTo, MULTICALL3_ADDRESS) &&
-        (this.submitting > 1 || this.batches.has(network.config.network))
-      ) {
+      // A payment alone (no other /settle on its way here, no batch open) goes at once: nothing would join its window.
+      const alone = attempt === 1 && claimed?.alone === true && !this.batches.has(network.config.network);
+      if (this.config.batchMax > 1 && record.scheme !== UPTO_SCHEME && !isAddressEqual(record.settleTo, MULTICALL3_ADDRESS) && !alone) {
         const batchHash = await this.joinBatch(network, record, gas);
         if (batchHash) return this.afterSend(record, network, batchHash);
         const current = await this.payments.findForSettlement(paymentId);
