@@ -1206,7 +1206,7 @@ async function main() {
     benchmark: 'x402-facilitator',
     startedAt,
     finishedAt: new Date().toISOString(),
-    config: { ...cfg, amount: cfg.amount.toString() },
+    config: { ...cfg, amount: cfg.amount.toString(), phases: [...cfg.phases] },
     environment: {
       node: process.version,
       cpus: os.cpus().length,
