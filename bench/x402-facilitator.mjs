@@ -581,9 +581,11 @@ async function auditSettlements(publicClient, manifest, fromBlock, settleRuns, m
     );
   }
   const toBlock = await publicClient.getBlockNumber();
+  // No block since the first settle (no settle phase ran): nothing to read.
+  const noBlocks = toBlock < fromBlock;
   const [usedLogs, transferLogs, merchantAfter] = await Promise.all([
-    publicClient.getLogs({ address: token, event: authorizationUsedEvent, fromBlock, toBlock }),
-    publicClient.getLogs({ address: token, event: transferEvent, args: { to: merchant }, fromBlock, toBlock }),
+    noBlocks ? [] : publicClient.getLogs({ address: token, event: authorizationUsedEvent, fromBlock, toBlock }),
+    noBlocks ? [] : publicClient.getLogs({ address: token, event: transferEvent, args: { to: merchant }, fromBlock, toBlock }),
     publicClient.readContract({ address: token, abi: usdcAbi, functionName: 'balanceOf', args: [merchant] }),
   ]);
   const key = (from, nonce) => `${from.toLowerCase()}|${nonce.toLowerCase()}`;
