@@ -134,7 +134,10 @@ describe('usage components of a plan, billed at period end', () => {
     expect(before.currentUsage).toMatchObject({ periodIndex: 0, periodStart: at(0).toISOString(), periodEnd: at(WEEK).toISOString() });
 
     const result = await world.scheduler.runDue(at(WEEK));
-    expect(result).toMatchObject({ charged: 1, usagePaid: 0, usageUnpaid: 3 });
+    // the scan's totals count every subscription due then, other specs' on the shared database included: this one's
+    // charges are checked below
+    expect(result.charged).toBeGreaterThanOrEqual(1);
+    expect(result.usageUnpaid).toBeGreaterThanOrEqual(3);
     // tokens 1.5 + 2 = 3.5 × 0.5 = 1.75 → 2; calls 3 × 1000; latency avg (1 + 2 + 2) / 3 × 3 = 5 exactly (not 5.000…01 → 6)
     const unpaid = await detail(id);
     expect(unpaid.usageCharges).toEqual([
