@@ -19,7 +19,15 @@ export class WritePool implements OnApplicationShutdown {
   private readonly pool: pg.Pool;
 
   constructor(@Inject(LEDGER_CONFIG) config: LedgerConfig) {
-    this.pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.writeConcurrency + 1, application_name: 'ledger-writer' });
+    this.pool = new pg.Pool({
+      connectionString: config.databaseUrl,
+      max: config.writeConcurrency + 1,
+      application_name: 'ledger-writer',
+      // The statements here take arrays whose lengths vary with the batch, so PostgreSQL kept planning them afresh
+      // (a custom plan per execution); their generic plans are as good, and single transfers at 32 clients went
+      // from ~1,300 to ~1,500/s with PostgreSQL's CPU per transfer 0.34 → 0.29 ms (bench:ledger, 2026-12-03).
+      options: [new URL(config.databaseUrl).searchParams.get('options'), '-c plan_cache_mode=force_generic_plan'].filter(Boolean).join(' '),
+    });
     // An idle connection that breaks (a database restart) is dropped by the pool; the next write opens another.
     this.pool.on('error', (error) => this.logger.warn(`an idle write connection failed: ${error.message}`));
   }
