@@ -9,10 +9,11 @@
 //
 //   node bench/ledger.mjs [--single 10000] [--concurrency 32] [--spread-accounts 1000] [--batch-sizes 100,1000]
 //                         [--batched 50000] [--batch-concurrency 8] [--payers 64] [--pool 10] [--write-concurrency 2]
-//                         [--no-plain] [--cpu-prof] [--no-build]
+//                         [--replicas 1] [--no-plain] [--cpu-prof] [--no-build]
 //
 // It runs its own anvil (8549, the facilitator needs a chain), facilitator (4524, which resolves the API key) and
-// ledger (4530), on a fresh database machine_payments_bench_ledger; all are stopped on exit, Ctrl-C or error.
+// ledger (4530; --replicas N: N ledger processes on 4530, 4531, …, the clients spread over them), on a fresh database
+// machine_payments_bench_ledger; all are stopped on exit, Ctrl-C or error.
 // Exit code 0 whether or not the goals are met (printed as PASS/FAIL); non-zero when the harness fails or an
 // invariant does not hold.
 import { randomUUID } from 'node:crypto';
@@ -45,6 +46,7 @@ const { values: opt } = parseArgs({
     payers: { type: 'string', default: '64' },
     pool: { type: 'string', default: '10' },
     'write-concurrency': { type: 'string', default: '2' },
+    replicas: { type: 'string', default: '1' },
     'anvil-port': { type: 'string', default: '8549' },
     'facilitator-port': { type: 'string', default: '4524' },
     'ledger-port': { type: 'string', default: '4530' },
@@ -60,7 +62,7 @@ if (opt.help) {
     fs
       .readFileSync(fileURLToPath(import.meta.url), 'utf8')
       .split('\n')
-      .slice(1, 18)
+      .slice(1, 19)
       .map((l) => l.replace(/^\/\/ ?/, ''))
       .join('\n'),
   );
@@ -84,6 +86,7 @@ const cfg = {
   payers: int('payers'),
   pool: int('pool'),
   writeConcurrency: int('write-concurrency'),
+  replicas: int('replicas'),
   anvilPort: int('anvil-port'),
   facilitatorPort: int('facilitator-port'),
   ledgerPort: int('ledger-port'),
@@ -119,8 +122,7 @@ const cleanup = () => processes.cleanup();
 // ---------------------------------------------------------------------------------------------------------
 // load: `concurrency` loops over prepared bodies, keep-alive, latency from request to last byte
 
-const load = (bodies, concurrency, apiKey) =>
-  postAll({ port: cfg.ledgerPort, path: '/transfers', apiKey, bodies, concurrency, contentType: () => 'application/json' });
+const load = (bodies, concurrency, apiKey, ports) => postAll({ ports, path: '/transfers', apiKey, bodies, concurrency, contentType: () => 'application/json' });
 
 /** Results of one phase, with every answer checked to be 200 and `created` for every transfer. */
 function summarize(name, perRequest, run, cpu, machineBusy) {
@@ -200,7 +202,7 @@ async function main() {
   if (cfg.plain && !pgbench) throw new Error('pgbench is not on this machine (Debian: postgresql-contrib or postgresql-15); --no-plain runs ours alone');
 
   const profileDir = path.join(RESULTS_DIR, `ledger-${stamp}.profiles`);
-  const { apiKey, ledger } = await startLedgerStack({
+  const { apiKey, ledgers } = await startLedgerStack({
     name: 'ledger',
     processes,
     logFile,
@@ -211,7 +213,9 @@ async function main() {
     ledgerPort: cfg.ledgerPort,
     ledgerEnv: { DATABASE_POOL_SIZE: String(cfg.pool), LEDGER_WRITE_CONCURRENCY: String(cfg.writeConcurrency) },
     ledgerNodeArgs: cfg.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+    ledgerReplicas: cfg.replicas,
   });
+  const ports = ledgers.map((l) => l.port);
 
   // The chart: an unlimited source; payers and spread accounts that cannot overdraw (funded from the source); one hot
   // revenue account.
@@ -275,11 +279,14 @@ async function main() {
   }
   let plainTransfers = 0;
 
-  const cpuNow = cpuProbe(db, ledger.pid);
+  const cpuNow = cpuProbe(
+    db,
+    ledgers.map((l) => l.pid),
+  );
   const phase = async (name, kind, requests, perRequest, concurrency) => {
     const prepared = bodies(kind, requests, perRequest);
     const [cpu0, m0] = [await cpuNow(), machineCpu()];
-    const run = await load(prepared, concurrency, apiKey);
+    const run = await load(prepared, concurrency, apiKey, ports);
     const [cpu1, m1] = [await cpuNow(), machineCpu()];
     const used = Object.fromEntries(Object.keys(cpu0).map((k) => [k, cpu0[k] === null || cpu1[k] === null ? null : +(cpu1[k] - cpu0[k]).toFixed(2)]));
     const result = { side: 'ours', ...summarize(name, perRequest, run, used, busyFraction(m0, m1)), concurrency };

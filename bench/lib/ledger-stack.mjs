@@ -18,12 +18,24 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
  * Starts the ledger as an operator would run it, on a database made anew, with a merchant whose API key the load uses.
  * @param {{ name: string, processes: ReturnType<import('./processes.mjs').childProcesses>, logFile: (label: string) => string,
  *   say: (msg: string) => void, databaseUrl: string, anvilPort: number, facilitatorPort: number, ledgerPort: number,
- *   ledgerEnv: Record<string, string>, ledgerNodeArgs?: string[] }} opts
- * @returns {Promise<{ apiKey: string, ledger: { pid: number } }>}
+ *   ledgerEnv: Record<string, string>, ledgerNodeArgs?: string[], ledgerReplicas?: number }} opts
+ * @returns {Promise<{ apiKey: string, ledger: { pid: number, port: number }, ledgers: { pid: number, port: number }[] }>}
  */
-export async function startLedgerStack({ name, processes, logFile, say, databaseUrl, anvilPort, facilitatorPort, ledgerPort, ledgerEnv, ledgerNodeArgs = [] }) {
-  const startServer = (label, env, port, readyPath, nodeArgs = []) =>
-    processes.start({ label, args: [...nodeArgs, appEntry(label)], env, log: logFile(label), readyUrl: `http://127.0.0.1:${port}${readyPath}` });
+export async function startLedgerStack({
+  name,
+  processes,
+  logFile,
+  say,
+  databaseUrl,
+  anvilPort,
+  facilitatorPort,
+  ledgerPort,
+  ledgerEnv,
+  ledgerNodeArgs = [],
+  ledgerReplicas = 1,
+}) {
+  const startServer = (label, env, port, readyPath, nodeArgs = [], app = label) =>
+    processes.start({ label, args: [...nodeArgs, appEntry(app)], env, log: logFile(label), readyUrl: `http://127.0.0.1:${port}${readyPath}` });
 
   say(`fresh database ${new URL(databaseUrl).pathname.slice(1)}`);
   await dropDatabase(databaseUrl);
@@ -55,32 +67,33 @@ export async function startLedgerStack({ name, processes, logFile, say, database
   });
   if (created.status !== 0) throw new Error(`merchants.mjs create failed: ${created.stderr}`);
   const { apiKey } = JSON.parse(created.stdout);
-  const ledger = await startServer(
-    'ledger',
-    { ...common, LEDGER_PORT: String(ledgerPort), FACILITATOR_URL: `http://127.0.0.1:${facilitatorPort}`, ...ledgerEnv },
-    ledgerPort,
-    '/ready',
-    ledgerNodeArgs,
-  );
-  return { apiKey, ledger };
+  // Replicas (one process per core) share the database; each listens on the next port.
+  const ledgers = [];
+  for (let r = 0; r < ledgerReplicas; r++) {
+    const port = ledgerPort + r;
+    const label = r === 0 ? 'ledger' : `ledger-${r + 1}`;
+    const env = { ...common, LEDGER_PORT: String(port), FACILITATOR_URL: `http://127.0.0.1:${facilitatorPort}`, ...ledgerEnv };
+    ledgers.push(Object.assign(await startServer(label, env, port, '/ready', ledgerNodeArgs, 'ledger'), { port }));
+  }
+  return { apiKey, ledger: ledgers[0], ledgers };
 }
 
 /**
  * POSTs every body to the ledger from `concurrency` keep-alive loops, each taking the next body when its answer is in;
- * a request's latency runs to its answer's last byte.
- * @param {{ port: number, path: string, apiKey: string, bodies: string[], concurrency: number, contentType: (body: string) => string }} opts
+ * a request's latency runs to its answer's last byte. With `ports`, loop i sends to ports[i % ports.length].
+ * @param {{ port: number, ports?: number[], path: string, apiKey: string, bodies: string[], concurrency: number, contentType: (body: string) => string }} opts
  */
-export async function postAll({ port, path: route, apiKey, bodies, concurrency, contentType }) {
+export async function postAll({ port, ports = [port], path: route, apiKey, bodies, concurrency, contentType }) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   const latencies = new Float64Array(bodies.length);
   const answers = new Array(bodies.length);
   let next = 0;
-  const post = (body) =>
+  const post = (body, loop) =>
     new Promise((resolve, reject) => {
       const req = http.request(
         {
           host: '127.0.0.1',
-          port,
+          port: ports[loop % ports.length],
           path: route,
           method: 'POST',
           agent,
@@ -97,10 +110,10 @@ export async function postAll({ port, path: route, apiKey, bodies, concurrency, 
     });
   const t0 = performance.now();
   await Promise.all(
-    Array.from({ length: Math.min(concurrency, bodies.length) }, async () => {
+    Array.from({ length: Math.min(concurrency, bodies.length) }, async (_, loop) => {
       for (let i = next++; i < bodies.length; i = next++) {
         const started = performance.now();
-        answers[i] = await post(bodies[i]);
+        answers[i] = await post(bodies[i], loop);
         latencies[i] = performance.now() - started;
       }
     }),
@@ -113,16 +126,18 @@ export async function postAll({ port, path: route, apiKey, bodies, concurrency, 
 export const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 
 /**
- * CPU seconds so far of the ledger, of the PostgreSQL backends serving the bench database (read through `db`), and of
+ * CPU seconds so far of the ledger (its processes together, given several pids), of the PostgreSQL backends serving the bench database (read through `db`), and of
  * this load generator; `postgres` is null when a backend could not be read.
  */
 export function cpuProbe(db, ledgerPid) {
+  const ledgerPids = [ledgerPid].flat();
   return async () => {
     const backends = (await db.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)).rows.map((r) => r.pid);
     const postgres = backends.map(cpuSeconds);
+    const ledgers = ledgerPids.map(cpuSeconds);
     const self = process.cpuUsage();
     return {
-      ledger: cpuSeconds(ledgerPid),
+      ledger: ledgers.includes(null) ? null : ledgers.reduce((a, b) => a + b, 0),
       postgres: postgres.includes(null) ? null : postgres.reduce((a, b) => a + b, 0),
       loadGenerator: (self.user + self.system) / 1e6,
     };
