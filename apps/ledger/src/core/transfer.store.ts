@@ -96,7 +96,8 @@ interface LockedState {
 /**
  * The ledger's write path: a batch of requests in one short transaction. It reads the pending transfers named
  * (immutable, so unlocked), locks and reads the accounts, applies the rules of @mp/ledger per merchant, and writes
- * every change in one statement: BEGIN, two or three prepared statements and COMMIT, whatever the batch size.
+ * every change in one statement: BEGIN, two or three prepared statements and COMMIT, whatever the batch size, in two
+ * round trips when it closes no pending timeout (BEGIN with the first, COMMIT with the last).
  */
 @Injectable()
 export class TransferStore {
@@ -169,38 +170,44 @@ export class TransferStore {
     const opened = changes.flatMap((c) => c.timeoutsOpened.map((t) => ({ merchantId: c.merchantId, t })));
     const closed = changes.flatMap((c) => c.timeoutsClosed.map((id) => ({ merchantId: c.merchantId, id })));
     const failed = changes.flatMap((c) => c.failures.map(([id, result]) => ({ merchantId: c.merchantId, id, result })));
-    const [written] = await run<{ closed: number }>('ledger_write', WRITE_SQL, [
-      new Date(state.now),
-      created.map((t) => t.merchantId),
-      created.map((t) => t.id),
-      created.map((t) => keyOf(t.merchantId, t.debitAccountId)),
-      created.map((t) => keyOf(t.merchantId, t.creditAccountId)),
-      created.map((t) => t.amount.toString()),
-      created.map((t) => t.pendingId),
-      created.map((t) => t.asset),
-      created.map((t) => t.code),
-      created.map((t) => t.flags),
-      created.map((t) => t.timeout),
-      created.map((t) => t.expiresAt?.toISOString() ?? null),
-      created.map((t) => t.reference),
-      created.map((t) => t.debitAccountPosted.debits.toString()),
-      created.map((t) => t.debitAccountPosted.credits.toString()),
-      created.map((t) => t.creditAccountPosted.debits.toString()),
-      created.map((t) => t.creditAccountPosted.credits.toString()),
-      changedAccounts.map((a) => a.key),
-      changedAccounts.map((a) => a.debitsPending.toString()),
-      changedAccounts.map((a) => a.debitsPosted.toString()),
-      changedAccounts.map((a) => a.creditsPending.toString()),
-      changedAccounts.map((a) => a.creditsPosted.toString()),
-      opened.map((o) => o.merchantId),
-      opened.map((o) => o.t.id),
-      opened.map((o) => o.t.expiresAt!.toISOString()),
-      closed.map((c) => c.merchantId),
-      closed.map((c) => c.id),
-      failed.map((f) => f.merchantId),
-      failed.map((f) => f.id),
-      failed.map((f) => f.result),
-    ]);
+    // Nothing to check after the write unless it closes pending timeouts: then it commits in the same round trip.
+    const [written] = await run<{ closed: number }>(
+      'ledger_write',
+      WRITE_SQL,
+      [
+        new Date(state.now),
+        created.map((t) => t.merchantId),
+        created.map((t) => t.id),
+        created.map((t) => keyOf(t.merchantId, t.debitAccountId)),
+        created.map((t) => keyOf(t.merchantId, t.creditAccountId)),
+        created.map((t) => t.amount.toString()),
+        created.map((t) => t.pendingId),
+        created.map((t) => t.asset),
+        created.map((t) => t.code),
+        created.map((t) => t.flags),
+        created.map((t) => t.timeout),
+        created.map((t) => t.expiresAt?.toISOString() ?? null),
+        created.map((t) => t.reference),
+        created.map((t) => t.debitAccountPosted.debits.toString()),
+        created.map((t) => t.debitAccountPosted.credits.toString()),
+        created.map((t) => t.creditAccountPosted.debits.toString()),
+        created.map((t) => t.creditAccountPosted.credits.toString()),
+        changedAccounts.map((a) => a.key),
+        changedAccounts.map((a) => a.debitsPending.toString()),
+        changedAccounts.map((a) => a.debitsPosted.toString()),
+        changedAccounts.map((a) => a.creditsPending.toString()),
+        changedAccounts.map((a) => a.creditsPosted.toString()),
+        opened.map((o) => o.merchantId),
+        opened.map((o) => o.t.id),
+        opened.map((o) => o.t.expiresAt!.toISOString()),
+        closed.map((c) => c.merchantId),
+        closed.map((c) => c.id),
+        failed.map((f) => f.merchantId),
+        failed.map((f) => f.id),
+        failed.map((f) => f.result),
+      ],
+      { commit: closed.length === 0 },
+    );
     // A reservation the expiry sweep released already cannot be posted or voided: the rules judged it unexpired
     // by the clock, so only a clock step back can bring this here; a retry judges it again.
     if (written.closed !== closed.length) throw new StaleReadError(`expected to close ${closed.length} pending timeouts, closed ${written.closed}`);

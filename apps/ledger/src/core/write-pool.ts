@@ -1,9 +1,13 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import pg from 'pg';
 import { LEDGER_CONFIG, type LedgerConfig } from '../ledger.config';
+import { PipelinedQuery } from './pipelined-query';
 
-/** Runs a named statement: prepared once per connection, then only its parameters travel. */
-export type Statement = <R>(name: string, text: string, values: unknown[]) => Promise<R[]>;
+/**
+ * Runs a named statement: prepared once per connection, then only its parameters travel. The transaction's BEGIN goes
+ * with its first statement; `commit` sends COMMIT with this one (the caller's last, whose answer decides nothing more).
+ */
+export type Statement = <R>(name: string, text: string, values: unknown[], options?: { commit?: boolean }) => Promise<R[]>;
 
 /**
  * The write path's own small pool of plain pg connections (the driver Prisma's adapter wraps), sized to the
@@ -32,18 +36,32 @@ export class WritePool implements OnApplicationShutdown {
     this.pool.on('error', (error) => this.logger.warn(`an idle write connection failed: ${error.message}`));
   }
 
-  /** Runs `fn` in one transaction (READ COMMITTED), committed when it returns and rolled back when it throws. */
+  /**
+   * Runs `fn` in one transaction (READ COMMITTED), committed when it returns (or with its statement that asked to) and
+   * rolled back when it throws. BEGIN and COMMIT travel with statements (PipelinedQuery): a write of two statements is
+   * two round trips.
+   */
   async transaction<T>(fn: (run: Statement) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    let begun = false;
+    let committed = false;
     let broken: Error | undefined;
     try {
-      await client.query('BEGIN');
-      const run: Statement = async (name, text, values) => (await client.query({ name, text, values })).rows;
+      const run: Statement = async <R>(name: string, text: string, values: unknown[], options?: { commit?: boolean }) => {
+        if (committed) throw new Error(`${name} after the transaction's COMMIT`);
+        const wrap = { begin: !begun, commit: options?.commit === true };
+        begun = true;
+        const rows = await PipelinedQuery.run<R>(client, { name, text, values }, wrap);
+        committed = wrap.commit;
+        return rows;
+      };
       const result = await fn(run);
-      await client.query('COMMIT');
+      if (begun && !committed) await client.query('COMMIT');
       return result;
     } catch (error) {
-      await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+      // A statement that failed to parse may be marked prepared on this connection (PipelinedQuery): drop it.
+      if (isStatementError(error)) broken = error as Error;
+      if (begun && !committed) await client.query('ROLLBACK').catch((e: Error) => (broken = e));
       throw error;
     } finally {
       client.release(broken);
@@ -54,4 +72,10 @@ export class WritePool implements OnApplicationShutdown {
   onApplicationShutdown(): Promise<void> {
     return this.pool.end();
   }
+}
+
+/** Syntax errors, undefined objects and unknown prepared statements (classes 42 and 26). */
+function isStatementError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('42') || code.startsWith('26'));
 }
