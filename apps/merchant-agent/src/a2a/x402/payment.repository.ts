@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { PaymentPayload, PaymentRequired, SettleResponse } from '@x402/core/types';
-import { Prisma, PrismaService, toDbDecimal, withTransaction } from '@mp/db';
+import { Prisma, PrismaService, toDbDecimal } from '@mp/db';
 import type { SettleTiming } from '../skills';
 import type { X402ErrorCode } from './error-codes';
 
@@ -117,35 +117,35 @@ export class TaskPayments {
   }
 
   /**
-   * Takes the task's one pending payment for this submission, in one transaction: the payment leaves `required`, and
+   * Takes the task's one pending payment for this submission, in one statement: the payment leaves `required`, and
    * a well-formed authorization is recorded, unique per (network, asset, payer, nonce) across all tasks. Without a
    * submission (a malformed payload) only the attempt is counted.
    */
   async claim(taskId: string, submission?: Submission): Promise<Claim> {
-    return withTransaction(this.db, async (tx) => {
-      const [claimed] = await tx.$queryRawUnsafe<{ attempts: number; network: string; asset: string }[]>(
-        `UPDATE merchant.a2a_payments SET status = 'submitted', attempts = attempts + 1, updated_at = now()
+    // One statement (the claim's round trips are on the paid request's path): the submission's row is inserted from
+    // the claimed payment's, so it exists only if the payment left `required` here, with the same created_at.
+    const [claimed] = await this.db.$queryRawUnsafe<{ attempts: number; recorded: boolean }[]>(
+      `WITH claimed AS (
+         UPDATE merchant.a2a_payments SET status = 'submitted', attempts = attempts + 1, updated_at = now()
           WHERE task_id = $1 AND status = 'required'
-          RETURNING attempts, network, asset`,
-        taskId,
-      );
-      if (!claimed) return { kind: 'not-awaiting' } as const;
-      if (!submission) return { kind: 'claimed', attempts: claimed.attempts } as const;
-      const recorded = await tx.$queryRawUnsafe<{ id: bigint }[]>(
-        `INSERT INTO merchant.a2a_payment_submissions (task_id, message_id, network, asset, payer, nonce, payload)
-         VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb)
+          RETURNING attempts, network, asset
+       ), recorded AS (
+         INSERT INTO merchant.a2a_payment_submissions (task_id, message_id, network, asset, payer, nonce, payload)
+         SELECT $1, $2::text, network, asset, $3::text, $4::text, $5::jsonb FROM claimed WHERE $6::boolean
          ON CONFLICT (network, asset, payer, nonce) DO NOTHING
-         RETURNING id`,
-        taskId,
-        submission.messageId,
-        claimed.network,
-        claimed.asset,
-        submission.payer,
-        submission.nonce,
-        JSON.stringify(submission.payload),
-      );
-      return { kind: recorded.length ? 'claimed' : 'replayed', attempts: claimed.attempts } as const;
-    });
+         RETURNING id
+       )
+       SELECT attempts, EXISTS (SELECT 1 FROM recorded) AS recorded FROM claimed`,
+      taskId,
+      submission?.messageId ?? null,
+      submission?.payer ?? null,
+      submission?.nonce ?? null,
+      submission ? JSON.stringify(submission.payload) : null,
+      submission !== undefined,
+    );
+    if (!claimed) return { kind: 'not-awaiting' };
+    if (!submission) return { kind: 'claimed', attempts: claimed.attempts };
+    return { kind: claimed.recorded ? 'claimed' : 'replayed', attempts: claimed.attempts };
   }
 
   /** Moves the payment from one of `from` to `to`; undefined when it was in none of them (someone else moved it). */
