@@ -130,24 +130,39 @@ export class MppService {
       return presented.ok ? receiptAnswer(presented.receipt, presented.payer) : this.problem(body, merchantId, presented.error, challenge.id);
     }
 
-    let existing = await this.claims.find(scope, challenge.id);
-    if (!existing) {
-      if (expired) return this.problem(body, merchantId, expired, challenge.id);
-      // Every check first, so a forged credential cannot use up somebody else's challenge.
-      const verdict = await rail.verify(attempt, { beforeSettle: true });
-      if (!verdict.ok) return this.problem(body, merchantId, verdict.error, challenge.id);
-      const claimed = await this.claims.claim({
-        scope,
-        challengeId: challenge.id,
-        method: challenge.method,
-        intent: challenge.intent,
-        credentialHash: attempt.credentialHash,
-        expiresAt: challenge.expires ? new Date(challenge.expires) : null,
-      });
-      // A concurrent request claimed it first: answered like any later one.
-      if (!claimed) {
+    // A challenge claimed before is found by the claim's conflict, or by a read when the checks fail (its own earlier
+    // settlement may be why) or it has expired: a first presentation pays no read before its claim.
+    let existing: Claim | undefined;
+    if (expired) {
+      existing = await this.claims.find(scope, challenge.id);
+      if (!existing) return this.problem(body, merchantId, expired, challenge.id);
+    } else {
+      // Every check first, so a forged credential cannot use up somebody else's challenge. One that cannot be checked
+      // now (the node is down) still gets the answer already given to it.
+      let verdict: Awaited<ReturnType<typeof rail.verify>> | undefined;
+      try {
+        verdict = await rail.verify(attempt, { beforeSettle: true });
+      } catch (error) {
         existing = await this.claims.find(scope, challenge.id);
-        if (!existing) return this.problem(body, merchantId, { code: 'invalid-challenge', detail: 'this challenge has already been used' }, challenge.id);
+        if (!existing) throw error;
+      }
+      if (verdict && !verdict.ok) {
+        existing = await this.claims.find(scope, challenge.id);
+        if (!existing) return this.problem(body, merchantId, verdict.error, challenge.id);
+      } else if (verdict) {
+        const claimed = await this.claims.claim({
+          scope,
+          challengeId: challenge.id,
+          method: challenge.method,
+          intent: challenge.intent,
+          credentialHash: attempt.credentialHash,
+          expiresAt: challenge.expires ? new Date(challenge.expires) : null,
+        });
+        // Claimed before, perhaps by a concurrent request: answered like any later one.
+        if (!claimed) {
+          existing = await this.claims.find(scope, challenge.id);
+          if (!existing) return this.problem(body, merchantId, { code: 'invalid-challenge', detail: 'this challenge has already been used' }, challenge.id);
+        }
       }
     }
     if (existing) {
