@@ -1,7 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { getAddress } from 'viem';
 import { EVM_METHOD, evmChargeRequestSchema, evmSubscriptionRequestSchema, type Challenge, type MppError } from '@mp/mpp';
 import { X402Reason, type PaymentRequest } from '@mp/x402';
+import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { NetworkRegistry } from '../networks/network-registry';
 import { MerchantRepository } from './merchant.repository';
 import { isEvmAddress } from './receiving-addresses';
@@ -10,10 +11,17 @@ import { isEvmAddress } from './receiving-addresses';
  * Where a keyed merchant's settlements may send money: only to the receiving addresses it declared for the network,
  * unless it allows any (allowAnyPayTo). Checked before anything is written, so a refused request leaves no trace.
  * Requests without a key (open mode) are not checked here: they belong to no merchant and are rate-limited instead.
+ *
+ * An allowed address is remembered for API_KEY_CACHE_MS, as the key that asks is (a read less on every /verify and
+ * /settle): an address removed, or allowAnyPayTo turned off, stops being payable within that time on every replica.
+ * Refusals are never remembered, so an address declared works at once.
  */
 @Injectable()
 export class PayToPolicy {
+  private readonly allowed = new Map<string, number>();
+
   constructor(
+    @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
     private readonly merchants: MerchantRepository,
     private readonly networks: NetworkRegistry,
   ) {}
@@ -22,11 +30,24 @@ export class PayToPolicy {
   async refusal(merchantId: string | null, network: string, payTo: string): Promise<string | undefined> {
     // A malformed payTo is refused by the scheme with its own reason.
     if (merchantId === null || !isEvmAddress(payTo)) return undefined;
-    if (await this.merchants.mayPayTo(merchantId, network, payTo.toLowerCase())) return undefined;
+    if (await this.mayPayTo(merchantId, network, payTo.toLowerCase())) return undefined;
     return (
       `payTo ${getAddress(payTo.toLowerCase())} is not a receiving address this merchant declared for ${network}; ` +
       'declare it (POST /merchants/me/receiving-addresses, or scripts/merchants.mjs receiving-addresses add) or allow any payTo (allowAnyPayTo)'
     );
+  }
+
+  private async mayPayTo(merchantId: string, network: string, address: string): Promise<boolean> {
+    const key = `${merchantId}|${network}|${address}`;
+    const now = Date.now();
+    if ((this.allowed.get(key) ?? 0) > now) return true;
+    this.allowed.delete(key);
+    if (!(await this.merchants.mayPayTo(merchantId, network, address))) return false;
+    if (this.config.apiKeyCacheMs > 0) {
+      if (this.allowed.size > 10_000) this.allowed.clear();
+      this.allowed.set(key, now + this.config.apiKeyCacheMs);
+    }
+    return true;
   }
 
   /** An x402 /verify or /settle: the refusal in the protocol's own shape, or undefined. */
