@@ -10,3 +10,4 @@ export * from './signer';
 export * from './chain-clock';
 export * from './session-escrow-abi';
 export * from './batch-settlement-abi';
+export * from './eip3009-digest';

@@ -3,7 +3,6 @@ import {
   decodeFunctionResult,
   encodeFunctionData,
   getAddress,
-  hashTypedData,
   isAddressEqual,
   parseErc6492Signature,
   parseSignature,
@@ -13,7 +12,7 @@ import {
 } from 'viem';
 import {
   eip3009Abi,
-  eip3009Types,
+  transferWithAuthorizationDigest,
   erc1271Abi,
   ERC1271_MAGIC_VALUE,
   ERC6492_MAGIC_SUFFIX,
@@ -436,11 +435,9 @@ export class EvmTransferRail implements TransferAuthorizationRail {
     const { authorization, asset, network } = transfer;
     let digest: Hex;
     try {
-      digest = hashTypedData({
-        domain: { name: authorization.domain.name, version: authorization.domain.version, chainId: network.config.chainId, verifyingContract: asset.address },
-        types: eip3009Types,
-        primaryType: 'TransferWithAuthorization',
-        message: {
+      digest = transferWithAuthorizationDigest(
+        { name: authorization.domain.name, version: authorization.domain.version, chainId: network.config.chainId, verifyingContract: asset.address },
+        {
           from: authorization.from,
           to: authorization.to,
           value: authorization.value,
@@ -448,7 +445,7 @@ export class EvmTransferRail implements TransferAuthorizationRail {
           validBefore: authorization.validBefore,
           nonce: authorization.nonce,
         },
-      });
+      );
     } catch {
       return { ok: false, fault: 'signature_invalid', message: 'the authorization cannot be hashed as EIP-712 typed data' };
     }
