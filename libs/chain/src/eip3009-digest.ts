@@ -28,8 +28,9 @@ const separators = new Map<string, Hex>();
 /**
  * The EIP-712 digest of a TransferWithAuthorization, what viem's hashTypedData gives for it (and throws where it
  * throws: an invalid address, a uint256 out of range, a nonce that is not 32 bytes), with the domain separator kept
- * per token. Every /verify and /settle hashes one: hashTypedData's generic encoder hashed the type strings and the
- * domain again each time, about two thirds of the hashing (bench/x402-facilitator.mjs --cpu-prof).
+ * per token. Every /verify and /settle hashes one: hashTypedData's generic encoder validates the typed data and hashes
+ * the type strings and the domain again each time, 198 µs against 71 µs here per digest (a loop of 20,000 on the
+ * 2-vCPU machine), about 9 % of a /verify's CPU (1.4 ms in bench/x402-facilitator.mjs).
  */
 export function transferWithAuthorizationDigest(domain: Eip3009Domain, message: TransferWithAuthorizationMessage): Hex {
   for (const address of [message.from, message.to]) if (!isAddress(address)) throw new Error(`invalid address ${address}`);
