@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createPublicClient, defineChain, http, type Address, type Hex, type PublicClient } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { eip3009Abi, eip3009Types, loadChainManifest, type ChainManifest, type ManifestToken } from '@mp/chain';
+import { eip3009Abi, eip3009Types, loadChainManifest, type ChainManifest, type ManifestToken, type TransferWithAuthorizationMessage } from '@mp/chain';
 import type { PaymentRequirementsV2 } from '@mp/x402';
 
 /** The chain the e2e global setup deployed. */
@@ -25,14 +25,7 @@ export function randomNonce(): Hex {
 }
 
 /** The fields of an EIP-3009 authorization, as signed. */
-export interface AuthorizationFields {
-  from: Address;
-  to: Address;
-  value: bigint;
-  validAfter: bigint;
-  validBefore: bigint;
-  nonce: Hex;
-}
+export type AuthorizationFields = TransferWithAuthorizationMessage;
 
 /** Signs an EIP-3009 authorization the way an x402 client does, with every field open to tests. */
 export async function signAuthorization(
