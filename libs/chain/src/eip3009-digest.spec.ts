@@ -64,5 +64,10 @@ describe('transferWithAuthorizationDigest', () => {
       expect(() => transferWithAuthorizationDigest(d, bad)).toThrow();
     }
     expect(() => transferWithAuthorizationDigest({ ...d, verifyingContract: '0x12' as Address }, m)).toThrow();
+    // a bad checksum of a token whose separator is already kept is refused too, as hashTypedData refuses it
+    transferWithAuthorizationDigest(d, m);
+    const badChecksum = { ...d, verifyingContract: '0x833589FCd6edb6e08f4c7c32d4f71b54bda02913' as Address };
+    expect(() => viemDigest(badChecksum, m)).toThrow();
+    expect(() => transferWithAuthorizationDigest(badChecksum, m)).toThrow();
   });
 });

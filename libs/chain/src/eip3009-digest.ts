@@ -42,7 +42,8 @@ export function transferWithAuthorizationDigest(domain: Eip3009Domain, message: 
 }
 
 function separatorOf(domain: Eip3009Domain): Hex {
-  const key = `${domain.name}\u0000${domain.version}\u0000${domain.chainId}\u0000${domain.verifyingContract.toLowerCase()}`;
+  // keyed by the address as given, so a malformed spelling of a kept token's address is still checked (and refused)
+  const key = `${domain.name}\u0000${domain.version}\u0000${domain.chainId}\u0000${domain.verifyingContract}`;
   let separator = separators.get(key);
   if (separator === undefined) {
     if (!isAddress(domain.verifyingContract)) throw new Error(`invalid address ${domain.verifyingContract}`);
