@@ -130,39 +130,38 @@ export class MppService {
       return presented.ok ? receiptAnswer(presented.receipt, presented.payer) : this.problem(body, merchantId, presented.error, challenge.id);
     }
 
-    // A challenge claimed before is found by the claim's conflict, or by a read when the checks fail (its own earlier
-    // settlement may be why) or it has expired: a first presentation pays no read before its claim.
+    // Every check first, so a forged credential cannot use up somebody else's challenge. A challenge claimed before is
+    // found by the claim's conflict, or read when it has expired, its checks fail (its own earlier settlement may be
+    // why) or cannot run (the node is down: the answer already given still stands). A first presentation pays no read
+    // before its claim.
+    const checked = expired
+      ? undefined
+      : await rail.verify(attempt, { beforeSettle: true }).then(
+          (verdict) => ({ verdict, error: undefined }),
+          (error: unknown) => ({ verdict: undefined, error }),
+        );
+    const verdict = checked?.verdict;
     let existing: Claim | undefined;
-    if (expired) {
-      existing = await this.claims.find(scope, challenge.id);
-      if (!existing) return this.problem(body, merchantId, expired, challenge.id);
-    } else {
-      // Every check first, so a forged credential cannot use up somebody else's challenge. One that cannot be checked
-      // now (the node is down) still gets the answer already given to it.
-      let verdict: Awaited<ReturnType<typeof rail.verify>> | undefined;
-      try {
-        verdict = await rail.verify(attempt, { beforeSettle: true });
-      } catch (error) {
+    if (verdict?.ok) {
+      const claimed = await this.claims.claim({
+        scope,
+        challengeId: challenge.id,
+        method: challenge.method,
+        intent: challenge.intent,
+        credentialHash: attempt.credentialHash,
+        expiresAt: challenge.expires ? new Date(challenge.expires) : null,
+      });
+      // Claimed before, perhaps by a concurrent request: answered like any later one.
+      if (!claimed) {
         existing = await this.claims.find(scope, challenge.id);
-        if (!existing) throw error;
+        if (!existing) return this.problem(body, merchantId, { code: 'invalid-challenge', detail: 'this challenge has already been used' }, challenge.id);
       }
-      if (verdict && !verdict.ok) {
-        existing = await this.claims.find(scope, challenge.id);
-        if (!existing) return this.problem(body, merchantId, verdict.error, challenge.id);
-      } else if (verdict) {
-        const claimed = await this.claims.claim({
-          scope,
-          challengeId: challenge.id,
-          method: challenge.method,
-          intent: challenge.intent,
-          credentialHash: attempt.credentialHash,
-          expiresAt: challenge.expires ? new Date(challenge.expires) : null,
-        });
-        // Claimed before, perhaps by a concurrent request: answered like any later one.
-        if (!claimed) {
-          existing = await this.claims.find(scope, challenge.id);
-          if (!existing) return this.problem(body, merchantId, { code: 'invalid-challenge', detail: 'this challenge has already been used' }, challenge.id);
-        }
+    } else {
+      existing = await this.claims.find(scope, challenge.id);
+      if (!existing) {
+        if (expired) return this.problem(body, merchantId, expired, challenge.id);
+        if (!verdict) throw checked?.error;
+        return this.problem(body, merchantId, verdict.error, challenge.id);
       }
     }
     if (existing) {
