@@ -16,3 +16,4 @@ export * from './openapi';
 export * from './openapi-responses';
 export * from './openapi-components';
 export * from './micro-batcher';
+export * from './expiring-map';

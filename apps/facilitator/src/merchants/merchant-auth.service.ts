@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { ExpiringMap } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { apiKeyPrefix, hashApiKey, sameHash } from './api-key';
 import { MerchantRepository } from './merchant.repository';
@@ -19,13 +20,15 @@ const TOUCH_EVERY_MS = 60_000;
 @Injectable()
 export class MerchantAuth {
   private readonly logger = new Logger(MerchantAuth.name);
-  private readonly cache = new Map<string, { principal: MerchantPrincipal; until: number }>();
+  private readonly cache: ExpiringMap<string, MerchantPrincipal>;
   private readonly touched = new Map<string, number>();
 
   constructor(
-    @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
+    @Inject(FACILITATOR_CONFIG) config: FacilitatorConfig,
     private readonly merchants: MerchantRepository,
-  ) {}
+  ) {
+    this.cache = new ExpiringMap(config.apiKeyCacheMs);
+  }
 
   /** The merchant of a valid key; undefined for a malformed, unknown or revoked key or a disabled merchant. */
   async authenticate(key: string): Promise<MerchantPrincipal | undefined> {
@@ -34,11 +37,10 @@ export class MerchantAuth {
     const hash = hashApiKey(key);
     const now = Date.now();
     const cached = this.cache.get(hash);
-    if (cached && cached.until > now) {
-      this.touch(cached.principal.keyId, now);
-      return cached.principal;
+    if (cached) {
+      this.touch(cached.keyId, now);
+      return cached;
     }
-    this.cache.delete(hash);
     let principal: MerchantPrincipal | undefined;
     // Every candidate is compared, in constant time, whatever the earlier ones gave.
     for (const candidate of await this.merchants.keysByPrefix(prefix)) {
@@ -47,10 +49,7 @@ export class MerchantAuth {
       }
     }
     if (!principal) return undefined;
-    if (this.config.apiKeyCacheMs > 0) {
-      if (this.cache.size > 10_000) this.cache.clear();
-      this.cache.set(hash, { principal, until: now + this.config.apiKeyCacheMs });
-    }
+    this.cache.set(hash, principal);
     this.touch(principal.keyId, now);
     return principal;
   }

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { getAddress } from 'viem';
 import { EVM_METHOD, evmChargeRequestSchema, evmSubscriptionRequestSchema, type Challenge, type MppError } from '@mp/mpp';
+import { ExpiringMap } from '@mp/platform';
 import { X402Reason, type PaymentRequest } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { NetworkRegistry } from '../networks/network-registry';
@@ -18,13 +19,15 @@ import { isEvmAddress } from './receiving-addresses';
  */
 @Injectable()
 export class PayToPolicy {
-  private readonly allowed = new Map<string, number>();
+  private readonly allowed: ExpiringMap<string, true>;
 
   constructor(
-    @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
+    @Inject(FACILITATOR_CONFIG) config: FacilitatorConfig,
     private readonly merchants: MerchantRepository,
     private readonly networks: NetworkRegistry,
-  ) {}
+  ) {
+    this.allowed = new ExpiringMap(config.apiKeyCacheMs);
+  }
 
   /** Why the merchant may not be paid at `payTo` on `network` (CAIP-2); undefined when it may. */
   async refusal(merchantId: string | null, network: string, payTo: string): Promise<string | undefined> {
@@ -39,14 +42,9 @@ export class PayToPolicy {
 
   private async mayPayTo(merchantId: string, network: string, address: string): Promise<boolean> {
     const key = `${merchantId}|${network}|${address}`;
-    const now = Date.now();
-    if ((this.allowed.get(key) ?? 0) > now) return true;
-    this.allowed.delete(key);
+    if (this.allowed.get(key)) return true;
     if (!(await this.merchants.mayPayTo(merchantId, network, address))) return false;
-    if (this.config.apiKeyCacheMs > 0) {
-      if (this.allowed.size > 10_000) this.allowed.clear();
-      this.allowed.set(key, now + this.config.apiKeyCacheMs);
-    }
+    this.allowed.set(key, true);
     return true;
   }
 

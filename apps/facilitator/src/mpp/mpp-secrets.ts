@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { PrismaService } from '@mp/db';
+import { ExpiringMap } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 
 /** The longest a challenge may live: a rotated-out secret is accepted for this long after the rotation. */
@@ -19,23 +20,25 @@ export interface ScopeSecrets {
  */
 @Injectable()
 export class MppSecrets {
-  private readonly cache = new Map<string, { value: ScopeSecrets; until: number }>();
+  private readonly cache: ExpiringMap<string, ScopeSecrets>;
 
   constructor(
-    @Inject(FACILITATOR_CONFIG) private readonly config: FacilitatorConfig,
+    @Inject(FACILITATOR_CONFIG) config: FacilitatorConfig,
     private readonly db: PrismaService,
-  ) {}
+  ) {
+    this.cache = new ExpiringMap(config.apiKeyCacheMs);
+  }
 
   async forScope(scope: string): Promise<ScopeSecrets> {
     const cached = this.cache.get(scope);
-    if (cached && cached.until > Date.now()) return cached.value;
+    if (cached) return cached;
     await this.db.mppSecret.createMany({ data: { scope, secret: randomBytes(32).toString('hex') }, skipDuplicates: true });
     const row = await this.db.mppSecret.findUnique({ where: { scope }, select: { secret: true, previousSecret: true, rotatedAt: true } });
     if (!row) throw new Error(`the MPP secret of scope "${scope}" is missing`);
     // an hour's window: the clocks of this host and the database agree well enough for it
     const recent = row.rotatedAt !== null && row.rotatedAt.getTime() > Date.now() - MAX_CHALLENGE_TTL_SECONDS * 1000;
     const value = { secret: row.secret, previous: row.previousSecret && recent ? [row.previousSecret] : [] };
-    this.cache.set(scope, { value, until: Date.now() + this.config.apiKeyCacheMs });
+    this.cache.set(scope, value);
     return value;
   }
 

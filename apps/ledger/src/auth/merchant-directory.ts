@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { z } from 'zod';
-import { ProblemError } from '@mp/platform';
+import { ExpiringMap, ProblemError } from '@mp/platform';
 import { LEDGER_CONFIG, type LedgerConfig } from '../ledger.config';
 
 /** Who is calling: the merchant an API key belongs to. */
@@ -19,10 +19,12 @@ const meSchema = z.object({ merchantId: z.uuid(), name: z.string() });
  */
 @Injectable()
 export class MerchantDirectory {
-  private readonly known = new Map<string, { merchant: Merchant; until: number }>();
+  private readonly known: ExpiringMap<string, Merchant>;
   private readonly asking = new Map<string, Promise<Merchant | undefined>>();
 
-  constructor(@Inject(LEDGER_CONFIG) private readonly config: LedgerConfig) {}
+  constructor(@Inject(LEDGER_CONFIG) private readonly config: LedgerConfig) {
+    this.known = new ExpiringMap(config.apiKeyCacheMs);
+  }
 
   /**
    * The key's merchant; undefined for a key the facilitator refuses. Throws a problem when it cannot tell.
@@ -33,8 +35,7 @@ export class MerchantDirectory {
     // Keys are kept in memory only as hashes.
     const hash = createHash('sha256').update(key).digest('hex');
     const known = this.known.get(hash);
-    if (known && known.until > Date.now()) return known.merchant;
-    this.known.delete(hash);
+    if (known) return known;
     let asking = this.asking.get(hash);
     if (!asking) {
       asking = this.ask(key, hash, clientAddress).finally(() => this.asking.delete(hash));
@@ -62,10 +63,7 @@ export class MerchantDirectory {
     if (!body?.success)
       throw new ProblemError('upstream_unavailable', `API keys cannot be checked: the facilitator answered ${response.status}; retry shortly`);
     const merchant = { merchantId: body.data.merchantId.toLowerCase(), name: body.data.name };
-    if (this.config.apiKeyCacheMs > 0) {
-      if (this.known.size >= 10_000) this.known.clear();
-      this.known.set(hash, { merchant, until: Date.now() + this.config.apiKeyCacheMs });
-    }
+    this.known.set(hash, merchant);
     return merchant;
   }
 }
