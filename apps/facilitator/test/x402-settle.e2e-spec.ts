@@ -156,6 +156,31 @@ describe('POST /settle', () => {
     }
   });
 
+  it('two presentations of one authorization at once: one transfer, the other told it is taken, and no wallet nonce skipped', async () => {
+    // Each is claimed by its signed transaction (LocalSettlement.claimAndSend): the loser signs with the one wallet's next
+    // nonce, which must be the next transaction's, or that transaction would wait forever behind a gap.
+    const single = await startFacilitator({ FACILITATOR_SIGNER_KEYS: manifest.accounts.facilitatorSigners[3].privateKey, QUEUE_PREFIX: 'mp:test-one-signer' });
+    try {
+      const settleThere = async (body: unknown) => (await postJson(`${single.url}/settle`, body)).body;
+      const payer = payerAccount(manifest, 7);
+      const payload = await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount });
+      const before = await balanceOf(client, usdc, payer.address);
+      const responses = await Promise.all([
+        settleThere(v2Body(payload, requirements())),
+        settleThere(v2Body(payload, v2Requirements(manifest, usdc, amount, { maxTimeoutSeconds: 301 }))),
+      ]);
+
+      expect(responses.filter((r) => r.success)).toHaveLength(1);
+      expect(responses.find((r) => !r.success)).toMatchObject({ errorReason: 'invalid_exact_evm_nonce_already_used' });
+      expect(await balanceOf(client, usdc, payer.address)).toBe(before - amount);
+      expect(await eventTypes(payload.authorization.nonce)).toEqual(['payment.verified', 'payment.submitted', 'payment.confirmed']);
+      const next = await settleThere(v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount }), requirements()));
+      expect(next).toMatchObject({ success: true });
+    } finally {
+      await single.close();
+    }
+  });
+
   it('answers an invalid payment with success:false, the reason, an empty transaction and the network', async () => {
     const payer = payerAccount(manifest, 2);
     const payload = await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount + 1n });

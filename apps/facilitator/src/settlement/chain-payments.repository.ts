@@ -3,7 +3,7 @@ import { fromDbDecimal, isUniqueViolation, Prisma, PrismaService, toDbDecimal, w
 import type { SignedTransaction } from '@mp/chain';
 import type { Hex } from 'viem';
 import { PAYMENT_RECORD, type PaymentRecord, type PaymentState } from './payment-record';
-import { applyTransition, applyTransitionMany, eventTraceContext, type TransitionArgs, type TransitionName } from './payment-transitions';
+import { applyTransition, applyTransitionMany, eventTraceContext, PAYMENT_TRANSITIONS, type TransitionArgs, type TransitionName } from './payment-transitions';
 
 export type { PaymentRecord, PaymentState } from './payment-record';
 
@@ -217,15 +217,46 @@ export class ChainPayments {
     }
   }
 
+  /**
+   * The claim of a payment whose settlement transaction is signed already (LocalSettlement.claimAndSend): what the
+   * claim and recordSubmitted write, in one statement instead of two: the payment inserted as submitted, its
+   * transaction stored, and its payment.verified and payment.submitted events. False when the authorization is known.
+   */
+  async claimSubmitted(p: NewPayment & { id: string }, tx: SignedTransaction, network: string): Promise<boolean> {
+    const submit = PAYMENT_TRANSITIONS.submit;
+    const sent = submit.storesTransaction!({ tx, network });
+    const events = [
+      { ord: 0, type: 'payment.verified', data: verifiedEvent(p) },
+      { ord: 1, type: submit.event, data: submit.data({ tx, network }) },
+    ];
+    // The columns submit sets on a claimed payment (payment-transitions.ts), as a new row has them: one attempt, no estimate kept.
+    const rows = await this.db.$queryRaw<{ id: string }[]>`
+      WITH inserted AS (
+        INSERT INTO facilitator.payments (id, ${PAYMENT_INSERT_COLUMNS}, tx_hash, signer, tx_nonce, submitted_at, attempts)
+        VALUES (${p.id}::uuid, ${paymentValues({ ...paymentColumns(p), settle_gas: null }, 'submitted')},
+                ${tx.hash}, ${tx.signer.toLowerCase()}, ${tx.nonce}::int, now(), 1)
+        ON CONFLICT (network, asset, payer, authorization_nonce) DO NOTHING
+        RETURNING id
+      ), stored AS (
+        INSERT INTO facilitator.payment_transactions (payment_id, hash, network, signer, nonce, raw_tx, max_fee_per_gas, max_priority_fee_per_gas, gas_limit)
+        SELECT id, ${sent.hash}, ${sent.network}, ${sent.signer}, ${sent.nonce}::int, ${sent.raw_tx}, ${String(sent.max_fee_per_gas)}::numeric,
+               ${String(sent.max_priority_fee_per_gas)}::numeric, ${String(sent.gas_limit)}::numeric
+          FROM inserted
+        RETURNING payment_id
+      )
+      INSERT INTO facilitator.payment_events (payment_id, type, data, trace_context)
+      SELECT stored.payment_id, e.type, e.data, ${eventTraceContext()}::jsonb
+        FROM stored CROSS JOIN jsonb_to_recordset(${JSON.stringify(events)}::jsonb) AS e(ord int, type text, data jsonb)
+       ORDER BY e.ord
+      RETURNING payment_id AS id`;
+    return rows.length > 0;
+  }
+
   /** The payment and its payment.verified event in one statement, unless the authorization is known (hot path: see the class). */
   private async insertPayment(db: Pick<PrismaService, '$queryRaw'>, p: NewPayment): Promise<string | undefined> {
-    const c = paymentColumns(p);
     const inserted = Prisma.sql`
         INSERT INTO facilitator.payments (${PAYMENT_INSERT_COLUMNS})
-        VALUES (${c.network}, ${c.asset}, ${c.payer}, ${c.nonce}, ${c.pay_to}, ${c.amount}::numeric, ${c.valid_after}::numeric,
-                ${c.valid_before}::numeric, ${c.scheme}, ${c.x402_version}::int, ${c.payload_hash}, ${c.settle_to}, ${c.settle_data},
-                ${c.merchant_id}::uuid, ${c.settle_gas}::numeric, ${c.protocol}, ${c.rail}, ${c.challenge_id}::text,
-                ${c.subscription_id}::text, ${c.subscription_period}::int, ${c.subscription_attempt}::int, 'verified', now())
+        VALUES (${paymentValues(paymentColumns(p), 'verified')})
         ON CONFLICT (network, asset, payer, authorization_nonce) DO NOTHING
         RETURNING id`;
     if (!p.leadingEvents?.length) {
@@ -405,6 +436,14 @@ function paymentColumns(p: NewPayment) {
     subscription_period: p.subscription?.periodIndex ?? null,
     subscription_attempt: p.subscription?.attempt ?? null,
   };
+}
+
+/** The VALUES of PAYMENT_INSERT_COLUMNS for one payment entering `state`. */
+function paymentValues(c: ReturnType<typeof paymentColumns>, state: 'verified' | 'submitted'): Prisma.Sql {
+  return Prisma.sql`${c.network}, ${c.asset}, ${c.payer}, ${c.nonce}, ${c.pay_to}, ${c.amount}::numeric, ${c.valid_after}::numeric,
+    ${c.valid_before}::numeric, ${c.scheme}, ${c.x402_version}::int, ${c.payload_hash}, ${c.settle_to}, ${c.settle_data},
+    ${c.merchant_id}::uuid, ${c.settle_gas}::numeric, ${c.protocol}, ${c.rail}, ${c.challenge_id}::text,
+    ${c.subscription_id}::text, ${c.subscription_period}::int, ${c.subscription_attempt}::int, ${Prisma.raw(`'${state}'`)}, now()`;
 }
 
 /** The payment.verified event's data. */

@@ -1,11 +1,23 @@
 import { Injectable } from '@nestjs/common';
-import type { SettlementRecord } from './chain-payments.repository';
+import type { NewPayment, SettlementRecord } from './chain-payments.repository';
 
-/**
- * Takes a just-claimed payment to send it in this process; false when it cannot (the caller enqueues it instead).
- * `alone`: no other /settle of this process is on its way to a claim (none could join a batch window).
- */
-export type LocalRunner = (record: SettlementRecord, alone: boolean) => boolean;
+/** Whether a payment handed over unclaimed (claimAndSend) was claimed with its transaction, known already, or not sent. */
+export type SendingClaim = 'claimed' | 'lost' | 'unsent';
+
+/** A settlement worker of this process, as /settle hands payments to it. */
+export interface LocalRunner {
+  /**
+   * Takes a just-claimed payment to send it here; false when it cannot (the caller enqueues it instead). `alone`: no
+   * other /settle of this process is on its way to a claim (none could join a batch window).
+   */
+  run(record: SettlementRecord, alone: boolean): boolean;
+  /**
+   * Takes a payment not claimed yet, to claim it together with its signed transaction and send it at once (one write
+   * instead of the claim's and the send's). Resolves when the claim is decided: `unsent` when nothing was written (the
+   * caller claims it as usual). Undefined when this worker would not send it at once (the caller claims it as usual).
+   */
+  claimAndSend(payment: NewPayment & { id: string }, record: SettlementRecord, alone: boolean): Promise<SendingClaim> | undefined;
+}
 
 /**
  * The hand-over from /settle to a settlement worker in the same process (FACILITATOR_ROLE=all), without the queue: the
@@ -15,6 +27,11 @@ export type LocalRunner = (record: SettlementRecord, alone: boolean) => boolean;
  * and a payment whose run in this process dies with it is found again by the recovery sweep and take-over (as one whose
  * job was lost). With no worker here (FACILITATOR_ROLE=api), or one that declines (busy, closing, the queue down), the
  * payment goes through the queue as before.
+ *
+ * A payment the worker would send at once (a wallet free, no batch to wait for) is handed over before its claim
+ * (claimAndSend): the worker signs its transaction and claims the payment together with it, in the one statement that
+ * records the transaction before its broadcast. The claim is still unique per authorization, and a claim that loses
+ * leaves the wallet's nonce unused, as a lost compare-and-set does.
  */
 @Injectable()
 export class LocalSettlement {
@@ -30,6 +47,11 @@ export class LocalSettlement {
 
   /** Whether a worker in this process took the payment. */
   run(record: SettlementRecord, alone: boolean): boolean {
-    return this.runner?.(record, alone) ?? false;
+    return this.runner?.run(record, alone) ?? false;
+  }
+
+  /** A worker in this process claims and sends the payment (LocalRunner.claimAndSend); `unsent` when none did. */
+  async claimAndSend(payment: NewPayment & { id: string }, record: SettlementRecord, alone: boolean): Promise<SendingClaim> {
+    return (await this.runner?.claimAndSend(payment, record, alone)) ?? 'unsent';
   }
 }

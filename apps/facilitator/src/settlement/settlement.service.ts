@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ContractCall } from '@mp/chain';
 import type { TransferAuthorization } from '@mp/money';
@@ -5,7 +6,14 @@ import { isUnavailableError, ProblemError } from '@mp/platform';
 import { X402Reason, type SettleResponse } from '@mp/x402';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { ChainUnavailableError, TRANSFER_AUTHORIZATION_RAIL, type TransferAuthorizationRail } from '../eip3009/transfer-authorization.rail';
-import { ChainPayments, IdempotencyConflictError, type PaymentOrigin, type PaymentRecord, type SettlementRecord } from './chain-payments.repository';
+import {
+  ChainPayments,
+  IdempotencyConflictError,
+  type NewPayment,
+  type PaymentOrigin,
+  type PaymentRecord,
+  type SettlementRecord,
+} from './chain-payments.repository';
 import { LocalSettlement } from './local-settlement';
 import { recordedReason } from './recorded-reason';
 import { settleAnswer, settleFailure } from './settle-answer';
@@ -189,63 +197,48 @@ export class SettlementService {
     const uneconomic = await payment.settlement.gasCapExceeded?.(prepared.call.gas);
     if (uneconomic) return this.failure(payment, X402Reason.settlementGasExceedsCap, uneconomic);
 
-    let id: string | undefined;
-    try {
-      id = await this.payments.claim({
-        ...payment.key,
-        payTo: payment.settlement.payTo.toLowerCase(),
-        amount: payment.settlement.amount,
-        validAfter: payment.settlement.validAfter,
-        validBefore: payment.settlement.validBefore,
-        scheme: payment.settlement.scheme,
-        origin,
-        payloadHash: payment.presented.fingerprint,
-        paymentIdentifier: payment.presented.paymentIdentifier,
-        settleTo: prepared.call.to,
-        settleData: prepared.call.data,
-        settleGas: prepared.call.gas,
-        merchantId,
-      });
-    } catch (error) {
-      if (error instanceof IdempotencyConflictError) throw conflict(error.key);
-      throw error;
-    }
-    if (!id) {
-      const winner = await this.payments.findByKey(payment.key);
-      if (!winner) throw new Error('a claimed payment is missing');
-      handedOver();
-      return this.follow(payment, winner, deadline, merchantId);
-    }
-    // The record the claim wrote, as the database holds it (paymentColumns): a worker in this process sends from it at
-    // once; otherwise the queue carries the payment to a worker.
-    const claimed: SettlementRecord = {
-      id,
-      state: 'verified',
-      payloadHash: payment.presented.fingerprint,
-      txHash: null,
-      signer: null,
-      errorReason: null,
-      errorMessage: null,
-      updatedAt: new Date(),
-      merchantId,
-      network: payment.key.network,
-      asset: payment.key.asset,
-      payer: payment.key.payer,
-      authorizationNonce: payment.key.nonce as SettlementRecord['authorizationNonce'],
+    const claim: NewPayment & { id: string } = {
+      id: randomUUID(),
+      ...payment.key,
       payTo: payment.settlement.payTo.toLowerCase(),
       amount: payment.settlement.amount,
+      validAfter: payment.settlement.validAfter,
       validBefore: payment.settlement.validBefore,
-      settleTo: prepared.call.to.toLowerCase() as SettlementRecord['settleTo'],
+      scheme: payment.settlement.scheme,
+      origin,
+      payloadHash: payment.presented.fingerprint,
+      paymentIdentifier: payment.presented.paymentIdentifier,
+      settleTo: prepared.call.to,
       settleData: prepared.call.data,
       settleGas: prepared.call.gas,
-      attempts: 0,
-      scheme: payment.settlement.scheme,
+      merchantId,
     };
     // Alone: no other request of this process is on its way to a claim, so no batch window is worth waiting for.
     const alone = this.claiming === 1;
+    // A worker in this process that would send it at once claims it with its signed transaction; else it is claimed here.
+    let record = claimedRecord(claim);
+    let outcome = await this.local.claimAndSend(claim, record, alone);
+    if (outcome === 'unsent') {
+      let id: string | undefined;
+      try {
+        id = await this.payments.claim(claim);
+      } catch (error) {
+        if (error instanceof IdempotencyConflictError) throw conflict(error.key);
+        throw error;
+      }
+      outcome = id ? 'claimed' : 'lost';
+      record = { ...record, id: id ?? record.id };
+      handedOver();
+      // The record the claim wrote: a worker in this process sends from it at once; otherwise the queue carries it.
+      if (id && !this.local.run(record, alone)) await this.queue.submit(id);
+    }
     handedOver();
-    if (!this.local.run(claimed, alone)) await this.queue.submit(id);
-    return this.follow(payment, claimed, deadline, merchantId);
+    if (outcome === 'lost') {
+      const winner = await this.payments.findByKey(payment.key);
+      if (!winner) throw new Error('a claimed payment is missing');
+      return this.follow(payment, winner, deadline, merchantId);
+    }
+    return this.follow(payment, record, deadline, merchantId);
   }
 
   /**
@@ -321,6 +314,33 @@ export class SettlementService {
   private failure(payment: Settling, reason: string, message?: string): SettleResponse {
     return settleFailure({ payer: payment.settlement.payer, network: payment.presented.network }, reason, message);
   }
+}
+
+/** A payment's record as its claim writes it (paymentColumns), before anything is sent. */
+function claimedRecord(claim: NewPayment & { id: string }): SettlementRecord {
+  return {
+    id: claim.id,
+    state: 'verified',
+    payloadHash: claim.payloadHash,
+    txHash: null,
+    signer: null,
+    errorReason: null,
+    errorMessage: null,
+    updatedAt: new Date(),
+    merchantId: claim.merchantId ?? null,
+    network: claim.network,
+    asset: claim.asset,
+    payer: claim.payer,
+    authorizationNonce: claim.nonce as SettlementRecord['authorizationNonce'],
+    payTo: claim.payTo,
+    amount: claim.amount,
+    validBefore: claim.validBefore,
+    settleTo: claim.settleTo.toLowerCase() as SettlementRecord['settleTo'],
+    settleData: claim.settleData as SettlementRecord['settleData'],
+    settleGas: claim.settleGas,
+    attempts: 0,
+    scheme: claim.scheme,
+  };
 }
 
 function keyOf(authorization: TransferAuthorization): SettlementKey {

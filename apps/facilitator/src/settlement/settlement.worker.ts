@@ -24,8 +24,8 @@ import { Permit2UptoRail, uptoSettleSender } from '../upto/permit2-upto.rail';
 import { Clock } from '../x402/clock';
 import { chainVerdict, isOurs, type ChainVerdict } from './chain-verdict';
 import { gasShares } from './gas-share';
-import { LocalSettlement } from './local-settlement';
-import { ChainPayments, type PaymentRecord, type SettlementRecord } from './chain-payments.repository';
+import { LocalSettlement, type SendingClaim } from './local-settlement';
+import { ChainPayments, type NewPayment, type PaymentRecord, type SettlementRecord } from './chain-payments.repository';
 import { PaymentTransactions } from './payment-transactions.repository';
 import { recordedReason } from './recorded-reason';
 import { SettlementEvents } from './settlement.events';
@@ -47,8 +47,29 @@ const RECEIPT_KEEP_MS = 3_000;
 const BATCH_RECEIPT_WAIT_MS = 5_000;
 /** How long shutdown waits for payments taken from /settle in this process (LocalSettlement) to finish their step. */
 const LOCAL_RUN_GRACE_MS = 5_000;
+/**
+ * Pauses before reading a just-sent transaction's receipt again, on a network that mines at once (its last receipt
+ * came within them): anvil answers the send a moment before its block is sealed (measured: 2 % of first reads found
+ * nothing), and handing such a payment to a `confirm` job cost its request 10-25 ms.
+ */
+const QUICK_RECEIPT_RETRY_MS = [2, 4, 8];
 
 class ClaimLostError extends Error {}
+
+/** A payment handed over unclaimed (claimAndSendLocal): claimed when its transaction is recorded. */
+interface UnclaimedSend {
+  payment: NewPayment & { id: string };
+  /** Resolves the request's wait for the claim; only its first call counts. */
+  decide(outcome: SendingClaim): void;
+  outcome: 'claimed' | 'lost' | undefined;
+}
+
+/** A payment /settle handed to this process's worker: its record, whether it is alone, and its claim if not made yet. */
+interface LocalSubmit {
+  record: SettlementRecord;
+  alone: boolean;
+  claim?: UnclaimedSend;
+}
 
 interface BatchEntry {
   record: SettlementRecord;
@@ -79,6 +100,8 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
   private readonly receiptsInFlight = new Map<string, Promise<TransactionReceipt | undefined>>();
   /** Payments taken from /settle in this process (runLocal), by id, until their submit step ends. */
   private readonly localRuns = new Map<string, Promise<void>>();
+  /** Networks whose last sent transaction had its receipt within QUICK_RECEIPT_RETRY_MS (a chain that mines at once). */
+  private readonly minesAtOnce = new Set<string>();
   private closing = false;
 
   constructor(
@@ -115,7 +138,10 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     void this.checkBalances();
     this.balanceTimer = setInterval(() => void this.checkBalances(), BALANCE_CHECK_MS);
     this.balanceTimer.unref();
-    this.local.attach((record, alone) => this.runLocal(record, alone));
+    this.local.attach({
+      run: (record, alone) => this.runLocal(record, alone),
+      claimAndSend: (payment, record, alone) => this.claimAndSendLocal(payment, record, alone),
+    });
   }
 
   /**
@@ -143,15 +169,45 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
    * claim in this process, so none could join a batch window: with no batch open, it is sent at once.
    */
   private runLocal(record: SettlementRecord, alone: boolean): boolean {
-    if (this.closing || this.localRuns.size >= this.config.workerConcurrency || !this.queue.ready()) return false;
-    const run = this.submit(record.id, (ms) => this.queue.submitLater(record.id, ms), { record, alone }).catch(async (error: unknown) => {
+    if (!this.takesLocal()) return false;
+    this.startLocal({ record, alone });
+    return true;
+  }
+
+  /**
+   * LocalRunner.claimAndSend: a payment this worker would send at once (what submit would check first holds, its
+   * estimate is fresh, and it would not wait for a batch) goes through submit unclaimed, whose record of the signed
+   * transaction claims it (ChainPayments.claimSubmitted).
+   */
+  private claimAndSendLocal(payment: NewPayment & { id: string }, record: SettlementRecord, alone: boolean): Promise<SendingClaim> | undefined {
+    if (payment.paymentIdentifier || !this.takesLocal()) return undefined;
+    const network = this.networkOf(record);
+    if (!network || this.nearExpiry(record) || freshClaimGas(record, Date.now()) === undefined || !this.senderFor(record, network)) return undefined;
+    if (this.waitsForBatch(record, network, alone)) return undefined;
+    let decide!: (outcome: SendingClaim) => void;
+    const decided = new Promise<SendingClaim>((resolve) => (decide = resolve));
+    const claim: UnclaimedSend = { payment, decide, outcome: undefined };
+    // Whatever ends the run before its claim was decided (a send that failed before signing) wrote nothing: unsent.
+    void this.startLocal({ record, alone, claim }).finally(() => decide('unsent'));
+    return decided;
+  }
+
+  /** Whether this process's worker takes a payment from /settle now (not closing, a slot free, the queue to fall back on). */
+  private takesLocal(): boolean {
+    return !this.closing && this.localRuns.size < this.config.workerConcurrency && this.queue.ready();
+  }
+
+  private startLocal(claimed: LocalSubmit): Promise<void> {
+    const { record } = claimed;
+    const run = this.submit(record.id, (ms) => this.queue.submitLater(record.id, ms), claimed).catch(async (error: unknown) => {
+      if (claimed.claim && claimed.claim.outcome !== 'claimed') return; // nothing written: the request claims it itself
       // As a failed job attempt is retried: through the queue now, which backs off (or the sweep, if Redis is away).
       this.logger.debug(`submit of ${record.id} in this process failed, handed to the queue: ${(error as Error).message}`);
       await this.queue.submitLater(record.id, SETTLEMENT_JOB_OPTIONS.backoff.delay).catch(() => undefined);
     });
     this.localRuns.set(record.id, run);
     void run.finally(() => this.localRuns.delete(record.id));
-    return true;
+    return run;
   }
 
   @OnWorkerEvent('failed')
@@ -178,17 +234,22 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     return this.confirm(paymentId, retryLater);
   }
 
-  /** `claimed`: the record as its claim just wrote it, and whether it is alone (runLocal); read from the database otherwise. */
-  private async submit(paymentId: string, retryLater: (ms: number) => Promise<void>, claimed?: { record: SettlementRecord; alone: boolean }): Promise<void> {
+  /**
+   * `claimed`: the record as its claim just wrote it, and whether it is alone (runLocal), or as its claim will write it
+   * with the signed transaction (`claim`: claimAndSendLocal); read from the database otherwise.
+   */
+  private async submit(paymentId: string, retryLater: (ms: number) => Promise<void>, claimed?: LocalSubmit): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       const record = attempt === 1 && claimed ? claimed.record : await this.payments.findForSettlement(paymentId);
       if (!record || record.state !== 'verified') return;
+      // Unclaimed, only the first attempt may claim it (claimAndSendLocal checked it would get to the send).
+      const claim = attempt === 1 ? claimed?.claim : undefined;
       const network = this.networkOf(record);
       if (!network) {
         if (await this.fail(record, recordedReason('network_not_served'), `network ${record.network} is no longer configured`)) return;
         continue;
       }
-      if (record.validBefore <= this.clock.nowSeconds() + EXPIRY_MARGIN_SECONDS) {
+      if (this.nearExpiry(record)) {
         // Sent before: an earlier transaction may have carried it before the authorization ran out.
         const outcome = record.attempts > 0 ? await this.settleFromChain(record, network) : 'open';
         if (outcome === 'recorded') return;
@@ -225,10 +286,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
         continue;
       }
 
-      // An upto settlement must come from its permit's facilitator itself: Multicall3 would be the proxy's msg.sender.
-      // A payment alone (no other /settle on its way here, no batch open) goes at once: nothing would join its window.
-      const alone = attempt === 1 && claimed?.alone === true && !this.batches.has(network.config.network);
-      if (this.config.batchMax > 1 && record.scheme !== UPTO_SCHEME && !isAddressEqual(record.settleTo, MULTICALL3_ADDRESS) && !alone) {
+      if (!claim && this.waitsForBatch(record, network, attempt === 1 && claimed?.alone === true)) {
         const batchHash = await this.joinBatch(network, record, gas);
         if (batchHash) return this.afterSend(record, network, batchHash);
         const current = await this.payments.findForSettlement(paymentId);
@@ -238,7 +296,11 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
       let hash: Hex | undefined;
       try {
         await signer.send({ to: record.settleTo, data: record.settleData, gas: settlementGasLimit(gas) }, async (tx) => {
-          if (!(await this.payments.recordSubmitted(paymentId, tx, record.network))) throw new ClaimLostError();
+          if (claim) {
+            claim.outcome = (await this.payments.claimSubmitted(claim.payment, tx, record.network)) ? 'claimed' : 'lost';
+            claim.decide(claim.outcome);
+            if (claim.outcome === 'lost') throw new ClaimLostError();
+          } else if (!(await this.payments.recordSubmitted(paymentId, tx, record.network))) throw new ClaimLostError();
           hash = tx.hash;
           crashPoint('settlement.recorded');
         });
@@ -263,6 +325,21 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     }
   }
 
+  /** Not sent this close to its authorization's expiry: it could not be mined in time. */
+  private nearExpiry(record: SettlementRecord): boolean {
+    return record.validBefore <= this.clock.nowSeconds() + EXPIRY_MARGIN_SECONDS;
+  }
+
+  /**
+   * Whether the payment waits for a batch window (SETTLE_BATCH_MAX above 1), unless it is alone (no other /settle on
+   * its way here, no batch open): nothing would join its window. An upto settlement must come from its permit's
+   * facilitator itself: Multicall3 would be the proxy's msg.sender.
+   */
+  private waitsForBatch(record: SettlementRecord, network: Network, alone: boolean): boolean {
+    if (alone && !this.batches.has(network.config.network)) return false;
+    return this.config.batchMax > 1 && record.scheme !== UPTO_SCHEME && !isAddressEqual(record.settleTo, MULTICALL3_ADDRESS);
+  }
+
   private async afterSend(record: SettlementRecord, network: Network, hash: Hex): Promise<void> {
     // On a chain that mines at once (or a fast L2) the receipt is often already there: record it without a job, and the
     // waiting request hears of the outcome alone. A payment sent before may have been carried by an earlier transaction:
@@ -271,7 +348,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     const submitted = { ...record, state: 'submitted' as const, attempts: record.attempts + 1 };
     try {
       for (const candidate of hashes) {
-        const receipt = await this.receipt(network, candidate);
+        const receipt = candidate === hash ? await this.sentReceipt(network, hash) : await this.receipt(network, candidate);
         if (receipt && (await this.recordReceipt(submitted, network, candidate, receipt))) return;
       }
     } catch (error) {
@@ -279,6 +356,23 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     }
     this.events.changed(record.id, { ...paymentRecordOf(record), state: 'submitted', txHash: hash, updatedAt: new Date() });
     await this.queue.confirm(record.id);
+  }
+
+  /**
+   * The receipt of a transaction just sent, read at once and, on a network that mines at once, again after each of
+   * QUICK_RECEIPT_RETRY_MS; elsewhere a receipt not there at once is left to `confirm`.
+   */
+  private async sentReceipt(network: Network, hash: Hex): Promise<TransactionReceipt | undefined> {
+    const id = network.config.network;
+    let receipt = await this.receipt(network, hash);
+    for (const pause of this.minesAtOnce.has(id) ? QUICK_RECEIPT_RETRY_MS : []) {
+      if (receipt) break;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      receipt = await this.receipt(network, hash);
+    }
+    if (receipt) this.minesAtOnce.add(id);
+    else this.minesAtOnce.delete(id);
+    return receipt;
   }
 
   /** Waits for the payment's batch to be sent; undefined means it goes alone (a batch of one, or the batch failed). */
