@@ -57,7 +57,7 @@ function toViemChain(config: NetworkConfig): Chain {
  * verifications share HTTP round trips, and requests over keep-alive node:http(s) rather than fetch (rpcFetch).
  */
 export function createNetworkClient(config: NetworkConfig, timeoutMs = 10_000): PublicClient {
-  const transports = config.rpcUrls.map((url) => http(url, { batch: { batchSize: 64, wait: 0 }, timeout: timeoutMs, retryCount: 1, fetchFn: rpcFetch }));
+  const transports = config.rpcUrls.map((url) => http(url, { timeout: timeoutMs, retryCount: 1, fetchFn: rpcFetch }));
   return createPublicClient({
     chain: toViemChain(config),
     transport: transports.length === 1 ? transports[0] : fallback(transports, { rank: false }),
