@@ -1,5 +1,5 @@
-import { createPublicClient, defineChain, fallback, http, type Address, type Chain, type Hex, type PublicClient } from 'viem';
-import { rpcFetch } from './rpc-fetch';
+import { createPublicClient, defineChain, fallback, type Address, type Chain, type Hex, type PublicClient } from 'viem';
+import { batchedHttp } from './rpc-transport';
 
 /** A token the facilitator accepts, with the EIP-712 domain its EIP-3009 signatures use. */
 export interface AssetConfig {
@@ -54,10 +54,11 @@ function toViemChain(config: NetworkConfig): Chain {
 
 /**
  * One public client per network: every RPC URL behind a fallback, JSON-RPC batching so concurrent
- * verifications share HTTP round trips, and requests over keep-alive node:http(s) rather than fetch (rpcFetch).
+ * verifications share HTTP round trips (batchedHttp, which does not wait when the node is idle), and requests over
+ * keep-alive node:http(s) rather than fetch (rpcFetch).
  */
 export function createNetworkClient(config: NetworkConfig, timeoutMs = 10_000): PublicClient {
-  const transports = config.rpcUrls.map((url) => http(url, { timeout: timeoutMs, retryCount: 1, fetchFn: rpcFetch }));
+  const transports = config.rpcUrls.map((url) => batchedHttp(url, { timeout: timeoutMs, retryCount: 1 }));
   return createPublicClient({
     chain: toViemChain(config),
     transport: transports.length === 1 ? transports[0] : fallback(transports, { rank: false }),
