@@ -3,7 +3,7 @@ import { fromDbDecimal, isUniqueViolation, Prisma, PrismaService, toDbDecimal, w
 import type { SignedTransaction } from '@mp/chain';
 import type { Hex } from 'viem';
 import { PAYMENT_RECORD, type PaymentRecord, type PaymentState } from './payment-record';
-import { applyTransition, applyTransitionMany, eventTraceContext, PAYMENT_TRANSITIONS, type TransitionArgs, type TransitionName } from './payment-transitions';
+import { applyTransition, applyTransitionMany, eventTraceContext, insertedBy, type TransitionArgs, type TransitionName } from './payment-transitions';
 
 export type { PaymentRecord, PaymentState } from './payment-record';
 
@@ -223,25 +223,21 @@ export class ChainPayments {
    * transaction stored, and its payment.verified and payment.submitted events. False when the authorization is known.
    */
   async claimSubmitted(p: NewPayment & { id: string }, tx: SignedTransaction, network: string): Promise<boolean> {
-    const submit = PAYMENT_TRANSITIONS.submit;
-    const sent = submit.storesTransaction!({ tx, network });
+    const submitted = insertedBy('submit', { tx, network });
+    const row = { id: Prisma.sql`${p.id}::uuid`, ...paymentRow(p, submitted.state), ...submitted.columns };
+    const sent = submitted.transaction!;
     const events = [
       { ord: 0, type: 'payment.verified', data: verifiedEvent(p) },
-      { ord: 1, type: submit.event, data: submit.data({ tx, network }) },
+      { ord: 1, ...submitted.event },
     ];
-    // The columns submit sets on a claimed payment (payment-transitions.ts), as a new row has them: one attempt, no estimate kept.
     const rows = await this.db.$queryRaw<{ id: string }[]>`
       WITH inserted AS (
-        INSERT INTO facilitator.payments (id, ${PAYMENT_INSERT_COLUMNS}, tx_hash, signer, tx_nonce, submitted_at, attempts)
-        VALUES (${p.id}::uuid, ${paymentValues({ ...paymentColumns(p), settle_gas: null }, 'submitted')},
-                ${tx.hash}, ${tx.signer.toLowerCase()}, ${tx.nonce}::int, now(), 1)
+        INSERT INTO facilitator.payments (${Prisma.raw(Object.keys(row).join(', '))}) VALUES (${Prisma.join(Object.values(row))})
         ON CONFLICT (network, asset, payer, authorization_nonce) DO NOTHING
         RETURNING id
       ), stored AS (
-        INSERT INTO facilitator.payment_transactions (payment_id, hash, network, signer, nonce, raw_tx, max_fee_per_gas, max_priority_fee_per_gas, gas_limit)
-        SELECT id, ${sent.hash}, ${sent.network}, ${sent.signer}, ${sent.nonce}::int, ${sent.raw_tx}, ${String(sent.max_fee_per_gas)}::numeric,
-               ${String(sent.max_priority_fee_per_gas)}::numeric, ${String(sent.gas_limit)}::numeric
-          FROM inserted
+        INSERT INTO facilitator.payment_transactions (payment_id, ${Prisma.raw(Object.keys(sent).join(', '))})
+        SELECT id, ${Prisma.join(Object.values(sent))} FROM inserted
         RETURNING payment_id
       )
       INSERT INTO facilitator.payment_events (payment_id, type, data, trace_context)
@@ -256,7 +252,7 @@ export class ChainPayments {
   private async insertPayment(db: Pick<PrismaService, '$queryRaw'>, p: NewPayment): Promise<string | undefined> {
     const inserted = Prisma.sql`
         INSERT INTO facilitator.payments (${PAYMENT_INSERT_COLUMNS})
-        VALUES (${paymentValues(paymentColumns(p), 'verified')})
+        VALUES (${Prisma.join(Object.values(paymentRow(p, 'verified')))})
         ON CONFLICT (network, asset, payer, authorization_nonce) DO NOTHING
         RETURNING id`;
     if (!p.leadingEvents?.length) {
@@ -438,12 +434,34 @@ function paymentColumns(p: NewPayment) {
   };
 }
 
-/** The VALUES of PAYMENT_INSERT_COLUMNS for one payment entering `state`. */
-function paymentValues(c: ReturnType<typeof paymentColumns>, state: 'verified' | 'submitted'): Prisma.Sql {
-  return Prisma.sql`${c.network}, ${c.asset}, ${c.payer}, ${c.nonce}, ${c.pay_to}, ${c.amount}::numeric, ${c.valid_after}::numeric,
-    ${c.valid_before}::numeric, ${c.scheme}, ${c.x402_version}::int, ${c.payload_hash}, ${c.settle_to}, ${c.settle_data},
-    ${c.merchant_id}::uuid, ${c.settle_gas}::numeric, ${c.protocol}, ${c.rail}, ${c.challenge_id}::text,
-    ${c.subscription_id}::text, ${c.subscription_period}::int, ${c.subscription_attempt}::int, ${Prisma.raw(`'${state}'`)}, now()`;
+/** One new payment's row entering `state`: PAYMENT_INSERT_COLUMNS, in their order, → SQL value. */
+function paymentRow(p: NewPayment, state: PaymentState): Record<string, Prisma.Sql> {
+  const c = paymentColumns(p);
+  return {
+    network: Prisma.sql`${c.network}`,
+    asset: Prisma.sql`${c.asset}`,
+    payer: Prisma.sql`${c.payer}`,
+    authorization_nonce: Prisma.sql`${c.nonce}`,
+    pay_to: Prisma.sql`${c.pay_to}`,
+    amount: Prisma.sql`${c.amount}::numeric`,
+    valid_after: Prisma.sql`${c.valid_after}::numeric`,
+    valid_before: Prisma.sql`${c.valid_before}::numeric`,
+    scheme: Prisma.sql`${c.scheme}`,
+    x402_version: Prisma.sql`${c.x402_version}::int`,
+    payload_hash: Prisma.sql`${c.payload_hash}`,
+    settle_to: Prisma.sql`${c.settle_to}`,
+    settle_data: Prisma.sql`${c.settle_data}`,
+    merchant_id: Prisma.sql`${c.merchant_id}::uuid`,
+    settle_gas: Prisma.sql`${c.settle_gas}::numeric`,
+    protocol: Prisma.sql`${c.protocol}`,
+    rail: Prisma.sql`${c.rail}`,
+    challenge_id: Prisma.sql`${c.challenge_id}::text`,
+    subscription_id: Prisma.sql`${c.subscription_id}::text`,
+    subscription_period: Prisma.sql`${c.subscription_period}::int`,
+    subscription_attempt: Prisma.sql`${c.subscription_attempt}::int`,
+    state: Prisma.raw(`'${state}'`),
+    updated_at: Prisma.sql`now()`,
+  };
 }
 
 /** The payment.verified event's data. */

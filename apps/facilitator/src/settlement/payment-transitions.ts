@@ -1,4 +1,4 @@
-import type { PrismaService } from '@mp/db';
+import { Prisma, type PrismaService } from '@mp/db';
 import type { SignedTransaction } from '@mp/chain';
 import { currentTraceContext } from '@mp/platform';
 
@@ -228,6 +228,31 @@ export interface TransitionStatement {
 }
 
 const quoted = (states: readonly PaymentState[]) => states.map((s) => `'${s}'`).join(', ');
+
+/**
+ * A transition's writes for a payment inserted straight into its target state (ChainPayments.claimSubmitted), so they
+ * stay the transition's: the state, the event, the payment columns as a new row has them (the clock, NULL, a counter
+ * from 0 to 1) and the transaction it stores, each as column → SQL value.
+ */
+export function insertedBy<N extends TransitionName>(name: N, args: TransitionArgs<N>) {
+  const spec = PAYMENT_TRANSITIONS[name] as TransitionSpec<TransitionArgs<N>>;
+  const value = (column: PaymentColumn | TransactionColumn, v: ColumnValue): Prisma.Sql => {
+    if (v === NOW) return Prisma.sql`now()`;
+    if (v === NULL) return Prisma.sql`NULL`;
+    if (v === INCREMENT) return Prisma.sql`1`;
+    const plain = v instanceof KeepIfNull ? v.value : typeof v === 'bigint' ? v.toString() : v;
+    const cast = CASTS[column];
+    return cast ? Prisma.sql`${plain}::${Prisma.raw(cast)}` : Prisma.sql`${plain}`;
+  };
+  const sqlValues = (record: Partial<Record<PaymentColumn | TransactionColumn, ColumnValue>>): Record<string, Prisma.Sql> =>
+    Object.fromEntries(Object.entries(record).map(([column, v]) => [column, value(column as PaymentColumn, v as ColumnValue)]));
+  return {
+    state: spec.to,
+    event: { type: spec.event, data: spec.data(args) },
+    columns: sqlValues(spec.set(args)),
+    transaction: spec.storesTransaction ? sqlValues(spec.storesTransaction(args)) : undefined,
+  };
+}
 
 /** The trace context an event is written in, as its `trace_context` (jsonb) parameter; null while tracing is off. */
 export function eventTraceContext(): string | null {
