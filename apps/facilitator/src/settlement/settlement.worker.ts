@@ -48,9 +48,10 @@ const BATCH_RECEIPT_WAIT_MS = 5_000;
 /** How long shutdown waits for payments taken from /settle in this process (LocalSettlement) to finish their step. */
 const LOCAL_RUN_GRACE_MS = 5_000;
 /**
- * Pauses before reading a just-sent transaction's receipt again, on a network that mines at once (its last receipt
- * came within them): anvil answers the send a moment before its block is sealed (measured: 2 % of first reads found
- * nothing), and handing such a payment to a `confirm` job cost its request 10-25 ms.
+ * Pauses before reading a just-sent transaction's receipt again, unless the network's last receipt did not come within
+ * them (it does not mine at once): anvil answers the send a moment before its block is sealed (measured: 2 % of first
+ * reads found nothing, more once RPC calls stopped waiting for a timer), and handing such a payment to a `confirm` job
+ * cost its request 10-25 ms.
  */
 const QUICK_RECEIPT_RETRY_MS = [2, 4, 8];
 
@@ -100,8 +101,8 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
   private readonly receiptsInFlight = new Map<string, Promise<TransactionReceipt | undefined>>();
   /** Payments taken from /settle in this process (runLocal), by id, until their submit step ends. */
   private readonly localRuns = new Map<string, Promise<void>>();
-  /** Networks whose last sent transaction had its receipt within QUICK_RECEIPT_RETRY_MS (a chain that mines at once). */
-  private readonly minesAtOnce = new Set<string>();
+  /** Networks whose last sent transaction had no receipt within QUICK_RECEIPT_RETRY_MS (a chain that does not mine at once). */
+  private readonly minesSlowly = new Set<string>();
   private closing = false;
 
   constructor(
@@ -359,19 +360,19 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
   }
 
   /**
-   * The receipt of a transaction just sent, read at once and, on a network that mines at once, again after each of
-   * QUICK_RECEIPT_RETRY_MS; elsewhere a receipt not there at once is left to `confirm`.
+   * The receipt of a transaction just sent, read at once and again after each of QUICK_RECEIPT_RETRY_MS, unless the
+   * network's last one did not come within them: there a receipt not there at once is left to `confirm`.
    */
   private async sentReceipt(network: Network, hash: Hex): Promise<TransactionReceipt | undefined> {
     const id = network.config.network;
     let receipt = await this.receipt(network, hash);
-    for (const pause of this.minesAtOnce.has(id) ? QUICK_RECEIPT_RETRY_MS : []) {
+    for (const pause of this.minesSlowly.has(id) ? [] : QUICK_RECEIPT_RETRY_MS) {
       if (receipt) break;
       await new Promise((resolve) => setTimeout(resolve, pause));
       receipt = await this.receipt(network, hash);
     }
-    if (receipt) this.minesAtOnce.add(id);
-    else this.minesAtOnce.delete(id);
+    if (receipt) this.minesSlowly.delete(id);
+    else this.minesSlowly.add(id);
     return receipt;
   }
 
