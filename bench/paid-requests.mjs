@@ -128,6 +128,7 @@ function stats(ms) {
   return { count: s.length, p50: percentile(s, 50), p90: percentile(s, 90), p99: percentile(s, 99), min: s[0], max: s[s.length - 1] };
 }
 const f1 = (v) => (v === undefined || v === null || Number.isNaN(v) ? '–' : v.toFixed(1));
+const f2 = (v) => v.toFixed(2).padStart(7);
 
 /** Sum and count of http_request_duration_seconds per "METHOD route" of a process's /metrics. */
 async function routeTimes(baseUrl) {
@@ -234,6 +235,47 @@ function traceBreakdown(spans, requests, ports) {
       .sort((x, y) => y[1].ms - x[1].ms)
       .map(([k, v]) => [k, { perRequest: +(v.count / requests).toFixed(2), msPerRequest: +(v.ms / requests).toFixed(2) }]),
   );
+}
+
+/**
+ * The spans of our median paid call (a merchant-agent request that called the facilitator's settle route, by its own
+ * duration), in start order: offset from its start, duration, app and what (a statement's first words, an RPC method).
+ */
+function medianTimeline(spans) {
+  const traces = new Map();
+  for (const span of spans) {
+    if (!traces.has(span.traceId)) traces.set(span.traceId, []);
+    traces.get(span.traceId).push(span);
+  }
+  const ns = (span) => BigInt(span.startTimeUnixNano);
+  const ms = (a, b) => Number(b - a) / 1e6;
+  const paid = [];
+  for (const group of traces.values()) {
+    const root = group.find((s) => !s.parentSpanId && s.service === 'merchant-agent' && s.kind === 2);
+    const settles = group.some((s) => s.service === 'facilitator' && s.kind === 2 && /settle/.test(String(attr(s.attributes, 'http.route') ?? s.name)));
+    if (root && settles) paid.push({ root, group, total: ms(ns(root), BigInt(root.endTimeUnixNano)) });
+  }
+  if (!paid.length) return undefined;
+  paid.sort((a, b) => a.total - b.total);
+  const { root, group, total } = paid[Math.floor(paid.length / 2)];
+  const label = (s) => {
+    const text = attr(s.attributes, 'db.query.text') ?? attr(s.attributes, 'db.statement');
+    return String(text ?? s.name)
+      .replace(/\s+/g, ' ')
+      .slice(0, 70);
+  };
+  return {
+    totalMs: +total.toFixed(2),
+    spans: group
+      .filter((s) => s.kind !== 1 || attr(s.attributes, 'db.system.name') || attr(s.attributes, 'db.system'))
+      .sort((a, b) => (ns(a) < ns(b) ? -1 : 1))
+      .map((s) => ({
+        atMs: +ms(ns(root), ns(s)).toFixed(2),
+        ms: +ms(ns(s), BigInt(s.endTimeUnixNano)).toFixed(2),
+        app: s.service,
+        what: label(s),
+      })),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -447,11 +489,13 @@ async function main() {
     const cpu = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, +(cpuSeconds(pid) - cpu0[k]).toFixed(2)]));
     let trace;
     let statements;
+    let timeline;
     if (collector) {
       await sleep(1500); // the last spans flushed
       const spans = collector.spans.splice(0);
       trace = traceBreakdown(spans, result.ours.ms.length || 1, cfg.ports);
       statements = statementBreakdown(spans, result.ours.ms.length || 1);
+      timeline = medianTimeline(spans);
     }
 
     // --- on chain: each side's merchant got price once per paid request, by the transactions the answers named
@@ -489,7 +533,7 @@ async function main() {
       cpuSeconds: cpu,
       machineBusy: busyFraction(m0, m1),
       serverRouteMeanMs: routes,
-      ...(trace && { traceOursPerRequest: trace, statementsOursPerRequest: statements }),
+      ...(trace && { traceOursPerRequest: trace, statementsOursPerRequest: statements, medianPaidCall: timeline }),
       loadavgAtEnd: os.loadavg(),
     };
   }
@@ -536,6 +580,10 @@ function printReport() {
       for (const [k, v] of Object.entries(phase.traceOursPerRequest)) console.log(`    ${k}: ${v.perRequest}, ${v.msPerRequest} ms`);
       console.log('  our PostgreSQL statements per paid request (app | statement: count, ms summed):');
       for (const [k, v] of Object.entries(phase.statementsOursPerRequest)) console.log(`    ${k}: ${v.perRequest}, ${v.msPerRequest} ms`);
+      if (phase.medianPaidCall) {
+        console.log(`  our median paid call to the agent (${phase.medianPaidCall.totalMs} ms), its spans (start ms, duration ms):`);
+        for (const s of phase.medianPaidCall.spans) console.log(`    ${f2(s.atMs)} ${f2(s.ms)}  ${s.app.padEnd(14)} ${s.what}`);
+      }
     }
     goals.push([o.p50 <= p.p50, `${name}: our median ≤ the peer's: ${f1(o.p50)} ms vs ${f1(p.p50)} ms (${(o.p50 / p.p50).toFixed(2)}×)`]);
     const exact = ['ours', 'peer'].every(
