@@ -73,6 +73,30 @@ describe('PrismaService against a freshly migrated database', () => {
     expect(await countConnections()).toBe(0);
   });
 
+  it('runs named statements on a small pool of its own, prepared once per connection, closed with the client', async () => {
+    const applicationName = `mp-db-prepared-${randomBytes(3).toString('hex')}`;
+    const connections = async () =>
+      (await prisma.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = ${applicationName}`)[0].n;
+    const moduleRef = await Test.createTestingModule({ imports: [DbModule.forRoot({ url, poolSize: 2, applicationName })] }).compile();
+    await moduleRef.init();
+    const other = moduleRef.get(PrismaService);
+    const open = await connections();
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => other.prepared<{ n: number; s: string }>('spec_echo', 'SELECT $1::int AS n, $2::text AS s', [i, `v${i}`])),
+    );
+    expect(answers.map(([row]) => row)).toEqual(Array.from({ length: 6 }, (_, i) => ({ n: i, s: `v${i}` })));
+    // its own connections, at most the pool size
+    const used = (await connections()) - open;
+    expect(used).toBeGreaterThan(0);
+    expect(used).toBeLessThanOrEqual(2);
+    // prepared on each connection it ran on
+    const prepared = await other.prepared<{ n: number }>('spec_prepared', `SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name = 'spec_echo'`, []);
+    expect(prepared[0].n).toBe(1);
+    await moduleRef.close();
+    for (let i = 0; i < 50 && (await connections()) > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await connections()).toBe(0);
+  });
+
   it('stores a 78-digit amount and reads it back exactly', async () => {
     const created = await prisma.payment.create({ data: paymentInput() });
     expect(created.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
