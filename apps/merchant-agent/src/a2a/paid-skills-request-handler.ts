@@ -111,15 +111,16 @@ export class PaidSkillsRequestHandler implements A2ARequestHandler {
   private async admit({ message, tenant }: SendMessageRequest, context: ServerCallContext): Promise<void> {
     if (!message) return; // the SDK answers that
     const x402 = activatedX402Uris(context.requestedExtensions).length > 0;
+    const route = routeMessage(message, this.skills);
     if (message.taskId) {
       // An unknown task is the SDK's TaskNotFoundError (-32001), whatever the message says.
       if (!x402) await this.inner.getTask({ id: message.taskId, tenant, historyLength: 0 }, context);
-      if (await this.payments.find(message.taskId)) {
+      // With x402 activated, whether the task is paid only matters to a message that names a skill (a payment does not).
+      if ((!x402 || route.kind === 'skill') && (await this.payments.find(message.taskId))) {
         if (!x402) throw extensionRequired(`task ${message.taskId} is paid`);
         return;
       }
     }
-    const route = routeMessage(message, this.skills);
     if (route.kind !== 'skill') return;
     const problem = inputProblem(route);
     if (problem) throw new RequestMalformedError(problem);
