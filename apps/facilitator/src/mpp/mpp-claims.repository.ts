@@ -39,21 +39,17 @@ export interface NewClaim {
 export class MppClaims {
   constructor(private readonly db: PrismaService) {}
 
-  /** true: this caller holds the challenge now. */
+  /** true: this caller holds the challenge now. Prepared (PrismaService.prepared): on every MPP settlement's path. */
   async claim(c: NewClaim): Promise<boolean> {
-    const { count } = await this.db.mppClaim.createMany({
-      data: {
-        scope: c.scope,
-        challengeId: c.challengeId,
-        method: c.method,
-        intent: c.intent,
-        credentialHash: c.credentialHash,
-        state: 'claimed',
-        expiresAt: c.expiresAt,
-      },
-      skipDuplicates: true,
-    });
-    return count === 1;
+    const rows = await this.db.prepared(
+      'mpp_claim',
+      `INSERT INTO facilitator.mpp_claims (scope, challenge_id, method, intent, credential_hash, state, expires_at)
+       VALUES ($1, $2, $3, $4, $5, 'claimed', $6::timestamptz)
+       ON CONFLICT (scope, challenge_id) DO NOTHING
+       RETURNING challenge_id`,
+      [c.scope, c.challengeId, c.method, c.intent, c.credentialHash, c.expiresAt],
+    );
+    return rows.length === 1;
   }
 
   async find(scope: string, challengeId: string): Promise<Claim | undefined> {
@@ -110,20 +106,17 @@ export class MppClaims {
   /**
    * Records the settlement and the receipt answered for it. If the claim was already settled (Stripe's webhook or the
    * sweep told first), its receipt stands: returns the receipt and payer the claim now holds, which are the answer.
-   * SQL: keeping what the row holds (COALESCE) in the same statement that writes it.
+   * SQL: keeping what the row holds (COALESCE) in the same statement that writes it; prepared, as the claim.
    */
   async settled(scope: string, challengeId: string, receipt: Receipt, payer: string | null): Promise<{ receipt: Receipt; payer: string | null }> {
-    const rows = await this.db.$queryRawUnsafe<{ receipt: Receipt; payer: string | null }[]>(
+    const rows = await this.db.prepared<{ receipt: Receipt; payer: string | null }>(
+      'mpp_claim_settled',
       `UPDATE facilitator.mpp_claims
           SET state = 'settled', reference = COALESCE(reference, $3), receipt = COALESCE(receipt, $4::json), payer = COALESCE(payer, $5),
               problem = NULL, detail = NULL, updated_at = now()
         WHERE scope = $1 AND challenge_id = $2
         RETURNING receipt, payer`,
-      scope,
-      challengeId,
-      receipt.reference,
-      JSON.stringify(receipt),
-      payer,
+      [scope, challengeId, receipt.reference, JSON.stringify(receipt), payer],
     );
     return rows[0] ?? { receipt, payer };
   }

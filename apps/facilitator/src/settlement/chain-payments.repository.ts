@@ -3,7 +3,15 @@ import { fromDbDecimal, isUniqueViolation, Prisma, PrismaService, toDbDecimal, w
 import type { SignedTransaction } from '@mp/chain';
 import type { Hex } from 'viem';
 import { PAYMENT_RECORD, type PaymentRecord, type PaymentState } from './payment-record';
-import { applyTransition, applyTransitionMany, eventTraceContext, insertedBy, type TransitionArgs, type TransitionName } from './payment-transitions';
+import {
+  applyTransition,
+  applyTransitionMany,
+  eventTraceContext,
+  insertedBy,
+  preparedOn,
+  type TransitionArgs,
+  type TransitionName,
+} from './payment-transitions';
 
 export type { PaymentRecord, PaymentState } from './payment-record';
 
@@ -203,7 +211,7 @@ export class ChainPayments {
 
   async claim(p: NewPayment): Promise<string | undefined> {
     // Without an identifier the claim is one statement; with one, the binding joins it in a transaction.
-    if (!p.paymentIdentifier) return this.insertPayment(this.db, p);
+    if (!p.paymentIdentifier) return this.insertPayment(undefined, p);
     const key = p.paymentIdentifier;
     try {
       return await withTransaction(this.db, async (tx) => {
@@ -230,7 +238,7 @@ export class ChainPayments {
       { ord: 0, type: 'payment.verified', data: verifiedEvent(p) },
       { ord: 1, ...submitted.event },
     ];
-    const rows = await this.db.$queryRaw<{ id: string }[]>`
+    const rows = await this.statement<{ id: string }>(Prisma.sql`
       WITH inserted AS (
         INSERT INTO facilitator.payments (${Prisma.raw(Object.keys(row).join(', '))}) VALUES (${Prisma.join(Object.values(row))})
         ON CONFLICT (network, asset, payer, authorization_nonce) DO NOTHING
@@ -244,34 +252,35 @@ export class ChainPayments {
       SELECT stored.payment_id, e.type, e.data, ${eventTraceContext()}::jsonb
         FROM stored CROSS JOIN jsonb_to_recordset(${JSON.stringify(events)}::jsonb) AS e(ord int, type text, data jsonb)
        ORDER BY e.ord
-      RETURNING payment_id AS id`;
+      RETURNING payment_id AS id`);
     return rows.length > 0;
   }
 
   /** The payment and its payment.verified event in one statement, unless the authorization is known (hot path: see the class). */
-  private async insertPayment(db: Pick<PrismaService, '$queryRaw'>, p: NewPayment): Promise<string | undefined> {
+  private async insertPayment(tx: Pick<PrismaService, '$queryRaw'> | undefined, p: NewPayment): Promise<string | undefined> {
+    const run = <T>(q: Prisma.Sql): Promise<T[]> => (tx ? tx.$queryRaw<T[]>(q) : this.statement<T>(q));
     const inserted = Prisma.sql`
         INSERT INTO facilitator.payments (${PAYMENT_INSERT_COLUMNS})
         VALUES (${Prisma.join(Object.values(paymentRow(p, 'verified')))})
         ON CONFLICT (network, asset, payer, authorization_nonce) DO NOTHING
         RETURNING id`;
     if (!p.leadingEvents?.length) {
-      const rows = await db.$queryRaw<{ id: string }[]>`
+      const rows = await run<{ id: string }>(Prisma.sql`
         WITH inserted AS (${inserted})
         INSERT INTO facilitator.payment_events (payment_id, type, data, trace_context)
         SELECT id, 'payment.verified', ${JSON.stringify(verifiedEvent(p))}::jsonb, ${eventTraceContext()}::jsonb FROM inserted
-        RETURNING payment_id AS id`;
+        RETURNING payment_id AS id`);
       return rows[0]?.id;
     }
     // Event ids are taken in the ORDER BY's order: the leading events come before the payment's own payment.verified.
     const events = [...p.leadingEvents, { type: 'payment.verified', data: verifiedEvent(p) }].map((e, ord) => ({ ord, type: e.type, data: e.data }));
-    const rows = await db.$queryRaw<{ id: string }[]>`
+    const rows = await run<{ id: string }>(Prisma.sql`
       WITH inserted AS (${inserted})
       INSERT INTO facilitator.payment_events (payment_id, type, data, trace_context)
       SELECT inserted.id, e.type, e.data, ${eventTraceContext()}::jsonb
         FROM inserted CROSS JOIN jsonb_to_recordset(${JSON.stringify(events)}::jsonb) AS e(ord int, type text, data jsonb)
        ORDER BY e.ord
-      RETURNING payment_id AS id`;
+      RETURNING payment_id AS id`);
     return rows[0]?.id;
   }
 
@@ -380,22 +389,31 @@ export class ChainPayments {
    * transaction for it meanwhile, which may carry it).
    */
   markFailedUnsent(id: string, reason: string, message: string, decidedOn?: Pick<SettlementRecord, 'state' | 'attempts'>): Promise<boolean> {
-    return this.transition('failUnsent', id, { reason, message, attempts: decidedOn?.attempts }, this.db, decidedOn && [decidedOn.state]);
+    return this.transition('failUnsent', id, { reason, message, attempts: decidedOn?.attempts }, undefined, decidedOn && [decidedOn.state]);
   }
 
   /** The authorization's validBefore passed with nothing mined: it can never settle now. */
   markExpired(id: string, from: PaymentState[], message: string): Promise<boolean> {
-    return this.transition('expire', id, { message }, this.db, from);
+    return this.transition('expire', id, { message }, undefined, from);
   }
 
+  /** A statement outside any transaction, prepared (preparedOn): the claims and transitions are on the paid request's path. */
+  private statement<T>(q: Prisma.Sql): Promise<T[]> {
+    return preparedOn(this.db).$queryRawUnsafe<T[]>(q.text, ...q.values);
+  }
+
+  /**
+   * `tx`: within that transaction; without, a prepared statement (PrismaService.prepared, named by its text): the
+   * settlement's transitions are on the paid request's path.
+   */
   private async transition<N extends TransitionName>(
     name: N,
     id: string,
     args: TransitionArgs<N>,
-    db: Pick<PrismaService, '$queryRawUnsafe'> = this.db,
+    tx?: Pick<PrismaService, '$queryRawUnsafe'>,
     from?: PaymentState[],
   ): Promise<boolean> {
-    return (await applyTransition(db, name, id, args, from)).moved;
+    return (await applyTransition(tx ?? preparedOn(this.db), name, id, args, from)).moved;
   }
 }
 

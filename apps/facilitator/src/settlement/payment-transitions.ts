@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Prisma, type PrismaService } from '@mp/db';
 import type { SignedTransaction } from '@mp/chain';
 import { currentTraceContext } from '@mp/platform';
@@ -418,12 +419,30 @@ function jsonColumnValue(_key: string, value: unknown): unknown {
   return value;
 }
 
+/** What runs a statement: Prisma Client or a transaction of it (its $queryRawUnsafe), or preparedOn. */
+export type SqlRunner = Pick<PrismaService, '$queryRawUnsafe'>;
+
+/**
+ * Runs statements outside any transaction as prepared ones, each named by its text (a transition's text depends only
+ * on the transition and its arguments' shape, so there are few).
+ */
+export function preparedOn(db: Pick<PrismaService, 'prepared'>): SqlRunner {
+  return { $queryRawUnsafe: <T>(sql: string, ...params: unknown[]) => db.prepared(statementName(sql), sql, params) as unknown as Prisma.PrismaPromise<T> };
+}
+
+const statementNames = new Map<string, string>();
+function statementName(sql: string): string {
+  let name = statementNames.get(sql);
+  if (!name) statementNames.set(sql, (name = `payment_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`));
+  return name;
+}
+
 /**
  * Runs a transition: true if this call moved the payment (false: it was not in a from-state, or a guard failed).
  * With `dataWhenLeaving`, `was` is the state it left.
  */
 export async function applyTransition<N extends TransitionName>(
-  db: Pick<PrismaService, '$queryRawUnsafe'>,
+  db: SqlRunner,
   name: N,
   id: string,
   args: TransitionArgs<N>,
