@@ -281,6 +281,9 @@ function medianTimeline(spans) {
 // ---------------------------------------------------------------------------------------------------------
 // the run
 
+/** The idle window before the phases (CPU of each process with no request). */
+const IDLE_SECONDS = 3;
+
 const report = {
   config: { ...cfg, price: cfg.price.toString() },
   machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadavgAtStart: os.loadavg() },
@@ -403,6 +406,12 @@ async function main() {
     mppxPeer: mppxPeer.pid,
     anvil: anvil.pid,
   };
+  // What each process spends with no request at all (its pollers), over IDLE_SECONDS once everything is up.
+  const idle0 = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
+  await sleep(IDLE_SECONDS * 1000);
+  report.idleCpuMsPerSecond = Object.fromEntries(
+    Object.entries(pids).map(([k, pid]) => [k, +(((cpuSeconds(pid) - idle0[k]) * 1000) / IDLE_SECONDS).toFixed(1)]),
+  );
 
   // --- the buyers, as they are: one whole flow per request, payers taken round robin
   const payers = manifest.accounts.payers;
@@ -548,6 +557,11 @@ function printReport() {
   console.log('');
   console.log(
     `paid requests, ${cfg.requests} per side, sequential (one caller), ${os.cpus().length} CPUs, load average ${report.machine.loadavgAtStart.map((v) => v.toFixed(2)).join(' ')} at start`,
+  );
+  console.log(
+    `idle CPU ms per second (${IDLE_SECONDS} s, no requests): ${Object.entries(report.idleCpuMsPerSecond)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
   );
   const goals = [];
   for (const [name, phase] of Object.entries(report.phases)) {

@@ -61,7 +61,13 @@ export class ChannelEventsRelay implements OnModuleInit, OnModuleDestroy {
 
   private async publishAll(): Promise<void> {
     try {
-      while (!this.stopped && (await this.publishBatch()) === BATCH);
+      // One prepared statement first, so a poll that finds nothing opens no transaction.
+      const [{ due }] = await this.db.prepared<{ due: boolean }>(
+        'channel_events_due',
+        'SELECT EXISTS (SELECT 1 FROM facilitator.channel_events WHERE published_at IS NULL) AS due',
+        [],
+      );
+      while (due && !this.stopped && (await this.publishBatch()) === BATCH);
     } catch (error) {
       const now = Date.now();
       if (now - this.lastWarning > 60_000) {
