@@ -95,12 +95,15 @@ export class PaymentFlow {
       const reason = verified.invalidReason ?? X402Reason.invalidPayload;
       return this.attemptFailed(turn, payment, claim.attempts, { reason, message: verified.invalidMessage ?? reason, payer: verified.payer });
     }
-    await this.move(payment.taskId, 'submitted', 'verified', { payer: verified.payer ?? check.payer });
-    turn.status(TaskState.TASK_STATE_WORKING, 'Payment verified.', x402Metadata('payment-verified'));
+    // Recorded while the settlement is asked for (one round trip off the paid request's path): a turn that stops before
+    // the record is settled by PendingSettlements all the same, from `submitted` with its authorization.
+    const recorded = this.move(payment.taskId, 'submitted', 'verified', { payer: verified.payer ?? check.payer }).then(() =>
+      turn.status(TaskState.TASK_STATE_WORKING, 'Payment verified.', x402Metadata('payment-verified')),
+    );
 
     // after-work: a skill that fails costs nothing; before-work: nothing is done for a payment that does not settle.
     const output = payment.settleTiming === 'after-work' ? this.work(payment) : undefined;
-    const settlement = await settlePayment(this.facilitator, check.payload, requirements);
+    const [settlement] = await Promise.all([settlePayment(this.facilitator, check.payload, requirements), recorded]);
     if (settlement.success) {
       await this.complete(turn, payment, 'verified', settlement, output);
       return;
@@ -167,13 +170,16 @@ export class PaymentFlow {
         return false;
       }
     }
-    const paid = await this.move(payment.taskId, from, 'completed', {
+    // The payment is recorded completed while the artifact is saved (the money has moved: the facilitator said so).
+    const completed = this.move(payment.taskId, from, 'completed', {
       transaction: settlement.transaction,
       receipt: settlement,
       ...(settlement.payer && { payer: settlement.payer }),
     });
+    completed.catch(() => undefined); // awaited below; handled here in case the work throws first
     const { name, part } = credited ? { name: 'balance', part: dataPart(credited) } : (output ?? this.work(payment));
     turn.artifact(name, part);
+    const paid = await completed;
     turn.status(
       TaskState.TASK_STATE_COMPLETED,
       `Paid: ${requirements.amount} atomic units in transaction ${settlement.transaction} on ${settlement.network}. Your ${payment.skill} is in the artifacts.`,
