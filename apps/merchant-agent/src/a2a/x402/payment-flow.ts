@@ -100,6 +100,7 @@ export class PaymentFlow {
     const recorded = this.move(payment.taskId, 'submitted', 'verified', { payer: verified.payer ?? check.payer }).then(() =>
       turn.status(TaskState.TASK_STATE_WORKING, 'Payment verified.', x402Metadata('payment-verified')),
     );
+    recorded.catch(() => undefined); // awaited below; handled here in case the work throws first
 
     // after-work: a skill that fails costs nothing; before-work: nothing is done for a payment that does not settle.
     const output = payment.settleTiming === 'after-work' ? this.work(payment) : undefined;
