@@ -569,7 +569,8 @@ async function subscriptionsDemo({ manifest, client, usdc, merchantUrl, facilita
 async function waitForBooks({ facilitatorUrl, ledgerUrl, apiKey }) {
   const headers = { authorization: `Bearer ${apiKey}` };
   const getJson = async (url) => {
-    const response = await fetch(url, { headers });
+    // A read: asked once more if the connection broke on the way (a kept-alive socket the server closed meanwhile).
+    const response = await fetch(url, { headers }).catch(() => fetch(url, { headers }));
     if (!response.ok) throw new Error(`${url}: ${response.status} ${await response.text()}`);
     return response.json();
   };
@@ -647,6 +648,8 @@ async function shutdown(code) {
 process.on('SIGINT', () => shutdown(0));
 process.on('SIGTERM', () => shutdown(0));
 main().catch((error) => {
-  console.error(`demo: ✖ step "${current}" failed: ${error.message}`);
+  // fetch's own message is only "fetch failed": its cause says what (a refused connection, a reset socket)
+  const cause = error.cause instanceof Error ? ` (${error.cause.code ?? error.cause.name}: ${error.cause.message})` : '';
+  console.error(`demo: ✖ step "${current}" failed: ${error.message}${cause}`);
   return shutdown(1);
 });
