@@ -3,7 +3,7 @@
 //   - PostgreSQL statements (pg Client.query, which Prisma's pg adapter and pg Pool.query both go through), by kind,
 //     and transactions (BEGIN);
 //   - Redis commands (ioredis sendCommand; BullMQ's Lua scripts named by their script), and pipelines (one round trip);
-//   - JSON-RPC calls sent with fetch (viem's http transport) or node:http (ours: libs/chain rpc-fetch.ts), by method,
+//   - JSON-RPC calls sent with fetch (viem's http transport) or node:http (ours: libs/chain keep-alive-fetch.ts), by method,
 //     and the HTTP requests that carried them;
 //   - HTTP requests the server answered.
 // and keeps a timeline of the last TRACE_MAX of them (start and duration, in ms since the process started), so one
@@ -124,7 +124,7 @@ if (typeof globalThis.fetch === 'function') {
   };
 }
 
-// --- JSON-RPC over node:http (the facilitator's network clients: libs/chain rpc-fetch.ts) -----------------------
+// --- JSON-RPC over node:http (the facilitator's network clients: libs/chain keep-alive-fetch.ts) -----------------------
 const end = http.ClientRequest.prototype.end;
 http.ClientRequest.prototype.end = function countedEnd(chunk, ...rest) {
   if (typeof chunk === 'string' && chunk.startsWith('{') !== chunk.startsWith('[')) {

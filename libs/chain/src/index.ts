@@ -11,3 +11,4 @@ export * from './chain-clock';
 export * from './session-escrow-abi';
 export * from './batch-settlement-abi';
 export * from './eip3009-digest';
+export * from './keep-alive-fetch';

@@ -55,7 +55,7 @@ function toViemChain(config: NetworkConfig): Chain {
 /**
  * One public client per network: every RPC URL behind a fallback, JSON-RPC batching so concurrent
  * verifications share HTTP round trips (batchedHttp, which does not wait when the node is idle), and requests over
- * keep-alive node:http(s) rather than fetch (rpcFetch).
+ * keep-alive node:http(s) rather than fetch (keepAliveFetch).
  */
 export function createNetworkClient(config: NetworkConfig, timeoutMs = 10_000): PublicClient {
   const transports = config.rpcUrls.map((url) => batchedHttp(url, { timeout: timeoutMs, retryCount: 1 }));

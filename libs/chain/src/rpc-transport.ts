@@ -1,6 +1,6 @@
 import { createTransport, RpcRequestError, type EIP1193RequestFn, type Transport } from 'viem';
 import { getHttpRpcClient } from 'viem/utils';
-import { rpcFetch } from './rpc-fetch';
+import { keepAliveFetch } from './keep-alive-fetch';
 
 /** At most this many JSON-RPC calls share one HTTP request. */
 const BATCH_SIZE = 64;
@@ -22,13 +22,13 @@ interface QueuedCall {
  * millisecond, as viem's would: under load the batches stay as large, and viem's per-request work (its Request, its
  * timeout, its signals) is done once per batch.
  *
- * Everything else is viem's own: the same HTTP client (getHttpRpcClient, over rpcFetch), so the same errors for the
+ * Everything else is viem's own: the same HTTP client (getHttpRpcClient, over keepAliveFetch), so the same errors for the
  * same failures (HttpRequestError, TimeoutError, and an RpcRequestError for a JSON-RPC error), which
  * libs/chain/src/errors.ts classifies.
  */
 export function batchedHttp(url: string, config: { timeout: number; retryCount: number }): Transport {
   return () => {
-    const rpcClient = getHttpRpcClient(url, { fetchFn: rpcFetch, timeout: config.timeout });
+    const rpcClient = getHttpRpcClient(url, { fetchFn: keepAliveFetch, timeout: config.timeout });
     let queued: QueuedCall[] | undefined;
     let inFlight = 0;
 
