@@ -142,7 +142,10 @@ export class MppService {
         );
     const verdict = checked?.verdict;
     let existing: Claim | undefined;
+    let begun: ReturnType<NonNullable<ChargeRail['begin']>>;
     if (verdict?.ok) {
+      // The settlement's read-only start (a simulation) runs while the challenge is claimed; used only if this claim wins.
+      const starting = rail.begin?.(attempt);
       const claimed = await this.claims.claim({
         scope,
         challengeId: challenge.id,
@@ -151,8 +154,9 @@ export class MppService {
         credentialHash: attempt.credentialHash,
         expiresAt: challenge.expires ? new Date(challenge.expires) : null,
       });
-      // Claimed before, perhaps by a concurrent request: answered like any later one.
-      if (!claimed) {
+      if (claimed) begun = starting;
+      else {
+        // Claimed before, perhaps by a concurrent request: answered like any later one.
         existing = await this.claims.find(scope, challenge.id);
         if (!existing) return this.problem(body, merchantId, { code: 'invalid-challenge', detail: 'this challenge has already been used' }, challenge.id);
       }
@@ -174,7 +178,7 @@ export class MppService {
       if (earlier) return earlier;
     }
 
-    const settled = await rail.settle(attempt);
+    const settled = await rail.settle(attempt, begun);
     if (!settled.ok) {
       if (settled.final) await this.claims.failed(scope, challenge.id, settled.error.code, settled.error.detail);
       else await this.claims.retryable(scope, challenge.id, settled.error.detail);

@@ -95,9 +95,28 @@ export class SettlementService {
    * `merchantId`: the merchant whose API key asks (null in open mode without a key); it owns the claim.
    * `origin`: the protocol that carried the authorization (x402, or an MPP credential), recorded with the payment.
    */
-  async settle(authorization: TransferAuthorization, presented: Presentation, merchantId: string | null, origin: PaymentOrigin): Promise<SettleResponse> {
+  async settle(
+    authorization: TransferAuthorization,
+    presented: Presentation,
+    merchantId: string | null,
+    origin: PaymentOrigin,
+    /** what prepareCall(authorization) started earlier for this very settle, used instead of preparing it again */
+    begun?: Promise<PreparedCall>,
+  ): Promise<SettleResponse> {
     // The scheme column names the protocol's own name for this rail: x402's `exact`, MPP's `evm` method.
-    return this.settleOnChain(this.eip3009Settlement(authorization, origin.protocol === 'mpp' ? 'evm' : 'exact'), presented, merchantId, origin);
+    const settlement = this.eip3009Settlement(authorization, origin.protocol === 'mpp' ? 'evm' : 'exact', begun);
+    return this.settleOnChain(settlement, presented, merchantId, origin);
+  }
+
+  /**
+   * The checks and settlement call a settle of this authorization begins with (read-only: the transfer is simulated),
+   * for a caller that has a write of its own to make first (MPP's claim of its challenge): started before that write,
+   * it runs alongside it, and is handed to settle. Never left unhandled: its failure is settle's to report.
+   */
+  prepareCall(authorization: TransferAuthorization): Promise<PreparedCall> {
+    const preparing = this.eip3009Settlement(authorization, 'evm').prepare();
+    preparing.catch(() => undefined);
+    return preparing;
   }
 
   /**
@@ -277,8 +296,9 @@ export class SettlementService {
     return prepared.ok ? prepared : { ok: false, failure: this.failure(payment, prepared.reason, prepared.message) };
   }
 
-  /** An EIP-3009 authorization as the engine settles it. */
-  private eip3009Settlement(authorization: TransferAuthorization, scheme: string): ChainSettlement {
+  /** An EIP-3009 authorization as the engine settles it; its first prepare is `begun`, when given (prepareCall). */
+  private eip3009Settlement(authorization: TransferAuthorization, scheme: string, begun?: Promise<PreparedCall>): ChainSettlement {
+    let head = begun;
     return {
       key: keyOf(authorization),
       payer: authorization.from,
@@ -289,6 +309,11 @@ export class SettlementService {
       scheme,
       gasCapExceeded: (gas) => this.rail.gasCapExceeded(authorization, gas),
       prepare: async () => {
+        if (head) {
+          const started = head;
+          head = undefined;
+          return started;
+        }
         const verified = await this.rail.verify(authorization, { simulate: false });
         if (!verified.ok) return { ok: false, reason: recordedReason(verified.fault), message: verified.message };
         const prepared = await this.rail.settlementCall(authorization);

@@ -1,4 +1,5 @@
 import type { Challenge, Credential, MppError, Receipt } from '@mp/mpp';
+import type { PreparedCall } from '../../settlement/settlement.service';
 
 /** A credential whose challenge we issued for this route, handed to the rail of its method. */
 export interface ChargeAttempt {
@@ -41,8 +42,14 @@ export interface ChargeRail {
    * claimed (settlement itself checks the rest atomically), so no work is done twice.
    */
   verify(attempt: ChargeAttempt, options: { beforeSettle: boolean }): Promise<RailVerdict>;
-  /** Moves the money for a claimed challenge, exactly once. */
-  settle(attempt: ChargeAttempt): Promise<RailSettlement>;
+  /**
+   * Starts the read-only work its settle begins with (evm: the transfer's simulation), so that it runs while the
+   * challenge is claimed; handed to settle when this request's claim wins. Never rejects unhandled; undefined when
+   * there is nothing to start (settle finds out why).
+   */
+  begin?(attempt: ChargeAttempt): Promise<PreparedCall> | undefined;
+  /** Moves the money for a claimed challenge, exactly once; `begun`: what begin started for this request. */
+  settle(attempt: ChargeAttempt, begun?: Promise<PreparedCall>): Promise<RailSettlement>;
   /**
    * The members the method adds to a receipt rebuilt from the payment's record (a subscription's `subscriptionId`),
    * when the claim lost the receipt its settlement answered with.

@@ -5,7 +5,7 @@ import type { HexString, TransferAuthorization } from '@mp/money';
 import { canonicalJson, sha256Hex } from '@mp/x402';
 import { ChainUnavailableError, TRANSFER_AUTHORIZATION_RAIL, type TransferAuthorizationRail } from '../../eip3009/transfer-authorization.rail';
 import { NetworkRegistry } from '../../networks/network-registry';
-import { SettlementService } from '../../settlement/settlement.service';
+import { SettlementService, type PreparedCall } from '../../settlement/settlement.service';
 import { Clock } from '../../x402/clock';
 import type { ChargeAttempt, ChargeRail, RailSettlement, RailVerdict, RequestCheck } from './charge-rail';
 import { problemOf, problemOfOutcome } from './evm-problems';
@@ -54,7 +54,12 @@ export class EvmChargeRail implements ChargeRail {
     }
   }
 
-  async settle(attempt: ChargeAttempt): Promise<RailSettlement> {
+  begin(attempt: ChargeAttempt): Promise<PreparedCall> | undefined {
+    const checked = this.authorization(attempt);
+    return checked.ok ? this.settlement.prepareCall(checked.authorization) : undefined;
+  }
+
+  async settle(attempt: ChargeAttempt, begun?: Promise<PreparedCall>): Promise<RailSettlement> {
     const checked = this.authorization(attempt);
     if (!checked.ok) return { ...checked, final: true };
     const { authorization, credential } = checked;
@@ -62,7 +67,8 @@ export class EvmChargeRail implements ChargeRail {
       fingerprint: sha256Hex(canonicalJson({ challengeId: attempt.challenge.id, payload: credential.payload })),
       network: `eip155:${credential.request.methodDetails.chainId}`,
     };
-    const response = await this.settlement.settle(authorization, presented, attempt.merchantId, { protocol: 'mpp', challengeId: attempt.challenge.id });
+    const origin = { protocol: 'mpp', challengeId: attempt.challenge.id } as const;
+    const response = await this.settlement.settle(authorization, presented, attempt.merchantId, origin, begun);
     if (response.success) return { ok: true, reference: response.transaction, payer: credential.payer };
     const outcome = problemOfOutcome(response);
     if (!outcome.final) this.logger.warn(`MPP challenge ${attempt.challenge.id}: ${response.errorReason}: ${response.errorMessage ?? ''}`);
