@@ -75,6 +75,10 @@ export class PaymentFlow {
 
   async submit(turn: TaskTurn, payment: TaskPayment, message: Message): Promise<void> {
     const check = checkSubmission(message.metadata?.[X402_METADATA.payload], payment.offer);
+    const [requirements] = payment.offer.accepts;
+    // Asked while the payment is claimed (verification moves nothing, and verifyPayment never rejects); its answer is
+    // used only by the turn whose claim wins.
+    const verifying = check.ok ? verifyPayment(this.facilitator, check.payload, requirements) : undefined;
     const claim = await this.payments.claim(
       payment.taskId,
       check.ok ? { messageId: message.messageId, payer: check.payer, nonce: check.nonce, payload: check.payload } : undefined,
@@ -89,8 +93,7 @@ export class PaymentFlow {
     }
     if (!check.ok) return this.attemptFailed(turn, payment, claim.attempts, check);
 
-    const [requirements] = payment.offer.accepts;
-    const verified = await verifyPayment(this.facilitator, check.payload, requirements);
+    const verified = await verifying!; // started above for every check.ok
     if (!verified.isValid) {
       const reason = verified.invalidReason ?? X402Reason.invalidPayload;
       return this.attemptFailed(turn, payment, claim.attempts, { reason, message: verified.invalidMessage ?? reason, payer: verified.payer });
