@@ -40,7 +40,7 @@ export class MerchantExecutor implements AgentExecutor {
     if (!ctx.task) return this.start(ctx, route, bus, extensions);
 
     const turn = new TaskTurn(ctx.task, bus, extensions);
-    const payment = await this.payments.find(ctx.task.id);
+    const payment = await this.payments.find(ctx.task.id, ctx.context);
     if (!payment) {
       const waiting = ctx.task.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED;
       // A subscribe task waits for its credential (no x402 payment row: MPP, settled by the facilitator once).

@@ -113,6 +113,8 @@ export class PaidSkillsRequestHandler implements A2ARequestHandler {
     const x402 = activatedX402Uris(context.requestedExtensions).length > 0;
     const route = routeMessage(message, this.skills);
     if (message.taskId) {
+      // The executor reads the task's payment first thing: read while the SDK loads and saves the task.
+      if (x402 && route.kind !== 'skill') this.payments.readAhead(message.taskId, context);
       // An unknown task is the SDK's TaskNotFoundError (-32001), whatever the message says.
       if (!x402) await this.inner.getTask({ id: message.taskId, tenant, historyLength: 0 }, context);
       // With x402 activated, whether the task is paid only matters to a message that names a skill (a payment does not).

@@ -66,6 +66,9 @@ const COLUMNS = columns();
  */
 @Injectable()
 export class TaskPayments {
+  /** Reads started ahead for a request (by its ServerCallContext), each taken once by that request's find. */
+  private readonly ahead = new WeakMap<object, Map<string, Promise<TaskPayment | undefined>>>();
+
   constructor(private readonly db: PrismaService) {}
 
   async offer(p: NewTaskPayment): Promise<TaskPayment> {
@@ -90,7 +93,25 @@ export class TaskPayments {
     return offered;
   }
 
-  async find(taskId: string): Promise<TaskPayment | undefined> {
+  /**
+   * Starts the read of a task's payment for a request that will ask for it (`request`: its ServerCallContext), so it
+   * runs while the SDK loads and saves the task: that request's next find(taskId, request) takes it. What it read may
+   * have moved on meanwhile, as any read may; every change is a compare-and-set on the status, which decides.
+   */
+  readAhead(taskId: string, request: object): void {
+    const reading = this.find(taskId);
+    reading.catch(() => undefined); // its reader gets the error
+    const reads = this.ahead.get(request) ?? new Map<string, Promise<TaskPayment | undefined>>();
+    reads.set(taskId, reading);
+    this.ahead.set(request, reads);
+  }
+
+  async find(taskId: string, request?: object): Promise<TaskPayment | undefined> {
+    const ahead = request && this.ahead.get(request)?.get(taskId);
+    if (ahead) {
+      this.ahead.get(request)!.delete(taskId);
+      return ahead;
+    }
     const [row] = await this.db.prepared<TaskPayment>('a2a_payment_find', `SELECT ${COLUMNS} FROM merchant.a2a_payments WHERE task_id = $1`, [taskId]);
     return row;
   }
