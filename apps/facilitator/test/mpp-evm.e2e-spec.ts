@@ -1,4 +1,5 @@
 import { getAddress, type Address } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { Mppx, evm } from 'mppx/client';
 import { Receipt as MppxReceipt } from 'mppx';
 import { PrismaService } from '@mp/db';
@@ -187,6 +188,36 @@ describe('MPP method evm (charge) through the facilitator, credentials made by t
     expect(refused).toMatchObject({ status: 402, body: { type: 'https://paymentauth.org/problems/invalid-challenge', challengeId } });
     expect((await transactionsOf()).map((t) => t.hash)).toEqual([reference]);
     expect(await balanceOf(client, usdc, merchant)).toBe(before + 33_000n);
+  });
+
+  it('refuses a payer without the funds after its challenge is claimed (the simulation runs beside the claim): the same problem again, nothing moved', async () => {
+    const broke = Mppx.create({
+      methods: [evm.charge({ account: privateKeyToAccount(generatePrivateKey()), authorization: { name: usdc.name, version: usdc.version } })],
+      polyfill: false,
+    });
+    const { response } = await challengeResponse(terms());
+    const credential = await broke.createCredential(response);
+    const before = await balanceOf(client, usdc, merchant);
+    const refused = await postJson(`${facilitator.url}/mpp/settle`, { credential, terms: terms() });
+    expect({ status: refused.status, type: refused.body.type, detail: refused.body.detail }).toEqual({
+      status: 402,
+      type: 'https://paymentauth.org/problems/verification-failed',
+      detail: expect.stringContaining('(invalid_exact_evm_insufficient_balance)'),
+    });
+    const parsed = parseCredential(credential);
+    if (!parsed.ok) throw new Error('mppx credential did not parse');
+    const challengeId = parsed.value.challenge.id;
+    const [claim] = await db.$queryRawUnsafe<{ state: string }[]>(`SELECT state FROM facilitator.mpp_claims WHERE challenge_id = $1`, challengeId);
+    expect(claim).toEqual({ state: 'failed' });
+    const again = await postJson(`${facilitator.url}/mpp/settle`, { credential, terms: terms() });
+    expect({ status: again.status, type: again.body.type, detail: again.body.detail }).toEqual({
+      status: 402,
+      type: refused.body.type,
+      detail: refused.body.detail,
+    });
+    const payments = await db.$queryRawUnsafe<unknown[]>(`SELECT 1 FROM facilitator.payments WHERE challenge_id = $1`, challengeId);
+    expect(payments).toEqual([]);
+    expect(await balanceOf(client, usdc, merchant)).toBe(before);
   });
 
   it('refuses a challenge issued for cheaper terms (cross-route), and settles nothing', async () => {

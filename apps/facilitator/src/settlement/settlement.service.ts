@@ -109,12 +109,13 @@ export class SettlementService {
   }
 
   /**
-   * The checks and settlement call a settle of this authorization begins with (read-only: the transfer is simulated),
-   * for a caller that has a write of its own to make first (MPP's claim of its challenge): started before that write,
-   * it runs alongside it, and is handed to settle. Never left unhandled: its failure is settle's to report.
+   * The settlement call a settle of this authorization begins with (read-only: the transfer is simulated), for a
+   * caller that has just verified the authorization (the rail's verify, without simulation) and has a write of its own
+   * to make first (MPP's claim of its challenge): started before that write, it runs alongside it, and is handed to
+   * settle, which then does not verify again. Never left unhandled: its failure is settle's to report.
    */
   prepareCall(authorization: TransferAuthorization): Promise<PreparedCall> {
-    const preparing = this.eip3009Settlement(authorization, 'evm').prepare();
+    const preparing = this.settlementCall(authorization);
     preparing.catch(() => undefined);
     return preparing;
   }
@@ -316,11 +317,14 @@ export class SettlementService {
         }
         const verified = await this.rail.verify(authorization, { simulate: false });
         if (!verified.ok) return { ok: false, reason: recordedReason(verified.fault), message: verified.message };
-        const prepared = await this.rail.settlementCall(authorization);
-        if (!prepared.ok) return { ok: false, reason: recordedReason(prepared.fault), message: prepared.message };
-        return prepared;
+        return this.settlementCall(authorization);
       },
     };
+  }
+
+  private async settlementCall(authorization: TransferAuthorization): Promise<PreparedCall> {
+    const prepared = await this.rail.settlementCall(authorization);
+    return prepared.ok ? prepared : { ok: false, reason: recordedReason(prepared.fault), message: prepared.message };
   }
 
   private unexpected(payment: Settling, error: unknown): SettleResponse {

@@ -44,7 +44,8 @@ export interface ChargeRail {
   verify(attempt: ChargeAttempt, options: { beforeSettle: boolean }): Promise<RailVerdict>;
   /**
    * Starts the read-only work its settle begins with (evm: the transfer's simulation), so that it runs while the
-   * challenge is claimed; handed to settle when this request's claim wins. Never rejects unhandled; undefined when
+   * challenge is claimed; called after verify(attempt, { beforeSettle: true }) passed, whose checks it does not repeat;
+   * handed to settle when this request's claim wins. Never rejects unhandled; undefined when
    * there is nothing to start (settle finds out why).
    */
   begin?(attempt: ChargeAttempt): Promise<PreparedCall> | undefined;

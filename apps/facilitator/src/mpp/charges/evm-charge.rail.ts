@@ -54,6 +54,7 @@ export class EvmChargeRail implements ChargeRail {
     }
   }
 
+  /** After verify(attempt, { beforeSettle: true }), which checked the authorization as settle's preparation would. */
   begin(attempt: ChargeAttempt): Promise<PreparedCall> | undefined {
     const checked = this.authorization(attempt);
     return checked.ok ? this.settlement.prepareCall(checked.authorization) : undefined;
