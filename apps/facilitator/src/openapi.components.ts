@@ -284,6 +284,24 @@ export const COMPONENTS = {
         },
       },
     },
+    MppChallengeIssuance: {
+      type: 'object',
+      required: ['issuerKey', 'realm', 'offers', 'challengeTtlSeconds'],
+      additionalProperties: false,
+      properties: {
+        issuerKey: {
+          type: 'string',
+          description: "The key to bind the merchant's own challenges with (base64url, 43 characters): derived from its secret, rotated with it.",
+        },
+        realm: { type: 'string' },
+        offers: {
+          type: 'array',
+          items: { $ref: '#/components/schemas/MppOffer' },
+          description: "The route's offers, made canonical: what its challenges carry.",
+        },
+        challengeTtlSeconds: { type: 'integer', description: 'Seconds a challenge lives when the terms name no `expiresIn` (MPP_CHALLENGE_TTL_SECONDS).' },
+      },
+    },
     MppProblem: {
       type: 'object',
       description:

@@ -1,9 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { getAddress, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { Mppx, evm } from 'mppx/client';
 import { Receipt as MppxReceipt } from 'mppx';
 import { PrismaService } from '@mp/db';
-import { decodeReceipt, parseCredential, serializeCredential } from '@mp/mpp';
+import { challengeExpiry, decodeReceipt, issueChallenges, parseCredential, serializeChallenge, serializeCredential } from '@mp/mpp';
 import { balanceOf, payerAccount, testChain } from '../../../test/support/chain';
 import { paymentRequiredResponse } from '../../../test/support/mpp';
 import { postJson, startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
@@ -284,7 +285,7 @@ describe('MPP method evm (charge) through the facilitator, credentials made by t
     expect(settled.status).toBe(200);
   });
 
-  it("binds challenges with a secret per merchant: another merchant's key cannot settle them, and a rotation keeps old challenges valid", async () => {
+  it("binds challenges with a secret per merchant (or its issuer key, /mpp/issuance): another merchant's key cannot settle them, and a rotation keeps old challenges valid", async () => {
     // the merchants CLI, through this facilitator's operator API
     const cli = async (...args: string[]) => {
       const r = await merchantsCli(facilitator.url, ...args, '--json');
@@ -311,11 +312,44 @@ describe('MPP method evm (charge) through the facilitator, credentials made by t
       'https://paymentauth.org/problems/invalid-challenge',
     );
 
+    // A's own issuance (its issuer key): its challenges settle for A only, as the facilitator's do.
+    const issuance = await asA('/mpp/issuance', terms('12000'));
+    expect(issuance.status).toBe(200);
+    expect(issuance.body).toEqual({
+      issuerKey: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      realm: 'shop.example',
+      offers: issued.body.challenges.map((c: { method: string; intent: string; request: unknown }) => ({
+        method: c.method,
+        intent: c.intent,
+        request: c.request,
+      })),
+      challengeTtlSeconds: expect.any(Number),
+    });
+    const issuedByA = (key: string) =>
+      issueChallenges(
+        key,
+        { realm: issuance.body.realm, offers: issuance.body.offers },
+        { expires: challengeExpiry(Date.now(), 60), nonce: () => randomUUID() },
+      );
+    const ownCredential = await payWith(4).createCredential(paymentRequiredResponse(issuedByA(issuance.body.issuerKey).map(serializeChallenge)));
+    expect((await asB('/mpp/settle', { credential: ownCredential, terms: terms('12000') })).body.type).toBe(
+      'https://paymentauth.org/problems/invalid-challenge',
+    );
+    const forged = await payWith(4).createCredential(paymentRequiredResponse(issuedByA(`${issuance.body.issuerKey}x`).map(serializeChallenge)));
+    expect((await asA('/mpp/settle', { credential: forged, terms: terms('12000') })).body.type).toBe('https://paymentauth.org/problems/invalid-challenge');
+
     await cli('rotate-mpp-secret', a.merchantId);
     const fresh = await asA('/mpp/challenges', terms('12000'));
     expect(fresh.body.challenges[0].id).not.toBe(issued.body.challenges[0].id);
+    expect((await asA('/mpp/issuance', terms('12000'))).body.issuerKey).not.toBe(issuance.body.issuerKey);
     const settled = await asA('/mpp/settle', { credential, terms: terms('12000') });
     expect(settled.status).toBe(200);
+    // Issued with the key before the rotation: accepted, as the previous secret's challenges are.
+    const ownSettled = await asA('/mpp/settle', { credential: ownCredential, terms: terms('12000') });
+    expect(ownSettled.status).toBe(200);
+    const own = parseCredential(ownCredential);
+    if (!own.ok) throw new Error('mppx credential did not parse');
+    expect(ownSettled.body.receipt.challengeId).toBe(own.value.challenge.id);
     const [payment] = await db.$queryRawUnsafe<{ merchant_id: string }[]>(
       `SELECT merchant_id::text FROM facilitator.payments WHERE challenge_id = $1`,
       settled.body.receipt.challengeId,

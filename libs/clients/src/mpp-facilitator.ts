@@ -36,6 +36,16 @@ export interface MppChallenge {
   description?: string;
 }
 
+/** What a merchant issues a route's challenges with itself (issueChallenges of @mp/mpp): POST /mpp/issuance. */
+export interface MppIssuance {
+  issuerKey: string;
+  realm: string;
+  /** the route's offers, made canonical */
+  offers: MppOffer[];
+  /** seconds a challenge lives when the terms name no `expiresIn` */
+  challengeTtlSeconds: number;
+}
+
 export interface MppIssued {
   challenges: MppChallenge[];
   wwwAuthenticate: string[];
@@ -121,6 +131,13 @@ export class MppFacilitatorClient {
     const { status, body } = await this.post('/mpp/challenges', terms);
     if (status !== 201) throw new MppFacilitatorError(status, body);
     return body as MppIssued;
+  }
+
+  /** The issuer key and canonical offers for issuing the route's challenges in the merchant's own process. */
+  async issuance(terms: MppTerms): Promise<MppIssuance> {
+    const { status, body } = await this.post('/mpp/issuance', terms);
+    if (status !== 200) throw new MppFacilitatorError(status, body);
+    return body as MppIssuance;
   }
 
   /** `credential`: the Authorization (or Payment-Authorization) header value as received. */

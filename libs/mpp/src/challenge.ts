@@ -89,6 +89,15 @@ export function challengeId(secret: string, fields: ChallengeFields): string {
     .digest('base64url');
 }
 
+/**
+ * The key a merchant binds challenges with in its own process (issueChallenges), derived from the secret its
+ * facilitator binds them with: the facilitator accepts both, so the merchant's 402 needs no round trip to it, and the
+ * secret itself never leaves the facilitator. Rotating the secret rotates this key.
+ */
+export function issuerKey(secret: string): string {
+  return createHmac('sha256', Buffer.from(secret, 'utf8')).update('mpp issuer key v1', 'utf8').digest('base64url');
+}
+
 export function assertSecret(secret: string): void {
   if (Buffer.byteLength(secret, 'utf8') < MIN_SECRET_BYTES) throw new Error(`the MPP challenge secret must be at least ${MIN_SECRET_BYTES} bytes`);
 }

@@ -10,6 +10,7 @@ export {
   decodeOpaque,
   encodeOpaque,
   isBound,
+  issuerKey,
   MAX_REQUEST_PARAM_LENGTH,
   MIN_SECRET_BYTES,
   PAYMENT_AUTHORIZATION_HEADER,
@@ -25,7 +26,7 @@ export {
 export { credentialWireSchema, parseCredential, serializeCredential, verifyBinding, type Credential, type VerifyBindingOptions } from './credential';
 export { decodeReceipt, encodeReceipt, PAYMENT_RECEIPT_HEADER, receiptSchema, type Receipt } from './receipt';
 export { fail, ok, PROBLEM_BASE, PROBLEMS, problemType, toProblemDetails, type MppError, type ProblemCode, type ProblemDetails, type Result } from './problems';
-export { CHALLENGE_NONCE_KEY, matchOffer, type Offer, type Terms } from './terms';
+export { CHALLENGE_NONCE_KEY, challengeExpiry, issueChallenges, matchOffer, type Issuance, type Offer, type Terms } from './terms';
 export {
   checkEvmCharge,
   EVM_METHOD,

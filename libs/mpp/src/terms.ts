@@ -1,5 +1,5 @@
 import { canonicalize } from './jcs';
-import { decodeOpaque, type Challenge } from './challenge';
+import { createChallenge, decodeOpaque, encodeOpaque, type Challenge } from './challenge';
 import { fail, ok, type Result } from './problems';
 
 /** One payment option a route accepts: what a challenge for it carries. */
@@ -23,6 +23,45 @@ export interface Terms {
  * terms issued within the same second would share an id, and paying one would use up the other.
  */
 export const CHALLENGE_NONCE_KEY = '_nonce';
+
+/** What issueChallenges adds to the terms. */
+export interface Issuance {
+  /** when the challenges expire, in whole seconds (challengeExpiry) */
+  expires: string;
+  /** a new unique value for each challenge, put in its opaque as CHALLENGE_NONCE_KEY */
+  nonce: () => string;
+  /** ask the client to send the credential in Payment-Authorization (draft -02) */
+  header?: 'Payment-Authorization';
+}
+
+/**
+ * One challenge per offer of the terms (whose requests are already canonical), bound with `key`: the facilitator's
+ * secret, or a merchant's issuer key (issuerKey). The same function on both sides, so a merchant's challenges are the
+ * facilitator's, field for field.
+ */
+export function issueChallenges(key: string, terms: Terms, { expires, nonce, header }: Issuance): Challenge[] {
+  return terms.offers.map((offer) =>
+    createChallenge(key, {
+      realm: terms.realm,
+      method: offer.method,
+      intent: offer.intent,
+      request: offer.request,
+      expires,
+      ...(offer.description !== undefined && { description: offer.description }),
+      ...(terms.digest !== undefined && { digest: terms.digest }),
+      // The nonce makes every challenge unique (the id is bound to it); the route's own opaque rides along.
+      opaque: encodeOpaque({ ...terms.opaque, [CHALLENGE_NONCE_KEY]: nonce() }),
+      ...(header !== undefined && { header }),
+    }),
+  );
+}
+
+/** A challenge's `expires`, `ttlSeconds` after `nowMs`, in whole seconds (RFC 3339, `Z`). */
+export function challengeExpiry(nowMs: number, ttlSeconds: number): string {
+  const expires = new Date(nowMs + ttlSeconds * 1000);
+  expires.setUTCMilliseconds(0);
+  return expires.toISOString().replace('.000Z', 'Z');
+}
 
 /**
  * The HMAC proves only that we issued a challenge, not that it was issued for this route: the echoed challenge

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { PrismaService } from '@mp/db';
+import { issuerKey } from '@mp/mpp';
 import { ExpiringMap } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 
@@ -9,7 +10,12 @@ export const MAX_CHALLENGE_TTL_SECONDS = 3600;
 
 export interface ScopeSecrets {
   secret: string;
-  /** still accepted: challenges issued before the rotation have not all expired yet */
+  /** the merchant's key for challenges it issues itself (issuerKey of the secret) */
+  issuerKey: string;
+  /**
+   * also accepted: the issuer key, and the previous secret and its issuer key while challenges issued before the
+   * rotation may not have expired
+   */
   previous: string[];
 }
 
@@ -37,7 +43,8 @@ export class MppSecrets {
     if (!row) throw new Error(`the MPP secret of scope "${scope}" is missing`);
     // an hour's window: the clocks of this host and the database agree well enough for it
     const recent = row.rotatedAt !== null && row.rotatedAt.getTime() > Date.now() - MAX_CHALLENGE_TTL_SECONDS * 1000;
-    const value = { secret: row.secret, previous: row.previousSecret && recent ? [row.previousSecret] : [] };
+    const earlier = row.previousSecret && recent ? [row.previousSecret, issuerKey(row.previousSecret)] : [];
+    const value = { secret: row.secret, issuerKey: issuerKey(row.secret), previous: [issuerKey(row.secret), ...earlier] };
     this.cache.set(scope, value);
     return value;
   }

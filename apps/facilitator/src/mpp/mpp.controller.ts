@@ -5,7 +5,7 @@ import { CurrentMerchant, OpenModeAllowed } from '../merchants/current-merchant'
 import { MerchantAuthGuard } from '../merchants/merchant-auth.guard';
 import type { MerchantPrincipal } from '../merchants/merchant-auth.service';
 import { credentialBodySchema, termsSchema, type CredentialBody, type TermsInput } from './mpp.api';
-import { MppService, type IssuedChallenges, type MppAnswer } from './mpp.service';
+import { MppService, type ChallengeIssuance, type IssuedChallenges, type MppAnswer } from './mpp.service';
 import { MPP_DOCS } from './mpp.openapi';
 
 /**
@@ -29,6 +29,13 @@ export class MppController {
   @HttpCode(201)
   challenges(@Body(new ZodBodyPipe(termsSchema)) terms: TermsInput, @CurrentMerchant() merchant: MerchantPrincipal | undefined): Promise<IssuedChallenges> {
     return this.mpp.issue(terms, merchant?.merchantId ?? null);
+  }
+
+  @ApiDoc(MPP_DOCS.issuance)
+  @Post('issuance')
+  @HttpCode(200)
+  issuance(@Body(new ZodBodyPipe(termsSchema)) terms: TermsInput, @CurrentMerchant() merchant: MerchantPrincipal | undefined): Promise<ChallengeIssuance> {
+    return this.mpp.issuance(terms, merchant?.merchantId ?? null);
   }
 
   @ApiDoc(MPP_DOCS.verify)

@@ -223,6 +223,50 @@ export const MPP_DOCS = {
       ...JSON_BODY_ERRORS,
     },
   },
+  issuance: {
+    operationId: 'getMppChallengeIssuance',
+    summary: "What a merchant needs to issue a route's MPP challenges itself",
+    description:
+      "The calling merchant's issuer key (HMAC-SHA256 of its secret, so the secret never leaves the facilitator), the route's offers made canonical as `/mpp/challenges` would issue them, and the default lifetime of a challenge. A challenge bound with the issuer key (`issueChallenges` of `@mp/mpp`: the facilitator's own issuance, field for field) is accepted by `/mpp/verify` and `/mpp/settle` like one from `/mpp/challenges`, so a 402 needs no call here. Rotating the merchant's secret rotates the key; the previous key stays accepted for an hour, as the previous secret does. Keep the key as you keep your API key: it lets its holder issue challenges for you, which the API key does too. `digest`, `opaque`, `expiresIn` and `header` of the terms are not needed here; give them to `issueChallenges` per request.",
+    security: KEY_OR_OPEN_MODE,
+    requestBody: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: { $ref: '#/components/schemas/MppTerms' },
+          examples: { evm: { summary: 'One evm offer', value: { realm: TERMS.realm, offers: [TERMS.offers[0]] } } },
+        },
+      },
+    },
+    responses: {
+      '200': jsonResponse(
+        'The issuer key and the canonical offers.',
+        { $ref: '#/components/schemas/MppChallengeIssuance' },
+        {
+          example: {
+            issuerKey: 'Z0b9yQxJ6m3c1rY8wqK2s7pV4nH5tL0eA3dF6gJ9kMo',
+            realm: 'shop.example',
+            offers: [
+              {
+                method: 'evm',
+                intent: 'charge',
+                request: {
+                  amount: '25000',
+                  currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+                  methodDetails: { chainId: 84532, credentialTypes: ['authorization'], decimals: 6 },
+                  recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
+                },
+              },
+            ],
+            challengeTtlSeconds: 300,
+          },
+        },
+      ),
+      '400': { $ref: '#/components/responses/BadRequest' },
+      ...MERCHANT_KEY_ERRORS,
+      ...JSON_BODY_ERRORS,
+    },
+  },
   verify: {
     operationId: 'verifyMppCredential',
     summary: 'Check an MPP credential without settling it',

@@ -1,10 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
-  CHALLENGE_NONCE_KEY,
-  createChallenge,
-  encodeOpaque,
+  challengeExpiry,
   encodeReceipt,
+  issueChallenges,
   matchOffer,
   parseCredential,
   PAYMENT_RECEIPT_HEADER,
@@ -15,6 +14,7 @@ import {
   type Challenge,
   type Credential,
   type MppError,
+  type Offer,
   type Receipt,
   type Terms,
 } from '@mp/mpp';
@@ -32,6 +32,16 @@ export interface MppAnswer {
   status: number;
   headers: Record<string, string | string[]>;
   body: Record<string, unknown>;
+}
+
+export interface ChallengeIssuance {
+  /** the key the merchant binds its challenges with: derived from its secret, accepted with it, rotated with it */
+  issuerKey: string;
+  realm: string;
+  /** the route's offers, made canonical: what its challenges carry */
+  offers: Offer[];
+  /** seconds a challenge lives when the terms name no `expiresIn` (MPP_CHALLENGE_TTL_SECONDS) */
+  challengeTtlSeconds: number;
 }
 
 export interface IssuedChallenges {
@@ -76,23 +86,22 @@ export class MppService {
   async issue(input: TermsInput, merchantId: string | null): Promise<IssuedChallenges> {
     const terms = this.normalizeTerms(input);
     const { secret } = await this.secrets.forScope(scopeOf(merchantId));
-    const expires = new Date(this.clock.nowMs() + (input.expiresIn ?? this.config.mpp.challengeTtlSeconds) * 1000);
-    expires.setUTCMilliseconds(0);
-    const challenges = terms.offers.map((offer) =>
-      createChallenge(secret, {
-        realm: terms.realm,
-        method: offer.method,
-        intent: offer.intent,
-        request: offer.request,
-        expires: expires.toISOString().replace('.000Z', 'Z'),
-        ...(offer.description !== undefined && { description: offer.description }),
-        ...(terms.digest !== undefined && { digest: terms.digest }),
-        // A nonce in opaque makes every challenge unique (the id is bound to it); the route's own opaque rides along.
-        opaque: encodeOpaque({ ...terms.opaque, [CHALLENGE_NONCE_KEY]: randomBytes(12).toString('base64url') }),
-        ...(input.header !== undefined && { header: input.header }),
-      }),
-    );
+    const challenges = issueChallenges(secret, terms, {
+      expires: challengeExpiry(this.clock.nowMs(), input.expiresIn ?? this.config.mpp.challengeTtlSeconds),
+      nonce: () => randomBytes(12).toString('base64url'),
+      ...(input.header !== undefined && { header: input.header }),
+    });
     return { challenges, wwwAuthenticate: challenges.map(serializeChallenge) };
+  }
+
+  /**
+   * What a merchant needs to issue the route's challenges itself (issueChallenges of @mp/mpp), as /mpp/challenges
+   * would: its issuer key, the offers made canonical, and the default lifetime of a challenge.
+   */
+  async issuance(input: TermsInput, merchantId: string | null): Promise<ChallengeIssuance> {
+    const { realm, offers } = this.normalizeTerms(input);
+    const { issuerKey } = await this.secrets.forScope(scopeOf(merchantId));
+    return { issuerKey, realm, offers, challengeTtlSeconds: this.config.mpp.challengeTtlSeconds };
   }
 
   async verify(body: CredentialBody, merchantId: string | null): Promise<MppAnswer> {

@@ -4,6 +4,7 @@ import { bodyDigest, PAYMENT_RECEIPT_HEADER, toProblemDetails } from '@mp/mpp';
 import { problemBody, registerLogSecrets } from '@mp/platform';
 import { fetchWithTimeout } from '../facilitator-fetch';
 import type { MerchantConfig } from '../merchant.config';
+import { LocalChallenges } from './local-challenges';
 import { MPP_TOP_UP_ROUTE, mppTerms, mppTopUpTerms } from './mpp-terms';
 
 export const MPP_FORECAST_ROUTE = '/mpp/forecast';
@@ -27,12 +28,13 @@ interface MppRoute {
 
 /**
  * MPP in front of POST /mpp/forecast (and, with prepaid balances, POST /mpp/balance/top-up): without a credential, a 402 with one WWW-Authenticate challenge per method
- * (from our facilitator, bound to this route and to the request body's digest); with one, the facilitator settles
+ * (issued here with the merchant's issuer key from our facilitator, bound to this route and to the request body's digest); with one, the facilitator settles
  * it before the handler runs, and the answer carries the Payment-Receipt. Failures are relayed as the facilitator
  * words them (status, problem+json, fresh challenges).
  */
 export function createMppPaywall(config: MerchantConfig): RequestHandler {
   const facilitator = mppFacilitator(config);
+  const challenges = new LocalChallenges(facilitator);
   const prepaid = config.prepaid;
   const routes = new Map<string, MppRoute>([
     [MPP_FORECAST_ROUTE, { terms: (digest) => mppTerms(config, MPP_FORECAST_RESOURCE, digest) }],
@@ -52,12 +54,12 @@ export function createMppPaywall(config: MerchantConfig): RequestHandler {
     try {
       const credentials = paymentCredentials(req);
       if (credentials.length === 0) {
-        const issued = await facilitator.challenges(terms);
-        return relay(res, 402, toProblemDetails('payment-required', { detail: 'this resource is paid; answer one of the challenges' }), issued.wwwAuthenticate);
+        const issued = await challenges.wwwAuthenticate(terms);
+        return relay(res, 402, toProblemDetails('payment-required', { detail: 'this resource is paid; answer one of the challenges' }), issued);
       }
       if (credentials.length > 1) {
-        const issued = await facilitator.challenges(terms);
-        return relay(res, 400, toProblemDetails('bad-request', { detail: 'send exactly one Payment credential' }), issued.wwwAuthenticate);
+        const issued = await challenges.wwwAuthenticate(terms);
+        return relay(res, 400, toProblemDetails('bad-request', { detail: 'send exactly one Payment credential' }), issued);
       }
       const [credential] = credentials;
       const settled = await facilitator.settle(credential!.value, terms, credential!.header);
