@@ -24,18 +24,20 @@ const TERMS = {
   ],
   opaque: { resource: 'POST /mpp/forecast' },
 };
+// the evm offer's request as the facilitator makes it canonical (what its challenges carry)
+const CANONICAL_EVM_REQUEST = {
+  amount: '25000',
+  currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+  methodDetails: { chainId: 84532, credentialTypes: ['authorization'], decimals: 6 },
+  recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
+};
 const FRESH_CHALLENGES = [
   {
     id: 'Zr3c8bQeLk0a9Vt2yPu6sWm1xNj4hGf7dCo5iEb8aKq',
     realm: 'shop.example',
     method: 'evm',
     intent: 'charge',
-    request: {
-      amount: '25000',
-      currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-      methodDetails: { chainId: 84532, credentialTypes: ['authorization'], decimals: 6 },
-      recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-    },
+    request: CANONICAL_EVM_REQUEST,
     expires: '2026-12-01T10:20:00Z',
     opaque: 'eyJfbm9uY2UiOiJ6OXk4eDd3NnY1dTR0M3MyIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
   },
@@ -44,6 +46,11 @@ const FRESH_CHALLENGES = [
 /** A problem of the Payment scheme as the facilitator answers it: with fresh challenges for the same terms. */
 function schemeProblem(code: MppProblemCode, detail: string, challengeId?: string) {
   return toProblemDetails(code, { detail, challengeId, extensions: { challenges: FRESH_CHALLENGES } });
+}
+
+/** The body of /mpp/challenges and of /mpp/issuance: a route's terms. */
+function termsRequestBody(examples: Record<string, { summary: string; value: unknown }>) {
+  return { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/MppTerms' }, examples } } };
 }
 
 /** The body of /mpp/verify and of /mpp/settle. */
@@ -171,15 +178,7 @@ export const MPP_DOCS = {
     description:
       "One challenge per offer, each bound by HMAC-SHA256 with the calling merchant's own secret (made on first use, 32 random bytes; open mode has one of its own) and a random `_nonce` in `opaque`, so every challenge is unique. Nothing is stored: the id proves issuance. Send the `wwwAuthenticate` values with your 402, one field each.",
     security: KEY_OR_OPEN_MODE,
-    requestBody: {
-      required: true,
-      content: {
-        'application/json': {
-          schema: { $ref: '#/components/schemas/MppTerms' },
-          examples: { evmAndStripe: { summary: 'Both methods for one route', value: TERMS } },
-        },
-      },
-    },
+    requestBody: termsRequestBody({ evmAndStripe: { summary: 'Both methods for one route', value: TERMS } }),
     responses: {
       '201': jsonResponse(
         'The challenges.',
@@ -192,12 +191,7 @@ export const MPP_DOCS = {
                 realm: 'shop.example',
                 method: 'evm',
                 intent: 'charge',
-                request: {
-                  amount: '25000',
-                  currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                  methodDetails: { chainId: 84532, credentialTypes: ['authorization'], decimals: 6 },
-                  recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                },
+                request: CANONICAL_EVM_REQUEST,
                 expires: '2026-12-01T10:20:00Z',
                 opaque: 'eyJfbm9uY2UiOiJoM2k0bTVuNm83cDhxOXIwIiwicmVzb3VyY2UiOiJQT1NUIC9tcHAvZm9yZWNhc3QifQ',
               },
@@ -229,15 +223,7 @@ export const MPP_DOCS = {
     description:
       "The calling merchant's issuer key (HMAC-SHA256 of its secret, so the secret never leaves the facilitator), the route's offers made canonical as `/mpp/challenges` would issue them, and the default lifetime of a challenge. A challenge bound with the issuer key (`issueChallenges` of `@mp/mpp`: the facilitator's own issuance, field for field) is accepted by `/mpp/verify` and `/mpp/settle` like one from `/mpp/challenges`, so a 402 needs no call here. Rotating the merchant's secret rotates the key; the previous key stays accepted for an hour, as the previous secret does. Keep the key as you keep your API key: it lets its holder issue challenges for you, which the API key does too. `digest`, `opaque`, `expiresIn` and `header` of the terms are not needed here; give them to `issueChallenges` per request.",
     security: KEY_OR_OPEN_MODE,
-    requestBody: {
-      required: true,
-      content: {
-        'application/json': {
-          schema: { $ref: '#/components/schemas/MppTerms' },
-          examples: { evm: { summary: 'One evm offer', value: { realm: TERMS.realm, offers: [TERMS.offers[0]] } } },
-        },
-      },
-    },
+    requestBody: termsRequestBody({ evm: { summary: 'One evm offer', value: { realm: TERMS.realm, offers: [TERMS.offers[0]] } } }),
     responses: {
       '200': jsonResponse(
         'The issuer key and the canonical offers.',
@@ -250,12 +236,7 @@ export const MPP_DOCS = {
               {
                 method: 'evm',
                 intent: 'charge',
-                request: {
-                  amount: '25000',
-                  currency: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-                  methodDetails: { chainId: 84532, credentialTypes: ['authorization'], decimals: 6 },
-                  recipient: '0xCdaF545f03D8dA01C298d8604f29d4c80493f6b2',
-                },
+                request: CANONICAL_EVM_REQUEST,
               },
             ],
             challengeTtlSeconds: 300,
