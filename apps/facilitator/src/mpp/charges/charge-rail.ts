@@ -45,8 +45,8 @@ export interface ChargeRail {
   /**
    * Starts the read-only work its settle begins with (evm: the transfer's simulation), so that it runs while the
    * challenge is claimed; called after verify(attempt, { beforeSettle: true }) passed, whose checks it does not repeat;
-   * handed to settle when this request's claim wins. Never rejects unhandled; undefined when
-   * there is nothing to start (settle finds out why).
+   * handed to settle when this request's claim wins. Never rejects unhandled; undefined when there is nothing to
+   * start (settle finds out why).
    */
   begin?(attempt: ChargeAttempt): Promise<PreparedCall> | undefined;
   /** Moves the money for a claimed challenge, exactly once; `begun`: what begin started for this request. */
