@@ -6,6 +6,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { Mppx, evm } from 'mppx/client';
 import { Redis } from 'ioredis';
 import { PrismaService } from '@mp/db';
+import { challengeExpiry, issueChallenges, serializeChallenge } from '@mp/mpp';
 import { payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
 import { startFacilitator, TEST_OPERATOR_TOKEN, type RunningFacilitator } from '../../../test/support/facilitator';
 import { call, type Answer } from '../../../test/support/http';
@@ -309,6 +310,30 @@ const cases: Record<string, Case> = {
       // A challenge B's key issues is bound to B's secret: A's key does not accept it, so B cannot issue for A.
       const { credential, terms } = await mppCredential(w, w.b.apiKey, w.bPayTo, 2);
       expect((await call(`${w.url}/mpp/verify`, { key: w.a.apiKey, body: { credential, terms } })).body).toMatchObject({
+        type: 'https://paymentauth.org/problems/invalid-challenge',
+      });
+    },
+  },
+
+  'POST /mpp/issuance': {
+    kind: 'tenant',
+    check: async (w) => {
+      // B's issuer key is B's own: a challenge bound with it is not A's, and it is not A's key.
+      const ofA = await call(`${w.url}/mpp/issuance`, { key: w.a.apiKey, body: mppTerms(w.aPayTo) });
+      const ofB = await call(`${w.url}/mpp/issuance`, { key: w.b.apiKey, body: mppTerms(w.bPayTo) });
+      expect([ofA.status, ofB.status]).toEqual([200, 200]);
+      expect(ofB.body.issuerKey).not.toBe(ofA.body.issuerKey);
+      const [challenge] = issueChallenges(
+        ofB.body.issuerKey,
+        { realm: ofB.body.realm, offers: ofB.body.offers },
+        { expires: challengeExpiry(Date.now(), 60), nonce: () => randomBytes(12).toString('base64url') },
+      );
+      const payer = Mppx.create({
+        methods: [evm.charge({ account: payerAccount(manifest, 2), authorization: { name: usdc.name, version: usdc.version } })],
+        polyfill: false,
+      });
+      const credential = await payer.createCredential(paymentRequiredResponse([serializeChallenge(challenge!)]));
+      expect((await call(`${w.url}/mpp/verify`, { key: w.a.apiKey, body: { credential, terms: mppTerms(w.bPayTo) } })).body).toMatchObject({
         type: 'https://paymentauth.org/problems/invalid-challenge',
       });
     },
