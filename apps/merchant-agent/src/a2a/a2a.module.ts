@@ -45,10 +45,10 @@ export class A2aModule {
         MerchantExecutor,
         {
           provide: A2A_REQUEST_HANDLER,
-          inject: [SKILLS, PgTaskStore, MerchantExecutor, TaskPayments],
-          useFactory: (skills: ReadonlyMap<string, Skill>, tasks: PgTaskStore, executor: MerchantExecutor, payments: TaskPayments) => {
+          inject: [SKILLS, PgTaskStore, MerchantExecutor, TaskPayments, PaymentFlow],
+          useFactory: (skills: ReadonlyMap<string, Skill>, tasks: PgTaskStore, executor: MerchantExecutor, payments: TaskPayments, flow: PaymentFlow) => {
             const sdk = new DefaultRequestHandler(agentCard(config, skills), tasks, executor, new TaskBusManager());
-            return new PaidSkillsRequestHandler(sdk, skills, payments);
+            return new PaidSkillsRequestHandler(sdk, skills, payments, flow);
           },
         },
       ],

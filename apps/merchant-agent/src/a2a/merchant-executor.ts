@@ -54,7 +54,7 @@ export class MerchantExecutor implements AgentExecutor {
     }
     switch (ctx.userMessage.metadata?.[X402_METADATA.status]) {
       case 'payment-submitted':
-        return this.flow.submit(turn, payment, ctx.userMessage);
+        return this.flow.submit(turn, payment, ctx.userMessage, ctx.context);
       case 'payment-rejected':
         return this.flow.reject(turn, payment);
       default:

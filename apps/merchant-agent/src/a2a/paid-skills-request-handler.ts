@@ -21,6 +21,7 @@ import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { inputProblem, routeMessage, type Skill } from './skills';
 import { carriesSubscriberProof } from './subscription-flow';
 import { activatedX402Uris, X402_EXTENSION_URIS } from './x402/extension';
+import { PaymentFlow } from './x402/payment-flow';
 import { TaskPayments } from './x402/payment.repository';
 
 /**
@@ -35,6 +36,7 @@ export class PaidSkillsRequestHandler implements A2ARequestHandler {
     private readonly inner: A2ARequestHandler,
     private readonly skills: ReadonlyMap<string, Skill>,
     private readonly payments: TaskPayments,
+    private readonly flow: PaymentFlow,
   ) {}
 
   async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
@@ -113,8 +115,8 @@ export class PaidSkillsRequestHandler implements A2ARequestHandler {
     const x402 = activatedX402Uris(context.requestedExtensions).length > 0;
     const route = routeMessage(message, this.skills);
     if (message.taskId) {
-      // The executor reads the task's payment first thing: read while the SDK loads and saves the task.
-      if (x402 && route.kind !== 'skill') this.payments.readAhead(message.taskId, context);
+      // The executor reads the task's payment first thing, and verifies a payment: both while the SDK loads and saves the task.
+      if (x402 && route.kind !== 'skill') this.flow.ahead(message, context);
       // An unknown task is the SDK's TaskNotFoundError (-32001), whatever the message says.
       if (!x402) await this.inner.getTask({ id: message.taskId, tenant, historyLength: 0 }, context);
       // With x402 activated, whether the task is paid only matters to a message that names a skill (a payment does not).

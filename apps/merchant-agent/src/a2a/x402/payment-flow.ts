@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { TaskState, type Message } from '@a2a-js/sdk';
 import type { FacilitatorClient } from '@x402/core/server';
-import type { PaymentPayload, SettleResponse } from '@x402/core/types';
+import type { PaymentPayload, SettleResponse, VerifyResponse } from '@x402/core/types';
 import { X402Reason } from '@mp/x402';
 import { PrepaidLedgerError, type BalanceView, type PrepaidLedger } from '../../prepaid/prepaid-ledger';
 import { PREPAID_LEDGER } from '../prepaid-flow';
@@ -12,7 +12,7 @@ import { errorCodeFor } from './error-codes';
 import { X402_METADATA, x402Metadata, type X402PaymentStatus } from './extension';
 import { isUnknownOutcome, settlePayment, verifyPayment, X402_FACILITATOR } from './facilitator';
 import { TaskPayments, type PaymentStatus, type TaskPayment, type Transition } from './payment.repository';
-import { checkSubmission } from './submitted-payment';
+import { checkSubmission, type SubmissionCheck } from './submitted-payment';
 
 /** Payloads a task takes before it fails: a buyer may correct a rejected one (a new signature, more funds). */
 export const MAX_PAYMENT_ATTEMPTS = 3;
@@ -50,12 +50,30 @@ interface AttemptFailure {
  */
 @Injectable()
 export class PaymentFlow {
+  /** Verifications started ahead for a request (by its ServerCallContext): its payment message's, taken once by submit. */
+  private readonly verifiedAhead = new WeakMap<object, { messageId: string; verifying: Promise<VerifyResponse | undefined> }>();
+
   constructor(
     private readonly payments: TaskPayments,
     @Inject(X402_FACILITATOR) private readonly facilitator: FacilitatorClient,
     @Inject(SKILLS) private readonly skills: ReadonlyMap<string, Skill>,
     @Inject(PREPAID_LEDGER) private readonly prepaid: PrepaidLedger | null,
   ) {}
+
+  /**
+   * Starts, for a message on a paid task, the reads its turn begins with, while the SDK loads and saves the task
+   * (`request`: its ServerCallContext): the task's payment (TaskPayments.readAhead), and for a payment the facilitator's
+   * /verify of it. Both are reads; the turn's claim still decides, and a verification is used only by the turn whose
+   * claim wins.
+   */
+  ahead(message: Message, request: object): void {
+    if (!message.taskId) return;
+    const reading = this.payments.readAhead(message.taskId, request);
+    if (message.metadata?.[X402_METADATA.status] !== 'payment-submitted') return;
+    const verifying = reading.then((payment) => (payment ? this.verification(payment, message).verifying : undefined));
+    verifying.catch(() => undefined); // submit awaits it; verifyPayment itself never rejects
+    this.verifiedAhead.set(request, { messageId: message.messageId, verifying });
+  }
 
   /** Asks for the payment, as a new task does and as any message without a payment does again. */
   async remind(turn: TaskTurn, payment: TaskPayment): Promise<void> {
@@ -73,12 +91,13 @@ export class PaymentFlow {
     turn.start(TaskState.TASK_STATE_FAILED, 'The payment was declined; nothing was charged.', x402Metadata('payment-rejected'));
   }
 
-  async submit(turn: TaskTurn, payment: TaskPayment, message: Message): Promise<void> {
-    const check = checkSubmission(message.metadata?.[X402_METADATA.payload], payment.offer);
-    const [requirements] = payment.offer.accepts;
-    // Asked while the payment is claimed (verification moves nothing, and verifyPayment never rejects); its answer is
-    // used only by the turn whose claim wins.
-    const verifying = check.ok ? verifyPayment(this.facilitator, check.payload, requirements) : undefined;
+  /** `request`: the ServerCallContext of the message's request, whose verification may have started ahead. */
+  async submit(turn: TaskTurn, payment: TaskPayment, message: Message, request?: object): Promise<void> {
+    const ahead = request && this.verifiedAhead.get(request);
+    if (ahead) this.verifiedAhead.delete(request);
+    // Asked while the payment is claimed, if not already (verification moves nothing, and verifyPayment never
+    // rejects); its answer is used only by the turn whose claim wins.
+    const { check, verifying } = this.verification(payment, message, ahead?.messageId === message.messageId ? ahead.verifying : undefined);
     const claim = await this.payments.claim(
       payment.taskId,
       check.ok ? { messageId: message.messageId, payer: check.payer, nonce: check.nonce, payload: check.payload } : undefined,
@@ -93,7 +112,8 @@ export class PaymentFlow {
     }
     if (!check.ok) return this.attemptFailed(turn, payment, claim.attempts, check);
 
-    const verified = await verifying!; // started above for every check.ok
+    const verified = await verifying!; // started for every check.ok
+    const [requirements] = payment.offer.accepts;
     if (!verified.isValid) {
       const reason = verified.invalidReason ?? X402Reason.invalidPayload;
       return this.attemptFailed(turn, payment, claim.attempts, { reason, message: verified.invalidMessage ?? reason, payer: verified.payer });
@@ -139,6 +159,21 @@ export class PaymentFlow {
       reason: X402Reason.invalidPayload,
       message: 'the agent stopped before answering this payment, which carried no authorization it could use',
     });
+  }
+
+  /**
+   * The submission's check, and its /verify when it passes: the one started ahead for this message if given (asked
+   * again only if ahead found no payment to check), else asked now.
+   */
+  private verification(
+    payment: TaskPayment,
+    message: Message,
+    started?: Promise<VerifyResponse | undefined>,
+  ): { check: SubmissionCheck; verifying?: Promise<VerifyResponse> } {
+    const check = checkSubmission(message.metadata?.[X402_METADATA.payload], payment.offer);
+    if (!check.ok) return { check };
+    const ask = () => verifyPayment(this.facilitator, check.payload, payment.offer.accepts[0]);
+    return { check, verifying: started ? started.then((verified) => verified ?? ask()) : ask() };
   }
 
   private work(payment: TaskPayment) {

@@ -98,12 +98,13 @@ export class TaskPayments {
    * runs while the SDK loads and saves the task: that request's next find(taskId, request) takes it. What it read may
    * have moved on meanwhile, as any read may; every change is a compare-and-set on the status, which decides.
    */
-  readAhead(taskId: string, request: object): void {
+  readAhead(taskId: string, request: object): Promise<TaskPayment | undefined> {
     const reading = this.find(taskId);
     reading.catch(() => undefined); // its reader gets the error
     const reads = this.ahead.get(request) ?? new Map<string, Promise<TaskPayment | undefined>>();
     reads.set(taskId, reading);
     this.ahead.set(request, reads);
+    return reading;
   }
 
   async find(taskId: string, request?: object): Promise<TaskPayment | undefined> {
