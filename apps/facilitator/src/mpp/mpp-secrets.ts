@@ -13,10 +13,10 @@ export interface ScopeSecrets {
   /** the merchant's key for challenges it issues itself (issuerKey of the secret) */
   issuerKey: string;
   /**
-   * also accepted: the issuer key, and the previous secret and its issuer key while challenges issued before the
-   * rotation may not have expired
+   * accepted beside the secret: its issuer key, and the previous secret and its issuer key while challenges issued
+   * before the rotation may not have expired
    */
-  previous: string[];
+  alsoAccepted: string[];
 }
 
 /**
@@ -43,8 +43,9 @@ export class MppSecrets {
     if (!row) throw new Error(`the MPP secret of scope "${scope}" is missing`);
     // an hour's window: the clocks of this host and the database agree well enough for it
     const recent = row.rotatedAt !== null && row.rotatedAt.getTime() > Date.now() - MAX_CHALLENGE_TTL_SECONDS * 1000;
+    const current = issuerKey(row.secret);
     const earlier = row.previousSecret && recent ? [row.previousSecret, issuerKey(row.previousSecret)] : [];
-    const value = { secret: row.secret, issuerKey: issuerKey(row.secret), previous: [issuerKey(row.secret), ...earlier] };
+    const value = { secret: row.secret, issuerKey: current, alsoAccepted: [current, ...earlier] };
     this.cache.set(scope, value);
     return value;
   }

@@ -252,7 +252,7 @@ export const MPP_DOCS = {
     operationId: 'verifyMppCredential',
     summary: 'Check an MPP credential without settling it',
     description:
-      "Parses the credential, checks the HMAC binding under this merchant's secret (and the previous one for an hour after a rotation), expiry, that the challenge was issued for these terms, that it is unused, and the method's own checks: evm verifies the signature and simulates the transfer; stripe looks the Shared Payment Token up. Claims nothing.",
+      "Parses the credential, checks the HMAC binding under this merchant's secret or its issuer key (and the previous ones for an hour after a rotation), expiry, that the challenge was issued for these terms, that it is unused, and the method's own checks: evm verifies the signature and simulates the transfer; stripe looks the Shared Payment Token up. Claims nothing.",
     security: KEY_OR_OPEN_MODE,
     requestBody: CREDENTIAL_REQUEST_BODY,
     responses: {

@@ -296,15 +296,15 @@ export class MppService {
     const parsed = parseCredential(body.credential);
     if (!parsed.ok) return { ok: false, answer: await this.problem(body, merchantId, parsed.error) };
     const credential: Credential = parsed.value;
-    const { secret, previous } = await this.secrets.forScope(scopeOf(merchantId));
+    const { secret, alsoAccepted } = await this.secrets.forScope(scopeOf(merchantId));
     let expired: MppError | undefined;
-    let bound = verifyBinding(secret, credential, { now: new Date(this.clock.nowMs()), previousSecrets: previous, via: body.credentialHeader });
+    let bound = verifyBinding(secret, credential, { now: new Date(this.clock.nowMs()), previousSecrets: alsoAccepted, via: body.credentialHeader });
     if (!bound.ok && bound.error.code === 'payment-expired' && replayAfterExpiry && credential.challenge.expires !== undefined) {
       // Everything but the expiry, checked as of the last moment the challenge was valid.
       expired = bound.error;
       bound = verifyBinding(secret, credential, {
         now: new Date(Date.parse(credential.challenge.expires) - 1),
-        previousSecrets: previous,
+        previousSecrets: alsoAccepted,
         via: body.credentialHeader,
       });
     }
