@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { getAddress, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { Mppx, evm } from 'mppx/client';
@@ -326,11 +325,7 @@ describe('MPP method evm (charge) through the facilitator, credentials made by t
       challengeTtlSeconds: expect.any(Number),
     });
     const issuedByA = (key: string) =>
-      issueChallenges(
-        key,
-        { realm: issuance.body.realm, offers: issuance.body.offers },
-        { expires: challengeExpiry(Date.now(), 60), nonce: () => randomUUID() },
-      );
+      issueChallenges(key, { realm: issuance.body.realm, offers: issuance.body.offers }, { expires: challengeExpiry(Date.now(), 60) });
     const ownCredential = await payWith(4).createCredential(paymentRequiredResponse(issuedByA(issuance.body.issuerKey).map(serializeChallenge)));
     expect((await asB('/mpp/settle', { credential: ownCredential, terms: terms('12000') })).body.type).toBe(
       'https://paymentauth.org/problems/invalid-challenge',

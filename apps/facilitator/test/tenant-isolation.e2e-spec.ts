@@ -323,11 +323,7 @@ const cases: Record<string, Case> = {
       const ofB = await call(`${w.url}/mpp/issuance`, { key: w.b.apiKey, body: mppTerms(w.bPayTo) });
       expect([ofA.status, ofB.status]).toEqual([200, 200]);
       expect(ofB.body.issuerKey).not.toBe(ofA.body.issuerKey);
-      const [challenge] = issueChallenges(
-        ofB.body.issuerKey,
-        { realm: ofB.body.realm, offers: ofB.body.offers },
-        { expires: challengeExpiry(Date.now(), 60), nonce: () => randomBytes(12).toString('base64url') },
-      );
+      const [challenge] = issueChallenges(ofB.body.issuerKey, { realm: ofB.body.realm, offers: ofB.body.offers }, { expires: challengeExpiry(Date.now(), 60) });
       const payer = Mppx.create({
         methods: [evm.charge({ account: payerAccount(manifest, 2), authorization: { name: usdc.name, version: usdc.version } })],
         polyfill: false,

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { canonicalize } from './jcs';
 import { createChallenge, decodeOpaque, encodeOpaque, type Challenge } from './challenge';
 import { fail, ok, type Result } from './problems';
@@ -28,8 +29,8 @@ export const CHALLENGE_NONCE_KEY = '_nonce';
 export interface Issuance {
   /** when the challenges expire, in whole seconds (challengeExpiry) */
   expires: string;
-  /** a new unique value for each challenge, put in its opaque as CHALLENGE_NONCE_KEY */
-  nonce: () => string;
+  /** a new unique value for each challenge, put in its opaque as CHALLENGE_NONCE_KEY; 12 random bytes by default */
+  nonce?: () => string;
   /** ask the client to send the credential in Payment-Authorization (draft -02) */
   header?: 'Payment-Authorization';
 }
@@ -39,7 +40,7 @@ export interface Issuance {
  * secret, or a merchant's issuer key (issuerKey). The same function on both sides, so a merchant's challenges are the
  * facilitator's, field for field.
  */
-export function issueChallenges(key: string, terms: Terms, { expires, nonce, header }: Issuance): Challenge[] {
+export function issueChallenges(key: string, terms: Terms, { expires, nonce = randomNonce, header }: Issuance): Challenge[] {
   return terms.offers.map((offer) =>
     createChallenge(key, {
       realm: terms.realm,
@@ -54,6 +55,10 @@ export function issueChallenges(key: string, terms: Terms, { expires, nonce, hea
       ...(header !== undefined && { header }),
     }),
   );
+}
+
+function randomNonce(): string {
+  return randomBytes(12).toString('base64url');
 }
 
 /** A challenge's `expires`, `ttlSeconds` after `nowMs`, in whole seconds (RFC 3339, `Z`). */

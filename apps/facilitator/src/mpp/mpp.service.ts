@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   challengeExpiry,
@@ -88,7 +88,6 @@ export class MppService {
     const { secret } = await this.secrets.forScope(scopeOf(merchantId));
     const challenges = issueChallenges(secret, terms, {
       expires: challengeExpiry(this.clock.nowMs(), input.expiresIn ?? this.config.mpp.challengeTtlSeconds),
-      nonce: () => randomBytes(12).toString('base64url'),
       ...(input.header !== undefined && { header: input.header }),
     });
     return { challenges, wwwAuthenticate: challenges.map(serializeChallenge) };

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { MppFacilitatorClient, MppIssuance, MppTerms } from '@mp/clients';
 import { canonicalize, challengeExpiry, issueChallenges, serializeChallenge } from '@mp/mpp';
 import { ExpiringMap } from '@mp/platform';
@@ -28,7 +27,6 @@ export class LocalChallenges {
       { realm, offers, ...(terms.digest !== undefined && { digest: terms.digest }), ...(terms.opaque !== undefined && { opaque: terms.opaque }) },
       {
         expires: challengeExpiry(Date.now(), terms.expiresIn ?? challengeTtlSeconds),
-        nonce: () => randomBytes(12).toString('base64url'),
         ...(terms.header !== undefined && { header: terms.header }),
       },
     );
