@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SettleError, VerifyError, type PaymentPayload, type PaymentRequirements } from '@x402/core/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KeepAliveFacilitatorClient, settlePayment, verifyPayment } from './facilitator';
+import { fetchWithTimeout } from '../../facilitator-fetch';
+import { settlePayment, verifyPayment, X402FacilitatorClient } from './facilitator';
 
 const requirements = {
   scheme: 'exact',
@@ -37,8 +38,8 @@ beforeAll(async () => {
 
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-describe('KeepAliveFacilitatorClient (the wire of @x402/core HTTPFacilitatorClient)', () => {
-  const client = () => new KeepAliveFacilitatorClient(url, 'mpk_key', 500);
+describe('X402FacilitatorClient (the wire of @x402/core HTTPFacilitatorClient)', () => {
+  const client = () => new X402FacilitatorClient({ url, apiKey: 'mpk_key', fetch: fetchWithTimeout(500) });
 
   it('posts the x402 envelope with the API key and returns the verdict', async () => {
     answer = () => ({ status: 200, body: JSON.stringify({ isValid: true, payer: '0xabc' }) });

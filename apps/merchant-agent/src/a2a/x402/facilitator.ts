@@ -9,9 +9,9 @@ import {
   type SupportedResponse,
   type VerifyResponse,
 } from '@x402/core/types';
-import { keepAliveFetch } from '@mp/chain';
 import { registerLogSecrets } from '@mp/platform';
 import { X402Reason } from '@mp/x402';
+import { fetchWithTimeout } from '../../facilitator-fetch';
 import type { MerchantConfig } from '../../merchant.config';
 
 export const X402_FACILITATOR = Symbol('X402_FACILITATOR');
@@ -27,38 +27,36 @@ const SETTLE_BACKOFF_MS = 1_000;
  */
 export function facilitatorClient(config: MerchantConfig): FacilitatorClient {
   registerLogSecrets([config.facilitatorApiKey]);
-  return new KeepAliveFacilitatorClient(config.facilitatorUrl, config.facilitatorApiKey, config.facilitatorTimeoutMs);
+  return new X402FacilitatorClient({ url: config.facilitatorUrl, apiKey: config.facilitatorApiKey, fetch: fetchWithTimeout(config.facilitatorTimeoutMs) });
 }
 
 /**
  * The wire of @x402/core's HTTPFacilitatorClient (the same bodies, answers and errors: VerifyError and SettleError for
- * an HTTP error that carries a verdict, an Error for any other), over keepAliveFetch instead of the global fetch, which
- * it cannot be given. Written for bench:paid: on every paid task's path twice, where the global fetch cost about 1
- * CPU-ms and two to three socket writes per call more.
+ * an HTTP error that carries a verdict, an Error for any other), over the fetch it is given (fetchWithTimeout: keep-alive
+ * node:http) where HTTPFacilitatorClient takes none and calls the global fetch. Written for bench:paid: on every paid
+ * task's path twice, where the global fetch cost about 1 CPU-ms and two to three socket writes per call more.
  */
-export class KeepAliveFacilitatorClient implements FacilitatorClient {
+export class X402FacilitatorClient implements FacilitatorClient {
   private readonly url: string;
 
-  constructor(
-    url: string,
-    private readonly apiKey: string | undefined,
-    private readonly timeoutMs: number,
-  ) {
-    this.url = url.replace(/\/+$/, '');
+  constructor(private readonly options: { url: string; apiKey?: string; fetch: typeof fetch }) {
+    this.url = options.url.replace(/\/+$/, '');
   }
 
   async verify(paymentPayload: PaymentPayload, paymentRequirements: PaymentRequirements): Promise<VerifyResponse> {
     const { status, data, text } = await this.call('/verify', { x402Version: paymentPayload.x402Version, paymentPayload, paymentRequirements });
-    if (status === 200 && typeof (data as VerifyResponse | undefined)?.isValid === 'boolean') return data as VerifyResponse;
-    if (status !== 200 && typeof (data as VerifyResponse | undefined)?.isValid === 'boolean') throw new VerifyError(status, data as VerifyResponse);
-    throw new Error(`the facilitator answered /verify with ${status}: ${excerpt(text)}`);
+    const verdict = data as VerifyResponse | undefined;
+    if (typeof verdict?.isValid !== 'boolean') throw new Error(`the facilitator answered /verify with ${status}: ${excerpt(text)}`);
+    if (status !== 200) throw new VerifyError(status, verdict);
+    return verdict;
   }
 
   async settle(paymentPayload: PaymentPayload, paymentRequirements: PaymentRequirements): Promise<SettleResponse> {
     const { status, data, text } = await this.call('/settle', { x402Version: paymentPayload.x402Version, paymentPayload, paymentRequirements });
-    if (status === 200 && typeof (data as SettleResponse | undefined)?.success === 'boolean') return data as SettleResponse;
-    if (status !== 200 && typeof (data as SettleResponse | undefined)?.success === 'boolean') throw new SettleError(status, data as SettleResponse);
-    throw new Error(`the facilitator answered /settle with ${status}: ${excerpt(text)}`);
+    const outcome = data as SettleResponse | undefined;
+    if (typeof outcome?.success !== 'boolean') throw new Error(`the facilitator answered /settle with ${status}: ${excerpt(text)}`);
+    if (status !== 200) throw new SettleError(status, outcome);
+    return outcome;
   }
 
   async getSupported(): Promise<SupportedResponse> {
@@ -68,14 +66,13 @@ export class KeepAliveFacilitatorClient implements FacilitatorClient {
   }
 
   private async call(path: string, body?: unknown): Promise<{ status: number; data: unknown; text: string }> {
-    const response = await keepAliveFetch(`${this.url}${path}`, {
+    const response = await this.options.fetch(`${this.url}${path}`, {
       method: body === undefined ? 'GET' : 'POST',
       headers: {
         ...(body !== undefined && { 'content-type': 'application/json' }),
-        ...(this.apiKey && { authorization: `Bearer ${this.apiKey}` }),
+        ...(this.options.apiKey && { authorization: `Bearer ${this.options.apiKey}` }),
       },
       ...(body !== undefined && { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(this.timeoutMs),
     });
     const text = await response.text();
     let data: unknown;
