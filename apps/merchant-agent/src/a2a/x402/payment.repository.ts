@@ -66,8 +66,8 @@ const COLUMNS = columns();
  */
 @Injectable()
 export class TaskPayments {
-  /** Reads started ahead for a request (by its ServerCallContext), each taken once by that request's find. */
-  private readonly ahead = new WeakMap<object, Map<string, Promise<TaskPayment | undefined>>>();
+  /** The read started ahead for a request (by its ServerCallContext; a request is about one task), taken once by its find. */
+  private readonly ahead = new WeakMap<object, { taskId: string; reading: Promise<TaskPayment | undefined> }>();
 
   constructor(private readonly db: PrismaService) {}
 
@@ -101,17 +101,15 @@ export class TaskPayments {
   readAhead(taskId: string, request: object): Promise<TaskPayment | undefined> {
     const reading = this.find(taskId);
     reading.catch(() => undefined); // its reader gets the error
-    const reads = this.ahead.get(request) ?? new Map<string, Promise<TaskPayment | undefined>>();
-    reads.set(taskId, reading);
-    this.ahead.set(request, reads);
+    this.ahead.set(request, { taskId, reading });
     return reading;
   }
 
   async find(taskId: string, request?: object): Promise<TaskPayment | undefined> {
-    const ahead = request && this.ahead.get(request)?.get(taskId);
-    if (ahead) {
-      this.ahead.get(request)!.delete(taskId);
-      return ahead;
+    const ahead = request && this.ahead.get(request);
+    if (request && ahead?.taskId === taskId) {
+      this.ahead.delete(request);
+      return ahead.reading;
     }
     const [row] = await this.db.prepared<TaskPayment>('a2a_payment_find', `SELECT ${COLUMNS} FROM merchant.a2a_payments WHERE task_id = $1`, [taskId]);
     return row;
