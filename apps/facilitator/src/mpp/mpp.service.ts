@@ -21,6 +21,7 @@ import {
 import { ProblemError } from '@mp/platform';
 import { FACILITATOR_CONFIG, type FacilitatorConfig } from '../config/facilitator.config';
 import { PayToPolicy } from '../merchants/pay-to-policy';
+import type { PreparedCall } from '../settlement/settlement.service';
 import { Clock } from '../x402/clock';
 import { CHARGE_RAILS, type ChargeAttempt, type ChargeRail } from './charges/charge-rail';
 import { MppClaims, type Claim } from './mpp-claims.repository';
@@ -150,7 +151,7 @@ export class MppService {
         );
     const verdict = checked?.verdict;
     let existing: Claim | undefined;
-    let begun: ReturnType<NonNullable<ChargeRail['begin']>>;
+    let begun: Promise<PreparedCall> | undefined;
     if (verdict?.ok) {
       // The settlement's read-only start (a simulation) runs while the challenge is claimed; used only if this claim wins.
       const starting = rail.begin?.(attempt);
