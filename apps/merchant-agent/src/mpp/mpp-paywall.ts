@@ -27,10 +27,11 @@ interface MppRoute {
 }
 
 /**
- * MPP in front of POST /mpp/forecast (and, with prepaid balances, POST /mpp/balance/top-up): without a credential, a 402 with one WWW-Authenticate challenge per method
- * (issued here with the merchant's issuer key from our facilitator, bound to this route and to the request body's digest); with one, the facilitator settles
- * it before the handler runs, and the answer carries the Payment-Receipt. Failures are relayed as the facilitator
- * words them (status, problem+json, fresh challenges).
+ * MPP in front of POST /mpp/forecast (and, with prepaid balances, POST /mpp/balance/top-up). Without a credential,
+ * a 402 with one WWW-Authenticate challenge per method, issued here with the merchant's issuer key from our
+ * facilitator (LocalChallenges) and bound to this route and to the request body's digest. With one, the facilitator
+ * settles it before the handler runs, and the answer carries the Payment-Receipt. Failures are relayed as the
+ * facilitator words them (status, problem+json, fresh challenges).
  */
 export function createMppPaywall(config: MerchantConfig): RequestHandler {
   const facilitator = mppFacilitator(config);
