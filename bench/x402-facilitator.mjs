@@ -489,6 +489,16 @@ async function roundTripSnapshot(sides, side) {
   return JSON.parse(fs.readFileSync(file, 'utf8'));
 }
 
+/** Per settlement of a concurrent phase: the counts during it ÷ settlements (the background is small beside them). */
+function perSettlement(before, after, settlements) {
+  const counts = {};
+  for (const [k, n] of Object.entries(after.counts)) {
+    const during = n - (before.counts[k] ?? 0);
+    if (during > 0) counts[k] = +(during / settlements).toFixed(2);
+  }
+  return counts;
+}
+
 /**
  * Per settlement: (the counts during the measured phase − the idle rate × its wall time) ÷ settlements; and, from
  * the trace, the round trips that started inside each /settle request's window (median over requests), with the
@@ -703,6 +713,7 @@ function summarizeSettle(phase, side, run) {
     httpStatus: countBy(phase.answers, (a) => String(a.status)),
     client: phase.client,
     cpu: phase.cpu,
+    roundTrips: phase.roundTrips,
   };
 }
 
@@ -851,6 +862,16 @@ function report(result) {
     }
   }
   if (cfg.countRoundTrips) {
+    for (const s of result.settleRuns) {
+      if (!s.roundTrips) continue;
+      console.log(`round trips per settlement, ${s.side}, /settle run ${s.run} at c=${cfg.concurrency} (during the phase ÷ ${s.payloads}):`);
+      console.log(
+        Object.entries(s.roundTrips)
+          .filter(([, n]) => n >= 0.05)
+          .map(([k, n]) => `    ${String(n).padStart(7)}  ${k}`)
+          .join('\n'),
+      );
+    }
     for (const s of result.serialRuns) {
       if (!s.roundTrips) continue;
       const rt = s.roundTrips;
@@ -1046,9 +1067,11 @@ async function main() {
     }
     for (const side of cfg.phases.has('settle') ? order : []) {
       say(`run ${r + 1}/${cfg.runs}: /settle ${side} (${cfg.settlePayloads} distinct at c=${cfg.concurrency})`);
+      const before = cfg.countRoundTrips ? await roundTripSnapshot(sides, side) : undefined;
       const s = await settlePhase(sides, side, plan[r].settle[side]);
+      const roundTrips = before && perSettlement(before, await roundTripSnapshot(sides, side), s.answers.length);
       const idle = await waitForIdleChain(publicClient);
-      settleRuns.push({ run: r + 1, side, ...s, txpoolAfter: idle });
+      settleRuns.push({ run: r + 1, side, ...s, roundTrips, txpoolAfter: idle });
       const ok = s.answers.filter((a) => a.success).length;
       say(
         `  ${ok}/${s.answers.length} succeeded in ${(s.wallMs / 1000).toFixed(1)} s${idle.pending || idle.queued ? ` (txpool after: ${idle.pending} pending, ${idle.queued} queued)` : ''}`,

@@ -73,7 +73,7 @@ describe('PrismaService against a freshly migrated database', () => {
     expect(await countConnections()).toBe(0);
   });
 
-  it('runs named statements on a small pool of its own, prepared once per connection, closed with the client', async () => {
+  it('runs named statements on a few connections of its own, prepared once per connection, closed with the client', async () => {
     const applicationName = `mp-db-prepared-${randomBytes(3).toString('hex')}`;
     const connections = async () =>
       (await prisma.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = ${applicationName}`)[0].n;

@@ -1,12 +1,13 @@
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit, Optional } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
-import pg from 'pg';
+import type pg from 'pg';
 
 import { PrismaClient } from './generated/client';
 import { DB_OPTIONS, DbOptions, resolveDbOptions, type ResolvedDbOptions } from './options';
+import { PipelinedConnections } from './pipelined-connections';
 
-/** Connections of PrismaService.prepared's pool at most (never more than DATABASE_POOL_SIZE). */
-const PREPARED_POOL_MAX = 4;
+/** Connections of PrismaService.prepared at most (never more than DATABASE_POOL_SIZE). */
+const PREPARED_CONNECTIONS_MAX = 4;
 
 /**
  * The Prisma client for the whole database (all PostgreSQL schemas), over a pg pool through the
@@ -19,7 +20,7 @@ const PREPARED_POOL_MAX = 4;
 export class PrismaService extends PrismaClient implements OnModuleInit, OnModuleDestroy {
   readonly poolSize: number;
   private readonly resolved: ResolvedDbOptions;
-  private preparedPool: pg.Pool | undefined;
+  private preparedConnections: PipelinedConnections | undefined;
 
   constructor(@Optional() @Inject(DB_OPTIONS) options?: DbOptions) {
     const resolved = resolveDbOptions(options ?? {});
@@ -40,31 +41,29 @@ export class PrismaService extends PrismaClient implements OnModuleInit, OnModul
    * For a hot path's few statements only, where Prisma Client's own work per query costs more than the database's:
    * measured here (2026-12-03, 2 vCPU, a one-row SELECT by key), 0.6–1.0 CPU-ms and 0.9–1.1 ms on the wall through
    * Prisma Client's query builder, 0.4–0.6 and 0.8 through its raw queries, 0.2 and 0.4–0.5 this way. The connections
-   * are a small pool of their own (at most PREPARED_POOL_MAX), opened on first use.
+   * are a few of their own (at most PREPARED_CONNECTIONS_MAX), opened on first use, in pipeline mode
+   * (PipelinedConnections): concurrent statements share a connection and a socket write.
    */
-  async prepared<R>(name: string, text: string, values: unknown[]): Promise<R[]> {
-    this.preparedPool ??= this.openPreparedPool();
-    return (await this.preparedPool.query<R & pg.QueryResultRow>({ name, text, values })).rows;
+  prepared<R>(name: string, text: string, values: unknown[]): Promise<R[]> {
+    this.preparedConnections ??= this.openPreparedConnections();
+    return this.preparedConnections.query<R & pg.QueryResultRow>({ name, text, values });
   }
 
   override async $disconnect(): Promise<void> {
-    const pool = this.preparedPool;
-    this.preparedPool = undefined;
-    await Promise.all([super.$disconnect(), pool?.end()]);
+    const connections = this.preparedConnections;
+    this.preparedConnections = undefined;
+    await Promise.all([super.$disconnect(), connections?.end()]);
   }
 
-  private openPreparedPool(): pg.Pool {
+  private openPreparedConnections(): PipelinedConnections {
     const { url, poolSize, idleTimeoutMs, connectionTimeoutMs, applicationName } = this.resolved;
-    const pool = new pg.Pool({
+    return new PipelinedConnections({
       connectionString: url,
-      max: Math.min(PREPARED_POOL_MAX, poolSize),
+      max: Math.min(PREPARED_CONNECTIONS_MAX, poolSize),
       idleTimeoutMillis: idleTimeoutMs,
       connectionTimeoutMillis: connectionTimeoutMs,
       application_name: applicationName,
     });
-    // An idle connection that breaks (a database restart) is dropped by the pool; the next statement opens another.
-    pool.on('error', () => undefined);
-    return pool;
   }
 
   async onModuleInit(): Promise<void> {
