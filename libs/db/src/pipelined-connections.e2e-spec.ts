@@ -30,7 +30,9 @@ describe('PipelinedConnections', () => {
     const connections = open(1);
     try {
       await connections.query({ name: 'spec_echo', text: 'SELECT $1::int AS n', values: [0] });
-      const writes = [vi.spyOn(net.Socket.prototype, '_write' as never), vi.spyOn(net.Socket.prototype, '_writev' as never)];
+      // the socket's own write methods, below its cork: one call per write that leaves
+      const socket = net.Socket.prototype as unknown as Record<'_write' | '_writev', (...args: unknown[]) => void>;
+      const writes = [vi.spyOn(socket, '_write'), vi.spyOn(socket, '_writev')];
       let answers: { n: number }[][];
       try {
         answers = await Promise.all(
