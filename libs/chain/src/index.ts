@@ -12,3 +12,4 @@ export * from './session-escrow-abi';
 export * from './batch-settlement-abi';
 export * from './eip3009-digest';
 export * from './keep-alive-fetch';
+export * from './eip3009-calldata';

@@ -5,7 +5,6 @@ import {
   getAddress,
   isAddressEqual,
   parseErc6492Signature,
-  parseSignature,
   type Address,
   type Hex,
   type TransactionReceipt,
@@ -22,6 +21,7 @@ import {
   recoverSigner,
   revertReason,
   settlementGasLimit,
+  transferWithAuthorizationCalldata,
   type AssetConfig,
   type ContractCall,
 } from '@mp/chain';
@@ -320,21 +320,7 @@ export class EvmTransferRail implements TransferAuthorizationRail {
   }
 
   private transferCalldata(transfer: EvmTransfer): Hex {
-    const { from, to, value, validAfter, validBefore, nonce } = transfer.authorization;
-    const signature = this.innerSignature(transfer.authorization.signature);
-    if (signature.length === 132) {
-      const { r, s, v, yParity } = parseSignature(signature);
-      return encodeFunctionData({
-        abi: eip3009Abi,
-        functionName: 'transferWithAuthorization',
-        args: [from, to, value, validAfter, validBefore, nonce, Number(v ?? BigInt(yParity + 27)), r, s],
-      });
-    }
-    return encodeFunctionData({
-      abi: eip3009Abi,
-      functionName: 'transferWithAuthorization',
-      args: [from, to, value, validAfter, validBefore, nonce, signature],
-    });
+    return transferWithAuthorizationCalldata(transfer.authorization, this.innerSignature(transfer.authorization.signature));
   }
 
   /** Multicall3 aggregate3: deploy the payer's wallet (may fail: already deployed), then the transfer (must not fail). */
