@@ -3,14 +3,15 @@ import { randomBytes } from 'node:crypto';
 import { encodeFunctionData, getAddress, parseSignature, type Address, type Hex } from 'viem';
 
 import { eip3009Abi } from './abi';
-import { transferWithAuthorizationCalldata, type TransferWithAuthorizationArgs } from './eip3009-calldata';
+import { transferWithAuthorizationCalldata } from './eip3009-calldata';
+import type { TransferWithAuthorizationMessage } from './eip3009-digest';
 
 const hex = (bytes: number): Hex => `0x${randomBytes(bytes).toString('hex')}`;
 const mixedCase = (h: Hex): Hex => `0x${[...h.slice(2)].map((c, i) => (i % 3 === 0 ? c.toUpperCase() : c)).join('')}`;
 const uint = (bytes: number) => BigInt(hex(bytes));
 
 /** What the facilitator encoded before: viem's encodeFunctionData, the overload chosen by the arguments. */
-function viem(args: TransferWithAuthorizationArgs, signature: Hex): Hex {
+function viem(args: TransferWithAuthorizationMessage, signature: Hex): Hex {
   const { from, to, value, validAfter, validBefore, nonce } = args;
   if (signature.length === 132) {
     const { r, s, v, yParity } = parseSignature(signature);
@@ -23,7 +24,7 @@ function viem(args: TransferWithAuthorizationArgs, signature: Hex): Hex {
   return encodeFunctionData({ abi: eip3009Abi, functionName: 'transferWithAuthorization', args: [from, to, value, validAfter, validBefore, nonce, signature] });
 }
 
-function randomArgs(i: number): TransferWithAuthorizationArgs {
+function randomArgs(i: number): TransferWithAuthorizationMessage {
   return {
     from: i % 2 ? getAddress(hex(20)) : (hex(20).toLowerCase() as Address),
     to: getAddress(hex(20)),
@@ -55,7 +56,7 @@ describe('transferWithAuthorizationCalldata', () => {
   it('leaves what is outside the ABI’s types to viem, which refuses it as before', () => {
     const args = randomArgs(7);
     const signature = `${hex(64)}1b` as Hex;
-    const refusals: [TransferWithAuthorizationArgs, Hex][] = [
+    const refusals: [TransferWithAuthorizationMessage, Hex][] = [
       [{ ...args, from: '0x1234' as Address }, signature],
       [
         {

@@ -1,6 +1,7 @@
-import { encodeFunctionData, isAddress, parseSignature, toFunctionSelector, type Address, type Hex } from 'viem';
+import { encodeFunctionData, isAddress, parseSignature, toFunctionSelector, type Hex } from 'viem';
 
 import { eip3009Abi } from './abi';
+import type { TransferWithAuthorizationMessage } from './eip3009-digest';
 
 const VRS_SELECTOR = toFunctionSelector('transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,uint8,bytes32,bytes32)');
 const BYTES_SELECTOR = toFunctionSelector('transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,bytes)');
@@ -11,15 +12,6 @@ const EVEN_HEX = /^0x(?:[0-9a-fA-F]{2})*$/;
 /** Where the `bytes` overload's signature starts: after its seven head words. */
 const SIGNATURE_OFFSET = 7n * 32n;
 
-export interface TransferWithAuthorizationArgs {
-  from: Address;
-  to: Address;
-  value: bigint;
-  validAfter: bigint;
-  validBefore: bigint;
-  nonce: Hex;
-}
-
 /**
  * The calldata of EIP-3009 `transferWithAuthorization`: the (v, r, s) overload for a 65-byte signature (v 0/1 read as
  * 27/28), the `bytes` overload for any other (ERC-1271 wallets). The same hex as viem's
@@ -27,7 +19,7 @@ export interface TransferWithAuthorizationArgs {
  * arguments on every call: 35 µs against 2–3 here, on every /verify and /settle (bench/README.md, "Pipelined
  * statements", the verify profile). Arguments outside the ABI's types go to viem, which throws as it always did.
  */
-export function transferWithAuthorizationCalldata(args: TransferWithAuthorizationArgs, signature: Hex): Hex {
+export function transferWithAuthorizationCalldata(args: TransferWithAuthorizationMessage, signature: Hex): Hex {
   const head = headWords(args);
   if (head === undefined || !EVEN_HEX.test(signature)) return viaViem(args, signature);
   if (signature.length === 132) {
@@ -40,7 +32,7 @@ export function transferWithAuthorizationCalldata(args: TransferWithAuthorizatio
 }
 
 /** from, to, value, validAfter, validBefore, nonce as six ABI words, or undefined when one is not of its type. */
-function headWords({ from, to, value, validAfter, validBefore, nonce }: TransferWithAuthorizationArgs): string | undefined {
+function headWords({ from, to, value, validAfter, validBefore, nonce }: TransferWithAuthorizationMessage): string | undefined {
   if (!isAddress(from) || !isAddress(to) || !BYTES32.test(nonce)) return undefined;
   if (![value, validAfter, validBefore].every((n) => typeof n === 'bigint' && n >= 0n && n <= UINT256_MAX)) return undefined;
   return `${from.slice(2).toLowerCase().padStart(64, '0')}${to.slice(2).toLowerCase().padStart(64, '0')}${word(value)}${word(validAfter)}${word(validBefore)}${nonce.slice(2)}`;
@@ -56,7 +48,7 @@ function word(n: bigint): string {
   return n.toString(16).padStart(64, '0');
 }
 
-function viaViem({ from, to, value, validAfter, validBefore, nonce }: TransferWithAuthorizationArgs, signature: Hex): Hex {
+function viaViem({ from, to, value, validAfter, validBefore, nonce }: TransferWithAuthorizationMessage, signature: Hex): Hex {
   if (signature.length === 132) {
     const { r, s, v, yParity } = parseSignature(signature);
     return encodeFunctionData({

@@ -79,13 +79,9 @@ export function decodePaymentRequest(body: unknown): DecodeResult {
   const fingerprintOf = () => (fingerprint ??= sha256Hex(canonicalJson({ paymentPayload, paymentRequirements })));
 
   if (version === 2) {
-    const [payloadParsed, requirementsParsed] = [
-      paymentPayloadV2Schema.safeParse(paymentPayload, PARSE),
-      paymentRequirementsV2Schema.safeParse(paymentRequirements, PARSE),
-    ];
-    if (!payloadParsed.success || !requirementsParsed.success)
-      return { ok: false, kind: 'malformed', issues: partIssues(payloadParsed.error, requirementsParsed.error) };
-    const [payload, r] = [payloadParsed.data, requirementsParsed.data];
+    const parts = parseParts(paymentPayloadV2Schema, paymentRequirementsV2Schema, paymentPayload, paymentRequirements);
+    if (!parts.ok) return { ok: false, kind: 'malformed', issues: parts.issues };
+    const { payload, requirements: r } = parts;
     const identifier = readPaymentIdentifier(payload.extensions ?? undefined);
     if (!identifier.ok) return { ok: false, kind: 'malformed', issues: [identifier.issue] };
     return {
@@ -111,13 +107,9 @@ export function decodePaymentRequest(body: unknown): DecodeResult {
     };
   }
 
-  const [payloadParsed, requirementsParsed] = [
-    paymentPayloadV1Schema.safeParse(paymentPayload, PARSE),
-    paymentRequirementsV1Schema.safeParse(paymentRequirements, PARSE),
-  ];
-  if (!payloadParsed.success || !requirementsParsed.success)
-    return { ok: false, kind: 'malformed', issues: partIssues(payloadParsed.error, requirementsParsed.error) };
-  const [payload, r] = [payloadParsed.data, requirementsParsed.data];
+  const parts = parseParts(paymentPayloadV1Schema, paymentRequirementsV1Schema, paymentPayload, paymentRequirements);
+  if (!parts.ok) return { ok: false, kind: 'malformed', issues: parts.issues };
+  const { payload, requirements: r } = parts;
   return {
     ok: true,
     request: {
@@ -178,6 +170,18 @@ function innerIssues(paymentPayload: Record<string, unknown>, paymentRequirement
     paymentPayload.x402Version === 1 ? [paymentPayloadV1Schema, paymentRequirementsV1Schema] : [paymentPayloadV2Schema, paymentRequirementsV2Schema];
   if (paymentPayload.x402Version !== 1 && paymentPayload.x402Version !== 2) return [];
   return partIssues(payloadSchema.safeParse(paymentPayload, PARSE).error, requirementsSchema.safeParse(paymentRequirements, PARSE).error);
+}
+
+/** Both parts by their version's schemas, each parsed once: their data, or the issues of both. */
+function parseParts<P extends z.ZodType, R extends z.ZodType>(
+  payloadSchema: P,
+  requirementsSchema: R,
+  paymentPayload: unknown,
+  paymentRequirements: unknown,
+): { ok: true; payload: z.output<P>; requirements: z.output<R> } | { ok: false; issues: FieldIssue[] } {
+  const [payload, requirements] = [payloadSchema.safeParse(paymentPayload, PARSE), requirementsSchema.safeParse(paymentRequirements, PARSE)];
+  if (payload.success && requirements.success) return { ok: true, payload: payload.data, requirements: requirements.data };
+  return { ok: false, issues: partIssues(payload.error, requirements.error) };
 }
 
 function partIssues(payload: z.ZodError | undefined, requirements: z.ZodError | undefined): FieldIssue[] {
