@@ -11,6 +11,8 @@
 //   --count-round-trips: count PostgreSQL / Redis / JSON-RPC round trips per settle @1 (bench/lib/round-trip-counter.mjs)
 //   --ours-main PATH: run this build of our facilitator instead (e.g. another worktree's, for a before/after)
 //   --cpu-prof: V8 CPU profiles of both servers, with a summary of their top items (bench/lib/cpuprofile-top.mjs)
+//   --floor: also run the verify phase against bench/verify-floor.mjs (4525), a bare node:http server doing only the
+//            checks no verifier can skip, with our own digest, recovery and calldata: the ceiling for ours
 //
 // Everything it starts (anvil on 8547, ours on 4520, the reference on 4521) is its own and is stopped on
 // exit, Ctrl-C or error. All traffic goes to 127.0.0.1. Exit code 0 whether or not the goals are met
@@ -41,6 +43,7 @@ const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
 const OUR_MAIN = path.join(ROOT, 'dist', 'apps', 'facilitator', 'apps', 'facilitator', 'src', 'main.js');
 const REFERENCE_MAIN = path.join(ROOT, 'bench', 'reference-facilitator.mjs');
 const MANIFEST_PATH = path.join(ROOT, '.local', 'chain-bench.json');
+const FLOOR_MAIN = path.join(ROOT, 'bench', 'verify-floor.mjs');
 const ROUND_TRIP_COUNTER = path.join(ROOT, 'bench', 'lib', 'round-trip-counter.mjs');
 
 // ---------------------------------------------------------------------------------------------------------
@@ -66,6 +69,8 @@ const { values: opt } = parseArgs({
     phases: { type: 'string', default: 'verify,settle,serial' },
     'count-round-trips': { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
+    floor: { type: 'boolean', default: false },
+    'floor-port': { type: 'string', default: '4525' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -74,7 +79,7 @@ if (opt.help) {
     fs
       .readFileSync(fileURLToPath(import.meta.url), 'utf8')
       .split('\n')
-      .slice(1, 17)
+      .slice(1, 19)
       .map((l) => l.replace(/^\/\/ ?/, ''))
       .join('\n'),
   );
@@ -101,6 +106,8 @@ const cfg = {
   phases: new Set(opt.phases.split(',').map((p) => p.trim())),
   countRoundTrips: opt['count-round-trips'],
   cpuProf: opt['cpu-prof'],
+  floor: opt.floor,
+  floorPort: positiveInt('floor-port'),
   anvilPort: positiveInt('anvil-port'),
   oursPort: positiveInt('ours-port'),
   referencePort: positiveInt('reference-port'),
@@ -325,7 +332,7 @@ function load(origin, urlPath, bodies, concurrency, timeoutMs) {
 
 /** Run a load phase and measure the CPU the participants used meanwhile. */
 async function measuredLoad(sides, side, urlPath, bodies, timeoutMs, concurrency = cfg.concurrency) {
-  const pids = { ours: sides.ours.pid, reference: sides.reference.pid, anvil: anvil.pid };
+  const pids = { ours: sides.ours.pid, reference: sides.reference.pid, ...(sides.floor && { floor: sides.floor.pid }), anvil: anvil.pid };
   const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, procCpuSeconds(pid)]));
   const selfBefore = process.cpuUsage();
   const m0 = machineCpu();
@@ -750,6 +757,17 @@ function report(result) {
       ['/verify server CPU ms per request', f2(verify.ours.serverCpuMsPerRequest), f2(verify.reference.serverCpuMsPerRequest), ''],
       ['/verify isValid:true', `${verify.ours.valid}/${verify.ours.requests}`, `${verify.reference.valid}/${verify.reference.requests}`, ''],
     );
+  if (verify.floor)
+    rows.push(
+      ['/verify floor (bare node:http) req/s', f1(verify.floor.throughput), '', `ours / floor ${fRatio(verify.ours.throughput / verify.floor.throughput)}`],
+      [
+        '/verify floor CPU ms per request',
+        f2(verify.floor.serverCpuMsPerRequest),
+        '',
+        `${fRatio(verify.ours.serverCpuMsPerRequest / verify.floor.serverCpuMsPerRequest)} its CPU`,
+      ],
+      ['/verify floor isValid:true', `${verify.floor.valid}/${verify.floor.requests}`, '', ''],
+    );
   if (cfg.phases.has('settle'))
     rows.push(
       [
@@ -928,7 +946,7 @@ function report(result) {
 
 async function main() {
   const startedAt = new Date().toISOString();
-  for (const port of [cfg.anvilPort, cfg.oursPort, cfg.referencePort]) await assertPortFree(port);
+  for (const port of [cfg.anvilPort, cfg.oursPort, cfg.referencePort, ...(cfg.floor ? [cfg.floorPort] : [])]) await assertPortFree(port);
 
   // 1. Chain.
   anvil = await startAnvil({ port: cfg.anvilPort });
@@ -1018,6 +1036,28 @@ async function main() {
     },
   };
   say(`ours on ${sides.ours.origin} (pid ${oursChild.pid}, signers 0-2), reference on ${sides.reference.origin} (pid ${referenceChild.pid}, signer 3)`);
+  if (cfg.floor && cfg.phases.has('verify')) {
+    const floorChild = await startServer({
+      label: 'verify floor',
+      args: [
+        FLOOR_MAIN,
+        '--port',
+        String(cfg.floorPort),
+        '--rpc-url',
+        anvil.rpcUrl,
+        '--chain-id',
+        String(manifest.chainId),
+        '--dist',
+        path.dirname(path.dirname(path.dirname(path.dirname(cfg.oursMain)))),
+      ],
+      env: {},
+      port: cfg.floorPort,
+      readyPath: '/ready',
+      log: logFile('floor'),
+    });
+    sides.floor = { origin: `http://127.0.0.1:${cfg.floorPort}`, pid: floorChild.pid, spawnedAt: floorChild.spawnedAt };
+    say(`verify floor on ${sides.floor.origin} (pid ${floorChild.pid})`);
+  }
 
   // 5. Pre-sign everything.
   const clients = makeSigners(manifest);
@@ -1059,16 +1099,18 @@ async function main() {
   });
   for (let r = 0; r < cfg.runs; r++) {
     const order = r % 2 === 0 ? ['ours', 'reference'] : ['reference', 'ours'];
-    for (const side of cfg.phases.has('verify') ? order : []) {
+    for (const side of cfg.phases.has('verify') ? [...order, ...(sides.floor ? ['floor'] : [])] : []) {
       say(`run ${r + 1}/${cfg.runs}: /verify ${side} (${cfg.warmup} warm-up + ${cfg.verifyRequests} at c=${cfg.concurrency})`);
+      const startedAt = Date.now();
       const v = await verifyPhase(sides, side, plan[r].verify);
-      verifyRuns.push({ run: r + 1, side, ...v });
+      verifyRuns.push({ run: r + 1, side, ...v, startedAt, endedAt: Date.now() });
       say(`  ${v.throughput.toFixed(1)} req/s, p50 ${v.latencyMs.p50.toFixed(1)} ms, p99 ${v.latencyMs.p99.toFixed(1)} ms, ${v.valid}/${v.requests} valid`);
     }
     for (const side of cfg.phases.has('settle') ? order : []) {
       say(`run ${r + 1}/${cfg.runs}: /settle ${side} (${cfg.settlePayloads} distinct at c=${cfg.concurrency})`);
       const before = cfg.countRoundTrips ? await roundTripSnapshot(sides, side) : undefined;
-      const s = await settlePhase(sides, side, plan[r].settle[side]);
+      const startedAt = Date.now();
+      const s = { ...(await settlePhase(sides, side, plan[r].settle[side])), startedAt, endedAt: Date.now() };
       const roundTrips = before && perSettlement(before, await roundTripSnapshot(sides, side), s.answers.length);
       const idle = await waitForIdleChain(publicClient);
       settleRuns.push({ run: r + 1, side, ...s, roundTrips, txpoolAfter: idle });
@@ -1165,7 +1207,7 @@ async function main() {
   const serial = { ours: serialFor('ours'), reference: serialFor('reference') };
   serial.p50Ratio = serial.ours.p50 / serial.reference.p50;
   serial.okPerSecondRatio = serial.ours.okPerSecond / serial.reference.okPerSecond;
-  const verify = { ours: verifyFor('ours'), reference: verifyFor('reference') };
+  const verify = { ours: verifyFor('ours'), reference: verifyFor('reference'), ...(sides.floor && { floor: verifyFor('floor') }) };
   verify.throughputRatio = verify.ours.throughput / verify.reference.throughput;
   const settle = { ours: settleFor('ours'), reference: settleFor('reference') };
   settle.settlesPerSecondRatio = settle.ours.settlesPerSecond / settle.reference.settlesPerSecond;
@@ -1271,8 +1313,10 @@ async function main() {
         say(`no CPU profile from ${side} (${path.relative(ROOT, file)})`);
         continue;
       }
-      // Samples of the measured settle @1 phases only, when they ran (the whole life of the process otherwise).
-      const windows = serialRuns.filter((s) => s.side === side).map((s) => [s.startedAt - sides[side].spawnedAt, s.endedAt - sides[side].spawnedAt]);
+      // Samples of the measured phases only (the whole life of the process when none ran).
+      const windows = [...verifyRuns, ...settleRuns, ...serialRuns]
+        .filter((s) => s.side === side)
+        .map((s) => [s.startedAt - sides[side].spawnedAt, s.endedAt - sides[side].spawnedAt]);
       const top = summarizeProfile(JSON.parse(fs.readFileSync(file, 'utf8')), windows.length ? { windows } : {});
       fs.writeFileSync(path.join(PROFILE_DIR, `${side}.folded`), top.folded);
       result.profiles = { ...result.profiles, [side]: { file: path.relative(ROOT, file), ...top, folded: undefined } };
