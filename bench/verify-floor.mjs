@@ -10,6 +10,7 @@
 import http from 'node:http';
 import path from 'node:path';
 import { createRequire } from 'node:module';
+import { setImmediate } from 'node:timers';
 import { parseArgs } from 'node:util';
 
 const { values: opt } = parseArgs({
