@@ -4,9 +4,10 @@ import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { ChainManifest } from '@mp/chain';
-import { configureHttpApp } from '@mp/platform';
+import { configureHttpApp, serveHotRoutes } from '@mp/platform';
 import { AppModule } from '../../apps/facilitator/src/app.module';
 import { loadFacilitatorConfig, type FacilitatorConfig } from '../../apps/facilitator/src/config/facilitator.config';
+import { x402HotRoutes } from '../../apps/facilitator/src/x402/x402.hot-routes';
 
 export const TEST_DATABASE_URL = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/machine_payments_test';
 
@@ -43,6 +44,7 @@ export async function startFacilitator(env: Record<string, string> = {}): Promis
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forConfig(config)] }).compile();
   const app = moduleRef.createNestApplication({ bodyParser: false, logger: ['error'] });
   configureHttpApp(app, { bodyLimitBytes: config.bodyLimitBytes, trustProxy: config.trustProxy });
+  serveHotRoutes(app, x402HotRoutes(app), { bodyLimitBytes: config.bodyLimitBytes });
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   return { url: `http://127.0.0.1:${address.port}`, app, config, close: () => app.close() };

@@ -10,10 +10,12 @@ import {
   PROBLEM_CONTENT_TYPE,
   problemBody,
   registerLogSecrets,
+  serveHotRoutes,
   urlSecrets,
 } from '@mp/platform';
 import { AppModule } from './app.module';
 import { loadFacilitatorConfig } from './config/facilitator.config';
+import { x402HotRoutes } from './x402/x402.hot-routes';
 
 async function main(): Promise<void> {
   const logger = createLogger('facilitator');
@@ -29,6 +31,7 @@ async function main(): Promise<void> {
   ]);
   const app = await createHttpApp(AppModule.forConfig(config), { bodyLimitBytes: config.bodyLimitBytes, trustProxy: config.trustProxy, logger });
   if (config.role === 'worker') app.use(operationalRoutesOnly);
+  else serveHotRoutes(app, x402HotRoutes(app), { bodyLimitBytes: config.bodyLimitBytes });
   await listen(app, config.port, config.host, 'facilitator');
 }
 

@@ -1,6 +1,7 @@
 export * from './bootstrap';
 export * from './config';
 export * from './json-body';
+export * from './hot-routes';
 export * from './problem';
 export * from './problem.filter';
 export * from './logger';

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { PROBLEM_CONTENT_TYPE, problemBody, type ProblemCode } from './problem';
@@ -25,7 +26,7 @@ export function jsonBody(limitBytes = DEFAULT_BODY_LIMIT_BYTES): RequestHandler 
     const hasBody = req.headers['transfer-encoding'] !== undefined || (declared !== undefined && declared !== '0');
     if (!hasBody) return next();
     const type = req.headers['content-type'] ?? '';
-    if (!/^application\/(?:[\w.+-]+\+)?json\b/i.test(type)) {
+    if (!isJsonContentType(type)) {
       return reject(req, res, 'unsupported_media_type', `send the body as application/json (got ${type ? JSON.stringify(type) : 'no content type'})`);
     }
     if (declared !== undefined && Number(declared) > limitBytes) {
@@ -44,21 +45,34 @@ export function jsonBody(limitBytes = DEFAULT_BODY_LIMIT_BYTES): RequestHandler 
       const raw = Buffer.concat(chunks);
       // Kept for signature checks over the exact bytes (Stripe webhooks).
       (req as Request & { rawBody?: Buffer }).rawBody = raw;
-      const text = raw.toString('utf8');
-      if (jsonNestingExceeds(text, MAX_JSON_DEPTH)) {
-        return reject(req, res, 'json_too_deep', `the body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`);
-      }
-      try {
-        req.body = JSON.parse(text);
-      } catch (error) {
-        return reject(req, res, 'malformed_json', `the body is not valid JSON: ${(error as Error).message}`);
-      }
+      const parsed = parseJsonText(raw.toString('utf8'));
+      if (!parsed.ok) return reject(req, res, parsed.code, parsed.detail);
+      req.body = parsed.value;
       next();
     };
     req.on('data', collect).on('end', parse);
     // An aborted upload has no one to answer; 'end' never comes, so nothing is parsed.
     req.on('error', () => req.off('data', collect).off('end', parse));
   };
+}
+
+/** application/json, or any `+json` type (application/problem+json, …). */
+export function isJsonContentType(type: string): boolean {
+  return /^application\/(?:[\w.+-]+\+)?json\b/i.test(type);
+}
+
+export type ParsedJson = { ok: true; value: unknown } | { ok: false; code: 'json_too_deep' | 'malformed_json'; detail: string };
+
+/** A body's text as JSON, bounded in depth before it is parsed; the refusal {@link jsonBody} answers with otherwise. */
+export function parseJsonText(text: string): ParsedJson {
+  if (jsonNestingExceeds(text, MAX_JSON_DEPTH)) {
+    return { ok: false, code: 'json_too_deep', detail: `the body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels` };
+  }
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (error) {
+    return { ok: false, code: 'malformed_json', detail: `the body is not valid JSON: ${(error as Error).message}` };
+  }
 }
 
 /** express.json's default limit, which the A2A SDK's routers read their bodies with. */
@@ -82,7 +96,7 @@ export function jsonBodyBounds(limitBytes = EXPRESS_JSON_LIMIT_BYTES): RequestHa
   return (req: Request, res: Response, next: NextFunction) => {
     const declared = req.headers['content-length'];
     const hasBody = req.headers['transfer-encoding'] !== undefined || (declared !== undefined && declared !== '0');
-    if (!hasBody || !/^application\/(?:[\w.+-]+\+)?json\b/i.test(req.headers['content-type'] ?? '')) return next();
+    if (!hasBody || !isJsonContentType(req.headers['content-type'] ?? '')) return next();
     if (declared !== undefined && Number(declared) > limitBytes) {
       return refuseOversized(req, res, `the body is ${declared} bytes; the limit is ${limitBytes}`);
     }
@@ -180,9 +194,15 @@ function refuseOversized(req: Request, res: Response, detail: string): void {
 }
 
 function reject(req: Request, res: Response, code: ProblemCode, detail: string): void {
+  refuseBody(res, req.originalUrl, code, detail);
+}
+
+/** The problem answer to a body refused as it is read (`instance`: the URL as requested); the connection closes after it. */
+export function refuseBody(res: ServerResponse, instance: string, code: ProblemCode, detail: string): void {
   if (res.headersSent) return;
-  const body = problemBody(code, detail, req.originalUrl);
-  res.status(body.status).setHeader('content-type', PROBLEM_CONTENT_TYPE);
+  const body = problemBody(code, detail, instance);
+  res.statusCode = body.status;
+  res.setHeader('content-type', PROBLEM_CONTENT_TYPE);
   res.setHeader('connection', 'close');
   res.end(JSON.stringify(body));
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
 import path from 'node:path';
 import {
   Controller,
@@ -239,23 +240,45 @@ function reenterRequestContext(): RequestHandler {
  * (at info: `log`), see {@link accessLogParams}.
  */
 export function httpMetricsMiddleware(metrics: Metrics, routeOf: (req: Request, res: Response) => string): RequestHandler {
-  const logger = new Logger('HTTP');
   return (req: Request, res: Response, next: NextFunction) => {
     const started = process.hrtime.bigint();
     res.once('finish', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const route = routeOf(req, res);
-      metrics.observeHttpRequest(req.method, route, res.statusCode, seconds);
-      // Below info (LOG_LEVEL=warn, as the benchmarks run) the line is not even built.
-      if (!Logger.isLevelEnabled('log')) return;
-      const requestId = res.locals.requestId as string | undefined;
-      const params = accessLogParams(req, res, route, seconds);
-      const log = () => logger.log(`${params.method} ${params.path}${params.query ? `?${params.query}` : ''} ${params.status} ${params.durationMs} ms`, params);
-      if (requestId) requestContext.run({ requestId }, log);
-      else log();
+      recordAnsweredRequest(metrics, req, res, routeOf(req, res), seconds, res.locals.requestId as string | undefined);
     });
     next();
   };
+}
+
+const accessLogger = new Logger('HTTP');
+
+/** What an answered request leaves behind: its `http_request_duration_seconds` sample and, at info, its access log line. */
+export function recordAnsweredRequest(
+  metrics: Metrics,
+  req: AccessLogRequest,
+  res: { statusCode: number },
+  route: string,
+  seconds: number,
+  requestId: string | undefined,
+): void {
+  metrics.observeHttpRequest(req.method, route, res.statusCode, seconds);
+  // Below info (LOG_LEVEL=warn, as the benchmarks run) the line is not even built.
+  if (!Logger.isLevelEnabled('log')) return;
+  const params = accessLogParams(req, res, route, seconds);
+  const log = () =>
+    accessLogger.log(`${params.method} ${params.path}${params.query ? `?${params.query}` : ''} ${params.status} ${params.durationMs} ms`, params);
+  if (requestId) requestContext.run({ requestId }, log);
+  else log();
+}
+
+/** What the access log reads of a request: an Express request, or a node:http one with its client's address. */
+export interface AccessLogRequest {
+  method: string;
+  url: string;
+  originalUrl?: string;
+  headers: IncomingHttpHeaders;
+  ip?: string;
+  merchant?: { merchantId?: unknown };
 }
 
 export interface AccessLogParams {
@@ -279,10 +302,10 @@ export interface AccessLogParams {
  * (`Authorization`, `X-API-Key`, `Payment`, `PAYMENT-SIGNATURE`, `X-PAYMENT`) never reach it; secret-looking query
  * parameters (a report link's `token`) are masked.
  */
-export function accessLogParams(req: Request, res: Response, route: string, seconds: number): AccessLogParams {
+export function accessLogParams(req: AccessLogRequest, res: { statusCode: number }, route: string, seconds: number): AccessLogParams {
   const url = req.originalUrl ?? req.url;
   const q = url.indexOf('?');
-  const merchantId = (req as Request & { merchant?: { merchantId?: unknown } }).merchant?.merchantId;
+  const merchantId = req.merchant?.merchantId;
   const userAgent = req.headers['user-agent'];
   return {
     method: req.method,

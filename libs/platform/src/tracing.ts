@@ -144,3 +144,14 @@ export function jobTraceOptions<Options extends object>(
   if (!telemetry || !parent) return opts;
   return { ...opts, telemetry: { metadata: telemetry.contextManager.getMetadata(parent) } };
 }
+
+/**
+ * Names the active server span after its route, as the Express instrumentation does for the routes it sees
+ * (`http.route`, span `POST /verify`): for requests served below Express (serveHotRoutes). Nothing without tracing.
+ */
+export function nameServerSpan(method: string, route: string): void {
+  const span = trace.getActiveSpan();
+  if (!span) return;
+  span.setAttribute('http.route', route);
+  span.updateName(`${method} ${route}`);
+}
