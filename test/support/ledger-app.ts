@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { PrismaService } from '@mp/db';
-import { configureHttpApp } from '@mp/platform';
+import { configureHttpApp, serveHotRoutes } from '@mp/platform';
+import { transfersHotRoutes } from '../../apps/ledger/src/http/transfers.hot-routes';
 import type { Clock } from '@mp/billing';
 import { AppModule } from '../../apps/ledger/src/app.module';
 import { BILLING_CLOCK } from '../../apps/ledger/src/billing/billing.clock';
@@ -40,6 +41,7 @@ export async function startLedger(env: Record<string, string> = {}, options: { c
   const moduleRef = await (options.clock ? builder.overrideProvider(BILLING_CLOCK).useValue(options.clock) : builder).compile();
   const app = moduleRef.createNestApplication({ bodyParser: false, logger: ['error'] });
   configureHttpApp(app, { bodyLimitBytes: config.bodyLimitBytes, trustProxy: config.trustProxy });
+  serveHotRoutes(app, transfersHotRoutes(app), { bodyLimitBytes: config.bodyLimitBytes });
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
   return { url: `http://127.0.0.1:${port}`, app, config, ledger: app.get(LedgerService), db: app.get(PrismaService), close: () => app.close() };

@@ -1,7 +1,8 @@
 import './tracing';
 import 'reflect-metadata';
-import { ConfigError, createHttpApp, createLogger, listen, registerLogSecrets, urlSecrets } from '@mp/platform';
+import { ConfigError, createHttpApp, createLogger, listen, registerLogSecrets, serveHotRoutes, urlSecrets } from '@mp/platform';
 import { AppModule } from './app.module';
+import { transfersHotRoutes } from './http/transfers.hot-routes';
 import { loadLedgerConfig } from './ledger.config';
 
 async function main(): Promise<void> {
@@ -9,6 +10,7 @@ async function main(): Promise<void> {
   const config = loadLedgerConfig();
   registerLogSecrets([...urlSecrets(config.databaseUrl), ...urlSecrets(config.redisUrl)]);
   const app = await createHttpApp(AppModule.forConfig(config), { bodyLimitBytes: config.bodyLimitBytes, trustProxy: config.trustProxy, logger });
+  serveHotRoutes(app, transfersHotRoutes(app), { bodyLimitBytes: config.bodyLimitBytes });
   await listen(app, config.port, config.host, 'ledger');
 }
 

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { ProblemError } from '@mp/platform';
@@ -25,17 +26,22 @@ export class MerchantAuthGuard implements CanActivate {
     return (await this.authenticate(request, response)).merchantId;
   }
 
-  private async authenticate(request: Request, response: Response): Promise<Merchant> {
-    const key = presentedApiKey(request.headers);
+  private authenticate(request: Request, response: Response): Promise<Merchant> {
+    return this.authorize(request.headers, request.ip, (name, value) => response.setHeader(name, value));
+  }
+
+  /** The merchant a request's key names (`address`: its client's, for the failed-key count), or a thrown 401 or 429, its header set. */
+  async authorize(headers: IncomingHttpHeaders, address: string | undefined, setHeader: (name: string, value: string) => void): Promise<Merchant> {
+    const key = presentedApiKey(headers);
     const merchant =
       key === undefined
         ? undefined
-        : await this.directory.resolve(key, request.ip).catch((error: unknown) => {
-            if (error instanceof ProblemError && error.code === 'rate_limited') response.setHeader('retry-after', String(error.extensions.retryAfter));
+        : await this.directory.resolve(key, address).catch((error: unknown) => {
+            if (error instanceof ProblemError && error.code === 'rate_limited') setHeader('retry-after', String(error.extensions.retryAfter));
             throw error;
           });
     if (!merchant) {
-      response.setHeader('www-authenticate', 'Bearer realm="ledger"');
+      setHeader('www-authenticate', 'Bearer realm="ledger"');
       throw new ProblemError('unauthorized', 'a valid API key is required (Authorization: Bearer <key> or X-API-Key)');
     }
     return merchant;

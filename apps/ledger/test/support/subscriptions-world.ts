@@ -19,7 +19,8 @@ import {
   type SubscriptionCommandJobData,
 } from '@mp/clients';
 import { PrismaService } from '@mp/db';
-import { configureHttpApp } from '@mp/platform';
+import { configureHttpApp, serveHotRoutes } from '@mp/platform';
+import { transfersHotRoutes } from '../../src/http/transfers.hot-routes';
 import { AppModule } from '../../src/app.module';
 import { BILLING_CLOCK } from '../../src/billing/billing.clock';
 import { RenewalScheduler } from '../../src/billing/renewal.scheduler';
@@ -67,6 +68,7 @@ export async function startSubscriptionsWorld(start: Date, env: Record<string, s
     .compile();
   const app = moduleRef.createNestApplication({ bodyParser: false, logger: ['error'] });
   configureHttpApp(app, { bodyLimitBytes: config.bodyLimitBytes, trustProxy: config.trustProxy });
+  serveHotRoutes(app, transfersHotRoutes(app), { bodyLimitBytes: config.bodyLimitBytes });
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
