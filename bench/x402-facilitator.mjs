@@ -1220,6 +1220,16 @@ async function main() {
     },
     {
       phase: 'verify',
+      name: '/verify throughput ours ≥ 10× reference (issue 15)',
+      pass: verify.throughputRatio >= 10,
+      detail: `${fRatio(verify.throughputRatio)}${
+        verify.floor
+          ? `; the floor (bare node:http, the same checks) made ${fRatio(verify.floor.throughput / verify.reference.throughput)}, so 10× asks ours for ${((10 * verify.reference.throughput) / verify.floor.throughput).toFixed(2)} of the floor's throughput`
+          : ''
+      }`,
+    },
+    {
+      phase: 'verify',
       name: '/verify our p99 ≤ reference p50',
       pass: verify.ours.p99 <= verify.reference.p50,
       detail: `${f1(verify.ours.p99)} ms vs ${f1(verify.reference.p50)} ms`,
@@ -1241,6 +1251,12 @@ async function main() {
         audit.merchant.matches &&
         audit.strayTransfers === 0,
       detail: `lost ${settle.ours.lost}, duplicated ${settle.ours.duplicated}, wrong tx hash ${settle.ours.txMismatch}, merchant balance ${audit.merchant.matches ? 'matches' : 'DOES NOT match'} the on-chain count`,
+    },
+    {
+      phase: 'settle',
+      name: `/settle ok/s ours ≥ ${cfg.batch > 1 ? 60 : 30}× reference${cfg.batch > 1 ? ' with batching' : ' without batching'} (issue 15, at 1,000 distinct @64)`,
+      pass: settle.settlesPerSecondRatio >= (cfg.batch > 1 ? 60 : 30),
+      detail: `${f1(settle.ours.settlesPerSecond)} / ${f1(settle.reference.settlesPerSecond)} ok/s = ${fRatio(settle.settlesPerSecondRatio)} (this run: ${cfg.settlePayloads} distinct @${cfg.concurrency})`,
     },
     {
       phase: 'serial',
