@@ -8,9 +8,12 @@ import path from 'node:path';
 
 import { busyFraction, machineCpu } from './processes.mjs';
 
+// `?host=/var/run/postgresql` in the URL (PostgreSQL's Unix socket, as node-postgres reads it) is pgbench's host too,
+// so both sides of a comparison reach PostgreSQL the same way.
 const connectionArgs = (databaseUrl) => {
   const url = new URL(databaseUrl);
-  return ['-h', url.hostname, '-p', url.port || '5432', '-U', decodeURIComponent(url.username || 'postgres'), url.pathname.slice(1)];
+  const host = url.searchParams.get('host') ?? url.hostname;
+  return ['-h', host, '-p', url.port || '5432', '-U', decodeURIComponent(url.username || 'postgres'), url.pathname.slice(1)];
 };
 
 /** Is pgbench on this machine (PATH, or PostgreSQL's own bin directories)? Its path, or null. */
