@@ -9,7 +9,7 @@ import { X402Controller } from './x402.controller';
 /**
  * POST /verify and /settle for `serveHotRoutes`: the controller's own methods behind the guard's own check, with the
  * open-mode marking read from the controller, so these routes answer as they do through Nest
- * (test/hot-routes.e2e-spec.ts compares the two).
+ * (apps/facilitator/test/hot-routes.e2e-spec.ts compares the two).
  */
 export function x402HotRoutes(app: INestApplication): HotRoute[] {
   const controller = app.get(X402Controller);

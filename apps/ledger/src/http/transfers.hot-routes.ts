@@ -6,8 +6,8 @@ import { TransfersController } from './transfers.controller';
 
 /**
  * POST /transfers for `serveHotRoutes`: the guard's own check, then the pipe's own parsing, then the controller's own
- * method, in Nest's order (guard before pipe), so the route answers as it does through Nest (test/hot-routes.e2e-spec.ts
- * of the ledger compares the two).
+ * method, in Nest's order (guard before pipe), so the route answers as it does through Nest
+ * (apps/ledger/test/hot-routes.e2e-spec.ts compares the two).
  */
 export function transfersHotRoutes(app: INestApplication): HotRoute[] {
   const controller = app.get(TransfersController);
