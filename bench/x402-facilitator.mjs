@@ -1048,7 +1048,7 @@ async function main() {
         '--chain-id',
         String(manifest.chainId),
         '--dist',
-        path.dirname(path.dirname(path.dirname(path.dirname(cfg.oursMain)))),
+        path.resolve(cfg.oursMain, '../../../..') /* dist/apps/facilitator of that build */,
       ],
       env: {},
       port: cfg.floorPort,

@@ -166,10 +166,13 @@ function envelopeIssues(error: z.ZodError): FieldIssue[] {
 }
 
 function innerIssues(paymentPayload: Record<string, unknown>, paymentRequirements: Record<string, unknown>): FieldIssue[] {
-  const [payloadSchema, requirementsSchema] =
-    paymentPayload.x402Version === 1 ? [paymentPayloadV1Schema, paymentRequirementsV1Schema] : [paymentPayloadV2Schema, paymentRequirementsV2Schema];
-  if (paymentPayload.x402Version !== 1 && paymentPayload.x402Version !== 2) return [];
-  return partIssues(payloadSchema.safeParse(paymentPayload, PARSE).error, requirementsSchema.safeParse(paymentRequirements, PARSE).error);
+  const parts =
+    paymentPayload.x402Version === 1
+      ? parseParts(paymentPayloadV1Schema, paymentRequirementsV1Schema, paymentPayload, paymentRequirements)
+      : paymentPayload.x402Version === 2
+        ? parseParts(paymentPayloadV2Schema, paymentRequirementsV2Schema, paymentPayload, paymentRequirements)
+        : undefined;
+  return parts && !parts.ok ? parts.issues : [];
 }
 
 /** Both parts by their version's schemas, each parsed once: their data, or the issues of both. */
@@ -181,11 +184,7 @@ function parseParts<P extends z.ZodType, R extends z.ZodType>(
 ): { ok: true; payload: z.output<P>; requirements: z.output<R> } | { ok: false; issues: FieldIssue[] } {
   const [payload, requirements] = [payloadSchema.safeParse(paymentPayload, PARSE), requirementsSchema.safeParse(paymentRequirements, PARSE)];
   if (payload.success && requirements.success) return { ok: true, payload: payload.data, requirements: requirements.data };
-  return { ok: false, issues: partIssues(payload.error, requirements.error) };
-}
-
-function partIssues(payload: z.ZodError | undefined, requirements: z.ZodError | undefined): FieldIssue[] {
-  return [...issuesOf(payload, 'paymentPayload'), ...issuesOf(requirements, 'paymentRequirements')];
+  return { ok: false, issues: [...issuesOf(payload.error, 'paymentPayload'), ...issuesOf(requirements.error, 'paymentRequirements')] };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
