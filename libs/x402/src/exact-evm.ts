@@ -4,6 +4,7 @@ import { deepEqual } from './canonical';
 import { X402Reason } from './reasons';
 import { issuesOf, zeroTimeoutProblem, type FieldIssue, type PaymentRequest } from './request';
 import { exactEvmEip3009PayloadSchema } from './schemas';
+import { wellFormedEip3009 } from './well-formed';
 
 /** The x402 scheme this facilitator serves on EVM: `exact`, with an EIP-3009 authorization. */
 export const EXACT_SCHEME = 'exact';
@@ -30,7 +31,7 @@ export type ExactEvmDecoding =
  * and that a v2 payload's `accepted` is the requirements.
  */
 export function exactEvmAuthorization(request: PaymentRequest, served: ServedNetworks): ExactEvmDecoding {
-  const parsed = exactEvmEip3009PayloadSchema.safeParse(request.payload);
+  const parsed = eip3009Payload(request.payload);
   if (!parsed.success) {
     if (request.payload && typeof request.payload === 'object' && 'permit2Authorization' in request.payload) {
       return invalid(X402Reason.unsupportedPayloadType, 'Permit2 payloads are not accepted by this facilitator yet; sign an EIP-3009 authorization');
@@ -91,6 +92,12 @@ export function exactEvmAuthorization(request: PaymentRequest, served: ServedNet
       requirement: { payTo: request.payTo, amount: BigInt(request.amount) },
     },
   };
+}
+
+/** The payload checked by hand when it is the common one (well-formed.ts), by its schema otherwise. */
+function eip3009Payload(payload: Record<string, unknown>): ReturnType<typeof exactEvmEip3009PayloadSchema.safeParse> {
+  const data = wellFormedEip3009(payload);
+  return data ? { success: true, data } : exactEvmEip3009PayloadSchema.safeParse(payload);
 }
 
 function invalid(reason: string, message: string, payer?: string): ExactEvmDecoding {

@@ -7,9 +7,13 @@ import {
   paymentPayloadV2Schema,
   paymentRequirementsV1Schema,
   paymentRequirementsV2Schema,
+  type PaymentPayloadV1,
+  type PaymentPayloadV2,
+  type PaymentRequirementsV1,
   type PaymentRequirementsV2,
 } from './schemas';
 import { X402Reason } from './reasons';
+import { wellFormedV1, wellFormedV2 } from './well-formed';
 
 export const PAYMENT_IDENTIFIER = 'payment-identifier';
 
@@ -49,38 +53,22 @@ export type DecodeResult =
   | { ok: false; kind: 'malformed'; issues: FieldIssue[] }
   | { ok: false; kind: 'invalid'; reason: string; message: string };
 
+/** A request's two parts, well-formed by its version's schemas. */
+type Parts =
+  | { version: 2; payload: PaymentPayloadV2; requirements: PaymentRequirementsV2; envelope: Envelope }
+  | { version: 1; payload: PaymentPayloadV1; requirements: PaymentRequirementsV1; envelope: Envelope };
+type Envelope = { paymentPayload: Record<string, unknown>; paymentRequirements: Record<string, unknown> };
+
 export function decodePaymentRequest(body: unknown): DecodeResult {
-  const envelope = facilitatorRequestEnvelopeSchema.safeParse(body, PARSE);
-  if (!envelope.success) {
-    // Name the envelope's problems and, where the parts are there, theirs too: one round trip to fix them all.
-    const parts = body as { paymentPayload?: unknown; paymentRequirements?: unknown } | null;
-    const inner =
-      typeof parts === 'object' && parts !== null && isObject(parts.paymentPayload) && isObject(parts.paymentRequirements)
-        ? innerIssues(parts.paymentPayload, parts.paymentRequirements)
-        : [];
-    return { ok: false, kind: 'malformed', issues: [...envelopeIssues(envelope.error), ...inner] };
-  }
-  const { paymentPayload, paymentRequirements } = envelope.data;
-  const version = paymentPayload.x402Version;
-  if (version !== 1 && version !== 2) {
-    return { ok: false, kind: 'invalid', reason: X402Reason.invalidX402Version, message: `x402Version ${version} is not supported; use 1 or 2` };
-  }
-  if (envelope.data.x402Version !== undefined && envelope.data.x402Version !== version) {
-    return {
-      ok: false,
-      kind: 'invalid',
-      reason: X402Reason.invalidX402Version,
-      message: `x402Version ${envelope.data.x402Version} differs from paymentPayload.x402Version ${version}`,
-    };
-  }
+  const parts = wellFormedParts(body) ?? parsedParts(body);
+  if ('ok' in parts) return parts;
   // computed when asked for (a settlement's claim), not for every /verify: canonical JSON and a hash cost as much as the
   // rest of the decoding (bench/README.md, "Pipelined statements", the verify profile)
   let fingerprint: string | undefined;
+  const { paymentPayload, paymentRequirements } = parts.envelope;
   const fingerprintOf = () => (fingerprint ??= sha256Hex(canonicalJson({ paymentPayload, paymentRequirements })));
 
-  if (version === 2) {
-    const parts = parseParts(paymentPayloadV2Schema, paymentRequirementsV2Schema, paymentPayload, paymentRequirements);
-    if (!parts.ok) return { ok: false, kind: 'malformed', issues: parts.issues };
+  if (parts.version === 2) {
     const { payload, requirements: r } = parts;
     const identifier = readPaymentIdentifier(payload.extensions ?? undefined);
     if (!identifier.ok) return { ok: false, kind: 'malformed', issues: [identifier.issue] };
@@ -107,8 +95,6 @@ export function decodePaymentRequest(body: unknown): DecodeResult {
     };
   }
 
-  const parts = parseParts(paymentPayloadV1Schema, paymentRequirementsV1Schema, paymentPayload, paymentRequirements);
-  if (!parts.ok) return { ok: false, kind: 'malformed', issues: parts.issues };
   const { payload, requirements: r } = parts;
   return {
     ok: true,
@@ -129,6 +115,63 @@ export function decodePaymentRequest(body: unknown): DecodeResult {
       },
     },
   };
+}
+
+/** The common request, checked by hand (well-formed.ts); undefined when the schemas must decide. */
+function wellFormedParts(body: unknown): Parts | undefined {
+  if (!isObject(body)) return undefined;
+  for (const key in body) if (key !== 'x402Version' && key !== 'paymentPayload' && key !== 'paymentRequirements') return undefined;
+  const { paymentPayload, paymentRequirements } = body;
+  if (!isObject(paymentPayload) || !isObject(paymentRequirements)) return undefined;
+  if (body.x402Version !== undefined && body.x402Version !== paymentPayload.x402Version) return undefined;
+  const envelope = { paymentPayload, paymentRequirements };
+  if (paymentPayload.x402Version === 2) {
+    const parts = wellFormedV2(paymentPayload, paymentRequirements);
+    return parts && { version: 2, payload: parts[0], requirements: parts[1], envelope };
+  }
+  if (paymentPayload.x402Version === 1) {
+    const parts = wellFormedV1(paymentPayload, paymentRequirements);
+    return parts && { version: 1, payload: parts[0], requirements: parts[1], envelope };
+  }
+  return undefined;
+}
+
+/** Any request, by the schemas: its parts, or what is wrong with it. */
+function parsedParts(body: unknown): Parts | Extract<DecodeResult, { ok: false }> {
+  const envelope = facilitatorRequestEnvelopeSchema.safeParse(body, PARSE);
+  if (!envelope.success) {
+    // Name the envelope's problems and, where the parts are there, theirs too: one round trip to fix them all.
+    const parts = body as { paymentPayload?: unknown; paymentRequirements?: unknown } | null;
+    const inner =
+      typeof parts === 'object' && parts !== null && isObject(parts.paymentPayload) && isObject(parts.paymentRequirements)
+        ? innerIssues(parts.paymentPayload, parts.paymentRequirements)
+        : [];
+    return { ok: false, kind: 'malformed', issues: [...envelopeIssues(envelope.error), ...inner] };
+  }
+  const { paymentPayload, paymentRequirements } = envelope.data;
+  const version = paymentPayload.x402Version;
+  if (version !== 1 && version !== 2) {
+    return { ok: false, kind: 'invalid', reason: X402Reason.invalidX402Version, message: `x402Version ${version} is not supported; use 1 or 2` };
+  }
+  if (envelope.data.x402Version !== undefined && envelope.data.x402Version !== version) {
+    return {
+      ok: false,
+      kind: 'invalid',
+      reason: X402Reason.invalidX402Version,
+      message: `x402Version ${envelope.data.x402Version} differs from paymentPayload.x402Version ${version}`,
+    };
+  }
+  const parted = { paymentPayload, paymentRequirements };
+  if (version === 2) {
+    const parts = parseParts(paymentPayloadV2Schema, paymentRequirementsV2Schema, paymentPayload, paymentRequirements);
+    return parts.ok
+      ? { version, payload: parts.payload, requirements: parts.requirements, envelope: parted }
+      : { ok: false, kind: 'malformed', issues: parts.issues };
+  }
+  const parts = parseParts(paymentPayloadV1Schema, paymentRequirementsV1Schema, paymentPayload, paymentRequirements);
+  return parts.ok
+    ? { version, payload: parts.payload, requirements: parts.requirements, envelope: parted }
+    : { ok: false, kind: 'malformed', issues: parts.issues };
 }
 
 type IdentifierResult = { ok: true; id?: string } | { ok: false; issue: FieldIssue };

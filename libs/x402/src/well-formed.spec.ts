@@ -1,0 +1,257 @@
+import fc from 'fast-check';
+import { getAddress } from 'viem';
+import type { z } from 'zod';
+import { decodePaymentRequest } from './request';
+import {
+  exactEvmEip3009PayloadSchema,
+  paymentPayloadV1Schema,
+  paymentPayloadV2Schema,
+  paymentRequirementsV1Schema,
+  paymentRequirementsV2Schema,
+} from './schemas';
+import { wellFormedEip3009, wellFormedV1, wellFormedV2 } from './well-formed';
+
+// The hand-written checks may leave any input to the schemas, but must never take one the schemas would refuse or
+// give back differently: each is held against its schema over valid inputs and over those inputs mutated.
+
+const address = fc.uint8Array({ minLength: 20, maxLength: 20 }).map((b) => getAddress(`0x${Buffer.from(b).toString('hex')}`));
+const atomic = fc.oneof(fc.constantFrom('0', '1', (2n ** 256n - 1n).toString()), fc.bigInt({ min: 0n, max: 2n ** 256n - 1n }).map(String));
+const hexBytes = (min: number, max: number) => fc.uint8Array({ minLength: min, maxLength: max }).map((b) => `0x${Buffer.from(b).toString('hex')}`);
+const text = (max: number) => fc.string({ maxLength: max });
+const nonEmpty = fc.string({ minLength: 1, maxLength: 40 });
+const openObject = fc.dictionary(
+  fc.string().filter((k) => k !== '__proto__'),
+  fc.jsonValue(),
+  { noNullPrototype: true },
+);
+
+const requirementsV2 = fc.record(
+  {
+    scheme: nonEmpty,
+    network: fc.constantFrom('eip155:8453', 'eip155:84532', 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'),
+    amount: atomic,
+    asset: fc.oneof(address, nonEmpty),
+    payTo: fc.oneof(address, nonEmpty),
+    maxTimeoutSeconds: fc.integer({ min: 0, max: 31_536_000 }),
+    extra: fc.oneof(fc.constant(null), openObject),
+  },
+  { requiredKeys: ['scheme', 'network', 'amount', 'asset', 'payTo', 'maxTimeoutSeconds'], noNullPrototype: true },
+);
+const resource = fc.record(
+  {
+    url: nonEmpty,
+    description: fc.oneof(fc.constant(null), text(60)),
+    mimeType: text(20),
+    serviceName: text(32),
+    tags: fc.array(text(32), { maxLength: 5 }),
+    iconUrl: text(60),
+  },
+  { requiredKeys: ['url'], noNullPrototype: true },
+);
+const payloadV2 = fc.record(
+  { x402Version: fc.constant(2), resource: fc.oneof(fc.constant(null), resource), accepted: requirementsV2, payload: openObject, extensions: openObject },
+  { requiredKeys: ['x402Version', 'accepted', 'payload'], noNullPrototype: true },
+);
+const requirementsV1 = fc.record(
+  {
+    scheme: nonEmpty,
+    network: nonEmpty,
+    maxAmountRequired: atomic,
+    resource: nonEmpty,
+    description: text(80),
+    mimeType: fc.oneof(fc.constant(null), text(20)),
+    outputSchema: openObject,
+    payTo: nonEmpty,
+    maxTimeoutSeconds: fc.integer({ min: 0, max: 31_536_000 }),
+    asset: nonEmpty,
+    extra: openObject,
+  },
+  { requiredKeys: ['scheme', 'network', 'maxAmountRequired', 'resource', 'description', 'payTo', 'maxTimeoutSeconds', 'asset'], noNullPrototype: true },
+);
+const payloadV1 = fc.record({ x402Version: fc.constant(1), scheme: nonEmpty, network: nonEmpty, payload: openObject }, { noNullPrototype: true });
+const eip3009 = fc.record(
+  {
+    signature: hexBytes(1, 100),
+    authorization: fc.record(
+      {
+        from: fc.oneof(
+          address,
+          address.map((a) => a.toLowerCase()),
+        ),
+        to: address,
+        value: atomic,
+        validAfter: atomic,
+        validBefore: atomic,
+        nonce: hexBytes(32, 32),
+      },
+      { noNullPrototype: true },
+    ),
+  },
+  { noNullPrototype: true },
+);
+
+/** Values a client might send where another was expected. */
+const odd = fc.constantFrom<unknown>(
+  undefined,
+  null,
+  '',
+  'x',
+  'a'.repeat(2049),
+  0,
+  -1,
+  1.5,
+  2 ** 53,
+  Number.NaN,
+  Number.POSITIVE_INFINITY,
+  true,
+  [],
+  {},
+  Object.create(null),
+  JSON.parse('{"__proto__": {"a": 1}}'),
+  new Date(0),
+  '0x',
+  '0x0',
+  '0xzz',
+  `0x${'AB'.repeat(32)}`,
+  `0x${'ab'.repeat(31)}`,
+  '0x857b06519E91e3A54538791bDbb0E22373e36b67',
+  '0x857B06519E91E3A54538791BDBB0E22373E36B66',
+  '01',
+  '1e3',
+  ' 1',
+  (2n ** 256n).toString(),
+  'eip155:1',
+  'EIP155:1',
+  'base',
+  31_536_001,
+  ['a', 'b', 'c', 'd', 'e', 'f'],
+  { url: 'u', extra: 1 },
+);
+
+type Path = (string | number)[];
+
+/** Every path to a member in `value`, objects and arrays included. */
+function pathsOf(value: unknown, prefix: Path = []): Path[] {
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.keys(value).flatMap((key) => {
+    const path = [...prefix, key];
+    return [path, ...pathsOf((value as Record<string, unknown>)[key], path)];
+  });
+}
+
+/** A copy of `value` with the member at `path` set to `replacement` (deleted when `delete`), or a key added beside it. */
+function mutate(value: unknown, path: Path, change: { kind: 'set'; to: unknown } | { kind: 'delete' } | { kind: 'add'; key: string; to: unknown }): unknown {
+  const copy = structuredClone(value) as Record<string | number, unknown>;
+  let parent: Record<string | number, unknown> = copy;
+  for (const key of path.slice(0, -1)) parent = parent[key] as Record<string | number, unknown>;
+  const last = path[path.length - 1];
+  if (change.kind === 'set') parent[last] = change.to;
+  else if (change.kind === 'delete') delete parent[last];
+  else if (typeof parent === 'object' && parent !== null) parent[change.key] = change.to;
+  return copy;
+}
+
+/** A valid input, or one with one to three members changed, removed or added. */
+function mutated<T>(valid: fc.Arbitrary<T>): fc.Arbitrary<unknown> {
+  const change = fc.oneof(
+    odd.map((to) => ({ kind: 'set' as const, to })),
+    fc.constant({ kind: 'delete' as const }),
+    fc.tuple(fc.constantFrom('extra', 'unknown', 'x402Version', 'payload', '__proto__'), odd).map(([key, to]) => ({ kind: 'add' as const, key, to })),
+  );
+  return fc.tuple(valid, fc.array(fc.tuple(fc.nat(), change), { minLength: 1, maxLength: 3 })).map(([value, changes]) => {
+    let result: unknown = value;
+    for (const [pick, c] of changes) {
+      const paths = pathsOf(result);
+      if (paths.length) result = mutate(result, paths[pick % paths.length], c);
+    }
+    return result;
+  });
+}
+
+function agrees(schema: z.ZodType, input: unknown, taken: unknown): void {
+  if (taken === undefined) return;
+  const parsed = schema.safeParse(input);
+  expect(parsed.success).toBe(true);
+  expect(taken).toBe(input);
+  expect(parsed.data).toStrictEqual(input);
+}
+
+describe('well-formed checks by hand', () => {
+  it('take the valid requests and payloads, as their schemas give them back', () => {
+    fc.assert(
+      fc.property(payloadV2, requirementsV2, (payload, requirements) => {
+        const taken = wellFormedV2(payload, requirements);
+        expect(taken).toEqual([payload, requirements]);
+        agrees(paymentPayloadV2Schema, payload, taken![0]);
+        agrees(paymentRequirementsV2Schema, requirements, taken![1]);
+      }),
+      { numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(payloadV1, requirementsV1, (payload, requirements) => {
+        const taken = wellFormedV1(payload, requirements);
+        expect(taken).toEqual([payload, requirements]);
+        agrees(paymentPayloadV1Schema, payload, taken![0]);
+        agrees(paymentRequirementsV1Schema, requirements, taken![1]);
+      }),
+      { numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(eip3009, (payload) => {
+        const taken = wellFormedEip3009(payload);
+        expect(taken).toBe(payload);
+        agrees(exactEvmEip3009PayloadSchema, payload, taken);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('never take what their schemas refuse or would change', () => {
+    fc.assert(
+      fc.property(mutated(fc.record({ payload: payloadV2, requirements: requirementsV2 })), (input) => {
+        const { payload, requirements } = input as Record<string, Record<string, unknown>>;
+        const taken = wellFormedV2(payload, requirements);
+        agrees(paymentPayloadV2Schema, payload, taken?.[0]);
+        agrees(paymentRequirementsV2Schema, requirements, taken?.[1]);
+      }),
+      { numRuns: 1000 },
+    );
+    fc.assert(
+      fc.property(mutated(fc.record({ payload: payloadV1, requirements: requirementsV1 })), (input) => {
+        const { payload, requirements } = input as Record<string, Record<string, unknown>>;
+        const taken = wellFormedV1(payload, requirements);
+        agrees(paymentPayloadV1Schema, payload, taken?.[0]);
+        agrees(paymentRequirementsV1Schema, requirements, taken?.[1]);
+      }),
+      { numRuns: 1000 },
+    );
+    fc.assert(
+      fc.property(mutated(eip3009), (payload) => {
+        agrees(exactEvmEip3009PayloadSchema, payload, wellFormedEip3009(payload as Record<string, unknown>));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('leave a request the envelope refuses to the schemas, which name its problems', () => {
+    fc.assert(
+      fc.property(payloadV2, requirementsV2, odd, (payload, requirements, version) => {
+        fc.pre(version !== undefined && version !== 2);
+        const body = { x402Version: version, paymentPayload: payload, paymentRequirements: requirements };
+        const result = decodePaymentRequest(body);
+        expect(result.ok).toBe(false);
+      }),
+      { numRuns: 200 },
+    );
+    const valid = {
+      x402Version: 2,
+      paymentPayload: {
+        x402Version: 2,
+        accepted: { scheme: 'exact', network: 'eip155:8453', amount: '1', asset: 'a', payTo: 'b', maxTimeoutSeconds: 1 },
+        payload: {},
+      },
+    };
+    const result = decodePaymentRequest({ ...valid, paymentRequirements: valid.paymentPayload.accepted, extra: 1 });
+    expect(result).toEqual({ ok: false, kind: 'malformed', issues: [{ field: 'body', message: 'unknown field(s): extra' }] });
+  });
+});
