@@ -13,6 +13,9 @@
 //   --cpu-prof: V8 CPU profiles of both servers, with a summary of their top items (bench/lib/cpuprofile-top.mjs)
 //   --floor: also run the verify phase against bench/verify-floor.mjs (4525), a bare node:http server doing only the
 //            checks no verifier can skip, with our own digest, recovery and calldata: the ceiling for ours
+//   --baseline-main PATH: also run the verify phase against this other build of ours (4526), in every run beside
+//            ours: a before/after measured in one run, where separate runs differ by more than the change (the
+//            machine's speed drifts by ±20 % within minutes)
 //
 // Everything it starts (anvil on 8547, ours on 4520, the reference on 4521) is its own and is stopped on
 // exit, Ctrl-C or error. All traffic goes to 127.0.0.1. Exit code 0 whether or not the goals are met
@@ -71,6 +74,8 @@ const { values: opt } = parseArgs({
     'cpu-prof': { type: 'boolean', default: false },
     floor: { type: 'boolean', default: false },
     'floor-port': { type: 'string', default: '4525' },
+    'baseline-main': { type: 'string' },
+    'baseline-port': { type: 'string', default: '4526' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -108,6 +113,8 @@ const cfg = {
   cpuProf: opt['cpu-prof'],
   floor: opt.floor,
   floorPort: positiveInt('floor-port'),
+  baselineMain: opt['baseline-main'] ? path.resolve(opt['baseline-main']) : undefined,
+  baselinePort: positiveInt('baseline-port'),
   anvilPort: positiveInt('anvil-port'),
   oursPort: positiveInt('ours-port'),
   referencePort: positiveInt('reference-port'),
@@ -332,7 +339,13 @@ function load(origin, urlPath, bodies, concurrency, timeoutMs) {
 
 /** Run a load phase and measure the CPU the participants used meanwhile. */
 async function measuredLoad(sides, side, urlPath, bodies, timeoutMs, concurrency = cfg.concurrency) {
-  const pids = { ours: sides.ours.pid, reference: sides.reference.pid, ...(sides.floor && { floor: sides.floor.pid }), anvil: anvil.pid };
+  const pids = {
+    ours: sides.ours.pid,
+    reference: sides.reference.pid,
+    ...(sides.floor && { floor: sides.floor.pid }),
+    ...(sides.baseline && { baseline: sides.baseline.pid }),
+    anvil: anvil.pid,
+  };
   const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, procCpuSeconds(pid)]));
   const selfBefore = process.cpuUsage();
   const m0 = machineCpu();
@@ -768,6 +781,17 @@ function report(result) {
       ],
       ['/verify floor isValid:true', `${verify.floor.valid}/${verify.floor.requests}`, '', ''],
     );
+  if (verify.baseline)
+    rows.push(
+      ['/verify baseline build req/s', f1(verify.baseline.throughput), '', `ours / baseline ${fRatio(verify.ours.throughput / verify.baseline.throughput)}`],
+      [
+        '/verify baseline CPU ms per request',
+        f2(verify.baseline.serverCpuMsPerRequest),
+        '',
+        `${fRatio(verify.ours.serverCpuMsPerRequest / verify.baseline.serverCpuMsPerRequest)} its CPU`,
+      ],
+      ['/verify baseline isValid:true', `${verify.baseline.valid}/${verify.baseline.requests}`, '', ''],
+    );
   if (cfg.phases.has('settle'))
     rows.push(
       [
@@ -946,7 +970,8 @@ function report(result) {
 
 async function main() {
   const startedAt = new Date().toISOString();
-  for (const port of [cfg.anvilPort, cfg.oursPort, cfg.referencePort, ...(cfg.floor ? [cfg.floorPort] : [])]) await assertPortFree(port);
+  for (const port of [cfg.anvilPort, cfg.oursPort, cfg.referencePort, ...(cfg.floor ? [cfg.floorPort] : []), ...(cfg.baselineMain ? [cfg.baselinePort] : [])])
+    await assertPortFree(port);
 
   // 1. Chain.
   anvil = await startAnvil({ port: cfg.anvilPort });
@@ -983,25 +1008,25 @@ async function main() {
     ...(cfg.countRoundTrips ? ['--import', pathToFileURL(ROUND_TRIP_COUNTER).href] : []),
   ];
   const roundTripFile = (side) => path.join(RESULTS_DIR, `x402-facilitator-${stamp}.${side}.round-trips.json`);
+  const oursEnv = (port) => ({
+    FACILITATOR_PORT: String(port),
+    FACILITATOR_HOST: '127.0.0.1',
+    DATABASE_URL: cfg.databaseUrl,
+    CHAIN_MANIFEST: MANIFEST_PATH,
+    FACILITATOR_SIGNER_KEYS: signers
+      .slice(0, 3)
+      .map((s) => s.privateKey)
+      .join(','),
+    FACILITATOR_OPEN_MODE: 'true', // the reference has no API keys either
+    OPEN_MODE_RATE_LIMIT_PER_MINUTE: '0', // one load generator, one address: not what is measured
+    SETTLE_BATCH_MAX: String(cfg.batch),
+    LOG_LEVEL: 'warn',
+  });
   const [oursChild, referenceChild] = await Promise.all([
     startServer({
       label: 'our facilitator',
       args: [...nodeFlags('ours'), cfg.oursMain],
-      env: {
-        ROUND_TRIP_FILE: roundTripFile('ours'),
-        FACILITATOR_PORT: String(cfg.oursPort),
-        FACILITATOR_HOST: '127.0.0.1',
-        DATABASE_URL: cfg.databaseUrl,
-        CHAIN_MANIFEST: MANIFEST_PATH,
-        FACILITATOR_SIGNER_KEYS: signers
-          .slice(0, 3)
-          .map((s) => s.privateKey)
-          .join(','),
-        FACILITATOR_OPEN_MODE: 'true', // the reference has no API keys either
-        OPEN_MODE_RATE_LIMIT_PER_MINUTE: '0', // one load generator, one address: not what is measured
-        SETTLE_BATCH_MAX: String(cfg.batch),
-        LOG_LEVEL: 'warn',
-      },
+      env: { ROUND_TRIP_FILE: roundTripFile('ours'), ...oursEnv(cfg.oursPort) },
       port: cfg.oursPort,
       readyPath: '/ready',
       log: logFile('ours'),
@@ -1058,6 +1083,21 @@ async function main() {
     sides.floor = { origin: `http://127.0.0.1:${cfg.floorPort}`, pid: floorChild.pid, spawnedAt: floorChild.spawnedAt };
     say(`verify floor on ${sides.floor.origin} (pid ${floorChild.pid})`);
   }
+  if (cfg.baselineMain) {
+    // it shares ours' database and queues, so it would take ours' settlements
+    if ([...cfg.phases].some((p) => p !== 'verify')) throw new Error('--baseline-main measures the verify phase only: add --phases verify');
+    if (!fs.existsSync(cfg.baselineMain)) throw new Error(`${cfg.baselineMain} is missing`);
+    const baselineChild = await startServer({
+      label: 'baseline facilitator',
+      args: [cfg.baselineMain],
+      env: oursEnv(cfg.baselinePort),
+      port: cfg.baselinePort,
+      readyPath: '/ready',
+      log: logFile('baseline'),
+    });
+    sides.baseline = { origin: `http://127.0.0.1:${cfg.baselinePort}`, pid: baselineChild.pid, spawnedAt: baselineChild.spawnedAt };
+    say(`baseline build of ours on ${sides.baseline.origin} (pid ${baselineChild.pid}): ${path.relative(ROOT, cfg.baselineMain)}`);
+  }
 
   // 5. Pre-sign everything.
   const clients = makeSigners(manifest);
@@ -1099,7 +1139,9 @@ async function main() {
   });
   for (let r = 0; r < cfg.runs; r++) {
     const order = r % 2 === 0 ? ['ours', 'reference'] : ['reference', 'ours'];
-    for (const side of cfg.phases.has('verify') ? [...order, ...(sides.floor ? ['floor'] : [])] : []) {
+    // a baseline build between ours and the reference, so that ours and it take turns at going first
+    const verifyOrder = sides.baseline ? [order[0], 'baseline', order[1]] : order;
+    for (const side of cfg.phases.has('verify') ? [...verifyOrder, ...(sides.floor ? ['floor'] : [])] : []) {
       say(`run ${r + 1}/${cfg.runs}: /verify ${side} (${cfg.warmup} warm-up + ${cfg.verifyRequests} at c=${cfg.concurrency})`);
       const startedAt = Date.now();
       const v = await verifyPhase(sides, side, plan[r].verify);
@@ -1207,7 +1249,12 @@ async function main() {
   const serial = { ours: serialFor('ours'), reference: serialFor('reference') };
   serial.p50Ratio = serial.ours.p50 / serial.reference.p50;
   serial.okPerSecondRatio = serial.ours.okPerSecond / serial.reference.okPerSecond;
-  const verify = { ours: verifyFor('ours'), reference: verifyFor('reference'), ...(sides.floor && { floor: verifyFor('floor') }) };
+  const verify = {
+    ours: verifyFor('ours'),
+    reference: verifyFor('reference'),
+    ...(sides.floor && { floor: verifyFor('floor') }),
+    ...(sides.baseline && { baseline: verifyFor('baseline') }),
+  };
   verify.throughputRatio = verify.ours.throughput / verify.reference.throughput;
   const settle = { ours: settleFor('ours'), reference: settleFor('reference') };
   settle.settlesPerSecondRatio = settle.ours.settlesPerSecond / settle.reference.settlesPerSecond;
