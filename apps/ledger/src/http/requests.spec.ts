@@ -1,7 +1,9 @@
+import fc from 'fast-check';
 import { ProblemError } from '@mp/platform';
-import { AccountFlag, TransferFlag } from '@mp/ledger';
+import { AccountFlag, TRANSFER_FLAG_NAMES, TransferFlag } from '@mp/ledger';
+import { mutated } from '../../../../test/support/mutations';
 import type { LedgerConfig } from '../ledger.config';
-import { AccountBatchPipe, TransferBatchPipe } from './requests';
+import { AccountBatchPipe, parseTransfersBySchema, TransferBatchPipe, wellFormedTransfers } from './requests';
 
 const ID = '0f8fad5b-d9cb-469f-a165-70867728950e';
 const config = (batchMax: number) => ({ batchMax }) as LedgerConfig;
@@ -102,5 +104,65 @@ describe('ledger batch bodies (the zod parser)', () => {
       ),
     );
     expect(error.extensions.invalidParams).toHaveLength(50);
+  });
+});
+
+describe('ledger transfer batches checked by hand', () => {
+  const id = fc.oneof(
+    fc.uuid().map((u) => u.toUpperCase()),
+    fc.uuid(),
+    fc.bigInt({ min: 0n, max: 2n ** 128n - 1n }).map(String),
+  );
+  const transfer = fc.record(
+    {
+      id,
+      debitAccountId: id,
+      creditAccountId: id,
+      amount: fc.bigInt({ min: 0n, max: 2n ** 256n - 1n }).map(String),
+      pendingId: id,
+      asset: fc.constantFrom('stripe/usd', 'eip155:8453/0xABCdef', 'eip155:8453/0x833589fcd6edb6e08f4c7c32d4f71b54bda02913'),
+      code: fc.integer({ min: 0, max: 65_535 }),
+      flags: fc.array(fc.constantFrom(...TRANSFER_FLAG_NAMES), { maxLength: TRANSFER_FLAG_NAMES.length }),
+      timeout: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+      reference: fc.string({ minLength: 1, maxLength: 256 }),
+    },
+    { requiredKeys: ['id'], noNullPrototype: true },
+  );
+  const batch = fc.array(transfer, { minLength: 1, maxLength: 4 });
+  const bySchema = (body: unknown) => {
+    try {
+      return parseTransfersBySchema(body, 10);
+    } catch (error) {
+      if (error instanceof ProblemError) return 'refused';
+      throw error;
+    }
+  };
+
+  it('takes valid batches, as the schema gives them', () => {
+    fc.assert(
+      fc.property(batch, (body) => {
+        const taken = wellFormedTransfers(body, 10);
+        expect(taken).toBeDefined();
+        expect(taken).toStrictEqual(bySchema(body));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('never takes what the schema refuses, never gives other inputs than it', () => {
+    fc.assert(
+      fc.property(mutated(batch), (body) => {
+        const taken = wellFormedTransfers(body, 10);
+        if (taken !== undefined) expect(taken).toStrictEqual(bySchema(body));
+      }),
+      { numRuns: 2000 },
+    );
+    expect(wellFormedTransfers([], 10)).toBeUndefined();
+    expect(
+      wellFormedTransfers(
+        Array.from({ length: 11 }, () => ({ id: ID })),
+        10,
+      ),
+    ).toBeUndefined();
   });
 });
