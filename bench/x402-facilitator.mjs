@@ -770,28 +770,20 @@ function report(result) {
       ['/verify server CPU ms per request', f2(verify.ours.serverCpuMsPerRequest), f2(verify.reference.serverCpuMsPerRequest), ''],
       ['/verify isValid:true', `${verify.ours.valid}/${verify.ours.requests}`, `${verify.reference.valid}/${verify.reference.requests}`, ''],
     );
-  if (verify.floor)
+  // a third server of the verify phase, read against ours
+  const beside = (name, label, other) =>
     rows.push(
-      ['/verify floor (bare node:http) req/s', f1(verify.floor.throughput), '', `ours / floor ${fRatio(verify.ours.throughput / verify.floor.throughput)}`],
+      [`/verify ${label} req/s`, f1(other.throughput), '', `ours / ${name} ${fRatio(verify.ours.throughput / other.throughput)}`],
       [
-        '/verify floor CPU ms per request',
-        f2(verify.floor.serverCpuMsPerRequest),
+        `/verify ${name} CPU ms per request`,
+        f2(other.serverCpuMsPerRequest),
         '',
-        `${fRatio(verify.ours.serverCpuMsPerRequest / verify.floor.serverCpuMsPerRequest)} its CPU`,
+        `${fRatio(verify.ours.serverCpuMsPerRequest / other.serverCpuMsPerRequest)} its CPU`,
       ],
-      ['/verify floor isValid:true', `${verify.floor.valid}/${verify.floor.requests}`, '', ''],
+      [`/verify ${name} isValid:true`, `${other.valid}/${other.requests}`, '', ''],
     );
-  if (verify.baseline)
-    rows.push(
-      ['/verify baseline build req/s', f1(verify.baseline.throughput), '', `ours / baseline ${fRatio(verify.ours.throughput / verify.baseline.throughput)}`],
-      [
-        '/verify baseline CPU ms per request',
-        f2(verify.baseline.serverCpuMsPerRequest),
-        '',
-        `${fRatio(verify.ours.serverCpuMsPerRequest / verify.baseline.serverCpuMsPerRequest)} its CPU`,
-      ],
-      ['/verify baseline isValid:true', `${verify.baseline.valid}/${verify.baseline.requests}`, '', ''],
-    );
+  if (verify.floor) beside('floor', 'floor (bare node:http)', verify.floor);
+  if (verify.baseline) beside('baseline', 'baseline build', verify.baseline);
   if (cfg.phases.has('settle'))
     rows.push(
       [
