@@ -69,8 +69,9 @@ export function exactEvmAuthorization(request: PaymentRequest, served: ServedNet
       maxTimeoutSeconds: request.maxTimeoutSeconds,
       extra: request.extra,
     };
+    // equal strings and numbers need no canonical JSON (two per member, on every request)
     const differing = (Object.keys(requirements) as (keyof typeof requirements)[]).filter(
-      (k) => !deepEqual(accepted[k] ?? (k === 'extra' ? {} : undefined), requirements[k]),
+      (k) => accepted[k] !== requirements[k] && !deepEqual(accepted[k] ?? (k === 'extra' ? {} : undefined), requirements[k]),
     );
     if (differing.length) {
       return fail(X402Reason.invalidPaymentRequirements, `paymentPayload.accepted differs from paymentRequirements in: ${differing.join(', ')}`);
