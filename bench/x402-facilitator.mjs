@@ -80,14 +80,13 @@ const { values: opt } = parseArgs({
   },
 });
 if (opt.help) {
-  console.log(
-    fs
-      .readFileSync(fileURLToPath(import.meta.url), 'utf8')
-      .split('\n')
-      .slice(1, 19)
-      .map((l) => l.replace(/^\/\/ ?/, ''))
-      .join('\n'),
+  // the header comment, after the shebang, however long it grows
+  const lines = fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n');
+  const header = lines.slice(
+    1,
+    lines.findIndex((l, i) => i > 0 && !l.startsWith('//')),
   );
+  console.log(header.map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
   process.exit(0);
 }
 const positiveInt = (name) => {
@@ -131,6 +130,11 @@ for (const phase of cfg.phases) {
     console.error(`--phases takes verify, settle and serial, comma-separated (got ${phase})`);
     process.exit(2);
   }
+}
+if (cfg.baselineMain && ([...cfg.phases].some((p) => p !== 'verify') || !fs.existsSync(cfg.baselineMain))) {
+  // it shares ours' database and queues, so it would take ours' settlements
+  console.error(`--baseline-main measures the verify phase only (add --phases verify), from a build that exists (got ${cfg.baselineMain})`);
+  process.exit(2);
 }
 if (new URL(cfg.databaseUrl).hostname !== '127.0.0.1' && new URL(cfg.databaseUrl).hostname !== 'localhost') {
   console.error('--database-url must point at 127.0.0.1');
@@ -1076,9 +1080,6 @@ async function main() {
     say(`verify floor on ${sides.floor.origin} (pid ${floorChild.pid})`);
   }
   if (cfg.baselineMain) {
-    // it shares ours' database and queues, so it would take ours' settlements
-    if ([...cfg.phases].some((p) => p !== 'verify')) throw new Error('--baseline-main measures the verify phase only: add --phases verify');
-    if (!fs.existsSync(cfg.baselineMain)) throw new Error(`${cfg.baselineMain} is missing`);
     const baselineChild = await startServer({
       label: 'baseline facilitator',
       args: [cfg.baselineMain],
