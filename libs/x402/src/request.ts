@@ -54,9 +54,11 @@ export type DecodeResult =
   | { ok: false; kind: 'invalid'; reason: string; message: string };
 
 /** A request's two parts, well-formed by its version's schemas. */
-type Parts =
-  | { version: 2; payload: PaymentPayloadV2; requirements: PaymentRequirementsV2; envelope: Envelope }
-  | { version: 1; payload: PaymentPayloadV1; requirements: PaymentRequirementsV1; envelope: Envelope };
+type VersionParts =
+  | { version: 2; payload: PaymentPayloadV2; requirements: PaymentRequirementsV2 }
+  | { version: 1; payload: PaymentPayloadV1; requirements: PaymentRequirementsV1 };
+/** …with the envelope's two members they came from (the fingerprint's input). */
+type Parts = VersionParts & { envelope: Envelope };
 type Envelope = { paymentPayload: Record<string, unknown>; paymentRequirements: Record<string, unknown> };
 
 export function decodePaymentRequest(body: unknown): DecodeResult {
@@ -161,17 +163,9 @@ function parsedParts(body: unknown): Parts | Extract<DecodeResult, { ok: false }
       message: `x402Version ${envelope.data.x402Version} differs from paymentPayload.x402Version ${version}`,
     };
   }
-  const parted = { paymentPayload, paymentRequirements };
-  if (version === 2) {
-    const parts = parseParts(paymentPayloadV2Schema, paymentRequirementsV2Schema, paymentPayload, paymentRequirements);
-    return parts.ok
-      ? { version, payload: parts.payload, requirements: parts.requirements, envelope: parted }
-      : { ok: false, kind: 'malformed', issues: parts.issues };
-  }
-  const parts = parseParts(paymentPayloadV1Schema, paymentRequirementsV1Schema, paymentPayload, paymentRequirements);
-  return parts.ok
-    ? { version, payload: parts.payload, requirements: parts.requirements, envelope: parted }
-    : { ok: false, kind: 'malformed', issues: parts.issues };
+  const parsed = partsOf(version, paymentPayload, paymentRequirements);
+  if (!parsed.ok) return { ok: false, kind: 'malformed', issues: parsed.issues };
+  return { ...parsed.parts, envelope: { paymentPayload, paymentRequirements } };
 }
 
 type IdentifierResult = { ok: true; id?: string } | { ok: false; issue: FieldIssue };
@@ -209,13 +203,24 @@ function envelopeIssues(error: z.ZodError): FieldIssue[] {
 }
 
 function innerIssues(paymentPayload: Record<string, unknown>, paymentRequirements: Record<string, unknown>): FieldIssue[] {
-  const parts =
-    paymentPayload.x402Version === 1
-      ? parseParts(paymentPayloadV1Schema, paymentRequirementsV1Schema, paymentPayload, paymentRequirements)
-      : paymentPayload.x402Version === 2
-        ? parseParts(paymentPayloadV2Schema, paymentRequirementsV2Schema, paymentPayload, paymentRequirements)
-        : undefined;
-  return parts && !parts.ok ? parts.issues : [];
+  const version = paymentPayload.x402Version;
+  if (version !== 1 && version !== 2) return [];
+  const parsed = partsOf(version, paymentPayload, paymentRequirements);
+  return parsed.ok ? [] : parsed.issues;
+}
+
+/** Both parts by their version's schemas: their data, or the issues of both. */
+function partsOf(
+  version: 1 | 2,
+  paymentPayload: unknown,
+  paymentRequirements: unknown,
+): { ok: true; parts: VersionParts } | { ok: false; issues: FieldIssue[] } {
+  if (version === 2) {
+    const parsed = parseParts(paymentPayloadV2Schema, paymentRequirementsV2Schema, paymentPayload, paymentRequirements);
+    return parsed.ok ? { ok: true, parts: { version, payload: parsed.payload, requirements: parsed.requirements } } : parsed;
+  }
+  const parsed = parseParts(paymentPayloadV1Schema, paymentRequirementsV1Schema, paymentPayload, paymentRequirements);
+  return parsed.ok ? { ok: true, parts: { version, payload: parsed.payload, requirements: parsed.requirements } } : parsed;
 }
 
 /** Both parts by their version's schemas, each parsed once: their data, or the issues of both. */
