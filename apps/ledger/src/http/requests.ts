@@ -142,7 +142,7 @@ function wellFormedTransfer(item: unknown): TransferInput | undefined {
   const t = item as Record<string, unknown>;
   for (const key in t) if (!TRANSFER_KEYS.has(key) || t[key] === undefined) return undefined;
   const out: Record<string, unknown> = {};
-  for (const key of ['id', 'debitAccountId', 'creditAccountId'] as const) {
+  for (const key of ['id', 'debitAccountId', 'creditAccountId', 'pendingId'] as const) {
     if (key !== 'id' && !(key in t)) continue;
     const id = parseLedgerId(t[key]);
     if (id === undefined) return undefined;
@@ -151,11 +151,6 @@ function wellFormedTransfer(item: unknown): TransferInput | undefined {
   if ('amount' in t) {
     if (!isAtomicString(t.amount)) return undefined;
     out.amount = BigInt(t.amount);
-  }
-  if ('pendingId' in t) {
-    const id = parseLedgerId(t.pendingId);
-    if (id === undefined) return undefined;
-    out.pendingId = id;
   }
   if ('asset' in t) {
     const normalized = normalizeAsset(t.asset);
