@@ -99,26 +99,57 @@ function agrees(schema: z.ZodType, input: unknown, taken: unknown): void {
   expect(parsed.data).toStrictEqual(input);
 }
 
+type Part = Record<string, unknown>;
+
+/** Each version's pair of parts, with its hand check and the schemas it stands in for. */
+const versions: {
+  name: string;
+  parts: fc.Arbitrary<{ payload: Part; requirements: Part }>;
+  check: (payload: Part, requirements: Part) => readonly [unknown, unknown] | undefined;
+  schemas: readonly [z.ZodType, z.ZodType];
+}[] = [
+  {
+    name: 'v2',
+    parts: fc.record({ payload: payloadV2, requirements: requirementsV2 }) as fc.Arbitrary<{ payload: Part; requirements: Part }>,
+    check: wellFormedV2,
+    schemas: [paymentPayloadV2Schema, paymentRequirementsV2Schema],
+  },
+  {
+    name: 'v1',
+    parts: fc.record({ payload: payloadV1, requirements: requirementsV1 }) as fc.Arbitrary<{ payload: Part; requirements: Part }>,
+    check: wellFormedV1,
+    schemas: [paymentPayloadV1Schema, paymentRequirementsV1Schema],
+  },
+];
+
 describe('well-formed checks by hand', () => {
-  it('take the valid requests and payloads, as their schemas give them back', () => {
-    fc.assert(
-      fc.property(payloadV2, requirementsV2, (payload, requirements) => {
-        const taken = wellFormedV2(payload, requirements);
-        expect(taken).toEqual([payload, requirements]);
-        agrees(paymentPayloadV2Schema, payload, taken![0]);
-        agrees(paymentRequirementsV2Schema, requirements, taken![1]);
-      }),
-      { numRuns: 300 },
-    );
-    fc.assert(
-      fc.property(payloadV1, requirementsV1, (payload, requirements) => {
-        const taken = wellFormedV1(payload, requirements);
-        expect(taken).toEqual([payload, requirements]);
-        agrees(paymentPayloadV1Schema, payload, taken![0]);
-        agrees(paymentRequirementsV1Schema, requirements, taken![1]);
-      }),
-      { numRuns: 300 },
-    );
+  for (const { name, parts, check, schemas } of versions)
+    it(`takes the valid ${name} requests, as their schemas give them back`, () => {
+      fc.assert(
+        fc.property(parts, ({ payload, requirements }) => {
+          const taken = check(payload, requirements);
+          expect(taken).toEqual([payload, requirements]);
+          agrees(schemas[0], payload, taken![0]);
+          agrees(schemas[1], requirements, taken![1]);
+        }),
+        { numRuns: 300 },
+      );
+    });
+
+  for (const { name, parts, check, schemas } of versions)
+    it(`never takes a ${name} request its schemas refuse or would change`, () => {
+      fc.assert(
+        fc.property(mutated(parts), (input) => {
+          const { payload, requirements } = input as { payload: Part; requirements: Part };
+          const taken = check(payload, requirements);
+          agrees(schemas[0], payload, taken?.[0]);
+          agrees(schemas[1], requirements, taken?.[1]);
+        }),
+        { numRuns: 1000 },
+      );
+    });
+
+  it('takes the valid EIP-3009 payloads and never one their schema refuses or would change', () => {
     fc.assert(
       fc.property(eip3009, (payload) => {
         const taken = wellFormedEip3009(payload);
@@ -126,27 +157,6 @@ describe('well-formed checks by hand', () => {
         agrees(exactEvmEip3009PayloadSchema, payload, taken);
       }),
       { numRuns: 300 },
-    );
-  });
-
-  it('never take what their schemas refuse or would change', () => {
-    fc.assert(
-      fc.property(mutated(fc.record({ payload: payloadV2, requirements: requirementsV2 })), (input) => {
-        const { payload, requirements } = input as Record<string, Record<string, unknown>>;
-        const taken = wellFormedV2(payload, requirements);
-        agrees(paymentPayloadV2Schema, payload, taken?.[0]);
-        agrees(paymentRequirementsV2Schema, requirements, taken?.[1]);
-      }),
-      { numRuns: 1000 },
-    );
-    fc.assert(
-      fc.property(mutated(fc.record({ payload: payloadV1, requirements: requirementsV1 })), (input) => {
-        const { payload, requirements } = input as Record<string, Record<string, unknown>>;
-        const taken = wellFormedV1(payload, requirements);
-        agrees(paymentPayloadV1Schema, payload, taken?.[0]);
-        agrees(paymentRequirementsV1Schema, requirements, taken?.[1]);
-      }),
-      { numRuns: 1000 },
     );
     fc.assert(
       fc.property(mutated(eip3009), (payload) => {
@@ -156,7 +166,7 @@ describe('well-formed checks by hand', () => {
     );
   });
 
-  it('leave a request the envelope refuses to the schemas, which name its problems', () => {
+  it('leaves a request the envelope refuses to the schemas, which name its problems', () => {
     fc.assert(
       fc.property(payloadV2, requirementsV2, odd, (payload, requirements, version) => {
         fc.pre(version !== undefined && version !== 2);
