@@ -30,6 +30,7 @@ import { appEntry, buildIfStale } from '../scripts/lib/build.mjs';
 import { cpuProbe, percentile, postAll, startLedgerStack } from './lib/ledger-stack.mjs';
 import { findPgbench, plainScripts, runPgbench, setUpPlainLedger } from './lib/pgbench.mjs';
 import { busyFraction, childProcesses, machineCpu } from './lib/processes.mjs';
+import { headerComment } from './lib/help.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
@@ -58,14 +59,7 @@ const { values: opt } = parseArgs({
   },
 });
 if (opt.help) {
-  console.log(
-    fs
-      .readFileSync(fileURLToPath(import.meta.url), 'utf8')
-      .split('\n')
-      .slice(1, 19)
-      .map((l) => l.replace(/^\/\/ ?/, ''))
-      .join('\n'),
-  );
+  console.log(headerComment(import.meta.url));
   process.exit(0);
 }
 const int = (name) => {

@@ -35,6 +35,7 @@ import { appEntry, buildIfStale } from '../scripts/lib/build.mjs';
 import { dropDatabase, migrateDeploy } from '../scripts/lib/database.mjs';
 import { deployLocalChain, deriveAccounts, writeManifest } from '../scripts/lib/deploy.mjs';
 import { busyFraction, childProcesses, cpuSeconds, machineCpu } from './lib/processes.mjs';
+import { headerComment } from './lib/help.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
@@ -61,14 +62,7 @@ const { values: opt } = parseArgs({
   },
 });
 if (opt.help) {
-  console.log(
-    fs
-      .readFileSync(fileURLToPath(import.meta.url), 'utf8')
-      .split('\n')
-      .slice(1, 20)
-      .map((l) => l.replace(/^\/\/ ?/, ''))
-      .join('\n'),
-  );
+  console.log(headerComment(import.meta.url));
   process.exit(0);
 }
 const int = (name, min = 1) => {

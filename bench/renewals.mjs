@@ -39,6 +39,7 @@ import { dropDatabase, migrateDeploy } from '../scripts/lib/database.mjs';
 import { deployLocalChain, writeManifest } from '../scripts/lib/deploy.mjs';
 
 import { busyFraction, childProcesses, cpuSeconds, cpuSecondsOf, machineCpu } from './lib/processes.mjs';
+import { headerComment } from './lib/help.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
@@ -87,14 +88,7 @@ const { values: opt } = parseArgs({
   },
 });
 if (opt.help) {
-  console.log(
-    fs
-      .readFileSync(fileURLToPath(import.meta.url), 'utf8')
-      .split('\n')
-      .slice(1, 18)
-      .map((l) => l.replace(/^\/\/ ?/, ''))
-      .join('\n'),
-  );
+  console.log(headerComment(import.meta.url));
   process.exit(0);
 }
 const int = (name, min = 1) => {

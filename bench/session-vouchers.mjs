@@ -42,6 +42,7 @@ import { deployLocalChain, writeManifest } from '../scripts/lib/deploy.mjs';
 
 import { percentile } from './lib/ledger-stack.mjs';
 import { busyFraction, childProcesses, cpuSeconds, cpuSecondsOf, machineCpu } from './lib/processes.mjs';
+import { headerComment } from './lib/help.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
@@ -69,14 +70,7 @@ const { values: opt } = parseArgs({
   },
 });
 if (opt.help) {
-  console.log(
-    fs
-      .readFileSync(fileURLToPath(import.meta.url), 'utf8')
-      .split('\n')
-      .slice(1, 18)
-      .map((l) => l.replace(/^\/\/ ?/, ''))
-      .join('\n'),
-  );
+  console.log(headerComment(import.meta.url));
   process.exit(0);
 }
 const int = (name) => {

@@ -26,6 +26,7 @@ import { appEntry, buildIfStale } from '../scripts/lib/build.mjs';
 
 import { cpuProbe, percentile, postAll, startLedgerStack } from './lib/ledger-stack.mjs';
 import { busyFraction, childProcesses, machineCpu } from './lib/processes.mjs';
+import { headerComment } from './lib/help.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
@@ -52,14 +53,7 @@ const { values: opt } = parseArgs({
   },
 });
 if (opt.help) {
-  console.log(
-    fs
-      .readFileSync(fileURLToPath(import.meta.url), 'utf8')
-      .split('\n')
-      .slice(1, 13)
-      .map((l) => l.replace(/^\/\/ ?/, ''))
-      .join('\n'),
-  );
+  console.log(headerComment(import.meta.url));
   process.exit(0);
 }
 const int = (name) => {

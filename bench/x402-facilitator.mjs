@@ -40,6 +40,7 @@ import { startAnvil } from '../scripts/lib/anvil.mjs';
 import { resetLocalState } from '../scripts/lib/local-state.mjs';
 import { migrateDeploy } from '../scripts/lib/database.mjs';
 import { deployLocalChain, writeManifest } from '../scripts/lib/deploy.mjs';
+import { headerComment } from './lib/help.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
@@ -80,13 +81,7 @@ const { values: opt } = parseArgs({
   },
 });
 if (opt.help) {
-  // the header comment, after the shebang, however long it grows
-  const lines = fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n');
-  const header = lines.slice(
-    1,
-    lines.findIndex((l, i) => i > 0 && !l.startsWith('//')),
-  );
-  console.log(header.map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
+  console.log(headerComment(import.meta.url));
   process.exit(0);
 }
 const positiveInt = (name) => {
