@@ -9,7 +9,12 @@
 //
 //   node bench/ledger.mjs [--single 10000] [--concurrency 32] [--spread-accounts 1000] [--batch-sizes 100,1000]
 //                         [--batched 50000] [--batch-concurrency 8] [--payers 64] [--pool 10] [--write-concurrency 2]
-//                         [--replicas 1] [--no-plain] [--cpu-prof] [--no-build]
+//                         [--replicas 1] [--baseline PATH [--baseline-port 4540]] [--no-plain] [--cpu-prof] [--no-build]
+//
+//   --baseline PATH: also run every phase against this other build of the ledger (its main.js, e.g. a copy of
+//   dist/apps/ledger made before a change), a second process on the same database and accounts, right before or
+//   after ours (they take turns at going first), and print ours ÷ baseline. Runs of one build here differ by ±20 %
+//   within minutes; ours and the baseline side by side in one run are what tells a change from the machine's drift.
 //
 // It runs its own anvil (8549, the facilitator needs a chain), facilitator (4524, which resolves the API key) and
 // ledger (4530; --replicas N: N ledger processes on 4530, 4531, …, the clients spread over them), on a fresh database
@@ -48,6 +53,8 @@ const { values: opt } = parseArgs({
     pool: { type: 'string', default: '10' },
     'write-concurrency': { type: 'string', default: '2' },
     replicas: { type: 'string', default: '1' },
+    baseline: { type: 'string' },
+    'baseline-port': { type: 'string', default: '4540' },
     'anvil-port': { type: 'string', default: '8549' },
     'facilitator-port': { type: 'string', default: '4524' },
     'ledger-port': { type: 'string', default: '4530' },
@@ -81,6 +88,8 @@ const cfg = {
   pool: int('pool'),
   writeConcurrency: int('write-concurrency'),
   replicas: int('replicas'),
+  baseline: opt.baseline ? path.resolve(opt.baseline) : undefined,
+  baselinePort: int('baseline-port'),
   anvilPort: int('anvil-port'),
   facilitatorPort: int('facilitator-port'),
   ledgerPort: int('ledger-port'),
@@ -89,6 +98,10 @@ const cfg = {
   cpuProf: opt['cpu-prof'],
   build: !opt['no-build'],
 };
+if (cfg.baseline && (!fs.existsSync(cfg.baseline) || cfg.replicas > 1)) {
+  console.error(`--baseline takes another build's main.js (got ${cfg.baseline}), with one ledger process (--replicas 1)`);
+  process.exit(2);
+}
 if (cfg.spreadAccounts < 2) {
   console.error('--spread-accounts must be at least 2');
   process.exit(2);
@@ -196,7 +209,7 @@ async function main() {
   if (cfg.plain && !pgbench) throw new Error('pgbench is not on this machine (Debian: postgresql-contrib or postgresql-15); --no-plain runs ours alone');
 
   const profileDir = path.join(RESULTS_DIR, `ledger-${stamp}.profiles`);
-  const { apiKey, ledgers } = await startLedgerStack({
+  const { apiKey, ledgers, baseline } = await startLedgerStack({
     name: 'ledger',
     processes,
     logFile,
@@ -208,8 +221,10 @@ async function main() {
     ledgerEnv: { DATABASE_POOL_SIZE: String(cfg.pool), LEDGER_WRITE_CONCURRENCY: String(cfg.writeConcurrency) },
     ledgerNodeArgs: cfg.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
     ledgerReplicas: cfg.replicas,
+    baseline: cfg.baseline && { entry: cfg.baseline, port: cfg.baselinePort },
   });
   const ports = ledgers.map((l) => l.port);
+  if (baseline) say(`baseline build on ${baseline.port} (pid ${baseline.pid}): ${path.relative(ROOT, cfg.baseline)}`);
 
   // The chart: an unlimited source; payers and spread accounts that cannot overdraw (funded from the source); one hot
   // revenue account.
@@ -273,21 +288,34 @@ async function main() {
   }
   let plainTransfers = 0;
 
-  const cpuNow = cpuProbe(
-    db,
-    ledgers.map((l) => l.pid),
-  );
+  // the ledger builds measured: ours, and the baseline build when given
+  const builds = [
+    {
+      side: 'ours',
+      ports,
+      cpuNow: cpuProbe(
+        db,
+        ledgers.map((l) => l.pid),
+      ),
+    },
+    ...(baseline ? [{ side: 'baseline', ports: [baseline.port], cpuNow: cpuProbe(db, baseline.pid) }] : []),
+  ];
+  let phases = 0;
   const phase = async (name, kind, requests, perRequest, concurrency) => {
-    const prepared = bodies(kind, requests, perRequest);
-    const [cpu0, m0] = [await cpuNow(), machineCpu()];
-    const run = await load(prepared, concurrency, apiKey, ports);
-    const [cpu1, m1] = [await cpuNow(), machineCpu()];
-    const used = Object.fromEntries(Object.keys(cpu0).map((k) => [k, cpu0[k] === null || cpu1[k] === null ? null : +(cpu1[k] - cpu0[k]).toFixed(2)]));
-    const result = { side: 'ours', ...summarize(name, perRequest, run, used, busyFraction(m0, m1)), concurrency };
-    report.phases.push(result);
-    say(
-      `ours  ${name}: ${result.transfersPerSecond} transfers/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms per request (${result.requests} requests × ${perRequest}, c=${concurrency})`,
-    );
+    let prepared;
+    const order = phases++ % 2 === 0 ? builds : [...builds].reverse();
+    for (const build of order) {
+      prepared = bodies(kind, requests, perRequest);
+      const [cpu0, m0] = [await build.cpuNow(), machineCpu()];
+      const run = await load(prepared, concurrency, apiKey, build.ports);
+      const [cpu1, m1] = [await build.cpuNow(), machineCpu()];
+      const used = Object.fromEntries(Object.keys(cpu0).map((k) => [k, cpu0[k] === null || cpu1[k] === null ? null : +(cpu1[k] - cpu0[k]).toFixed(2)]));
+      const result = { side: build.side, ...summarize(name, perRequest, run, used, busyFraction(m0, m1)), concurrency };
+      report.phases.push(result);
+      say(
+        `${build.side.padEnd(5)} ${name}: ${result.transfersPerSecond} transfers/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms per request (${result.requests} requests × ${perRequest}, c=${concurrency})`,
+      );
+    }
     if (pgbench) {
       const script =
         perRequest === 1
@@ -301,7 +329,7 @@ async function main() {
         `plain ${name}: ${plain.transfersPerSecond} transfers/s, p50 ${plain.p50Ms} ms, p99 ${plain.p99Ms} ms per transaction (${plain.requests} transactions × ${perRequest}, c=${concurrency})`,
       );
     }
-    return { result, prepared };
+    return { prepared };
   };
 
   say('warm-up');
@@ -341,7 +369,7 @@ async function main() {
   );
   const [{ n }] = (await db.query(`SELECT count(*)::int AS n FROM ledger.transfers WHERE code = 10`)).rows;
   report.checks.transferCountExact = n === transfersMade;
-  report.checks.everyTransferCreated = report.phases.every((p) => p.side !== 'ours' || p.notCreated === 0);
+  report.checks.everyTransferCreated = report.phases.every((p) => p.side === 'plain' || p.notCreated === 0);
   if (pgbench) {
     // The plain side: every transaction committed, every transfer created once, money neither made nor lost, no
     // limited account below zero.
@@ -360,6 +388,7 @@ async function main() {
   const ours = (name) => report.phases.find((p) => p.side === 'ours' && p.name === name);
   const plain = (name) => report.phases.find((p) => p.side === 'plain' && p.name === name);
   const ratio = (name) => (plain(name) ? ours(name).transfersPerSecond / plain(name).transfersPerSecond : null);
+  const before = (name) => report.phases.find((p) => p.side === 'baseline' && p.name === name);
   const goals = [
     ['single API writes ≥ 1,000 transfers/s (hot account)', ours('hot').transfersPerSecond >= 1000, `${ours('hot').transfersPerSecond}/s`],
     ...report.phases
@@ -402,6 +431,21 @@ async function main() {
     console.log(
       '(plain: pgbench -M prepared into bench/sql/plain-ledger.sql on the same database; latency per transaction; its PostgreSQL CPU is in the machine busy column)',
     );
+  }
+  if (baseline) {
+    const cpu = (p) => p.ledgerCpuMsPerTransfer;
+    console.log(
+      '\nours ÷ baseline (transfers/s; ledger CPU per transfer): ' +
+        report.phases
+          .filter((p) => p.side === 'ours')
+          .map((p) => {
+            const b = before(p.name);
+            const cpuRatio = cpu(p) && cpu(b) ? `${(cpu(p) / cpu(b)).toFixed(2)}×` : 'n/a';
+            return `${p.name} ${(p.transfersPerSecond / b.transfersPerSecond).toFixed(2)}×; ${cpuRatio}`;
+          })
+          .join(', '),
+    );
+    console.log(`(baseline: ${path.relative(ROOT, cfg.baseline)}; in each phase ours and it take turns at going first)`);
   }
   console.log(
     `(load average before the run: ${report.machine.loadavg.map((l) => l.toFixed(2)).join(' ')}; other work on the machine shows as busy time the ledger did not use)`,

@@ -18,8 +18,11 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
  * Starts the ledger as an operator would run it, on a database made anew, with a merchant whose API key the load uses.
  * @param {{ name: string, processes: ReturnType<import('./processes.mjs').childProcesses>, logFile: (label: string) => string,
  *   say: (msg: string) => void, databaseUrl: string, anvilPort: number, facilitatorPort: number, ledgerPort: number,
- *   ledgerEnv: Record<string, string>, ledgerNodeArgs?: string[], ledgerReplicas?: number }} opts
- * @returns {Promise<{ apiKey: string, ledger: { pid: number, port: number }, ledgers: { pid: number, port: number }[] }>}
+ *   ledgerEnv: Record<string, string>, ledgerNodeArgs?: string[], ledgerReplicas?: number,
+ *   baseline?: { entry: string, port: number } }} opts
+ * `baseline`: another build of the ledger (its main.js), started beside ours on the same database and merchant.
+ * @returns {Promise<{ apiKey: string, ledger: { pid: number, port: number }, ledgers: { pid: number, port: number }[],
+ *   baseline?: { pid: number, port: number } }>}
  */
 export async function startLedgerStack({
   name,
@@ -33,9 +36,10 @@ export async function startLedgerStack({
   ledgerEnv,
   ledgerNodeArgs = [],
   ledgerReplicas = 1,
+  baseline,
 }) {
-  const startServer = (label, env, port, readyPath, nodeArgs = [], app = label) =>
-    processes.start({ label, args: [...nodeArgs, appEntry(app)], env, log: logFile(label), readyUrl: `http://127.0.0.1:${port}${readyPath}` });
+  const startServer = (label, env, port, readyPath, nodeArgs = [], entry = appEntry(label)) =>
+    processes.start({ label, args: [...nodeArgs, entry], env, log: logFile(label), readyUrl: `http://127.0.0.1:${port}${readyPath}` });
 
   say(`fresh database ${new URL(databaseUrl).pathname.slice(1)}`);
   await dropDatabase(databaseUrl);
@@ -68,14 +72,16 @@ export async function startLedgerStack({
   if (created.status !== 0) throw new Error(`merchants.mjs create failed: ${created.stderr}`);
   const { apiKey } = JSON.parse(created.stdout);
   // Replicas (one process per core) share the database; each listens on the next port.
+  const ledgerAt = (port) => ({ ...common, LEDGER_PORT: String(port), FACILITATOR_URL: `http://127.0.0.1:${facilitatorPort}`, ...ledgerEnv });
   const ledgers = [];
   for (let r = 0; r < ledgerReplicas; r++) {
     const port = ledgerPort + r;
     const label = r === 0 ? 'ledger' : `ledger-${r + 1}`;
-    const env = { ...common, LEDGER_PORT: String(port), FACILITATOR_URL: `http://127.0.0.1:${facilitatorPort}`, ...ledgerEnv };
-    ledgers.push(Object.assign(await startServer(label, env, port, '/ready', ledgerNodeArgs, 'ledger'), { port }));
+    ledgers.push(Object.assign(await startServer(label, ledgerAt(port), port, '/ready', ledgerNodeArgs, appEntry('ledger')), { port }));
   }
-  return { apiKey, ledger: ledgers[0], ledgers };
+  const other =
+    baseline && Object.assign(await startServer('baseline', ledgerAt(baseline.port), baseline.port, '/ready', [], baseline.entry), { port: baseline.port });
+  return { apiKey, ledger: ledgers[0], ledgers, ...(other && { baseline: other }) };
 }
 
 /**
@@ -131,14 +137,21 @@ export const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math
  */
 export function cpuProbe(db, ledgerPid) {
   const ledgerPids = [ledgerPid].flat();
+  // PostgreSQL's figure only grows: what each backend used since the last probe, so that one that exits in between
+  // (a pool closing an idle connection) takes nothing away
+  const seen = new Map();
+  let postgres = 0;
   return async () => {
     const backends = (await db.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)).rows.map((r) => r.pid);
-    const postgres = backends.map(cpuSeconds);
+    const now = backends.map((pid) => [pid, cpuSeconds(pid)]);
+    for (const [pid, seconds] of now) if (seconds !== null) postgres += seconds - (seen.get(pid) ?? 0);
+    seen.clear();
+    for (const [pid, seconds] of now) if (seconds !== null) seen.set(pid, seconds);
     const ledgers = ledgerPids.map(cpuSeconds);
     const self = process.cpuUsage();
     return {
       ledger: ledgers.includes(null) ? null : ledgers.reduce((a, b) => a + b, 0),
-      postgres: postgres.includes(null) ? null : postgres.reduce((a, b) => a + b, 0),
+      postgres: now.some(([, seconds]) => seconds === null) ? null : postgres,
       loadGenerator: (self.user + self.system) / 1e6,
     };
   };

@@ -5,12 +5,12 @@ import { ACCOUNT_JSON, byMerchant, toAccount, type AccountRow } from './rows';
 import { WritePool } from './write-pool';
 
 /** Pending transfers past their timeout by the database's clock (the write path's), oldest first: the sweep's next round. */
-const DUE_SQL = `
+export const DUE_SQL = `
   SELECT p.merchant_id::text AS "merchantId", p.transfer_id::text AS id
     FROM ledger.pending_timeouts p WHERE p.expires_at <= clock_timestamp() ORDER BY p.expires_at LIMIT $1`;
 
 /** Locks the accounts of those transfers in key order, as the write path does, and reads the clock after. */
-const LOCK_SQL = `
+export const LOCK_SQL = `
   SELECT clock_timestamp() AS now, coalesce(json_agg(${ACCOUNT_JSON}), '[]') AS accounts
     FROM (SELECT a.* FROM ledger.accounts a
            WHERE a.key IN (SELECT k FROM unnest($1::uuid[], $2::uuid[]) AS d(merchant_id, id)
@@ -22,7 +22,7 @@ const LOCK_SQL = `
  * Takes the due transfers off the expiry list, under the locks: only a row still there is released, so a post
  * or void that won the lock, or another replica's sweep, leaves nothing to release twice.
  */
-const TAKE_SQL = `
+export const TAKE_SQL = `
   WITH taken AS (
     DELETE FROM ledger.pending_timeouts p USING unnest($1::uuid[], $2::uuid[]) AS d(merchant_id, id)
      WHERE p.merchant_id = d.merchant_id AND p.transfer_id = d.id AND p.expires_at <= $3::timestamptz
@@ -32,7 +32,7 @@ const TAKE_SQL = `
     FROM taken JOIN ledger.transfers t ON t.merchant_id = taken.merchant_id AND t.id = taken.transfer_id
     JOIN ledger.accounts da ON da.key = t.debit_account_key JOIN ledger.accounts ca ON ca.key = t.credit_account_key`;
 
-const UPDATE_SQL = `
+export const UPDATE_SQL = `
   UPDATE ledger.accounts a SET debits_pending = u.dp, credits_pending = u.cp
     FROM unnest($1::bigint[], $2::numeric[], $3::numeric[]) AS u(key, dp, cp) WHERE a.key = u.key`;
 

@@ -27,7 +27,7 @@ const POST_OR_VOID = TransferFlag.post_pending_transfer | TransferFlag.void_pend
  * the result, unlocked. Rows committed after the snapshot make the write fail on a unique index, and the batch is
  * retried.
  */
-const LOCK_AND_READ_SQL = `
+export const LOCK_AND_READ_SQL = `
   SELECT clock_timestamp() AS now,
          coalesce(json_agg(${ACCOUNT_JSON}), '[]') AS accounts,
          (SELECT coalesce(json_agg(${TRANSFER_JSON}), '[]')
@@ -54,7 +54,7 @@ const LOCK_AND_READ_SQL = `
  * totals, pending transfers entering and leaving the expiry list, and transiently failed ids. Sequence numbers are
  * drawn here, after the locks, in request order.
  */
-const WRITE_SQL = `
+export const WRITE_SQL = `
   WITH new_transfers AS (
     INSERT INTO ledger.transfers (merchant_id, id, debit_account_key, credit_account_key, amount, pending_id, asset, code, flags, timeout,
                                   expires_at, reference, ts, debit_debits_posted, debit_credits_posted, credit_debits_posted, credit_credits_posted)

@@ -27,10 +27,7 @@ export class WritePool implements OnApplicationShutdown {
       connectionString: config.databaseUrl,
       max: config.writeConcurrency + 1,
       application_name: 'ledger-writer',
-      // The statements here take arrays whose lengths vary with the batch, so PostgreSQL kept planning them afresh
-      // (a custom plan per execution); their generic plans are as good, and single transfers at 32 clients went
-      // from ~1,300 to ~1,500/s with PostgreSQL's CPU per transfer 0.34 → 0.29 ms (bench:ledger, 2026-12-03).
-      options: [new URL(config.databaseUrl).searchParams.get('options'), '-c plan_cache_mode=force_generic_plan'].filter(Boolean).join(' '),
+      options: writeConnectionOptions(config.databaseUrl),
     });
     // An idle connection that breaks (a database restart) is dropped by the pool; the next write opens another.
     this.pool.on('error', (error) => this.logger.warn(`an idle write connection failed: ${error.message}`));
@@ -72,6 +69,24 @@ export class WritePool implements OnApplicationShutdown {
   onApplicationShutdown(): Promise<void> {
     return this.pool.end();
   }
+}
+
+/**
+ * The write connections' session settings, after any the database URL's `options` sets.
+ *
+ * The statements here take arrays whose lengths vary with the batch, so PostgreSQL kept planning them afresh (a custom
+ * plan per execution); their generic plans are as good, and single transfers at 32 clients went from ~1,300 to
+ * ~1,500/s with PostgreSQL's CPU per transfer 0.34 → 0.29 ms (bench:ledger, 2026-12-03).
+ *
+ * A generic plan is made once per connection, from the statistics of that moment, and kept. Made while the tables were
+ * small (a new deployment, the bench's set-up), it hash-joined whole scans of ledger.transfers and ledger.accounts into
+ * every transaction for the connection's life, slower as the tables grew: a hot account's transactions took 1.1 → 2.4
+ * ms in the database within 4 s. Every statement here looks rows up by key, so the planner is held to index lookups
+ * and nested loops whatever the statistics say (write-plans.e2e-spec.ts).
+ */
+export function writeConnectionOptions(databaseUrl: string): string {
+  const own = '-c plan_cache_mode=force_generic_plan -c enable_seqscan=off -c enable_hashjoin=off -c enable_mergejoin=off';
+  return [new URL(databaseUrl).searchParams.get('options'), own].filter(Boolean).join(' ');
 }
 
 /** Syntax errors, undefined objects and unknown prepared statements (classes 42 and 26). */
