@@ -293,12 +293,9 @@ async function main() {
     {
       side: 'ours',
       ports,
-      cpuNow: cpuProbe(
-        db,
-        ledgers.map((l) => l.pid),
-      ),
+      cpuNow: cpuProbe(ledgers.map((l) => l.pid)),
     },
-    ...(baseline ? [{ side: 'baseline', ports: [baseline.port], cpuNow: cpuProbe(db, baseline.pid) }] : []),
+    ...(baseline ? [{ side: 'baseline', ports: [baseline.port], cpuNow: cpuProbe(baseline.pid) }] : []),
   ];
   let phases = 0;
   const phase = async (name, kind, requests, perRequest, concurrency) => {

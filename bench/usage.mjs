@@ -178,7 +178,7 @@ async function main() {
 
   const db = new pg.Client({ connectionString: cfg.databaseUrl });
   await db.connect();
-  const cpuNow = cpuProbe(db, ledger.pid);
+  const cpuNow = cpuProbe(ledger.pid);
 
   let acceptedTotal = 0;
   let duplicatesTotal = 0;

@@ -10,7 +10,7 @@ import { startAnvil } from '../../scripts/lib/anvil.mjs';
 import { dropDatabase, migrateDeploy } from '../../scripts/lib/database.mjs';
 import { appEntry } from '../../scripts/lib/build.mjs';
 import { deployLocalChain, writeManifest } from '../../scripts/lib/deploy.mjs';
-import { cpuSeconds } from './processes.mjs';
+import { cpuSeconds, cpuSecondsOf } from './processes.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -132,26 +132,20 @@ export async function postAll({ port, ports = [port], path: route, apiKey, bodie
 export const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 
 /**
- * CPU seconds so far of the ledger (its processes together, given several pids), of the PostgreSQL backends serving the bench database (read through `db`), and of
- * this load generator; `postgres` is null when a backend could not be read.
+ * CPU seconds so far of the ledger (its processes together, given several pids), of PostgreSQL and of this load
+ * generator. PostgreSQL's is every postgres process's on the machine, with the backends that have ended (their time
+ * moves to the postmaster's children's, processes.mjs): the ledger replaces its write connections as its tables grow,
+ * and reading only the backends alive at each probe lost what the replaced ones had used. It includes PostgreSQL's
+ * own background processes (WAL writer, checkpointer), which work for these transfers too.
  */
-export function cpuProbe(db, ledgerPid) {
+export function cpuProbe(ledgerPid) {
   const ledgerPids = [ledgerPid].flat();
-  // PostgreSQL's figure only grows: what each backend used since the last probe, so that one that exits in between
-  // (a pool closing an idle connection) takes nothing away
-  const seen = new Map();
-  let postgres = 0;
   return async () => {
-    const backends = (await db.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)).rows.map((r) => r.pid);
-    const now = backends.map((pid) => [pid, cpuSeconds(pid)]);
-    for (const [pid, seconds] of now) if (seconds !== null) postgres += seconds - (seen.get(pid) ?? 0);
-    seen.clear();
-    for (const [pid, seconds] of now) if (seconds !== null) seen.set(pid, seconds);
     const ledgers = ledgerPids.map(cpuSeconds);
     const self = process.cpuUsage();
     return {
       ledger: ledgers.includes(null) ? null : ledgers.reduce((a, b) => a + b, 0),
-      postgres: now.some(([, seconds]) => seconds === null) ? null : postgres,
+      postgres: cpuSecondsOf(['postgres']),
       loadGenerator: (self.user + self.system) / 1e6,
     };
   };

@@ -5,7 +5,8 @@ import pg from 'pg';
 import { dropDatabase, migrateDeploy } from '../../../../scripts/lib/database.mjs';
 import { DUE_SQL, LOCK_SQL, TAKE_SQL, UPDATE_SQL } from './expiry.store';
 import { LOCK_AND_READ_SQL, WRITE_SQL } from './transfer.store';
-import { writeConnectionOptions } from './write-pool';
+import type { LedgerConfig } from '../ledger.config';
+import { WritePool, writeConnectionOptions, type Statement } from './write-pool';
 
 const BASE_URL = process.env.DATABASE_URL || 'postgresql://postgres@127.0.0.1:5432/machine_payments_test';
 
@@ -14,6 +15,7 @@ const STATEMENTS = { LOCK_AND_READ_SQL, WRITE_SQL, DUE_SQL, LOCK_SQL, TAKE_SQL, 
 interface PlanNode {
   'Node Type': string;
   'Relation Name'?: string;
+  'Index Name'?: string;
   Plans?: PlanNode[];
 }
 
@@ -62,5 +64,61 @@ describe('the write connections’ plans, made on empty tables', () => {
     const genericOnly = '-c plan_cache_mode=force_generic_plan';
     const found = [...(await scansAndJoins(genericOnly, url, LOCK_AND_READ_SQL)), ...(await scansAndJoins(genericOnly, url, WRITE_SQL))];
     expect(found).toEqual(expect.arrayContaining(['Seq Scan on accounts']));
+  });
+});
+
+// Which index a lookup takes is the planner's to decide from the tables' size, and a connection keeps its plans.
+describe('the write pool, as the tables grow', () => {
+  const u = new URL(BASE_URL);
+  u.pathname = `/mp_write_growth_${randomBytes(5).toString('hex')}`;
+  const url = u.toString();
+  let pool: WritePool;
+
+  beforeAll(async () => {
+    await migrateDeploy({ databaseUrl: url, quiet: true });
+    pool = new WritePool({ databaseUrl: url, writeConcurrency: 1 } as LedgerConfig);
+  });
+  afterAll(async () => {
+    await pool.onApplicationShutdown();
+    await dropDatabase(url);
+  });
+
+  /** The backend that runs the lock-and-read, and the indexes its plan reads ledger.transfers by. */
+  const lockAndRead = () =>
+    pool.transaction(async (run: Statement) => {
+      await run('ledger_lock_and_read', LOCK_AND_READ_SQL, [[], [], [], [], [], []]);
+      const [{ pid }] = await run<{ pid: number }>('backend', 'SELECT pg_backend_pid() AS pid', []);
+      const [{ 'QUERY PLAN': plans }] = await run<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+        'lock_and_read_plan',
+        `EXPLAIN (FORMAT JSON) EXECUTE ledger_lock_and_read(${Array.from({ length: 6 }, () => 'NULL').join(', ')})`,
+        [],
+      );
+      const indexes = nodesOf(plans[0].Plan).flatMap((n) => (n['Relation Name'] === 'transfers' ? [n['Index Name']] : []));
+      return { pid, indexes: [...new Set(indexes)].sort() };
+    });
+
+  it('replaces its connections once a table has more than doubled, so that they plan by key again', async () => {
+    const empty = await lockAndRead();
+    // on an empty table, a transfer is looked up by merchant and its id filtered: every transfer of the merchant read
+    expect(empty.indexes).toContain('transfers_merchant_ts_idx');
+
+    await pool.retireStalePlans();
+    expect((await lockAndRead()).pid).toBe(empty.pid); // nothing has grown: the same connection
+
+    const db = new pg.Client({ connectionString: url });
+    await db.connect();
+    await db.query(`INSERT INTO ledger.accounts (merchant_id, id, asset, code, flags, normal_balance)
+                    SELECT '00000000-0000-4000-8000-000000000001', gen_random_uuid(), 'USD', 1, 0, 'debit' FROM generate_series(1, 2)`);
+    await db.query(`INSERT INTO ledger.transfers (merchant_id, id, debit_account_key, credit_account_key, amount, asset, code, flags, ts,
+                                                  debit_debits_posted, debit_credits_posted, credit_debits_posted, credit_credits_posted)
+                    SELECT '00000000-0000-4000-8000-000000000001', gen_random_uuid(), (SELECT min(key) FROM ledger.accounts),
+                           (SELECT max(key) FROM ledger.accounts), 1, 'USD', 1, 0, now(), 0, 0, 0, 0
+                      FROM generate_series(1, 2000)`);
+    await db.end();
+    await pool.retireStalePlans();
+
+    const grown = await lockAndRead();
+    expect(grown.pid).not.toBe(empty.pid);
+    expect(grown.indexes).toEqual(['transfers_pending_id_key', 'transfers_pkey']);
   });
 });
