@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import pg from 'pg';
+import { TableGrowth } from '@mp/db';
 import { LEDGER_CONFIG, type LedgerConfig } from '../ledger.config';
 import { PipelinedQuery } from './pipelined-query';
 
@@ -8,16 +9,6 @@ import { PipelinedQuery } from './pipelined-query';
  * with its first statement; `commit` sends COMMIT with this one (the caller's last, whose answer decides nothing more).
  */
 export type Statement = <R>(name: string, text: string, values: unknown[], options?: { commit?: boolean }) => Promise<R[]>;
-
-/** The tables the write path's statements look rows up in (see retireStalePlans). */
-const PLANNED_TABLES = ['ledger.transfers', 'ledger.accounts', 'ledger.failed_transfers', 'ledger.pending_timeouts'];
-const TABLE_SIZES_SQL = `SELECT ARRAY[${PLANNED_TABLES.map((t) => `pg_relation_size('${t}')`).join(', ')}]::float8[] AS sizes`;
-
-/** How often those sizes are read, while transactions run. */
-const GROWTH_CHECK_MS = 500;
-
-/** Growth that never retires a plan: a plan made before it looks up tables this small quickly whatever it is. */
-const GROWTH_FLOOR_BYTES = 64 * 1024;
 
 /**
  * The write path's own small pool of plain pg connections (the driver Prisma's adapter wraps), sized to the
@@ -31,13 +22,9 @@ const GROWTH_FLOOR_BYTES = 64 * 1024;
 export class WritePool implements OnApplicationShutdown {
   private readonly logger = new Logger(WritePool.name);
   private readonly pool: pg.Pool;
-  /** Bumped when a table has grown to more than twice its size at the last bump (retireStalePlans). */
-  private generation = 0;
-  private readonly generationOf = new WeakMap<pg.PoolClient, number>();
-  private sizesAtGeneration: number[] = [];
-  private wroteSinceCheck = false;
-  private closing = false;
-  private readonly growthCheck = setInterval(() => void this.retireStalePlans(), GROWTH_CHECK_MS).unref();
+  /** Its connections plan their statements again after the tables have grown (TableGrowth). */
+  private readonly growth = new TableGrowth((grown) => this.logger.log(`write connections plan their statements again: ${grown.join(', ')}`));
+  private readonly plannedIn = new WeakMap<pg.PoolClient, number>();
 
   constructor(@Inject(LEDGER_CONFIG) config: LedgerConfig) {
     this.pool = new pg.Pool({
@@ -56,12 +43,12 @@ export class WritePool implements OnApplicationShutdown {
    * two round trips.
    */
   async transaction<T>(fn: (run: Statement) => Promise<T>): Promise<T> {
-    const client = await this.connect();
-    this.wroteSinceCheck = true;
+    const client = await this.pool.connect();
     let begun = false;
     let committed = false;
     let broken: Error | undefined;
     try {
+      await this.planAgainIfGrown(client);
       const run: Statement = async <R>(name: string, text: string, values: unknown[], options?: { commit?: boolean }) => {
         if (committed) throw new Error(`${name} after the transaction's COMMIT`);
         const wrap = { begin: !begun, commit: options?.commit === true };
@@ -83,50 +70,17 @@ export class WritePool implements OnApplicationShutdown {
     }
   }
 
-  /** A connection of this generation: one of an earlier one is closed, and its plans with it. */
-  private async connect(): Promise<pg.PoolClient> {
-    for (;;) {
-      const client = await this.pool.connect();
-      // first used now, so its statements are prepared, and planned, in this generation
-      if (!this.generationOf.has(client)) this.generationOf.set(client, this.generation);
-      if (this.generationOf.get(client)! === this.generation) return client;
-      client.release(true);
-    }
-  }
-
-  /**
-   * Starts a new generation of connections when a table the statements read has more than doubled since the last:
-   * each connection keeps its plans for its life, and which index a plan looks a row up by depends on the table's
-   * size when it was made. On a few hundred transfers, PostgreSQL looks a transfer up by ledger.transfers's
-   * (merchant_id, ts, seq) index and filters on its id, which reads every transfer of the merchant; from about a
-   * thousand, by its key (write-plans.e2e-spec.ts). Kept, such a plan made a batch of 100's lock take 370 ms
-   * against 3 at 56,000 transfers (bench:ledger, 2026-12-04). Sizes double a few dozen times in a database's life,
-   * so connections are rarely replaced; ANALYZE, which autovacuum runs when it is on, would invalidate the plans too.
-   */
-  async retireStalePlans(): Promise<void> {
-    if (!this.wroteSinceCheck || this.closing) return;
-    this.wroteSinceCheck = false;
-    try {
-      const { rows } = await this.pool.query<{ sizes: number[] }>(TABLE_SIZES_SQL);
-      const sizes = rows[0].sizes;
-      const grown = PLANNED_TABLES.flatMap((table, i) => {
-        const before = this.sizesAtGeneration[i] ?? 0;
-        return sizes[i] > 2 * before && sizes[i] - before > GROWTH_FLOOR_BYTES ? [`${table} ${kB(before)} → ${kB(sizes[i])}`] : [];
-      });
-      if (!grown.length) return;
-      this.sizesAtGeneration = sizes;
-      this.generation++;
-      this.logger.log(`write connections replaced, to plan their statements again: ${grown.join(', ')}`);
-    } catch (error) {
-      // measured again after the next transaction
-      if (!this.closing) this.logger.warn(`could not read the ledger's table sizes: ${(error as Error).message}`);
-    }
+  /** Measures the tables on this connection (at most every 500 ms), and discards its plans if they have grown. */
+  private async planAgainIfGrown(client: pg.PoolClient): Promise<void> {
+    await this.growth.check(async (sql) => (await client.query<{ table: string; bytes: number }>(sql)).rows);
+    const planned = this.plannedIn.get(client);
+    // first used now: whatever it prepares is planned at the present size
+    if (planned !== undefined && planned !== this.growth.generation) await client.query('DISCARD PLANS');
+    this.plannedIn.set(client, this.growth.generation);
   }
 
   /** After the HTTP server closed, so that requests still being answered keep their connections. */
   onApplicationShutdown(): Promise<void> {
-    this.closing = true;
-    clearInterval(this.growthCheck);
     return this.pool.end();
   }
 }
@@ -143,14 +97,12 @@ export class WritePool implements OnApplicationShutdown {
  * every transaction for the connection's life, slower as the tables grew: a hot account's transactions took 1.1 → 2.4
  * ms in the database within 4 s. Every statement here looks rows up by key, so the planner is held to index lookups
  * and nested loops whatever the statistics say (write-plans.e2e-spec.ts). Which index is still the tables' size's to
- * decide: connections are replaced as the tables grow (WritePool.retireStalePlans).
+ * decide, so the connections plan again as the tables grow (TableGrowth).
  */
 export function writeConnectionOptions(databaseUrl: string): string {
   const own = '-c plan_cache_mode=force_generic_plan -c enable_seqscan=off -c enable_hashjoin=off -c enable_mergejoin=off';
   return [new URL(databaseUrl).searchParams.get('options'), own].filter(Boolean).join(' ');
 }
-
-const kB = (bytes: number) => `${Math.round(bytes / 1024)} kB`;
 
 /** Syntax errors, undefined objects and unknown prepared statements (classes 42 and 26). */
 function isStatementError(error: unknown): boolean {
