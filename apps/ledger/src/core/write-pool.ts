@@ -72,7 +72,10 @@ export class WritePool implements OnApplicationShutdown {
 
   /** Measures the tables on this connection (at most every 500 ms), and discards its plans if they have grown. */
   private async planAgainIfGrown(client: pg.PoolClient): Promise<void> {
-    await this.growth.check(async (sql) => (await client.query<{ table: string; bytes: number }>(sql)).rows);
+    // a failed read leaves the plans as they are: the write goes on, and a broken connection fails it by itself
+    await this.growth
+      .check(async (sql) => (await client.query<{ table: string; bytes: number }>(sql)).rows)
+      .catch((error: Error) => this.logger.warn(`could not read the tables' sizes: ${error.message}`));
     const planned = this.plannedIn.get(client);
     // first used now: whatever it prepares is planned at the present size
     if (planned !== undefined && planned !== this.growth.generation) await client.query('DISCARD PLANS');
