@@ -170,12 +170,16 @@ export class PgTaskStore implements TaskStore {
   }
 
   private async read(scope: TaskScope, taskId: string): Promise<Seen | undefined> {
-    const [row] = await this.db.prepared<TaskRow & { version: number }>(
+    // By its key alone, the scope checked here: with tenant and owner in the WHERE too, a planner without statistics
+    // (autovacuum off) took the (tenant, owner, …) index and read every task of the owner: 5.8 ms at 20,000 tasks,
+    // against 0.06 ms by the key (2026-12-04)
+    const [row] = await this.db.prepared<TaskRow & TaskScope & { version: number }>(
       'a2a_task_read',
-      `SELECT ${COLUMNS}, version FROM merchant.a2a_tasks WHERE id = $1 AND tenant = $2 AND owner = $3`,
-      [taskId, scope.tenant, scope.owner],
+      `SELECT ${COLUMNS}, tenant, owner, version FROM merchant.a2a_tasks WHERE id = $1`,
+      [taskId],
     );
-    return row ? { json: Task.toJSON(toTask(row)) as TaskJson, version: row.version } : undefined;
+    if (!row || row.tenant !== scope.tenant || row.owner !== scope.owner) return undefined;
+    return { json: Task.toJSON(toTask(row)) as TaskJson, version: row.version };
   }
 
   /**
