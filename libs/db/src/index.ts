@@ -6,7 +6,7 @@ export { DB_OPTIONS, DEFAULT_DATABASE_URL, DEFAULT_POOL_SIZE, resolveDbOptions, 
 export { isForeignKeyViolation, isRetryableTransactionError, isUniqueViolation } from './errors';
 export { withTransaction, type TransactionOptions, type Tx } from './transaction';
 export { fromDbDecimal, toDbDecimal } from './decimal';
-export { TableGrowth, type ReadTableSizes } from './table-growth';
+export { TableGrowth, TABLE_SIZES_SQL, type ReadTableSizes } from './table-growth';
 
 // generated client: the namespace (Prisma.Decimal, Prisma.PaymentCreateInput, Prisma.TransactionClient…),
 // the client class, enums and model types

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
 import pg from 'pg';
+import { TABLE_SIZES_SQL } from '@mp/db';
 
 import { dropDatabase, migrateDeploy } from '../../../../scripts/lib/database.mjs';
 import { DUE_SQL, LOCK_SQL, TAKE_SQL, UPDATE_SQL } from './expiry.store';
@@ -58,6 +59,18 @@ describe('the write connections’ plans, made on empty tables', () => {
 
   it.each(Object.keys(STATEMENTS))('%s: index lookups and nested loops only', async (name) => {
     expect(await scansAndJoins(writeConnectionOptions(url), url, STATEMENTS[name as keyof typeof STATEMENTS])).toEqual([]);
+  });
+
+  it('compiles nothing: the read of the tables’ sizes, whose scan of pg_class is disabled there, runs without JIT', async () => {
+    const client = new pg.Client({ connectionString: url, options: writeConnectionOptions(url) });
+    await client.connect();
+    try {
+      const [{ 'QUERY PLAN': plans }] = (await client.query<{ 'QUERY PLAN': Record<string, unknown>[] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${TABLE_SIZES_SQL}`))
+        .rows;
+      expect(plans[0]).not.toHaveProperty('JIT');
+    } finally {
+      await client.end();
+    }
   });
 
   it('without the planner held to them, the generic plans of the transfer path scan whole tables', async () => {
