@@ -134,9 +134,9 @@ export const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math
 /**
  * CPU seconds so far of the ledger (its processes together, given several pids), of PostgreSQL and of this load
  * generator. PostgreSQL's is every postgres process's on the machine, with the backends that have ended (their time
- * moves to the postmaster's children's, processes.mjs): the ledger replaces its write connections as its tables grow,
- * and reading only the backends alive at each probe lost what the replaced ones had used. It includes PostgreSQL's
- * own background processes (WAL writer, checkpointer), which work for these transfers too.
+ * moves to the postmaster's children's, processes.mjs): reading only the backends alive at each probe lost what a
+ * connection that ended during a phase had used. It includes PostgreSQL's own background processes (WAL writer,
+ * checkpointer), which work for these transfers too.
  */
 export function cpuProbe(ledgerPid) {
   const ledgerPids = [ledgerPid].flat();

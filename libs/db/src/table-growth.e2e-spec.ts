@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 
 import pg from 'pg';
 
-import { dropDatabase } from '../../../scripts/lib/database.mjs';
+import { dropDatabase, ensureDatabase } from '../../../scripts/lib/database.mjs';
 import { TableGrowth } from './table-growth';
 
 const BASE_URL = process.env.DATABASE_URL || 'postgresql://postgres@127.0.0.1:5432/machine_payments_test';
@@ -14,10 +14,7 @@ describe('TableGrowth', () => {
   let db: pg.Client;
 
   beforeAll(async () => {
-    const admin = new pg.Client({ connectionString: Object.assign(new URL(url), { pathname: '/postgres' }).toString() });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE "${u.pathname.slice(1)}"`);
-    await admin.end();
+    await ensureDatabase(url);
     db = new pg.Client({ connectionString: url });
     await db.connect();
     await db.query('CREATE SCHEMA app; CREATE TABLE app.rows (id serial PRIMARY KEY, body text)');
