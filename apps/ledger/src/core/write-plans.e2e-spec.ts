@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
 import pg from 'pg';
-import { TABLE_SIZES_SQL } from '@mp/db';
+import { TABLE_SIZES_SQL, TableGrowth } from '@mp/db';
 
 import { dropDatabase, migrateDeploy } from '../../../../scripts/lib/database.mjs';
 import { DUE_SQL, LOCK_SQL, TAKE_SQL, UPDATE_SQL } from './expiry.store';
@@ -133,5 +133,15 @@ describe('the write pool, as the tables grow', () => {
       interval: 200,
     });
     expect((await lockAndRead()).pid).toBe(empty.pid);
+  });
+
+  it('fails no write when the sizes cannot be read: the plans stay as they are', async () => {
+    const check = vi.spyOn(TableGrowth.prototype, 'check').mockRejectedValueOnce(new Error('connection lost reading the sizes'));
+    try {
+      expect((await lockAndRead()).indexes).toEqual(['transfers_pending_id_key', 'transfers_pkey']);
+      expect(check).toHaveBeenCalledTimes(1);
+    } finally {
+      check.mockRestore();
+    }
   });
 });
