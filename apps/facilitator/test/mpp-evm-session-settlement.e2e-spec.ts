@@ -11,6 +11,7 @@ import { postJson, proxiedNetworksFile, startFacilitator, type RunningFacilitato
 import { startOwnChain, type OwnChain } from '../../../test/support/own-chain';
 import { startRpcProxy, type RpcProxy } from '../../../test/support/rpc-proxy';
 import { SessionSettlement } from '../src/sessions/session-settlement';
+import { Clock } from '../src/x402/clock';
 
 let chain: OwnChain;
 let facilitator: RunningFacilitator;
@@ -52,6 +53,16 @@ const events = async (channelId: Hex) =>
     `SELECT type, data FROM facilitator.channel_events WHERE channel_id = $1 ORDER BY id`,
     channelId,
   );
+
+/**
+ * Moves the chain's time and waits until the facilitator's clock (CLOCK_RPC_URL, refreshed every 250 ms) has followed:
+ * a challenge issued on the old time and checked on the new one would be expired.
+ */
+async function increaseTime(seconds: number): Promise<void> {
+  await chain.increaseTime(seconds);
+  const chainNowMs = (await chain.now()) * 1000;
+  await vi.waitFor(() => expect(facilitator.app.get(Clock, { strict: false }).nowMs()).toBeGreaterThanOrEqual(chainNowMs), { timeout: 5_000, interval: 25 });
+}
 
 /** One tick of the worker, as the schedule runs it (the schedule itself is off here, so each test decides when). */
 const tick = () => facilitator.app.get(SessionSettlement).tick();
@@ -130,7 +141,7 @@ describe('MPP evm session settlement, watch and idle close', () => {
     expect((await postJson(`${facilitator.url}/mpp/sessions/charges`, { channelId: channel.channelId, amount: '10', chargeId: 'b' })).status).toBe(410);
     expect((await present(await client.voucher(channel, 400n))).status).toBe(410);
 
-    await chain.increaseTime(Number(closeGraceEnd - BigInt(await chain.now())) + 1);
+    await increaseTime(Number(closeGraceEnd - BigInt(await chain.now())) + 1);
     const payerBefore = await balance(account.address);
     const withdrawn = await client.withdraw(channel);
     expect(withdrawn).toMatchObject({ settledToPayee: 300n, refundedToPayer: 700n });
