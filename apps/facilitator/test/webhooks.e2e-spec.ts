@@ -198,7 +198,7 @@ describe('webhooks to merchants', () => {
       )
     )[0].id;
   // created an hour ago: a cursor that trusted an event's age would move past it at once
-  const EVENT = `INSERT INTO facilitator.payment_events (payment_id, type, data, created_at) VALUES ($1::uuid, 'payment.confirmed', '{}'::jsonb, now() - interval '1 hour')`;
+  const EVENT = `INSERT INTO facilitator.payment_events (payment_id, type, data, created_at) VALUES ($1::uuid, 'payment.confirmed', '{"reference":"pi_webhooks_spec"}'::jsonb, now() - interval '1 hour')`;
   const paymentOf = (r: { body: string }) => JSON.parse(r.body).data.payment.id as string;
 
   it('delivers the event of a slow transaction that commits after a later event was already delivered', async () => {
@@ -447,7 +447,7 @@ describe('webhook destinations (WEBHOOK_ALLOW_PRIVATE off)', () => {
         )
       )[0].id;
       await db.$executeRawUnsafe(
-        `INSERT INTO facilitator.payment_events (payment_id, type, data) VALUES ($1::uuid, 'payment.confirmed', '{}'::jsonb)`,
+        `INSERT INTO facilitator.payment_events (payment_id, type, data) VALUES ($1::uuid, 'payment.confirmed', '{"reference":"pi_webhooks_spec"}'::jsonb)`,
         payment,
       );
     }
