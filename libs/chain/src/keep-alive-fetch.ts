@@ -4,7 +4,7 @@ import https from 'node:https';
 /** Keep-alive sockets, shared by every caller of the process (the RPC nodes' clients, the facilitator's). */
 const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
 
-/** What our callers read of a response (status, headers, text, json): viem's HTTP transport, the facilitator clients. */
+/** What our callers read of a response (status, headers, text, json): the RPC transport, the facilitator clients. */
 interface PlainResponse {
   ok: boolean;
   status: number;
@@ -19,11 +19,11 @@ interface PlainResponse {
  * fetch for JSON calls between our services and to RPC nodes: the request over node:http(s) with keep-alive, instead
  * of the global fetch. Same request, same answer, for about half the CPU per call, and one socket write instead of
  * two or three (the global fetch streams every body after its headers). Measured on this machine: 0.39 against 0.70
- * CPU-ms per eth_blockNumber on anvil; a write on a loopback socket costs 0.2-0.4 CPU-ms here. Used by viem's HTTP
- * transport (`fetchFn`) for the facilitator's network clients, and by the merchant agent for the facilitator's API.
- * Failures keep their meaning: a refused or cut connection rejects (viem reports an HttpRequestError, a transport
- * failure), an abort rejects with an AbortError (viem's timeout reports a TimeoutError), and an HTTP error status is
- * answered as a response. A redirect, which fetch would follow, a `Request` and a body that is not a string are
+ * CPU-ms per eth_blockNumber on anvil; a write on a loopback socket costs 0.2-0.4 CPU-ms here. Used by the RPC
+ * transport (`postJsonRpc` in rpc-transport.ts) for the facilitator's network clients, and by the merchant agent for the
+ * facilitator's API. Failures keep their meaning: a refused or cut connection rejects (the transport reports an
+ * HttpRequestError, a transport failure), an abort rejects with an AbortError (the transport's timeout reports a
+ * TimeoutError), and an HTTP error status is answered as a response. A redirect, which fetch would follow, a `Request` and a body that is not a string are
  * handed to fetch.
  */
 export function keepAliveFetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createPublicClient, HttpRequestError, TimeoutError, type PublicClient } from 'viem';
+import { BaseError, createPublicClient, HttpRequestError, RpcRequestError, TimeoutError, type PublicClient } from 'viem';
 import { isDeliveryUncertain, isTransportFailure } from './errors';
 import { batchedHttp } from './rpc-transport';
 
@@ -18,12 +18,15 @@ describe('batchedHttp', () => {
   let url: string;
   /** The bodies the endpoint received, one per HTTP request. */
   let received: unknown[] = [];
+  /** The Authorization header of the last request. */
+  let authorization: string | undefined;
 
   beforeAll(async () => {
     server = http.createServer((req, res) => {
       let text = '';
       req.on('data', (chunk: Buffer) => (text += chunk.toString()));
       req.on('end', () => {
+        authorization = req.headers.authorization;
         const body = JSON.parse(text) as Call | Call[];
         received.push(body);
         const reply = answer(Array.isArray(body) ? body : [body]);
@@ -100,6 +103,35 @@ describe('batchedHttp', () => {
     const outcomes = await Promise.allSettled([ask(client, 'a'), ask(client, 'b')]);
     expect(outcomes.map((o) => (o as PromiseRejectedResult).reason instanceof TimeoutError)).toEqual([true, true]);
     expect(isTransportFailure((outcomes[0] as PromiseRejectedResult).reason)).toBe(true);
+  });
+
+  it('answers every caller of a batch the node refused whole with its one JSON-RPC error (geth)', async () => {
+    answer = () => ({ status: 200, body: JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'batch too large' } }) });
+    const client = clientAt(url);
+    const outcomes = await Promise.allSettled([ask(client, 'a'), ask(client, 'b')]);
+    for (const outcome of outcomes) expect(outcome).toMatchObject({ status: 'rejected', reason: { code: -32600, details: 'batch too large' } });
+  });
+
+  it("takes a JSON-RPC error under an HTTP error status as the node's answer, not a failed delivery", async () => {
+    answer = (calls) => ({ status: 429, body: JSON.stringify({ jsonrpc: '2.0', id: calls[0].id, error: { code: -32005, message: 'rate limited' } }) });
+    const client = clientAt(url);
+    const error = await ask(client, 'eth_blockNumber').catch((e: unknown) => e);
+    // viem names the code (LimitExceededRpcError) around the RpcRequestError the transport threw
+    expect((error as BaseError).walk((e) => e instanceof RpcRequestError)).toMatchObject({ code: -32005, details: 'rate limited', status: 429 });
+    expect(isDeliveryUncertain(error)).toBe(false);
+  });
+
+  it('fails with an HttpRequestError when a 200 answer is not JSON', async () => {
+    answer = () => ({ status: 200, body: '<html>gateway</html>' });
+    const error = await ask(clientAt(url), 'eth_blockNumber').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HttpRequestError);
+    expect(isDeliveryUncertain(error)).toBe(true);
+  });
+
+  it("sends the URL's user and password as Basic authorization, as node providers' URLs carry them", async () => {
+    const withCredentials = url.replace('http://', 'http://user:p%40ss@');
+    expect(await ask(clientAt(withCredentials), 'eth_chainId')).toBe('eth_chainId');
+    expect(authorization).toBe(`Basic ${Buffer.from('user:p@ss').toString('base64')}`);
   });
 
   it('fails every caller with an HttpRequestError when the node cannot be reached', async () => {
