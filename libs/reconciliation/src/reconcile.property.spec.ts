@@ -96,6 +96,10 @@ describe('reconcile (properties)', () => {
             fix = { ...ledger[i], id: 'fix' };
             ledger = ledger.filter((_, j) => j !== i);
           } else if (injection === 'missing_externally') {
+            // A booking that repeats another's name and amount (two equal refunds of one PaymentIntent, both booked
+            // under its id) is a duplicate once one movement is gone: reconcile cannot tell which of the two is unpaid.
+            const same = (l: LedgerEntry) => l.kind === ledger[i].kind && l.reference === ledger[i].reference && l.amount === ledger[i].amount;
+            fc.pre(!ledger.some((l, j) => j !== i && same(l)));
             external = external.filter((_, j) => j !== i);
             fix = correction(ledger[i], -ledger[i].amount);
           } else if (injection === 'amount_mismatch') {
