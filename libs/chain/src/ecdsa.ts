@@ -1,5 +1,6 @@
 import { ecdsaRecover } from 'secp256k1';
-import { hexToBytes, keccak256, type Address, type Hex } from 'viem';
+import { hexToBytes, type Address, type Hex } from 'viem';
+import { keccak256 } from './keccak';
 
 const HALF_ORDER = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
 

@@ -1,4 +1,5 @@
-import { concat, isAddress, isHex, keccak256, numberToHex, padHex, stringToHex, type Address, type Hex } from 'viem';
+import { concat, isAddress, isHex, numberToHex, padHex, stringToHex, type Address, type Hex } from 'viem';
+import { keccak256 } from './keccak';
 
 /** The EIP-712 domain of an EIP-3009 token. */
 export interface Eip3009Domain {

@@ -1,6 +1,7 @@
 import { ecdsaSign } from 'secp256k1';
-import { bytesToHex, hexToBytes, keccak256, serializeTransaction, type Address, type Hex, type PublicClient, type TransactionSerializableEIP1559 } from 'viem';
+import { bytesToHex, hexToBytes, serializeTransaction, type Address, type Hex, type PublicClient, type TransactionSerializableEIP1559 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { keccak256 } from './keccak';
 
 export interface ContractCall {
   to: Address;
