@@ -23,8 +23,8 @@ interface PlainResponse {
  * transport (`postJsonRpc` in rpc-transport.ts) for the facilitator's network clients, and by the merchant agent for the
  * facilitator's API. Failures keep their meaning: a refused or cut connection rejects (the transport reports an
  * HttpRequestError, a transport failure), an abort rejects with an AbortError (the transport's timeout reports a
- * TimeoutError), and an HTTP error status is answered as a response. A redirect, which fetch would follow, a `Request` and a body that is not a string are
- * handed to fetch.
+ * TimeoutError), and an HTTP error status is answered as a response. A redirect, which fetch would follow, a `Request`
+ * and a body that is not a string are handed to fetch.
  */
 export function keepAliveFetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
   if (typeof input !== 'string' && !(input instanceof URL)) return fetch(input, init);
