@@ -3,12 +3,13 @@ import type { Socket } from 'node:net';
 
 /**
  * A JSON-RPC proxy in front of the test node that misbehaves the way real RPC endpoints do:
- * - `loseSendAnswers`: an `eth_sendRawTransaction` (alone or inside a batch) reaches the node, but its answer never
- *   comes back (the caller times out, the transaction is in the node's hands);
- * - `dropSends`: an `eth_sendRawTransaction` never reaches the node and its connection is cut (a node that lost the
- *   transaction: only broadcasting the same bytes again gets it mined);
+ * - `loseSendAnswers`: a send (`eth_sendRawTransaction` or `eth_sendRawTransactionSync`, alone or inside a batch)
+ *   reaches the node, but its answer never comes back (the caller times out, the transaction is in the node's hands);
+ * - `dropSends`: a send never reaches the node and its connection is cut (a node that lost the transaction: only
+ *   broadcasting the same bytes again gets it mined);
  * - `receiptLagMs`: a lagging node: a mined transaction's receipt and the transaction itself are reported missing
- *   until this long after the proxy first saw them mined;
+ *   until this long after the proxy first saw them mined, and a synchronous send is answered as timed out (EIP-7966
+ *   code 4: in the mempool, no receipt yet);
  * - `hold`: requests calling this method wait, unsent, until `release()`: the node answers them as the chain is
  *   then (a slow request, made deterministic);
  * - `refuse`: a node without this method: a call of it (alone or inside a batch) is answered JSON-RPC -32601, never sent on.
@@ -22,6 +23,8 @@ export interface RpcProxy {
   stats: { sendsLost: number; sendsDropped: number; receiptsHidden: number; held: number; refused: number; methods: Record<string, number> };
   close(): Promise<void>;
 }
+
+const SENDS = new Set(['eth_sendRawTransaction', 'eth_sendRawTransactionSync']);
 
 interface RpcCall {
   id: unknown;
@@ -54,11 +57,16 @@ export async function startRpcProxy(upstreamUrl: string): Promise<RpcProxy> {
   };
 
   /** Rewrites one answer as the lagging node would give it. */
-  const lag = (call: RpcCall, answer: { result?: unknown }) => {
+  const lag = (call: RpcCall, answer: { id: unknown; result?: unknown }) => {
     const mined = answer.result && typeof answer.result === 'object' && (answer.result as { blockNumber?: unknown }).blockNumber;
     if ((call.method === 'eth_getTransactionReceipt' || call.method === 'eth_getTransactionByHash') && mined && lagging(call.params?.[0])) {
       stats.receiptsHidden += 1;
       return { ...answer, result: null };
+    }
+    const hash = mined && (answer.result as { transactionHash?: unknown }).transactionHash;
+    if (call.method === 'eth_sendRawTransactionSync' && mined && lagging(hash)) {
+      stats.receiptsHidden += 1;
+      return { jsonrpc: '2.0', id: answer.id, error: { code: 4, message: `The transaction was added to the mempool but wasn't processed in 2s.`, data: hash } };
     }
     return answer;
   };
@@ -84,7 +92,7 @@ export async function startRpcProxy(upstreamUrl: string): Promise<RpcProxy> {
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(Array.isArray(request) ? answers : answers[0]));
         return;
       }
-      if (dropSends && calls.some((c) => c.method === 'eth_sendRawTransaction')) {
+      if (dropSends && calls.some((c) => SENDS.has(c.method))) {
         stats.sendsDropped += 1;
         res.destroy();
         return;
@@ -101,7 +109,7 @@ export async function startRpcProxy(upstreamUrl: string): Promise<RpcProxy> {
         return;
       }
       const text = await upstream.text();
-      if (loseSendAnswers && calls.some((c) => c.method === 'eth_sendRawTransaction')) {
+      if (loseSendAnswers && calls.some((c) => SENDS.has(c.method))) {
         stats.sendsLost += 1;
         return; // the node acted; the caller never hears (its socket stays open until it gives up)
       }

@@ -1,4 +1,4 @@
-import { BaseError, ContractFunctionRevertedError, HttpRequestError, RpcRequestError, TimeoutError } from 'viem';
+import { BaseError, ContractFunctionRevertedError, HttpRequestError, RpcError, RpcRequestError, TimeoutError } from 'viem';
 
 /**
  * Tells a contract revert (the payment is bad) from an RPC failure (our node is sick). A sick node must never
@@ -32,4 +32,11 @@ export function revertReason(error: unknown): string | undefined {
     return match ? match[1].trim() : text;
   }
   return error instanceof Error ? error.message.split('\n')[0] : undefined;
+}
+
+/** The JSON-RPC error code the node answered with, if the error is the node's answer. */
+export function rpcErrorCode(error: unknown): number | undefined {
+  if (!(error instanceof BaseError)) return undefined;
+  const answered = error.walk((e) => e instanceof RpcRequestError || e instanceof RpcError) as RpcRequestError | RpcError | null;
+  return answered?.code;
 }

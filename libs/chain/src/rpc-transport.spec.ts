@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BaseError, createPublicClient, HttpRequestError, RpcRequestError, TimeoutError, type PublicClient } from 'viem';
-import { isDeliveryUncertain, isTransportFailure } from './errors';
+import { isDeliveryUncertain, isTransportFailure, rpcErrorCode } from './errors';
 import { batchedHttp } from './rpc-transport';
 
 /**
@@ -83,6 +83,19 @@ describe('batchedHttp', () => {
     expect(bad).toMatchObject({ status: 'rejected', reason: { code: -32601 } });
     expect(isTransportFailure((bad as PromiseRejectedResult).reason)).toBe(true);
     expect(isDeliveryUncertain((bad as PromiseRejectedResult).reason)).toBe(false);
+  });
+
+  it("gives eth_sendRawTransactionSync's answers their codes: EIP-7966's 4 and 5 (sent, no receipt), method not found", async () => {
+    const hash = `0x${'ab'.repeat(32)}`;
+    for (const code of [4, 5, -32601]) {
+      answer = (calls) => ({ status: 200, body: calls.map((c) => ({ jsonrpc: '2.0', id: c.id, error: { code, message: 'no receipt', data: hash } })) });
+      const client = clientAt(url);
+      const error = await client.sendRawTransactionSync({ serializedTransaction: '0x02' }).catch((e: unknown) => e);
+      expect(rpcErrorCode(error)).toBe(code);
+      expect(isDeliveryUncertain(error)).toBe(false);
+    }
+    answer = () => ({ status: 503, body: 'overloaded' });
+    expect(rpcErrorCode(await ask(clientAt(url), 'eth_sendRawTransactionSync').catch((e: unknown) => e))).toBeUndefined();
   });
 
   it('fails every caller of a batch with an HttpRequestError on an HTTP error status: a transport failure', async () => {

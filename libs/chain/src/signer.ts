@@ -1,6 +1,17 @@
 import { ecdsaSign } from 'secp256k1';
-import { bytesToHex, hexToBytes, serializeTransaction, type Address, type Hex, type PublicClient, type TransactionSerializableEIP1559 } from 'viem';
+import { performance } from 'node:perf_hooks';
+import {
+  bytesToHex,
+  hexToBytes,
+  serializeTransaction,
+  type Address,
+  type Hex,
+  type PublicClient,
+  type TransactionReceipt,
+  type TransactionSerializableEIP1559,
+} from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { rpcErrorCode } from './errors';
 import { keccak256 } from './keccak';
 
 export interface ContractCall {
@@ -20,7 +31,29 @@ export interface SignedTransaction {
   gas: bigint;
   maxFeePerGas: bigint;
   maxPriorityFeePerGas: bigint;
+  /** Its receipt, when the node answered the broadcast with it (eth_sendRawTransactionSync). */
+  receipt?: TransactionReceipt;
 }
+
+/**
+ * How a network's node takes transactions, as its answers have shown; shared by the network's wallets. While the
+ * network mines at once, a broadcast is eth_sendRawTransactionSync (EIP-7966: geth 1.16.6+, reth, anvil), whose answer
+ * is the receipt: one round trip where the send and the receipt reads took two or more. A wallet sends one transaction at
+ * a time, so a broadcast that waits for a block must not wait long: where blocks take longer, it is the plain send.
+ */
+export class MiningPace {
+  /** False once the node said it has no eth_sendRawTransactionSync. */
+  syncSend = true;
+  /** Whether the last transaction sent was in a block at once (SYNC_SEND_AT_ONCE_MS, or the worker's quick receipt reads). */
+  minesAtOnce = true;
+}
+
+/** A synchronous send answered later than this says the network does not mine at once: plain sends follow. */
+const SYNC_SEND_AT_ONCE_MS = 50;
+/** EIP-7966: in the mempool, no receipt within the node's timeout (4), or not ready to be processed yet (5). */
+const SYNC_SEND_PENDING_CODES = new Set([4, 5]);
+/** JSON-RPC "method not found" and EIP-1474 "method not supported". */
+const METHOD_UNKNOWN_CODES = new Set([-32601, -32004]);
 
 /** A replacement must outbid its predecessor by at least 10% on both fees (geth's rule); we bump by 25%. */
 const REPLACEMENT_BUMP_PERCENT = 125n;
@@ -51,6 +84,7 @@ export class TransactionSigner {
     private readonly chainId: number,
     /** The most this wallet ever bids per gas (unset: no ceiling). */
     private readonly feeCap?: bigint,
+    private readonly pace = new MiningPace(),
   ) {
     this.address = privateKeyToAccount(privateKey).address;
     this.privateKey = hexToBytes(privateKey);
@@ -83,8 +117,8 @@ export class TransactionSigner {
       }
       const tx = await this.sign({ to: previous.to, data: previous.data, gas: previous.gas }, previous.nonce, { maxFeePerGas, maxPriorityFeePerGas });
       await beforeBroadcast(tx);
-      await this.broadcast(tx);
-      return tx;
+      const receipt = await this.broadcast(tx);
+      return receipt ? { ...tx, receipt } : tx;
     });
   }
 
@@ -106,27 +140,47 @@ export class TransactionSigner {
     const nonce = this.nextNonce ?? (await this.client.getTransactionCount({ address: this.address, blockTag: 'pending' }));
     const tx = await this.sign(call, nonce, await this.currentFees());
     await beforeBroadcast(tx);
+    let receipt: TransactionReceipt | undefined;
     try {
-      await this.broadcast(tx);
+      receipt = await this.broadcast(tx);
     } catch (error) {
       this.nextNonce = undefined;
       throw error;
     }
     this.nextNonce = nonce + 1;
-    return tx;
+    return receipt ? { ...tx, receipt } : tx;
   }
 
   /**
-   * Sends the signed bytes. "already known" means the node holds this very transaction (an earlier send whose answer
-   * was lost, or a fallback RPC sending it again): it was sent.
+   * Sends the signed bytes; the receipt when the node answered with it. "already known" means the node holds this very
+   * transaction (an earlier send whose answer was lost, or a fallback RPC sending it again): it was sent.
    */
-  private async broadcast(tx: SignedTransaction): Promise<void> {
+  private async broadcast(tx: SignedTransaction): Promise<TransactionReceipt | undefined> {
+    if (this.pace.syncSend && this.pace.minesAtOnce) {
+      const started = performance.now();
+      try {
+        const receipt = await this.client.sendRawTransactionSync({ serializedTransaction: tx.raw, throwOnReceiptRevert: false });
+        this.pace.minesAtOnce = performance.now() - started <= SYNC_SEND_AT_ONCE_MS;
+        return receipt;
+      } catch (error) {
+        const code = rpcErrorCode(error);
+        if (code !== undefined && SYNC_SEND_PENDING_CODES.has(code)) {
+          this.pace.minesAtOnce = false;
+          return undefined;
+        }
+        // Nothing was sent: the node does not know the method. Every later broadcast is the plain send.
+        if (code !== undefined && METHOD_UNKNOWN_CODES.has(code)) this.pace.syncSend = false;
+        else if (isAlreadyKnown(error)) return undefined;
+        else throw error;
+      }
+    }
     try {
       await this.client.sendRawTransaction({ serializedTransaction: tx.raw });
     } catch (error) {
-      if (isAlreadyKnown(error)) return;
+      if (isAlreadyKnown(error)) return undefined;
       throw error;
     }
+    return undefined;
   }
 
   private async sign(call: ContractCall, nonce: number, fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }): Promise<SignedTransaction> {
@@ -185,10 +239,11 @@ export class FeeCapError extends Error {
 /** Several hot wallets on one network; each settlement goes to the least busy one. */
 export class SignerPool {
   readonly signers: TransactionSigner[];
+  readonly pace = new MiningPace();
   private cursor = 0;
 
   constructor(keys: Hex[], client: PublicClient, chainId: number, feeCap?: bigint) {
-    this.signers = keys.map((key) => new TransactionSigner(key, client, chainId, feeCap));
+    this.signers = keys.map((key) => new TransactionSigner(key, client, chainId, feeCap, this.pace));
   }
 
   get addresses(): Address[] {

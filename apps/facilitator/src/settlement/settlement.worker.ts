@@ -101,8 +101,6 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
   private readonly receiptsInFlight = new Map<string, Promise<TransactionReceipt | undefined>>();
   /** Payments taken from /settle in this process (runLocal), by id, until their submit step ends. */
   private readonly localRuns = new Map<string, Promise<void>>();
-  /** Networks whose last sent transaction had no receipt within QUICK_RECEIPT_RETRY_MS (a chain that does not mine at once). */
-  private readonly minesSlowly = new Set<string>();
   private closing = false;
 
   constructor(
@@ -295,8 +293,9 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
       }
 
       let hash: Hex | undefined;
+      let receipt: TransactionReceipt | undefined;
       try {
-        await signer.send({ to: record.settleTo, data: record.settleData, gas: settlementGasLimit(gas) }, async (tx) => {
+        ({ receipt } = await signer.send({ to: record.settleTo, data: record.settleData, gas: settlementGasLimit(gas) }, async (tx) => {
           if (claim) {
             claim.outcome = (await this.payments.claimSubmitted(claim.payment, tx, record.network)) ? 'claimed' : 'lost';
             claim.decide(claim.outcome);
@@ -304,7 +303,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
           } else if (!(await this.payments.recordSubmitted(paymentId, tx, record.network))) throw new ClaimLostError();
           hash = tx.hash;
           crashPoint('settlement.recorded');
-        });
+        }));
         crashPoint('settlement.broadcast');
       } catch (error) {
         if (error instanceof ClaimLostError) return;
@@ -322,7 +321,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
         }
         // The broadcast died on the way; the node may have it. `confirm` finds out and rebroadcasts if not.
       }
-      return this.afterSend(record, network, hash!);
+      return this.afterSend(record, network, hash!, receipt);
     }
   }
 
@@ -341,7 +340,8 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     return this.config.batchMax > 1 && record.scheme !== UPTO_SCHEME && !isAddressEqual(record.settleTo, MULTICALL3_ADDRESS);
   }
 
-  private async afterSend(record: SettlementRecord, network: Network, hash: Hex): Promise<void> {
+  /** `answered`: the receipt the node answered the broadcast with (eth_sendRawTransactionSync), if it did. */
+  private async afterSend(record: SettlementRecord, network: Network, hash: Hex, answered?: TransactionReceipt): Promise<void> {
     // On a chain that mines at once (or a fast L2) the receipt is often already there: record it without a job, and the
     // waiting request hears of the outcome alone. A payment sent before may have been carried by an earlier transaction:
     // look at all of them, oldest first.
@@ -349,7 +349,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     const submitted = { ...record, state: 'submitted' as const, attempts: record.attempts + 1 };
     try {
       for (const candidate of hashes) {
-        const receipt = candidate === hash ? await this.sentReceipt(network, hash) : await this.receipt(network, candidate);
+        const receipt = candidate === hash ? await this.sentReceipt(network, hash, answered) : await this.receipt(network, candidate);
         if (receipt && (await this.recordReceipt(submitted, network, candidate, receipt))) return;
       }
     } catch (error) {
@@ -360,19 +360,23 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
   }
 
   /**
-   * The receipt of a transaction just sent, read at once and again after each of QUICK_RECEIPT_RETRY_MS, unless the
-   * network's last one did not come within them: there a receipt not there at once is left to `confirm`.
+   * The receipt of a transaction just sent: the one its broadcast was answered with (`answered`), or read at once and
+   * again after each of QUICK_RECEIPT_RETRY_MS, unless the network's last one did not come within them (MiningPace):
+   * there a receipt not there at once is left to `confirm`.
    */
-  private async sentReceipt(network: Network, hash: Hex): Promise<TransactionReceipt | undefined> {
-    const id = network.config.network;
+  private async sentReceipt(network: Network, hash: Hex, answered?: TransactionReceipt): Promise<TransactionReceipt | undefined> {
+    if (answered) {
+      this.keepReceipt(network, hash, answered);
+      return this.receipt(network, hash);
+    }
+    const { pace } = network.signers;
     let receipt = await this.receipt(network, hash);
-    for (const pause of this.minesSlowly.has(id) ? [] : QUICK_RECEIPT_RETRY_MS) {
+    for (const pause of pace.minesAtOnce ? QUICK_RECEIPT_RETRY_MS : []) {
       if (receipt) break;
       await new Promise((resolve) => setTimeout(resolve, pause));
       receipt = await this.receipt(network, hash);
     }
-    if (receipt) this.minesSlowly.delete(id);
-    else this.minesSlowly.add(id);
+    pace.minesAtOnce = receipt !== undefined;
     return receipt;
   }
 
@@ -424,7 +428,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     const gas = batchGasLimit(entries.map((e) => e.gas));
     let hash: Hex | undefined;
     try {
-      await signer.send({ to: MULTICALL3_ADDRESS, data, gas }, async (tx) => {
+      const { receipt } = await signer.send({ to: MULTICALL3_ADDRESS, data, gas }, async (tx) => {
         if (
           !(await this.payments.recordSubmittedBatch(
             entries.map((e) => e.record.id),
@@ -437,6 +441,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
         crashPoint('batch.recorded');
       });
       crashPoint('batch.broadcast');
+      if (receipt) this.keepReceipt(network, hash!, receipt);
       return { hash: hash!, delivered: true };
     } catch (error) {
       if (hash && isDeliveryUncertain(error)) return { hash, delivered: false };
@@ -796,6 +801,12 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     );
     this.receiptsInFlight.set(key, receipt);
     return receipt;
+  }
+  /** A receipt the node gave otherwise (with the broadcast), shared as a read would be (sharedReceipt). */
+  private keepReceipt(network: Network, hash: Hex, receipt: TransactionReceipt): void {
+    const key = `${network.config.network}:${hash}`;
+    this.receiptsInFlight.set(key, Promise.resolve(receipt));
+    setTimeout(() => this.receiptsInFlight.delete(key), RECEIPT_KEEP_MS).unref();
   }
 
   /**
