@@ -1,14 +1,14 @@
 import type { Address } from 'viem';
-import { balanceOf, payerAccount, signAuthorization, testChain, v2Body, v2Requirements } from '../../../test/support/chain';
+import { balanceOf, mineBlock, payerAccount, signAuthorization, testChain, v2Body, v2Requirements, withAutomineOff } from '../../../test/support/chain';
 import { postJson, proxiedNetworksFile, startFacilitator, type RunningFacilitator } from '../../../test/support/facilitator';
 import { startRpcProxy, type RpcProxy } from '../../../test/support/rpc-proxy';
 import { NetworkRegistry } from '../src/networks/network-registry';
 
 /**
- * A settlement's broadcast is eth_sendRawTransactionSync (EIP-7966) while the network mines at once: the node answers
- * with the receipt, and no receipt is read. A node without the method is asked once, then sent to the plain way; a
- * node that answers "in the mempool, no receipt yet" (code 4) has its transaction confirmed from the chain, and the
- * next broadcast is the plain send.
+ * Once a plain send's receipt came at once (the network mines at once), a settlement's broadcast is
+ * eth_sendRawTransactionSync (EIP-7966): the node answers with the receipt, and no receipt is read. A node without the
+ * method is asked once, then sent to the plain way; a node that answers "in the mempool, no receipt yet" (code 4), or
+ * not within a second, has its transaction confirmed from the chain, and the next broadcast is the plain send.
  */
 describe('eth_sendRawTransactionSync', () => {
   const { manifest, client } = testChain();
@@ -28,13 +28,14 @@ describe('eth_sendRawTransactionSync', () => {
   });
   afterAll(() => proxy.close());
 
-  async function boot(label: string): Promise<RunningFacilitator> {
+  async function boot(label: string, env: Record<string, string> = {}): Promise<RunningFacilitator> {
     facilitator = await startFacilitator({
       FACILITATOR_NETWORKS_FILE: proxiedNetworksFile(manifest, { rpcUrl: proxy.url, signerKeyEnv: 'SYNC_SEND_SIGNER', label }),
       SYNC_SEND_SIGNER: manifest.accounts.facilitatorSigners[1].privateKey,
       SETTLE_BUDGET_MS: '20000',
       RECOVERY_INTERVAL_MS: '500',
       QUEUE_PREFIX: `mp:test-sync-send-${label}`,
+      ...env,
     });
     return facilitator;
   }
@@ -45,9 +46,10 @@ describe('eth_sendRawTransactionSync', () => {
   async function settle(f: RunningFacilitator, payerIndex: number) {
     const before = { ...proxy.stats.methods };
     const payload = await signAuthorization(payerAccount(manifest, payerIndex), usdc, manifest.chainId, { to: merchant, value: amount });
-    const answer = (await postJson(`${f.url}/settle`, v2Body(payload, v2Requirements(manifest, usdc, amount)))).body;
+    const body = v2Body(payload, v2Requirements(manifest, usdc, amount));
+    const answer = (await postJson(`${f.url}/settle`, body)).body;
     const asked = (method: string) => (proxy.stats.methods[method] ?? 0) - (before[method] ?? 0);
-    return { answer, asked };
+    return { body, answer, asked };
   }
 
   async function expectMinedOnce(hash: `0x${string}`) {
@@ -55,10 +57,20 @@ describe('eth_sendRawTransactionSync', () => {
     expect(receipt.status).toBe('success');
   }
 
+  /** A first settlement (a plain send, whose receipt comes at once on anvil) teaches the process that it may send synchronously. */
+  async function learnPace(f: RunningFacilitator, payerIndex: number) {
+    expect(pace(f).minesAtOnce).toBeUndefined();
+    const { answer, asked } = await settle(f, payerIndex);
+    expect(answer).toMatchObject({ success: true });
+    expect(asked('eth_sendRawTransactionSync')).toBe(0);
+    expect(pace(f).minesAtOnce).toBe(true);
+  }
+
   it('answers /settle from the receipt the broadcast returned, without reading one', async () => {
     const f = await boot('sync');
+    await learnPace(f, 1);
     const merchantBefore = await balanceOf(client, usdc, merchant);
-    const { answer, asked } = await settle(f, 1);
+    const { answer, asked } = await settle(f, 2);
     expect(answer).toMatchObject({ success: true, network: manifest.network });
     await expectMinedOnce(answer.transaction);
     expect(asked('eth_sendRawTransactionSync')).toBe(1);
@@ -71,10 +83,11 @@ describe('eth_sendRawTransactionSync', () => {
   it('on a node without the method: asked once, then the plain send, and every payment settles once', async () => {
     proxy.set({ refuse: 'eth_sendRawTransactionSync' });
     const f = await boot('refused');
+    await learnPace(f, 3);
     const refusedBefore = proxy.stats.refused;
     const merchantBefore = await balanceOf(client, usdc, merchant);
-    const first = await settle(f, 2);
-    const second = await settle(f, 3);
+    const first = await settle(f, 4);
+    const second = await settle(f, 5);
     for (const { answer } of [first, second]) {
       expect(answer).toMatchObject({ success: true });
       await expectMinedOnce(answer.transaction);
@@ -89,22 +102,54 @@ describe('eth_sendRawTransactionSync', () => {
   });
 
   it('a node answering "no receipt yet" (code 4): confirmed from the chain, and the next broadcast is the plain send', async () => {
-    proxy.set({ receiptLagMs: 400 });
     const f = await boot('lagging');
+    await learnPace(f, 6);
+    proxy.set({ receiptLagMs: 400 });
     const hiddenBefore = proxy.stats.receiptsHidden;
     const merchantBefore = await balanceOf(client, usdc, merchant);
-    const first = await settle(f, 4);
+    const first = await settle(f, 7);
     expect(first.answer).toMatchObject({ success: true });
     await expectMinedOnce(first.answer.transaction);
     expect(first.asked('eth_sendRawTransactionSync')).toBe(1);
     expect(proxy.stats.receiptsHidden).toBeGreaterThan(hiddenBefore);
     // the receipt came from reads once the node showed it
     expect(first.asked('eth_getTransactionReceipt')).toBeGreaterThan(0);
-    const second = await settle(f, 5);
+    const second = await settle(f, 8);
     expect(second.answer).toMatchObject({ success: true });
     await expectMinedOnce(second.answer.transaction);
     expect(second.asked('eth_sendRawTransactionSync')).toBe(0);
     expect(second.asked('eth_sendRawTransaction')).toBeGreaterThanOrEqual(1);
+    expect(await balanceOf(client, usdc, merchant)).toBe(merchantBefore + 2n * amount);
+  });
+
+  it('a chain that stops mining at once: the wallet waits a second at most, and the payment settles once when mined', async () => {
+    const f = await boot('stalled', { SETTLE_BUDGET_MS: '1500' });
+    await learnPace(f, 9);
+    const merchantBefore = await balanceOf(client, usdc, merchant);
+    const settled = await withAutomineOff(client, async () => {
+      const started = Date.now();
+      const first = await settle(f, 0);
+      expect(first.answer).toMatchObject({ success: false, errorReason: 'settlement_pending', transaction: expect.stringMatching(/^0x/) });
+      expect(first.asked('eth_sendRawTransactionSync')).toBe(1);
+      expect(pace(f).minesAtOnce).toBe(false);
+      expect(Date.now() - started).toBeLessThan(5_000); // the settle budget ended the wait, not the node
+      // the wallet is free again: the next payment is broadcast, the plain way, while the first waits for a block
+      const second = await settle(f, 1);
+      expect(second.answer).toMatchObject({ errorReason: 'settlement_pending', transaction: expect.stringMatching(/^0x/) });
+      expect(second.asked('eth_sendRawTransactionSync')).toBe(0);
+      expect(second.asked('eth_sendRawTransaction')).toBeGreaterThanOrEqual(1);
+      await mineBlock(client);
+      return [first, second];
+    });
+    for (const { body, answer: pending } of settled) {
+      let answer = pending;
+      for (let i = 0; i < 40 && !answer.success; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        answer = (await postJson(`${f.url}/settle`, body)).body;
+      }
+      expect(answer).toMatchObject({ success: true, transaction: pending.transaction });
+      await expectMinedOnce(answer.transaction);
+    }
     expect(await balanceOf(client, usdc, merchant)).toBe(merchantBefore + 2n * amount);
   });
 });

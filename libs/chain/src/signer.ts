@@ -36,24 +36,39 @@ export interface SignedTransaction {
 }
 
 /**
- * How a network's node takes transactions, as its answers have shown; shared by the network's wallets. While the
- * network mines at once, a broadcast is eth_sendRawTransactionSync (EIP-7966: geth 1.16.6+, reth, anvil), whose answer
- * is the receipt: one round trip where the send and the receipt reads took two or more. A wallet sends one transaction at
- * a time, so a broadcast that waits for a block must not wait long: where blocks take longer, it is the plain send.
+ * How a network's node takes transactions, as its answers have shown; shared by the network's wallets. Once a
+ * transaction was in a block at once (the worker's quick receipt reads after a plain send), a broadcast is
+ * eth_sendRawTransactionSync (EIP-7966: geth 1.16.6+, reth, anvil), whose answer is the receipt: one round trip where
+ * the send and the receipt reads took two or more. A wallet sends one transaction at a time, so a broadcast that waits
+ * for a block must not wait long: an answer later than SYNC_SEND_AT_ONCE_MS, or none within SYNC_SEND_WAIT_MS, turns
+ * the network back to plain sends.
  */
 export class MiningPace {
   /** False once the node said it has no eth_sendRawTransactionSync. */
   syncSend = true;
-  /** Whether the last transaction sent was in a block at once (SYNC_SEND_AT_ONCE_MS, or the worker's quick receipt reads). */
-  minesAtOnce = true;
+  /** Whether the last transaction sent was in a block at once; undefined until one was sent. */
+  minesAtOnce: boolean | undefined = undefined;
 }
 
 /** A synchronous send answered later than this says the network does not mine at once: plain sends follow. */
 const SYNC_SEND_AT_ONCE_MS = 50;
+/** How long a wallet waits for a synchronous send's answer before it takes the broadcast as sent, answer unknown. */
+const SYNC_SEND_WAIT_MS = 1_000;
 /** EIP-7966: in the mempool, no receipt within the node's timeout (4), or not ready to be processed yet (5). */
 const SYNC_SEND_PENDING_CODES = new Set([4, 5]);
 /** JSON-RPC "method not found" and EIP-1474 "method not supported". */
 const METHOD_UNKNOWN_CODES = new Set([-32601, -32004]);
+
+/**
+ * No answer to a synchronous send within SYNC_SEND_WAIT_MS: the node may hold the transaction (it answers once a block
+ * has it), so it is followed as a broadcast whose answer was lost (not a viem error: isDeliveryUncertain).
+ */
+export class SyncSendWaitError extends Error {
+  constructor(hash: Hex) {
+    super(`no answer to eth_sendRawTransactionSync of ${hash} within ${SYNC_SEND_WAIT_MS} ms; following it as perhaps sent`);
+    this.name = 'SyncSendWaitError';
+  }
+}
 
 /** A replacement must outbid its predecessor by at least 10% on both fees (geth's rule); we bump by 25%. */
 const REPLACEMENT_BUMP_PERCENT = 125n;
@@ -156,13 +171,23 @@ export class TransactionSigner {
    * transaction (an earlier send whose answer was lost, or a fallback RPC sending it again): it was sent.
    */
   private async broadcast(tx: SignedTransaction): Promise<TransactionReceipt | undefined> {
-    if (this.pace.syncSend && this.pace.minesAtOnce) {
+    if (this.pace.syncSend && this.pace.minesAtOnce === true) {
       const started = performance.now();
+      const answer = this.client.sendRawTransactionSync({ serializedTransaction: tx.raw, throwOnReceiptRevert: false });
+      answer.catch(() => undefined); // once given up on (SyncSendWaitError), its answer is not waited for
+      let timer: NodeJS.Timeout | undefined;
+      const waited = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new SyncSendWaitError(tx.hash)), SYNC_SEND_WAIT_MS);
+      });
       try {
-        const receipt = await this.client.sendRawTransactionSync({ serializedTransaction: tx.raw, throwOnReceiptRevert: false });
+        const receipt = await Promise.race([answer, waited]);
         this.pace.minesAtOnce = performance.now() - started <= SYNC_SEND_AT_ONCE_MS;
         return receipt;
       } catch (error) {
+        if (error instanceof SyncSendWaitError) {
+          this.pace.minesAtOnce = false;
+          throw error;
+        }
         const code = rpcErrorCode(error);
         if (code !== undefined && SYNC_SEND_PENDING_CODES.has(code)) {
           this.pace.minesAtOnce = false;
@@ -172,6 +197,8 @@ export class TransactionSigner {
         if (code !== undefined && METHOD_UNKNOWN_CODES.has(code)) this.pace.syncSend = false;
         else if (isAlreadyKnown(error)) return undefined;
         else throw error;
+      } finally {
+        clearTimeout(timer);
       }
     }
     try {

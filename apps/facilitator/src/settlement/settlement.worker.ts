@@ -371,7 +371,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     }
     const { pace } = network.signers;
     let receipt = await this.receipt(network, hash);
-    for (const pause of pace.minesAtOnce ? QUICK_RECEIPT_RETRY_MS : []) {
+    for (const pause of pace.minesAtOnce === false ? [] : QUICK_RECEIPT_RETRY_MS) {
       if (receipt) break;
       await new Promise((resolve) => setTimeout(resolve, pause));
       receipt = await this.receipt(network, hash);
