@@ -40,8 +40,8 @@ export interface SignedTransaction {
  * transaction was in a block at once (the worker's quick receipt reads after a plain send), a broadcast is
  * eth_sendRawTransactionSync (EIP-7966: geth 1.16.6+, reth, anvil), whose answer is the receipt: one round trip where
  * the send and the receipt reads took two or more. A wallet sends one transaction at a time, so a broadcast that waits
- * for a block must not wait long: an answer later than SYNC_SEND_AT_ONCE_MS, or none within SYNC_SEND_WAIT_MS, turns
- * the network back to plain sends.
+ * for a block is made only when no other send waits for the wallet, and must not wait long: an answer later than
+ * SYNC_SEND_AT_ONCE_MS, or none within SYNC_SEND_WAIT_MS, turns the network back to plain sends.
  */
 export class MiningPace {
   /** False once the node said it has no eth_sendRawTransactionSync. */
@@ -171,7 +171,8 @@ export class TransactionSigner {
    * transaction (an earlier send whose answer was lost, or a fallback RPC sending it again): it was sent.
    */
   private async broadcast(tx: SignedTransaction): Promise<TransactionReceipt | undefined> {
-    if (this.pace.syncSend && this.pace.minesAtOnce === true) {
+    // A synchronous send holds the wallet until the block: only when no other send waits for it.
+    if (this.pace.syncSend && this.pace.minesAtOnce === true && this.inFlight <= 1) {
       const started = performance.now();
       const answer = this.client.sendRawTransactionSync({ serializedTransaction: tx.raw, throwOnReceiptRevert: false });
       answer.catch(() => undefined); // once given up on (SyncSendWaitError), its answer is not waited for
