@@ -31,6 +31,8 @@ describe('npm start (the demo)', () => {
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    // A failed step is named at the end of the demo's output: show it, as the assertions below only say what is missing.
+    if (code !== 0) console.error(`the demo exited with ${code}; its output ends:\n${output.slice(-6_000)}`);
 
     expect(output).toContain('buyer: 402 Payment Required: 10000 atomic units');
     expect(output).toMatch(/buyer: 200 OK: settled in 0x[0-9a-f]{64} on eip155:31337/);
