@@ -53,15 +53,18 @@ export class WebhookDeliveriesRepository {
    * attempt only. Undefined when the merchant has no such delivery.
    */
   async resend(merchantId: string, deliveryId: string, url: string): Promise<WebhookDeliveryRecord | undefined> {
-    const rows = await this.db.$queryRawUnsafe<{ id: string }[]>(
+    // The row as this UPDATE left it: read afterwards, the dispatcher may already have taken it (a later attempt).
+    const rows = await this.db.$queryRawUnsafe<WebhookDeliveryRecord[]>(
       // the database's clock, which the dispatcher's claim compares next_attempt_at with
       `UPDATE facilitator.webhook_deliveries SET status = 'pending', next_attempt_at = now(), delivered_at = NULL, url = $3
-        WHERE id = $1::uuid AND merchant_id = $2::uuid RETURNING id::text`,
+        WHERE id = $1::uuid AND merchant_id = $2::uuid
+        RETURNING id::text AS id, event_type AS "eventType", event_id AS "eventId", notice_id AS "noticeId", url,
+          status::text AS status, attempt, response_status AS "responseStatus", error, next_attempt_at AS "nextAttemptAt",
+          created_at AS "createdAt", delivered_at AS "deliveredAt"`,
       deliveryId,
       merchantId,
       url,
     );
-    if (!rows.length) return undefined;
-    return (await this.db.webhookDelivery.findUnique({ where: { id: deliveryId }, select: DELIVERY_RECORD })) ?? undefined;
+    return rows[0];
   }
 }
