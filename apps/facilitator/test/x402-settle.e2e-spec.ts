@@ -371,6 +371,48 @@ describe('POST /settle', () => {
     }
   });
 
+  it('sends anew, without waiting STUCK_TX_AFTER_MS, a payment whose pending transaction lost its nonce to a mined one', async () => {
+    // The node goes on showing the transaction as pending after its nonce was used: anvil did so under load (its pool
+    // kept a transaction it never mined while the wallet's nonce moved on). anvil_setNonce makes that state at will.
+    const signer = manifest.accounts.facilitatorSigners[3];
+    const lost = await startFacilitator({
+      SETTLE_BUDGET_MS: '300',
+      STUCK_TX_AFTER_MS: '600000',
+      QUEUE_PREFIX: 'mp:test-nonce-lost-in-mempool',
+      FACILITATOR_SIGNER_KEYS: signer.privateKey,
+    });
+    let orphan: Hex | undefined;
+    try {
+      const payer = payerAccount(manifest, 7);
+      const body = v2Body(await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount }), requirements());
+      const nonce = body.paymentPayload.payload.authorization.nonce;
+      await withAutomineOff(client, async () => {
+        const pending = (await postJson(`${lost.url}/settle`, body)).body;
+        expect(pending).toMatchObject({ errorReason: 'settlement_pending', transaction: expect.stringMatching(/^0x/) });
+        orphan = pending.transaction as Hex;
+        const sent = await client.getTransaction({ hash: orphan });
+        expect(sent.blockNumber).toBeNull();
+        await client.request({ method: 'anvil_setNonce' as never, params: [signer.address, `0x${(sent.nonce + 1).toString(16)}`] as never });
+        expect((await client.getTransaction({ hash: orphan })).blockNumber).toBeNull();
+
+        // `confirm` finds the nonce spent and sends the payment again from the wallet's next nonce.
+        const sentAgain = ['payment.verified', 'payment.submitted', 'payment.resend', 'payment.submitted'];
+        for (let i = 0; i < 100 && (await eventTypes(nonce)).length < sentAgain.length; i++) await new Promise((r) => setTimeout(r, 100));
+        expect(await eventTypes(nonce)).toEqual(sentAgain);
+        await mineBlock(client);
+      });
+      let settled = (await postJson(`${lost.url}/settle`, body)).body;
+      for (let i = 0; i < 20 && !settled.success; i++) settled = (await postJson(`${lost.url}/settle`, body)).body;
+      expect(settled).toMatchObject({ success: true });
+      expect(settled.transaction).not.toBe(orphan);
+      expect(await paymentRow(nonce)).toEqual([{ state: 'confirmed', tx_hash: settled.transaction, amount: amount.toString() }]);
+      expect((await eventTypes(nonce)).at(-1)).toBe('payment.confirmed');
+    } finally {
+      if (orphan) await client.request({ method: 'anvil_dropTransaction' as never, params: [orphan] as never });
+      await lost.close();
+    }
+  });
+
   describe('payment-identifier extension', () => {
     const extension = (id: string) => ({ 'payment-identifier': { info: { required: false, id }, schema: {} } });
 

@@ -54,6 +54,8 @@ const LOCAL_RUN_GRACE_MS = 5_000;
  * such a payment to a `confirm` job cost its request 10-25 ms.
  */
 const QUICK_RECEIPT_RETRY_MS = [1, 2, 4, 8];
+/** A transaction pending longer than this has its nonce checked against the chain's on every `confirm`. */
+const NONCE_CHECK_AFTER_MS = 1_000;
 
 class ClaimLostError extends Error {}
 
@@ -574,28 +576,40 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
       } catch (error) {
         const message = revertReason(error) ?? String(error);
         if (!isDeliveryUncertain(error) && /nonce too low|nonce has already been used/i.test(message)) {
-          // Its nonce was used by a mined transaction: ours (this node may lag), or another, and then ours never will be.
-          const outcome = await this.settleFromChain(record, network);
-          if (outcome === 'recorded') return;
-          if (outcome === 'open') {
-            network.signers.byAddress(latest.signer)?.resetNonce();
-            if (await this.payments.releaseUnsent(paymentId, `nonce ${latest.nonce} of ${latest.signer} went to another transaction`)) {
-              this.events.changed(paymentId);
-              await this.queue.submit(paymentId);
-            }
-            return;
-          }
+          if (await this.sendAgainIfNonceTaken(record, network, latest)) return;
         } else if (!isAlreadyKnown(error)) this.logger.warn(`rebroadcast of ${latest.hash} failed: ${message}`);
       }
-    } else if (
-      known.blockNumber === null &&
-      Date.now() - latest.createdAt.getTime() > this.config.stuckTxAfterMs &&
-      record.validBefore > this.clock.nowSeconds() + EXPIRY_MARGIN_SECONDS
-    ) {
-      // Still in the mempool (a mined one only waits for its confirmations): replace it with higher fees.
-      await this.replace(network, record, latest);
+    } else if (known.blockNumber === null) {
+      const age = Date.now() - latest.createdAt.getTime();
+      // A node may go on showing a pending transaction whose nonce a mined one has taken (anvil did, under load, and
+      // held the wallet's later transactions behind it): it will never be mined, so it is not waited for.
+      if (age > NONCE_CHECK_AFTER_MS) {
+        const minedNonce = await network.client.getTransactionCount({ address: getAddress(latest.signer), blockTag: 'latest' });
+        if (minedNonce > latest.nonce && (await this.sendAgainIfNonceTaken(record, network, latest))) return;
+      }
+      if (age > this.config.stuckTxAfterMs && record.validBefore > this.clock.nowSeconds() + EXPIRY_MARGIN_SECONDS) {
+        // Still in the mempool (a mined one only waits for its confirmations): replace it with higher fees.
+        await this.replace(network, record, latest);
+      }
     }
     return retryLater(network.config.pollingIntervalMs);
+  }
+
+  /**
+   * The nonce of the payment's latest transaction was used by a mined transaction: ours (this node may lag behind the
+   * one that answered), or another, and then ours never will be. True when that is settled: the outcome the chain
+   * holds is recorded, or the payment is back in line to be sent anew (its wallet reads its nonce again).
+   */
+  private async sendAgainIfNonceTaken(record: SettlementRecord, network: Network, latest: { signer: string; nonce: number }): Promise<boolean> {
+    const outcome = await this.settleFromChain(record, network);
+    if (outcome === 'recorded') return true;
+    if (outcome === 'unknown') return false;
+    network.signers.byAddress(latest.signer)?.resetNonce();
+    if (await this.payments.releaseUnsent(record.id, `nonce ${latest.nonce} of ${latest.signer} went to another transaction`)) {
+      this.events.changed(record.id);
+      await this.queue.submit(record.id);
+    }
+    return true;
   }
 
   private async replace(network: Network, record: SettlementRecord, stuck: Parameters<TransactionSigner['replace']>[0]): Promise<void> {
