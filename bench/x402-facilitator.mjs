@@ -300,6 +300,12 @@ function median(values) {
   const m = v.length >> 1;
   return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
+/** Per-key medians of settleCpuPerSuccess's breakdowns (null when no run had one). */
+function medianCpu(breakdowns) {
+  const present = breakdowns.filter(Boolean);
+  if (!present.length) return null;
+  return Object.fromEntries(Object.keys(present[0]).map((key) => [key, median(present.map((b) => b[key]))]));
+}
 const countBy = (items, key) => items.reduce((acc, item) => ((acc[key(item)] = (acc[key(item)] ?? 0) + 1), acc), {});
 const safeJson = (text) => {
   try {
@@ -736,6 +742,25 @@ function summarizeSettle(phase, side, run) {
   };
 }
 
+/**
+ * Where the machine's CPU went per successful settlement during one side's phase: that side's server, anvil, the
+ * bench process (its load generator), and the rest of the machine (PostgreSQL, Redis, the kernel), which is the
+ * machine's busy time from /proc/stat less the processes counted by pid. Null off Linux.
+ */
+function settleCpuPerSuccess(summary) {
+  const { cpu, succeeded, side } = summary;
+  if (!cpu || !succeeded || cpu.machineBusyFraction === null || cpu.seconds[side] === null || cpu.seconds.anvil === null) return null;
+  const counted = Object.values(cpu.seconds).reduce((sum, seconds) => sum + (seconds ?? 0), 0);
+  const machine = cpu.machineBusyFraction * os.cpus().length * cpu.wallSeconds;
+  const perSuccess = (seconds) => (seconds * 1000) / succeeded;
+  return {
+    server: perSuccess(cpu.seconds[side]),
+    anvil: perSuccess(cpu.seconds.anvil),
+    loadGenerator: perSuccess(cpu.seconds.loadGenerator),
+    rest: perSuccess(Math.max(0, machine - counted)),
+  };
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // report
 
@@ -813,6 +838,20 @@ function report(result) {
       ['/settle transactions sent', settle.ours.transactions, settle.reference.transactions, ''],
       ['merchant Transfers = amount × on-chain count', settle.ours.transfersMatch ? 'yes' : 'NO', settle.reference.transfersMatch ? 'yes' : 'NO', ''],
     );
+  if (cfg.phases.has('settle') && settle.ours.cpuMsPerSuccess && settle.reference.cpuMsPerSuccess) {
+    // The arithmetic of the limit: with the machine full, a server that used no CPU at all would still share the cores
+    // with anvil, PostgreSQL and the load, so the throughput it could reach is the cores' time over theirs.
+    const [ours, reference] = [settle.ours.cpuMsPerSuccess, settle.reference.cpuMsPerSuccess];
+    const others = (c) => c.anvil + c.loadGenerator + c.rest;
+    const ceiling = (os.cpus().length * 1000) / others(ours);
+    rows.push(
+      ['/settle CPU ms per success: the server', f2(ours.server), f2(reference.server), ''],
+      ['/settle CPU ms per success: anvil', f2(ours.anvil), f2(reference.anvil), ''],
+      ['/settle CPU ms per success: the load generator', f2(ours.loadGenerator), f2(reference.loadGenerator), ''],
+      ['/settle CPU ms per success: the rest (PostgreSQL, Redis, kernel)', f2(ours.rest), f2(reference.rest), ''],
+      ['/settle settles/s the cores allow a server using no CPU', f1(ceiling), '', fRatio(ceiling / settle.reference.settlesPerSecond)],
+    );
+  }
   if (cfg.phases.has('serial'))
     rows.push(
       [
@@ -1206,6 +1245,7 @@ async function main() {
         for (const [k, n] of Object.entries(s.failures)) acc[k] = (acc[k] ?? 0) + n;
         return acc;
       }, {}),
+      cpuMsPerSuccess: medianCpu(ss.map(settleCpuPerSuccess)),
     };
   };
   const serialSummaries = serialRuns.map((s) => ({
