@@ -11,8 +11,11 @@
 //   --count-round-trips: count PostgreSQL / Redis / JSON-RPC round trips per settle @1 (bench/lib/round-trip-counter.mjs)
 //   --ours-main PATH: run this build of our facilitator instead (e.g. another worktree's, for a before/after)
 //   --cpu-prof: V8 CPU profiles of both servers, with a summary of their top items (bench/lib/cpuprofile-top.mjs)
-//   --floor: also run the verify phase against bench/verify-floor.mjs (4525), a bare node:http server doing only the
-//            checks no verifier can skip, with our own digest, recovery and calldata: the ceiling for ours
+//   --floor: also run the verify and settle phases against bench/floor.mjs (4525), a bare node:http server doing only
+//            the work no facilitator can skip, with our own digest, recovery, calldata and signing, and no durable
+//            record: the ceiling for ours (it settles from its own three wallets, mnemonic accounts 16-18)
+//   --floor-durable: the same, and the floor keeps the least durable record exactly-once settlement needs in
+//            PostgreSQL (a row unique per authorization before the broadcast, its outcome after the receipt)
 //   --baseline-main PATH: also run the verify phase against this other build of ours (4526), in every run beside
 //            ours: a before/after measured in one run, where separate runs differ by more than the change (the
 //            machine's speed drifts by ±20 % within minutes)
@@ -39,7 +42,7 @@ import { formatProfile, summarizeProfile } from './lib/cpuprofile-top.mjs';
 import { startAnvil } from '../scripts/lib/anvil.mjs';
 import { resetLocalState } from '../scripts/lib/local-state.mjs';
 import { migrateDeploy } from '../scripts/lib/database.mjs';
-import { deployLocalChain, writeManifest } from '../scripts/lib/deploy.mjs';
+import { ACCOUNT_LAYOUT, deployLocalChain, deriveAccounts, writeManifest } from '../scripts/lib/deploy.mjs';
 import { headerComment } from './lib/help.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -47,7 +50,7 @@ const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
 const OUR_MAIN = path.join(ROOT, 'dist', 'apps', 'facilitator', 'apps', 'facilitator', 'src', 'main.js');
 const REFERENCE_MAIN = path.join(ROOT, 'bench', 'reference-facilitator.mjs');
 const MANIFEST_PATH = path.join(ROOT, '.local', 'chain-bench.json');
-const FLOOR_MAIN = path.join(ROOT, 'bench', 'verify-floor.mjs');
+const FLOOR_MAIN = path.join(ROOT, 'bench', 'floor.mjs');
 const ROUND_TRIP_COUNTER = path.join(ROOT, 'bench', 'lib', 'round-trip-counter.mjs');
 
 // ---------------------------------------------------------------------------------------------------------
@@ -74,6 +77,7 @@ const { values: opt } = parseArgs({
     'count-round-trips': { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
     floor: { type: 'boolean', default: false },
+    'floor-durable': { type: 'boolean', default: false },
     'floor-port': { type: 'string', default: '4525' },
     'baseline-main': { type: 'string' },
     'baseline-port': { type: 'string', default: '4526' },
@@ -105,7 +109,8 @@ const cfg = {
   phases: new Set(opt.phases.split(',').map((p) => p.trim())),
   countRoundTrips: opt['count-round-trips'],
   cpuProf: opt['cpu-prof'],
-  floor: opt.floor,
+  floor: opt.floor || opt['floor-durable'],
+  floorDurable: opt['floor-durable'],
   floorPort: positiveInt('floor-port'),
   baselineMain: opt['baseline-main'] ? path.resolve(opt['baseline-main']) : undefined,
   baselinePort: positiveInt('baseline-port'),
@@ -806,7 +811,7 @@ function report(result) {
       ],
       [`/verify ${name} isValid:true`, `${other.valid}/${other.requests}`, '', ''],
     );
-  if (verify.floor) beside('floor', 'floor (bare node:http)', verify.floor);
+  if (verify.floor && cfg.phases.has('verify')) beside('floor', 'floor (bare node:http)', verify.floor);
   if (verify.baseline) beside('baseline', 'baseline build', verify.baseline);
   if (cfg.phases.has('settle'))
     rows.push(
@@ -850,6 +855,22 @@ function report(result) {
       ['/settle CPU ms per success: the load generator', f2(ours.loadGenerator), f2(reference.loadGenerator), ''],
       ['/settle CPU ms per success: the rest (PostgreSQL, Redis, kernel)', f2(ours.rest), f2(reference.rest), ''],
       ['/settle settles/s the cores allow a server using no CPU', f1(ceiling), '', fRatio(ceiling / settle.reference.settlesPerSecond)],
+    );
+  }
+  if (settle.floor) {
+    const floor = settle.floor;
+    const cpu = floor.cpuMsPerSuccess;
+    rows.push(
+      [`/settle floor (bare node:http${cfg.floorDurable ? ', durable record' : ''}) succeeded`, `${floor.succeeded}/${floor.payloads}`, '', ''],
+      ['/settle floor settles/s', f1(floor.settlesPerSecond), '', fRatio(floor.settlesPerSecond / settle.reference.settlesPerSecond)],
+      ['/settle floor latency p50 / p99 ms', `${f1(floor.p50)} / ${f1(floor.p99)}`, '', ''],
+      ['/settle floor lost / duplicated / wrong tx hash', `${floor.lost} / ${floor.duplicated} / ${floor.txMismatch}`, '', ''],
+      ...(cpu
+        ? [
+            ['/settle floor CPU ms per success: the floor / anvil', `${f2(cpu.server)} / ${f2(cpu.anvil)}`, '', ''],
+            ['/settle floor CPU ms per success: load generator / the rest', `${f2(cpu.loadGenerator)} / ${f2(cpu.rest)}`, '', ''],
+          ]
+        : []),
     );
   }
   if (cfg.phases.has('serial'))
@@ -1091,9 +1112,12 @@ async function main() {
     },
   };
   say(`ours on ${sides.ours.origin} (pid ${oursChild.pid}, signers 0-2), reference on ${sides.reference.origin} (pid ${referenceChild.pid}, signer 3)`);
-  if (cfg.floor && cfg.phases.has('verify')) {
+  if (cfg.floor && (cfg.phases.has('verify') || cfg.phases.has('settle'))) {
+    // Three wallets of its own, past the accounts the deployment gives roles (anvil funds the first 20).
+    const firstFree = ACCOUNT_LAYOUT.payers[1] + 1;
+    const floorWallets = deriveAccounts(firstFree + 3).slice(firstFree);
     const floorChild = await startServer({
-      label: 'verify floor',
+      label: 'floor',
       args: [
         FLOOR_MAIN,
         '--port',
@@ -1104,6 +1128,10 @@ async function main() {
         String(manifest.chainId),
         '--dist',
         path.resolve(cfg.oursMain, '../../../..') /* dist/apps/facilitator of that build */,
+        '--wallet-keys',
+        floorWallets.map((w) => w.privateKey).join(','),
+        ...(cfg.floorDurable ? ['--database-url', cfg.databaseUrl] : []),
+        ...(cfg.batch > 1 ? ['--batch', String(cfg.batch), '--multicall3', manifest.contracts.multicall3] : []),
       ],
       env: {},
       port: cfg.floorPort,
@@ -1111,7 +1139,7 @@ async function main() {
       log: logFile('floor'),
     });
     sides.floor = { origin: `http://127.0.0.1:${cfg.floorPort}`, pid: floorChild.pid, spawnedAt: floorChild.spawnedAt };
-    say(`verify floor on ${sides.floor.origin} (pid ${floorChild.pid})`);
+    say(`floor on ${sides.floor.origin} (pid ${floorChild.pid}, mnemonic accounts ${firstFree}-${firstFree + 2})`);
   }
   if (cfg.baselineMain) {
     const baselineChild = await startServer({
@@ -1145,6 +1173,7 @@ async function main() {
       settle: {
         ours: await sign('settle', cfg.settlePayloads, `settle-ours-${r}`),
         reference: await sign('settle', cfg.settlePayloads, `settle-reference-${r}`),
+        ...(sides.floor && { floor: await sign('settle', cfg.settlePayloads, `settle-floor-${r}`) }),
       },
       serial: { ours: await serialSet('ours'), reference: await serialSet('reference') },
     });
@@ -1175,9 +1204,11 @@ async function main() {
       verifyRuns.push({ run: r + 1, side, ...v, startedAt, endedAt: Date.now() });
       say(`  ${v.throughput.toFixed(1)} req/s, p50 ${v.latencyMs.p50.toFixed(1)} ms, p99 ${v.latencyMs.p99.toFixed(1)} ms, ${v.valid}/${v.requests} valid`);
     }
-    for (const side of cfg.phases.has('settle') ? order : []) {
+    // The chain slows as it grows, so the floor takes turns too: last in odd runs, first in even ones.
+    const settleOrder = !sides.floor ? order : r % 2 === 0 ? [...order, 'floor'] : ['floor', ...order];
+    for (const side of cfg.phases.has('settle') ? settleOrder : []) {
       say(`run ${r + 1}/${cfg.runs}: /settle ${side} (${cfg.settlePayloads} distinct at c=${cfg.concurrency})`);
-      const before = cfg.countRoundTrips ? await roundTripSnapshot(sides, side) : undefined;
+      const before = cfg.countRoundTrips && sides[side].roundTripFile ? await roundTripSnapshot(sides, side) : undefined;
       const startedAt = Date.now();
       const s = { ...(await settlePhase(sides, side, plan[r].settle[side])), startedAt, endedAt: Date.now() };
       const roundTrips = before && perSettlement(before, await roundTripSnapshot(sides, side), s.answers.length);
@@ -1284,7 +1315,7 @@ async function main() {
     ...(sides.baseline && { baseline: verifyFor('baseline') }),
   };
   verify.throughputRatio = verify.ours.throughput / verify.reference.throughput;
-  const settle = { ours: settleFor('ours'), reference: settleFor('reference') };
+  const settle = { ours: settleFor('ours'), reference: settleFor('reference'), ...(sides.floor && cfg.phases.has('settle') && { floor: settleFor('floor') }) };
   settle.settlesPerSecondRatio = settle.ours.settlesPerSecond / settle.reference.settlesPerSecond;
   const goals = [
     {
