@@ -300,7 +300,7 @@ export class ChainPayments {
    */
   async recordSubmittedBatch(ids: readonly string[], tx: SignedTransaction, network: string): Promise<boolean> {
     const moved = await applyTransitionMany(
-      preparedOn(this.db),
+      this.db,
       'submit',
       ids.map((id) => ({ id, args: { tx, network } })),
       { allOrNone: true },
@@ -355,7 +355,7 @@ export class ChainPayments {
     gasFees: ReadonlyMap<string, bigint>,
   ): Promise<Set<string>> {
     return applyTransitionMany(
-      preparedOn(this.db),
+      this.db,
       'confirm',
       [...gasFees].map(([id, gasFee]) => ({ id, args: { hash, receipt, gasFee } })),
     );
