@@ -51,14 +51,6 @@ describe('batch settlement', () => {
       const used = parseEventLogs({ abi: eip3009Abi, eventName: 'AuthorizationUsed', logs: receipt.logs }).map((l) => (l.args as { nonce: string }).nonce);
       const mine = bodies.filter((_, i) => responses[i].transaction === hash).map((b) => b.paymentPayload.payload.authorization.nonce);
       expect(used.sort()).toEqual(mine.sort());
-      // Each payment confirmed once, and the shares of the fee its payments were charged add up to the fee.
-      const confirmed = await db.query<{ nonce: string; fee: string }>(
-        `SELECT p.authorization_nonce AS nonce, e.data->>'gasFee' AS fee FROM facilitator.payment_events e
-           JOIN facilitator.payments p ON p.id = e.payment_id WHERE e.type = 'payment.confirmed' AND e.data->>'txHash' = $1`,
-        [hash],
-      );
-      expect(confirmed.rows.map((r) => r.nonce).sort()).toEqual(mine.map((n) => n.toLowerCase()).sort());
-      expect(confirmed.rows.reduce((sum, r) => sum + BigInt(r.fee), 0n)).toBe(receipt.gasUsed * receipt.effectiveGasPrice);
     }
 
     // Gas per payment, batched and alone, is measured by `npm run bench -- --batch 10`, not asserted here.

@@ -78,11 +78,8 @@ interface BatchEntry {
   record: SettlementRecord;
   /** The raw estimate of its own call; the batch adds the margin once, over the sum. */
   gas: bigint;
-  /**
-   * The batch transaction once it is recorded (and broadcast), `confirmed` when its receipt has already confirmed this
-   * payment; undefined: send this payment alone.
-   */
-  resolve(sent: { hash: Hex; confirmed: boolean } | undefined): void;
+  /** The batch transaction's hash once it is recorded (and broadcast), or undefined: send this payment alone. */
+  resolve(hash: Hex | undefined): void;
 }
 
 /**
@@ -291,9 +288,8 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
       }
 
       if (!claim && this.waitsForBatch(record, network, attempt === 1 && claimed?.alone === true)) {
-        const batch = await this.joinBatch(network, record, gas);
-        if (batch?.confirmed) return;
-        if (batch) return this.afterSend(record, network, batch.hash);
+        const batchHash = await this.joinBatch(network, record, gas);
+        if (batchHash) return this.afterSend(record, network, batchHash);
         const current = await this.payments.findForSettlement(paymentId);
         if (!current || current.state !== 'verified') return;
       }
@@ -387,7 +383,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
   }
 
   /** Waits for the payment's batch to be sent; undefined means it goes alone (a batch of one, or the batch failed). */
-  private joinBatch(network: Network, record: SettlementRecord, gas: bigint): Promise<{ hash: Hex; confirmed: boolean } | undefined> {
+  private joinBatch(network: Network, record: SettlementRecord, gas: bigint): Promise<Hex | undefined> {
     return new Promise((resolve) => {
       const key = network.config.network;
       let batch = this.batches.get(key);
@@ -411,36 +407,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     const { entries } = batch;
     const signer = network.signers.pick();
     const sent = entries.length > 1 && signer ? await this.sendMulticall(network, signer, entries) : undefined;
-    const records = entries.map((e) => e.record);
-    const confirmed = sent?.delivered
-      ? await this.confirmCarried(network, sent.hash, records).catch((error: unknown) => {
-          this.logger.debug(`batch ${sent.hash} not confirmed at once: ${(error as Error).message}`);
-          return new Set<string>();
-        })
-      : new Set<string>();
-    entries.forEach((e) => e.resolve(sent && { hash: sent.hash, confirmed: confirmed.has(e.record.id) }));
-  }
-
-  /**
-   * A batch's receipt, when it is there at once (sentReceipt), confirms every payment it carried in one statement, each
-   * with its share of the fee among the payments the batch was recorded for (as gasShare): the ids this confirmed. The
-   * others (not carried, no receipt yet) are followed one by one (afterSend).
-   */
-  private async confirmCarried(network: Network, hash: Hex, records: readonly SettlementRecord[]): Promise<Set<string>> {
-    const receipt = await this.sentReceipt(network, hash);
-    const carried = receipt ? records.filter((r) => this.carries(r, receipt)) : [];
-    if (!receipt || carried.length === 0) return new Set();
-    const shares = gasShares(
-      receipt.gasUsed * receipt.effectiveGasPrice,
-      records.map((r) => r.id),
-    );
-    crashPoint('receipt.read');
-    const confirmed = await this.payments.markConfirmedMany(hash, receipt, new Map(carried.map((r) => [r.id, shares.get(r.id)!])));
-    for (const record of carried.filter((r) => confirmed.has(r.id))) {
-      this.metrics.addGasSpent(record.network, shares.get(record.id)!);
-      this.events.changed(record.id, { ...paymentRecordOf(record), state: 'confirmed', txHash: hash, updatedAt: new Date() });
-    }
-    return confirmed;
+    entries.forEach((e) => e.resolve(sent?.hash));
   }
 
   /**
