@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Prisma, PrismaService } from '@mp/db';
+import { Prisma, PrismaService, withTransaction } from '@mp/db';
 import { pageOf } from '../merchants/page-cursor';
 
 /** What the operator API shows of a delivery: not its body. */
@@ -53,18 +53,19 @@ export class WebhookDeliveriesRepository {
    * attempt only. Undefined when the merchant has no such delivery.
    */
   async resend(merchantId: string, deliveryId: string, url: string): Promise<WebhookDeliveryRecord | undefined> {
-    // The row as this UPDATE left it: read afterwards, the dispatcher may already have taken it (a later attempt).
-    const rows = await this.db.$queryRawUnsafe<WebhookDeliveryRecord[]>(
-      // the database's clock, which the dispatcher's claim compares next_attempt_at with
-      `UPDATE facilitator.webhook_deliveries SET status = 'pending', next_attempt_at = now(), delivered_at = NULL, url = $3
-        WHERE id = $1::uuid AND merchant_id = $2::uuid
-        RETURNING id::text AS id, event_type AS "eventType", event_id AS "eventId", notice_id AS "noticeId", url,
-          status::text AS status, attempt, response_status AS "responseStatus", error, next_attempt_at AS "nextAttemptAt",
-          created_at AS "createdAt", delivered_at AS "deliveredAt"`,
-      deliveryId,
-      merchantId,
-      url,
-    );
-    return rows[0];
+    // Read in the transaction that holds the row: the dispatcher's claim skips locked rows, so the answer is the row as
+    // this resend left it, never a later attempt the dispatcher made in between.
+    return withTransaction(this.db, async (tx) => {
+      const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
+        // the database's clock, which the dispatcher's claim compares next_attempt_at with
+        `UPDATE facilitator.webhook_deliveries SET status = 'pending', next_attempt_at = now(), delivered_at = NULL, url = $3
+          WHERE id = $1::uuid AND merchant_id = $2::uuid RETURNING id::text`,
+        deliveryId,
+        merchantId,
+        url,
+      );
+      if (!rows.length) return undefined;
+      return (await tx.webhookDelivery.findUnique({ where: { id: deliveryId }, select: DELIVERY_RECORD })) ?? undefined;
+    });
   }
 }
