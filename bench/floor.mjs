@@ -154,11 +154,14 @@ async function receipt(hash) {
   }
 }
 
+/** A payment's key: its authorization (payer and nonce), as the durable record and a batch's receipt name it. */
+const authorizationKey = (payer, nonce) => `${payer.toLowerCase()}:${nonce.toLowerCase()}`;
+
 async function settle(body) {
   const checked = await check(body);
   if (!checked.isValid) return { success: false, errorReason: checked.invalidReason, transaction: '', network: checked.network };
   if (BATCH_MAX > 1) return settleInBatch(checked);
-  const key = `${checked.payer.toLowerCase()}:${checked.nonce.toLowerCase()}`;
+  const key = authorizationKey(checked.payer, checked.nonce);
   const record =
     db &&
     (async (raw) => {
@@ -207,13 +210,10 @@ async function sendBatch(batch) {
     const data = encodeFunctionData({ abi: chain.multicall3Abi, functionName: 'aggregate3', args: [calls] });
     const hash = await send(opt.multicall3, data, undefined, 50_000n + 80_000n * BigInt(entries.length));
     const mined = await receipt(hash);
-    const used = new Set(
-      mined.logs.filter((l) => l.topics[0] === AUTHORIZATION_USED).map((l) => `${l.topics[1].slice(26).toLowerCase()}:${l.topics[2].toLowerCase()}`),
-    );
+    const used = new Set(mined.logs.filter((l) => l.topics[0] === AUTHORIZATION_USED).map((l) => authorizationKey(`0x${l.topics[1].slice(26)}`, l.topics[2])));
     for (const { checked, resolve } of entries) {
-      const key = `${checked.payer.slice(2).toLowerCase()}:${checked.nonce.toLowerCase()}`;
       resolve(
-        used.has(key)
+        used.has(authorizationKey(checked.payer, checked.nonce))
           ? { success: true, transaction: hash, network: checked.network, payer: checked.payer }
           : { success: false, errorReason: 'transaction_failed', transaction: hash, network: checked.network },
       );

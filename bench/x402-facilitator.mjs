@@ -136,6 +136,10 @@ if (cfg.baselineMain && ([...cfg.phases].some((p) => p !== 'verify') || !fs.exis
   console.error(`--baseline-main measures the verify phase only (add --phases verify), from a build that exists (got ${cfg.baselineMain})`);
   process.exit(2);
 }
+if (cfg.floorDurable && cfg.batch > 1) {
+  console.error('--floor-durable keeps its record one payment at a time: leave out --batch');
+  process.exit(2);
+}
 if (new URL(cfg.databaseUrl).hostname !== '127.0.0.1' && new URL(cfg.databaseUrl).hostname !== 'localhost') {
   console.error('--database-url must point at 127.0.0.1');
   process.exit(2);
@@ -811,7 +815,7 @@ function report(result) {
       ],
       [`/verify ${name} isValid:true`, `${other.valid}/${other.requests}`, '', ''],
     );
-  if (verify.floor && cfg.phases.has('verify')) beside('floor', 'floor (bare node:http)', verify.floor);
+  if (verify.floor) beside('floor', 'floor (bare node:http)', verify.floor);
   if (verify.baseline) beside('baseline', 'baseline build', verify.baseline);
   if (cfg.phases.has('settle'))
     rows.push(
@@ -1311,7 +1315,7 @@ async function main() {
   const verify = {
     ours: verifyFor('ours'),
     reference: verifyFor('reference'),
-    ...(sides.floor && { floor: verifyFor('floor') }),
+    ...(sides.floor && cfg.phases.has('verify') && { floor: verifyFor('floor') }),
     ...(sides.baseline && { baseline: verifyFor('baseline') }),
   };
   verify.throughputRatio = verify.ours.throughput / verify.reference.throughput;
