@@ -51,9 +51,61 @@ describe('batch settlement', () => {
       const used = parseEventLogs({ abi: eip3009Abi, eventName: 'AuthorizationUsed', logs: receipt.logs }).map((l) => (l.args as { nonce: string }).nonce);
       const mine = bodies.filter((_, i) => responses[i].transaction === hash).map((b) => b.paymentPayload.payload.authorization.nonce);
       expect(used.sort()).toEqual(mine.sort());
+      // Each payment confirmed once, and the shares of the fee its payments were charged add up to the fee.
+      const confirmed = await db.query<{ nonce: string; fee: string }>(
+        `SELECT p.authorization_nonce AS nonce, e.data->>'gasFee' AS fee FROM facilitator.payment_events e
+           JOIN facilitator.payments p ON p.id = e.payment_id WHERE e.type = 'payment.confirmed' AND e.data->>'txHash' = $1`,
+        [hash],
+      );
+      expect(confirmed.rows.map((r) => r.nonce).sort()).toEqual(mine.map((n) => n.toLowerCase()).sort());
+      expect(confirmed.rows.reduce((sum, r) => sum + BigInt(r.fee), 0n)).toBe(receipt.gasUsed * receipt.effectiveGasPrice);
+    }
+    // Every payment's record: claimed with its batch's signed transaction, then confirmed by it, each step once and in order.
+    const { rows } = await db.query<{ nonce: string; types: string[]; stored: string[] }>(
+      `SELECT p.authorization_nonce AS nonce,
+              (SELECT array_agg(e.type ORDER BY e.id) FROM facilitator.payment_events e WHERE e.payment_id = p.id) AS types,
+              (SELECT array_agg(t.hash) FROM facilitator.payment_transactions t WHERE t.payment_id = p.id) AS stored
+         FROM facilitator.payments p WHERE p.authorization_nonce = ANY($1)`,
+      [bodies.map((b) => b.paymentPayload.payload.authorization.nonce.toLowerCase())],
+    );
+    expect(rows).toHaveLength(20);
+    for (const row of rows) {
+      const response = responses[bodies.findIndex((b) => b.paymentPayload.payload.authorization.nonce.toLowerCase() === row.nonce)];
+      expect(row).toEqual({ nonce: row.nonce, types: ['payment.verified', 'payment.submitted', 'payment.confirmed'], stored: [response.transaction] });
     }
 
     // Gas per payment, batched and alone, is measured by `npm run bench -- --batch 10`, not asserted here.
+  });
+
+  it('two presentations of one authorization in one batch window: one transfer, the other told it is taken, the rest settled', async () => {
+    // The window's payments are claimed together by the batch's record, all or none: the second presentation of an
+    // authorization makes that record fail, and each payment is then claimed and sent alone.
+    const payer = payerAccount(manifest, 3);
+    const twice = await signAuthorization(payer, usdc, manifest.chainId, { to: merchant, value: amount });
+    const others = await Promise.all(
+      [4, 5, 6].map(async (i) =>
+        v2Body(await signAuthorization(payerAccount(manifest, i), usdc, manifest.chainId, { to: merchant, value: amount }), requirements()),
+      ),
+    );
+    const before = await balanceOf(client, usdc, merchant);
+    const responses = await Promise.all(
+      [v2Body(twice, requirements()), v2Body(twice, v2Requirements(manifest, usdc, amount, { maxTimeoutSeconds: 301 })), ...others].map(settle),
+    );
+
+    const [first, second, ...rest] = responses;
+    expect([first, second].filter((r) => r.success)).toHaveLength(1);
+    expect([first, second].find((r) => !r.success)).toMatchObject({ errorReason: 'invalid_exact_evm_nonce_already_used', transaction: '' });
+    expect(rest.filter((r) => !r.success)).toEqual([]);
+    expect(await balanceOf(client, usdc, merchant)).toBe(before + 4n * amount);
+    // The window's record was refused as a whole, so each payment was claimed and sent in a transaction of its own.
+    const settled = [first, second].filter((r) => r.success).concat(rest);
+    expect(new Set(settled.map((r) => r.transaction)).size).toBe(4);
+    const { rows } = await db.query<{ types: string[] }>(
+      `SELECT array_agg(e.type ORDER BY e.id) AS types FROM facilitator.payment_events e JOIN facilitator.payments p ON p.id = e.payment_id
+        WHERE p.authorization_nonce = $1`,
+      [twice.authorization.nonce.toLowerCase()],
+    );
+    expect(rows[0].types).toEqual(['payment.verified', 'payment.submitted', 'payment.confirmed']);
   });
 
   it('one authorization failing inside a batch neither fails nor doubles the others; it gets its own reason', async () => {

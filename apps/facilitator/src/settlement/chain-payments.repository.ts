@@ -181,12 +181,7 @@ export class ChainPayments {
     if (plain.length > 0) {
       const input = plain.map(({ ord, p }) => ({ ord, ...paymentColumns(p), event: verifiedEvent(p) }));
       const rows = await tx.$queryRaw<{ ord: number; id: string }[]>`
-        WITH input AS (
-          SELECT * FROM jsonb_to_recordset(${JSON.stringify(input)}::jsonb) AS r(
-            ord int, network text, asset text, payer text, nonce text, pay_to text, amount numeric, valid_after numeric,
-            valid_before numeric, scheme text, x402_version int, payload_hash text, settle_to text, settle_data text,
-            merchant_id uuid, settle_gas numeric, protocol text, rail text, challenge_id text, subscription_id text,
-            subscription_period int, subscription_attempt int, event jsonb)
+        WITH input AS (SELECT * FROM jsonb_to_recordset(${JSON.stringify(input)}::jsonb) AS r(ord int, ${PAYMENT_INPUT_RECORD}, event jsonb)
         ), inserted AS (
           INSERT INTO facilitator.payments (${PAYMENT_INSERT_COLUMNS})
           SELECT network, asset, payer, nonce, pay_to, amount, valid_after, valid_before, scheme, x402_version, payload_hash, settle_to,
@@ -254,6 +249,50 @@ export class ChainPayments {
        ORDER BY e.ord
       RETURNING payment_id AS id`);
     return rows.length > 0;
+  }
+
+  /**
+   * claimSubmitted for the payments of one batch transaction (SettlementWorker.sendBatch), in one statement: each
+   * inserted as submitted with the transaction, its payment.verified and payment.submitted events. All or none: false,
+   * with nothing written, when any of their authorizations is known already (the insert's unique violation).
+   */
+  async claimSubmittedMany(payments: readonly (NewPayment & { id: string })[], tx: SignedTransaction, network: string): Promise<boolean> {
+    const submitted = insertedBy('submit', { tx, network });
+    const sent = submitted.transaction!;
+    const input = payments.map((p, ord) => ({ ord, id: p.id, ...paymentColumns(p), event: verifiedEvent(p) }));
+    // The transition's columns (the transaction's, attempts, settle_gas) over the claim's own, as claimSubmitted.
+    const fromInput = PAYMENT_COLUMN_NAMES.filter((c) => !(c in submitted.columns));
+    const columns = ['id', ...fromInput, 'state', 'updated_at', ...Object.keys(submitted.columns)];
+    const values = [
+      Prisma.raw(['id', ...fromInput.map((c) => (c === 'authorization_nonce' ? 'nonce' : c))].join(', ')),
+      Prisma.raw(`'${submitted.state}'`),
+      Prisma.sql`now()`,
+      ...Object.values(submitted.columns),
+    ];
+    try {
+      const rows = await this.statement<{ id: string }>(Prisma.sql`
+        WITH input AS (
+          SELECT * FROM jsonb_to_recordset(${JSON.stringify(input)}::jsonb) AS r(ord int, id uuid, ${PAYMENT_INPUT_RECORD}, event jsonb)
+        ), inserted AS (
+          INSERT INTO facilitator.payments (${Prisma.raw(columns.join(', '))})
+          SELECT ${Prisma.join(values)} FROM input ORDER BY ord
+          RETURNING id
+        ), stored AS (
+          INSERT INTO facilitator.payment_transactions (payment_id, ${Prisma.raw(Object.keys(sent).join(', '))})
+          SELECT id, ${Prisma.join(Object.values(sent))} FROM inserted
+          RETURNING payment_id
+        )
+        INSERT INTO facilitator.payment_events (payment_id, type, data, trace_context)
+        SELECT input.id, e.type, e.data, ${eventTraceContext()}::jsonb
+          FROM input JOIN stored ON stored.payment_id = input.id
+         CROSS JOIN LATERAL (VALUES (0, 'payment.verified', input.event), (1, ${submitted.event.type}::text, ${JSON.stringify(submitted.event.data)}::jsonb)) AS e(k, type, data)
+         ORDER BY input.ord, e.k
+        RETURNING payment_id AS id`);
+      return rows.length === 2 * payments.length;
+    } catch (error) {
+      if (isUniqueViolation(error)) return false;
+      throw error;
+    }
   }
 
   /** The payment and its payment.verified event in one statement, unless the authorization is known (hot path: see the class). */
@@ -417,11 +456,20 @@ export class ChainPayments {
   }
 }
 
+/** The columns of paymentColumns as stored (authorization_nonce is `nonce` there), in their order. */
+const PAYMENT_COLUMN_NAMES = (
+  'network asset payer authorization_nonce pay_to amount valid_after valid_before scheme x402_version payload_hash settle_to ' +
+  'settle_data merchant_id settle_gas protocol rail challenge_id subscription_id subscription_period subscription_attempt'
+).split(' ');
+
 /** The columns a claim inserts, in the order of paymentColumns followed by state and updated_at. */
-const PAYMENT_INSERT_COLUMNS = Prisma.raw(
-  'network, asset, payer, authorization_nonce, pay_to, amount, valid_after, valid_before, scheme, x402_version, payload_hash, ' +
-    'settle_to, settle_data, merchant_id, settle_gas, protocol, rail, challenge_id, subscription_id, subscription_period, ' +
-    'subscription_attempt, state, updated_at',
+const PAYMENT_INSERT_COLUMNS = Prisma.raw([...PAYMENT_COLUMN_NAMES, 'state', 'updated_at'].join(', '));
+
+/** paymentColumns' record type, for statements that read many payments from one JSON parameter (jsonb_to_recordset). */
+const PAYMENT_INPUT_RECORD = Prisma.raw(
+  'network text, asset text, payer text, nonce text, pay_to text, amount numeric, valid_after numeric, valid_before numeric, scheme text, ' +
+    'x402_version int, payload_hash text, settle_to text, settle_data text, merchant_id uuid, settle_gas numeric, protocol text, ' +
+    'rail text, challenge_id text, subscription_id text, subscription_period int, subscription_attempt int',
 );
 
 /** A new payment's columns as stored (SQL names), for the single and the many-row claim alike. */

@@ -12,11 +12,12 @@ export interface LocalRunner {
    */
   run(record: SettlementRecord, alone: boolean): boolean;
   /**
-   * Takes a payment not claimed yet, to claim it together with its signed transaction and send it at once (one write
-   * instead of the claim's and the send's). Resolves when the claim is decided: `unsent` when nothing was written (the
-   * caller claims it as usual). Undefined when this worker would not send it at once (the caller claims it as usual).
+   * Takes a payment not claimed yet, to claim it together with its signed transaction (one write instead of the
+   * claim's and the send's; a batch's payments share one). Resolves when the claim is decided: `unsent` when nothing
+   * was written (the caller claims it as usual). Undefined when this worker would not send it so (the caller claims it).
+   * `inWindow`: called when it joins a batch window, where it waits for the others, no longer on its way to a claim.
    */
-  claimAndSend(payment: NewPayment & { id: string }, record: SettlementRecord, alone: boolean): Promise<SendingClaim> | undefined;
+  claimAndSend(payment: NewPayment & { id: string }, record: SettlementRecord, alone: boolean, inWindow: () => void): Promise<SendingClaim> | undefined;
 }
 
 /**
@@ -28,10 +29,11 @@ export interface LocalRunner {
  * job was lost). With no worker here (FACILITATOR_ROLE=api), or one that declines (busy, closing, the queue down), the
  * payment goes through the queue as before.
  *
- * A payment the worker would send at once (a wallet free, no batch to wait for) is handed over before its claim
- * (claimAndSend): the worker signs its transaction and claims the payment together with it, in the one statement that
- * records the transaction before its broadcast. The claim is still unique per authorization, and a claim that loses
- * leaves the wallet's nonce unused, as a lost compare-and-set does.
+ * A payment the worker can send from what /settle knows (a wallet free, a fresh estimate) is handed over before its
+ * claim (claimAndSend): the worker signs its transaction, alone or with the others of its batch window, and claims the
+ * payments together with it, in the one statement that records the transaction before its broadcast. The claim is
+ * still unique per authorization (a batch's, all or none), and a claim that loses leaves the wallet's nonce unused, as
+ * a lost compare-and-set does.
  */
 @Injectable()
 export class LocalSettlement {
@@ -51,7 +53,7 @@ export class LocalSettlement {
   }
 
   /** A worker in this process claims and sends the payment (LocalRunner.claimAndSend); `unsent` when none did. */
-  async claimAndSend(payment: NewPayment & { id: string }, record: SettlementRecord, alone: boolean): Promise<SendingClaim> {
-    return (await this.runner?.claimAndSend(payment, record, alone)) ?? 'unsent';
+  async claimAndSend(payment: NewPayment & { id: string }, record: SettlementRecord, alone: boolean, inWindow: () => void): Promise<SendingClaim> {
+    return (await this.runner?.claimAndSend(payment, record, alone, inWindow)) ?? 'unsent';
   }
 }

@@ -235,9 +235,9 @@ export class SettlementService {
     };
     // Alone: no other request of this process is on its way to a claim, so no batch window is worth waiting for.
     const alone = this.claiming === 1;
-    // A worker in this process that would send it at once claims it with its signed transaction; else it is claimed here.
+    // A worker in this process claims it with its signed transaction (alone, or with its batch window) if it can; else here.
     let record = claimedRecord(claim);
-    let outcome = await this.local.claimAndSend(claim, record, alone);
+    let outcome = await this.local.claimAndSend(claim, record, alone, handedOver);
     if (outcome === 'unsent') {
       let id: string | undefined;
       try {

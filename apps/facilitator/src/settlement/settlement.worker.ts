@@ -64,6 +64,8 @@ interface UnclaimedSend {
   payment: NewPayment & { id: string };
   /** Resolves the request's wait for the claim; only its first call counts. */
   decide(outcome: SendingClaim): void;
+  /** Tells the request it joined a batch window (LocalRunner.claimAndSend's `inWindow`). */
+  inWindow(): void;
   outcome: 'claimed' | 'lost' | undefined;
 }
 
@@ -78,8 +80,13 @@ interface BatchEntry {
   record: SettlementRecord;
   /** The raw estimate of its own call; the batch adds the margin once, over the sum. */
   gas: bigint;
-  /** The batch transaction's hash once it is recorded (and broadcast), or undefined: send this payment alone. */
-  resolve(hash: Hex | undefined): void;
+  /** Not claimed yet (claimAndSendLocal): claimed by the batch's record of its transaction, with the others. */
+  claim?: UnclaimedSend;
+  /**
+   * The batch transaction once it is recorded (and broadcast), `confirmed` when its receipt has already confirmed this
+   * payment; undefined: send this payment alone.
+   */
+  resolve(sent: { hash: Hex; confirmed: boolean } | undefined): void;
 }
 
 /**
@@ -141,7 +148,7 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     this.balanceTimer.unref();
     this.local.attach({
       run: (record, alone) => this.runLocal(record, alone),
-      claimAndSend: (payment, record, alone) => this.claimAndSendLocal(payment, record, alone),
+      claimAndSend: (payment, record, alone, inWindow) => this.claimAndSendLocal(payment, record, alone, inWindow),
     });
   }
 
@@ -176,18 +183,22 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
   }
 
   /**
-   * LocalRunner.claimAndSend: a payment this worker would send at once (what submit would check first holds, its
-   * estimate is fresh, and it would not wait for a batch) goes through submit unclaimed, whose record of the signed
-   * transaction claims it (ChainPayments.claimSubmitted).
+   * LocalRunner.claimAndSend: a payment this worker would send without reading it back (what submit would check first
+   * holds, and its estimate is fresh) goes through submit unclaimed, whose record of the signed transaction claims it:
+   * alone (ChainPayments.claimSubmitted), or with the others of its batch window (claimSubmittedMany).
    */
-  private claimAndSendLocal(payment: NewPayment & { id: string }, record: SettlementRecord, alone: boolean): Promise<SendingClaim> | undefined {
+  private claimAndSendLocal(
+    payment: NewPayment & { id: string },
+    record: SettlementRecord,
+    alone: boolean,
+    inWindow: () => void,
+  ): Promise<SendingClaim> | undefined {
     if (payment.paymentIdentifier || !this.takesLocal()) return undefined;
     const network = this.networkOf(record);
     if (!network || this.nearExpiry(record) || freshClaimGas(record, Date.now()) === undefined || !this.senderFor(record, network)) return undefined;
-    if (this.waitsForBatch(record, network, alone)) return undefined;
     let decide!: (outcome: SendingClaim) => void;
     const decided = new Promise<SendingClaim>((resolve) => (decide = resolve));
-    const claim: UnclaimedSend = { payment, decide, outcome: undefined };
+    const claim: UnclaimedSend = { payment, decide, inWindow, outcome: undefined };
     // Whatever ends the run before its claim was decided (a send that failed before signing) wrote nothing: unsent.
     void this.startLocal({ record, alone, claim }).finally(() => decide('unsent'));
     return decided;
@@ -287,11 +298,16 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
         continue;
       }
 
-      if (!claim && this.waitsForBatch(record, network, attempt === 1 && claimed?.alone === true)) {
-        const batchHash = await this.joinBatch(network, record, gas);
-        if (batchHash) return this.afterSend(record, network, batchHash);
-        const current = await this.payments.findForSettlement(paymentId);
-        if (!current || current.state !== 'verified') return;
+      if (this.waitsForBatch(record, network, attempt === 1 && claimed?.alone === true)) {
+        const batch = await this.joinBatch(network, record, gas, claim);
+        if (batch?.confirmed) return;
+        if (batch) return this.afterSend(record, network, batch.hash);
+        // Claimed with a batch the node then refused: back to verified, read again. Unclaimed: claimed alone below.
+        if (claim?.outcome === 'claimed') continue;
+        if (!claim) {
+          const current = await this.payments.findForSettlement(paymentId);
+          if (!current || current.state !== 'verified') return;
+        }
       }
 
       let hash: Hex | undefined;
@@ -383,7 +399,12 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
   }
 
   /** Waits for the payment's batch to be sent; undefined means it goes alone (a batch of one, or the batch failed). */
-  private joinBatch(network: Network, record: SettlementRecord, gas: bigint): Promise<Hex | undefined> {
+  private joinBatch(
+    network: Network,
+    record: SettlementRecord,
+    gas: bigint,
+    claim: UnclaimedSend | undefined,
+  ): Promise<{ hash: Hex; confirmed: boolean } | undefined> {
     return new Promise((resolve) => {
       const key = network.config.network;
       let batch = this.batches.get(key);
@@ -391,7 +412,8 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
         batch = { entries: [], timer: setTimeout(() => void this.sendBatch(key, network), this.config.batchWindowMs) };
         this.batches.set(key, batch);
       }
-      batch.entries.push({ record, gas, resolve });
+      batch.entries.push({ record, gas, claim, resolve });
+      claim?.inWindow();
       if (batch.entries.length >= this.config.batchMax) {
         clearTimeout(batch.timer);
         void this.sendBatch(key, network);
@@ -399,28 +421,67 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     });
   }
 
-  /** Sends the payments that joined a batch in this process (joinBatch) together; each alone if that is not possible. */
+  /**
+   * Sends the payments that joined a batch in this process (joinBatch) together; each alone if that is not possible.
+   * The claimed and the unclaimed go in separate transactions: one statement records either kind (the claimed moved to
+   * submitted, the unclaimed inserted so), all or none, before the broadcast.
+   */
   private async sendBatch(key: string, network: Network): Promise<void> {
     const batch = this.batches.get(key);
     if (!batch) return;
     this.batches.delete(key);
-    const { entries } = batch;
-    const signer = network.signers.pick();
-    const sent = entries.length > 1 && signer ? await this.sendMulticall(network, signer, entries) : undefined;
-    entries.forEach((e) => e.resolve(sent?.hash));
+    const groups = [batch.entries.filter((e) => e.claim), batch.entries.filter((e) => !e.claim)];
+    await Promise.all(
+      groups.map(async (entries) => {
+        const signer = entries.length > 1 ? network.signers.pick() : undefined;
+        const sent = signer ? await this.sendMulticall(network, signer, entries) : undefined;
+        const records = entries.map((e) => e.record);
+        const confirmed = sent?.delivered
+          ? await this.confirmCarried(network, sent.hash, records).catch((error: unknown) => {
+              this.logger.debug(`batch ${sent.hash} not confirmed at once: ${(error as Error).message}`);
+              return new Set<string>();
+            })
+          : new Set<string>();
+        entries.forEach((e) => e.resolve(sent && { hash: sent.hash, confirmed: confirmed.has(e.record.id) }));
+      }),
+    );
+  }
+
+  /**
+   * A batch's receipt, when it is there at once (sentReceipt), confirms every payment it carried in one statement, each
+   * with its share of the fee among the payments the batch was recorded for (gasShares, as recordCarried's): the ids
+   * this confirmed. The others (not carried, no receipt yet) are followed one by one (afterSend).
+   */
+  private async confirmCarried(network: Network, hash: Hex, records: readonly SettlementRecord[]): Promise<Set<string>> {
+    const receipt = await this.sentReceipt(network, hash);
+    const carried = receipt ? records.filter((r) => this.carries(r, receipt)) : [];
+    if (!receipt || carried.length === 0) return new Set();
+    const shares = gasShares(
+      receipt.gasUsed * receipt.effectiveGasPrice,
+      records.map((r) => r.id),
+    );
+    // Passed once per payment, as each payment's own confirmation (recordCarried) passes it.
+    for (let i = 0; i < carried.length; i++) crashPoint('receipt.read');
+    const confirmed = await this.payments.markConfirmedMany(hash, receipt, new Map(carried.map((r) => [r.id, shares.get(r.id)!])));
+    for (const record of carried.filter((r) => confirmed.has(r.id))) {
+      this.metrics.addGasSpent(record.network, shares.get(record.id)!);
+      this.events.changed(record.id, { ...paymentRecordOf(record), state: 'confirmed', txHash: hash, updatedAt: new Date() });
+    }
+    return confirmed;
   }
 
   /**
    * One Multicall3 `aggregate3` transaction carrying the payments' transfers, each with allowFailure, so one bad
    * authorization cannot fail the others. Recorded for every payment before the broadcast (all of them, or none if
-   * another worker took one meanwhile). Its hash once broadcast, or perhaps broadcast (`delivered` false: the send died
-   * on the way, and `confirm` finds out); undefined when nothing went out (or the node refused it, and every payment
-   * was put back to verified): each payment is then to be sent alone.
+   * another worker took one meanwhile, or, unclaimed, another request claimed one). Its hash once broadcast, or perhaps
+   * broadcast (`delivered` false: the send died on the way, and `confirm` finds out); undefined when nothing went out
+   * (or the node refused it, and every payment was put back to verified): each payment is then to be sent alone.
+   * `entries` are all claimed, or all unclaimed (`claim`).
    */
   private async sendMulticall(
     network: Network,
     signer: TransactionSigner,
-    entries: readonly { record: SettlementRecord; gas: bigint }[],
+    entries: readonly { record: SettlementRecord; gas: bigint; claim?: UnclaimedSend }[],
   ): Promise<{ hash: Hex; delivered: boolean } | undefined> {
     const data = encodeFunctionData({
       abi: multicall3Abi,
@@ -431,14 +492,24 @@ export class SettlementWorker extends WorkerHost implements WorkerOptionsFromCon
     let hash: Hex | undefined;
     try {
       const { receipt } = await signer.send({ to: MULTICALL3_ADDRESS, data, gas }, async (tx) => {
-        if (
-          !(await this.payments.recordSubmittedBatch(
-            entries.map((e) => e.record.id),
-            tx,
-            network.config.network,
-          ))
-        )
-          throw new ClaimLostError();
+        const claims = entries.flatMap((e) => (e.claim ? [e.claim] : []));
+        const recorded =
+          claims.length > 0
+            ? await this.payments.claimSubmittedMany(
+                claims.map((c) => c.payment),
+                tx,
+                network.config.network,
+              )
+            : await this.payments.recordSubmittedBatch(
+                entries.map((e) => e.record.id),
+                tx,
+                network.config.network,
+              );
+        if (!recorded) throw new ClaimLostError();
+        for (const claim of claims) {
+          claim.outcome = 'claimed';
+          claim.decide('claimed');
+        }
         hash = tx.hash;
         crashPoint('batch.recorded');
       });
