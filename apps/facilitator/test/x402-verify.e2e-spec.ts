@@ -156,6 +156,26 @@ describe('POST /verify', () => {
     expect(response.invalidMessage.length).toBeGreaterThan(10);
   });
 
+  // A valid payment's signature is proven by the simulation (the token checks it); ours runs when something refuses
+  // the payment, and comes first, so a bad signature is named whatever else is wrong, by /verify and /settle alike.
+  it.each([
+    ['alone', {}],
+    ['with another recipient', { to: payer.address }],
+    ['expiring too soon', { validBefore: now() + 3n }],
+    ['from a payer without funds', { from: privateKeyToAccount(generatePrivateKey()).address }],
+  ])('names a bad signature first on /verify and /settle: %s', async (_, overrides) => {
+    const forged = await signAuthorization(payerAccount(manifest, 1), usdc, manifest.chainId, {
+      from: payer.address,
+      to: merchant,
+      value: amount,
+      ...overrides,
+    });
+    const body = v2Body(forged, requirements());
+    expect(await verify(body)).toMatchObject({ isValid: false, invalidReason: 'invalid_exact_evm_signature' });
+    const { body: settled } = await postJson(`${facilitator.url}/settle`, body);
+    expect(settled).toMatchObject({ success: false, errorReason: 'invalid_exact_evm_signature', transaction: '' });
+  });
+
   it('answers invalid_exact_evm_nonce_already_used once the authorization is canceled on chain', async () => {
     const payload = await validPayload();
     await postJson(`${facilitator.url}/settle`, v2Body(payload, requirements()));

@@ -84,18 +84,42 @@ export class EvmTransferRail implements TransferAuthorizationRail {
     private readonly clock: Clock,
   ) {}
 
-  /** The chain-facing checks, in the reference's order. RPC failures throw ChainUnavailableError. */
+  /**
+   * The chain-facing checks, naming the reason the reference names (it checks the signature first). RPC failures throw
+   * ChainUnavailableError. With `simulate`, the signature is checked last, and only if something else refuses the
+   * payment: the token runs the same check inside the simulation (ECDSA recovery, or the payer wallet's ERC-1271), so a
+   * transfer that simulates has a valid signature. This spares every valid payment its native recovery.
+   */
   async verify(authorization: TransferAuthorization, options: { simulate: boolean }): Promise<TransferVerdict> {
+    return this.verifyWith(authorization, { simulate: options.simulate, signatureOnRefusal: options.simulate });
+  }
+
+  /**
+   * verify without its simulation, then settlementCall, whose simulation (the settlement call's own) runs the token's
+   * signature check: ours runs only when something refuses the payment, so the reason is the one verify names.
+   */
+  async verifiedSettlementCall(authorization: TransferAuthorization): Promise<SettlementCallResult> {
+    const verdict = await this.verifyWith(authorization, { simulate: false, signatureOnRefusal: true });
+    if (!verdict.ok) return verdict;
+    const call = await this.settlementCall(authorization);
+    if (call.ok) return call;
+    return (await this.signatureRefusal(authorization)) ?? call;
+  }
+
+  private async verifyWith(authorization: TransferAuthorization, options: { simulate: boolean; signatureOnRefusal: boolean }): Promise<TransferVerdict> {
     const transfer = this.resolve(authorization);
     if (!transfer.ok) return transfer;
     const { asset, network } = transfer.value;
     const { requirement, domain } = authorization;
-    const fail = (fault: TransferFault, message: string): TransferVerdict => ({ ok: false, fault, message });
     const assetCheck = this.isContract(network, asset.address);
     assetCheck.catch(() => undefined);
 
-    const signature = await this.checkSignature(transfer.value);
-    if (!signature.ok) return signature;
+    // An ERC-6492 signature's deployment is needed for the simulation: checked first, as the reference does.
+    const deferred = options.signatureOnRefusal && !authorization.signature.endsWith(ERC6492_MAGIC_SUFFIX);
+    const signature = deferred ? undefined : await this.checkSignature(transfer.value);
+    if (signature && !signature.ok) return signature;
+    const fail = async (fault: TransferFault, message: string): Promise<TransferVerdict> =>
+      (deferred && (await this.signatureRefusal(authorization))) || { ok: false, fault, message };
     if (!isAddressEqual(authorization.to, safeAddress(requirement.payTo))) {
       return fail('recipient_mismatch', `the authorization pays ${authorization.to}, the requirements ask for ${requirement.payTo}`);
     }
@@ -119,12 +143,21 @@ export class EvmTransferRail implements TransferAuthorizationRail {
     if (options.simulate) {
       // A counterfactual payer's signature has not been checked yet: the token checks it (ERC-1271 on the wallet
       // the factory call has just deployed) inside this simulation, as in the reference.
-      const simulation = signature.deployment
-        ? await this.simulateCounterfactual(transfer.value, signature.deployment)
-        : await this.simulateTransfer(transfer.value);
-      if (simulation !== true) return simulation;
+      const simulation =
+        signature?.ok && signature.deployment
+          ? await this.simulateCounterfactual(transfer.value, signature.deployment)
+          : await this.simulateTransfer(transfer.value);
+      if (simulation !== true) return (deferred && (await this.signatureRefusal(authorization))) || simulation;
     }
     return { ok: true };
+  }
+
+  /** Why the signature is refused (checkSignature), or undefined when it holds. */
+  private async signatureRefusal(authorization: TransferAuthorization): Promise<Refusal | undefined> {
+    const transfer = this.resolve(authorization);
+    if (!transfer.ok) return transfer;
+    const signature = await this.checkSignature(transfer.value);
+    return signature.ok ? undefined : signature;
   }
 
   /**

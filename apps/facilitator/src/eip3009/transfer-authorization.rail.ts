@@ -57,11 +57,17 @@ export class ChainUnavailableError extends Error {
 export interface TransferAuthorizationRail {
   /**
    * Signature, recipient, time window, amount, token and, with `simulate`, one eth_call of the transfer (settling
-   * skips it: estimating the gas simulates the same call). No side effects.
+   * skips it: estimating the gas simulates the same call; a transfer that simulates has a signature the token
+   * accepts, so ours is then checked only when something refuses the payment). No side effects.
    */
   verify(authorization: TransferAuthorization, options: { simulate: boolean }): Promise<TransferVerdict>;
   /** The settlement transaction with its raw gas estimate (which simulates it); the gas margin is added once, at signing. */
   settlementCall(authorization: TransferAuthorization): Promise<SettlementCallResult>;
+  /**
+   * verify without its simulation, then settlementCall: the same outcome, but the signature is checked by the
+   * settlement call's simulation (the token's own check), and by us only when the payment is refused.
+   */
+  verifiedSettlementCall(authorization: TransferAuthorization): Promise<SettlementCallResult>;
   /**
    * settlementCall for many plain authorizations (ordinary signatures, not ERC-6492) of one network at once: one
    * eth_call of them all in a Multicall3 aggregate3 (each allowed to fail) and one gas estimate of the ones that pass.

@@ -315,9 +315,8 @@ export class SettlementService {
           head = undefined;
           return started;
         }
-        const verified = await this.rail.verify(authorization, { simulate: false });
-        if (!verified.ok) return { ok: false, reason: recordedReason(verified.fault), message: verified.message };
-        return this.settlementCall(authorization);
+        const prepared = await this.rail.verifiedSettlementCall(authorization);
+        return prepared.ok ? prepared : { ok: false, reason: recordedReason(prepared.fault), message: prepared.message };
       },
     };
   }
