@@ -228,7 +228,6 @@ export class ChainPayments {
   async claimSubmitted(p: NewPayment & { id: string }, tx: SignedTransaction, network: string): Promise<boolean> {
     const submitted = insertedBy('submit', { tx, network });
     const row = { id: Prisma.sql`${p.id}::uuid`, ...paymentRow(p, submitted.state), ...submitted.columns };
-    const sent = submitted.transaction!;
     const events = [
       { ord: 0, type: 'payment.verified', data: verifiedEvent(p) },
       { ord: 1, ...submitted.event },
@@ -238,11 +237,7 @@ export class ChainPayments {
         INSERT INTO facilitator.payments (${Prisma.raw(Object.keys(row).join(', '))}) VALUES (${Prisma.join(Object.values(row))})
         ON CONFLICT (network, asset, payer, authorization_nonce) DO NOTHING
         RETURNING id
-      ), stored AS (
-        INSERT INTO facilitator.payment_transactions (payment_id, ${Prisma.raw(Object.keys(sent).join(', '))})
-        SELECT id, ${Prisma.join(Object.values(sent))} FROM inserted
-        RETURNING payment_id
-      )
+      ), ${storedFromInserted(submitted.transaction!)}
       INSERT INTO facilitator.payment_events (payment_id, type, data, trace_context)
       SELECT stored.payment_id, e.type, e.data, ${eventTraceContext()}::jsonb
         FROM stored CROSS JOIN jsonb_to_recordset(${JSON.stringify(events)}::jsonb) AS e(ord int, type text, data jsonb)
@@ -258,7 +253,6 @@ export class ChainPayments {
    */
   async claimSubmittedMany(payments: readonly (NewPayment & { id: string })[], tx: SignedTransaction, network: string): Promise<boolean> {
     const submitted = insertedBy('submit', { tx, network });
-    const sent = submitted.transaction!;
     const input = payments.map((p, ord) => ({ ord, id: p.id, ...paymentColumns(p), event: verifiedEvent(p) }));
     // The transition's columns (the transaction's, attempts, settle_gas) over the claim's own, as claimSubmitted.
     const fromInput = PAYMENT_COLUMN_NAMES.filter((c) => !(c in submitted.columns));
@@ -277,11 +271,7 @@ export class ChainPayments {
           INSERT INTO facilitator.payments (${Prisma.raw(columns.join(', '))})
           SELECT ${Prisma.join(values)} FROM input ORDER BY ord
           RETURNING id
-        ), stored AS (
-          INSERT INTO facilitator.payment_transactions (payment_id, ${Prisma.raw(Object.keys(sent).join(', '))})
-          SELECT id, ${Prisma.join(Object.values(sent))} FROM inserted
-          RETURNING payment_id
-        )
+        ), ${storedFromInserted(submitted.transaction!)}
         INSERT INTO facilitator.payment_events (payment_id, type, data, trace_context)
         SELECT input.id, e.type, e.data, ${eventTraceContext()}::jsonb
           FROM input JOIN stored ON stored.payment_id = input.id
@@ -454,6 +444,15 @@ export class ChainPayments {
   ): Promise<boolean> {
     return (await applyTransition(tx ?? preparedOn(this.db), name, id, args, from)).moved;
   }
+}
+
+/** The CTE `stored`: the signed transaction's row for every payment the CTE `inserted` returned (insertedBy's `transaction`). */
+function storedFromInserted(transaction: Record<string, Prisma.Sql>): Prisma.Sql {
+  return Prisma.sql`stored AS (
+        INSERT INTO facilitator.payment_transactions (payment_id, ${Prisma.raw(Object.keys(transaction).join(', '))})
+        SELECT id, ${Prisma.join(Object.values(transaction))} FROM inserted
+        RETURNING payment_id
+      )`;
 }
 
 /** The columns of paymentColumns as stored (authorization_nonce is `nonce` there), in their order. */
